@@ -1,0 +1,244 @@
+//! Problems found in input files, each with a rule code, a place and a hint.
+//!
+//! SCRAPI's linter codes (E001-E011) are kept where the rule is the same so that users
+//! recognise them; goldgate's own rules use `G`-codes. Every loader reports through
+//! [`Diagnostics`] and never stops at the first problem, so `goldgate lint` can show them all.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::model::Location;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Every rule goldgate checks. The doc comment of each is its explanation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Code {
+    /// The file does not parse (YAML, CSV or JSON syntax), or is too large or too deep.
+    E001,
+    /// A SCRAPI golden with no `conversations`, or an empty list.
+    E002,
+    /// The same key twice in one mapping.
+    E005,
+    /// Tool calls are expected but no session parameters exist to mock them.
+    E006,
+    /// `agent` is not a string or a list of strings.
+    E007,
+    /// A `user` turn without `agent`: any reply will be an UNEXPECTED RESPONSE.
+    E008,
+    /// Unknown `$matchType`.
+    E011,
+    /// A key the format does not define.
+    G100,
+    /// A value of the wrong type.
+    G101,
+    /// A required key is missing.
+    G102,
+    /// Two cases (or items that must be unique) share an id or name.
+    G103,
+    /// A regular expression that does not compile.
+    G104,
+    /// A CSV cell that should hold JSON does not parse.
+    G105,
+    /// CES `turn_index` does not start at 1 or decreases.
+    G106,
+    /// An unknown value where a fixed set is allowed (action type, scorer, metric, ...).
+    G107,
+    /// A file goldgate recognises but cannot run (`*.scenario.ts`, SCRAPI turn evals, ...).
+    G108,
+    /// A null where a map or list is expected: treated as empty.
+    G109,
+    /// A key the reference system ignores (SCRAPI `arguments`): accepted, but say so.
+    G110,
+    /// A value outside its allowed range (non-positive weight, threshold outside 0..=1, ...).
+    G111,
+    /// A file or reference that cannot be read.
+    G112,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::E001 => "E001",
+            Code::E002 => "E002",
+            Code::E005 => "E005",
+            Code::E006 => "E006",
+            Code::E007 => "E007",
+            Code::E008 => "E008",
+            Code::E011 => "E011",
+            Code::G100 => "G100",
+            Code::G101 => "G101",
+            Code::G102 => "G102",
+            Code::G103 => "G103",
+            Code::G104 => "G104",
+            Code::G105 => "G105",
+            Code::G106 => "G106",
+            Code::G107 => "G107",
+            Code::G108 => "G108",
+            Code::G109 => "G109",
+            Code::G110 => "G110",
+            Code::G111 => "G111",
+            Code::G112 => "G112",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem in one place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub code: Code,
+    pub location: Location,
+    /// Path of the offending key, e.g. `conversations[0].turns[2].agent`, or a CSV column.
+    pub field: Option<String>,
+    pub message: String,
+    /// One line on how to fix it (a "did you mean", the expected shape).
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for Diagnostic {
+    /// `file:line: error [CODE] field: message (hint)`, the shape `goldgate lint` prints.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} [{}] ",
+            self.location,
+            self.severity.name(),
+            self.code
+        )?;
+        if let Some(field) = &self.field {
+            write!(f, "{field}: ")?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, " ({hint})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects the diagnostics of one file.
+#[derive(Debug)]
+pub struct Diagnostics {
+    pub file: Arc<Path>,
+    pub items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    pub fn new(file: &Arc<Path>) -> Self {
+        Self {
+            file: Arc::clone(file),
+            items: Vec::new(),
+        }
+    }
+
+    pub fn location(&self, line: u32, column: u32) -> Location {
+        Location::new(&self.file, line, column)
+    }
+
+    /// Starts a diagnostic at `line:column`; finish it with [`DiagnosticBuilder::field`],
+    /// [`DiagnosticBuilder::hint`] as needed. It is recorded when the builder drops.
+    pub fn error(
+        &mut self,
+        code: Code,
+        line: u32,
+        column: u32,
+        message: impl Into<String>,
+    ) -> DiagnosticBuilder<'_> {
+        self.push(Severity::Error, code, line, column, message.into())
+    }
+
+    pub fn warning(
+        &mut self,
+        code: Code,
+        line: u32,
+        column: u32,
+        message: impl Into<String>,
+    ) -> DiagnosticBuilder<'_> {
+        self.push(Severity::Warning, code, line, column, message.into())
+    }
+
+    fn push(
+        &mut self,
+        severity: Severity,
+        code: Code,
+        line: u32,
+        column: u32,
+        message: String,
+    ) -> DiagnosticBuilder<'_> {
+        let location = self.location(line, column);
+        self.items.push(Diagnostic {
+            severity,
+            code,
+            location,
+            field: None,
+            message,
+            hint: None,
+        });
+        DiagnosticBuilder {
+            diagnostic: self.items.last_mut().expect("just pushed"),
+        }
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.items.iter().any(|d| d.severity == Severity::Error)
+    }
+}
+
+/// Adds the optional parts of a diagnostic that was just recorded.
+pub struct DiagnosticBuilder<'a> {
+    diagnostic: &'a mut Diagnostic,
+}
+
+impl DiagnosticBuilder<'_> {
+    pub fn field(self, field: impl Into<String>) -> Self {
+        self.diagnostic.field = Some(field.into());
+        self
+    }
+
+    pub fn hint(self, hint: impl Into<String>) -> Self {
+        self.diagnostic.hint = Some(hint.into());
+        self
+    }
+}
+
+/// "did you mean `x`?" for a near-miss among `candidates`, by Jaro-Winkler similarity.
+pub fn did_you_mean<'a>(
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(given, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// A hint for an unknown name: the near-miss if any, else the full list when it is short.
+pub fn suggestion<'a>(given: &str, candidates: &[&'a str]) -> String {
+    match did_you_mean(given, candidates.iter().copied()) {
+        Some(best) => format!("did you mean `{best}`?"),
+        None => format!("expected one of: {}", candidates.join(", ")),
+    }
+}

@@ -1,0 +1,161 @@
+//! The four input formats, each a module that turns one file into [`Case`]s, and the sniffing
+//! that tells them apart by content.
+//!
+//! Every loader takes the already-parsed document and a [`Diagnostics`] to report into; it
+//! reports every problem it finds and returns the cases it could build. A file with any error
+//! must not be run, which the caller decides from the diagnostics.
+
+pub mod ces_csv;
+pub mod gecx;
+pub mod regtrace;
+pub mod scrapi;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::model::{Case, Format};
+use crate::yaml::{self, Node};
+
+/// What a file is, as far as goldgate can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    Golden(Format),
+    /// `regtrace.config.yaml`: names the golden sets to load.
+    RegtraceConfig,
+    /// A gecx `*.scenario.ts`: needs a JavaScript runtime.
+    ScenarioTs,
+    /// A file of one of the reference systems that is not a golden (turn evals, simulations,
+    /// tool or guardrail tests).
+    OtherEval(&'static str),
+    Unknown,
+}
+
+/// The cases and problems of one file.
+#[derive(Debug)]
+pub struct LoadedFile {
+    pub path: Arc<Path>,
+    pub format: Option<Format>,
+    pub cases: Vec<Case>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadedFile {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == crate::diagnostic::Severity::Error)
+    }
+}
+
+/// Tells the kind of a YAML document from its top-level keys.
+pub fn sniff_yaml(root: &Node) -> FileKind {
+    if let Some(items) = root.as_seq() {
+        // SCRAPI simulations may be a bare list of goals.
+        return if items
+            .iter()
+            .any(|i| i.get("goal").is_some() || i.get("user_goal").is_some())
+        {
+            FileKind::OtherEval("a SCRAPI simulation list")
+        } else {
+            FileKind::Unknown
+        };
+    }
+    let has = |key: &str| root.get(key).is_some();
+    if has("conversations") {
+        let is_turn_eval = has("config")
+            || root
+                .get("conversations")
+                .and_then(Node::as_seq)
+                .is_some_and(|convs| {
+                    !convs.is_empty()
+                        && convs
+                            .iter()
+                            .all(|c| c.get("turns").is_none() && c.get("expectations").is_some())
+                });
+        if is_turn_eval {
+            FileKind::OtherEval("a SCRAPI turn eval")
+        } else {
+            FileKind::Golden(Format::ScrapiGolden)
+        }
+    } else if has("golden") && (has("displayName") || has("name")) {
+        FileKind::Golden(Format::ScrapiGolden)
+    } else if has("test_cases") {
+        FileKind::Golden(Format::RegtraceSet)
+    } else if has("golden_sets") {
+        FileKind::RegtraceConfig
+    } else if has("when") || has("then") {
+        FileKind::Golden(Format::GecxScenario)
+    } else if has("evals") || has("simulations") {
+        FileKind::OtherEval("a SCRAPI simulation file")
+    } else if has("tests") {
+        FileKind::OtherEval("a SCRAPI tool or guardrail test file")
+    } else {
+        FileKind::Unknown
+    }
+}
+
+/// True when a CSV header names the three required CES columns.
+pub fn sniff_csv(text: &str) -> bool {
+    let header = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('\u{feff}');
+    let columns: Vec<&str> = header
+        .split(',')
+        .map(|c| c.trim().trim_matches('"'))
+        .collect();
+    ["display_name", "turn_index", "action_type"]
+        .iter()
+        .all(|required| columns.contains(required))
+}
+
+/// Loads one golden file of a known format from its text.
+pub fn load_golden(path: &Arc<Path>, text: &str, format: Format) -> LoadedFile {
+    let mut diags = Diagnostics::new(path);
+    let cases = match format {
+        Format::CesCsv => ces_csv::load(text, &mut diags),
+        yaml_format => match yaml::parse(text) {
+            Ok(root) => match yaml_format {
+                Format::ScrapiGolden => scrapi::load(&root, &mut diags),
+                Format::GecxScenario => gecx::load(&root, &mut diags),
+                Format::RegtraceSet => {
+                    regtrace::load_set(&root, &regtrace::SetDefaults::default(), &mut diags)
+                }
+                Format::CesCsv => unreachable!("handled above"),
+            },
+            Err(err) => {
+                yaml::report_parse_error(&err, &mut diags);
+                Vec::new()
+            }
+        },
+    };
+    LoadedFile {
+        path: Arc::clone(path),
+        format: Some(format),
+        cases,
+        diagnostics: diags.items,
+    }
+}
+
+/// A one-diagnostic result for a file that could not be loaded at all.
+pub fn failed(
+    path: &Arc<Path>,
+    format: Option<Format>,
+    code: Code,
+    message: String,
+    hint: Option<&str>,
+) -> LoadedFile {
+    let mut diags = Diagnostics::new(path);
+    let builder = diags.error(code, 1, 1, message);
+    if let Some(hint) = hint {
+        builder.hint(hint);
+    }
+    LoadedFile {
+        path: Arc::clone(path),
+        format,
+        cases: Vec::new(),
+        diagnostics: diags.items,
+    }
+}

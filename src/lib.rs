@@ -1,0 +1,11 @@
+//! goldgate: gate pull requests on conversation tests for AI agents.
+//!
+//! The library owns all behaviour; `main.rs` only parses arguments and maps outcomes to exit
+//! codes. Library code never prints: it returns typed results that the sinks in `report`
+//! render.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod diagnostic;
+pub mod formats;
+pub mod model;
+pub mod yaml;

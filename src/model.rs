@@ -1,0 +1,440 @@
+//! The neutral model every format loads into and every later stage works on.
+//!
+//! A [`Case`] is one scripted conversation (a SCRAPI conversation, a CES evaluation, a gecx
+//! scenario or a Regtrace test case). It holds ordered [`Turn`]s, each with what is sent to the
+//! agent ([`Input`]) and what must come back ([`Expectation`]), plus checks that look at the
+//! whole conversation ([`CaseCheck`]). Nothing here knows which format it came from except
+//! [`Case::format`], which is kept for reports only.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+/// Where an item was written: file, 1-based line and column.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    pub file: Arc<Path>,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Location {
+    pub fn new(file: &Arc<Path>, line: u32, column: u32) -> Self {
+        Self {
+            file: Arc::clone(file),
+            line,
+            column,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// The four input formats goldgate reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Format {
+    /// SCRAPI / CX Agent Studio platform golden YAML (`conversations:`).
+    ScrapiGolden,
+    /// CX Agent Studio golden CSV (`display_name,turn_index,action_type,...`).
+    CesCsv,
+    /// gecx `*.scenario.yaml` (`id`, `when`, `then`).
+    GecxScenario,
+    /// Regtrace golden set (`test_cases:`), loaded alone or through `regtrace.config.yaml`.
+    RegtraceSet,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [
+        Format::ScrapiGolden,
+        Format::CesCsv,
+        Format::GecxScenario,
+        Format::RegtraceSet,
+    ];
+
+    /// The stable name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::ScrapiGolden => "scrapi",
+            Format::CesCsv => "ces-csv",
+            Format::GecxScenario => "scenario",
+            Format::RegtraceSet => "regtrace",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One scripted conversation.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Unique within its file: the conversation name, evaluation id, scenario id or test id.
+    pub id: String,
+    /// Human-readable label (equal to `id` where the format has no separate name).
+    pub name: String,
+    pub description: Option<String>,
+    pub format: Format,
+    /// Where the case starts.
+    pub location: Location,
+    pub tags: Vec<String>,
+    /// Session parameters: the file's common ones with the case's merged over them.
+    pub session_parameters: Map<String, Value>,
+    /// System instruction in effect (Regtrace `system_prompt`), for LLM agents.
+    pub system_prompt: Option<String>,
+    /// Retrieved documents the answer must rest on (Regtrace `rag` cases).
+    pub context: Vec<ContextDocument>,
+    pub turns: Vec<Turn>,
+    /// Checks over the whole conversation.
+    pub checks: Vec<CaseCheck>,
+    /// Relative importance in the weighted suite score (Regtrace `weight`, 1 elsewhere).
+    pub weight: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextDocument {
+    pub source: String,
+    pub content: String,
+    pub retrieval_score: Option<f64>,
+}
+
+/// One exchange: inputs sent to the agent in one request, expectations on its reply.
+#[derive(Clone, Debug)]
+pub struct Turn {
+    /// 1-based position in the case.
+    pub index: usize,
+    pub location: Location,
+    /// What the user side sends; usually one item, CES turns may carry several.
+    pub inputs: Vec<Input>,
+    pub expectations: Vec<Expectation>,
+    /// Tool outputs the agent receives when it calls these tools during this turn.
+    pub tool_mocks: Vec<ToolMock>,
+    /// A reply recorded in the golden file itself (Regtrace `actual_output`): scored as is,
+    /// without calling any agent.
+    pub recorded_reply: Option<String>,
+}
+
+/// What the user side sends in a turn.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    Text(String),
+    /// A platform event such as `welcome`.
+    Event(String),
+    /// Responses to tool calls the agent made (CES `INPUT_TOOL_RESPONSE`).
+    ToolResponse {
+        name: String,
+        response: Value,
+    },
+    /// Variables that update the session (CES `INPUT_UPDATED_VARIABLES`).
+    Variables(Map<String, Value>),
+    Image {
+        mime_type: String,
+        data: String,
+    },
+    /// Approve the pending tool call with this tag (gecx `approveToolCall`).
+    ApproveToolCall(String),
+    /// Deny the pending tool call with this tag (gecx `denyToolCall`).
+    DenyToolCall(String),
+}
+
+/// A mocked tool output for one tool, optionally only for calls whose arguments match.
+#[derive(Clone, Debug)]
+pub struct ToolMock {
+    pub tool: String,
+    pub args: Option<ArgsMatcher>,
+    pub output: Value,
+    pub location: Location,
+}
+
+/// One expectation on the agent's reply to a turn.
+#[derive(Clone, Debug)]
+pub struct Expectation {
+    pub location: Location,
+    pub kind: ExpectationKind,
+    /// Free-text note the author attached (CES `expectation_note`).
+    pub note: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExpectationKind {
+    /// One expected chunk of agent text, optionally from a named agent.
+    AgentText {
+        matcher: Matcher,
+        agent: Option<String>,
+    },
+    /// The agent must say nothing (SCRAPI `# silent`, `agent: null`).
+    NoAgentText,
+    /// The turn names no agent reply: any text is an UNEXPECTED RESPONSE (SCRAPI E008).
+    UnexpectedResponse,
+    ToolCall(ExpectedToolCall),
+    /// The transcript must show this tool's response (CES `EXPECTATION_TOOL_RESPONSE`).
+    ToolResponse {
+        tool: String,
+        output: Option<Value>,
+    },
+    Transfer {
+        agent: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct ExpectedToolCall {
+    pub name: String,
+    pub args: ArgsMatcher,
+    /// The agent expected to make the call, when the golden names one.
+    pub agent: Option<String>,
+}
+
+/// Expected arguments: every listed key must match; keys not listed are not checked.
+#[derive(Clone, Debug, Default)]
+pub struct ArgsMatcher {
+    pub fields: Vec<(String, ValueMatcher)>,
+}
+
+/// A matcher over a JSON value, recursing into objects so that a `$matchType` may sit at any
+/// depth below an argument.
+#[derive(Clone, Debug)]
+pub enum ValueMatcher {
+    Leaf(Matcher),
+    Object(Vec<(String, ValueMatcher)>),
+}
+
+/// How expected and actual text are compared (SCRAPI's `$matchType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatchType {
+    Exact,
+    Contains,
+    Regexp,
+    Ignore,
+    Semantic,
+}
+
+impl MatchType {
+    pub const NAMES: [&'static str; 5] = ["exact", "contains", "regexp", "ignore", "semantic"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "exact" => MatchType::Exact,
+            "contains" => MatchType::Contains,
+            "regexp" | "regex" => MatchType::Regexp,
+            "ignore" => MatchType::Ignore,
+            "semantic" => MatchType::Semantic,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MatchType::Exact => "exact",
+            MatchType::Contains => "contains",
+            MatchType::Regexp => "regexp",
+            MatchType::Ignore => "ignore",
+            MatchType::Semantic => "semantic",
+        }
+    }
+}
+
+/// One comparison. `expected` is JSON so that arguments keep their type; agent text is a
+/// string. A regexp is compiled when the file is loaded, so a bad pattern is a load error.
+#[derive(Clone, Debug)]
+pub struct Matcher {
+    pub match_type: MatchType,
+    pub expected: Value,
+    pub regex: Option<Regex>,
+}
+
+impl Matcher {
+    /// A matcher that needs no compilation (anything but `regexp`).
+    pub fn new(match_type: MatchType, expected: Value) -> Self {
+        debug_assert!(match_type != MatchType::Regexp);
+        Self {
+            match_type,
+            expected,
+            regex: None,
+        }
+    }
+
+    /// A `regexp` matcher, compiled now.
+    pub fn regexp(pattern: &str) -> Result<Self, regex::Error> {
+        Ok(Self {
+            match_type: MatchType::Regexp,
+            expected: Value::String(pattern.to_owned()),
+            regex: Some(Regex::new(pattern)?),
+        })
+    }
+}
+
+/// A check over the whole conversation rather than one turn.
+#[derive(Clone, Debug)]
+pub struct CaseCheck {
+    pub location: Location,
+    pub kind: CheckKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum CheckKind {
+    /// A built-in scorer (gecx `then`).
+    Scorer(Scorer),
+    /// A free-text criterion an LLM judge checks over the transcript (SCRAPI `expectations`).
+    Criterion(String),
+    /// A graded metric of the final answer against a reference (Regtrace `metrics`).
+    Metric {
+        metric: Metric,
+        /// Passing score in 0..=1: the case's override, else the suite default.
+        threshold: f64,
+        expected_output: String,
+    },
+}
+
+/// The gecx scorers, with their arguments already validated.
+#[derive(Clone, Debug)]
+pub enum Scorer {
+    MessageContains {
+        pattern: String,
+    },
+    MessageMatchesRegex {
+        regex: Regex,
+    },
+    FinalMessageEquals {
+        pattern: String,
+    },
+    ToolCalled {
+        name: String,
+    },
+    ToolCalledWithInput {
+        name: String,
+        input: ArgsMatcher,
+    },
+    NoToolCalled {
+        name: Option<String>,
+    },
+    ToolCallAccuracy {
+        expected: Vec<ExpectedToolCall>,
+    },
+    HandoffTriggered,
+    NoHandoff,
+    ErrorCode {
+        code: String,
+    },
+    NoError,
+    LatencyP50Under {
+        limit: Duration,
+    },
+    LatencyP95Under {
+        limit: Duration,
+    },
+    JudgeNotHallucinating {
+        grounding_context: String,
+        provider: Option<Provider>,
+    },
+    JudgeHelpfulness {
+        criteria: Option<String>,
+        provider: Option<Provider>,
+    },
+    JudgeToneMatches {
+        tone: String,
+        provider: Option<Provider>,
+    },
+}
+
+impl Scorer {
+    /// Every scorer name gecx knows, in the seed's order.
+    pub const NAMES: [&'static str; 16] = [
+        "message-contains",
+        "message-matches-regex",
+        "final-message-equals",
+        "tool-called",
+        "tool-called-with-input",
+        "no-tool-called",
+        "tool-call-accuracy",
+        "handoff-triggered",
+        "no-handoff",
+        "error-code",
+        "no-error",
+        "latency-p50-under",
+        "latency-p95-under",
+        "llm-judge-not-hallucinating",
+        "llm-judge-helpfulness",
+        "llm-judge-tone-matches",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        let index = match self {
+            Scorer::MessageContains { .. } => 0,
+            Scorer::MessageMatchesRegex { .. } => 1,
+            Scorer::FinalMessageEquals { .. } => 2,
+            Scorer::ToolCalled { .. } => 3,
+            Scorer::ToolCalledWithInput { .. } => 4,
+            Scorer::NoToolCalled { .. } => 5,
+            Scorer::ToolCallAccuracy { .. } => 6,
+            Scorer::HandoffTriggered => 7,
+            Scorer::NoHandoff => 8,
+            Scorer::ErrorCode { .. } => 9,
+            Scorer::NoError => 10,
+            Scorer::LatencyP50Under { .. } => 11,
+            Scorer::LatencyP95Under { .. } => 12,
+            Scorer::JudgeNotHallucinating { .. } => 13,
+            Scorer::JudgeHelpfulness { .. } => 14,
+            Scorer::JudgeToneMatches { .. } => 15,
+        };
+        Self::NAMES[index]
+    }
+}
+
+/// LLM providers that can judge (and, later, play the agent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Provider {
+    Anthropic,
+    OpenAi,
+    Gemini,
+}
+
+impl Provider {
+    pub const NAMES: [&'static str; 3] = ["anthropic", "openai", "gemini"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "anthropic" => Provider::Anthropic,
+            "openai" => Provider::OpenAi,
+            "gemini" => Provider::Gemini,
+            _ => return None,
+        })
+    }
+}
+
+/// Regtrace's metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Metric {
+    Factuality,
+    Format,
+    Tone,
+    Regression,
+}
+
+impl Metric {
+    pub const NAMES: [&'static str; 4] = ["factuality", "format", "tone", "regression"];
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "factuality" => Metric::Factuality,
+            "format" => Metric::Format,
+            "tone" => Metric::Tone,
+            "regression" => Metric::Regression,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}

@@ -1,0 +1,510 @@
+//! YAML into a tree that remembers where every node was written, and helpers that walk it
+//! while reporting every problem at once.
+//!
+//! Loaders do not deserialize straight into typed structs: serde stops at the first error, and
+//! `goldgate lint` must show them all with file, line and key path. Instead serde-saphyr parses
+//! into [`Node`] (its alias and nesting budget guard against billion-laughs and deep nesting;
+//! duplicate keys are an error), and [`Fields`] walks each mapping, taking known keys and
+//! reporting unknown ones with a "did you mean".
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value as Json;
+use serde_saphyr::Spanned;
+
+use crate::diagnostic::{Code, Diagnostics, suggestion};
+
+/// Files larger than this are refused before parsing: goldens are hand-written text.
+pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A YAML node with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Key, Node)>),
+}
+
+/// A mapping key with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Key {
+    pub name: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Node {
+    /// The YAML type name used in messages ("expected a string, found a list").
+    pub fn kind(&self) -> &'static str {
+        match &self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) | Value::Float(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Key, Node)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value of `key` when this node is a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(_, v)| v)
+    }
+
+    /// A scalar as text, as YAML authors expect (`1` and `true` are fine where a string is wanted).
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(f.to_string()),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self.value {
+            Value::Int(i) => Some(i as f64),
+            Value::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The node as JSON (positions dropped), for argument values and session parameters.
+    pub fn to_json(&self) -> Json {
+        match &self.value {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(i) => Json::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+            Value::Str(s) => Json::String(s.clone()),
+            Value::Seq(items) => Json::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => Json::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.name.clone(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Why a document could not be parsed at all.
+#[derive(Debug)]
+pub struct ParseError {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+    pub code: Code,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+/// Parses one YAML document. An empty document is `Null`.
+pub fn parse(text: &str) -> Result<Node, ParseError> {
+    if text.len() > MAX_FILE_BYTES {
+        return Err(ParseError {
+            line: 1,
+            column: 1,
+            message: format!(
+                "file is {} MiB; goldgate refuses YAML files over {} MiB",
+                text.len() / (1024 * 1024),
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+            code: Code::E001,
+        });
+    }
+    if text.trim().is_empty()
+        || text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        return Ok(Node {
+            value: Value::Null,
+            line: 1,
+            column: 1,
+        });
+    }
+    let options = serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        with_snippet: false,
+    };
+    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(text, options) {
+        Ok(spanned) => Ok(spanned.into_node()),
+        Err(err) => {
+            let (line, column) = err
+                .location()
+                .map_or((1, 1), |l| (l.line() as u32, l.column() as u32));
+            let full = err.to_string();
+            // serde-saphyr renders a snippet after the first line; goldgate prints its own place.
+            let first = full.lines().next().unwrap_or("invalid YAML");
+            let message = first
+                .strip_prefix("error: ")
+                .unwrap_or(first)
+                .split_once(": ")
+                .filter(|(place, _)| place.starts_with("line "))
+                .map_or(first, |(_, rest)| rest)
+                .to_owned();
+            let code = if message.contains("duplicate mapping key") {
+                Code::E005
+            } else {
+                Code::E001
+            };
+            let message = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+            Err(ParseError {
+                line,
+                column,
+                message,
+                code,
+            })
+        }
+    }
+}
+
+/// The raw serde-saphyr shape: every child wrapped in `Spanned`.
+enum Raw {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Spanned<Raw>>),
+    Map(Vec<(Spanned<String>, Spanned<Raw>)>),
+}
+
+trait IntoNode {
+    fn into_node(self) -> Node;
+}
+
+impl IntoNode for Spanned<Raw> {
+    fn into_node(self) -> Node {
+        let line = self.referenced.line() as u32;
+        let column = self.referenced.column() as u32;
+        let value = match self.value {
+            Raw::Null => Value::Null,
+            Raw::Bool(b) => Value::Bool(b),
+            Raw::Int(i) => Value::Int(i),
+            Raw::Float(f) => Value::Float(f),
+            Raw::Str(s) => Value::Str(s),
+            Raw::Seq(items) => Value::Seq(items.into_iter().map(IntoNode::into_node).collect()),
+            Raw::Map(entries) => Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let key = Key {
+                            name: k.value,
+                            line: k.referenced.line() as u32,
+                            column: k.referenced.column() as u32,
+                        };
+                        (key, v.into_node())
+                    })
+                    .collect(),
+            ),
+        };
+        Node {
+            value,
+            line,
+            column,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl<'de> Visitor<'de> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any YAML value")
+            }
+            fn visit_unit<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_none<E>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
+                Raw::deserialize(d)
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool(b))
+            }
+            fn visit_i64<E>(self, i: i64) -> Result<Raw, E> {
+                Ok(Raw::Int(i))
+            }
+            fn visit_u64<E>(self, u: u64) -> Result<Raw, E> {
+                Ok(i64::try_from(u).map_or(Raw::Float(u as f64), Raw::Int))
+            }
+            fn visit_f64<E>(self, f: f64) -> Result<Raw, E> {
+                Ok(Raw::Float(f))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Raw, E> {
+                Ok(Raw::Str(s.to_owned()))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Raw, E> {
+                Ok(Raw::Str(s))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Raw::Seq(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(Raw::Map(entries))
+            }
+        }
+        deserializer.deserialize_any(RawVisitor)
+    }
+}
+
+/// Walks one mapping: take keys by name, then [`Fields::finish`] reports the ones nobody took.
+pub struct Fields<'a> {
+    node: &'a Node,
+    entries: &'a [(Key, Node)],
+    taken: Vec<bool>,
+    path: String,
+}
+
+impl<'a> Fields<'a> {
+    /// Starts walking `node`, which must be a mapping; otherwise reports a G101 at `path` and
+    /// returns `None`.
+    pub fn of(node: &'a Node, path: &str, diags: &mut Diagnostics) -> Option<Self> {
+        match &node.value {
+            Value::Map(entries) => Some(Self {
+                node,
+                entries,
+                taken: vec![false; entries.len()],
+                path: path.to_owned(),
+            }),
+            _ => {
+                diags
+                    .error(
+                        Code::G101,
+                        node.line,
+                        node.column,
+                        format!("expected a mapping, found {}", node.kind()),
+                    )
+                    .field(path);
+                None
+            }
+        }
+    }
+
+    pub fn node(&self) -> &'a Node {
+        self.node
+    }
+
+    /// The key path of a child, for messages: `conversations[0].turns`.
+    pub fn path_of(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    /// Takes an optional key.
+    pub fn take(&mut self, key: &str) -> Option<&'a Node> {
+        let index = self.entries.iter().position(|(k, _)| k.name == key)?;
+        self.taken[index] = true;
+        Some(&self.entries[index].1)
+    }
+
+    /// Takes a required key, reporting G102 when it is missing.
+    pub fn require(
+        &mut self,
+        key: &str,
+        expected: &str,
+        diags: &mut Diagnostics,
+    ) -> Option<&'a Node> {
+        let found = self.take(key);
+        if found.is_none() {
+            diags
+                .error(
+                    Code::G102,
+                    self.node.line,
+                    self.node.column,
+                    format!("missing required key `{key}` ({expected})"),
+                )
+                .field(self.path_of(key));
+        }
+        found
+    }
+
+    /// Takes an optional string; a wrong type is reported (numbers and booleans are accepted as text).
+    pub fn string(&mut self, key: &str, diags: &mut Diagnostics) -> Option<String> {
+        let node = self.take(key)?;
+        expect_text(node, &self.path_of(key), diags)
+    }
+
+    /// Takes a required string.
+    pub fn required_string(&mut self, key: &str, diags: &mut Diagnostics) -> Option<String> {
+        let node = self.require(key, "a string", diags)?;
+        expect_text(node, &self.path_of(key), diags)
+    }
+
+    /// Takes an optional list of strings; a single string is accepted as a list of one.
+    pub fn strings(&mut self, key: &str, diags: &mut Diagnostics) -> Vec<String> {
+        let Some(node) = self.take(key) else {
+            return Vec::new();
+        };
+        let path = self.path_of(key);
+        match &node.value {
+            Value::Seq(items) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| expect_text(item, &format!("{path}[{i}]"), diags))
+                .collect(),
+            Value::Str(s) => vec![s.clone()],
+            _ => {
+                diags
+                    .error(
+                        Code::G101,
+                        node.line,
+                        node.column,
+                        format!("expected a list of strings, found {}", node.kind()),
+                    )
+                    .field(path);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Reports every key not taken as G100, with a "did you mean" among `known`.
+    pub fn finish(self, known: &[&str], diags: &mut Diagnostics) {
+        for ((key, _), taken) in self.entries.iter().zip(&self.taken) {
+            if !taken {
+                diags
+                    .error(
+                        Code::G100,
+                        key.line,
+                        key.column,
+                        format!("unknown key `{}`", key.name),
+                    )
+                    .field(self.path_of(&key.name))
+                    .hint(suggestion(&key.name, known));
+            }
+        }
+    }
+}
+
+/// A scalar as text, or a G101 naming `path`.
+pub fn expect_text(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String> {
+    let text = node.scalar_text();
+    if text.is_none() {
+        diags
+            .error(
+                Code::G101,
+                node.line,
+                node.column,
+                format!("expected a string, found {}", node.kind()),
+            )
+            .field(path);
+    }
+    text
+}
+
+/// Reports a parse failure as the file's one diagnostic.
+pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
+    let hint = if err.message.contains("mapping values are not allowed") {
+        Some("a plain scalar may not contain `: `; quote the value")
+    } else if err.message.contains("budget") || err.message.contains("alias") {
+        Some("the file expands past goldgate's limits (aliases, nesting or size)")
+    } else {
+        None
+    };
+    let builder = diags.error(err.code, err.line, err.column, err.message.clone());
+    if let Some(hint) = hint {
+        builder.hint(hint);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_positions_of_keys_and_values() {
+        let node = parse("a: 1\nb:\n  - x\n  - {c: null}\n").unwrap();
+        let b = node.get("b").unwrap();
+        assert_eq!(b.line, 3);
+        let items = b.as_seq().unwrap();
+        assert_eq!((items[1].line, items[1].column), (4, 5));
+        let (key, _) = &node.as_map().unwrap()[1];
+        assert_eq!((key.name.as_str(), key.line), ("b", 2));
+    }
+
+    #[test]
+    fn duplicate_keys_are_e005_with_the_line() {
+        let err = parse("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert_eq!(err.code, Code::E005);
+        assert_eq!(err.line, 3);
+        assert!(
+            err.message.contains("duplicate mapping key"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn truncated_yaml_is_e001_at_the_break() {
+        let err = parse("a:\n  - b: [1, 2\n").unwrap_err();
+        assert_eq!(err.code, Code::E001);
+        assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn comment_only_document_is_null() {
+        assert!(parse("# nothing here\n\n").unwrap().is_null());
+    }
+}
