@@ -236,7 +236,7 @@ pub fn did_you_mean<'a>(
 }
 
 /// A hint for an unknown name: the near-miss if any, else the full list when it is short.
-pub fn suggestion<'a>(given: &str, candidates: &[&'a str]) -> String {
+pub fn suggestion(given: &str, candidates: &[&str]) -> String {
     match did_you_mean(given, candidates.iter().copied()) {
         Some(best) => format!("did you mean `{best}`?"),
         None => format!("expected one of: {}", candidates.join(", ")),

@@ -5,7 +5,14 @@
 //! render.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod diagnostic;
+pub mod discover;
+pub mod exit;
 pub mod formats;
+pub mod load;
+pub mod metrics;
 pub mod model;
+pub mod outcome;
+pub mod report;
 pub mod yaml;

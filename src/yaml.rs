@@ -327,14 +327,12 @@ impl<'a> Fields<'a> {
                 path: path.to_owned(),
             }),
             _ => {
-                diags
-                    .error(
-                        Code::G101,
-                        node.line,
-                        node.column,
-                        format!("expected a mapping, found {}", node.kind()),
-                    )
-                    .field(path);
+                let message = format!("expected a mapping, found {}", node.kind());
+                let builder = diags.error(Code::G101, node.line, node.column, message);
+                // The document itself has no key path to name.
+                if !path.is_empty() {
+                    builder.field(path);
+                }
                 None
             }
         }

@@ -1,8 +1,202 @@
-//! gecx scenario YAML.
-use crate::diagnostic::Diagnostics;
-use crate::model::Case;
-use crate::yaml::Node;
+//! gecx `*.scenario.yaml`: one file is one scenario (`id`, `name`, `tags`, `when`, `then`).
+//!
+//! `when` lists the turns, each sending exactly one input: a user message or the approval or
+//! denial of a pending tool call. gecx scores the scenario as a whole, so turns carry no
+//! expectations; every `then` entry becomes a [`CaseCheck`] holding a typed [`Scorer`] (see
+//! [`scorers`]). The `.scenario.ts` twin needs a JavaScript runtime and is reported during
+//! discovery, not here.
 
-pub fn load(_root: &Node, _diags: &mut Diagnostics) -> Vec<Case> {
-    Vec::new()
+mod scorers;
+
+use serde_json::Map;
+
+use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::model::{Case, Format, Input, Turn};
+use crate::yaml::{Fields, Node, expect_text};
+
+/// Top-level keys of a scenario.
+const SCENARIO_KEYS: [&str; 6] = ["id", "name", "description", "tags", "when", "then"];
+
+/// The keys of a `when` item; each item holds exactly one.
+const TURN_KEYS: [&str; 3] = ["user", "approveToolCall", "denyToolCall"];
+
+/// Loads the one scenario of a file. Returns no case only when the file has no usable `id`;
+/// any other problem is reported and the case is returned with what could be read, so that
+/// suite-level checks (duplicate ids) still see it.
+pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
+    // Checked here rather than by `Fields::of`, which would name an empty key path and give no
+    // hint of what a scenario looks like.
+    if root.as_map().is_none() {
+        diags
+            .error(
+                Code::G101,
+                root.line,
+                root.column,
+                format!("expected a scenario mapping, found {}", root.kind()),
+            )
+            .hint("a scenario has `id`, `when` and `then` at the top level");
+        return Vec::new();
+    }
+    let Some(mut fields) = Fields::of(root, "", diags) else {
+        return Vec::new();
+    };
+    // Every key is taken before `finish` so that unknown top-level keys are reported before
+    // the problems inside `when` and `then`, in the order of the file.
+    let id = fields
+        .require("id", "a string", diags)
+        .and_then(|node| scenario_id(node, diags));
+    let name = fields.string("name", diags);
+    let description = fields.string("description", diags);
+    let tags = fields.strings("tags", diags);
+    let when = fields.require("when", "a list of turns", diags);
+    let then = fields.take("then");
+    fields.finish(&SCENARIO_KEYS, diags);
+
+    let turns = when.map_or_else(Vec::new, |when| load_turns(when, diags));
+    let checks = then.map_or_else(Vec::new, |then| scorers::load_checks(then, diags));
+    if then.is_none_or(|then| then.as_seq().is_some_and(<[Node]>::is_empty)) {
+        diags
+            .warning(
+                Code::G102,
+                root.line,
+                root.column,
+                "the scenario has no `then` scorers, so it checks nothing and always passes",
+            )
+            .field("then")
+            .hint("add e.g. `- scorer: no-error`");
+    }
+    let Some(id) = id else {
+        return Vec::new();
+    };
+    vec![Case {
+        name: name.unwrap_or_else(|| id.clone()),
+        id,
+        description,
+        format: Format::GecxScenario,
+        location: diags.location(root.line, root.column),
+        tags,
+        session_parameters: Map::new(),
+        system_prompt: None,
+        context: Vec::new(),
+        turns,
+        checks,
+        weight: 1.0,
+    }]
+}
+
+/// The `id`: text that is not blank (it names the scenario in reports and baselines).
+fn scenario_id(node: &Node, diags: &mut Diagnostics) -> Option<String> {
+    let id = expect_text(node, "id", diags)?;
+    if id.trim().is_empty() {
+        diags
+            .error(Code::G111, node.line, node.column, "`id` must not be empty")
+            .field("id")
+            .hint("the id names the scenario in reports and baselines");
+    }
+    Some(id)
+}
+
+/// The `when` list: one [`Turn`] per item that names a valid input.
+fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
+    let Some(items) = when.as_seq() else {
+        diags
+            .error(
+                Code::G101,
+                when.line,
+                when.column,
+                format!("expected a list of turns, found {}", when.kind()),
+            )
+            .field("when")
+            .hint("write `when:` then `- user: hello` items");
+        return Vec::new();
+    };
+    if items.is_empty() {
+        diags
+            .error(
+                Code::G111,
+                when.line,
+                when.column,
+                "the scenario has no turns",
+            )
+            .field("when")
+            .hint("add at least one `- user: ...` item");
+    }
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let input = load_input(item, &format!("when[{i}]"), diags)?;
+            Some(Turn {
+                index: i + 1,
+                location: diags.location(item.line, item.column),
+                inputs: vec![input],
+                expectations: Vec::new(),
+                tool_mocks: Vec::new(),
+                recorded_reply: None,
+            })
+        })
+        .collect()
+}
+
+/// One `when` item: exactly one of [`TURN_KEYS`], whose value is text.
+fn load_input(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Input> {
+    let Some(entries) = item.as_map() else {
+        diags
+            .error(
+                Code::G101,
+                item.line,
+                item.column,
+                format!("expected a turn mapping, found {}", item.kind()),
+            )
+            .field(path)
+            .hint("write `- user: hello`, `- approveToolCall: tag` or `- denyToolCall: tag`");
+        return None;
+    };
+    let mut input = None;
+    let mut first_key: Option<&str> = None;
+    let mut unknown = false;
+    for (key, value) in entries {
+        let key_path = format!("{path}.{}", key.name);
+        if !TURN_KEYS.contains(&key.name.as_str()) {
+            unknown = true;
+            diags
+                .error(
+                    Code::G100,
+                    key.line,
+                    key.column,
+                    format!("unknown key `{}`", key.name),
+                )
+                .field(key_path)
+                .hint(suggestion(&key.name, &TURN_KEYS));
+            continue;
+        }
+        if let Some(first) = first_key {
+            diags
+                .error(
+                    Code::G100,
+                    key.line,
+                    key.column,
+                    format!("`{}` in the same turn as `{first}`", key.name),
+                )
+                .field(key_path)
+                .hint("a turn sends one input; split it into two `when` items");
+            continue;
+        }
+        first_key = Some(&key.name);
+        let Some(text) = expect_text(value, &key_path, diags) else {
+            continue;
+        };
+        input = Some(match key.name.as_str() {
+            "user" => Input::Text(text),
+            "approveToolCall" => Input::ApproveToolCall(text),
+            _ => Input::DenyToolCall(text),
+        });
+    }
+    if first_key.is_none() && !unknown {
+        diags
+            .error(Code::G102, item.line, item.column, "the turn sends nothing")
+            .field(path)
+            .hint("give it one of `user`, `approveToolCall`, `denyToolCall`");
+    }
+    input
 }

@@ -113,24 +113,39 @@ pub fn sniff_csv(text: &str) -> bool {
 
 /// Loads one golden file of a known format from its text.
 pub fn load_golden(path: &Arc<Path>, text: &str, format: Format) -> LoadedFile {
+    if format == Format::CesCsv {
+        let mut diags = Diagnostics::new(path);
+        let cases = ces_csv::load(text, &mut diags);
+        return loaded(path, format, cases, diags);
+    }
+    match yaml::parse(text) {
+        Ok(root) => load_root(path, &root, format),
+        Err(err) => {
+            let mut diags = Diagnostics::new(path);
+            yaml::report_parse_error(&err, &mut diags);
+            loaded(path, format, Vec::new(), diags)
+        }
+    }
+}
+
+/// Loads an already-parsed YAML document of a known format.
+pub fn load_root(path: &Arc<Path>, root: &Node, format: Format) -> LoadedFile {
     let mut diags = Diagnostics::new(path);
     let cases = match format {
-        Format::CesCsv => ces_csv::load(text, &mut diags),
-        yaml_format => match yaml::parse(text) {
-            Ok(root) => match yaml_format {
-                Format::ScrapiGolden => scrapi::load(&root, &mut diags),
-                Format::GecxScenario => gecx::load(&root, &mut diags),
-                Format::RegtraceSet => {
-                    regtrace::load_set(&root, &regtrace::SetDefaults::default(), &mut diags)
-                }
-                Format::CesCsv => unreachable!("handled above"),
-            },
-            Err(err) => {
-                yaml::report_parse_error(&err, &mut diags);
-                Vec::new()
-            }
-        },
+        Format::ScrapiGolden => scrapi::load(root, &mut diags),
+        Format::GecxScenario => gecx::load(root, &mut diags),
+        Format::RegtraceSet => regtrace::load_set(root, &regtrace::SetDefaults::default(), &mut diags),
+        Format::CesCsv => {
+            diags
+                .error(Code::G108, root.line, root.column, "a CES golden is CSV, not YAML")
+                .hint("name the file `*.golden.csv`");
+            Vec::new()
+        }
     };
+    loaded(path, format, cases, diags)
+}
+
+fn loaded(path: &Arc<Path>, format: Format, cases: Vec<Case>, diags: Diagnostics) -> LoadedFile {
     LoadedFile {
         path: Arc::clone(path),
         format: Some(format),

@@ -1,14 +1,35 @@
-//! Regtrace golden sets and regtrace.config.yaml.
-use crate::diagnostic::Diagnostics;
-use crate::model::Case;
-use crate::yaml::Node;
+//! Regtrace golden sets (`test_cases:`) and the `regtrace.config.yaml` that lists them.
+//!
+//! A golden set loads alone with Regtrace's defaults ([`load_set`]), or through its config
+//! ([`load_config_file`]), which reads every enabled set relative to the config's directory and
+//! hands each the config's defaults. Both files are checked against tables that mirror
+//! Regtrace's own schemas (the `shape` module), so what Regtrace refuses is refused here, at
+//! its line.
+
+mod config;
+mod set;
+mod shape;
+
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use config::{GoldenSetEntry, QualityGates, RegtraceConfig, load_config};
+pub use set::load_set;
+
+use crate::diagnostic::{Code, Diagnostics};
+use crate::formats::LoadedFile;
+use crate::model::Format;
+use crate::yaml::{self, MAX_FILE_BYTES, Node};
 
 /// Settings a `regtrace.config.yaml` gives the golden sets it lists.
 #[derive(Clone, Debug)]
 pub struct SetDefaults {
-    /// `metrics.default_threshold`.
+    /// `metrics.default_threshold`: the threshold of a metric the case does not override.
     pub default_threshold: f64,
-    /// The `weight` of the set's entry in `golden_sets`.
+    /// The `weight` of the set's entry in `golden_sets`. A case's weight is its own `weight`
+    /// times this, so a set weighted 2 counts its cases twice in the suite score.
     pub weight: f64,
 }
 
@@ -21,6 +42,76 @@ impl Default for SetDefaults {
     }
 }
 
-pub fn load_set(_root: &Node, _defaults: &SetDefaults, _diags: &mut Diagnostics) -> Vec<Case> {
-    Vec::new()
+/// Loads a `regtrace.config.yaml` and the golden sets it enables.
+///
+/// The first file is the config itself (its own diagnostics, no cases); one file follows per
+/// enabled set that could be read. A set file that cannot be read is reported on the config, at
+/// the line of its `path`.
+pub fn load_config_file(config_path: &Arc<Path>, root: &Node) -> Vec<LoadedFile> {
+    let mut diags = Diagnostics::new(config_path);
+    let config = load_config(root, &mut diags);
+    let dir = config_path.parent().unwrap_or(Path::new(""));
+    let mut sets = Vec::new();
+    for (index, entry) in config.golden_sets.iter().enumerate() {
+        if !entry.enabled {
+            continue;
+        }
+        let set_path: Arc<Path> = Arc::from(dir.join(&entry.path));
+        match read(&set_path) {
+            Ok(text) => sets.push(load_set_text(&set_path, &text, &config.set_defaults(entry))),
+            Err(message) => {
+                diags
+                    .error(
+                        Code::G112,
+                        entry.line,
+                        entry.column,
+                        format!("cannot read golden set {}: {message}", set_path.display()),
+                    )
+                    .field(format!("golden_sets[{index}].path"))
+                    .hint("set paths are relative to the directory of regtrace.config.yaml");
+            }
+        }
+    }
+    let mut files = vec![LoadedFile {
+        path: Arc::clone(config_path),
+        format: Some(Format::RegtraceSet),
+        cases: Vec::new(),
+        diagnostics: diags.items,
+    }];
+    files.append(&mut sets);
+    files
+}
+
+/// Parses and loads one set file with the defaults of its config entry.
+fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> LoadedFile {
+    let mut diags = Diagnostics::new(path);
+    let cases = match yaml::parse(text) {
+        Ok(root) => load_set(&root, defaults, &mut diags),
+        Err(err) => {
+            yaml::report_parse_error(&err, &mut diags);
+            Vec::new()
+        }
+    };
+    LoadedFile {
+        path: Arc::clone(path),
+        format: Some(Format::RegtraceSet),
+        cases,
+        diagnostics: diags.items,
+    }
+}
+
+/// Reads a set file as text, refusing huge files before reading them.
+fn read(path: &Path) -> Result<String, String> {
+    let describe = |err: io::Error| match err.kind() {
+        io::ErrorKind::NotFound => "the file does not exist".to_owned(),
+        _ => err.to_string(),
+    };
+    let meta = fs::metadata(path).map_err(describe)?;
+    if meta.len() > MAX_FILE_BYTES as u64 {
+        return Err(format!(
+            "the file is over goldgate's limit of {} MiB",
+            MAX_FILE_BYTES / (1024 * 1024)
+        ));
+    }
+    fs::read_to_string(path).map_err(describe)
 }

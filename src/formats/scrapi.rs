@@ -1,8 +1,224 @@
-//! SCRAPI platform golden YAML.
-use crate::diagnostic::Diagnostics;
-use crate::model::Case;
-use crate::yaml::Node;
+//! SCRAPI (`cxas`) platform goldens, in both shapes SCRAPI's loader accepts: the hand-written
+//! dataset (`conversations:` with `turns`, `tool_calls` and `$matchType`) and the Evaluation the
+//! platform exports (`displayName`, `golden.turns[].steps[]`, as YAML or JSON).
+//!
+//! The rules follow SCRAPI's own loader (`EvalUtils.load_golden_evals_from_yaml`, see
+//! shared/FORMATS.md) so that files written for it load unchanged: a null turn `user` is the
+//! `welcome` event, an `agent` chunk containing `# silent` expects no text, a tool call's
+//! `output` both mocks the tool and is expected in the transcript, the file's stem becomes a tag.
+//! Where that loader crashes or silently drops data (a null where a list belongs, `arguments:`
+//! instead of `args:`), goldgate loads what was meant and warns. Lint codes E002-E011 keep
+//! SCRAPI's numbers.
 
-pub fn load(_root: &Node, _diags: &mut Diagnostics) -> Vec<Case> {
-    Vec::new()
+mod dataset;
+mod exported;
+mod matcher;
+mod turn;
+
+use serde_json::{Map, Value as Json};
+
+use crate::diagnostic::{Code, Diagnostics};
+use crate::model::{Case, CaseCheck, CheckKind};
+use crate::yaml::{Fields, Node, Value, expect_text};
+
+/// How to fix a file without conversations (E002).
+const CONVERSATIONS_HINT: &str =
+    "list the cases under `conversations:`, each with `conversation` and `turns`";
+
+/// Loads every conversation of a SCRAPI golden file.
+pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
+    match &root.value {
+        Value::Map(_) if root.get("conversations").is_none() && root.get("golden").is_some() => {
+            exported::load(root, diags)
+        }
+        Value::Map(_) => dataset::load(root, diags),
+        _ => {
+            let found = if root.is_null() {
+                "the file is empty".to_owned()
+            } else {
+                format!("the file holds {}", root.kind())
+            };
+            diags
+                .error(
+                    Code::E002,
+                    root.line,
+                    root.column,
+                    format!("a SCRAPI golden is a mapping with `conversations`; {found}"),
+                )
+                .hint(CONVERSATIONS_HINT);
+            Vec::new()
+        }
+    }
+}
+
+/// Takes an optional map or list key. A null there (`tags:` with nothing after it, or only
+/// comments) makes SCRAPI's loader fail; goldgate reads it as empty, warns, and returns `None`.
+fn take_container<'a>(
+    fields: &mut Fields<'a>,
+    key: &str,
+    empty: &str,
+    diags: &mut Diagnostics,
+) -> Option<&'a Node> {
+    let node = fields.take(key)?;
+    if !node.is_null() {
+        return Some(node);
+    }
+    let (line, column) = key_position(fields.node(), key);
+    diags
+        .warning(
+            Code::G109,
+            line,
+            column,
+            format!("`{key}` is null; goldgate reads it as `{empty}`"),
+        )
+        .field(fields.path_of(key))
+        .hint(format!(
+            "SCRAPI's loader rejects a null here; write `{empty}` or remove the key"
+        ));
+    None
+}
+
+/// Where `key` is written in the mapping `map` (the mapping's own place if absent).
+fn key_position(map: &Node, key: &str) -> (u32, u32) {
+    map.as_map()
+        .and_then(|entries| entries.iter().find(|(k, _)| k.name == key))
+        .map_or((map.line, map.column), |(k, _)| (k.line, k.column))
+}
+
+/// The items of a list, or a G101 (and no items) when `node` is something else.
+fn items<'a>(node: &'a Node, path: &str, what: &str, diags: &mut Diagnostics) -> &'a [Node] {
+    match node.as_seq() {
+        Some(items) => items,
+        None => {
+            diags
+                .error(
+                    Code::G101,
+                    node.line,
+                    node.column,
+                    format!("expected {what}, found {}", node.kind()),
+                )
+                .field(path);
+            &[]
+        }
+    }
+}
+
+/// Session parameters or variables: a mapping, or the `[{name, value}]` list the platform
+/// exports (both accepted by SCRAPI).
+fn parameters(node: &Node, path: &str, diags: &mut Diagnostics) -> Map<String, Json> {
+    match &node.value {
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| (k.name.clone(), v.to_json()))
+            .collect(),
+        Value::Seq(list) => list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let path = format!("{path}[{i}]");
+                let mut fields = Fields::of(item, &path, diags)?;
+                let name = fields.required_string("name", diags);
+                let value = fields.take("value").map_or(Json::Null, Node::to_json);
+                fields.finish(&["name", "value"], diags);
+                Some((name?, value))
+            })
+            .collect(),
+        _ => {
+            diags
+                .error(
+                    Code::G101,
+                    node.line,
+                    node.column,
+                    format!(
+                        "expected a mapping of names to values, found {}",
+                        node.kind()
+                    ),
+                )
+                .field(path);
+            Map::new()
+        }
+    }
+}
+
+/// Free-text criteria an LLM judge checks over the whole conversation: strings, or
+/// `{prompt}` / `{displayName, llmCriteria: {prompt}}` maps.
+fn criteria(node: &Node, path: &str, diags: &mut Diagnostics) -> Vec<CaseCheck> {
+    items(node, path, "a list of expectations", diags)
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let prompt = criterion(item, &format!("{path}[{i}]"), diags)?;
+            Some(CaseCheck {
+                location: diags.location(item.line, item.column),
+                kind: CheckKind::Criterion(prompt),
+            })
+        })
+        .collect()
+}
+
+fn criterion(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String> {
+    if node.as_map().is_none() {
+        return expect_text(node, path, diags);
+    }
+    let mut fields = Fields::of(node, path, diags)?;
+    // `displayName` only names the criterion on the platform; the prompt is what is judged.
+    fields.take("displayName");
+    let mut prompt = fields.string("prompt", diags);
+    // A nested criteria map without a prompt is reported inside it, not again here.
+    let mut nested = false;
+    for key in ["llmCriteria", "llm_criteria"] {
+        if let Some(inner) = fields.take(key) {
+            nested = true;
+            let inner_path = fields.path_of(key);
+            if let Some(mut inner_fields) = Fields::of(inner, &inner_path, diags) {
+                let inner_prompt = inner_fields.required_string("prompt", diags);
+                inner_fields.finish(&["prompt"], diags);
+                prompt = prompt.or(inner_prompt);
+            }
+        }
+    }
+    let missing = prompt.is_none() && !nested;
+    fields.finish(
+        &["prompt", "displayName", "llmCriteria", "llm_criteria"],
+        diags,
+    );
+    if missing {
+        diags
+            .error(
+                Code::G102,
+                node.line,
+                node.column,
+                "an expectation needs a `prompt` (or `llmCriteria.prompt`)",
+            )
+            .field(path);
+    }
+    prompt
+}
+
+/// `tags`: a list, or one comma-separated string as the platform UI writes it. The file's stem
+/// is added, as SCRAPI does, so that `--filter <stem>` selects a file.
+fn tags(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Vec<String> {
+    let mut tags = match take_container(fields, "tags", "[]", diags) {
+        Some(node) => match node.as_str() {
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            // Takes the key again, reporting items that are not text.
+            None => fields.strings("tags", diags),
+        },
+        None => Vec::new(),
+    };
+    let stem = file_stem(diags);
+    if !tags.contains(&stem) {
+        tags.push(stem);
+    }
+    tags
+}
+
+fn file_stem(diags: &Diagnostics) -> String {
+    let stem = diags.file.file_stem().unwrap_or_default();
+    stem.to_string_lossy().into_owned()
 }

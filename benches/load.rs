@@ -1,0 +1,98 @@
+//! Loader throughput: generates 10,000 golden files (2,500 of each format) in a temporary
+//! directory, then discovers and loads them on one thread, and prints files per second.
+//! Goal: the whole load in under one second. Run with `cargo bench --bench load`.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::time::Instant;
+
+use goldgate::discover::{self, Rules};
+use goldgate::load;
+
+const PER_FORMAT: usize = 2_500;
+
+fn scrapi(i: usize) -> String {
+    let mut text = String::from("common_session_parameters:\n  order_status: shipped\nconversations:\n");
+    for c in 0..3 {
+        let _ = write!(
+            text,
+            "  - conversation: case_{i}_{c}\n    tags: [P0, orders]\n    turns:\n      - user: \"Hi, where is ORD-{i}?\"\n        tool_calls:\n          - action: lookup_order\n            args:\n              order_id: {{ value: \"ORD-{i}\", $matchType: contains }}\n        agent: \"Your order ORD-{i} has shipped.\"\n      - user: Thanks\n        agent: You're welcome!\n"
+        );
+    }
+    text
+}
+
+fn ces(i: usize) -> String {
+    let mut text = String::from("display_name,turn_index,action_type,text_content,response_agent,tool_name,tool_call_args_json,tags\n");
+    for c in 0..3 {
+        let _ = write!(
+            text,
+            "eval {i} {c},,,,,,,P0;orders\n,1,INPUT_TEXT,Where is ORD-{i}?,,,,\n,1,EXPECTATION_TOOL_CALL,,,lookup_order,\"{{\"\"order_id\"\": \"\"ORD-{i}\"\"}}\",\n,1,EXPECTATION_TEXT,It has shipped.,root,,,\n"
+        );
+    }
+    text
+}
+
+fn scenario(i: usize) -> String {
+    format!(
+        "id: scenario-{i}\nname: Invoice lookup {i}\ntags: [support]\nwhen:\n  - user: Please pull invoice INV-{i}\nthen:\n  - scorer: tool-called\n    args: {{ name: lookup_invoice }}\n  - scorer: message-matches-regex\n    args: {{ pattern: \"INV-[0-9]+\", flags: i }}\n  - scorer: no-handoff\n"
+    )
+}
+
+fn regtrace(i: usize) -> String {
+    let mut text = format!(
+        "name: set-{i}\nversion: \"1.0.0\"\ndescription: generated\ninteraction_type: single_turn\ntags: [qa]\nauthor: bench\ncreated_at: \"2026-01-01\"\nupdated_at: \"2026-01-02\"\ntest_cases:\n"
+    );
+    for c in 0..3 {
+        let _ = write!(
+            text,
+            "  - id: qa-{i}-{c}\n    description: capital\n    input: What is the capital of France?\n    system_prompt: null\n    expected_output: Paris\n    actual_output: Paris is the capital.\n    metrics: [factuality, format]\n    tags: []\n    weight: 1\n    thresholds: {{ factuality: 0.8 }}\n"
+        );
+    }
+    text
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let root = dir.path();
+    let write = |relative: String, text: String| {
+        let path = root.join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    };
+    for i in 0..PER_FORMAT {
+        write(format!("goldens/scrapi/{}/g{i}.yaml", i % 50), scrapi(i));
+        write(format!("goldens/ces/{}/g{i}.golden.csv", i % 50), ces(i));
+        write(format!("scenarios/{}/s{i}.scenario.yaml", i % 50), scenario(i));
+        write(format!("sets/{}/r{i}.golden.yaml", i % 50), regtrace(i));
+    }
+    let bytes: u64 = walk_bytes(root);
+
+    let start = Instant::now();
+    let found = discover::discover(&[root.to_path_buf()], &Rules::default()).expect("discover");
+    let discovered = start.elapsed();
+    let suite = load::load(&found);
+    let total = start.elapsed();
+
+    assert_eq!(found.len(), 4 * PER_FORMAT, "every generated file is found");
+    assert_eq!(suite.error_count(), 0, "generated files are valid");
+    let files = found.len() as f64;
+    println!("files:          {}", found.len());
+    println!("cases:          {}", suite.case_count());
+    println!("bytes:          {:.1} MiB", bytes as f64 / (1024.0 * 1024.0));
+    println!("discover:       {:.3} s", discovered.as_secs_f64());
+    println!("discover+load:  {:.3} s", total.as_secs_f64());
+    println!("files/second:   {:.0}", files / total.as_secs_f64());
+    println!("goal:           < 1.000 s  (ratio {:.2} of the goal)", total.as_secs_f64());
+}
+
+fn walk_bytes(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() { walk_bytes(&e.path()) } else { e.metadata().unwrap().len() }
+        })
+        .sum()
+}

@@ -1,0 +1,430 @@
+//! An agent run as long-lived subprocesses speaking the protocol as JSON lines.
+//!
+//! Each request is one line on the child's stdin: a [`TurnRequest`] with a unique `id`. Each
+//! answer is one line on its stdout: a [`Reply`] echoing that `id`. Sessions are multiplexed
+//! over one process, several requests in flight at once; a supervisor task per process reads
+//! stdout and routes each reply to the request waiting for its id. With several processes a
+//! session always goes to the same one (a stable hash of its id), since the agent keeps the
+//! session's state in memory.
+//!
+//! A process that exits fails every request in flight with [`AgentErrorKind::Crashed`] (exit
+//! status and last stderr lines in the message) and is started again on the next request; the
+//! runner decides whether to retry. Its stderr is kept (the last 64 KiB) for
+//! [`Agent::diagnostics`], together with stdout lines that could not be routed. Children are
+//! killed when the agent is dropped.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::{Mutex, oneshot};
+use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
+
+/// How much stderr is kept per process slot.
+const STDERR_KEPT: usize = 64 * 1024;
+/// How many stderr lines a crash message quotes.
+const CRASH_STDERR_LINES: usize = 10;
+/// How long a process that closed its stdout may take to exit, and its stderr to drain.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How much of an unroutable stdout line is quoted in the diagnostics.
+const QUOTED_LINE_CHARS: usize = 200;
+
+type Answer = Result<Reply, AgentError>;
+
+/// One or more agent processes started from the same command.
+pub struct CommandAgent {
+    command: Command,
+    slots: Vec<Slot>,
+    next_id: AtomicU64,
+}
+
+/// What is needed to start (and restart) a process.
+struct Command {
+    argv: Vec<String>,
+    working_dir: Option<PathBuf>,
+}
+
+/// One process position: the running process, if any, and its stderr across restarts.
+struct Slot {
+    log: Arc<Tail>,
+    /// Held while a request line is written, so lines never interleave.
+    process: Mutex<Option<Process>>,
+}
+
+struct Process {
+    stdin: ChildStdin,
+    routes: Arc<Routes>,
+    /// Dropping the process stops its supervisor, which kills the child.
+    _supervisor: DropGuard,
+}
+
+impl CommandAgent {
+    /// Starts `processes` copies (at least one) of `argv`, in `working_dir` when given.
+    pub async fn spawn(
+        argv: Vec<String>,
+        processes: usize,
+        working_dir: Option<PathBuf>,
+    ) -> Result<Self, AgentError> {
+        if argv.is_empty() {
+            return Err(AgentError::new(
+                AgentErrorKind::Connect,
+                "the agent command is empty",
+            ));
+        }
+        let command = Command { argv, working_dir };
+        let mut slots = Vec::new();
+        for _ in 0..processes.max(1) {
+            let log = Arc::new(Tail::default());
+            let process = command.start(&log)?;
+            slots.push(Slot {
+                log,
+                process: Mutex::new(Some(process)),
+            });
+        }
+        Ok(Self {
+            command,
+            slots,
+            next_id: AtomicU64::new(1),
+        })
+    }
+}
+
+#[async_trait]
+impl Agent for CommandAgent {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let tagged = TurnRequest {
+            id: Some(id),
+            ..request.clone()
+        };
+        let mut line = serde_json::to_vec(&tagged)
+            .map_err(|e| AgentError::new(AgentErrorKind::Protocol, e.to_string()))?;
+        line.push(b'\n');
+        let slot = &self.slots[slot_index(&request.session, self.slots.len())];
+        let start = Instant::now();
+        let (answer, _route) = slot.dispatch(id, &line, &self.command).await?;
+        let reply = answer.await.unwrap_or_else(|_| {
+            Err(AgentError::new(
+                AgentErrorKind::Crashed,
+                "the agent process's supervisor stopped",
+            ))
+        })?;
+        Ok(Exchange {
+            reply,
+            latency: start.elapsed(),
+            ttft: None,
+        })
+    }
+
+    fn describe(&self) -> String {
+        let command = self.command.argv.join(" ");
+        match self.slots.len() {
+            1 => command,
+            n => format!("{command} ({n} processes)"),
+        }
+    }
+
+    fn diagnostics(&self) -> Option<String> {
+        let tails: Vec<String> = self.slots.iter().map(|slot| slot.log.text()).collect();
+        let text = if tails.len() == 1 {
+            tails.into_iter().next().unwrap_or_default()
+        } else {
+            tails
+                .iter()
+                .enumerate()
+                .filter(|(_, tail)| !tail.is_empty())
+                .map(|(index, tail)| format!("== process {} ==\n{tail}", index + 1))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+impl Slot {
+    /// Registers the request and writes it, starting the process first if it is not running.
+    /// The route guard withdraws the request if the caller stops waiting (a timeout).
+    async fn dispatch(
+        &self,
+        id: u64,
+        line: &[u8],
+        command: &Command,
+    ) -> Result<(oneshot::Receiver<Answer>, RouteGuard), AgentError> {
+        let mut running = self.process.lock().await;
+        let process = match running.take() {
+            Some(process) if process.routes.is_open() => process,
+            _ => command.start(&self.log)?,
+        };
+        let process = running.insert(process);
+        let answer = process.routes.register(id)?;
+        let route = RouteGuard {
+            routes: Arc::clone(&process.routes),
+            id,
+        };
+        let written = async {
+            process.stdin.write_all(line).await?;
+            process.stdin.flush().await
+        };
+        if let Err(error) = written.await {
+            // Usually a broken pipe: the process is exiting and its supervisor will fail this
+            // request with the exit status. Otherwise the runner's timeout ends the wait.
+            self.log
+                .note(&format!("could not write request {id}: {error}"));
+        }
+        Ok((answer, route))
+    }
+}
+
+impl Command {
+    fn start(&self, log: &Arc<Tail>) -> Result<Process, AgentError> {
+        let program = &self.argv[0];
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(&self.argv[1..])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(dir) = &self.working_dir {
+            command.current_dir(dir);
+        }
+        let cannot_start = |reason: String| {
+            AgentError::new(
+                AgentErrorKind::Connect,
+                format!("could not start `{program}`: {reason}"),
+            )
+        };
+        let mut child = command.spawn().map_err(|e| cannot_start(e.to_string()))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(cannot_start(
+                "its standard streams are not available".into(),
+            ));
+        };
+        let stderr_copy = tokio::spawn(keep_stderr(stderr, Arc::clone(log)));
+        let routes = Arc::new(Routes::new());
+        let stop = CancellationToken::new();
+        tokio::spawn(supervise(
+            child,
+            stdout,
+            stderr_copy,
+            Arc::clone(&routes),
+            Arc::clone(log),
+            stop.clone(),
+        ));
+        Ok(Process {
+            stdin,
+            routes,
+            _supervisor: stop.drop_guard(),
+        })
+    }
+}
+
+/// Routes stdout replies until the process goes away, then fails whatever is still waiting.
+async fn supervise(
+    mut child: Child,
+    stdout: ChildStdout,
+    stderr_copy: JoinHandle<()>,
+    routes: Arc<Routes>,
+    log: Arc<Tail>,
+    stop: CancellationToken,
+) {
+    let mut stdout = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        tokio::select! {
+            () = stop.cancelled() => {
+                let _ = child.kill().await;
+                routes.close(AgentError::new(AgentErrorKind::Crashed, "the agent was shut down"));
+                return;
+            }
+            read = stdout.read_until(b'\n', &mut line) => match read {
+                Ok(0) => break,
+                Ok(_) => route(&line, &routes, &log),
+                Err(error) => {
+                    log.note(&format!("could not read stdout: {error}"));
+                    break;
+                }
+            },
+        }
+    }
+    // Without stdout the process can answer nothing more; give it a moment to exit.
+    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+        Ok(Ok(status)) => status.to_string(),
+        Ok(Err(error)) => format!("exit status unknown ({error})"),
+        Err(_) => {
+            let _ = child.kill().await;
+            "closed its stdout, so it was killed".to_owned()
+        }
+    };
+    // Its last words on stderr are what explains a crash. Grandchildren may hold the pipe
+    // open, hence the bound.
+    let _ = tokio::time::timeout(EXIT_GRACE, stderr_copy).await;
+    let last_lines = log.last_lines(CRASH_STDERR_LINES);
+    log.note(&format!("agent process exited ({status})"));
+    let message = if last_lines.is_empty() {
+        status
+    } else {
+        format!("{status}; stderr ends with:\n{last_lines}")
+    };
+    routes.close(AgentError::new(AgentErrorKind::Crashed, message));
+}
+
+/// Hands one stdout line to the request it answers. A line without a readable `id` cannot be
+/// routed, so it fails nothing and is kept in the diagnostics instead.
+fn route(line: &[u8], routes: &Routes, log: &Tail) {
+    if line.trim_ascii().is_empty() {
+        return;
+    }
+    let parsed = serde_json::from_slice::<Value>(line)
+        .ok()
+        .and_then(|value| Some((value.get("id")?.as_u64()?, value)));
+    let Some((id, value)) = parsed else {
+        let text = String::from_utf8_lossy(line);
+        let quoted: String = text.trim_end().chars().take(QUOTED_LINE_CHARS).collect();
+        log.note(&format!("unparseable stdout line: {quoted}"));
+        return;
+    };
+    let answer = serde_json::from_value::<Reply>(value).map_err(|e| {
+        AgentError::new(
+            AgentErrorKind::Protocol,
+            format!("reply {id} is not protocol JSON: {e}"),
+        )
+    });
+    if !routes.answer(id, answer) {
+        log.note(&format!("reply {id} came after its request was given up"));
+    }
+}
+
+async fn keep_stderr(mut stderr: ChildStderr, log: Arc<Tail>) {
+    let mut buffer = vec![0; 8192];
+    while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
+        log.push(&buffer[..read]);
+    }
+}
+
+/// Requests waiting for a reply on one process.
+struct Routes(StdMutex<RouteState>);
+
+enum RouteState {
+    Open(HashMap<u64, oneshot::Sender<Answer>>),
+    /// The process is gone; the error says how.
+    Closed(AgentError),
+}
+
+impl Routes {
+    fn new() -> Self {
+        Self(StdMutex::new(RouteState::Open(HashMap::new())))
+    }
+
+    fn is_open(&self) -> bool {
+        matches!(*lock(&self.0), RouteState::Open(_))
+    }
+
+    fn register(&self, id: u64) -> Result<oneshot::Receiver<Answer>, AgentError> {
+        match &mut *lock(&self.0) {
+            RouteState::Open(waiting) => {
+                let (sender, receiver) = oneshot::channel();
+                waiting.insert(id, sender);
+                Ok(receiver)
+            }
+            RouteState::Closed(error) => Err(error.clone()),
+        }
+    }
+
+    /// Delivers an answer; false when nobody waits for `id` any more.
+    fn answer(&self, id: u64, answer: Answer) -> bool {
+        let sender = match &mut *lock(&self.0) {
+            RouteState::Open(waiting) => waiting.remove(&id),
+            RouteState::Closed(_) => None,
+        };
+        // The receiver may have been dropped by a timeout a moment ago: same as not waiting.
+        sender.is_some_and(|sender| sender.send(answer).is_ok())
+    }
+
+    fn withdraw(&self, id: u64) {
+        if let RouteState::Open(waiting) = &mut *lock(&self.0) {
+            waiting.remove(&id);
+        }
+    }
+
+    fn close(&self, error: AgentError) {
+        let previous = std::mem::replace(&mut *lock(&self.0), RouteState::Closed(error.clone()));
+        if let RouteState::Open(waiting) = previous {
+            for sender in waiting.into_values() {
+                let _ = sender.send(Err(error.clone()));
+            }
+        }
+    }
+}
+
+/// Withdraws a request when its caller stops waiting, so abandoned ids do not pile up.
+struct RouteGuard {
+    routes: Arc<Routes>,
+    id: u64,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.routes.withdraw(self.id);
+    }
+}
+
+/// The last [`STDERR_KEPT`] bytes a process wrote to stderr, plus goldgate's notes about it.
+#[derive(Default)]
+struct Tail(StdMutex<Vec<u8>>);
+
+impl Tail {
+    fn push(&self, bytes: &[u8]) {
+        let mut kept = lock(&self.0);
+        kept.extend_from_slice(bytes);
+        if kept.len() > STDERR_KEPT {
+            let mut cut = kept.len() - STDERR_KEPT;
+            // Start on a line boundary when there is one, rather than mid-line.
+            if let Some(newline) = kept[cut..].iter().position(|&b| b == b'\n') {
+                cut += newline + 1;
+            }
+            kept.drain(..cut);
+        }
+    }
+
+    fn note(&self, text: &str) {
+        self.push(format!("[goldgate] {text}\n").as_bytes());
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&lock(&self.0)).into_owned()
+    }
+
+    fn last_lines(&self, count: usize) -> String {
+        let text = self.text();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(count)..].join("\n")
+    }
+}
+
+/// A poisoned lock only means another task panicked mid-update of plain data; keep going.
+fn lock<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// FNV-1a: stable across runs and Rust versions, unlike `DefaultHasher`.
+fn slot_index(session: &str, slots: usize) -> usize {
+    let hash = session
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    (hash % slots as u64) as usize
+}

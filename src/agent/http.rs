@@ -1,0 +1,287 @@
+//! An agent behind an HTTP endpoint: one POST per turn, the [`TurnRequest`] as the JSON body.
+//!
+//! The reply is either one [`Reply`] object or, when the server answers with
+//! `application/x-ndjson` (or `application/jsonl`), a stream of reply fragments, one per line,
+//! merged with [`Reply::absorb`]. Streaming is what makes time to first token measurable, so
+//! the body is read chunk by chunk as it arrives rather than buffered whole.
+//!
+//! Headers come from the config with `${VAR}` already expanded, so they may hold secrets:
+//! they are marked sensitive (hidden from `Debug`) and never appear in errors or in
+//! [`Agent::describe`].
+
+use std::error::Error as _;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use reqwest::{Client, Response, Url};
+
+use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
+
+/// How much of an error body is quoted in the error message.
+const ERROR_BODY_CHARS: usize = 200;
+
+/// Posts each turn to one URL. Cheap to share: the [`Client`] holds the connection pool.
+pub struct HttpAgent {
+    client: Client,
+    url: Url,
+    headers: HeaderMap,
+}
+
+impl HttpAgent {
+    pub fn new(client: Client, url: Url, mut headers: HeaderMap) -> Self {
+        for value in headers.values_mut() {
+            value.set_sensitive(true);
+        }
+        Self {
+            client,
+            url,
+            headers,
+        }
+    }
+}
+
+#[async_trait]
+impl Agent for HttpAgent {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+        let start = Instant::now();
+        let response = self
+            .client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .json(request)
+            .send()
+            .await
+            .map_err(transport_error)?;
+        if !response.status().is_success() {
+            return Err(status_error(response).await);
+        }
+        if is_stream(response.headers()) {
+            read_stream(response, start).await
+        } else {
+            let body = response.bytes().await.map_err(transport_error)?;
+            let reply = serde_json::from_slice::<Reply>(&body).map_err(|e| {
+                AgentError::new(
+                    AgentErrorKind::Protocol,
+                    format!("reply is not protocol JSON: {e}"),
+                )
+            })?;
+            Ok(Exchange {
+                reply,
+                latency: start.elapsed(),
+                ttft: None,
+            })
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut shown = self.url.clone();
+        // Credentials and query strings are where tokens hide.
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+        shown.set_query(None);
+        shown.set_fragment(None);
+        shown.to_string()
+    }
+}
+
+fn is_stream(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    ["application/x-ndjson", "application/jsonl"]
+        .iter()
+        .any(|kind| essence.eq_ignore_ascii_case(kind))
+}
+
+/// Reads newline-delimited reply fragments as they arrive.
+async fn read_stream(response: Response, start: Instant) -> Result<Exchange, AgentError> {
+    let mut reply = Reply::default();
+    let mut ttft = None;
+    let mut pending = Vec::new();
+    let mut line_number = 0;
+    let mut chunks = response.bytes_stream();
+    let mut absorb_line = |line: &[u8], line_number: usize| -> Result<(), AgentError> {
+        if line.trim_ascii().is_empty() {
+            return Ok(());
+        }
+        let fragment = serde_json::from_slice::<Reply>(line).map_err(|e| {
+            AgentError::new(
+                AgentErrorKind::Protocol,
+                format!("streamed line {line_number} is not a protocol fragment: {e}"),
+            )
+        })?;
+        if ttft.is_none() && fragment.messages.iter().any(|m| !m.text.is_empty()) {
+            ttft = Some(start.elapsed());
+        }
+        reply.absorb(fragment);
+        Ok(())
+    };
+    while let Some(chunk) = chunks.next().await {
+        pending.extend_from_slice(&chunk.map_err(transport_error)?);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            line_number += 1;
+            absorb_line(&pending[..end], line_number)?;
+            pending.drain(..=end);
+        }
+    }
+    // The last line need not end with a newline.
+    absorb_line(&pending, line_number + 1)?;
+    Ok(Exchange {
+        reply,
+        latency: start.elapsed(),
+        ttft,
+    })
+}
+
+/// Maps a failure to reach the server or to read its answer. The URL is left out of the
+/// message: it may carry credentials.
+pub(crate) fn transport_error(error: reqwest::Error) -> AgentError {
+    let kind = if error.is_timeout() {
+        AgentErrorKind::Timeout
+    } else {
+        AgentErrorKind::Connect
+    };
+    let error = error.without_url();
+    // reqwest's own text is generic ("error sending request"); the cause says why.
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    AgentError::new(kind, message)
+}
+
+/// Turns a non-2xx answer into an error quoting the start of its body.
+pub(crate) async fn status_error(mut response: Response) -> AgentError {
+    let status = response.status();
+    let retry_after = retry_after(response.headers(), SystemTime::now());
+    // Read only what will be quoted (4 bytes per char at most): error pages can be large.
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_CHARS * 4 {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&body);
+    let quoted: String = text.trim().chars().take(ERROR_BODY_CHARS).collect();
+    let reason = status.canonical_reason().unwrap_or("");
+    let message = if quoted.is_empty() {
+        format!("{} {reason}", status.as_u16())
+    } else {
+        format!("{} {reason}: {quoted}", status.as_u16())
+    };
+    AgentError {
+        kind: AgentErrorKind::Status(status.as_u16()),
+        message,
+        retry_after,
+    }
+}
+
+/// `Retry-After` as delta-seconds or as an IMF-fixdate (the HTTP-date form senders must use).
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = parse_imf_fixdate(value)?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Parses `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn parse_imf_fixdate(value: &str) -> Option<SystemTime> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let parts: Vec<&str> = value.split_ascii_whitespace().collect();
+    let [weekday, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    if !weekday.ends_with(',') {
+        return None;
+    }
+    let day: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
+    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
+    let year: i64 = year.parse().ok()?;
+    let mut clock = time.split(':').map(|part| part.parse::<i64>().ok());
+    let (Some(Some(hour)), Some(Some(minute)), Some(Some(second)), None) =
+        (clock.next(), clock.next(), clock.next(), clock.next())
+    else {
+        return None;
+    };
+    if !(0..24).contains(&hour) || !(0..60).contains(&minute) || !(0..=60).contains(&second) {
+        return None;
+    }
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+    Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).ok()?))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(retry_after: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_str(retry_after).unwrap());
+        headers
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_777); // Sun, 06 Nov 1994 08:49:37 GMT
+        assert_eq!(
+            retry_after(&headers("2"), now),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            retry_after(&headers("Sun, 06 Nov 1994 08:49:47 GMT"), now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            retry_after(&headers("Sat, 05 Nov 1994 08:49:37 GMT"), now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after(&headers("soon"), now), None);
+        assert_eq!(
+            retry_after(&headers("Sun, 06 Nov 1994 25:00:00 GMT"), now),
+            None
+        );
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn civil_days_match_known_dates() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(days_from_civil(1994, 11, 6), 9_075);
+    }
+
+    #[test]
+    fn stream_content_types() {
+        let mut headers = HeaderMap::new();
+        for (value, expected) in [
+            ("application/x-ndjson", true),
+            ("Application/JSONL; charset=utf-8", true),
+            ("application/json", false),
+        ] {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static(value));
+            assert_eq!(is_stream(&headers), expected, "{value}");
+        }
+    }
+}

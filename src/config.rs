@@ -1,0 +1,401 @@
+//! `goldgate.yaml`: which agent to test and how to run, merged with flags into one [`Config`].
+//!
+//! The file is read with the same spanned YAML walker as the goldens, so a typo in a key is
+//! an error with its line and a "did you mean". `${VAR}` in the agent's URL and headers reads
+//! the environment; the expanded values are secrets and are never printed or reported.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::yaml::{self, Fields, Node, Value};
+
+/// The file looked for in the current directory when `--config` is not given.
+pub const DEFAULT_FILE: &str = "goldgate.yaml";
+
+/// Everything a run needs, after file and flags are merged.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// The file it came from, if any: relative paths in it are relative to its directory.
+    pub path: Option<PathBuf>,
+    pub agent: Option<AgentConfig>,
+    pub judge: Option<JudgeConfig>,
+    pub run: RunSettings,
+    /// Regression thresholds by their seed names (`passRateDropPp`, ...).
+    pub thresholds: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentConfig {
+    Http {
+        url: String,
+        /// Header name and value with `${VAR}` still unexpanded: expanded when the agent is built.
+        headers: Vec<(String, String)>,
+    },
+    Command {
+        argv: Vec<String>,
+        processes: usize,
+        /// Where the command runs: the config file's directory.
+        working_dir: Option<PathBuf>,
+    },
+    Replay {
+        dir: PathBuf,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct JudgeConfig {
+    pub provider: String,
+    pub model: Option<String>,
+}
+
+/// `run:` settings, each overridable by a flag.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSettings {
+    pub concurrency: usize,
+    pub timeout: Duration,
+    pub retries: u32,
+    /// An agent may call tools the golden does not list without failing the turn.
+    pub allow_extra_tool_calls: bool,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        Self {
+            concurrency: 8,
+            timeout: Duration::from_secs(60),
+            retries: 2,
+            allow_extra_tool_calls: false,
+        }
+    }
+}
+
+/// The config could not be used: every problem, each with its place.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct ConfigError {
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+const TOP_KEYS: [&str; 5] = ["agent", "judge", "run", "thresholds", "version"];
+const AGENT_KINDS: [&str; 6] = ["http", "command", "replay", "openai", "anthropic", "gemini"];
+const RUN_KEYS: [&str; 4] = ["concurrency", "timeout", "retries", "allow_extra_tool_calls"];
+const THRESHOLDS: [&str; 5] = [
+    "passRateDropPp",
+    "deflectionDropPp",
+    "p95LatencyIncreasePct",
+    "ttftP95IncreasePct",
+    "hallucinationRateIncreasePp",
+];
+
+impl Config {
+    /// Reads `path`. Missing keys take their defaults.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let file: Arc<Path> = Arc::from(path);
+        let mut diags = Diagnostics::new(&file);
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            diags.error(Code::G112, 1, 1, format!("cannot read config: {e}"));
+            ConfigError {
+                diagnostics: std::mem::take(&mut diags.items),
+            }
+        })?;
+        let config = match yaml::parse(&text) {
+            Ok(root) => parse(&root, path, &mut diags),
+            Err(err) => {
+                yaml::report_parse_error(&err, &mut diags);
+                Config::default()
+            }
+        };
+        if diags.has_errors() {
+            return Err(ConfigError { diagnostics: diags.items });
+        }
+        Ok(config)
+    }
+}
+
+fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
+    let mut config = Config {
+        path: Some(path.to_path_buf()),
+        ..Config::default()
+    };
+    if root.is_null() {
+        return config;
+    }
+    let Some(mut fields) = Fields::of(root, "", diags) else {
+        return config;
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    if let Some(agent) = fields.take("agent") {
+        config.agent = parse_agent(agent, &base, diags);
+    }
+    if let Some(judge) = fields.take("judge") {
+        config.judge = parse_judge(judge, diags);
+    }
+    if let Some(run) = fields.take("run") {
+        parse_run(run, &mut config.run, diags);
+    }
+    if let Some(thresholds) = fields.take("thresholds") {
+        config.thresholds = parse_thresholds(thresholds, diags);
+    }
+    fields.take("version");
+    fields.finish(&TOP_KEYS, diags);
+    config
+}
+
+fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<AgentConfig> {
+    let entries = node.as_map().filter(|m| m.len() == 1);
+    let Some([(kind, value)]) = entries else {
+        diags
+            .error(Code::G101, node.line, node.column, "expected exactly one agent kind")
+            .field("agent")
+            .hint("e.g. `agent: { http: { url: \"http://127.0.0.1:8080/turn\" } }`; kinds: http, command, replay");
+        return None;
+    };
+    let path = format!("agent.{}", kind.name);
+    match kind.name.as_str() {
+        "http" => {
+            let mut fields = Fields::of(value, &path, diags)?;
+            let url = fields.required_string("url", diags);
+            let headers = fields
+                .take("headers")
+                .and_then(|h| Fields::of(h, &format!("{path}.headers"), diags).map(|f| f.node()))
+                .and_then(Node::as_map)
+                .map(|entries| {
+                    entries
+                        .iter()
+                        .filter_map(|(k, v)| {
+                            let text = yaml::expect_text(v, &format!("{path}.headers.{}", k.name), diags)?;
+                            Some((k.name.clone(), text))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            fields.finish(&["url", "headers"], diags);
+            Some(AgentConfig::Http { url: url?, headers })
+        }
+        "command" => {
+            // Either a list (argv) or `{ argv: [...], processes: N }`.
+            let (argv_node, processes) = match &value.value {
+                Value::Map(_) => {
+                    let mut fields = Fields::of(value, &path, diags)?;
+                    let argv = fields.require("argv", "a list: program and arguments", diags);
+                    let processes = fields
+                        .take("processes")
+                        .and_then(|n| positive_integer(n, &format!("{path}.processes"), diags))
+                        .unwrap_or(1);
+                    fields.finish(&["argv", "processes"], diags);
+                    (argv?, processes)
+                }
+                _ => (value, 1),
+            };
+            let argv: Vec<String> = match &argv_node.value {
+                Value::Seq(items) => items
+                    .iter()
+                    .filter_map(|i| yaml::expect_text(i, &path, diags))
+                    .collect(),
+                Value::Str(line) => line.split_whitespace().map(str::to_owned).collect(),
+                _ => {
+                    diags
+                        .error(Code::G101, argv_node.line, argv_node.column, format!("expected a list of strings, found {}", argv_node.kind()))
+                        .field(path);
+                    return None;
+                }
+            };
+            if argv.is_empty() {
+                diags
+                    .error(Code::G102, argv_node.line, argv_node.column, "the command is empty")
+                    .field(path);
+                return None;
+            }
+            Some(AgentConfig::Command {
+                argv,
+                processes,
+                working_dir: Some(base.to_path_buf()),
+            })
+        }
+        "replay" => {
+            let dir = yaml::expect_text(value, &path, diags)?;
+            Some(AgentConfig::Replay { dir: base.join(dir) })
+        }
+        "openai" | "anthropic" | "gemini" => {
+            diags
+                .error(Code::G107, kind.line, kind.column, format!("LLM agents (`{}`) are not available in this version of goldgate", kind.name))
+                .field("agent")
+                .hint("use an http, command or replay agent");
+            None
+        }
+        other => {
+            diags
+                .error(Code::G107, kind.line, kind.column, format!("unknown agent kind `{other}`"))
+                .field("agent")
+                .hint(crate::diagnostic::suggestion(other, &AGENT_KINDS));
+            None
+        }
+    }
+}
+
+fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeConfig> {
+    let mut fields = Fields::of(node, "judge", diags)?;
+    let provider = fields.required_string("provider", diags);
+    let model = fields.string("model", diags);
+    for optional in ["base_url", "votes"] {
+        fields.take(optional);
+    }
+    fields.finish(&["provider", "model", "base_url", "votes"], diags);
+    let provider = provider?;
+    if crate::model::Provider::parse(&provider).is_none() {
+        diags
+            .error(Code::G107, node.line, node.column, format!("unknown judge provider `{provider}`"))
+            .field("judge.provider")
+            .hint(crate::diagnostic::suggestion(&provider, &crate::model::Provider::NAMES));
+        return None;
+    }
+    Some(JudgeConfig { provider, model })
+}
+
+fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
+    let Some(mut fields) = Fields::of(node, "run", diags) else {
+        return;
+    };
+    if let Some(n) = fields.take("concurrency") {
+        if let Some(n) = positive_integer(n, "run.concurrency", diags) {
+            run.concurrency = n;
+        }
+    }
+    if let Some(n) = fields.take("timeout") {
+        let parsed = n
+            .scalar_text()
+            .ok_or_else(|| format!("expected a duration such as `30s`, found {}", n.kind()))
+            .and_then(|text| parse_duration(&text));
+        match parsed {
+            Ok(timeout) => run.timeout = timeout,
+            Err(message) => {
+                diags.error(Code::G101, n.line, n.column, message).field("run.timeout");
+            }
+        }
+    }
+    if let Some(n) = fields.take("retries") {
+        match n.value {
+            Value::Int(i) if (0..=20).contains(&i) => run.retries = i as u32,
+            _ => {
+                diags
+                    .error(Code::G101, n.line, n.column, "expected a whole number of retries between 0 and 20")
+                    .field("run.retries");
+            }
+        }
+    }
+    if let Some(n) = fields.take("allow_extra_tool_calls") {
+        match n.value {
+            Value::Bool(b) => run.allow_extra_tool_calls = b,
+            _ => {
+                diags
+                    .error(Code::G101, n.line, n.column, format!("expected true or false, found {}", n.kind()))
+                    .field("run.allow_extra_tool_calls");
+            }
+        }
+    }
+    fields.finish(&RUN_KEYS, diags);
+}
+
+fn parse_thresholds(node: &Node, diags: &mut Diagnostics) -> BTreeMap<String, f64> {
+    let mut thresholds = BTreeMap::new();
+    let Some(entries) = Fields::of(node, "thresholds", diags).map(|f| f.node()).and_then(Node::as_map) else {
+        return thresholds;
+    };
+    for (key, value) in entries {
+        let field = format!("thresholds.{}", key.name);
+        if !THRESHOLDS.contains(&key.name.as_str()) {
+            diags
+                .error(Code::G100, key.line, key.column, format!("unknown threshold `{}`", key.name))
+                .field(field)
+                .hint(crate::diagnostic::suggestion(&key.name, &THRESHOLDS));
+            continue;
+        }
+        match value.as_f64() {
+            Some(v) if v >= 0.0 => {
+                thresholds.insert(key.name.clone(), v);
+            }
+            _ => {
+                diags
+                    .error(Code::G101, value.line, value.column, "expected a non-negative number")
+                    .field(field);
+            }
+        }
+    }
+    thresholds
+}
+
+fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<usize> {
+    match node.value {
+        Value::Int(i) if i >= 1 => usize::try_from(i).ok(),
+        _ => {
+            diags
+                .error(Code::G101, node.line, node.column, format!("expected a whole number of at least 1, found {}", node.kind()))
+                .field(field);
+            None
+        }
+    }
+}
+
+/// `500ms`, `30s`, `2m`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration; write e.g. `500ms`, `30s` or `2m`"))?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        other => return Err(format!("unknown unit `{other}` in `{text}`; use ms, s, m or h")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` is out of range"))
+}
+
+/// Expands `${VAR}` from the environment. A variable that is not set is an error naming it
+/// (never its would-be value, and never the rest of the string, which may hold a secret).
+pub fn expand_env(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| "unterminated `${` (expected `${NAME}`)".to_owned())?;
+        let name = &after[..end];
+        let value = std::env::var(name).map_err(|_| format!("environment variable `{name}` is not set"))?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_common_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
+        assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn env_expansion_names_a_missing_variable_only() {
+        assert_eq!(expand_env("plain"), Ok("plain".into()));
+        let err = expand_env("Bearer ${GOLDGATE_TEST_SURELY_UNSET}").unwrap_err();
+        assert_eq!(err, "environment variable `GOLDGATE_TEST_SURELY_UNSET` is not set");
+    }
+}

@@ -1,0 +1,210 @@
+//! Finding golden files: directories are walked (honouring `.gitignore`) and matched against
+//! globs; files named explicitly are taken whatever their name and sniffed by content.
+//!
+//! The order is deterministic (sorted by path) so that reports, shards and baselines do not
+//! depend on the file system's order.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use globset::{GlobSet, GlobSetBuilder};
+
+use crate::model::Format;
+
+/// How a found file should be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// The name says the format (`*.scenario.yaml`, `*.golden.csv`, ...).
+    Format(Format),
+    /// `regtrace.config.yaml`.
+    RegtraceConfig,
+    /// `*.scenario.ts`: reported as unsupported, never skipped silently.
+    ScenarioTs,
+    /// Named on the command line or matched loosely (YAML under `goldens/`): sniff the content.
+    Sniff,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub path: PathBuf,
+    pub hint: Hint,
+}
+
+/// The globs for each kind of file, matched against paths relative to the walked directory.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    pub scenario: Vec<String>,
+    pub scenario_ts: Vec<String>,
+    pub scrapi: Vec<String>,
+    pub ces_csv: Vec<String>,
+    pub regtrace_config: Vec<String>,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        let owned = |globs: &[&str]| globs.iter().map(|g| (*g).to_owned()).collect();
+        Self {
+            scenario: owned(&["**/*.scenario.yaml", "**/*.scenario.yml"]),
+            scenario_ts: owned(&["**/*.scenario.ts"]),
+            scrapi: owned(&[
+                "**/*.golden.yaml",
+                "**/*.golden.yml",
+                "**/goldens/**/*.yaml",
+                "**/goldens/**/*.yml",
+                "**/goldens/**/*.json",
+            ]),
+            ces_csv: owned(&["**/*.golden.csv", "**/goldens/**/*.csv"]),
+            regtrace_config: owned(&["**/regtrace.config.yaml", "**/regtrace.config.yml"]),
+        }
+    }
+}
+
+/// Compiled [`Rules`]; the first matching kind wins, in the order of the fields.
+struct Matchers {
+    sets: Vec<(GlobSet, Hint)>,
+}
+
+impl Matchers {
+    fn new(rules: &Rules) -> Result<Self, globset::Error> {
+        let build = |globs: &[String]| -> Result<GlobSet, globset::Error> {
+            let mut set = GlobSetBuilder::new();
+            for glob in globs {
+                set.add(globset::GlobBuilder::new(glob).literal_separator(true).build()?);
+            }
+            set.build()
+        };
+        Ok(Self {
+            sets: vec![
+                (build(&rules.scenario_ts)?, Hint::ScenarioTs),
+                (build(&rules.scenario)?, Hint::Format(Format::GecxScenario)),
+                (build(&rules.regtrace_config)?, Hint::RegtraceConfig),
+                (build(&rules.ces_csv)?, Hint::Format(Format::CesCsv)),
+                // YAML under goldens/ may be any of the YAML formats: sniff it.
+                (build(&rules.scrapi)?, Hint::Sniff),
+            ],
+        })
+    }
+
+    fn hint(&self, relative: &Path) -> Option<Hint> {
+        self.sets
+            .iter()
+            .find(|(set, _)| set.is_match(relative))
+            .map(|(_, hint)| *hint)
+    }
+}
+
+/// Why discovery could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    #[error("{path}: no such file or directory")]
+    Missing { path: PathBuf },
+    #[error("invalid glob: {0}")]
+    Glob(#[from] globset::Error),
+    #[error("{path}: {source}")]
+    Walk {
+        path: PathBuf,
+        #[source]
+        source: ignore::Error,
+    },
+}
+
+/// Finds the golden files under `targets` (files or directories), sorted, without duplicates.
+pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, DiscoverError> {
+    let matchers = Matchers::new(rules)?;
+    let mut found = BTreeMap::new();
+    for target in targets {
+        if target.is_file() {
+            found.insert(target.clone(), Hint::Sniff);
+            continue;
+        }
+        if !target.is_dir() {
+            return Err(DiscoverError::Missing { path: target.clone() });
+        }
+        let walker = ignore::WalkBuilder::new(target)
+            .require_git(false)
+            .sort_by_file_path(Ord::cmp)
+            .build();
+        for entry in walker {
+            let entry = entry.map_err(|source| DiscoverError::Walk {
+                path: target.clone(),
+                source,
+            })?;
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let path = entry.path();
+            let relative = path.strip_prefix(target).unwrap_or(path);
+            if let Some(hint) = matchers.hint(relative) {
+                found.entry(path.to_path_buf()).or_insert(hint);
+            }
+        }
+    }
+    Ok(found
+        .into_iter()
+        .map(|(path, hint)| Found { path, hint })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn touch(root: &Path, relative: &str) {
+        let path = root.join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "x").unwrap();
+    }
+
+    #[test]
+    fn finds_each_kind_sorted_and_honours_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for file in [
+            "b/welcome.scenario.yaml",
+            "a/old.scenario.ts",
+            "evals/goldens/orders.yaml",
+            "evals/goldens/nested/more.yml",
+            "evals/goldens/cases.csv",
+            "x.golden.csv",
+            "rt/regtrace.config.yaml",
+            "notes/readme.yaml",
+            "ignored/goldens/skip.yaml",
+        ] {
+            touch(root, file);
+        }
+        fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+        let found = discover(&[root.to_path_buf()], &Rules::default()).unwrap();
+        let got: Vec<(String, Hint)> = found
+            .iter()
+            .map(|f| (f.path.strip_prefix(root).unwrap().display().to_string(), f.hint))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a/old.scenario.ts".into(), Hint::ScenarioTs),
+                ("b/welcome.scenario.yaml".into(), Hint::Format(Format::GecxScenario)),
+                ("evals/goldens/cases.csv".into(), Hint::Format(Format::CesCsv)),
+                ("evals/goldens/nested/more.yml".into(), Hint::Sniff),
+                ("evals/goldens/orders.yaml".into(), Hint::Sniff),
+                ("rt/regtrace.config.yaml".into(), Hint::RegtraceConfig),
+                ("x.golden.csv".into(), Hint::Format(Format::CesCsv)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_named_file_is_taken_whatever_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        touch(dir.path(), "anything.txt");
+        let path = dir.path().join("anything.txt");
+        let found = discover(std::slice::from_ref(&path), &Rules::default()).unwrap();
+        assert_eq!(found, vec![Found { path, hint: Hint::Sniff }]);
+    }
+
+    #[test]
+    fn a_missing_path_is_an_error_naming_it() {
+        let err = discover(&[PathBuf::from("no/such/dir")], &Rules::default()).unwrap_err();
+        assert_eq!(err.to_string(), "no/such/dir: no such file or directory");
+    }
+}

@@ -1,0 +1,168 @@
+//! The hand-written dataset golden: `common_session_parameters`, `common_expectations` and the
+//! `conversations` list, each conversation one [`Case`].
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value as Json};
+
+use super::{
+    CONVERSATIONS_HINT, criteria, items, key_position, parameters, tags, take_container, turn,
+};
+use crate::diagnostic::{Code, Diagnostics};
+use crate::model::{Case, CaseCheck, Format};
+use crate::yaml::{Fields, Node, expect_text};
+
+const TOP_KEYS: &[&str] = &[
+    "conversations",
+    "common_session_parameters",
+    "common_expectations",
+];
+const CONVERSATION_KEYS: &[&str] = &[
+    "conversation",
+    "turns",
+    "tags",
+    "session_parameters",
+    "expectations",
+];
+
+/// What the file's top level gives every conversation.
+struct Common {
+    session_parameters: Map<String, Json>,
+    checks: Vec<CaseCheck>,
+}
+
+pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
+    let Some(mut fields) = Fields::of(root, "", diags) else {
+        return Vec::new();
+    };
+    let session_parameters = take_container(&mut fields, "common_session_parameters", "{}", diags)
+        .map(|node| parameters(node, "common_session_parameters", diags))
+        .unwrap_or_default();
+    let checks = take_container(&mut fields, "common_expectations", "[]", diags)
+        .map(|node| criteria(node, "common_expectations", diags))
+        .unwrap_or_default();
+    let common = Common {
+        session_parameters,
+        checks,
+    };
+    let conversations = conversation_nodes(&mut fields, diags);
+    fields.finish(TOP_KEYS, diags);
+
+    // Name -> line of its first definition, for G103.
+    let mut seen = HashMap::new();
+    conversations
+        .iter()
+        .enumerate()
+        .filter_map(|(i, node)| conversation(node, i, &common, &mut seen, diags))
+        .collect()
+}
+
+/// The `conversations` list; E002 when it is missing, null or empty.
+fn conversation_nodes<'a>(fields: &mut Fields<'a>, diags: &mut Diagnostics) -> &'a [Node] {
+    let root = fields.node();
+    let problem = match fields.take("conversations") {
+        None => "missing `conversations`",
+        Some(node) if node.is_null() || node.as_seq().is_some_and(<[Node]>::is_empty) => {
+            "`conversations` is empty"
+        }
+        Some(node) => return items(node, "conversations", "a list of conversations", diags),
+    };
+    let (line, column) = key_position(root, "conversations");
+    diags
+        .error(Code::E002, line, column, problem)
+        .hint(CONVERSATIONS_HINT);
+    &[]
+}
+
+fn conversation(
+    node: &Node,
+    index: usize,
+    common: &Common,
+    seen: &mut HashMap<String, u32>,
+    diags: &mut Diagnostics,
+) -> Option<Case> {
+    let path = format!("conversations[{index}]");
+    let mut fields = Fields::of(node, &path, diags)?;
+    let name_path = fields.path_of("conversation");
+    let name_node = fields.require("conversation", "the conversation's unique name", diags);
+    let name = name_node.and_then(|n| expect_text(n, &name_path, diags));
+
+    let tags = tags(&mut fields, diags);
+
+    let mut session_parameters = common.session_parameters.clone();
+    if let Some(own) = take_container(&mut fields, "session_parameters", "{}", diags) {
+        session_parameters.extend(parameters(
+            own,
+            &fields.path_of("session_parameters"),
+            diags,
+        ));
+    }
+    let mut checks = common.checks.clone();
+    if let Some(own) = take_container(&mut fields, "expectations", "[]", diags) {
+        checks.extend(criteria(own, &fields.path_of("expectations"), diags));
+    }
+
+    let turns_path = fields.path_of("turns");
+    let turn_list = fields.require("turns", "a list of turns", diags);
+    fields.finish(CONVERSATION_KEYS, diags);
+
+    let mut turns = Vec::new();
+    let mut unmocked_call = None;
+    let turn_nodes = turn_list.map_or(&[][..], |list| {
+        items(list, &turns_path, "a list of turns", diags)
+    });
+    for (i, item) in turn_nodes.iter().enumerate() {
+        if let Some(parsed) = turn::parse(item, i + 1, &format!("{turns_path}[{i}]"), diags) {
+            unmocked_call = unmocked_call.or(parsed.unmocked_call);
+            turns.push(parsed.turn);
+        }
+    }
+
+    if let Some(call) = unmocked_call.filter(|_| session_parameters.is_empty()) {
+        diags
+            .warning(
+                Code::E006,
+                call.line,
+                call.column,
+                "tool calls are expected but there are no session parameters to mock them",
+            )
+            .field(call.path)
+            .hint(
+                "add `common_session_parameters` or `session_parameters`, or an `output` per call",
+            );
+    }
+
+    let name = name?;
+    let name_node = name_node?;
+    if let Some(first) = seen.get(&name) {
+        diags
+            .error(
+                Code::G103,
+                name_node.line,
+                name_node.column,
+                format!(
+                    "conversation `{name}` is defined twice, at lines {first} and {}",
+                    name_node.line
+                ),
+            )
+            .field(name_path)
+            .hint("conversation names must be unique within a file");
+        return None;
+    }
+    seen.insert(name.clone(), name_node.line);
+
+    Some(Case {
+        id: name.clone(),
+        name,
+        description: None,
+        format: Format::ScrapiGolden,
+        location: diags.location(node.line, node.column),
+        tags,
+        session_parameters,
+        system_prompt: None,
+        context: Vec::new(),
+        turns,
+        checks,
+        weight: 1.0,
+    })
+}

@@ -1,0 +1,188 @@
+//! From found files to loaded cases: read each file once, sniff what it is, hand it to its
+//! format's loader, then check what only the whole suite can tell (duplicate scenario ids).
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diagnostic::{Code, Diagnostics, Severity};
+use crate::discover::{Found, Hint};
+use crate::formats::{self, FileKind, LoadedFile};
+use crate::model::Format;
+use crate::yaml::{self, MAX_FILE_BYTES};
+
+/// Every file found, loaded, in discovery order (a Regtrace config is followed by its sets).
+#[derive(Debug, Default)]
+pub struct Suite {
+    pub files: Vec<LoadedFile>,
+}
+
+impl Suite {
+    pub fn error_count(&self) -> usize {
+        self.count(Severity::Error)
+    }
+
+    pub fn warning_count(&self) -> usize {
+        self.count(Severity::Warning)
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        self.files
+            .iter()
+            .flat_map(|f| &f.diagnostics)
+            .filter(|d| d.severity == severity)
+            .count()
+    }
+
+    pub fn case_count(&self) -> usize {
+        self.files.iter().map(|f| f.cases.len()).sum()
+    }
+}
+
+/// Loads every found file. Problems never abort the others; they are in each file's diagnostics.
+pub fn load(found: &[Found]) -> Suite {
+    let mut suite = Suite::default();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for item in found {
+        for file in load_one(&item.path, item.hint) {
+            // A golden set listed by a config may also be named directly: load it once.
+            let key = fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.to_path_buf());
+            if !seen.contains(&key) {
+                seen.push(key);
+                suite.files.push(file);
+            }
+        }
+    }
+    check_unique_scenario_ids(&mut suite.files);
+    suite
+}
+
+fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
+    let file: Arc<Path> = Arc::from(path);
+    if hint == Hint::ScenarioTs {
+        let mut diags = Diagnostics::new(&file);
+        diags
+            .warning(Code::G108, 1, 1, "gecx TypeScript scenarios cannot be run by goldgate")
+            .hint("it needs a JavaScript runtime; write the scenario as `*.scenario.yaml` (same keys)");
+        return vec![LoadedFile {
+            path: file,
+            format: Some(Format::GecxScenario),
+            cases: Vec::new(),
+            diagnostics: diags.items,
+        }];
+    }
+    let text = match read(path) {
+        Ok(text) => text,
+        Err(message) => return vec![formats::failed(&file, None, Code::G112, message, None)],
+    };
+    let is_csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    if is_csv || hint == Hint::Format(Format::CesCsv) {
+        if formats::sniff_csv(&text) {
+            return vec![formats::load_golden(&file, &text, Format::CesCsv)];
+        }
+        return vec![formats::failed(
+            &file,
+            Some(Format::CesCsv),
+            Code::G108,
+            "not a CES golden CSV: the header lacks `display_name`, `turn_index` and `action_type`".into(),
+            Some("the first line must name the columns, e.g. `display_name,turn_index,action_type,text_content`"),
+        )];
+    }
+    let root = match yaml::parse(&text) {
+        Ok(root) => root,
+        Err(err) => {
+            let mut diags = Diagnostics::new(&file);
+            yaml::report_parse_error(&err, &mut diags);
+            let format = match hint {
+                Hint::Format(format) => Some(format),
+                _ => None,
+            };
+            return vec![LoadedFile {
+                path: file,
+                format,
+                cases: Vec::new(),
+                diagnostics: diags.items,
+            }];
+        }
+    };
+    let kind = match hint {
+        Hint::Format(format) => FileKind::Golden(format),
+        Hint::RegtraceConfig => FileKind::RegtraceConfig,
+        _ => formats::sniff_yaml(&root),
+    };
+    match kind {
+        FileKind::Golden(format) => vec![formats::load_root(&file, &root, format)],
+        FileKind::RegtraceConfig => formats::regtrace::load_config_file(&file, &root),
+        FileKind::OtherEval(what) => {
+            let mut diags = Diagnostics::new(&file);
+            diags
+                .warning(Code::G108, root.line, root.column, format!("this is {what}; goldgate does not run it"))
+                .hint("goldgate runs SCRAPI goldens, CES golden CSV, gecx scenarios and Regtrace golden sets");
+            vec![LoadedFile {
+                path: file,
+                format: None,
+                cases: Vec::new(),
+                diagnostics: diags.items,
+            }]
+        }
+        FileKind::ScenarioTs | FileKind::Unknown => {
+            let message = if root.is_null() {
+                "the file is empty: no conversations, scenario or test cases".to_owned()
+            } else {
+                "not a golden file goldgate knows".to_owned()
+            };
+            vec![formats::failed(
+                &file,
+                None,
+                if root.is_null() { Code::E002 } else { Code::G108 },
+                message,
+                Some(
+                    "expected top-level `conversations` (SCRAPI golden), `id`/`when`/`then` (gecx scenario), \
+                     `test_cases` (Regtrace golden set) or `golden_sets` (regtrace.config.yaml)",
+                ),
+            )]
+        }
+    }
+}
+
+/// Reads a file as UTF-8 text, refusing huge files before reading them.
+fn read(path: &Path) -> Result<String, String> {
+    let meta = fs::metadata(path).map_err(|e| format!("cannot read file: {e}"))?;
+    if meta.len() > MAX_FILE_BYTES as u64 {
+        return Err(format!(
+            "file is {} MiB; goldgate refuses golden files over {} MiB",
+            meta.len() / (1024 * 1024),
+            MAX_FILE_BYTES / (1024 * 1024)
+        ));
+    }
+    let bytes = fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| format!("file is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+}
+
+/// gecx scenario ids are unique within the suite, not just the file.
+fn check_unique_scenario_ids(files: &mut [LoadedFile]) {
+    let mut first_seen: HashMap<String, crate::model::Location> = HashMap::new();
+    for file in files.iter_mut().filter(|f| f.format == Some(Format::GecxScenario)) {
+        let mut diags = Diagnostics::new(&file.path);
+        for case in &file.cases {
+            match first_seen.get(&case.id) {
+                Some(first) => {
+                    diags
+                        .error(
+                            Code::G103,
+                            case.location.line,
+                            case.location.column,
+                            format!("scenario id `{}` is already used at {first}", case.id),
+                        )
+                        .field("id")
+                        .hint("scenario ids must be unique within the suite");
+                }
+                None => {
+                    first_seen.insert(case.id.clone(), case.location.clone());
+                }
+            }
+        }
+        file.diagnostics.append(&mut diags.items);
+    }
+}

@@ -1,0 +1,330 @@
+//! The terminal report of `goldgate run`: SCRAPI's results table, the aggregates, then what
+//! failed and where.
+//!
+//! The table keeps the shape users know from `cxas run --wait` (seed 000, "Interpreting
+//! results") so that it reads the same after the switch. Everything the agent or a golden file
+//! wrote goes through [`escape`] first: an agent can answer with ANSI escapes or bidi
+//! overrides, and those must never reach the terminal. Colour is the caller's decision
+//! (a terminal, and `NO_COLOR` unset): this module only obeys it.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::time::Duration;
+
+use crate::metrics::{Aggregates, Percentiles};
+use crate::outcome::{CaseResult, CheckResult, Method, RunResult, Status};
+
+/// Writes the whole terminal report.
+pub fn write_table(
+    result: &RunResult,
+    aggregates: &Aggregates,
+    out: &mut impl Write,
+    color: bool,
+) -> io::Result<()> {
+    let paint = Paint { color };
+    write_results(result, out, paint)?;
+    writeln!(out)?;
+    write_aggregates(result, aggregates, out)?;
+
+    let failing: Vec<&CaseResult> = result.cases.iter().filter(|c| is_bad(c.status)).collect();
+    if !failing.is_empty() {
+        writeln!(out, "\nFailures\n--------")?;
+    }
+    for case in failing {
+        let mut header = format!(
+            "{} {} ({})",
+            status_word(case.status),
+            escape(&case.case.name),
+            escape(&case.case.location.to_string())
+        );
+        if let Some(error) = &case.error {
+            let _ = write!(header, ": {}", escape(error));
+        }
+        writeln!(out, "{}", paint.status(case.status, &header))?;
+        write_case_details(case, out, paint)?;
+    }
+    Ok(())
+}
+
+/// The seed's table: one row per case, then the totals line.
+fn write_results(result: &RunResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+    let names: Vec<Cow<str>> = result.cases.iter().map(|c| escape(&c.case.name)).collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .chain([HEADER.len()])
+        .max()
+        .unwrap_or(HEADER.len());
+
+    writeln!(out, "Evaluation Results\n==================")?;
+    writeln!(out, "{HEADER:<width$} | Turns | Pass | Fail | Score")?;
+    writeln!(
+        out,
+        "{}|-------|------|------|------",
+        "-".repeat(width + 1)
+    )?;
+    let (mut turns, mut passed, mut failed) = (0, 0, 0);
+    for (case, name) in result.cases.iter().zip(&names) {
+        let count = |status| case.turns.iter().filter(|t| t.status == status).count();
+        let (pass, fail) = (count(Status::Passed), count(Status::Failed));
+        let score = format!("{}%", percent(case.score));
+        let row = format!(
+            "{name:<width$} | {:>5} | {pass:>4} | {fail:>4} | {score:>5}",
+            case.turns.len()
+        );
+        writeln!(out, "{}", paint.status(case.status, &row))?;
+        turns += case.turns.len();
+        passed += pass;
+        failed += fail;
+    }
+    writeln!(
+        out,
+        "Total: {} conversations, {turns} turns, {passed} pass, {failed} fail",
+        result.cases.len()
+    )
+}
+
+const HEADER: &str = "Conversation";
+
+/// The aggregates, one per line, with what was left out of the rates.
+fn write_aggregates(
+    result: &RunResult,
+    aggregates: &Aggregates,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let cases = &aggregates.cases;
+    writeln!(out, "Agent: {}", escape(&result.agent))?;
+    writeln!(
+        out,
+        "Pass rate: {} ({} passed, {} failed; not counted: {} errored, {} skipped)",
+        rate(aggregates.pass_rate),
+        cases.passed,
+        cases.failed,
+        cases.errors,
+        cases.skipped
+    )?;
+    writeln!(out, "Turn pass rate: {}", rate(aggregates.turn_pass_rate))?;
+    writeln!(out, "Deflection rate: {}", rate(aggregates.deflection_rate))?;
+    writeln!(out, "Latency: {}", percentiles(aggregates.latency))?;
+    writeln!(out, "TTFT: {}", percentiles(aggregates.ttft))?;
+    writeln!(
+        out,
+        "Tool-call accuracy: {}",
+        rate(aggregates.tool_call_accuracy)
+    )?;
+    writeln!(
+        out,
+        "Hallucination rate: {}",
+        rate(aggregates.hallucination_rate)
+    )?;
+    writeln!(out, "Suite score: {}", rate(aggregates.suite_score))?;
+    writeln!(
+        out,
+        "Tokens: {} in, {} out",
+        aggregates.tokens.input_tokens, aggregates.tokens.output_tokens
+    )?;
+
+    let local = result
+        .cases
+        .iter()
+        .flat_map(CaseResult::all_checks)
+        .any(|c| c.method == Method::LocalSimilarity);
+    let mut judges = if result.judges.is_empty() {
+        let skipped = aggregates.checks.skipped;
+        format!(
+            "no judge configured: {skipped} check{} skipped",
+            if skipped == 1 { "" } else { "s" }
+        )
+    } else {
+        format!("Judges: {}", escape(&result.judges.join(", ")))
+    };
+    if local {
+        judges.push_str("; semantic checks used local similarity");
+    }
+    writeln!(out, "{judges}")?;
+    if result.incomplete {
+        writeln!(out, "Stopped early: some conversations did not run")?;
+    }
+    writeln!(out, "Duration: {}", duration(result.duration))
+}
+
+/// [`write_case_details`] without colour, as text (the JUnit failure body).
+pub(crate) fn case_details(case: &CaseResult) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_case_details(case, &mut out, Paint { color: false });
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What went wrong in one case: each turn that did not pass (location, input, each failed
+/// check with expected vs actual and the method that judged it), then the case-level checks.
+/// The case itself (name, location, status) is the caller's header.
+fn write_case_details(case: &CaseResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+    for turn in &case.turns {
+        if !is_bad(turn.status) {
+            continue;
+        }
+        let mut line = format!(
+            "  turn {} ({}): {}",
+            turn.index,
+            escape(&turn.location.to_string()),
+            turn.status.name()
+        );
+        // The error that stopped the case is already in its header.
+        if let Some(error) = turn
+            .error
+            .as_ref()
+            .filter(|&e| Some(e) != case.error.as_ref())
+        {
+            let _ = write!(line, ": {}", escape(error));
+        }
+        writeln!(out, "{}", paint.status(turn.status, &line))?;
+        writeln!(out, "    input: {}", escape(&turn.input))?;
+        for check in turn.checks.iter().filter(|c| is_bad(c.status)) {
+            write_check(check, out, paint)?;
+        }
+    }
+    let case_checks: Vec<&CheckResult> = case.checks.iter().filter(|c| is_bad(c.status)).collect();
+    if !case_checks.is_empty() {
+        writeln!(out, "  conversation checks:")?;
+        for check in case_checks {
+            write_check(check, out, paint)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_check(check: &CheckResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+    let indent = "    ";
+    let line = format!(
+        "{indent}{} [{}] ({}): {}",
+        escape(&check.label),
+        method(&check.method),
+        escape(&check.location.to_string()),
+        check.status.name()
+    );
+    writeln!(out, "{}", paint.status(check.status, &line))?;
+    writeln!(out, "{indent}  expected: {}", escape(&check.expected))?;
+    writeln!(out, "{indent}  actual:   {}", escape(&check.actual))?;
+    if let Some(reason) = &check.reason {
+        writeln!(out, "{indent}  reason:   {}", escape(reason))?;
+    }
+    Ok(())
+}
+
+fn is_bad(status: Status) -> bool {
+    matches!(status, Status::Failed | Status::Error)
+}
+
+/// How a check was judged, for people: `exact`, `semantic (local-similarity)`,
+/// `judge (anthropic/claude-sonnet-4-6)`.
+fn method(method: &Method) -> Cow<'static, str> {
+    match method {
+        Method::Deterministic(name) => Cow::Borrowed(name),
+        Method::LocalSimilarity => Cow::Borrowed("semantic (local-similarity)"),
+        Method::Judge { provider, model } => Cow::Owned(format!(
+            "judge ({})",
+            escape(&format!("{provider}/{model}"))
+        )),
+        Method::None => Cow::Borrowed("not judged"),
+    }
+}
+
+fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Passed => "PASSED",
+        Status::Failed => "FAILED",
+        Status::Error => "ERROR",
+        Status::Skipped => "SKIPPED",
+    }
+}
+
+/// Text from outside (agent replies, golden files) made safe for one terminal line: control
+/// characters (ESC, CR, LF, C1 codes) and invisible bidi and zero-width format characters are
+/// shown as Rust escapes (`\u{1b}`, `\n`), everything else unchanged.
+pub fn escape(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn percent(fraction: f64) -> u32 {
+    // `as` saturates and maps NaN to 0.
+    (fraction.clamp(0.0, 1.0) * 100.0).round() as u32
+}
+
+fn rate(fraction: Option<f64>) -> String {
+    fraction.map_or_else(|| "n/a".to_owned(), |f| format!("{:.1}%", f * 100.0))
+}
+
+fn percentiles(p: Option<Percentiles>) -> String {
+    p.map_or_else(
+        || "not measured".to_owned(),
+        |p| format!("p50 {}, p95 {}", duration(p.p50), duration(p.p95)),
+    )
+}
+
+fn duration(d: Duration) -> String {
+    if d < Duration::from_secs(10) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// Colours by status, or nothing.
+#[derive(Clone, Copy)]
+struct Paint {
+    color: bool,
+}
+
+impl Paint {
+    fn status<'a>(self, status: Status, text: &'a str) -> Cow<'a, str> {
+        if !self.color {
+            return Cow::Borrowed(text);
+        }
+        let code = match status {
+            Status::Passed => "32",
+            Status::Failed => "31",
+            Status::Error | Status::Skipped => "33",
+        };
+        Cow::Owned(format!("\x1b[{code}m{text}\x1b[0m"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{escape, percent};
+
+    #[test]
+    fn escapes_terminal_controls_and_bidi() {
+        assert_eq!(escape("plain text, é"), "plain text, é");
+        assert_eq!(escape("\x1b[2Jgone"), "\\u{1b}[2Jgone");
+        assert_eq!(escape("a\r\nb\tc"), "a\\r\\nb\\tc");
+        assert_eq!(escape("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(escape("abc\u{202e}def"), "abc\\u{202e}def");
+    }
+
+    #[test]
+    fn percent_rounds_and_clamps() {
+        assert_eq!(percent(0.5), 50);
+        assert_eq!(percent(2.0 / 3.0), 67);
+        assert_eq!(percent(1.0), 100);
+        assert_eq!(percent(f64::NAN), 0);
+    }
+}

@@ -1,0 +1,152 @@
+//! JUnit XML for CI systems other than GitHub (GitLab, Jenkins, Buildkite) and JUnit actions.
+//!
+//! The mapping suits all the common readers (see STACK.md, "JUnit"): one `testsuite` per golden
+//! file; one `testcase` per case with `name` = the case id and `classname` = the file path with
+//! `.` replaced by `_` (Jenkins splits a classname at its last dot, so `orders.yaml` would
+//! break its tree), plus `file` and `line` attributes for annotating readers. A failure's
+//! message is one line naming the first failed expectation; its body holds every failing turn
+//! with expected vs actual; `system-out` holds the transcript. quick-junit drops ANSI escapes
+//! and control characters that XML cannot carry.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::Path;
+
+use quick_junit::{NonSuccessKind, Report, SerializeError, TestCase, TestCaseStatus, TestSuite};
+
+use crate::outcome::{CaseResult, RunResult, Status};
+use crate::report::console::{case_details, escape};
+
+/// The JUnit report of a run.
+pub fn build(result: &RunResult) -> Report {
+    let mut suites: Vec<TestSuite> = Vec::new();
+    for case in &result.cases {
+        let file = case.case.location.file.to_string_lossy();
+        let index = match suites.iter().position(|s| s.name.as_str() == file) {
+            Some(index) => index,
+            None => {
+                suites.push(TestSuite::new(file.as_ref()));
+                suites.len() - 1
+            }
+        };
+        let suite = &mut suites[index];
+        suite.add_test_case(test_case(case, &file));
+        suite.time = Some(suite.time.unwrap_or_default() + case.duration);
+    }
+    let mut report = Report::new("goldgate");
+    report.set_time(result.duration).add_test_suites(suites);
+    report
+}
+
+/// Writes the XML of [`build`].
+pub fn write(result: &RunResult, out: &mut impl Write) -> Result<(), SerializeError> {
+    build(result).serialize(out)
+}
+
+/// Writes the XML of [`build`] to a file.
+pub fn write_file(path: &Path, result: &RunResult) -> io::Result<()> {
+    let xml = build(result).to_string().map_err(io::Error::other)?;
+    std::fs::write(path, xml)
+}
+
+fn test_case(case: &CaseResult, file: &str) -> TestCase {
+    let mut test = TestCase::new(case.case.id.as_str(), status(case));
+    test.set_classname(file.replace('.', "_"))
+        .set_time(case.duration)
+        .set_system_out(transcript(case));
+    test.extra.insert("file".into(), file.into());
+    test.extra
+        .insert("line".into(), case.case.location.line.to_string().into());
+    test.add_properties(case.case.tags.iter().map(|tag| ("tag", tag.as_str())));
+    test.add_property(("score", format!("{:.3}", case.score).as_str()));
+    test
+}
+
+fn status(case: &CaseResult) -> TestCaseStatus {
+    let (kind, message) = match case.status {
+        Status::Passed => return TestCaseStatus::success(),
+        Status::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            let reason = case.all_checks().find_map(|c| c.reason.as_deref());
+            status.set_message(escape(reason.unwrap_or("no check could be judged")));
+            return status;
+        }
+        Status::Failed => (NonSuccessKind::Failure, failure_message(case)),
+        Status::Error => (NonSuccessKind::Error, error_message(case)),
+    };
+    // Readers that show only the body (GitLab) still see the verdict on its first line.
+    let message = escape(&message);
+    let mut status = TestCaseStatus::non_success(kind);
+    status
+        .set_description(format!("{message}\n{}", case_details(case)))
+        .set_message(message);
+    status
+}
+
+/// The first failed expectation, on one line: `label: expected …, got …`.
+fn failure_message(case: &CaseResult) -> String {
+    case.all_checks()
+        .find(|c| c.status == Status::Failed)
+        .map_or_else(
+            || "failed".to_owned(),
+            |c| format!("{}: expected {}, got {}", c.label, c.expected, c.actual),
+        )
+}
+
+/// The error of the run that stopped the case, wherever it was recorded.
+fn error_message(case: &CaseResult) -> String {
+    case.error
+        .iter()
+        .chain(case.turns.iter().filter_map(|t| t.error.as_ref()))
+        .next()
+        .cloned()
+        .or_else(|| {
+            case.all_checks()
+                .find(|c| c.status == Status::Error)
+                .map(|c| format!("{}: {}", c.label, c.reason.as_deref().unwrap_or("error")))
+        })
+        .unwrap_or_else(|| "error".to_owned())
+}
+
+/// What was said, turn by turn: the user side, the agent's text, its tool calls, transfers,
+/// handoffs and errors.
+fn transcript(case: &CaseResult) -> String {
+    let mut out = String::new();
+    for turn in &case.turns {
+        let _ = writeln!(out, "turn {} ({})", turn.index, turn.location);
+        let _ = writeln!(out, "user: {}", turn.input);
+        if let Some(exchange) = &turn.exchange {
+            let reply = &exchange.reply;
+            for message in &reply.messages {
+                match &message.agent {
+                    Some(agent) => {
+                        let _ = writeln!(out, "agent ({agent}): {}", message.text);
+                    }
+                    None => {
+                        let _ = writeln!(out, "agent: {}", message.text);
+                    }
+                }
+            }
+            for call in &reply.tool_calls {
+                let _ = write!(out, "tool call: {} {}", call.name, call.args);
+                if let Some(response) = &call.response {
+                    let _ = write!(out, " -> {response}");
+                }
+                out.push('\n');
+            }
+            if let Some(transfer) = &reply.transfer {
+                let _ = writeln!(out, "transfer: {}", transfer.agent);
+            }
+            if let Some(handoff) = &reply.handoff {
+                let _ = writeln!(out, "handoff: {}", handoff.status);
+            }
+            if let Some(error) = &reply.error {
+                let _ = writeln!(out, "agent error: {}: {}", error.code, error.message);
+            }
+        }
+        if let Some(error) = &turn.error {
+            let _ = writeln!(out, "error: {error}");
+        }
+    }
+    out
+}

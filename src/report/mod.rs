@@ -1,0 +1,7 @@
+//! Sinks: each output is a small renderer over typed results, writing to any `io::Write`.
+
+pub mod annotations;
+pub mod console;
+pub mod json;
+pub mod junit;
+pub mod lint;

@@ -1,0 +1,367 @@
+//! Matchers (SCRAPI's `$matchType`) over agent text and JSON values, argument matching, and
+//! the assignment of actual tool calls to expected ones.
+//!
+//! - `exact`: agent text is compared trimmed; JSON values by [`json_equal`].
+//! - `contains`: substring, **case-sensitive** as in SCRAPI (gecx `message-contains` is the
+//!   case-insensitive one); a JSON value is compared by its text (a string's content, else its
+//!   JSON).
+//! - `regexp`: the pattern is searched anywhere in the text (anchor it to match all of it).
+//! - `ignore`: always passes, even when the value is missing.
+//! - `semantic`: the judge's 0-4 similarity, passing at 3, when a judge is configured; else
+//!   [`super::semantic::compare`] at [`super::ScoreOptions::semantic_threshold`].
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::judge::{SIMILARITY_MAX, SIMILARITY_PASS};
+use super::{Grader, Verdict, semantic};
+use crate::agent::protocol::ToolCall;
+use crate::model::{ArgsMatcher, ExpectedToolCall, MatchType, Matcher, ValueMatcher};
+use crate::outcome::{Method, Status};
+
+/// JSON equality with the leniency agents need: a number equals a string holding the same
+/// number (`5` and `"5"`, `19.99` and `"19.99"`), a boolean equals `"true"`/`"false"`, and an
+/// object or array equals a string holding it as JSON (tool arguments sent as a JSON string).
+/// Objects must have the same keys; arrays the same items in the same order.
+pub fn json_equal(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            e.len() == a.len()
+                && e.iter()
+                    .all(|(key, value)| a.get(key).is_some_and(|other| json_equal(value, other)))
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(x, y)| json_equal(x, y))
+        }
+        (Value::Number(e), Value::Number(a)) => e == a || e.as_f64() == a.as_f64(),
+        (Value::String(s), other) | (other, Value::String(s)) if !other.is_string() => {
+            match other {
+                Value::Number(n) => s.trim().parse::<f64>().ok() == n.as_f64(),
+                Value::Bool(b) => s.trim() == if *b { "true" } else { "false" },
+                Value::Object(_) | Value::Array(_) => serde_json::from_str::<Value>(s)
+                    .is_ok_and(|parsed| parsed.is_object() == other.is_object() && json_equal(&parsed, other)),
+                _ => false,
+            }
+        }
+        _ => expected == actual,
+    }
+}
+
+/// A value as text: a string's content, anything else as compact JSON.
+pub(super) fn text_of(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// `name({"key":value})`, as reports show an actual call.
+pub(super) fn render_call(call: &ToolCall) -> String {
+    format!("{}({})", call.name, call.args)
+}
+
+/// `name(key: "value", other: contains "x")`, as reports show an expected call.
+pub(super) fn render_expected_call(call: &ExpectedToolCall) -> String {
+    let mut out = format!("{}(", call.name);
+    render_fields(&call.args.fields, &mut out);
+    out.push(')');
+    out
+}
+
+fn render_fields(fields: &[(String, ValueMatcher)], out: &mut String) {
+    for (i, (key, matcher)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{key}: ");
+        match matcher {
+            ValueMatcher::Object(inner) => {
+                out.push('{');
+                render_fields(inner, out);
+                out.push('}');
+            }
+            ValueMatcher::Leaf(leaf) => match leaf.match_type {
+                MatchType::Exact => {
+                    let _ = write!(out, "{}", leaf.expected);
+                }
+                MatchType::Ignore => out.push_str("(any)"),
+                other => {
+                    let _ = write!(out, "{} {}", other.name(), leaf.expected);
+                }
+            },
+        }
+    }
+}
+
+fn has_semantic(fields: &[(String, ValueMatcher)]) -> bool {
+    fields.iter().any(|(_, matcher)| match matcher {
+        ValueMatcher::Leaf(leaf) => leaf.match_type == MatchType::Semantic,
+        ValueMatcher::Object(inner) => has_semantic(inner),
+    })
+}
+
+/// Every leaf matcher with its path below the arguments.
+fn leaves<'m>(
+    fields: &'m [(String, ValueMatcher)],
+    prefix: &[&'m str],
+    out: &mut Vec<(Vec<&'m str>, &'m Matcher)>,
+) {
+    for (key, matcher) in fields {
+        let mut path = prefix.to_vec();
+        path.push(key);
+        match matcher {
+            ValueMatcher::Leaf(leaf) => out.push((path, leaf)),
+            ValueMatcher::Object(inner) => leaves(inner, &path, out),
+        }
+    }
+}
+
+fn lookup<'v>(value: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(value, |value, key| value.get(key))
+}
+
+/// Which actual call each expected call claimed, and why the others found none.
+pub(super) struct CallAssignment {
+    /// Per expected call: its verdict (passed when it claimed a call).
+    pub verdicts: Vec<Verdict>,
+    /// Per actual call: whether an expected call claimed it.
+    pub claimed: Vec<bool>,
+}
+
+impl Grader {
+    /// The method of `semantic` matches: the judge when configured, else local similarity.
+    pub(super) fn semantic_method(&self) -> Method {
+        match &self.judge {
+            Some(judge) => Method::Judge {
+                provider: judge.provider(),
+                model: judge.model(),
+            },
+            None => Method::LocalSimilarity,
+        }
+    }
+
+    pub(super) fn method_for(&self, match_type: MatchType) -> Method {
+        match match_type {
+            MatchType::Semantic => self.semantic_method(),
+            other => Method::Deterministic(other.name()),
+        }
+    }
+
+    pub(super) async fn semantic(&self, expected: &str, actual: &str) -> Verdict {
+        let method = self.semantic_method();
+        let Some(judge) = &self.judge else {
+            let local = semantic::compare(expected, actual, self.options.semantic_threshold);
+            let mut verdict = Verdict::decided(local.passed, method, local.reason);
+            verdict.score = Some(local.score);
+            return verdict;
+        };
+        match judge.similarity(expected, actual).await {
+            Ok(rating) => {
+                let passed = rating.score >= SIMILARITY_PASS;
+                let reason = (!passed).then(|| {
+                    let mut reason = format!("similarity {}/4", rating.score);
+                    if let Some(why) = rating.explanation {
+                        let _ = write!(reason, ": {why}");
+                    }
+                    reason
+                });
+                let mut verdict = Verdict::decided(passed, method, reason);
+                verdict.score = Some((rating.score / SIMILARITY_MAX).clamp(0.0, 1.0));
+                verdict
+            }
+            Err(err) => Verdict::error(method, err.to_string()),
+        }
+    }
+
+    /// Agent text against one matcher.
+    pub(super) async fn match_text(&self, matcher: &Matcher, actual: &str) -> Verdict {
+        let expected = text_of(&matcher.expected);
+        let method = self.method_for(matcher.match_type);
+        match matcher.match_type {
+            MatchType::Ignore => Verdict::decided(true, method, None),
+            MatchType::Exact => {
+                let passed = expected.trim() == actual.trim();
+                Verdict::decided(passed, method, Some("not equal".to_owned()))
+            }
+            MatchType::Contains => {
+                let passed = actual.contains(expected.as_ref());
+                Verdict::decided(passed, method, Some(format!("does not contain {expected:?}")))
+            }
+            MatchType::Regexp => match regex_of(matcher) {
+                Ok(regex) => {
+                    let reason = format!("does not match /{}/", regex.as_str());
+                    Verdict::decided(regex.is_match(actual), method, Some(reason))
+                }
+                Err(problem) => Verdict::error(method, problem),
+            },
+            MatchType::Semantic => self.semantic(&expected, actual).await,
+        }
+    }
+
+    /// A JSON value (an argument, a part of one) against one matcher; `None` when missing.
+    async fn match_value(&self, matcher: &Matcher, actual: Option<&Value>) -> Verdict {
+        let method = self.method_for(matcher.match_type);
+        if matcher.match_type == MatchType::Ignore {
+            return Verdict::decided(true, method, None);
+        }
+        let Some(actual) = actual else {
+            return Verdict::fail(method, "missing".to_owned());
+        };
+        let mut verdict = if matcher.match_type == MatchType::Exact {
+            Verdict::decided(json_equal(&matcher.expected, actual), method, None)
+        } else {
+            self.match_text(matcher, &text_of(actual)).await
+        };
+        if verdict.status != Status::Passed {
+            let detail = format!("expected {}, got {actual}", describe_leaf(matcher));
+            verdict.reason = Some(match verdict.reason {
+                Some(reason) if matcher.match_type == MatchType::Semantic => {
+                    format!("{detail} ({reason})")
+                }
+                _ => detail,
+            });
+        }
+        verdict
+    }
+
+    /// Every listed argument against the call's arguments; the first mismatch decides. A call
+    /// whose arguments arrive as a JSON string is read as the object it holds.
+    pub(super) async fn match_args(&self, args: &ArgsMatcher, actual: &Value) -> Verdict {
+        let parsed;
+        let actual = match actual {
+            Value::String(text) => {
+                parsed = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+                &parsed
+            }
+            other => other,
+        };
+        let mut all = Vec::new();
+        leaves(&args.fields, &[], &mut all);
+        for (path, matcher) in all {
+            let verdict = self.match_value(matcher, lookup(actual, &path)).await;
+            if verdict.status != Status::Passed {
+                let reason = verdict.reason.unwrap_or_default();
+                return Verdict {
+                    reason: Some(format!("{}: {reason}", path.join("."))),
+                    method: self.args_method(args),
+                    ..verdict
+                };
+            }
+        }
+        Verdict::decided(true, self.args_method(args), None)
+    }
+
+    pub(super) fn args_method(&self, args: &ArgsMatcher) -> Method {
+        if has_semantic(&args.fields) {
+            self.semantic_method()
+        } else {
+            Method::Deterministic("tool-call")
+        }
+    }
+
+    /// Assigns actual calls to expected ones so that as many expected calls as possible are
+    /// matched, each actual call serving one expected call at most (two expected calls to one
+    /// tool need two calls). Unlike a greedy pass, an expected call with loose arguments does
+    /// not take the only call a stricter one could match.
+    pub(super) async fn assign_calls(
+        &self,
+        expected: &[&ExpectedToolCall],
+        calls: &[&ToolCall],
+    ) -> CallAssignment {
+        let mut pairs: Vec<Vec<Option<Verdict>>> = Vec::with_capacity(expected.len());
+        for want in expected {
+            let mut row = Vec::with_capacity(calls.len());
+            for call in calls {
+                row.push(if call.name == want.name {
+                    Some(self.match_args(&want.args, &call.args).await)
+                } else {
+                    None
+                });
+            }
+            pairs.push(row);
+        }
+        let edges: Vec<Vec<bool>> = pairs
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v| v.as_ref().is_some_and(|v| v.status == Status::Passed))
+                    .collect()
+            })
+            .collect();
+        let owner = max_matching(&edges, calls.len());
+        let claimed = owner.iter().map(Option::is_some).collect();
+        let verdicts = expected
+            .iter()
+            .zip(pairs)
+            .enumerate()
+            .map(|(i, (want, row))| {
+                let method = self.args_method(&want.args);
+                if owner.contains(&Some(i)) {
+                    return Verdict::decided(true, method, None);
+                }
+                let tried: Vec<Verdict> = row.into_iter().flatten().collect();
+                if tried.is_empty() {
+                    return Verdict::fail(method, format!("no call to {}", want.name));
+                }
+                if let Some(error) = tried.iter().find(|v| v.status == Status::Error) {
+                    return error.clone();
+                }
+                if tried.iter().any(|v| v.status == Status::Passed) {
+                    let reason = format!("each {} call already matched another expectation", want.name);
+                    return Verdict::fail(method, reason);
+                }
+                let first = tried.into_iter().next().and_then(|v| v.reason).unwrap_or_default();
+                Verdict::fail(method, format!("{} called with other arguments: {first}", want.name))
+            })
+            .collect();
+        CallAssignment { verdicts, claimed }
+    }
+}
+
+/// Maximum bipartite matching (Kuhn's augmenting paths): which expected call owns each actual
+/// call. Goldens list a handful of calls per turn, so the quadratic cost does not matter.
+fn max_matching(edges: &[Vec<bool>], calls: usize) -> Vec<Option<usize>> {
+    fn augment(
+        want: usize,
+        edges: &[Vec<bool>],
+        owner: &mut [Option<usize>],
+        seen: &mut [bool],
+    ) -> bool {
+        for call in 0..owner.len() {
+            if edges[want][call] && !seen[call] {
+                seen[call] = true;
+                if owner[call].is_none_or(|other| augment(other, edges, owner, seen)) {
+                    owner[call] = Some(want);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    let mut owner = vec![None; calls];
+    for want in 0..edges.len() {
+        let mut seen = vec![false; calls];
+        augment(want, edges, &mut owner, &mut seen);
+    }
+    owner
+}
+
+fn describe_leaf(matcher: &Matcher) -> String {
+    match matcher.match_type {
+        MatchType::Exact => matcher.expected.to_string(),
+        other => format!("{} {}", other.name(), matcher.expected),
+    }
+}
+
+/// The matcher's compiled pattern; loaders always compile it, but a hand-built matcher may not.
+fn regex_of(matcher: &Matcher) -> Result<Cow<'_, Regex>, String> {
+    match &matcher.regex {
+        Some(regex) => Ok(Cow::Borrowed(regex)),
+        None => Regex::new(&text_of(&matcher.expected))
+            .map(Cow::Owned)
+            .map_err(|err| format!("bad regexp: {err}")),
+    }
+}

@@ -1,0 +1,185 @@
+//! `goldgate lint` as CI and users drive it: output formats, exit codes, discovery, hostile input.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn goldgate() -> Command {
+    let mut cmd = Command::cargo_bin("goldgate").unwrap();
+    cmd.env_remove("GITHUB_ACTIONS").env_remove("GOLDGATE_LINT_FORMAT");
+    cmd
+}
+
+fn write(dir: &Path, relative: &str, text: &str) {
+    let path = dir.join(relative);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+const GOOD_GOLDEN: &str = "\
+common_session_parameters:
+  order_12345_status: shipped
+conversations:
+  - conversation: lookup
+    turns:
+      - user: Where is ORD-12345?
+        tool_calls:
+          - action: lookup_order
+            args: { order_id: ORD-12345 }
+        agent: It has shipped.
+";
+
+#[test]
+fn a_clean_suite_passes_with_a_summary_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "evals/goldens/orders.yaml", GOOD_GOLDEN);
+    goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout("")
+        .stderr(predicate::str::contains("checked 1 file, 1 case: 0 errors, 0 warnings"));
+}
+
+#[test]
+fn every_problem_of_every_file_is_listed_and_exit_is_1() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "goldens/a.yaml",
+        "conversations:\n  - conversation: x\n    turns:\n      - user: hi\n        agnet: hello\n",
+    );
+    write(
+        dir.path(),
+        "b.scenario.yaml",
+        "id: b\nwhen:\n  - user: hi\nthen:\n  - scorer: messsage-contains\n    args: { pattern: help }\n",
+    );
+    let out = goldgate().arg("lint").arg(dir.path()).assert().code(1).get_output().stdout.clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("a.yaml:5: error [G100]"), "{out}");
+    assert!(out.contains("did you mean `agent`?"), "{out}");
+    assert!(out.contains("b.scenario.yaml:5: error [G107]"), "{out}");
+    assert!(out.contains("did you mean `message-contains`?"), "{out}");
+}
+
+#[test]
+fn warnings_alone_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "legacy/welcome.scenario.ts", "export default {};\n");
+    goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("welcome.scenario.ts:1: warning [G108]"));
+}
+
+#[test]
+fn json_output_is_one_document_for_machines() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "goldens/bad.yaml", "conversations: [\n");
+    let out = goldgate().args(["lint", "--json"]).arg(dir.path()).assert().code(1).get_output().stdout.clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["errors"], 1);
+    let diagnostic = &doc["files"][0]["diagnostics"][0];
+    assert_eq!(diagnostic["code"], "E001");
+    assert_eq!(diagnostic["severity"], "error");
+    assert!(diagnostic["line"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn github_format_is_automatic_under_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "goldens/bad.yaml", "conversations: [\n");
+    goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .env("GITHUB_ACTIONS", "true")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("::error file=").and(predicate::str::contains(",title=goldgate E001::")));
+}
+
+#[test]
+fn nothing_to_check_is_exit_2_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "README.md", "nothing\n");
+    goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no golden files found"));
+}
+
+#[test]
+fn a_missing_path_is_exit_2_naming_it() {
+    goldgate()
+        .args(["lint", "no/such/place"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/place: no such file or directory"));
+}
+
+#[test]
+fn an_alias_bomb_is_refused_quickly_with_the_file_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bomb = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    for (name, prev) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().zip(["a", "b", "c", "d", "e", "f", "g", "h"]) {
+        bomb.push_str(&format!("{name}: &{name} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+    }
+    write(dir.path(), "goldens/bomb.yaml", &bomb);
+    goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("bomb.yaml:").and(predicate::str::contains("[E001]")));
+}
+
+#[test]
+fn a_huge_file_is_refused_without_reading_it_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "# padding padding padding padding padding padding padding padding\n";
+    write(dir.path(), "goldens/huge.yaml", &line.repeat(17 * 1024 * 1024 / line.len() + 1));
+    goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("huge.yaml:1: error [G112]").and(predicate::str::contains("over 16 MiB")));
+}
+
+#[test]
+fn other_scrapi_eval_kinds_are_named_not_misread() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "goldens/tools.yaml",
+        "tests:\n  - name: t\n    tool: lookup\n    args: {}\n",
+    );
+    goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("tool or guardrail test file; goldgate does not run it"));
+}
+
+#[test]
+fn help_teaches_formats_and_exit_codes() {
+    goldgate()
+        .args(["lint", "--help"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("E001-E011").and(predicate::str::contains("regtrace.config.yaml")));
+    goldgate()
+        .arg("--help")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Exit codes"));
+}

@@ -1,0 +1,662 @@
+//! The sinks of `goldgate run` over one hand-built run: a passed case, a failed one (a wrong
+//! answer and a wrong tool argument, the agent writing ANSI escapes), one that timed out and
+//! one whose only check was skipped for lack of a judge. Each output is read back by an
+//! independent parser: serde_json for the report, roxmltree for the JUnit XML.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use goldgate::agent::Exchange;
+use goldgate::agent::protocol::{Handoff, Message, Reply, ToolCall, Usage};
+use goldgate::metrics::{Aggregates, Counts};
+use goldgate::model::{
+    ArgsMatcher, Case, CaseCheck, CheckKind, Expectation, ExpectationKind, ExpectedToolCall,
+    Format, Location, MatchType, Matcher, Scorer, Turn,
+};
+use goldgate::outcome::{CaseResult, CheckResult, Method, RunResult, Status, TurnResult};
+use goldgate::report::json::{self, Report, Verdict};
+use goldgate::report::{console, junit};
+use serde_json::{Value, json};
+
+const ORDERS: &str = "evals/goldens/orders.yaml";
+const SCENARIO: &str = "evals/slow.scenario.yaml";
+const ANSWER: &str = "Your order has shipped.\x1b[2J";
+
+fn at(file: &str, line: u32) -> Location {
+    Location::new(&Arc::from(Path::new(file)), line, 1)
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn model_turn(file: &str, index: usize, line: u32, expectations: Vec<Expectation>) -> Turn {
+    Turn {
+        index,
+        location: at(file, line),
+        inputs: Vec::new(),
+        expectations,
+        tool_mocks: Vec::new(),
+        recorded_reply: None,
+    }
+}
+
+fn agent_says(line: u32, text: &str) -> Expectation {
+    Expectation {
+        location: at(ORDERS, line),
+        kind: ExpectationKind::AgentText {
+            matcher: Matcher::new(MatchType::Semantic, json!(text)),
+            agent: None,
+        },
+        note: None,
+    }
+}
+
+fn calls_lookup(line: u32) -> Expectation {
+    Expectation {
+        location: at(ORDERS, line),
+        kind: ExpectationKind::ToolCall(ExpectedToolCall {
+            name: "lookup_order".into(),
+            args: ArgsMatcher::default(),
+            agent: None,
+        }),
+        note: None,
+    }
+}
+
+/// A case of the orders golden (SCRAPI) or the scenario file (gecx), tagged `P0`.
+fn model_case(id: &str, file: &str, line: u32, turns: Vec<Turn>) -> Case {
+    let format = if file == ORDERS {
+        Format::ScrapiGolden
+    } else {
+        Format::GecxScenario
+    };
+    Case {
+        id: id.into(),
+        name: id.into(),
+        description: None,
+        format,
+        location: at(file, line),
+        tags: vec!["P0".into()],
+        session_parameters: Default::default(),
+        system_prompt: None,
+        context: Vec::new(),
+        turns,
+        checks: Vec::new(),
+        weight: 1.0,
+    }
+}
+
+fn check(label: &str, line: u32, status: Status, expected: &str, actual: &str) -> CheckResult {
+    CheckResult {
+        label: label.into(),
+        location: at(ORDERS, line),
+        status,
+        expected: expected.into(),
+        actual: actual.into(),
+        method: Method::Deterministic("exact"),
+        score: None,
+        reason: None,
+    }
+}
+
+fn exchange(text: &str, latency: u64, ttft: Option<u64>) -> Exchange {
+    Exchange {
+        reply: Reply {
+            messages: vec![Message {
+                text: text.into(),
+                agent: None,
+            }],
+            ..Reply::default()
+        },
+        latency: ms(latency),
+        ttft: ttft.map(ms),
+    }
+}
+
+/// The result of the case's turn `index` (1-based), played when `exchange` is given.
+fn turn(
+    case: &Case,
+    index: usize,
+    status: Status,
+    input: &str,
+    checks: Vec<CheckResult>,
+    exchange: Option<Exchange>,
+) -> TurnResult {
+    TurnResult {
+        index,
+        location: case.turns[index - 1].location.clone(),
+        status,
+        input: input.into(),
+        checks,
+        exchange,
+        error: None,
+        attempts: 1,
+    }
+}
+
+fn case_result(case: Case, status: Status, turns: Vec<TurnResult>, score: f64) -> CaseResult {
+    CaseResult {
+        case: Arc::new(case),
+        status,
+        turns,
+        checks: Vec::new(),
+        score,
+        duration: Duration::ZERO,
+        usage: Usage::default(),
+        error: None,
+    }
+}
+
+fn tokens(input_tokens: u64, output_tokens: u64) -> Usage {
+    Usage {
+        input_tokens,
+        output_tokens,
+    }
+}
+
+fn passed_case() -> CaseResult {
+    let case = model_case(
+        "happy_path_order_lookup",
+        ORDERS,
+        3,
+        vec![
+            model_turn(ORDERS, 1, 5, vec![agent_says(6, "How can I help?")]),
+            model_turn(ORDERS, 2, 7, vec![calls_lookup(8)]),
+        ],
+    );
+    let mut semantic = check(
+        "agent text",
+        6,
+        Status::Passed,
+        "How can I help?",
+        "Hi, how?",
+    );
+    semantic.method = Method::LocalSimilarity;
+    let args = r#"{"order_id":"ORD-12345"}"#;
+    let tool = check("tool call lookup_order", 8, Status::Passed, args, args);
+    let mut with_tool = exchange("It has shipped.", 300, None);
+    with_tool.reply.tool_calls.push(ToolCall {
+        name: "lookup_order".into(),
+        args: json!({"order_id": "ORD-12345"}),
+        response: Some(json!({"status": "shipped"})),
+    });
+    let first = Some(exchange("Hi, how can I help?", 100, Some(40)));
+    let turns = vec![
+        turn(&case, 1, Status::Passed, "hello", vec![semantic], first),
+        turn(
+            &case,
+            2,
+            Status::Passed,
+            "ORD-12345",
+            vec![tool],
+            Some(with_tool),
+        ),
+    ];
+    let mut result = case_result(case, Status::Passed, turns, 1.0);
+    result.duration = ms(450);
+    result.usage = tokens(100, 10);
+    result
+}
+
+fn failed_case() -> CaseResult {
+    let mut case = model_case(
+        "bad_order_id_handling",
+        ORDERS,
+        12,
+        vec![
+            model_turn(ORDERS, 1, 13, vec![agent_says(14, "Please share the id.")]),
+            model_turn(
+                ORDERS,
+                2,
+                16,
+                vec![
+                    agent_says(17, "I couldn't find that order."),
+                    calls_lookup(18),
+                ],
+            ),
+        ],
+    );
+    case.weight = 3.0;
+    let ask = "Please share the id.";
+    let first = check("agent text", 14, Status::Passed, ask, ask);
+    let mut semantic = check("agent text", 17, Status::Failed, NOT_FOUND, ANSWER);
+    semantic.method = Method::LocalSimilarity;
+    semantic.score = Some(0.21);
+    semantic.reason = Some("similarity 0.21 below 0.75".into());
+    let tool = check(
+        "tool call lookup_order",
+        18,
+        Status::Failed,
+        r#"{"order_id":"ORD-99999"}"#,
+        r#"{"order_id":"ORD-12345"}"#,
+    );
+    let mut handed_off = exchange(ANSWER, 900, None);
+    handed_off.reply.handoff = Some(Handoff {
+        status: "requested".into(),
+    });
+    let turns = vec![
+        turn(
+            &case,
+            1,
+            Status::Passed,
+            "where is my order",
+            vec![first],
+            Some(exchange(ask, 200, None)),
+        ),
+        turn(
+            &case,
+            2,
+            Status::Failed,
+            "It's ORD-99999",
+            vec![semantic, tool],
+            Some(handed_off),
+        ),
+    ];
+    let mut result = case_result(case, Status::Failed, turns, 0.5);
+    result.duration = ms(1200);
+    result.usage = tokens(200, 20);
+    result
+}
+
+const NOT_FOUND: &str = "I couldn't find that order.";
+const TIMEOUT: &str = "timed out: no reply within 60s";
+
+fn errored_case() -> CaseResult {
+    let case = model_case(
+        "slow_case",
+        SCENARIO,
+        1,
+        vec![model_turn(SCENARIO, 1, 4, Vec::new())],
+    );
+    let mut timed_out = turn(&case, 1, Status::Error, "hello", Vec::new(), None);
+    timed_out.error = Some(TIMEOUT.into());
+    timed_out.attempts = 3;
+    let mut result = case_result(case, Status::Error, vec![timed_out], 0.0);
+    result.duration = ms(60_000);
+    result.error = Some(TIMEOUT.into());
+    result
+}
+
+fn skipped_case() -> CaseResult {
+    let mut case = model_case(
+        "needs_judge",
+        SCENARIO,
+        10,
+        vec![model_turn(SCENARIO, 1, 12, Vec::new())],
+    );
+    case.checks.push(CaseCheck {
+        location: at(SCENARIO, 14),
+        kind: CheckKind::Scorer(Scorer::JudgeNotHallucinating {
+            grounding_context: "orders ship in 2 days".into(),
+            provider: None,
+        }),
+    });
+    let mut skipped = check(
+        "llm-judge-not-hallucinating",
+        14,
+        Status::Skipped,
+        "grounded in: orders ship in 2 days",
+        "",
+    );
+    skipped.location = at(SCENARIO, 14);
+    skipped.method = Method::None;
+    skipped.reason = Some("no judge configured".into());
+    let played = Some(exchange("In 2 days.", 150, None));
+    let turns = vec![turn(
+        &case,
+        1,
+        Status::Skipped,
+        "when will it ship",
+        Vec::new(),
+        played,
+    )];
+    let mut result = case_result(case, Status::Skipped, turns, 0.0);
+    result.checks.push(skipped);
+    result.duration = ms(160);
+    result.usage = tokens(5, 1);
+    result
+}
+
+fn run() -> RunResult {
+    RunResult {
+        cases: vec![passed_case(), failed_case(), errored_case(), skipped_case()],
+        incomplete: false,
+        agent: "http http://127.0.0.1:8080/turn".into(),
+        judges: Vec::new(),
+        duration: ms(61_000),
+        agent_log: None,
+    }
+}
+
+#[test]
+fn aggregates_of_the_run() {
+    let a = Aggregates::compute(&run());
+    let counts = |total, passed, failed, errors, skipped| Counts {
+        total,
+        passed,
+        failed,
+        errors,
+        skipped,
+    };
+    assert_eq!(a.cases, counts(4, 1, 1, 1, 1));
+    assert_eq!(a.turns, counts(6, 3, 1, 1, 1));
+    assert_eq!(a.checks, counts(6, 3, 2, 0, 1));
+    assert_eq!(a.pass_rate, Some(0.5));
+    assert_eq!(a.turn_pass_rate, Some(0.75));
+    // Three cases reached the agent; one of them handed off.
+    assert_eq!(a.deflection_rate, Some(2.0 / 3.0));
+    // Latencies 100, 300, 200, 900, 150: nearest rank 3 and 5 of 5.
+    let latency = a.latency.unwrap();
+    assert_eq!((latency.p50, latency.p95), (ms(200), ms(900)));
+    let ttft = a.ttft.unwrap();
+    assert_eq!((ttft.p50, ttft.p95), (ms(40), ms(40)));
+    assert_eq!(a.tool_call_accuracy, Some(0.5));
+    // The only hallucination judgement was skipped.
+    assert_eq!(a.hallucination_rate, None);
+    // (1.0 * 1 + 0.5 * 3) / 4: the errored and skipped cases are left out.
+    assert_eq!(a.suite_score, Some(0.625));
+    assert_eq!(a.tokens, tokens(305, 31));
+}
+
+#[test]
+fn hallucination_rate_counts_judged_checks_only() {
+    let mut result = run();
+    let judged = &mut result.cases[3].checks[0];
+    judged.status = Status::Failed;
+    judged.method = Method::Judge {
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-6".into(),
+    };
+    assert_eq!(Aggregates::compute(&result).hallucination_rate, Some(1.0));
+
+    let empty = RunResult {
+        cases: Vec::new(),
+        ..run()
+    };
+    let a = Aggregates::compute(&empty);
+    assert_eq!(
+        (a.pass_rate, a.deflection_rate, a.latency, a.suite_score),
+        (None, None, None, None)
+    );
+}
+
+fn console_text(color: bool) -> String {
+    let result = run();
+    let mut out = Vec::new();
+    console::write_table(&result, &Aggregates::compute(&result), &mut out, color).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn console_table_has_the_seed_shape() {
+    let text = console_text(false);
+    let expected = "\
+Evaluation Results
+==================
+Conversation            | Turns | Pass | Fail | Score
+------------------------|-------|------|------|------
+happy_path_order_lookup |     2 |    2 |    0 |  100%
+bad_order_id_handling   |     2 |    1 |    1 |   50%
+slow_case               |     1 |    0 |    0 |    0%
+needs_judge             |     1 |    0 |    0 |    0%
+Total: 4 conversations, 6 turns, 3 pass, 1 fail
+";
+    assert!(text.starts_with(expected), "{text}");
+    for line in [
+        "Pass rate: 50.0% (1 passed, 1 failed; not counted: 1 errored, 1 skipped)",
+        "Deflection rate: 66.7%",
+        "Latency: p50 200 ms, p95 900 ms",
+        "TTFT: p50 40 ms, p95 40 ms",
+        "Tool-call accuracy: 50.0%",
+        "Hallucination rate: n/a",
+        "no judge configured: 1 check skipped; semantic checks used local similarity",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line {line:?} in\n{text}"
+        );
+    }
+}
+
+#[test]
+fn console_details_failures_with_locations_and_escapes() {
+    let text = console_text(false);
+    let failures = &text[text.find("Failures\n").expect("a failures section")..];
+    let expected = "\
+FAILED bad_order_id_handling (evals/goldens/orders.yaml:12)
+  turn 2 (evals/goldens/orders.yaml:16): failed
+    input: It's ORD-99999
+    agent text [semantic (local-similarity)] (evals/goldens/orders.yaml:17): failed
+      expected: I couldn't find that order.
+      actual:   Your order has shipped.\\u{1b}[2J
+      reason:   similarity 0.21 below 0.75
+    tool call lookup_order [exact] (evals/goldens/orders.yaml:18): failed
+      expected: {\"order_id\":\"ORD-99999\"}
+      actual:   {\"order_id\":\"ORD-12345\"}
+ERROR slow_case (evals/slow.scenario.yaml:1): timed out: no reply within 60s
+  turn 1 (evals/slow.scenario.yaml:4): error
+    input: hello
+";
+    assert_eq!(
+        failures.strip_prefix("Failures\n--------\n"),
+        Some(expected)
+    );
+    assert!(!text.contains('\x1b'), "a raw escape reached the terminal");
+    assert!(!text.contains("happy_path_order_lookup ("));
+}
+
+#[test]
+fn console_colours_only_when_asked_and_never_the_agents() {
+    let text = console_text(true);
+    assert!(text.contains("\x1b[32mhappy_path_order_lookup |"));
+    assert!(text.contains("\x1b[31mbad_order_id_handling   |"));
+    assert!(text.contains("\x1b[33mslow_case"));
+    // Every escape in the output is one of ours: a colour or a reset.
+    for (i, _) in text.match_indices('\x1b') {
+        let code = &text[i..];
+        assert!(
+            ["\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"]
+                .iter()
+                .any(|c| code.starts_with(c)),
+            "foreign escape at {i}: {:?}",
+            &code[..code.len().min(12)]
+        );
+    }
+}
+
+fn report_json() -> (Report, String) {
+    let result = run();
+    let report = json::build(&result, &Aggregates::compute(&result));
+    let mut out = Vec::new();
+    json::write(&report, &mut out).unwrap();
+    (report, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn json_report_reads_back() {
+    let (report, text) = report_json();
+    assert!(text.ends_with("}\n"));
+    let back: Report = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, report);
+    assert_eq!(back.cases[1].status, Verdict::Failed);
+    assert_eq!(Status::from(back.cases[2].status), Status::Error);
+}
+
+#[test]
+fn json_report_fields() {
+    let (_, text) = report_json();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "schema_version",
+            "goldgate_version",
+            "agent",
+            "judges",
+            "incomplete",
+            "aggregates",
+            "cases"
+        ]
+    );
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["judges"], json!([]));
+    let aggregates = &v["aggregates"];
+    assert_eq!(aggregates["pass_rate"], 0.5);
+    assert_eq!(aggregates["latency"], json!({"p50_ms": 200, "p95_ms": 900}));
+    assert_eq!(aggregates["hallucination_rate"], Value::Null);
+    assert_eq!(aggregates["cases"]["errors"], 1);
+    assert_eq!(aggregates["tokens"]["input_tokens"], 305);
+
+    let failed = &v["cases"][1];
+    assert_eq!(failed["id"], "bad_order_id_handling");
+    assert_eq!(failed["file"], ORDERS);
+    assert_eq!(failed["line"], 12);
+    assert_eq!(failed["format"], "scrapi");
+    assert_eq!(failed["tags"], json!(["P0"]));
+    assert_eq!(failed["weight"], 3.0);
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["duration_ms"], 1200);
+    let turn = &failed["turns"][1];
+    assert_eq!(turn["index"], 2);
+    assert_eq!(turn["line"], 16);
+    assert_eq!(turn["latency_ms"], 900);
+    assert_eq!(turn["ttft_ms"], Value::Null);
+    assert_eq!(turn["reply"]["text"], ANSWER);
+    assert_eq!(turn["reply"]["handoff"], json!({"status": "requested"}));
+    assert_eq!(turn["reply"]["transfer"], Value::Null);
+    assert_eq!(
+        turn["checks"][0],
+        json!({
+            "label": "agent text",
+            "line": 17,
+            "status": "failed",
+            "expected": "I couldn't find that order.",
+            "actual": ANSWER,
+            "method": "local-similarity",
+            "score": 0.21,
+            "reason": "similarity 0.21 below 0.75"
+        })
+    );
+
+    let errored = &v["cases"][2];
+    assert_eq!(errored["status"], "error");
+    assert_eq!(errored["error"], TIMEOUT);
+    assert_eq!(errored["turns"][0]["reply"], Value::Null);
+    assert_eq!(errored["turns"][0]["attempts"], 3);
+    let skipped = &v["cases"][3];
+    assert_eq!(skipped["checks"][0]["status"], "skipped");
+    assert_eq!(skipped["checks"][0]["method"], "none");
+}
+
+#[test]
+fn json_file_is_replaced_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baseline.json");
+    std::fs::write(&path, "old").unwrap();
+    let (report, text) = report_json();
+    json::write_file_atomically(&path, &report).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(entries.len(), 1, "a temporary file was left behind");
+
+    let missing = dir.path().join("no/such/dir/baseline.json");
+    assert!(json::write_file_atomically(&missing, &report).is_err());
+}
+
+fn child<'a, 'input>(
+    node: &roxmltree::Node<'a, 'input>,
+    tag: &str,
+) -> Option<roxmltree::Node<'a, 'input>> {
+    node.children().find(|n| n.has_tag_name(tag))
+}
+
+#[test]
+fn junit_reads_back_in_a_real_parser() {
+    let mut out = Vec::new();
+    junit::write(&run(), &mut out).unwrap();
+    let xml = String::from_utf8(out).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    assert_eq!(root.attribute("tests"), Some("4"));
+    assert_eq!(root.attribute("failures"), Some("1"));
+    assert_eq!(root.attribute("errors"), Some("1"));
+    assert_eq!(root.attribute("skipped"), Some("1"));
+
+    let suites: Vec<_> = root
+        .children()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .collect();
+    let names: Vec<_> = suites
+        .iter()
+        .map(|s| s.attribute("name").unwrap())
+        .collect();
+    assert_eq!(names, [ORDERS, SCENARIO]);
+
+    let cases: Vec<_> = root
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let ids: Vec<_> = cases.iter().map(|c| c.attribute("name").unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "happy_path_order_lookup",
+            "bad_order_id_handling",
+            "slow_case",
+            "needs_judge"
+        ]
+    );
+    let passed = &cases[0];
+    assert_eq!(
+        passed.attribute("classname"),
+        Some("evals/goldens/orders_yaml")
+    );
+    assert_eq!(passed.attribute("file"), Some(ORDERS));
+    assert_eq!(passed.attribute("line"), Some("3"));
+    assert_eq!(passed.attribute("time"), Some("0.450"));
+    assert!(child(passed, "failure").is_none());
+    let out = child(passed, "system-out").unwrap().text().unwrap();
+    assert!(
+        out.contains("user: hello\nagent: Hi, how can I help?\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"tool call: lookup_order {"order_id":"ORD-12345"} -> {"status":"shipped"}"#)
+    );
+
+    let failed = &cases[1];
+    let failure = child(failed, "failure").unwrap();
+    let message = failure.attribute("message").unwrap();
+    assert!(
+        message.starts_with(
+            "agent text: expected I couldn't find that order., got Your order has shipped."
+        ),
+        "{message}"
+    );
+    assert!(!message.contains('\n') && !message.contains('\x1b'));
+    let detail = failure.text().unwrap();
+    assert_eq!(detail.lines().next(), Some(message));
+    assert!(detail.contains("turn 2 (evals/goldens/orders.yaml:16): failed"));
+    assert!(detail.contains("tool call lookup_order [exact]"));
+    assert!(detail.contains(r#"expected: {"order_id":"ORD-99999"}"#));
+    let out = child(failed, "system-out").unwrap().text().unwrap();
+    assert!(out.contains("handoff: requested"));
+    assert!(!out.contains('\x1b'));
+
+    let errored = &cases[2];
+    assert_eq!(
+        errored.attribute("classname"),
+        Some("evals/slow_scenario_yaml")
+    );
+    let error = child(errored, "error").unwrap();
+    assert_eq!(error.attribute("message"), Some(TIMEOUT));
+    let out = child(errored, "system-out").unwrap().text().unwrap();
+    assert!(out.contains(&format!("error: {TIMEOUT}")));
+
+    let skipped = child(&cases[3], "skipped").unwrap();
+    assert_eq!(skipped.attribute("message"), Some("no judge configured"));
+}
