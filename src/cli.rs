@@ -29,7 +29,7 @@ pub struct Cli {
 pub enum Command {
     /// Discover, run, score and report: the main job.
     #[command(visible_alias = "eval")]
-    Run(PendingArgs),
+    Run(RunArgs),
     /// Check golden files without calling any agent; every problem, with file and line.
     ///
     /// Directories are walked (honouring .gitignore) for *.scenario.yaml, *.scenario.ts,
@@ -57,6 +57,84 @@ pub enum Command {
 pub struct PendingArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub rest: Vec<String>,
+}
+
+/// `goldgate run`: discover, play, score, report.
+///
+/// The agent comes from `goldgate.yaml` (in the current directory, or `--config`), or from
+/// `--agent-url` / `--agent-cmd`. Flags override the file's `run:` settings.
+#[derive(Debug, Args)]
+#[command(after_help = RUN_AFTER_HELP)]
+pub struct RunArgs {
+    /// Files or directories holding goldens and scenarios.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// The config file (default: ./goldgate.yaml when it exists).
+    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Run only cases with this tag (repeatable: any of them).
+    #[arg(long = "filter", value_name = "TAG", help_heading = "Selection")]
+    pub filters: Vec<String>,
+
+    /// Run only cases whose id or name matches this glob, e.g. `order_*`.
+    #[arg(long, value_name = "GLOB", help_heading = "Selection")]
+    pub name: Option<String>,
+
+    /// Test the agent at this URL (the HTTP protocol), instead of the config's agent.
+    #[arg(long, value_name = "URL", env = "GOLDGATE_AGENT_URL", help_heading = "Agent", conflicts_with = "agent_cmd")]
+    pub agent_url: Option<String>,
+
+    /// Test this command (JSON lines on stdin/stdout), instead of the config's agent.
+    #[arg(long, value_name = "CMD", help_heading = "Agent")]
+    pub agent_cmd: Option<String>,
+
+    /// Cases run at once [default: 8].
+    #[arg(long, value_name = "N", help_heading = "Execution")]
+    pub concurrency: Option<usize>,
+
+    /// Time allowed for one turn's complete reply, e.g. `30s`, `500ms` [default: 60s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Execution")]
+    pub timeout: Option<std::time::Duration>,
+
+    /// Retries of a turn after a connection error, a 5xx or a 429 [default: 2].
+    #[arg(long, value_name = "N", help_heading = "Execution")]
+    pub retries: Option<u32>,
+
+    /// Do not fail a turn for tool calls the golden does not list.
+    #[arg(long, help_heading = "Execution")]
+    pub allow_extra_tool_calls: bool,
+
+    /// Record every case's transcript in DIR, to replay later with `agent: { replay: DIR }`.
+    #[arg(long, value_name = "DIR", help_heading = "Execution")]
+    pub record: Option<PathBuf>,
+
+    /// Print the JSON report on stdout (the table goes to stderr), or into --output.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+
+    /// Write the JSON report to FILE.
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
+
+    /// Write JUnit XML to FILE (one testsuite per golden file, one testcase per case).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub junit: Option<PathBuf>,
+}
+
+const RUN_AFTER_HELP: &str = "\
+Examples:
+  goldgate run evals/                                  agent from ./goldgate.yaml
+  goldgate run --agent-url http://127.0.0.1:8080/turn evals/
+  goldgate run --agent-cmd './my-agent --stdio' --filter P0 --junit junit.xml
+  goldgate run --json --output report.json evals/
+
+Exit codes: 0 all passed; 1 a case failed; 2 a file does not load, the agent errored or
+was unreachable, or the run was interrupted.";
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    goldgate::config::parse_duration(text)
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
+pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod exit;
@@ -15,4 +16,6 @@ pub mod metrics;
 pub mod model;
 pub mod outcome;
 pub mod report;
+pub mod run;
+pub mod score;
 pub mod yaml;

@@ -153,7 +153,7 @@ async fn run_case(case: Arc<Case>, agent: &dyn Agent, grader: &Grader, options: 
     } else {
         Status::combine(turns.iter().map(|t| t.status).chain(checks.iter().map(|c| c.status)))
     };
-    let score = Grader::case_score(turns.iter().flat_map(|t| &t.checks).chain(&checks));
+    let score = Grader::case_score(&case, &turns, &checks).unwrap_or_default();
     CaseResult {
         case,
         status,

@@ -50,6 +50,22 @@ fn text_reply(text: &str) -> Reply {
     }
 }
 
+/// The agent's text for one turn of session `s`, which must succeed.
+async fn text_of(agent: &dyn Agent, text: &str) -> String {
+    agent
+        .send(&request("s", 1, text))
+        .await
+        .unwrap()
+        .reply
+        .text()
+}
+
+#[track_caller]
+fn assert_error(error: &AgentError, kind: AgentErrorKind, needle: &str) {
+    assert_eq!(error.kind, kind, "{error}");
+    assert!(error.message.contains(needle), "{needle:?} not in {error}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTTP
 
@@ -164,7 +180,6 @@ async fn http_server_errors_are_retryable_status_errors() {
     ))
     .await;
 
-    assert_eq!(error.kind, AgentErrorKind::Status(503));
     assert!(error.is_retryable());
     assert!(
         error
@@ -194,7 +209,6 @@ async fn http_429_carries_retry_after() {
     ))
     .await;
 
-    assert_eq!(error.kind, AgentErrorKind::Status(429));
     assert!(error.is_retryable());
     assert_eq!(error.retry_after, Some(Duration::from_secs(2)));
 }
@@ -203,12 +217,7 @@ async fn http_429_carries_retry_after() {
 async fn http_bodies_outside_the_protocol_are_protocol_errors() {
     let error =
         http_error(Router::new().route("/turn", post(|| async { "<html>oops</html>" }))).await;
-    assert_eq!(error.kind, AgentErrorKind::Protocol);
-    assert!(
-        error.message.contains("expected value"),
-        "{}",
-        error.message
-    );
+    assert_error(&error, AgentErrorKind::Status(503), "expected value");
     assert!(!error.is_retryable());
 
     let error = http_error(Router::new().route(
@@ -216,11 +225,10 @@ async fn http_bodies_outside_the_protocol_are_protocol_errors() {
         post(|| async { axum::Json(json!({ "mesages": [] })) }),
     ))
     .await;
-    assert_eq!(error.kind, AgentErrorKind::Protocol);
-    assert!(
-        error.message.contains("unknown field `mesages`"),
-        "{}",
-        error.message
+    assert_error(
+        &error,
+        AgentErrorKind::Status(429),
+        "unknown field `mesages`",
     );
 }
 
@@ -236,7 +244,6 @@ async fn http_closed_port_is_a_connect_error() {
         .await
         .unwrap_err();
 
-    assert_eq!(error.kind, AgentErrorKind::Connect);
     assert!(error.is_retryable());
     assert!(
         !error.message.contains("127.0.0.1"),
@@ -257,23 +264,26 @@ fn http_describe_hides_credentials_and_query() {
 // ---------------------------------------------------------------------------------------------
 // Command
 
-/// The example agent, built once. It sits next to this test binary's `deps` directory, so
-/// whatever target directory and profile cargo uses are respected.
+/// The example agent, built once. Cargo names the executable in its JSON messages, so the
+/// target directory (`CARGO_TARGET_DIR`, `--target`) never has to be guessed.
 fn support_agent() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let status = std::process::Command::new(env!("CARGO"))
-                .args(["build", "--example", "support_agent", "--quiet"])
+            let output = std::process::Command::new(env!("CARGO"))
+                .args(["build", "--example", "support_agent"])
+                .arg("--message-format=json-render-diagnostics")
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
+                .stderr(std::process::Stdio::inherit())
+                .output()
                 .expect("cargo runs");
-            assert!(status.success(), "building the example failed");
-            let deps = std::env::current_exe().unwrap();
-            let profile_dir = deps.parent().and_then(|d| d.parent()).unwrap();
-            profile_dir
-                .join("examples")
-                .join(format!("support_agent{}", std::env::consts::EXE_SUFFIX))
+            assert!(output.status.success(), "building the example failed");
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .find(|message| message["target"]["name"] == "support_agent")
+                .and_then(|message| message["executable"].as_str().map(PathBuf::from))
+                .expect("cargo reports the example's executable")
         })
         .clone()
 }
@@ -283,12 +293,14 @@ async fn example_agent(processes: usize) -> Arc<CommandAgent> {
     Arc::new(CommandAgent::spawn(argv, processes, None).await.unwrap())
 }
 
+#[cfg(unix)]
 async fn script_agent(script: &str) -> CommandAgent {
     let argv = ["sh", "-c", script].map(String::from).to_vec();
     CommandAgent::spawn(argv, 1, None).await.unwrap()
 }
 
 /// Replies `{"id":N, ...rest}` to every request line: `reply_with_rest '"messages":[…]'`.
+#[cfg(unix)]
 const SH_REPLY: &str = r#"
 reply_with_rest() {
   id=$(printf '%s\n' "$line" | sed -n 's/^{"id":\([0-9]*\).*/\1/p')
@@ -398,6 +410,7 @@ async fn command_example_agent_plays_the_readme_conversation() {
     diagnostics_containing(agent.as_ref(), "support_agent: ready").await;
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn command_crash_fails_the_request_and_the_next_one_restarts_the_process() {
     let script = format!(
@@ -412,42 +425,18 @@ done"#
     );
     let agent = script_agent(&script).await;
 
-    assert_eq!(
-        agent
-            .send(&request("s", 1, "hi"))
-            .await
-            .unwrap()
-            .reply
-            .text(),
-        "ok"
-    );
+    assert_eq!(text_of(&agent, "hi").await, "ok");
     let error = agent.send(&request("s", 2, "CRASH")).await.unwrap_err();
-    assert_eq!(error.kind, AgentErrorKind::Crashed);
     assert!(error.is_retryable());
-    assert!(
-        error.message.contains("exit status: 3"),
-        "{}",
-        error.message
-    );
-    assert!(
-        error.message.contains("boom: asked to crash"),
-        "{}",
-        error.message
-    );
+    assert_error(&error, AgentErrorKind::Protocol, "exit status: 3");
+    assert_error(&error, AgentErrorKind::Protocol, "boom: asked to crash");
 
-    assert_eq!(
-        agent
-            .send(&request("s", 3, "hi"))
-            .await
-            .unwrap()
-            .reply
-            .text(),
-        "ok"
-    );
+    assert_eq!(text_of(&agent, "hi").await, "ok");
     let diagnostics = diagnostics_containing(&agent, "agent process exited").await;
     assert!(diagnostics.contains("boom: asked to crash"));
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn command_exit_fails_every_request_in_flight() {
     let agent = script_agent("read line; read line; exit 3").await;
@@ -456,14 +445,11 @@ async fn command_exit_fails_every_request_in_flight() {
     for result in [first, second] {
         let error = result.unwrap_err();
         assert_eq!(error.kind, AgentErrorKind::Crashed);
-        assert!(
-            error.message.contains("exit status: 3"),
-            "{}",
-            error.message
-        );
+        assert_error(&error, AgentErrorKind::Connect, "exit status: 3");
     }
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn command_unroutable_lines_are_kept_and_bad_replies_are_protocol_errors() {
     let script = format!(
@@ -478,22 +464,10 @@ done"#
     );
     let agent = script_agent(&script).await;
 
-    assert_eq!(
-        agent
-            .send(&request("s", 1, "hi"))
-            .await
-            .unwrap()
-            .reply
-            .text(),
-        "fine"
-    );
+    assert_eq!(text_of(&agent, "hi").await, "fine");
     let error = agent.send(&request("s", 2, "bogus")).await.unwrap_err();
     assert_eq!(error.kind, AgentErrorKind::Protocol);
-    assert!(
-        error.message.contains("unknown field `mesages`"),
-        "{}",
-        error.message
-    );
+    assert_error(&error, AgentErrorKind::Crashed, "unknown field `mesages`");
     diagnostics_containing(&agent, "unparseable stdout line: debug: thinking").await;
 }
 
@@ -501,8 +475,11 @@ done"#
 async fn command_that_cannot_start_is_a_connect_error() {
     let argv = vec!["/nonexistent/goldgate-agent".to_owned()];
     let error = CommandAgent::spawn(argv, 1, None).await.err().unwrap();
-    assert_eq!(error.kind, AgentErrorKind::Connect);
-    assert!(error.message.contains("/nonexistent/goldgate-agent"));
+    assert_error(
+        &error,
+        AgentErrorKind::Connect,
+        "/nonexistent/goldgate-agent",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -599,12 +576,7 @@ async fn replay_answers_recorded_turns_only() {
         .send(&case_turn("happy_path", 2, "ORD-2"))
         .await
         .unwrap_err();
-    assert_eq!(changed.kind, AgentErrorKind::NotRecorded);
-    assert!(
-        changed.message.contains("different input"),
-        "{}",
-        changed.message
-    );
+    assert_error(&changed, AgentErrorKind::NotRecorded, "different input");
 }
 
 #[test]

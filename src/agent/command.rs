@@ -23,7 +23,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
-use tokio::sync::{Mutex, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -56,12 +56,13 @@ struct Command {
 /// One process position: the running process, if any, and its stderr across restarts.
 struct Slot {
     log: Arc<Tail>,
-    /// Held while a request line is written, so lines never interleave.
-    process: Mutex<Option<Process>>,
+    process: StdMutex<Option<Process>>,
 }
 
 struct Process {
-    stdin: ChildStdin,
+    /// Request lines for the writer task. A line is never cut by a caller's timeout, which
+    /// would corrupt the stream for every later request.
+    lines: mpsc::UnboundedSender<Vec<u8>>,
     routes: Arc<Routes>,
     /// Dropping the process stops its supervisor, which kills the child.
     _supervisor: DropGuard,
@@ -87,7 +88,7 @@ impl CommandAgent {
             let process = command.start(&log)?;
             slots.push(Slot {
                 log,
-                process: Mutex::new(Some(process)),
+                process: StdMutex::new(Some(process)),
             });
         }
         Ok(Self {
@@ -111,7 +112,7 @@ impl Agent for CommandAgent {
         line.push(b'\n');
         let slot = &self.slots[slot_index(&request.session, self.slots.len())];
         let start = Instant::now();
-        let (answer, _route) = slot.dispatch(id, &line, &self.command).await?;
+        let (answer, _route) = slot.dispatch(id, line, &self.command)?;
         let reply = answer.await.unwrap_or_else(|_| {
             Err(AgentError::new(
                 AgentErrorKind::Crashed,
@@ -151,15 +152,15 @@ impl Agent for CommandAgent {
 }
 
 impl Slot {
-    /// Registers the request and writes it, starting the process first if it is not running.
-    /// The route guard withdraws the request if the caller stops waiting (a timeout).
-    async fn dispatch(
+    /// Registers the request and queues its line, starting the process first if it is not
+    /// running. The route guard withdraws the request if the caller stops waiting (a timeout).
+    fn dispatch(
         &self,
         id: u64,
-        line: &[u8],
+        line: Vec<u8>,
         command: &Command,
     ) -> Result<(oneshot::Receiver<Answer>, RouteGuard), AgentError> {
-        let mut running = self.process.lock().await;
+        let mut running = lock(&self.process);
         let process = match running.take() {
             Some(process) if process.routes.is_open() => process,
             _ => command.start(&self.log)?,
@@ -170,16 +171,9 @@ impl Slot {
             routes: Arc::clone(&process.routes),
             id,
         };
-        let written = async {
-            process.stdin.write_all(line).await?;
-            process.stdin.flush().await
-        };
-        if let Err(error) = written.await {
-            // Usually a broken pipe: the process is exiting and its supervisor will fail this
-            // request with the exit status. Otherwise the runner's timeout ends the wait.
-            self.log
-                .note(&format!("could not write request {id}: {error}"));
-        }
+        // Fails only when the writer has given up on a broken pipe: the process is exiting and
+        // its supervisor will fail this request with the exit status.
+        let _ = process.lines.send(line);
         Ok((answer, route))
     }
 }
@@ -212,6 +206,8 @@ impl Command {
             ));
         };
         let stderr_copy = tokio::spawn(keep_stderr(stderr, Arc::clone(log)));
+        let (lines, queued) = mpsc::unbounded_channel();
+        tokio::spawn(write_lines(stdin, queued, Arc::clone(log)));
         let routes = Arc::new(Routes::new());
         let stop = CancellationToken::new();
         tokio::spawn(supervise(
@@ -223,7 +219,7 @@ impl Command {
             stop.clone(),
         ));
         Ok(Process {
-            stdin,
+            lines,
             routes,
             _supervisor: stop.drop_guard(),
         })
@@ -304,6 +300,25 @@ fn route(line: &[u8], routes: &Routes, log: &Tail) {
     });
     if !routes.answer(id, answer) {
         log.note(&format!("reply {id} came after its request was given up"));
+    }
+}
+
+/// Writes request lines in order, flushing each: the agent answers as soon as it has one.
+async fn write_lines(
+    mut stdin: ChildStdin,
+    mut queued: mpsc::UnboundedReceiver<Vec<u8>>,
+    log: Arc<Tail>,
+) {
+    while let Some(line) = queued.recv().await {
+        let written = async {
+            stdin.write_all(&line).await?;
+            stdin.flush().await
+        };
+        if let Err(error) = written.await {
+            // Usually a broken pipe: the process is exiting.
+            log.note(&format!("could not write to the agent process: {error}"));
+            return;
+        }
     }
 }
 

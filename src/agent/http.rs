@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Client, Response, Url};
 
 use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
@@ -34,6 +34,10 @@ impl HttpAgent {
         for value in headers.values_mut() {
             value.set_sensitive(true);
         }
+        // Tells servers that can stream that a stream is welcome.
+        headers.entry(ACCEPT).or_insert(HeaderValue::from_static(
+            "application/json, application/x-ndjson",
+        ));
         Self {
             client,
             url,
@@ -234,7 +238,6 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
 
     fn headers(retry_after: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();

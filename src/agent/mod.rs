@@ -4,6 +4,7 @@
 //! retries, so an implementation only reports what happened and whether it is worth retrying.
 
 pub mod command;
+pub mod connect;
 pub mod http;
 pub mod protocol;
 pub mod replay;

@@ -112,7 +112,11 @@ pub fn transcript(turns: &[TurnResult]) -> String {
         // Writing into a String cannot fail.
         let _ = writeln!(out, "[turn {}] user: {}", turn.index, turn.input);
         let Some(exchange) = &turn.exchange else {
-            let _ = writeln!(out, "(not played: {})", turn.error.as_deref().unwrap_or("-"));
+            let _ = writeln!(
+                out,
+                "(not played: {})",
+                turn.error.as_deref().unwrap_or("-")
+            );
             continue;
         };
         let reply = &exchange.reply;

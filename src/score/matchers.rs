@@ -41,8 +41,9 @@ pub fn json_equal(expected: &Value, actual: &Value) -> bool {
             match other {
                 Value::Number(n) => s.trim().parse::<f64>().ok() == n.as_f64(),
                 Value::Bool(b) => s.trim() == if *b { "true" } else { "false" },
-                Value::Object(_) | Value::Array(_) => serde_json::from_str::<Value>(s)
-                    .is_ok_and(|parsed| parsed.is_object() == other.is_object() && json_equal(&parsed, other)),
+                Value::Object(_) | Value::Array(_) => {
+                    serde_json::from_str::<Value>(s).is_ok_and(|parsed| json_equal(&parsed, other))
+                }
                 _ => false,
             }
         }
@@ -61,6 +62,18 @@ pub(super) fn text_of(value: &Value) -> Cow<'_, str> {
 /// `name({"key":value})`, as reports show an actual call.
 pub(super) fn render_call(call: &ToolCall) -> String {
     format!("{}({})", call.name, call.args)
+}
+
+/// Actual calls for a report: `a(...); b(...)`, or `(no tool calls)`.
+pub(super) fn render_calls(calls: &[&ToolCall]) -> String {
+    if calls.is_empty() {
+        return "(no tool calls)".to_owned();
+    }
+    calls
+        .iter()
+        .map(|call| render_call(call))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// `name(key: "value", other: contains "x")`, as reports show an expected call.
@@ -96,7 +109,7 @@ fn render_fields(fields: &[(String, ValueMatcher)], out: &mut String) {
     }
 }
 
-fn has_semantic(fields: &[(String, ValueMatcher)]) -> bool {
+pub(super) fn has_semantic(fields: &[(String, ValueMatcher)]) -> bool {
     fields.iter().any(|(_, matcher)| match matcher {
         ValueMatcher::Leaf(leaf) => leaf.match_type == MatchType::Semantic,
         ValueMatcher::Object(inner) => has_semantic(inner),
@@ -184,11 +197,19 @@ impl Grader {
             MatchType::Ignore => Verdict::decided(true, method, None),
             MatchType::Exact => {
                 let passed = expected.trim() == actual.trim();
-                Verdict::decided(passed, method, Some("not equal".to_owned()))
+                Verdict::decided(
+                    passed,
+                    method,
+                    Some("differs from the expected text".to_owned()),
+                )
             }
             MatchType::Contains => {
                 let passed = actual.contains(expected.as_ref());
-                Verdict::decided(passed, method, Some(format!("does not contain {expected:?}")))
+                Verdict::decided(
+                    passed,
+                    method,
+                    Some(format!("does not contain {expected:?}")),
+                )
             }
             MatchType::Regexp => match regex_of(matcher) {
                 Ok(regex) => {
@@ -310,11 +331,21 @@ impl Grader {
                     return error.clone();
                 }
                 if tried.iter().any(|v| v.status == Status::Passed) {
-                    let reason = format!("each {} call already matched another expectation", want.name);
+                    let reason = format!(
+                        "each {} call already matched another expectation",
+                        want.name
+                    );
                     return Verdict::fail(method, reason);
                 }
-                let first = tried.into_iter().next().and_then(|v| v.reason).unwrap_or_default();
-                Verdict::fail(method, format!("{} called with other arguments: {first}", want.name))
+                let first = tried
+                    .into_iter()
+                    .next()
+                    .and_then(|v| v.reason)
+                    .unwrap_or_default();
+                Verdict::fail(
+                    method,
+                    format!("{} called with other arguments: {first}", want.name),
+                )
             })
             .collect();
         CallAssignment { verdicts, claimed }

@@ -6,22 +6,22 @@
 //! 1. **Normalise** both texts: lowercase; expand contractions (`wasn't` -> `was not`,
 //!    `can't`/`cannot` -> `can not`); split into words, keeping ids (`ORD-12345`), decimals
 //!    (`49.99`), thousands (`1,200`), times and dates (`2026-04-18`, `4/18`) whole; rewrite a
-//!    few idioms ([`lexicon::PHRASES`]: `no problem`, `don't hesitate`, `no later than` -> `by`);
+//!    few idioms (`lexicon::PHRASES`: `no problem`, `don't hesitate`, `no later than` -> `by`);
 //!    read ordinals as numbers (`18th` -> 18), number words as digits (`five` -> 5), and a month
 //!    name next to a day or year as a date (`April 18th`, `18 April 2026`).
 //! 2. **Content words** are what is left without stopwords and courtesy words, each stemmed
 //!    lightly (plural `s`, `-ies`/`-ied`, `-ed`, `-ing`, final `e`, doubled final consonant:
 //!    `shipped`, `ships`, `shipping` -> `ship`) and mapped through a small synonym table
-//!    ([`lexicon::SYNONYMS`]: `number` ~ `id`, `provide` ~ `share`, `dispatched` ~ `shipped`...).
+//!    (`lexicon::SYNONYMS`: `number` ~ `id`, `provide` ~ `share`, `dispatched` ~ `shipped`...).
 //! 3. **Hard fact checks**, any of which fails the comparison with a score of 0 and a reason
 //!    naming the fact:
 //!    - every *fact* of the expected text must appear in the answer: numbers, ids (letters and
 //!      digits; `ORD-12345` is also matched by a bare `12345`), dates (month and day must agree;
-//!      the year when both give one), weekdays, and status words ([`lexicon::STATUSES`]:
+//!      the year when both give one), weekdays, and status words (`lexicon::STATUSES`:
 //!      shipped, delivered, cancelled, refunded, pending, approved, denied, found...) in any
 //!      inflection or synonym;
 //!    - the answer may not use a status that conflicts with an expected one
-//!      ([`lexicon::CONFLICTS`]: shipped vs cancelled, approved vs denied...);
+//!      (`lexicon::CONFLICTS`: shipped vs cancelled, approved vs denied...);
 //!    - negation must agree: either both texts contain a negation word (`not`, `no`, `never`,
 //!      `unable`, `n't`...) or neither does.
 //! 4. **Score** = share of the expected content words found in the answer (exactly, or for
@@ -37,11 +37,14 @@
 //! (`4/18`) unless the first number cannot be a month. A judge is the better tool; this is the
 //! deterministic floor.
 
-use std::collections::{HashMap, HashSet};
+mod lexicon;
+mod words;
+
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::LazyLock;
 
-use super::lexicon;
+use words::{Date, Number, Piece, normalize_word, number_key};
 
 /// The default pass mark of [`compare`]: the share of expected content words the answer must
 /// contain. Low enough for paraphrases that drop a word or two, high enough that an unrelated
@@ -93,10 +96,19 @@ pub struct Recall {
 
 impl fmt::Display for Recall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:.0}% of the expected content found", self.score * 100.0)?;
+        write!(
+            f,
+            "{:.0}% of the expected content found",
+            self.score * 100.0
+        )?;
         if !self.missing.is_empty() {
             const SHOWN: usize = 6;
-            let shown: Vec<&str> = self.missing.iter().take(SHOWN).map(String::as_str).collect();
+            let shown: Vec<&str> = self
+                .missing
+                .iter()
+                .take(SHOWN)
+                .map(String::as_str)
+                .collect();
             write!(f, "; missing: {}", shown.join(", "))?;
             if self.missing.len() > SHOWN {
                 write!(f, ", ...")?;
@@ -119,6 +131,8 @@ struct Analysis {
     facts: Vec<Fact>,
     /// The first negation word, as written.
     negation: Option<String>,
+    /// The text has no words at all.
+    blank: bool,
 }
 
 struct Term {
@@ -133,33 +147,10 @@ enum Fact {
     Date(Date),
     Weekday(usize),
     /// A status word: `key` is its normalised form, `surface` how it was written.
-    Status { key: String, surface: String },
-}
-
-#[derive(Clone, Debug)]
-struct Number {
-    text: String,
-    value: f64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Date {
-    year: Option<u32>,
-    /// 1-based.
-    month: usize,
-    day: Option<u32>,
-}
-
-/// A word after the first reading, before dates are joined.
-#[derive(Clone, Debug)]
-enum Piece {
-    Word(String),
-    Number(Number),
-    Id(String),
-    /// 1-based month and the word as written (`may` is a month only next to a number).
-    Month(usize, String),
-    Weekday(usize),
-    Date(Date),
+    Status {
+        key: String,
+        surface: String,
+    },
 }
 
 impl Analysis {
@@ -169,9 +160,10 @@ impl Analysis {
             keys: HashSet::new(),
             facts: Vec::new(),
             negation: None,
+            blank: true,
         };
-        let words = rewrite_phrases(raw_words(&expand_contractions(text)));
-        for piece in join_dates(words.iter().map(|w| classify(w)).collect()) {
+        for piece in words::read(text) {
+            analysis.blank = false;
             analysis.add(piece);
         }
         analysis
@@ -207,7 +199,10 @@ impl Analysis {
                 self.facts.push(Fact::Id(id));
             }
             Piece::Weekday(day) => {
-                self.term(lexicon::WEEKDAYS[day].to_owned(), lexicon::WEEKDAYS[day].to_owned());
+                self.term(
+                    lexicon::WEEKDAYS[day].to_owned(),
+                    lexicon::WEEKDAYS[day].to_owned(),
+                );
                 self.facts.push(Fact::Weekday(day));
             }
             Piece::Date(date) => {
@@ -218,8 +213,6 @@ impl Analysis {
                 }
                 self.facts.push(Fact::Date(date));
             }
-            // `join_dates` turns every month into a date or a word.
-            Piece::Month(..) => {}
         }
     }
 
@@ -231,12 +224,8 @@ impl Analysis {
 
     fn recall_in(&self, actual: &Analysis) -> Recall {
         if self.terms.is_empty() {
-            // Nothing to recall: any answer at all will do.
-            let score = if actual.terms.is_empty() && actual.negation.is_none() {
-                0.0
-            } else {
-                1.0
-            };
+            // Nothing to recall ("Hello!"): any answer at all will do.
+            let score = if actual.blank { 0.0 } else { 1.0 };
             return Recall {
                 score,
                 missing: Vec::new(),
@@ -265,7 +254,7 @@ impl Analysis {
                     .any(|k| strsim::jaro_winkler(k, key) >= FUZZY_WORD))
     }
 
-    fn surface_of(&self, key: &str) -> &str {
+    fn surface_of<'a>(&'a self, key: &'a str) -> &'a str {
         self.terms
             .iter()
             .find(|t| t.key == key)
@@ -329,16 +318,16 @@ impl fmt::Display for Fact {
     }
 }
 
-/// The first way `actual` contradicts `expected`: a conflicting status, a missing fact (named
-/// with what the answer says in its place), or disagreeing negation.
+/// The first way `actual` contradicts `expected`: a conflicting status, disagreeing negation,
+/// or a missing fact (named with what the answer says in its place).
 fn contradiction(expected: &Analysis, actual: &Analysis) -> Option<String> {
     for fact in &expected.facts {
         let Fact::Status { key, surface } = fact else {
             continue;
         };
-        let conflicting = CONFLICT_KEYS.iter().filter_map(|(a, b)| {
-            (a == key).then_some(b).or_else(|| (b == key).then_some(a))
-        });
+        let conflicting = CONFLICT_KEYS
+            .iter()
+            .filter_map(|(a, b)| (a == key).then_some(b).or_else(|| (b == key).then_some(a)));
         for other in conflicting {
             if actual.keys.contains(other) && !expected.keys.contains(other) {
                 return Some(format!(
@@ -347,6 +336,19 @@ fn contradiction(expected: &Analysis, actual: &Analysis) -> Option<String> {
                 ));
             }
         }
+    }
+    match (&expected.negation, &actual.negation) {
+        (Some(word), None) => {
+            return Some(format!(
+                "affirmative where a negative answer ('{word}') was expected"
+            ));
+        }
+        (None, Some(word)) => {
+            return Some(format!(
+                "negative ('{word}') where an affirmative answer was expected"
+            ));
+        }
+        _ => {}
     }
     for fact in &expected.facts {
         if actual.states(fact) {
@@ -364,153 +366,7 @@ fn contradiction(expected: &Analysis, actual: &Analysis) -> Option<String> {
             format!("says {} where {fact} was expected", instead.join(", "))
         });
     }
-    match (&expected.negation, &actual.negation) {
-        (Some(word), None) => Some(format!(
-            "affirmative where a negative answer ('{word}') was expected"
-        )),
-        (None, Some(word)) => Some(format!(
-            "negative ('{word}') where an affirmative answer was expected"
-        )),
-        _ => None,
-    }
-}
-
-/// Lowercases and expands the contractions that carry a negation.
-fn expand_contractions(text: &str) -> String {
-    text.to_lowercase()
-        .replace(['\u{2019}', '\u{2018}'], "'")
-        .replace("won't", "will not")
-        .replace("can't", "can not")
-        .replace("cannot", "can not")
-        .replace("n't", " not")
-}
-
-/// Splits into words. Hyphens join letters and digits (`ord-12345`, `follow-up`); `.`, `/`
-/// and `:` join digits (`49.99`, `4/18`, `10:30`); `,` joins thousands (`1,200`).
-fn raw_words(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let between = |i: usize, test: fn(&char) -> bool| {
-        i > 0 && chars.get(i - 1).is_some_and(test) && chars.get(i + 1).is_some_and(test)
-    };
-    let mut words = Vec::new();
-    let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        let joins = match c {
-            '-' => between(i, |c| c.is_alphanumeric()),
-            '.' | '/' | ':' => between(i, char::is_ascii_digit),
-            ',' => {
-                between(i, char::is_ascii_digit)
-                    && chars[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count() == 3
-            }
-            _ => false,
-        };
-        if c.is_alphanumeric() || (joins && !word.is_empty()) {
-            word.push(c);
-        } else if !word.is_empty() {
-            words.push(std::mem::take(&mut word));
-        }
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
-}
-
-/// Applies [`lexicon::PHRASES`] on whole words.
-fn rewrite_phrases(words: Vec<String>) -> Vec<String> {
-    let mut out = Vec::with_capacity(words.len());
-    let mut i = 0;
-    'words: while i < words.len() {
-        for (phrase, replacement) in lexicon::PHRASES {
-            let phrase: Vec<&str> = phrase.split(' ').collect();
-            let matches = words
-                .get(i..i + phrase.len())
-                .is_some_and(|window| window.iter().zip(&phrase).all(|(w, p)| w == p));
-            if matches {
-                out.extend(replacement.split_whitespace().map(str::to_owned));
-                i += phrase.len();
-                continue 'words;
-            }
-        }
-        out.push(words[i].clone());
-        i += 1;
-    }
-    out
-}
-
-fn classify(word: &str) -> Piece {
-    if let Some(date) = numeric_date(word) {
-        return Piece::Date(date);
-    }
-    if let Some(number) = number(word) {
-        return Piece::Number(number);
-    }
-    if word.chars().any(|c| c.is_ascii_digit()) {
-        return Piece::Id(word.to_owned());
-    }
-    if let Some(month) = lexicon::MONTHS.iter().position(|names| names.contains(&word)) {
-        return Piece::Month(month + 1, word.to_owned());
-    }
-    if let Some(day) = lexicon::WEEKDAYS.iter().position(|&name| name == word) {
-        return Piece::Weekday(day);
-    }
-    if let Some(&(_, value)) = lexicon::NUMBER_WORDS.iter().find(|(name, _)| *name == word) {
-        return Piece::Number(Number {
-            text: value.to_string(),
-            value: f64::from(value),
-        });
-    }
-    Piece::Word(word.to_owned())
-}
-
-/// `2026-04-18`, `4/18`, `4/18/2026`, `18/4/26` (day first only when it cannot be a month).
-fn numeric_date(word: &str) -> Option<Date> {
-    let parts: Vec<u32> = word
-        .split(['-', '/'])
-        .map(|p| {
-            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
-                None
-            } else {
-                p.parse().ok()
-            }
-        })
-        .collect::<Option<_>>()?;
-    let (year, mut month, mut day) = match (word.contains('-'), parts.as_slice()) {
-        (true, &[year, month, day]) if word.len() == 10 => (Some(year), month, day),
-        (false, &[month, day]) => (None, month, day),
-        (false, &[month, day, year]) => (Some(if year < 100 { year + 2000 } else { year }), month, day),
-        _ => return None,
-    };
-    if month > 12 && day <= 12 {
-        std::mem::swap(&mut month, &mut day);
-    }
-    ((1..=12).contains(&month) && (1..=31).contains(&day)).then(|| Date {
-        year,
-        month: month as usize,
-        day: Some(day),
-    })
-}
-
-/// `42`, `49.99`, `1,200`, `18th`.
-fn number(word: &str) -> Option<Number> {
-    let digits = ["st", "nd", "rd", "th"]
-        .iter()
-        .find_map(|suffix| word.strip_suffix(suffix))
-        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        .unwrap_or(word);
-    let text = digits.replace(',', "");
-    let numeric = text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        && text.bytes().next().is_some_and(|b| b.is_ascii_digit());
-    let value: f64 = text.parse().ok().filter(|_| numeric)?;
-    Some(Number { text, value })
-}
-
-fn number_key(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{}", value as i64)
-    } else {
-        value.to_string()
-    }
+    None
 }
 
 /// The digits of an id, so that `ORD-12345` is also found as `12345`.
@@ -518,134 +374,9 @@ fn digits_of(id: &str) -> String {
     id.chars().filter(char::is_ascii_digit).collect()
 }
 
-/// Joins a month with its day and year (`april 18 2026`, `18 of april`) into a date. A month
-/// alone is a date without a day, except `may`, which alone is the verb.
-fn join_dates(pieces: Vec<Piece>) -> Vec<Piece> {
-    let day_at = |i: usize| match pieces.get(i) {
-        Some(Piece::Number(n)) if n.value.fract() == 0.0 && (1.0..=31.0).contains(&n.value) => {
-            Some(n.value as u32)
-        }
-        _ => None,
-    };
-    let year_at = |i: usize| match pieces.get(i) {
-        Some(Piece::Number(n))
-            if n.value.fract() == 0.0 && (1900.0..=2100.0).contains(&n.value) =>
-        {
-            Some(n.value as u32)
-        }
-        _ => None,
-    };
-    let month_at = |i: usize| match pieces.get(i) {
-        Some(Piece::Month(month, _)) => Some(*month),
-        _ => None,
-    };
-    let mut out = Vec::with_capacity(pieces.len());
-    let mut i = 0;
-    while i < pieces.len() {
-        let (date, next) = if let Some(month) = month_at(i) {
-            let day = day_at(i + 1);
-            let after_day = i + 1 + usize::from(day.is_some());
-            let year = year_at(after_day);
-            let date = Date { year, month, day };
-            (Some(date), after_day + usize::from(year.is_some()))
-        } else if let Some(day) = day_at(i) {
-            let of = matches!(pieces.get(i + 1), Some(Piece::Word(w)) if w == "of");
-            let at = i + 1 + usize::from(of);
-            match month_at(at) {
-                Some(month) => {
-                    let year = year_at(at + 1);
-                    let date = Date { year, month, day: Some(day) };
-                    (Some(date), at + 1 + usize::from(year.is_some()))
-                }
-                None => (None, i + 1),
-            }
-        } else {
-            (None, i + 1)
-        };
-        match (date, &pieces[i]) {
-            (Some(date), Piece::Month(_, word)) if date.day.is_none() && date.year.is_none() => {
-                out.push(if word == "may" {
-                    Piece::Word(word.clone())
-                } else {
-                    Piece::Date(date)
-                });
-            }
-            (Some(date), _) => out.push(Piece::Date(date)),
-            (None, piece) => out.push(piece.clone()),
-        }
-        i = next;
-    }
-    out
-}
-
-/// Light stemming, then the synonym table.
-fn normalize_word(word: &str) -> String {
-    let stem = stem(word);
-    SYNONYM_KEYS.get(&stem).cloned().unwrap_or(stem)
-}
-
-static SYNONYM_KEYS: LazyLock<HashMap<String, String>> = LazyLock::new(|| {
-    lexicon::SYNONYMS
-        .iter()
-        .map(|(from, to)| (stem(from), stem(to)))
-        .collect()
-});
-
 static CONFLICT_KEYS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
     lexicon::CONFLICTS
         .iter()
         .map(|(a, b)| (normalize_word(a), normalize_word(b)))
         .collect()
 });
-
-/// Strips the inflections that paraphrases change most. Not a linguistic stemmer: it only has
-/// to map both texts' forms of a word to the same key.
-fn stem(word: &str) -> String {
-    let mut w = word.to_owned();
-    let len = w.chars().count();
-    if len > 4 && (w.ends_with("ies") || w.ends_with("ied")) {
-        w.truncate(w.len() - 3);
-        w.push('y');
-    } else if len > 3 && w.ends_with('s') && !["ss", "us", "is"].iter().any(|s| w.ends_with(s)) {
-        w.pop();
-    }
-    let len = w.chars().count();
-    if len > 5 && w.ends_with("ing") {
-        w.truncate(w.len() - 3);
-    } else if len > 4 && w.ends_with("ed") {
-        w.truncate(w.len() - 2);
-    }
-    if w.chars().count() > 3 && w.ends_with('e') {
-        w.pop();
-    }
-    let mut tail = w.chars().rev();
-    if let (Some(last), Some(before)) = (tail.next(), tail.next())
-        && w.chars().count() > 3
-        && last == before
-        && last.is_alphabetic()
-        && !"aeiou".contains(last)
-    {
-        w.pop();
-    }
-    w
-}
-
-#[cfg(test)]
-mod tests {
-    use super::stem;
-
-    #[test]
-    fn stems_meet() {
-        for group in [
-            &["shipped", "ships", "shipping", "ship"][..],
-            &["cancelled", "canceled", "cancel", "cancels"],
-            &["arrive", "arrives", "arrived", "arriving"],
-            &["denied", "deny"],
-            &["approved", "approve"],
-            &["processing", "process", "processed"],
-        ] {
-            let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
-            assert!(stems.iter().all(|s| *s == stems[0]), "{group:?} -> {stems:?}");
-        }
-    }
-}

@@ -1,0 +1,34 @@
+//! `goldgate lint`: discover, load, print every problem.
+
+use std::io::{self, Write};
+
+use goldgate::exit::Exit;
+use goldgate::report::lint;
+
+use crate::cli::{LintArgs, LintFormat};
+
+pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
+    let format = if args.json {
+        LintFormat::Json
+    } else {
+        args.format.unwrap_or_else(|| {
+            if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+                LintFormat::Github
+            } else {
+                LintFormat::Human
+            }
+        })
+    };
+    let Some(suite) = super::discover_and_load(&args.paths)? else {
+        return Ok(Exit::Error);
+    };
+    let mut out = io::stdout().lock();
+    match format {
+        LintFormat::Human => lint::write_human(&suite, &mut out)?,
+        LintFormat::Json => lint::write_json(&suite, &mut out)?,
+        LintFormat::Github => lint::write_github(&suite, &mut out)?,
+    }
+    out.flush()?;
+    eprintln!("goldgate lint: {}", lint::summary(&suite));
+    Ok(if suite.error_count() > 0 { Exit::Failure } else { Exit::Success })
+}

@@ -1,0 +1,243 @@
+//! `goldgate run`: config and flags into a plan, load, play against the agent, report.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use globset::GlobBuilder;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use goldgate::agent::connect;
+use goldgate::config::{self, AgentConfig, Config};
+use goldgate::exit::Exit;
+use goldgate::load::Suite;
+use goldgate::metrics::Aggregates;
+use goldgate::model::Case;
+use goldgate::outcome::{RunResult, Status};
+use goldgate::report::{console, json, junit, lint};
+use goldgate::run::{self, Event, RunOptions, Stop};
+use goldgate::score::{Grader, ScoreOptions};
+
+use crate::cli::RunArgs;
+
+pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
+    let config = match load_config(args.config.as_deref()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("{message}");
+            eprintln!("goldgate: the config does not load; nothing was run");
+            return Ok(Exit::Error);
+        }
+    };
+    let Some(suite) = super::discover_and_load(&args.paths)? else {
+        return Ok(Exit::Error);
+    };
+    if suite.warning_count() + suite.error_count() > 0 {
+        lint::write_human(&suite, &mut io::stderr().lock())?;
+    }
+    if suite.error_count() > 0 {
+        eprintln!(
+            "goldgate: {} in the goldens; nothing was run (see `goldgate lint`)",
+            lint::summary(&suite)
+        );
+        return Ok(Exit::Error);
+    }
+    let cases = match select(&suite, args) {
+        Ok(cases) if cases.is_empty() => {
+            eprintln!("goldgate: no case matches the --filter / --name given ({} cases loaded)", suite.case_count());
+            return Ok(Exit::Error);
+        }
+        Ok(cases) => cases,
+        Err(message) => {
+            eprintln!("goldgate: {message}");
+            return Ok(Exit::Error);
+        }
+    };
+    let agent_config = match agent_config(args, &config) {
+        Some(agent) => Some(agent),
+        None if cases.iter().all(|c| c.turns.iter().all(|t| t.recorded_reply.is_some())) => None,
+        None => {
+            eprintln!("goldgate: no agent to test");
+            eprintln!(
+                "hint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
+            );
+            return Ok(Exit::Error);
+        }
+    };
+    if config.judge.is_some() {
+        eprintln!("goldgate: LLM judges are not available in this version: judge checks are skipped, semantic matches use local similarity");
+    }
+    let options = RunOptions {
+        concurrency: args.concurrency.unwrap_or(config.run.concurrency),
+        timeout: args.timeout.unwrap_or(config.run.timeout),
+        retries: args.retries.unwrap_or(config.run.retries),
+        backoff: Duration::from_millis(200),
+        record: args.record.clone(),
+    };
+    let grader = Grader::new(
+        None,
+        ScoreOptions {
+            allow_extra_tool_calls: args.allow_extra_tool_calls || config.run.allow_extra_tool_calls,
+            ..ScoreOptions::default()
+        },
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(async {
+        let agent = match &agent_config {
+            Some(agent_config) => connect::connect(agent_config).await?,
+            None => Arc::new(connect::NoAgent),
+        };
+        let stop = Stop::default();
+        watch_ctrl_c(stop.clone());
+        let progress = progress_bar(cases.len());
+        let on_event = |event: Event<'_>| {
+            if let Event::CaseFinished { case, status } = event {
+                progress.inc(1);
+                if status != Status::Passed {
+                    progress.set_message(format!("{} {}", status.name(), case.id));
+                }
+            }
+        };
+        let result = run::run(cases, agent, Arc::new(grader), &options, &stop, &on_event).await;
+        progress.finish_and_clear();
+        Ok::<RunResult, String>(result)
+    });
+    let result = match result {
+        Ok(result) => result,
+        Err(message) => {
+            eprintln!("goldgate: {message}");
+            return Ok(Exit::Error);
+        }
+    };
+    write_outputs(args, &result)?;
+    Ok(verdict(&result))
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config, String> {
+    let default = PathBuf::from(config::DEFAULT_FILE);
+    let path = match path {
+        Some(path) => path,
+        None if default.is_file() => default.as_path(),
+        None => return Ok(Config::default()),
+    };
+    Config::load(path).map_err(|e| e.to_string())
+}
+
+fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
+    if let Some(url) = &args.agent_url {
+        return Some(AgentConfig::Http {
+            url: url.clone(),
+            headers: Vec::new(),
+        });
+    }
+    if let Some(command) = &args.agent_cmd {
+        // Through the shell, so that quoting and paths work as the user typed them.
+        let argv = if cfg!(windows) {
+            vec!["cmd".into(), "/C".into(), command.clone()]
+        } else {
+            vec!["sh".into(), "-c".into(), format!("exec {command}")]
+        };
+        return Some(AgentConfig::Command {
+            argv,
+            processes: 1,
+            working_dir: None,
+        });
+    }
+    config.agent.clone()
+}
+
+/// The cases to run: every loaded case, narrowed by `--filter` (any tag) and `--name`.
+fn select(suite: &Suite, args: &RunArgs) -> Result<Vec<Arc<Case>>, String> {
+    let name = match &args.name {
+        Some(glob) => Some(
+            GlobBuilder::new(glob)
+                .build()
+                .map_err(|e| format!("--name: {e}"))?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    Ok(suite
+        .files
+        .iter()
+        .flat_map(|f| &f.cases)
+        .filter(|c| args.filters.is_empty() || c.tags.iter().any(|t| args.filters.contains(t)))
+        .filter(|c| name.as_ref().is_none_or(|m| m.is_match(&c.id) || m.is_match(&c.name)))
+        .map(|c| Arc::new(c.clone()))
+        .collect())
+}
+
+/// Ctrl-C once: stop scheduling; twice: cancel what is in flight. Reports are written either way.
+fn watch_ctrl_c(stop: Stop) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\ngoldgate: stopping: finishing the cases in flight (Ctrl-C again to cancel them)");
+            stop.scheduling.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("goldgate: cancelling the cases in flight");
+                stop.in_flight.cancel();
+            }
+        }
+    });
+}
+
+/// A bar on a terminal; hidden (by indicatif) when stderr is not one, as in CI logs.
+fn progress_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cases  {msg}") {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+fn write_outputs(args: &RunArgs, result: &RunResult) -> anyhow::Result<()> {
+    let aggregates = Aggregates::compute(result);
+    let report = json::build(result, &aggregates);
+    let json_on_stdout = args.json && args.output.is_none();
+    if json_on_stdout {
+        let stderr = io::stderr();
+        let color = super::use_color(&stderr);
+        console::write_table(result, &aggregates, &mut stderr.lock(), color)?;
+        let mut out = io::stdout().lock();
+        json::write(&report, &mut out)?;
+        out.flush()?;
+    } else {
+        let stdout = io::stdout();
+        let color = super::use_color(&stdout);
+        let mut out = stdout.lock();
+        console::write_table(result, &aggregates, &mut out, color)?;
+        out.flush()?;
+    }
+    if let Some(path) = &args.output {
+        json::write_file_atomically(path, &report).with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
+    }
+    if let Some(path) = &args.junit {
+        junit::write_file(path, result).with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
+    }
+    if result.incomplete {
+        eprintln!("goldgate: the run was interrupted: the reports cover only the cases that finished");
+    }
+    Ok(())
+}
+
+/// 2 when the run could not be judged (errors, interrupted), 1 when a case failed, else 0.
+fn verdict(result: &RunResult) -> Exit {
+    let errors = result.cases.iter().filter(|c| c.status == Status::Error).count();
+    if result.incomplete || errors > 0 {
+        if errors > 0 {
+            eprintln!("goldgate: {errors} case(s) could not be judged (errors of the run, not test failures)");
+        }
+        Exit::Error
+    } else if result.cases.iter().any(|c| c.status == Status::Failed) {
+        Exit::Failure
+    } else {
+        Exit::Success
+    }
+}

@@ -1,0 +1,231 @@
+//! Scoring: each turn's expectations and each case's checks judged into [`CheckResult`]s.
+//!
+//! [`Grader::grade_turn`] judges one played turn against its [`Expectation`]s
+//! (agent text, silence, tool calls and responses, transfers). [`Grader::grade_case`] judges
+//! the checks over the whole conversation: gecx scorers, SCRAPI criteria and Regtrace metrics.
+//! Deterministic checks never need a judge; `semantic` matches fall back to the local
+//! similarity of [`semantic`]; every other LLM-judge check is [`Status::Skipped`] with
+//! [`NO_JUDGE`] when no judge is configured, never passed.
+//!
+//! A judge that fails makes its check [`Status::Error`]: the run could not judge it.
+//!
+//! [`Expectation`]: crate::model::Expectation
+
+pub mod judge;
+mod matchers;
+mod metrics;
+mod scorers;
+pub mod semantic;
+mod turn;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub use judge::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict, NO_JUDGE};
+pub use matchers::json_equal;
+pub use metrics::NEEDS_BASELINE;
+
+use crate::model::{Case, CheckKind, Location};
+use crate::outcome::{CheckResult, Method, Status, TurnResult};
+
+/// How strictly turns are scored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoreOptions {
+    /// Let an agent make tool calls no expectation asked for (default: each one fails the turn).
+    pub allow_extra_tool_calls: bool,
+    /// Pass mark of the local similarity used for `semantic` matches without a judge: the
+    /// share, in 0..=1, of the expected text's content words the answer must contain, once
+    /// every fact agrees. Default [`semantic::DEFAULT_THRESHOLD`] (0.6).
+    pub semantic_threshold: f64,
+}
+
+impl Default for ScoreOptions {
+    fn default() -> Self {
+        Self {
+            allow_extra_tool_calls: false,
+            semantic_threshold: semantic::DEFAULT_THRESHOLD,
+        }
+    }
+}
+
+/// Judges turns and cases; cheap to clone and share between tasks.
+#[derive(Clone, Default)]
+pub struct Grader {
+    /// The LLM judge, when one is configured.
+    pub judge: Option<Arc<dyn Judge>>,
+    pub options: ScoreOptions,
+}
+
+impl fmt::Debug for Grader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Grader")
+            .field("judges", &self.judges())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl Grader {
+    pub fn new(judge: Option<Arc<dyn Judge>>, options: ScoreOptions) -> Self {
+        Self { judge, options }
+    }
+
+    /// The configured judges as `provider/model`, for the report (empty: none).
+    pub fn judges(&self) -> Vec<String> {
+        self.judge
+            .iter()
+            .map(|judge| format!("{}/{}", judge.provider(), judge.model()))
+            .collect()
+    }
+
+    /// Judges the checks over the whole conversation, given every turn (played or not; the
+    /// ones not played add nothing). Returns exactly one result per [`Case::checks`] entry, in
+    /// order.
+    pub async fn grade_case(&self, case: &Case, turns: &[TurnResult]) -> Vec<CheckResult> {
+        let played = scorers::Played::new(turns);
+        let transcript = judge::transcript(turns);
+        let mut results = Vec::with_capacity(case.checks.len());
+        for check in &case.checks {
+            let graded = match &check.kind {
+                CheckKind::Scorer(scorer) => self.scorer(scorer, &played, &transcript).await,
+                CheckKind::Criterion(text) => {
+                    let question = JudgeQuestion::Criterion(text);
+                    self.ask("criterion", question, None, &played, &transcript)
+                        .await
+                }
+                CheckKind::Metric {
+                    metric,
+                    threshold,
+                    expected_output,
+                } => {
+                    let answer = played.last_answer();
+                    self.metric(*metric, *threshold, expected_output, &answer, &transcript)
+                        .await
+                }
+            };
+            results.push(graded.at(&check.location));
+        }
+        results
+    }
+
+    /// The case's score in 0..=1. A case with Regtrace metrics scores the mean of its metric
+    /// scores (metrics that were skipped or could not be judged have none); any other case
+    /// scores the share of passed checks among the judged ones (turn and case checks, skipped
+    /// ones left out). `None` when nothing was judged. `checks` are the case-level results of
+    /// [`Grader::grade_case`] for this case.
+    pub fn case_score(case: &Case, turns: &[TurnResult], checks: &[CheckResult]) -> Option<f64> {
+        let is_metric = |kind: &CheckKind| matches!(kind, CheckKind::Metric { .. });
+        if case.checks.iter().any(|check| is_metric(&check.kind)) {
+            let scores: Vec<f64> = case
+                .checks
+                .iter()
+                .zip(checks)
+                .filter(|(check, _)| is_metric(&check.kind))
+                .filter_map(|(_, result)| result.score)
+                .collect();
+            return mean(&scores);
+        }
+        let judged: Vec<f64> = turns
+            .iter()
+            .flat_map(|turn| &turn.checks)
+            .chain(checks)
+            .filter(|check| check.status != Status::Skipped)
+            .map(|check| {
+                if check.status == Status::Passed {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        mean(&judged)
+    }
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// How a check came out, before it is placed and labelled.
+#[derive(Clone, Debug)]
+struct Verdict {
+    status: Status,
+    method: Method,
+    score: Option<f64>,
+    reason: Option<String>,
+}
+
+impl Verdict {
+    /// Passed or failed; `reason` is kept only on failure.
+    fn decided(passed: bool, method: Method, reason: Option<String>) -> Self {
+        Self {
+            status: if passed {
+                Status::Passed
+            } else {
+                Status::Failed
+            },
+            method,
+            score: None,
+            reason: if passed { None } else { reason },
+        }
+    }
+
+    fn fail(method: Method, reason: String) -> Self {
+        Self::decided(false, method, Some(reason))
+    }
+
+    fn error(method: Method, reason: String) -> Self {
+        Self {
+            status: Status::Error,
+            method,
+            score: None,
+            reason: Some(reason),
+        }
+    }
+
+    fn skipped(reason: impl Into<String>) -> Self {
+        Self {
+            status: Status::Skipped,
+            method: Method::None,
+            score: None,
+            reason: Some(reason.into()),
+        }
+    }
+
+    fn with_score(mut self, score: f64) -> Self {
+        self.score = Some(score);
+        self
+    }
+
+    fn labelled(self, label: impl Into<String>, expected: String, actual: String) -> Graded {
+        Graded {
+            label: label.into(),
+            expected,
+            actual,
+            verdict: self,
+        }
+    }
+}
+
+/// A labelled verdict, waiting for its location.
+struct Graded {
+    label: String,
+    expected: String,
+    actual: String,
+    verdict: Verdict,
+}
+
+impl Graded {
+    fn at(self, location: &Location) -> CheckResult {
+        CheckResult {
+            label: self.label,
+            location: location.clone(),
+            status: self.verdict.status,
+            expected: self.expected,
+            actual: self.actual,
+            method: self.verdict.method,
+            score: self.verdict.score,
+            reason: self.verdict.reason,
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! The gecx scorers over a whole conversation, and the LLM-judge questions (gecx
+//! `llm-judge-*`, SCRAPI criteria). Each result is labelled with the scorer's gecx name, so
+//! that aggregates (hallucination rate, tool-call accuracy) can find them.
+//!
+//! Readings where the gecx docs leave room:
+//! - `message-contains` is a case-insensitive substring of any agent message;
+//!   `message-matches-regex` searches each message and all of them joined by newlines;
+//!   `final-message-equals` compares the last agent message, trimmed.
+//! - `tool-call-accuracy` scores matched / expected (each actual call serving one expected
+//!   call) and passes at 1.0 only.
+//! - `handoff-triggered` wants a handoff whose status is neither empty nor `none`.
+//! - `latency-p50-under` / `latency-p95-under` use the nearest-rank percentile of the played
+//!   turns' latencies (the smallest latency with at least p% of turns at or below it) and pass
+//!   when it is strictly below the limit.
+//! - An LLM-judge scorer that names a provider other than the configured judge's is skipped:
+//!   that judge is not configured.
+
+use std::time::Duration;
+
+use super::judge::{Judge, JudgeQuestion, JudgeVerdict, NO_JUDGE};
+use super::matchers::{has_semantic, render_calls, render_expected_call};
+use super::{Graded, Grader, Verdict};
+use crate::agent::Exchange;
+use crate::agent::protocol::ToolCall;
+use crate::model::{ExpectedToolCall, Provider, Scorer};
+use crate::outcome::{Method, Status, TurnResult};
+
+/// What the agent did over the played turns of a case.
+pub(super) struct Played<'a> {
+    exchanges: Vec<&'a Exchange>,
+}
+
+impl<'a> Played<'a> {
+    pub(super) fn new(turns: &'a [TurnResult]) -> Self {
+        Self {
+            exchanges: turns.iter().filter_map(|t| t.exchange.as_ref()).collect(),
+        }
+    }
+
+    fn messages(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.exchanges
+            .iter()
+            .flat_map(|e| &e.reply.messages)
+            .map(|m| m.text.as_str())
+            .filter(|text| !text.trim().is_empty())
+    }
+
+    fn calls(&self) -> Vec<&'a ToolCall> {
+        self.exchanges
+            .iter()
+            .flat_map(|e| &e.reply.tool_calls)
+            .collect()
+    }
+
+    /// Every agent message, joined by newlines, or a placeholder when there is none.
+    fn text(&self) -> String {
+        let text = self.messages().collect::<Vec<_>>().join("\n");
+        if text.is_empty() {
+            "(no agent text)".to_owned()
+        } else {
+            text
+        }
+    }
+
+    /// The final answer: the text of the last turn in which the agent said something.
+    pub(super) fn last_answer(&self) -> String {
+        self.exchanges
+            .iter()
+            .rev()
+            .map(|e| e.reply.text())
+            .find(|text| !text.trim().is_empty())
+            .unwrap_or_default()
+    }
+
+    fn handoffs(&self) -> Vec<&'a str> {
+        self.exchanges
+            .iter()
+            .filter_map(|e| e.reply.handoff.as_ref())
+            .map(|h| h.status.trim())
+            .filter(|status| !status.is_empty() && !status.eq_ignore_ascii_case("none"))
+            .collect()
+    }
+
+    fn error_codes(&self) -> Vec<&'a str> {
+        self.exchanges
+            .iter()
+            .filter_map(|e| e.reply.error.as_ref())
+            .map(|error| error.code.as_str())
+            .collect()
+    }
+}
+
+/// The nearest-rank percentile: the smallest value with at least `p`% of values at or below.
+fn percentile(values: &[Duration], p: usize) -> Option<Duration> {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+fn listed(items: &[&str], none: &str) -> String {
+    if items.is_empty() {
+        none.to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+impl Grader {
+    pub(super) async fn scorer(
+        &self,
+        scorer: &Scorer,
+        played: &Played<'_>,
+        transcript: &str,
+    ) -> Graded {
+        let label = scorer.name();
+        let method = Method::Deterministic(label);
+        let calls = played.calls();
+        match scorer {
+            Scorer::MessageContains { pattern } => {
+                let needle = pattern.to_lowercase();
+                let passed = played
+                    .messages()
+                    .any(|m| m.to_lowercase().contains(&needle));
+                let reason = format!("no agent message contains {pattern:?} (any case)");
+                Verdict::decided(passed, method, Some(reason)).labelled(
+                    label,
+                    pattern.clone(),
+                    played.text(),
+                )
+            }
+            Scorer::MessageMatchesRegex { regex } => {
+                let joined = played.messages().collect::<Vec<_>>().join("\n");
+                let passed =
+                    played.messages().any(|m| regex.is_match(m)) || regex.is_match(&joined);
+                let reason = format!("no agent message matches /{}/", regex.as_str());
+                Verdict::decided(passed, method, Some(reason)).labelled(
+                    label,
+                    format!("/{}/", regex.as_str()),
+                    played.text(),
+                )
+            }
+            Scorer::FinalMessageEquals { pattern } => {
+                let last = played.messages().last().map(str::trim);
+                let passed = last == Some(pattern.trim());
+                let actual = last.unwrap_or("(no agent text)").to_owned();
+                let reason = "the last agent message differs".to_owned();
+                Verdict::decided(passed, method, Some(reason)).labelled(
+                    label,
+                    pattern.clone(),
+                    actual,
+                )
+            }
+            Scorer::ToolCalled { name } => {
+                let passed = calls.iter().any(|c| c.name == *name);
+                let reason = format!("{name} was not called");
+                Verdict::decided(passed, method, Some(reason)).labelled(
+                    label,
+                    name.clone(),
+                    render_calls(&calls),
+                )
+            }
+            Scorer::ToolCalledWithInput { name, input } => {
+                let want = ExpectedToolCall {
+                    name: name.clone(),
+                    args: input.clone(),
+                    agent: None,
+                };
+                let assignment = self.assign_calls(&[&want], &calls).await;
+                let verdict = assignment
+                    .verdicts
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| Verdict::fail(method, format!("{name} was not called")));
+                verdict.labelled(label, render_expected_call(&want), render_calls(&calls))
+            }
+            Scorer::NoToolCalled { name } => {
+                let offending: Vec<&ToolCall> = calls
+                    .iter()
+                    .copied()
+                    .filter(|c| name.as_ref().is_none_or(|n| c.name == *n))
+                    .collect();
+                let expected = match name {
+                    Some(name) => format!("no call to {name}"),
+                    None => "no tool calls".to_owned(),
+                };
+                let reason = format!("called {}", render_calls(&offending));
+                Verdict::decided(offending.is_empty(), method, Some(reason)).labelled(
+                    label,
+                    expected,
+                    render_calls(&calls),
+                )
+            }
+            Scorer::ToolCallAccuracy { expected } => {
+                self.tool_call_accuracy(expected, &calls).await
+            }
+            Scorer::HandoffTriggered | Scorer::NoHandoff => {
+                let handoffs = played.handoffs();
+                let wanted = matches!(scorer, Scorer::HandoffTriggered);
+                let passed = handoffs.is_empty() != wanted;
+                let actual = if handoffs.is_empty() {
+                    "no handoff".to_owned()
+                } else {
+                    format!("handoff {}", handoffs.join(", "))
+                };
+                let expected = if wanted { "a handoff" } else { "no handoff" };
+                let reason = format!("expected {expected}, got {actual}");
+                Verdict::decided(passed, method, Some(reason)).labelled(
+                    label,
+                    expected.to_owned(),
+                    actual,
+                )
+            }
+            Scorer::ErrorCode { code } => {
+                let codes = played.error_codes();
+                let passed = codes.contains(&code.as_str());
+                let reason = format!("no error with code {code}");
+                Verdict::decided(passed, method, Some(reason)).labelled(
+                    label,
+                    code.clone(),
+                    listed(&codes, "no error"),
+                )
+            }
+            Scorer::NoError => {
+                let codes = played.error_codes();
+                let actual = listed(&codes, "no error");
+                let reason = format!("the agent reported {actual}");
+                Verdict::decided(codes.is_empty(), method, Some(reason)).labelled(
+                    label,
+                    "no error".to_owned(),
+                    actual,
+                )
+            }
+            Scorer::LatencyP50Under { limit } => latency(label, method, played, 50, *limit),
+            Scorer::LatencyP95Under { limit } => latency(label, method, played, 95, *limit),
+            Scorer::JudgeNotHallucinating {
+                grounding_context,
+                provider,
+            } => {
+                let question = JudgeQuestion::NotHallucinating {
+                    grounding: grounding_context,
+                };
+                self.ask(label, question, *provider, played, transcript)
+                    .await
+            }
+            Scorer::JudgeHelpfulness { criteria, provider } => {
+                let question = JudgeQuestion::Helpfulness {
+                    criteria: criteria.as_deref(),
+                };
+                self.ask(label, question, *provider, played, transcript)
+                    .await
+            }
+            Scorer::JudgeToneMatches { tone, provider } => {
+                let question = JudgeQuestion::ToneMatches { tone };
+                self.ask(label, question, *provider, played, transcript)
+                    .await
+            }
+        }
+    }
+
+    async fn tool_call_accuracy(
+        &self,
+        expected: &[ExpectedToolCall],
+        calls: &[&ToolCall],
+    ) -> Graded {
+        let label = "tool-call-accuracy";
+        let wanted: Vec<&ExpectedToolCall> = expected.iter().collect();
+        let assignment = self.assign_calls(&wanted, calls).await;
+        let misses: Vec<String> = assignment
+            .verdicts
+            .iter()
+            .filter(|v| v.status != Status::Passed)
+            .filter_map(|v| v.reason.clone())
+            .collect();
+        let matched = expected.len() - misses.len();
+        let score = if expected.is_empty() {
+            1.0
+        } else {
+            matched as f64 / expected.len() as f64
+        };
+        let method = if wanted.iter().any(|w| has_semantic(&w.args.fields)) {
+            self.semantic_method()
+        } else {
+            Method::Deterministic(label)
+        };
+        let status = if assignment
+            .verdicts
+            .iter()
+            .any(|v| v.status == Status::Error)
+        {
+            Status::Error
+        } else if misses.is_empty() {
+            Status::Passed
+        } else {
+            Status::Failed
+        };
+        let reason = (!misses.is_empty()).then(|| {
+            format!(
+                "{matched} of {} expected calls matched: {}",
+                expected.len(),
+                misses.join("; ")
+            )
+        });
+        let rendered: Vec<String> = expected.iter().map(render_expected_call).collect();
+        Verdict {
+            status,
+            method,
+            score: Some(score),
+            reason,
+        }
+        .labelled(label, rendered.join("; "), render_calls(calls))
+    }
+
+    /// The configured judge, or why the check is skipped: none is configured, or the check asks
+    /// for another provider.
+    fn judge_for(&self, provider: Option<Provider>) -> Result<&dyn Judge, String> {
+        let judge = self.judge.as_deref().ok_or_else(|| NO_JUDGE.to_owned())?;
+        match provider {
+            Some(provider) if Provider::NAMES[provider as usize] != judge.provider() => {
+                Err(format!(
+                    "asks for the {} judge; the configured judge is {}",
+                    Provider::NAMES[provider as usize],
+                    judge.provider()
+                ))
+            }
+            _ => Ok(judge),
+        }
+    }
+
+    /// Asks the judge `question` about the transcript. `Err` holds the verdict to report
+    /// instead: skipped without a judge, an error when the judge failed.
+    pub(super) async fn consult(
+        &self,
+        question: JudgeQuestion<'_>,
+        provider: Option<Provider>,
+        transcript: &str,
+    ) -> Result<(JudgeVerdict, Method), Verdict> {
+        let judge = self.judge_for(provider).map_err(Verdict::skipped)?;
+        let method = Method::Judge {
+            provider: judge.provider(),
+            model: judge.model(),
+        };
+        match judge.criterion(question, transcript).await {
+            Ok(verdict) => Ok((verdict, method)),
+            Err(err) => Err(Verdict::error(method, err.to_string())),
+        }
+    }
+
+    /// A yes/no judge check.
+    pub(super) async fn ask(
+        &self,
+        label: &str,
+        question: JudgeQuestion<'_>,
+        provider: Option<Provider>,
+        played: &Played<'_>,
+        transcript: &str,
+    ) -> Graded {
+        let verdict = match self.consult(question, provider, transcript).await {
+            Ok((answer, method)) => {
+                let reason = answer
+                    .explanation
+                    .or_else(|| Some("the judge said no".to_owned()));
+                let mut verdict = Verdict::decided(answer.passed, method, reason);
+                verdict.score = answer.score;
+                verdict
+            }
+            Err(verdict) => verdict,
+        };
+        verdict.labelled(label, question.describe(), played.text())
+    }
+}
+
+fn latency(label: &str, method: Method, played: &Played<'_>, p: usize, limit: Duration) -> Graded {
+    let latencies: Vec<Duration> = played.exchanges.iter().map(|e| e.latency).collect();
+    let expected = format!("p{p} < {} ms", limit.as_millis());
+    let Some(value) = percentile(&latencies, p) else {
+        return Verdict::skipped("no turn was played").labelled(label, expected, "-".to_owned());
+    };
+    let actual = format!(
+        "p{p} = {} ms over {} turns",
+        value.as_millis(),
+        latencies.len()
+    );
+    let reason = format!(
+        "p{p} latency {} ms is not under {} ms",
+        value.as_millis(),
+        limit.as_millis()
+    );
+    Verdict::decided(value < limit, method, Some(reason)).labelled(label, expected, actual)
+}

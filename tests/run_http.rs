@@ -1,0 +1,256 @@
+//! `goldgate run` against a real HTTP agent on 127.0.0.1 whose behaviour is scripted per
+//! conversation: each known good or bad behaviour must get its verdict, and the exit code must
+//! follow (0 all passed, 1 a failure, 2 an error of the run).
+
+use std::collections::HashMap;
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// How often each conversation was asked, so that "503 then success" can change its answer.
+type Calls = Arc<Mutex<HashMap<String, u32>>>;
+
+async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Response {
+    let conversation = request["conversation"].as_str().unwrap_or_default().to_owned();
+    let call = {
+        let mut calls = calls.lock().unwrap();
+        let count = calls.entry(conversation.clone()).or_default();
+        *count += 1;
+        *count
+    };
+    let order = |id: &str| json!({"name": "lookup_order", "args": {"order_id": id}, "response": {"status": "shipped"}});
+    let reply = match conversation.as_str() {
+        "paraphrase" => json!({
+            "messages": [{"text": "Good news: ORD-12345 was shipped and will arrive April 18."}],
+            "tool_calls": [order("ORD-12345")]}),
+        "contradiction" => json!({
+            "messages": [{"text": "Your order ORD-12345 has not shipped yet."}],
+            "tool_calls": [order("ORD-12345")]}),
+        "wrong_argument" => json!({
+            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
+            "tool_calls": [order("ORD-54321")]}),
+        "extra_tool_call" => json!({
+            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
+            "tool_calls": [order("ORD-12345"), {"name": "send_email", "args": {"to": "me"}}]}),
+        "missing_tool_call" => json!({
+            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}]}),
+        "transfer" => json!({"transfer": {"agent": "billing_agent"}}),
+        "wrong_transfer" => json!({"transfer": {"agent": "sales_agent"}}),
+        "handoff" => json!({"messages": [{"text": "Connecting you to a person."}], "handoff": {"status": "requested"}}),
+        "agent_error" => json!({"error": {"code": "INTERNAL", "message": "tool backend down"}}),
+        "flaky_503" if call == 1 => return (StatusCode::SERVICE_UNAVAILABLE, "warming up").into_response(),
+        "flaky_503" => json!({
+            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
+            "tool_calls": [order("ORD-12345")]}),
+        "hang" => {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            json!({})
+        }
+        _ => return (StatusCode::NOT_FOUND, "unknown conversation").into_response(),
+    };
+    Json(reply).into_response()
+}
+
+/// Starts the scripted agent on a free loopback port, on its own thread and runtime.
+fn start_agent() -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let app = axum::Router::new()
+                .route("/turn", axum::routing::post(agent))
+                .with_state(Calls::default());
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    rx.recv().unwrap()
+}
+
+fn order_conversation(name: &str) -> String {
+    format!(
+        "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        tool_calls:\n          - action: lookup_order\n            args: {{ order_id: ORD-12345 }}\n        agent: Your order ORD-12345 has shipped and should arrive by April 18th.\n"
+    )
+}
+
+fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
+    let mut golden = String::from("common_session_parameters:\n  order_12345_status: shipped\nconversations:\n");
+    for name in conversations {
+        match *name {
+            "transfer" | "wrong_transfer" => golden.push_str(&format!(
+                "  - conversation: {name}\n    turns:\n      - user: I want a refund\n        tool_calls:\n          - action: transfer_to_agent\n            args: {{ agent: billing_agent }}\n        agent: \"# silent — transfer\"\n"
+            )),
+            _ => golden.push_str(&order_conversation(name)),
+        }
+    }
+    fs::create_dir_all(dir.join("goldens")).unwrap();
+    fs::write(dir.join("goldens/orders.yaml"), golden).unwrap();
+    if with_scenarios {
+        fs::write(
+            dir.join("handoff.scenario.yaml"),
+            "id: handoff\nwhen:\n  - user: a person please\nthen:\n  - scorer: handoff-triggered\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("agent-error.scenario.yaml"),
+            "id: agent_error\nwhen:\n  - user: hello\nthen:\n  - scorer: no-error\n",
+        )
+        .unwrap();
+    }
+}
+
+fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let report = dir.join("report.json");
+    let output = Command::cargo_bin("goldgate")
+        .unwrap()
+        .current_dir(dir)
+        .args(["run", "--agent-url", &format!("http://{addr}/turn"), "--timeout", "1s"])
+        .arg("--output")
+        .arg(&report)
+        .args(extra)
+        .arg(".")
+        .env("NO_COLOR", "1")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    let report: Value = serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
+    (output.status.code(), report, stdout)
+}
+
+fn statuses(report: &Value) -> HashMap<String, String> {
+    report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no cases in the report: {report}"))
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap().to_owned(), c["status"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+#[test]
+fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let conversations = [
+        "paraphrase",
+        "contradiction",
+        "wrong_argument",
+        "extra_tool_call",
+        "missing_tool_call",
+        "transfer",
+        "wrong_transfer",
+        "flaky_503",
+        "hang",
+    ];
+    write_suite(dir.path(), &conversations, true);
+    let junit = dir.path().join("junit.xml");
+    let (code, report, stdout) = run(dir.path(), addr, &["--retries", "2", "--junit", junit.to_str().unwrap()]);
+    let got = statuses(&report);
+    let want: HashMap<String, String> = [
+        ("paraphrase", "passed"),
+        ("contradiction", "failed"),
+        ("wrong_argument", "failed"),
+        ("extra_tool_call", "failed"),
+        ("missing_tool_call", "failed"),
+        ("transfer", "passed"),
+        ("wrong_transfer", "failed"),
+        ("flaky_503", "passed"),
+        ("hang", "error"),
+        ("handoff", "passed"),
+        ("agent_error", "failed"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    assert_eq!(got, want, "{stdout}");
+    assert_eq!(code, Some(2), "an error of the run exits 2\n{stdout}");
+
+    // The 503 was retried: two attempts on its one turn.
+    let flaky = report["cases"].as_array().unwrap().iter().find(|c| c["id"] == "flaky_503").unwrap();
+    assert_eq!(flaky["turns"][0]["attempts"], 2);
+    // The table names each conversation and the totals line counts every turn.
+    assert!(stdout.contains("Conversation"), "{stdout}");
+    assert!(stdout.contains("Total: 11 conversations, 11 turns"), "{stdout}");
+
+    // The JUnit file reads back with a real XML parser and keeps names and failures.
+    let xml = fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no testcase {name} in\n{xml}"))
+    };
+    assert!(case("contradiction").children().any(|n| n.has_tag_name("failure")));
+    assert!(case("hang").children().any(|n| n.has_tag_name("error")));
+    assert!(!case("paraphrase").children().any(|n| n.has_tag_name("failure") || n.has_tag_name("error")));
+}
+
+#[test]
+fn failures_without_errors_exit_1_and_a_clean_run_exits_0() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase", "contradiction"], false);
+    let (code, report, _) = run(dir.path(), addr, &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(statuses(&report)["contradiction"], "failed");
+
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase", "transfer"], false);
+    let (code, report, stdout) = run(dir.path(), addr, &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(report["cases"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn filter_and_name_select_cases() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase", "contradiction"], false);
+    let (code, report, _) = run(dir.path(), addr, &["--name", "para*"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(statuses(&report).len(), 1);
+    // Every SCRAPI conversation carries its file stem as a tag.
+    let (code, report, _) = run(dir.path(), addr, &["--filter", "orders"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(statuses(&report).len(), 2);
+}
+
+#[test]
+fn an_unreachable_agent_is_exit_2_not_a_test_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase"], false);
+    // Bind then drop: nothing listens on this port any more.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (code, report, out) = run(dir.path(), addr, &["--retries", "0"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(statuses(&report)["paraphrase"], "error");
+}
+
+#[test]
+fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    fs::write(dir.path().join("goldens/bad.yaml"), "conversations:\n  - conversation: x\n    turns: 5\n").unwrap();
+    // No agent listens here: a call would be an error of the run, but none must be made.
+    let output = Command::cargo_bin("goldgate")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["run", "--agent-url", "http://127.0.0.1:9/turn", "."])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.yaml:3: error"), "{stderr}");
+    assert!(stderr.contains("nothing was run"), "{stderr}");
+}

@@ -1,0 +1,317 @@
+//! Tool-call expectations: arguments, leniency, missing and extra calls, the assignment of
+//! calls to expectations, tool responses and transfers.
+
+use goldgate::agent::protocol::Transfer;
+use goldgate::model::{ExpectationKind, MatchType, ValueMatcher};
+use goldgate::outcome::{Method, Status};
+use goldgate::score::{Grader, ScoreOptions};
+use serde_json::{Value, json};
+
+use crate::support::{
+    call, exact_args, expected_call, grade, grader, leaf, loc, reply, says, statuses,
+};
+
+#[tokio::test]
+async fn tool_call_with_matching_arguments_passes() {
+    let g = grader();
+    let want = exact_args("lookup_order", &[("order_id", json!("ORD-12345"))]);
+    let checks = grade(
+        &g,
+        vec![ExpectationKind::ToolCall(want)],
+        reply(
+            &[],
+            vec![call(
+                "lookup_order",
+                json!({"order_id": "ORD-12345", "verbose": true}),
+            )],
+        ),
+    )
+    .await;
+    assert_eq!(statuses(&checks), [Status::Passed]);
+    assert_eq!(checks[0].label, "tool call lookup_order");
+    assert_eq!(checks[0].method, Method::Deterministic("tool-call"));
+    assert_eq!(checks[0].expected, r#"lookup_order(order_id: "ORD-12345")"#);
+}
+
+#[tokio::test]
+async fn wrong_argument_fails_with_the_field_named() {
+    let want = exact_args("lookup_order", &[("order_id", json!("ORD-12345"))]);
+    let checks = grade(
+        &grader(),
+        vec![ExpectationKind::ToolCall(want)],
+        reply(
+            &[],
+            vec![call("lookup_order", json!({"order_id": "ORD-1"}))],
+        ),
+    )
+    .await;
+    // The wrong call is also left unclaimed, so it fails as an extra call too.
+    assert_eq!(statuses(&checks), [Status::Failed, Status::Failed]);
+    let reason = checks[0].reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("order_id") && reason.contains("\"ORD-1\""),
+        "{reason}"
+    );
+    assert_eq!(checks[0].actual, r#"lookup_order({"order_id":"ORD-1"})"#);
+}
+
+#[tokio::test]
+async fn missing_tool_call_fails() {
+    let want = exact_args("lookup_order", &[]);
+    let checks = grade(
+        &grader(),
+        vec![ExpectationKind::ToolCall(want)],
+        reply(&["Hi"], vec![]),
+    )
+    .await;
+    assert_eq!(statuses(&checks), [Status::Failed]);
+    assert_eq!(checks[0].reason.as_deref(), Some("no call to lookup_order"));
+    assert_eq!(checks[0].actual, "(no tool calls)");
+}
+
+#[tokio::test]
+async fn extra_tool_call_fails_unless_allowed() {
+    let kinds = || {
+        vec![
+            says(MatchType::Contains, "shipped"),
+            ExpectationKind::ToolCall(exact_args("lookup_order", &[])),
+        ]
+    };
+    let calls = || {
+        reply(
+            &["It shipped"],
+            vec![
+                call("lookup_order", json!({})),
+                call("delete_account", json!({"id": 7})),
+            ],
+        )
+    };
+    let strict = grade(&grader(), kinds(), calls()).await;
+    assert_eq!(
+        statuses(&strict),
+        [Status::Passed, Status::Passed, Status::Failed]
+    );
+    assert_eq!(strict[2].label, "unexpected tool call");
+    assert_eq!(
+        strict[2].reason.as_deref(),
+        Some(r#"unexpected tool call delete_account({"id":7})"#)
+    );
+    assert_eq!(strict[2].location, loc(1), "extra calls sit on the turn");
+
+    let lenient = Grader::new(
+        None,
+        ScoreOptions {
+            allow_extra_tool_calls: true,
+            ..ScoreOptions::default()
+        },
+    );
+    let checks = grade(&lenient, kinds(), calls()).await;
+    assert_eq!(statuses(&checks), [Status::Passed, Status::Passed]);
+}
+
+#[tokio::test]
+async fn each_call_serves_one_expectation() {
+    let g = grader();
+    let a = || exact_args("add_item", &[("sku", json!("A"))]);
+    let any = || {
+        expected_call(
+            "add_item",
+            vec![("sku", leaf(MatchType::Ignore, Value::Null))],
+        )
+    };
+    // Two expected calls to one tool need two calls.
+    let one = grade(
+        &g,
+        vec![
+            ExpectationKind::ToolCall(a()),
+            ExpectationKind::ToolCall(any()),
+        ],
+        reply(&[], vec![call("add_item", json!({"sku": "A"}))]),
+    )
+    .await;
+    assert_eq!(statuses(&one), [Status::Passed, Status::Failed]);
+    assert!(
+        one[1]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("already matched"))
+    );
+
+    // The loose expectation listed first does not take the only call the strict one fits.
+    let two = grade(
+        &g,
+        vec![
+            ExpectationKind::ToolCall(any()),
+            ExpectationKind::ToolCall(a()),
+        ],
+        reply(
+            &[],
+            vec![
+                call("add_item", json!({"sku": "A"})),
+                call("add_item", json!({"sku": "B"})),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(statuses(&two), [Status::Passed, Status::Passed]);
+}
+
+#[tokio::test]
+async fn argument_matchers_and_leniency() {
+    let g = grader();
+    let want = expected_call(
+        "refund",
+        vec![
+            ("amount", leaf(MatchType::Exact, json!(5))),
+            ("price", leaf(MatchType::Exact, json!("19.99"))),
+            ("note", leaf(MatchType::Contains, json!("twice"))),
+            ("invoice", leaf(MatchType::Regexp, json!(r"^INV-\d+$"))),
+            ("trace", leaf(MatchType::Ignore, Value::Null)),
+            (
+                "reason",
+                ValueMatcher::Object(vec![(
+                    "code".to_owned(),
+                    leaf(MatchType::Exact, json!("duplicate")),
+                )]),
+            ),
+            ("items", leaf(MatchType::Exact, json!(["a", "b"]))),
+        ],
+    );
+    let actual = json!({
+        "amount": "5", "price": 19.99, "note": "charged twice", "invoice": "INV-42",
+        "reason": {"code": "duplicate", "notify": true}, "items": ["a", "b"]
+    });
+    let ok = grade(
+        &g,
+        vec![ExpectationKind::ToolCall(want.clone())],
+        reply(&[], vec![call("refund", actual.clone())]),
+    )
+    .await;
+    assert_eq!(statuses(&ok), [Status::Passed]);
+
+    // Arguments sent as a JSON string are read as the object they hold.
+    let as_string = grade(
+        &g,
+        vec![ExpectationKind::ToolCall(want.clone())],
+        reply(&[], vec![call("refund", json!(actual.to_string()))]),
+    )
+    .await;
+    assert_eq!(statuses(&as_string), [Status::Passed]);
+
+    let mut wrong = actual;
+    wrong["reason"]["code"] = json!("other");
+    let bad = grade(
+        &g,
+        vec![ExpectationKind::ToolCall(want)],
+        reply(&[], vec![call("refund", wrong)]),
+    )
+    .await;
+    assert_eq!(bad[0].status, Status::Failed);
+    assert!(
+        bad[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("reason.code")),
+        "{:?}",
+        bad[0].reason
+    );
+}
+
+#[tokio::test]
+async fn semantic_argument_uses_the_similarity_method() {
+    let want = expected_call(
+        "note",
+        vec![(
+            "text",
+            leaf(MatchType::Semantic, json!("refund of $20 approved")),
+        )],
+    );
+    let checks = grade(
+        &grader(),
+        vec![ExpectationKind::ToolCall(want.clone())],
+        reply(
+            &[],
+            vec![call("note", json!({"text": "approved a $20 refund"}))],
+        ),
+    )
+    .await;
+    assert_eq!(statuses(&checks), [Status::Passed]);
+    assert_eq!(checks[0].method, Method::LocalSimilarity);
+
+    let bad = grade(
+        &grader(),
+        vec![ExpectationKind::ToolCall(want)],
+        reply(
+            &[],
+            vec![call("note", json!({"text": "denied a $20 refund"}))],
+        ),
+    )
+    .await;
+    assert_eq!(bad[0].status, Status::Failed);
+}
+
+#[tokio::test]
+async fn tool_response_and_transfer() {
+    let g = grader();
+    let mut looked_up = call("lookup_order", json!({"order_id": "ORD-1"}));
+    looked_up.response = Some(json!({"status": "shipped"}));
+    let kinds = vec![
+        ExpectationKind::ToolCall(exact_args("lookup_order", &[])),
+        ExpectationKind::ToolResponse {
+            tool: "lookup_order".into(),
+            output: Some(json!({"status": "shipped"})),
+        },
+        ExpectationKind::ToolResponse {
+            tool: "lookup_order".into(),
+            output: Some(json!({"status": "lost"})),
+        },
+        ExpectationKind::ToolResponse {
+            tool: "lookup_order".into(),
+            output: None,
+        },
+        ExpectationKind::ToolResponse {
+            tool: "other".into(),
+            output: None,
+        },
+    ];
+    let checks = grade(&g, kinds, reply(&[], vec![looked_up])).await;
+    use Status::{Failed, Passed};
+    assert_eq!(statuses(&checks), [Passed, Passed, Failed, Passed, Failed]);
+    assert_eq!(checks[4].reason.as_deref(), Some("no call to other"));
+
+    let to = |agent: &str| ExpectationKind::Transfer {
+        agent: agent.to_owned(),
+    };
+    let mut by_field = reply(&[], vec![]);
+    by_field.transfer = Some(Transfer {
+        agent: "billing".into(),
+    });
+    let checks = grade(&g, vec![to("billing")], by_field.clone()).await;
+    assert_eq!(statuses(&checks), [Passed]);
+    let checks = grade(&g, vec![to("sales")], by_field).await;
+    assert_eq!(statuses(&checks), [Failed]);
+    assert_eq!(checks[0].actual, "transfer to billing");
+
+    // A transfer_to_agent call is a transfer, and not an extra call when a transfer is expected.
+    let by_call = reply(
+        &[],
+        vec![call("transfer_to_agent", json!({"agent": "billing"}))],
+    );
+    let checks = grade(&g, vec![to("billing")], by_call.clone()).await;
+    assert_eq!(statuses(&checks), [Passed]);
+    let checks = grade(&g, vec![to("sales")], by_call).await;
+    assert_eq!(statuses(&checks), [Failed]);
+    let checks = grade(&g, vec![to("billing")], reply(&["Bye"], vec![])).await;
+    assert_eq!(checks[0].actual, "no transfer");
+}
+
+#[tokio::test]
+async fn turns_without_expectations_are_not_checked() {
+    let checks = grade(
+        &grader(),
+        vec![],
+        reply(&["Hi"], vec![call("anything", json!({}))]),
+    )
+    .await;
+    assert!(checks.is_empty());
+}
