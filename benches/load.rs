@@ -13,7 +13,8 @@ use goldgate::load;
 const PER_FORMAT: usize = 2_500;
 
 fn scrapi(i: usize) -> String {
-    let mut text = String::from("common_session_parameters:\n  order_status: shipped\nconversations:\n");
+    let mut text =
+        String::from("common_session_parameters:\n  order_status: shipped\nconversations:\n");
     for c in 0..3 {
         let _ = write!(
             text,
@@ -24,7 +25,9 @@ fn scrapi(i: usize) -> String {
 }
 
 fn ces(i: usize) -> String {
-    let mut text = String::from("display_name,turn_index,action_type,text_content,response_agent,tool_name,tool_call_args_json,tags\n");
+    let mut text = String::from(
+        "display_name,turn_index,action_type,text_content,response_agent,tool_name,tool_call_args_json,tags\n",
+    );
     for c in 0..3 {
         let _ = write!(
             text,
@@ -64,7 +67,10 @@ fn main() {
     for i in 0..PER_FORMAT {
         write(format!("goldens/scrapi/{}/g{i}.yaml", i % 50), scrapi(i));
         write(format!("goldens/ces/{}/g{i}.golden.csv", i % 50), ces(i));
-        write(format!("scenarios/{}/s{i}.scenario.yaml", i % 50), scenario(i));
+        write(
+            format!("scenarios/{}/s{i}.scenario.yaml", i % 50),
+            scenario(i),
+        );
         write(format!("sets/{}/r{i}.golden.yaml", i % 50), regtrace(i));
     }
     let bytes: u64 = walk_bytes(root);
@@ -80,11 +86,17 @@ fn main() {
     let files = found.len() as f64;
     println!("files:          {}", found.len());
     println!("cases:          {}", suite.case_count());
-    println!("bytes:          {:.1} MiB", bytes as f64 / (1024.0 * 1024.0));
+    println!(
+        "bytes:          {:.1} MiB",
+        bytes as f64 / (1024.0 * 1024.0)
+    );
     println!("discover:       {:.3} s", discovered.as_secs_f64());
     println!("discover+load:  {:.3} s", total.as_secs_f64());
     println!("files/second:   {:.0}", files / total.as_secs_f64());
-    println!("goal:           < 1.000 s  (ratio {:.2} of the goal)", total.as_secs_f64());
+    println!(
+        "goal:           < 1.000 s  (ratio {:.2} of the goal)",
+        total.as_secs_f64()
+    );
 }
 
 fn walk_bytes(dir: &Path) -> u64 {
@@ -92,7 +104,11 @@ fn walk_bytes(dir: &Path) -> u64 {
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() { walk_bytes(&e.path()) } else { e.metadata().unwrap().len() }
+            if e.file_type().unwrap().is_dir() {
+                walk_bytes(&e.path())
+            } else {
+                e.metadata().unwrap().len()
+            }
         })
         .sum()
 }

@@ -29,7 +29,7 @@ pub struct Cli {
 pub enum Command {
     /// Discover, run, score and report: the main job.
     #[command(visible_alias = "eval")]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check golden files without calling any agent; every problem, with file and line.
     ///
     /// Directories are walked (honouring .gitignore) for *.scenario.yaml, *.scenario.ts,
@@ -83,7 +83,13 @@ pub struct RunArgs {
     pub name: Option<String>,
 
     /// Test the agent at this URL (the HTTP protocol), instead of the config's agent.
-    #[arg(long, value_name = "URL", env = "GOLDGATE_AGENT_URL", help_heading = "Agent", conflicts_with = "agent_cmd")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "GOLDGATE_AGENT_URL",
+        help_heading = "Agent",
+        conflicts_with = "agent_cmd"
+    )]
     pub agent_url: Option<String>,
 
     /// Test this command (JSON lines on stdin/stdout), instead of the config's agent.

@@ -81,7 +81,12 @@ pub struct ConfigError {
 
 const TOP_KEYS: [&str; 5] = ["agent", "judge", "run", "thresholds", "version"];
 const AGENT_KINDS: [&str; 6] = ["http", "command", "replay", "openai", "anthropic", "gemini"];
-const RUN_KEYS: [&str; 4] = ["concurrency", "timeout", "retries", "allow_extra_tool_calls"];
+const RUN_KEYS: [&str; 4] = [
+    "concurrency",
+    "timeout",
+    "retries",
+    "allow_extra_tool_calls",
+];
 const THRESHOLDS: [&str; 5] = [
     "passRateDropPp",
     "deflectionDropPp",
@@ -109,7 +114,9 @@ impl Config {
             }
         };
         if diags.has_errors() {
-            return Err(ConfigError { diagnostics: diags.items });
+            return Err(ConfigError {
+                diagnostics: diags.items,
+            });
         }
         Ok(config)
     }
@@ -166,7 +173,8 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
                     entries
                         .iter()
                         .filter_map(|(k, v)| {
-                            let text = yaml::expect_text(v, &format!("{path}.headers.{}", k.name), diags)?;
+                            let text =
+                                yaml::expect_text(v, &format!("{path}.headers.{}", k.name), diags)?;
                             Some((k.name.clone(), text))
                         })
                         .collect()
@@ -198,14 +206,24 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
                 Value::Str(line) => line.split_whitespace().map(str::to_owned).collect(),
                 _ => {
                     diags
-                        .error(Code::G101, argv_node.line, argv_node.column, format!("expected a list of strings, found {}", argv_node.kind()))
+                        .error(
+                            Code::G101,
+                            argv_node.line,
+                            argv_node.column,
+                            format!("expected a list of strings, found {}", argv_node.kind()),
+                        )
                         .field(path);
                     return None;
                 }
             };
             if argv.is_empty() {
                 diags
-                    .error(Code::G102, argv_node.line, argv_node.column, "the command is empty")
+                    .error(
+                        Code::G102,
+                        argv_node.line,
+                        argv_node.column,
+                        "the command is empty",
+                    )
                     .field(path);
                 return None;
             }
@@ -217,18 +235,33 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         }
         "replay" => {
             let dir = yaml::expect_text(value, &path, diags)?;
-            Some(AgentConfig::Replay { dir: base.join(dir) })
+            Some(AgentConfig::Replay {
+                dir: base.join(dir),
+            })
         }
         "openai" | "anthropic" | "gemini" => {
             diags
-                .error(Code::G107, kind.line, kind.column, format!("LLM agents (`{}`) are not available in this version of goldgate", kind.name))
+                .error(
+                    Code::G107,
+                    kind.line,
+                    kind.column,
+                    format!(
+                        "LLM agents (`{}`) are not available in this version of goldgate",
+                        kind.name
+                    ),
+                )
                 .field("agent")
                 .hint("use an http, command or replay agent");
             None
         }
         other => {
             diags
-                .error(Code::G107, kind.line, kind.column, format!("unknown agent kind `{other}`"))
+                .error(
+                    Code::G107,
+                    kind.line,
+                    kind.column,
+                    format!("unknown agent kind `{other}`"),
+                )
                 .field("agent")
                 .hint(crate::diagnostic::suggestion(other, &AGENT_KINDS));
             None
@@ -247,9 +280,17 @@ fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeConfig> {
     let provider = provider?;
     if crate::model::Provider::parse(&provider).is_none() {
         diags
-            .error(Code::G107, node.line, node.column, format!("unknown judge provider `{provider}`"))
+            .error(
+                Code::G107,
+                node.line,
+                node.column,
+                format!("unknown judge provider `{provider}`"),
+            )
             .field("judge.provider")
-            .hint(crate::diagnostic::suggestion(&provider, &crate::model::Provider::NAMES));
+            .hint(crate::diagnostic::suggestion(
+                &provider,
+                &crate::model::Provider::NAMES,
+            ));
         return None;
     }
     Some(JudgeConfig { provider, model })
@@ -259,10 +300,11 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
     let Some(mut fields) = Fields::of(node, "run", diags) else {
         return;
     };
-    if let Some(n) = fields.take("concurrency") {
-        if let Some(n) = positive_integer(n, "run.concurrency", diags) {
-            run.concurrency = n;
-        }
+    if let Some(n) = fields
+        .take("concurrency")
+        .and_then(|n| positive_integer(n, "run.concurrency", diags))
+    {
+        run.concurrency = n;
     }
     if let Some(n) = fields.take("timeout") {
         let parsed = n
@@ -272,7 +314,9 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
         match parsed {
             Ok(timeout) => run.timeout = timeout,
             Err(message) => {
-                diags.error(Code::G101, n.line, n.column, message).field("run.timeout");
+                diags
+                    .error(Code::G101, n.line, n.column, message)
+                    .field("run.timeout");
             }
         }
     }
@@ -281,7 +325,12 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
             Value::Int(i) if (0..=20).contains(&i) => run.retries = i as u32,
             _ => {
                 diags
-                    .error(Code::G101, n.line, n.column, "expected a whole number of retries between 0 and 20")
+                    .error(
+                        Code::G101,
+                        n.line,
+                        n.column,
+                        "expected a whole number of retries between 0 and 20",
+                    )
                     .field("run.retries");
             }
         }
@@ -291,7 +340,12 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
             Value::Bool(b) => run.allow_extra_tool_calls = b,
             _ => {
                 diags
-                    .error(Code::G101, n.line, n.column, format!("expected true or false, found {}", n.kind()))
+                    .error(
+                        Code::G101,
+                        n.line,
+                        n.column,
+                        format!("expected true or false, found {}", n.kind()),
+                    )
                     .field("run.allow_extra_tool_calls");
             }
         }
@@ -301,14 +355,22 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
 
 fn parse_thresholds(node: &Node, diags: &mut Diagnostics) -> BTreeMap<String, f64> {
     let mut thresholds = BTreeMap::new();
-    let Some(entries) = Fields::of(node, "thresholds", diags).map(|f| f.node()).and_then(Node::as_map) else {
+    let Some(entries) = Fields::of(node, "thresholds", diags)
+        .map(|f| f.node())
+        .and_then(Node::as_map)
+    else {
         return thresholds;
     };
     for (key, value) in entries {
         let field = format!("thresholds.{}", key.name);
         if !THRESHOLDS.contains(&key.name.as_str()) {
             diags
-                .error(Code::G100, key.line, key.column, format!("unknown threshold `{}`", key.name))
+                .error(
+                    Code::G100,
+                    key.line,
+                    key.column,
+                    format!("unknown threshold `{}`", key.name),
+                )
                 .field(field)
                 .hint(crate::diagnostic::suggestion(&key.name, &THRESHOLDS));
             continue;
@@ -319,7 +381,12 @@ fn parse_thresholds(node: &Node, diags: &mut Diagnostics) -> BTreeMap<String, f6
             }
             _ => {
                 diags
-                    .error(Code::G101, value.line, value.column, "expected a non-negative number")
+                    .error(
+                        Code::G101,
+                        value.line,
+                        value.column,
+                        "expected a non-negative number",
+                    )
                     .field(field);
             }
         }
@@ -332,7 +399,15 @@ fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics) -> Option
         Value::Int(i) if i >= 1 => usize::try_from(i).ok(),
         _ => {
             diags
-                .error(Code::G101, node.line, node.column, format!("expected a whole number of at least 1, found {}", node.kind()))
+                .error(
+                    Code::G101,
+                    node.line,
+                    node.column,
+                    format!(
+                        "expected a whole number of at least 1, found {}",
+                        node.kind()
+                    ),
+                )
                 .field(field);
             None
         }
@@ -354,7 +429,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => value,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        other => return Err(format!("unknown unit `{other}` in `{text}`; use ms, s, m or h")),
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}`; use ms, s, m or h"
+            ));
+        }
     };
     Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` is out of range"))
 }
@@ -371,7 +450,8 @@ pub fn expand_env(text: &str) -> Result<String, String> {
             .find('}')
             .ok_or_else(|| "unterminated `${` (expected `${NAME}`)".to_owned())?;
         let name = &after[..end];
-        let value = std::env::var(name).map_err(|_| format!("environment variable `{name}` is not set"))?;
+        let value =
+            std::env::var(name).map_err(|_| format!("environment variable `{name}` is not set"))?;
         out.push_str(&value);
         rest = &after[end + 1..];
     }
@@ -389,13 +469,20 @@ mod tests {
         assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
-        assert!(parse_duration("5 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(
+            parse_duration("5 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
     }
 
     #[test]
     fn env_expansion_names_a_missing_variable_only() {
         assert_eq!(expand_env("plain"), Ok("plain".into()));
         let err = expand_env("Bearer ${GOLDGATE_TEST_SURELY_UNSET}").unwrap_err();
-        assert_eq!(err, "environment variable `GOLDGATE_TEST_SURELY_UNSET` is not set");
+        assert_eq!(
+            err,
+            "environment variable `GOLDGATE_TEST_SURELY_UNSET` is not set"
+        );
     }
 }

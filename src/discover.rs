@@ -69,7 +69,11 @@ impl Matchers {
         let build = |globs: &[String]| -> Result<GlobSet, globset::Error> {
             let mut set = GlobSetBuilder::new();
             for glob in globs {
-                set.add(globset::GlobBuilder::new(glob).literal_separator(true).build()?);
+                set.add(
+                    globset::GlobBuilder::new(glob)
+                        .literal_separator(true)
+                        .build()?,
+                );
             }
             set.build()
         };
@@ -118,7 +122,9 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, Discov
             continue;
         }
         if !target.is_dir() {
-            return Err(DiscoverError::Missing { path: target.clone() });
+            return Err(DiscoverError::Missing {
+                path: target.clone(),
+            });
         }
         let walker = ignore::WalkBuilder::new(target)
             .require_git(false)
@@ -177,14 +183,25 @@ mod tests {
         let found = discover(&[root.to_path_buf()], &Rules::default()).unwrap();
         let got: Vec<(String, Hint)> = found
             .iter()
-            .map(|f| (f.path.strip_prefix(root).unwrap().display().to_string(), f.hint))
+            .map(|f| {
+                (
+                    f.path.strip_prefix(root).unwrap().display().to_string(),
+                    f.hint,
+                )
+            })
             .collect();
         assert_eq!(
             got,
             vec![
                 ("a/old.scenario.ts".into(), Hint::ScenarioTs),
-                ("b/welcome.scenario.yaml".into(), Hint::Format(Format::GecxScenario)),
-                ("evals/goldens/cases.csv".into(), Hint::Format(Format::CesCsv)),
+                (
+                    "b/welcome.scenario.yaml".into(),
+                    Hint::Format(Format::GecxScenario)
+                ),
+                (
+                    "evals/goldens/cases.csv".into(),
+                    Hint::Format(Format::CesCsv)
+                ),
                 ("evals/goldens/nested/more.yml".into(), Hint::Sniff),
                 ("evals/goldens/orders.yaml".into(), Hint::Sniff),
                 ("rt/regtrace.config.yaml".into(), Hint::RegtraceConfig),
@@ -199,7 +216,13 @@ mod tests {
         touch(dir.path(), "anything.txt");
         let path = dir.path().join("anything.txt");
         let found = discover(std::slice::from_ref(&path), &Rules::default()).unwrap();
-        assert_eq!(found, vec![Found { path, hint: Hint::Sniff }]);
+        assert_eq!(
+            found,
+            vec![Found {
+                path,
+                hint: Hint::Sniff
+            }]
+        );
     }
 
     #[test]

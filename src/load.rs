@@ -76,7 +76,9 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
         Ok(text) => text,
         Err(message) => return vec![formats::failed(&file, None, Code::G112, message, None)],
     };
-    let is_csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let is_csv = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     if is_csv || hint == Hint::Format(Format::CesCsv) {
         if formats::sniff_csv(&text) {
             return vec![formats::load_golden(&file, &text, Format::CesCsv)];
@@ -85,8 +87,11 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
             &file,
             Some(Format::CesCsv),
             Code::G108,
-            "not a CES golden CSV: the header lacks `display_name`, `turn_index` and `action_type`".into(),
-            Some("the first line must name the columns, e.g. `display_name,turn_index,action_type,text_content`"),
+            "not a CES golden CSV: the header lacks `display_name`, `turn_index` and `action_type`"
+                .into(),
+            Some(
+                "the first line must name the columns, e.g. `display_name,turn_index,action_type,text_content`",
+            ),
         )];
     }
     let root = match yaml::parse(&text) {
@@ -135,7 +140,11 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
             vec![formats::failed(
                 &file,
                 None,
-                if root.is_null() { Code::E002 } else { Code::G108 },
+                if root.is_null() {
+                    Code::E002
+                } else {
+                    Code::G108
+                },
                 message,
                 Some(
                     "expected top-level `conversations` (SCRAPI golden), `id`/`when`/`then` (gecx scenario), \
@@ -157,13 +166,21 @@ fn read(path: &Path) -> Result<String, String> {
         ));
     }
     let bytes = fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| format!("file is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "file is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// gecx scenario ids are unique within the suite, not just the file.
 fn check_unique_scenario_ids(files: &mut [LoadedFile]) {
     let mut first_seen: HashMap<String, crate::model::Location> = HashMap::new();
-    for file in files.iter_mut().filter(|f| f.format == Some(Format::GecxScenario)) {
+    for file in files
+        .iter_mut()
+        .filter(|f| f.format == Some(Format::GecxScenario))
+    {
         let mut diags = Diagnostics::new(&file.path);
         for case in &file.cases {
             match first_seen.get(&case.id) {

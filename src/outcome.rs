@@ -110,7 +110,10 @@ pub struct CaseResult {
 impl CaseResult {
     /// Every check of the case, turn checks first.
     pub fn all_checks(&self) -> impl Iterator<Item = &CheckResult> {
-        self.turns.iter().flat_map(|t| &t.checks).chain(&self.checks)
+        self.turns
+            .iter()
+            .flat_map(|t| &t.checks)
+            .chain(&self.checks)
     }
 }
 

@@ -59,26 +59,30 @@ pub async fn run(
 ) -> RunResult {
     let started = Instant::now();
     let total = cases.len();
-    let mut results: Vec<(usize, CaseResult)> = futures_util::stream::iter(cases.into_iter().enumerate())
-        .take_until(stop.scheduling.clone().cancelled_owned())
-        .map(|(index, case)| {
-            let agent = Arc::clone(&agent);
-            let grader = Arc::clone(&grader);
-            async move {
-                on_event(Event::CaseStarted { case: &case });
-                let result = run_case(Arc::clone(&case), agent.as_ref(), &grader, options, stop).await;
-                on_event(Event::CaseFinished {
-                    case: &case,
-                    status: result.status,
-                });
-                (index, result)
-            }
-        })
-        .buffer_unordered(options.concurrency.max(1))
-        .collect()
-        .await;
+    let mut results: Vec<(usize, CaseResult)> =
+        futures_util::stream::iter(cases.into_iter().enumerate())
+            .take_until(stop.scheduling.clone().cancelled_owned())
+            .map(|(index, case)| {
+                let agent = Arc::clone(&agent);
+                let grader = Arc::clone(&grader);
+                async move {
+                    on_event(Event::CaseStarted { case: &case });
+                    let result =
+                        run_case(Arc::clone(&case), agent.as_ref(), &grader, options, stop).await;
+                    on_event(Event::CaseFinished {
+                        case: &case,
+                        status: result.status,
+                    });
+                    (index, result)
+                }
+            })
+            .buffer_unordered(options.concurrency.max(1))
+            .collect()
+            .await;
     results.sort_by_key(|(index, _)| *index);
-    let cancelled = results.iter().any(|(_, r)| r.error.as_deref() == Some(CANCELLED));
+    let cancelled = results
+        .iter()
+        .any(|(_, r)| r.error.as_deref() == Some(CANCELLED));
     RunResult {
         incomplete: results.len() < total || cancelled,
         cases: results.into_iter().map(|(_, r)| r).collect(),
@@ -91,7 +95,13 @@ pub async fn run(
 
 const CANCELLED: &str = "cancelled before the case finished";
 
-async fn run_case(case: Arc<Case>, agent: &dyn Agent, grader: &Grader, options: &RunOptions, stop: &Stop) -> CaseResult {
+async fn run_case(
+    case: Arc<Case>,
+    agent: &dyn Agent,
+    grader: &Grader,
+    options: &RunOptions,
+    stop: &Stop,
+) -> CaseResult {
     let started = Instant::now();
     let session = format!("{}-{:016x}", case.id, fastrand::u64(..));
     let mut turns = Vec::with_capacity(case.turns.len());
@@ -129,7 +139,11 @@ async fn run_case(case: Arc<Case>, agent: &dyn Agent, grader: &Grader, options: 
                 });
             }
             Err((err, attempts)) => {
-                let message = if err.message == CANCELLED { CANCELLED.to_owned() } else { err.to_string() };
+                let message = if err.message == CANCELLED {
+                    CANCELLED.to_owned()
+                } else {
+                    err.to_string()
+                };
                 error = Some(message.clone());
                 let mut result = unplayed(turn, message);
                 result.attempts = attempts;
@@ -143,15 +157,23 @@ async fn run_case(case: Arc<Case>, agent: &dyn Agent, grader: &Grader, options: 
     } else {
         Vec::new()
     };
-    if let (Some(dir), None) = (&options.record, &error) {
-        if let Err(e) = replay::record_case(dir, &case.id, &played) {
-            error = Some(format!("could not record the transcript in {}: {e}", dir.display()));
-        }
+    if let (Some(dir), None) = (&options.record, &error)
+        && let Err(e) = replay::record_case(dir, &case.id, &played)
+    {
+        error = Some(format!(
+            "could not record the transcript in {}: {e}",
+            dir.display()
+        ));
     }
     let status = if error.is_some() {
         Status::Error
     } else {
-        Status::combine(turns.iter().map(|t| t.status).chain(checks.iter().map(|c| c.status)))
+        Status::combine(
+            turns
+                .iter()
+                .map(|t| t.status)
+                .chain(checks.iter().map(|c| c.status)),
+        )
     };
     let score = Grader::case_score(&case, &turns, &checks).unwrap_or_default();
     CaseResult {
@@ -168,7 +190,12 @@ async fn run_case(case: Arc<Case>, agent: &dyn Agent, grader: &Grader, options: 
 
 /// One turn: a reply recorded in the golden is used as is; otherwise the agent is asked, with
 /// retries. Returns the exchange (or the last error) and the number of attempts.
-async fn play(turn: &Turn, request: &TurnRequest, agent: &dyn Agent, options: &RunOptions) -> Result<(Exchange, u32), (AgentError, u32)> {
+async fn play(
+    turn: &Turn,
+    request: &TurnRequest,
+    agent: &dyn Agent,
+    options: &RunOptions,
+) -> Result<(Exchange, u32), (AgentError, u32)> {
     if let Some(text) = &turn.recorded_reply {
         let reply = Reply {
             messages: vec![protocol::Message {
@@ -220,7 +247,9 @@ fn request_for(case: &Case, turn: &Turn, session: &str) -> TurnRequest {
     let mut tool_mocks = Map::new();
     for mock in &turn.tool_mocks {
         // The protocol maps a tool to one output: the first mock written wins.
-        tool_mocks.entry(mock.tool.clone()).or_insert_with(|| mock.output.clone());
+        tool_mocks
+            .entry(mock.tool.clone())
+            .or_insert_with(|| mock.output.clone());
     }
     TurnRequest {
         id: None,
@@ -228,7 +257,11 @@ fn request_for(case: &Case, turn: &Turn, session: &str) -> TurnRequest {
         conversation: case.id.clone(),
         turn: turn.index,
         input: protocol::input_object(&turn.inputs),
-        session_parameters: if turn.index == 1 { case.session_parameters.clone() } else { Map::new() },
+        session_parameters: if turn.index == 1 {
+            case.session_parameters.clone()
+        } else {
+            Map::new()
+        },
         tool_mocks,
     }
 }
@@ -260,7 +293,11 @@ pub fn describe_inputs(inputs: &[Input]) -> String {
             Input::DenyToolCall(tag) => format!("<deny tool call {tag}>"),
         })
         .collect();
-    if parts.is_empty() { "<no input>".to_owned() } else { parts.join(" ") }
+    if parts.is_empty() {
+        "<no input>".to_owned()
+    } else {
+        parts.join(" ")
+    }
 }
 
 #[cfg(test)]
@@ -270,8 +307,14 @@ mod tests {
     #[test]
     fn backoff_honours_retry_after_and_stays_under_the_doubled_ceiling() {
         let base = Duration::from_millis(100);
-        assert_eq!(backoff(base, 1, Some(Duration::from_secs(2))), Duration::from_secs(2));
-        assert_eq!(backoff(base, 1, Some(Duration::from_secs(600))), Duration::from_secs(60));
+        assert_eq!(
+            backoff(base, 1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            backoff(base, 1, Some(Duration::from_secs(600))),
+            Duration::from_secs(60)
+        );
         for attempt in 1..5 {
             assert!(backoff(base, attempt, None) <= base * (1 << attempt));
         }

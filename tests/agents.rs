@@ -180,12 +180,12 @@ async fn http_server_errors_are_retryable_status_errors() {
     ))
     .await;
 
-    assert!(error.is_retryable());
-    assert!(
-        error
-            .message
-            .starts_with("503 Service Unavailable: overloaded")
+    assert_error(
+        &error,
+        AgentErrorKind::Status(503),
+        "503 Service Unavailable: overloaded",
     );
+    assert!(error.is_retryable());
     assert!(
         error.message.len() < 260,
         "body quoted whole: {}",
@@ -209,6 +209,7 @@ async fn http_429_carries_retry_after() {
     ))
     .await;
 
+    assert_error(&error, AgentErrorKind::Status(429), "slow down");
     assert!(error.is_retryable());
     assert_eq!(error.retry_after, Some(Duration::from_secs(2)));
 }
@@ -217,7 +218,7 @@ async fn http_429_carries_retry_after() {
 async fn http_bodies_outside_the_protocol_are_protocol_errors() {
     let error =
         http_error(Router::new().route("/turn", post(|| async { "<html>oops</html>" }))).await;
-    assert_error(&error, AgentErrorKind::Status(503), "expected value");
+    assert_error(&error, AgentErrorKind::Protocol, "expected value");
     assert!(!error.is_retryable());
 
     let error = http_error(Router::new().route(
@@ -225,11 +226,7 @@ async fn http_bodies_outside_the_protocol_are_protocol_errors() {
         post(|| async { axum::Json(json!({ "mesages": [] })) }),
     ))
     .await;
-    assert_error(
-        &error,
-        AgentErrorKind::Status(429),
-        "unknown field `mesages`",
-    );
+    assert_error(&error, AgentErrorKind::Protocol, "unknown field `mesages`");
 }
 
 #[tokio::test]
@@ -244,6 +241,7 @@ async fn http_closed_port_is_a_connect_error() {
         .await
         .unwrap_err();
 
+    assert_eq!(error.kind, AgentErrorKind::Connect);
     assert!(error.is_retryable());
     assert!(
         !error.message.contains("127.0.0.1"),
@@ -271,17 +269,23 @@ fn support_agent() -> PathBuf {
     BUILT
         .get_or_init(|| {
             let output = std::process::Command::new(env!("CARGO"))
-                .args(["build", "--example", "support_agent"])
+                .args([
+                    "build",
+                    "--package",
+                    "support-agent",
+                    "--bin",
+                    "support-agent",
+                ])
                 .arg("--message-format=json-render-diagnostics")
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
                 .stderr(std::process::Stdio::inherit())
                 .output()
                 .expect("cargo runs");
-            assert!(output.status.success(), "building the example failed");
+            assert!(output.status.success(), "building the example agent failed");
             String::from_utf8_lossy(&output.stdout)
                 .lines()
                 .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                .find(|message| message["target"]["name"] == "support_agent")
+                .find(|message| message["target"]["name"] == "support-agent")
                 .and_then(|message| message["executable"].as_str().map(PathBuf::from))
                 .expect("cargo reports the example's executable")
         })
@@ -360,7 +364,7 @@ async fn command_multiplexes_concurrent_sessions_over_one_process() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn command_keeps_each_session_on_one_of_several_processes() {
     let agent = example_agent(3).await;
-    assert!(agent.describe().ends_with("support_agent (3 processes)"));
+    assert!(agent.describe().ends_with("support-agent (3 processes)"));
     play_twenty_sessions(agent).await;
 }
 
@@ -428,8 +432,8 @@ done"#
     assert_eq!(text_of(&agent, "hi").await, "ok");
     let error = agent.send(&request("s", 2, "CRASH")).await.unwrap_err();
     assert!(error.is_retryable());
-    assert_error(&error, AgentErrorKind::Protocol, "exit status: 3");
-    assert_error(&error, AgentErrorKind::Protocol, "boom: asked to crash");
+    assert_error(&error, AgentErrorKind::Crashed, "exit status: 3");
+    assert!(error.message.contains("boom: asked to crash"), "{error}");
 
     assert_eq!(text_of(&agent, "hi").await, "ok");
     let diagnostics = diagnostics_containing(&agent, "agent process exited").await;
@@ -443,21 +447,24 @@ async fn command_exit_fails_every_request_in_flight() {
     let (one, two) = (request("a", 1, "one"), request("b", 1, "two"));
     let (first, second) = tokio::join!(agent.send(&one), agent.send(&two));
     for result in [first, second] {
-        let error = result.unwrap_err();
-        assert_eq!(error.kind, AgentErrorKind::Crashed);
-        assert_error(&error, AgentErrorKind::Connect, "exit status: 3");
+        assert_error(
+            &result.unwrap_err(),
+            AgentErrorKind::Crashed,
+            "exit status: 3",
+        );
     }
 }
 
 #[cfg(unix)]
 #[tokio::test]
-async fn command_unroutable_lines_are_kept_and_bad_replies_are_protocol_errors() {
+async fn command_lines_nobody_can_take_are_kept_and_bad_replies_are_protocol_errors() {
     let script = format!(
         r#"{SH_REPLY}
 while IFS= read -r line; do
   echo "debug: thinking"
   case "$line" in
     *bogus*) reply_with_rest '"mesages":[]' ;;
+    *slow*) sleep 1; reply_with_rest '"messages":[{{"text":"late"}}]' ;;
     *) reply_with_rest '"messages":[{{"text":"fine"}}]' ;;
   esac
 done"#
@@ -466,9 +473,15 @@ done"#
 
     assert_eq!(text_of(&agent, "hi").await, "fine");
     let error = agent.send(&request("s", 2, "bogus")).await.unwrap_err();
-    assert_eq!(error.kind, AgentErrorKind::Protocol);
-    assert_error(&error, AgentErrorKind::Crashed, "unknown field `mesages`");
+    assert_error(&error, AgentErrorKind::Protocol, "unknown field `mesages`");
     diagnostics_containing(&agent, "unparseable stdout line: debug: thinking").await;
+
+    // The runner gives up on a slow turn; its late reply must not reach the next request.
+    let slow = request("s", 3, "slow");
+    let gave_up = tokio::time::timeout(Duration::from_millis(100), agent.send(&slow)).await;
+    assert!(gave_up.is_err());
+    assert_eq!(text_of(&agent, "hi").await, "fine");
+    diagnostics_containing(&agent, "came after its request was given up").await;
 }
 
 #[tokio::test]
@@ -558,14 +571,8 @@ async fn replay_answers_recorded_turns_only() {
         .send(&case_turn("happy_path", 3, "bye"))
         .await
         .unwrap_err();
-    assert_eq!(missing.kind, AgentErrorKind::NotRecorded);
-    assert!(
-        missing
-            .message
-            .contains("turn 3 of conversation \"happy_path\""),
-        "{}",
-        missing.message
-    );
+    let expected = "turn 3 of conversation \"happy_path\"";
+    assert_error(&missing, AgentErrorKind::NotRecorded, expected);
     let unknown = agent
         .send(&case_turn("never_run", 1, "hi"))
         .await

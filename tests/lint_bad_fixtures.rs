@@ -28,7 +28,11 @@ fn there_are_enough_bad_fixtures_and_each_has_a_snapshot() {
     let files = bad_fixtures();
     assert!(files.len() >= 25, "only {} bad fixtures", files.len());
     for file in &files {
-        assert!(expected_for(file).is_file(), "{} has no .expected snapshot", file.display());
+        assert!(
+            expected_for(file).is_file(),
+            "{} has no .expected snapshot",
+            file.display()
+        );
     }
 }
 

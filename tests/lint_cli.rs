@@ -8,7 +8,8 @@ use predicates::prelude::*;
 
 fn goldgate() -> Command {
     let mut cmd = Command::cargo_bin("goldgate").unwrap();
-    cmd.env_remove("GITHUB_ACTIONS").env_remove("GOLDGATE_LINT_FORMAT");
+    cmd.env_remove("GITHUB_ACTIONS")
+        .env_remove("GOLDGATE_LINT_FORMAT");
     cmd
 }
 
@@ -41,7 +42,9 @@ fn a_clean_suite_passes_with_a_summary_on_stderr() {
         .assert()
         .code(0)
         .stdout("")
-        .stderr(predicate::str::contains("checked 1 file, 1 case: 0 errors, 0 warnings"));
+        .stderr(predicate::str::contains(
+            "checked 1 file, 1 case: 0 errors, 0 warnings",
+        ));
 }
 
 #[test]
@@ -57,7 +60,14 @@ fn every_problem_of_every_file_is_listed_and_exit_is_1() {
         "b.scenario.yaml",
         "id: b\nwhen:\n  - user: hi\nthen:\n  - scorer: messsage-contains\n    args: { pattern: help }\n",
     );
-    let out = goldgate().arg("lint").arg(dir.path()).assert().code(1).get_output().stdout.clone();
+    let out = goldgate()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains("a.yaml:5: error [G100]"), "{out}");
     assert!(out.contains("did you mean `agent`?"), "{out}");
@@ -68,20 +78,33 @@ fn every_problem_of_every_file_is_listed_and_exit_is_1() {
 #[test]
 fn warnings_alone_exit_0() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "legacy/welcome.scenario.ts", "export default {};\n");
+    write(
+        dir.path(),
+        "legacy/welcome.scenario.ts",
+        "export default {};\n",
+    );
     goldgate()
         .arg("lint")
         .arg(dir.path())
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("welcome.scenario.ts:1: warning [G108]"));
+        .stdout(predicate::str::contains(
+            "welcome.scenario.ts:1: warning [G108]",
+        ));
 }
 
 #[test]
 fn json_output_is_one_document_for_machines() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "goldens/bad.yaml", "conversations: [\n");
-    let out = goldgate().args(["lint", "--json"]).arg(dir.path()).assert().code(1).get_output().stdout.clone();
+    let out = goldgate()
+        .args(["lint", "--json"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(doc["errors"], 1);
     let diagnostic = &doc["files"][0]["diagnostics"][0];
@@ -100,7 +123,10 @@ fn github_format_is_automatic_under_actions() {
         .env("GITHUB_ACTIONS", "true")
         .assert()
         .code(1)
-        .stdout(predicate::str::starts_with("::error file=").and(predicate::str::contains(",title=goldgate E001::")));
+        .stdout(
+            predicate::str::starts_with("::error file=")
+                .and(predicate::str::contains(",title=goldgate E001::")),
+        );
 }
 
 #[test]
@@ -121,15 +147,25 @@ fn a_missing_path_is_exit_2_naming_it() {
         .args(["lint", "no/such/place"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no/such/place: no such file or directory"));
+        .stderr(predicate::str::contains(
+            "no/such/place: no such file or directory",
+        ));
 }
 
 #[test]
 fn an_alias_bomb_is_refused_quickly_with_the_file_named() {
     let dir = tempfile::tempdir().unwrap();
-    let mut bomb = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
-    for (name, prev) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().zip(["a", "b", "c", "d", "e", "f", "g", "h"]) {
-        bomb.push_str(&format!("{name}: &{name} [{}]\n", vec![format!("*{prev}"); 9].join(",")));
+    let mut bomb = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    for (name, prev) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+        .iter()
+        .zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+    {
+        bomb.push_str(&format!(
+            "{name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 9].join(",")
+        ));
     }
     write(dir.path(), "goldens/bomb.yaml", &bomb);
     goldgate()
@@ -145,13 +181,20 @@ fn an_alias_bomb_is_refused_quickly_with_the_file_named() {
 fn a_huge_file_is_refused_without_reading_it_all() {
     let dir = tempfile::tempdir().unwrap();
     let line = "# padding padding padding padding padding padding padding padding\n";
-    write(dir.path(), "goldens/huge.yaml", &line.repeat(17 * 1024 * 1024 / line.len() + 1));
+    write(
+        dir.path(),
+        "goldens/huge.yaml",
+        &line.repeat(17 * 1024 * 1024 / line.len() + 1),
+    );
     goldgate()
         .arg("lint")
         .arg(dir.path())
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("huge.yaml:1: error [G112]").and(predicate::str::contains("over 16 MiB")));
+        .stdout(
+            predicate::str::contains("huge.yaml:1: error [G112]")
+                .and(predicate::str::contains("over 16 MiB")),
+        );
 }
 
 #[test]
@@ -167,16 +210,16 @@ fn other_scrapi_eval_kinds_are_named_not_misread() {
         .arg(dir.path())
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("tool or guardrail test file; goldgate does not run it"));
+        .stdout(predicate::str::contains(
+            "tool or guardrail test file; goldgate does not run it",
+        ));
 }
 
 #[test]
 fn help_teaches_formats_and_exit_codes() {
-    goldgate()
-        .args(["lint", "--help"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("E001-E011").and(predicate::str::contains("regtrace.config.yaml")));
+    goldgate().args(["lint", "--help"]).assert().code(0).stdout(
+        predicate::str::contains("E001-E011").and(predicate::str::contains("regtrace.config.yaml")),
+    );
     goldgate()
         .arg("--help")
         .assert()

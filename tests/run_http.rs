@@ -20,7 +20,10 @@ use serde_json::{Value, json};
 type Calls = Arc<Mutex<HashMap<String, u32>>>;
 
 async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Response {
-    let conversation = request["conversation"].as_str().unwrap_or_default().to_owned();
+    let conversation = request["conversation"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let call = {
         let mut calls = calls.lock().unwrap();
         let count = calls.entry(conversation.clone()).or_default();
@@ -45,9 +48,13 @@ async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Respon
             "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}]}),
         "transfer" => json!({"transfer": {"agent": "billing_agent"}}),
         "wrong_transfer" => json!({"transfer": {"agent": "sales_agent"}}),
-        "handoff" => json!({"messages": [{"text": "Connecting you to a person."}], "handoff": {"status": "requested"}}),
+        "handoff" => {
+            json!({"messages": [{"text": "Connecting you to a person."}], "handoff": {"status": "requested"}})
+        }
         "agent_error" => json!({"error": {"code": "INTERNAL", "message": "tool backend down"}}),
-        "flaky_503" if call == 1 => return (StatusCode::SERVICE_UNAVAILABLE, "warming up").into_response(),
+        "flaky_503" if call == 1 => {
+            return (StatusCode::SERVICE_UNAVAILABLE, "warming up").into_response();
+        }
         "flaky_503" => json!({
             "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
             "tool_calls": [order("ORD-12345")]}),
@@ -84,7 +91,8 @@ fn order_conversation(name: &str) -> String {
 }
 
 fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
-    let mut golden = String::from("common_session_parameters:\n  order_12345_status: shipped\nconversations:\n");
+    let mut golden =
+        String::from("common_session_parameters:\n  order_12345_status: shipped\nconversations:\n");
     for name in conversations {
         match *name {
             "transfer" | "wrong_transfer" => golden.push_str(&format!(
@@ -114,7 +122,13 @@ fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, Str
     let output = Command::cargo_bin("goldgate")
         .unwrap()
         .current_dir(dir)
-        .args(["run", "--agent-url", &format!("http://{addr}/turn"), "--timeout", "1s"])
+        .args([
+            "run",
+            "--agent-url",
+            &format!("http://{addr}/turn"),
+            "--timeout",
+            "1s",
+        ])
         .arg("--output")
         .arg(&report)
         .args(extra)
@@ -125,7 +139,8 @@ fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, Str
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
-    let report: Value = serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
+    let report: Value =
+        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
     (output.status.code(), report, stdout)
 }
 
@@ -134,7 +149,12 @@ fn statuses(report: &Value) -> HashMap<String, String> {
         .as_array()
         .unwrap_or_else(|| panic!("no cases in the report: {report}"))
         .iter()
-        .map(|c| (c["id"].as_str().unwrap().to_owned(), c["status"].as_str().unwrap().to_owned()))
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -155,7 +175,11 @@ fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
     ];
     write_suite(dir.path(), &conversations, true);
     let junit = dir.path().join("junit.xml");
-    let (code, report, stdout) = run(dir.path(), addr, &["--retries", "2", "--junit", junit.to_str().unwrap()]);
+    let (code, report, stdout) = run(
+        dir.path(),
+        addr,
+        &["--retries", "2", "--junit", junit.to_str().unwrap()],
+    );
     let got = statuses(&report);
     let want: HashMap<String, String> = [
         ("paraphrase", "passed"),
@@ -177,11 +201,19 @@ fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
     assert_eq!(code, Some(2), "an error of the run exits 2\n{stdout}");
 
     // The 503 was retried: two attempts on its one turn.
-    let flaky = report["cases"].as_array().unwrap().iter().find(|c| c["id"] == "flaky_503").unwrap();
+    let flaky = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "flaky_503")
+        .unwrap();
     assert_eq!(flaky["turns"][0]["attempts"], 2);
     // The table names each conversation and the totals line counts every turn.
     assert!(stdout.contains("Conversation"), "{stdout}");
-    assert!(stdout.contains("Total: 11 conversations, 11 turns"), "{stdout}");
+    assert!(
+        stdout.contains("Total: 11 conversations, 11 turns"),
+        "{stdout}"
+    );
 
     // The JUnit file reads back with a real XML parser and keeps names and failures.
     let xml = fs::read_to_string(&junit).unwrap();
@@ -191,9 +223,17 @@ fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
             .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
             .unwrap_or_else(|| panic!("no testcase {name} in\n{xml}"))
     };
-    assert!(case("contradiction").children().any(|n| n.has_tag_name("failure")));
+    assert!(
+        case("contradiction")
+            .children()
+            .any(|n| n.has_tag_name("failure"))
+    );
     assert!(case("hang").children().any(|n| n.has_tag_name("error")));
-    assert!(!case("paraphrase").children().any(|n| n.has_tag_name("failure") || n.has_tag_name("error")));
+    assert!(
+        !case("paraphrase")
+            .children()
+            .any(|n| n.has_tag_name("failure") || n.has_tag_name("error"))
+    );
 }
 
 #[test]
@@ -231,7 +271,10 @@ fn an_unreachable_agent_is_exit_2_not_a_test_failure() {
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path(), &["paraphrase"], false);
     // Bind then drop: nothing listens on this port any more.
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let (code, report, out) = run(dir.path(), addr, &["--retries", "0"]);
     assert_eq!(code, Some(2), "{out}");
     assert_eq!(statuses(&report)["paraphrase"], "error");
@@ -241,7 +284,11 @@ fn an_unreachable_agent_is_exit_2_not_a_test_failure() {
 fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/bad.yaml"), "conversations:\n  - conversation: x\n    turns: 5\n").unwrap();
+    fs::write(
+        dir.path().join("goldens/bad.yaml"),
+        "conversations:\n  - conversation: x\n    turns: 5\n",
+    )
+    .unwrap();
     // No agent listens here: a call would be an error of the run, but none must be made.
     let output = Command::cargo_bin("goldgate")
         .unwrap()

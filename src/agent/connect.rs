@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
+use super::Agent;
 use super::command::CommandAgent;
 use super::http::HttpAgent;
 use super::replay::ReplayAgent;
-use super::Agent;
 use crate::config::{AgentConfig, expand_env};
 
 /// Starts the agent. The error names what is wrong but never a secret value.
@@ -16,13 +16,17 @@ pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
     match config {
         AgentConfig::Http { url, headers } => {
             let url = expand_env(url).map_err(|e| format!("agent.http.url: {e}"))?;
-            let url = reqwest::Url::parse(&url).map_err(|e| format!("agent.http.url: not a URL ({e})"))?;
+            let url = reqwest::Url::parse(&url)
+                .map_err(|e| format!("agent.http.url: not a URL ({e})"))?;
             let mut map = HeaderMap::new();
             for (name, value) in headers {
                 let field = format!("agent.http.headers.{name}");
-                let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("{field}: not a valid header name"))?;
+                let header = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("{field}: not a valid header name"))?;
                 let value = expand_env(value).map_err(|e| format!("{field}: {e}"))?;
-                let value = HeaderValue::from_str(&value).map_err(|_| format!("{field}: the value has characters a header cannot carry"))?;
+                let value = HeaderValue::from_str(&value).map_err(|_| {
+                    format!("{field}: the value has characters a header cannot carry")
+                })?;
                 map.insert(header, value);
             }
             Ok(Arc::new(HttpAgent::new(http_client()?, url, map)))
@@ -34,7 +38,7 @@ pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
         } => {
             let agent = CommandAgent::spawn(argv.clone(), *processes, working_dir.clone())
                 .await
-                .map_err(|e| format!("cannot start the agent command `{}`: {e}", argv.join(" ")))?;
+                .map_err(|e| e.to_string())?;
             Ok(Arc::new(agent))
         }
         AgentConfig::Replay { dir } => {
@@ -60,10 +64,16 @@ pub struct NoAgent;
 
 #[async_trait::async_trait]
 impl Agent for NoAgent {
-    async fn send(&self, request: &super::TurnRequest) -> Result<super::Exchange, super::AgentError> {
+    async fn send(
+        &self,
+        request: &super::TurnRequest,
+    ) -> Result<super::Exchange, super::AgentError> {
         Err(super::AgentError::new(
             super::AgentErrorKind::NotRecorded,
-            format!("no agent configured, and turn {} of `{}` has no recorded reply", request.turn, request.conversation),
+            format!(
+                "no agent configured, and turn {} of `{}` has no recorded reply",
+                request.turn, request.conversation
+            ),
         ))
     }
 

@@ -82,7 +82,9 @@ impl AgentError {
         match self.kind {
             AgentErrorKind::Connect | AgentErrorKind::Crashed => true,
             AgentErrorKind::Status(code) => code == 429 || (500..600).contains(&code),
-            AgentErrorKind::Timeout | AgentErrorKind::Protocol | AgentErrorKind::NotRecorded => false,
+            AgentErrorKind::Timeout | AgentErrorKind::Protocol | AgentErrorKind::NotRecorded => {
+                false
+            }
         }
     }
 }

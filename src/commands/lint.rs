@@ -30,5 +30,9 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
     }
     out.flush()?;
     eprintln!("goldgate lint: {}", lint::summary(&suite));
-    Ok(if suite.error_count() > 0 { Exit::Failure } else { Exit::Success })
+    Ok(if suite.error_count() > 0 {
+        Exit::Failure
+    } else {
+        Exit::Success
+    })
 }

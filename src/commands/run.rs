@@ -46,7 +46,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     }
     let cases = match select(&suite, args) {
         Ok(cases) if cases.is_empty() => {
-            eprintln!("goldgate: no case matches the --filter / --name given ({} cases loaded)", suite.case_count());
+            eprintln!(
+                "goldgate: no case matches the --filter / --name given ({} cases loaded)",
+                suite.case_count()
+            );
             return Ok(Exit::Error);
         }
         Ok(cases) => cases,
@@ -57,7 +60,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     };
     let agent_config = match agent_config(args, &config) {
         Some(agent) => Some(agent),
-        None if cases.iter().all(|c| c.turns.iter().all(|t| t.recorded_reply.is_some())) => None,
+        None if cases
+            .iter()
+            .all(|c| c.turns.iter().all(|t| t.recorded_reply.is_some())) =>
+        {
+            None
+        }
         None => {
             eprintln!("goldgate: no agent to test");
             eprintln!(
@@ -67,7 +75,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         }
     };
     if config.judge.is_some() {
-        eprintln!("goldgate: LLM judges are not available in this version: judge checks are skipped, semantic matches use local similarity");
+        eprintln!(
+            "goldgate: LLM judges are not available in this version: judge checks are skipped, semantic matches use local similarity"
+        );
     }
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or(config.run.concurrency),
@@ -79,7 +89,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let grader = Grader::new(
         None,
         ScoreOptions {
-            allow_extra_tool_calls: args.allow_extra_tool_calls || config.run.allow_extra_tool_calls,
+            allow_extra_tool_calls: args.allow_extra_tool_calls
+                || config.run.allow_extra_tool_calls,
             ..ScoreOptions::default()
         },
     );
@@ -168,7 +179,10 @@ fn select(suite: &Suite, args: &RunArgs) -> Result<Vec<Arc<Case>>, String> {
         .iter()
         .flat_map(|f| &f.cases)
         .filter(|c| args.filters.is_empty() || c.tags.iter().any(|t| args.filters.contains(t)))
-        .filter(|c| name.as_ref().is_none_or(|m| m.is_match(&c.id) || m.is_match(&c.name)))
+        .filter(|c| {
+            name.as_ref()
+                .is_none_or(|m| m.is_match(&c.id) || m.is_match(&c.name))
+        })
         .map(|c| Arc::new(c.clone()))
         .collect())
 }
@@ -177,7 +191,9 @@ fn select(suite: &Suite, args: &RunArgs) -> Result<Vec<Arc<Case>>, String> {
 fn watch_ctrl_c(stop: Stop) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\ngoldgate: stopping: finishing the cases in flight (Ctrl-C again to cancel them)");
+            eprintln!(
+                "\ngoldgate: stopping: finishing the cases in flight (Ctrl-C again to cancel them)"
+            );
             stop.scheduling.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
                 eprintln!("goldgate: cancelling the cases in flight");
@@ -190,7 +206,9 @@ fn watch_ctrl_c(stop: Stop) {
 /// A bar on a terminal; hidden (by indicatif) when stderr is not one, as in CI logs.
 fn progress_bar(total: usize) -> ProgressBar {
     let bar = ProgressBar::new(total as u64);
-    if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cases  {msg}") {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cases  {msg}",
+    ) {
         bar.set_style(style);
     }
     bar.enable_steady_tick(Duration::from_millis(120));
@@ -216,23 +234,33 @@ fn write_outputs(args: &RunArgs, result: &RunResult) -> anyhow::Result<()> {
         out.flush()?;
     }
     if let Some(path) = &args.output {
-        json::write_file_atomically(path, &report).with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
+        json::write_file_atomically(path, &report)
+            .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
     }
     if let Some(path) = &args.junit {
-        junit::write_file(path, result).with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
+        junit::write_file(path, result)
+            .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
     }
     if result.incomplete {
-        eprintln!("goldgate: the run was interrupted: the reports cover only the cases that finished");
+        eprintln!(
+            "goldgate: the run was interrupted: the reports cover only the cases that finished"
+        );
     }
     Ok(())
 }
 
 /// 2 when the run could not be judged (errors, interrupted), 1 when a case failed, else 0.
 fn verdict(result: &RunResult) -> Exit {
-    let errors = result.cases.iter().filter(|c| c.status == Status::Error).count();
+    let errors = result
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Error)
+        .count();
     if result.incomplete || errors > 0 {
         if errors > 0 {
-            eprintln!("goldgate: {errors} case(s) could not be judged (errors of the run, not test failures)");
+            eprintln!(
+                "goldgate: {errors} case(s) could not be judged (errors of the run, not test failures)"
+            );
         }
         Exit::Error
     } else if result.cases.iter().any(|c| c.status == Status::Failed) {

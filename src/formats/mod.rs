@@ -134,10 +134,17 @@ pub fn load_root(path: &Arc<Path>, root: &Node, format: Format) -> LoadedFile {
     let cases = match format {
         Format::ScrapiGolden => scrapi::load(root, &mut diags),
         Format::GecxScenario => gecx::load(root, &mut diags),
-        Format::RegtraceSet => regtrace::load_set(root, &regtrace::SetDefaults::default(), &mut diags),
+        Format::RegtraceSet => {
+            regtrace::load_set(root, &regtrace::SetDefaults::default(), &mut diags)
+        }
         Format::CesCsv => {
             diags
-                .error(Code::G108, root.line, root.column, "a CES golden is CSV, not YAML")
+                .error(
+                    Code::G108,
+                    root.line,
+                    root.column,
+                    "a CES golden is CSV, not YAML",
+                )
                 .hint("name the file `*.golden.csv`");
             Vec::new()
         }

@@ -16,8 +16,8 @@
 //! `billing_agent`; hands off to a human on request. Try it:
 //!
 //! ```text
-//! cargo build --example support_agent
-//! goldgate run evals/ --agent-cmd target/debug/examples/support_agent
+//! cargo build --release --package support-agent
+//! goldgate run evals/ --agent-cmd target/release/support-agent
 //! ```
 //!
 //! Only std and serde_json: an agent in any language can do the same in a few dozen lines.
@@ -36,7 +36,7 @@ support_agent: the demo customer-support agent for goldgate.
 Reads one JSON request per line on stdin and writes one JSON reply per line on stdout,
 echoing the request's `id` (goldgate's command-agent protocol). Deterministic, no network.
 
-Usage: support_agent [--help]
+Usage: support-agent [--help]
 
 Understands: the `welcome` event, order ids (ORD-12345), invoice ids (INV-5678), order
 status questions, refunds (transferred to billing_agent), and requests for a human.
@@ -111,23 +111,34 @@ fn answer(request: &Value, sessions: &mut HashMap<String, Map<String, Value>>) -
     if let Some(parameters) = request["session_parameters"].as_object() {
         facts.extend(parameters.clone());
     }
-    let no_mocks = Map::new();
-    let mocks = request["tool_mocks"].as_object().unwrap_or(&no_mocks);
+    let mut mocks = request["tool_mocks"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let mut turn = Turn::default();
     let Some(input) = request["input"].as_object() else {
         return reply_object(request, turn, Some("the request has no `input` object"));
     };
+    let tool_responses = input.get("tool_responses").and_then(Value::as_array);
+    let text = input.get("text").and_then(Value::as_str);
+    if text.is_some() {
+        // Tool responses sent beside a message are the results of the calls it leads to.
+        for response in tool_responses.into_iter().flatten() {
+            if let Some(name) = response["name"].as_str() {
+                mocks.insert(name.to_owned(), response["response"].clone());
+            }
+        }
+    }
     if let Some(variables) = input.get("variables").and_then(Value::as_object) {
         facts.extend(variables.clone());
     }
     if input.get("event").and_then(Value::as_str) == Some("welcome") {
         turn.say("Welcome to Acme Support! How can I help you today?");
     }
-    for response in input
-        .get("tool_responses")
-        .and_then(Value::as_array)
+    for response in tool_responses
         .into_iter()
         .flatten()
+        .filter(|_| text.is_none())
     {
         let id = facts
             .get("pending_lookup")
@@ -145,8 +156,8 @@ fn answer(request: &Value, sessions: &mut HashMap<String, Map<String, Value>>) -
     if input.contains_key("deny_tool_call") {
         turn.say("Understood, I won't do that.");
     }
-    if let Some(text) = input.get("text").and_then(Value::as_str) {
-        respond_to_text(text, facts, mocks, &mut turn);
+    if let Some(text) = text {
+        respond_to_text(text, facts, &mocks, &mut turn);
     }
     reply_object(request, turn, None)
 }
