@@ -2,9 +2,10 @@
 //! agent, the example support agent and small shell scripts as subprocesses for the command
 //! agent, transcript files in a temporary directory for replay.
 
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
+
+mod common;
 
 use axum::Router;
 use axum::body::Body;
@@ -262,38 +263,8 @@ fn http_describe_hides_credentials_and_query() {
 // ---------------------------------------------------------------------------------------------
 // Command
 
-/// The example agent, built once. Cargo names the executable in its JSON messages, so the
-/// target directory (`CARGO_TARGET_DIR`, `--target`) never has to be guessed.
-fn support_agent() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let output = std::process::Command::new(env!("CARGO"))
-                .args([
-                    "build",
-                    "--package",
-                    "support-agent",
-                    "--bin",
-                    "support-agent",
-                ])
-                .arg("--message-format=json-render-diagnostics")
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .stderr(std::process::Stdio::inherit())
-                .output()
-                .expect("cargo runs");
-            assert!(output.status.success(), "building the example agent failed");
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-                .find(|message| message["target"]["name"] == "support-agent")
-                .and_then(|message| message["executable"].as_str().map(PathBuf::from))
-                .expect("cargo reports the example's executable")
-        })
-        .clone()
-}
-
 async fn example_agent(processes: usize) -> Arc<CommandAgent> {
-    let argv = vec![support_agent().to_string_lossy().into_owned()];
+    let argv = vec![common::support_agent().to_string_lossy().into_owned()];
     Arc::new(CommandAgent::spawn(argv, processes, None).await.unwrap())
 }
 
