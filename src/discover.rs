@@ -30,7 +30,7 @@ pub struct Found {
     pub hint: Hint,
 }
 
-/// The globs for each kind of file, matched against paths relative to the walked directory.
+/// The globs for each kind of file, matched against paths as walked from the directory named.
 #[derive(Clone, Debug)]
 pub struct Rules {
     pub scenario: Vec<String>,
@@ -59,7 +59,8 @@ impl Default for Rules {
     }
 }
 
-/// Compiled [`Rules`]; the first matching kind wins, in the order of the fields.
+/// Compiled [`Rules`]; the first matching kind wins, in the order of the fields. Paths are
+/// matched as walked from the directory the user named.
 struct Matchers {
     sets: Vec<(GlobSet, Hint)>,
 }
@@ -89,10 +90,10 @@ impl Matchers {
         })
     }
 
-    fn hint(&self, relative: &Path) -> Option<Hint> {
+    fn hint(&self, path: &Path) -> Option<Hint> {
         self.sets
             .iter()
-            .find(|(set, _)| set.is_match(relative))
+            .find(|(set, _)| set.is_match(path))
             .map(|(_, hint)| *hint)
     }
 }
@@ -139,8 +140,9 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, Discov
                 continue;
             }
             let path = entry.path();
-            let relative = path.strip_prefix(target).unwrap_or(path);
-            if let Some(hint) = matchers.hint(relative) {
+            // Matched as the user typed it: `goldgate lint evals/goldens` must see
+            // `evals/goldens/x.yaml`, a goldens/ folder, not a bare `x.yaml`.
+            if let Some(hint) = matchers.hint(path) {
                 found.entry(path.to_path_buf()).or_insert(hint);
             }
         }
@@ -208,6 +210,17 @@ mod tests {
                 ("x.golden.csv".into(), Hint::Format(Format::CesCsv)),
             ]
         );
+    }
+
+    #[test]
+    fn the_directories_as_typed_count() {
+        let dir = tempfile::tempdir().unwrap();
+        touch(dir.path(), "goldens/orders.yaml");
+        touch(dir.path(), "goldens/sub/other.yaml");
+        let found = discover(&[dir.path().join("goldens")], &Rules::default()).unwrap();
+        assert_eq!(found.len(), 2);
+        let found = discover(&[dir.path().join("goldens/sub")], &Rules::default()).unwrap();
+        assert_eq!(found.len(), 1, "a folder inside goldens/ is still goldens");
     }
 
     #[test]

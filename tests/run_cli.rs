@@ -1,0 +1,188 @@
+//! `goldgate run` around the edges: config files, secrets, recording and replaying, JSON on
+//! stdout, and recorded replies that need no agent at all.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn goldgate(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("goldgate").unwrap();
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("GOLDGATE_CONFIG")
+        .timeout(Duration::from_secs(120));
+    cmd
+}
+
+const GOLDEN: &str = "\
+common_session_parameters:
+  order_12345_status: shipped
+  order_12345_eta: \"2026-04-18\"
+conversations:
+  - conversation: lookup
+    turns:
+      - user: Where is ORD-12345?
+        tool_calls:
+          - action: lookup_order
+            args: { order_id: ORD-12345 }
+        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
+";
+
+fn suite(dir: &Path) {
+    fs::create_dir_all(dir.join("goldens")).unwrap();
+    fs::write(dir.join("goldens/orders.yaml"), GOLDEN).unwrap();
+}
+
+#[test]
+fn a_recorded_run_replays_without_any_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    let agent = common::support_agent();
+    goldgate(dir.path())
+        .args(["run", "goldens", "--record", "transcripts", "--agent-cmd"])
+        .arg(&agent)
+        .assert()
+        .code(0);
+    assert!(dir.path().join("transcripts/lookup.json").is_file());
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  replay: transcripts\n",
+    )
+    .unwrap();
+    goldgate(dir.path())
+        .args(["run", "goldens"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("Agent: replay"));
+}
+
+#[test]
+fn a_header_secret_never_reaches_output_or_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    // Nothing listens on port 9: the run errors, and its messages must not carry the token.
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  http:\n    url: \"http://127.0.0.1:9/turn?key=${GG_TEST_TOKEN}\"\n    headers: { Authorization: \"Bearer ${GG_TEST_TOKEN}\" }\nrun: { retries: 0 }\n",
+    )
+    .unwrap();
+    let output = goldgate(dir.path())
+        .args([
+            "run",
+            "goldens",
+            "--output",
+            "report.json",
+            "--junit",
+            "junit.xml",
+        ])
+        .env("GG_TEST_TOKEN", "s3cr3t-t0ken-value")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let mut everything = String::from_utf8_lossy(&output.stdout).into_owned();
+    everything.push_str(&String::from_utf8_lossy(&output.stderr));
+    everything.push_str(&fs::read_to_string(dir.path().join("report.json")).unwrap());
+    everything.push_str(&fs::read_to_string(dir.path().join("junit.xml")).unwrap());
+    assert!(everything.contains("127.0.0.1:9"), "{everything}");
+    assert!(!everything.contains("s3cr3t-t0ken-value"), "{everything}");
+}
+
+#[test]
+fn an_unset_variable_is_named_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\", headers: { X-Key: \"${GG_SURELY_UNSET_VAR}\" } }\n",
+    )
+    .unwrap();
+    goldgate(dir.path())
+        .args(["run", "goldens"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "agent.http.headers.X-Key: environment variable `GG_SURELY_UNSET_VAR` is not set",
+        ));
+}
+
+#[test]
+fn a_config_typo_is_an_error_with_its_line_and_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\nrun:\n  concurency: 4\n",
+    )
+    .unwrap();
+    goldgate(dir.path())
+        .args(["run", "goldens"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains(
+                "goldgate.yaml:4: error [G100] run.concurency: unknown key `concurency`",
+            )
+            .and(predicate::str::contains("did you mean `concurrency`?")),
+        );
+}
+
+#[test]
+fn no_agent_is_exit_2_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    goldgate(dir.path())
+        .args(["run", "goldens"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("no agent to test")
+                .and(predicate::str::contains("--agent-url")),
+        );
+}
+
+#[test]
+fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("answers.golden.yaml"),
+        "name: qa\nversion: \"1.0.0\"\ndescription: recorded answers\ninteraction_type: single_turn\ntags: []\nauthor: me\n\
+         created_at: \"2026-01-01\"\nupdated_at: \"2026-01-01\"\ntest_cases:\n\
+         \x20 - id: capital\n    description: capital of France\n    input: What is the capital of France?\n    system_prompt: null\n\
+         \x20   expected_output: Paris is the capital of France.\n    actual_output: The capital of France is Paris.\n\
+         \x20   metrics: [factuality]\n    tags: []\n    weight: 1\n\
+         \x20 - id: wrong\n    description: a wrong recorded answer\n    input: What is the capital of Spain?\n    system_prompt: null\n\
+         \x20   expected_output: Madrid is the capital of Spain.\n    actual_output: I do not know.\n\
+         \x20   metrics: [factuality]\n    tags: []\n    weight: 1\n",
+    )
+    .unwrap();
+    let output = goldgate(dir.path())
+        .args(["run", "--json", "answers.golden.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let status = |id: &str| {
+        report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(status("capital"), "passed");
+    assert_eq!(status("wrong"), "failed");
+    // The table went to stderr so that stdout stays one JSON document.
+    assert!(String::from_utf8_lossy(&output.stderr).contains("Evaluation Results"));
+}
