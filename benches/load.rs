@@ -8,7 +8,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use goldgate::discover::{self, Rules};
+use goldgate::formats;
 use goldgate::load;
+use goldgate::model::Format;
 
 const PER_FORMAT: usize = 2_500;
 
@@ -75,6 +77,55 @@ fn main() {
     }
     let bytes: u64 = walk_bytes(root);
 
+    // Parsing alone, from memory: separates the loaders' cost from the file system's.
+    let texts: Vec<(std::sync::Arc<Path>, String, Format)> =
+        discover::discover(&[root.to_path_buf()], &Rules::default())
+            .expect("discover")
+            .into_iter()
+            .map(|f| {
+                let format = match f.path.extension().and_then(|e| e.to_str()) {
+                    Some("csv") => Format::CesCsv,
+                    _ if f.path.to_string_lossy().contains(".scenario.") => Format::GecxScenario,
+                    _ if f.path.starts_with(root.join("sets")) => Format::RegtraceSet,
+                    _ => Format::ScrapiGolden,
+                };
+                let text = fs::read_to_string(&f.path).unwrap();
+                (std::sync::Arc::from(f.path.as_path()), text, format)
+            })
+            .collect();
+    let start = Instant::now();
+    let cases: usize = texts
+        .iter()
+        .map(|(path, text, format)| formats::load_golden(path, text, *format).cases.len())
+        .sum();
+    let parsed = start.elapsed().as_secs_f64();
+    println!(
+        "in memory  {:>6} files  {:>8.3} s  {:>9.0} files/s  ({cases} cases)",
+        texts.len(),
+        parsed,
+        texts.len() as f64 / parsed
+    );
+
+    // Each format alone, then everything together as `goldgate lint .` would.
+    for (label, dir) in [
+        ("scrapi", "goldens/scrapi"),
+        ("ces-csv", "goldens/ces"),
+        ("scenario", "scenarios"),
+        ("regtrace", "sets"),
+    ] {
+        let start = Instant::now();
+        let found = discover::discover(&[root.join(dir)], &Rules::default()).expect("discover");
+        let suite = load::load(&found);
+        let elapsed = start.elapsed().as_secs_f64();
+        assert_eq!(suite.error_count(), 0, "generated {label} files are valid");
+        println!(
+            "{label:<10} {:>6} files  {:>8.3} s  {:>9.0} files/s",
+            found.len(),
+            elapsed,
+            found.len() as f64 / elapsed
+        );
+    }
+
     let start = Instant::now();
     let found = discover::discover(&[root.to_path_buf()], &Rules::default()).expect("discover");
     let discovered = start.elapsed();
@@ -84,7 +135,7 @@ fn main() {
     assert_eq!(found.len(), 4 * PER_FORMAT, "every generated file is found");
     assert_eq!(suite.error_count(), 0, "generated files are valid");
     let files = found.len() as f64;
-    println!("files:          {}", found.len());
+    println!("all files:      {}", found.len());
     println!("cases:          {}", suite.case_count());
     println!(
         "bytes:          {:.1} MiB",

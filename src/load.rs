@@ -1,7 +1,7 @@
 //! From found files to loaded cases: read each file once, sniff what it is, hand it to its
 //! format's loader, then check what only the whole suite can tell (duplicate scenario ids).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,13 +43,17 @@ impl Suite {
 /// Loads every found file. Problems never abort the others; they are in each file's diagnostics.
 pub fn load(found: &[Found]) -> Suite {
     let mut suite = Suite::default();
-    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
     for item in found {
         for file in load_one(&item.path, item.hint) {
-            // A golden set listed by a config may also be named directly: load it once.
-            let key = fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.to_path_buf());
-            if !seen.contains(&key) {
-                seen.push(key);
+            // A golden set listed by a config may also be named directly: load it once. Only
+            // sets can be reached twice, so only they pay for canonicalizing.
+            let key = if file.format == Some(Format::RegtraceSet) {
+                fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.to_path_buf())
+            } else {
+                file.path.to_path_buf()
+            };
+            if seen.insert(key) {
                 suite.files.push(file);
             }
         }

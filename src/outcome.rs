@@ -5,13 +5,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::agent::Exchange;
 use crate::agent::protocol::Usage;
 use crate::model::{Case, Location};
 
 /// The verdict of one check, turn or case. Ordered from best to worst so that the status of a
-/// whole is the maximum of its parts (skipped parts do not count).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// whole is the maximum of its parts (skipped parts do not count). Written as a lowercase word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     Skipped,
     Passed,

@@ -15,7 +15,7 @@ use goldgate::model::{
     Format, Location, MatchType, Matcher, Scorer, Turn,
 };
 use goldgate::outcome::{CaseResult, CheckResult, Method, RunResult, Status, TurnResult};
-use goldgate::report::json::{self, Report, Verdict};
+use goldgate::report::json::{self, Report};
 use goldgate::report::{console, junit};
 use serde_json::{Value, json};
 
@@ -480,8 +480,8 @@ fn json_report_reads_back() {
     assert!(text.ends_with("}\n"));
     let back: Report = serde_json::from_str(&text).unwrap();
     assert_eq!(back, report);
-    assert_eq!(back.cases[1].status, Verdict::Failed);
-    assert_eq!(Status::from(back.cases[2].status), Status::Error);
+    assert_eq!(back.cases[1].status, Status::Failed);
+    assert_eq!(back.cases[2].status, Status::Error);
 }
 
 #[test]
@@ -497,6 +497,7 @@ fn json_report_fields() {
             "agent",
             "judges",
             "incomplete",
+            "agent_log",
             "aggregates",
             "cases"
         ]

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::protocol::{Handoff, Message, ReplyError, ToolCall, Transfer, Usage};
 use crate::metrics::{Aggregates, millis};
-use crate::outcome::{self, CaseResult, CheckResult, RunResult, TurnResult};
+use crate::outcome::{CaseResult, CheckResult, RunResult, Status, TurnResult};
 
 /// The version of the report format written by this build.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -31,40 +31,10 @@ pub struct Report {
     pub judges: Vec<String>,
     /// Stopped early: some cases never ran.
     pub incomplete: bool,
+    /// What a command agent wrote on stderr (its last 64 KiB), for debugging errors.
+    pub agent_log: Option<String>,
     pub aggregates: Aggregates,
     pub cases: Vec<CaseReport>,
-}
-
-/// A verdict, written as a lowercase word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Passed,
-    Failed,
-    Error,
-    Skipped,
-}
-
-impl From<outcome::Status> for Verdict {
-    fn from(status: outcome::Status) -> Self {
-        match status {
-            outcome::Status::Passed => Verdict::Passed,
-            outcome::Status::Failed => Verdict::Failed,
-            outcome::Status::Error => Verdict::Error,
-            outcome::Status::Skipped => Verdict::Skipped,
-        }
-    }
-}
-
-impl From<Verdict> for outcome::Status {
-    fn from(verdict: Verdict) -> Self {
-        match verdict {
-            Verdict::Passed => outcome::Status::Passed,
-            Verdict::Failed => outcome::Status::Failed,
-            Verdict::Error => outcome::Status::Error,
-            Verdict::Skipped => outcome::Status::Skipped,
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,7 +49,7 @@ pub struct CaseReport {
     pub format: String,
     pub tags: Vec<String>,
     pub weight: f64,
-    pub status: Verdict,
+    pub status: Status,
     /// In `0..=1`.
     pub score: f64,
     #[serde(rename = "duration_ms", with = "millis")]
@@ -97,7 +67,7 @@ pub struct TurnReport {
     /// 1-based.
     pub index: usize,
     pub line: u32,
-    pub status: Verdict,
+    pub status: Status,
     pub input: String,
     pub attempts: u32,
     pub error: Option<String>,
@@ -126,7 +96,7 @@ pub struct ReplyReport {
 pub struct CheckReport {
     pub label: String,
     pub line: u32,
-    pub status: Verdict,
+    pub status: Status,
     pub expected: String,
     pub actual: String,
     /// How it was judged: `exact`, `local-similarity`, `judge:anthropic/claude-sonnet-4-6`,
@@ -142,6 +112,7 @@ pub fn build(result: &RunResult, aggregates: &Aggregates) -> Report {
         schema_version: SCHEMA_VERSION,
         goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
         agent: result.agent.clone(),
+        agent_log: result.agent_log.clone(),
         judges: result.judges.clone(),
         incomplete: result.incomplete,
         aggregates: aggregates.clone(),
@@ -159,7 +130,7 @@ fn case_report(result: &CaseResult) -> CaseReport {
         format: case.format.name().to_owned(),
         tags: case.tags.clone(),
         weight: case.weight,
-        status: result.status.into(),
+        status: result.status,
         score: result.score,
         duration: result.duration,
         error: result.error.clone(),
@@ -174,7 +145,7 @@ fn turn_report(turn: &TurnResult) -> TurnReport {
     TurnReport {
         index: turn.index,
         line: turn.location.line,
-        status: turn.status.into(),
+        status: turn.status,
         input: turn.input.clone(),
         attempts: turn.attempts,
         error: turn.error.clone(),
@@ -196,7 +167,7 @@ fn check_report(check: &CheckResult) -> CheckReport {
     CheckReport {
         label: check.label.clone(),
         line: check.location.line,
-        status: check.status.into(),
+        status: check.status,
         expected: check.expected.clone(),
         actual: check.actual.clone(),
         method: check.method.describe(),
