@@ -186,3 +186,54 @@ fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout
     // The table went to stderr so that stdout stays one JSON document.
     assert!(String::from_utf8_lossy(&output.stderr).contains("Evaluation Results"));
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_still_writes_the_reports_marked_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    // An agent that takes the first request, says so with a file, and never answers.
+    let agent = "read line; touch got-request; cat > /dev/null";
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "goldens",
+            "--agent-cmd",
+            agent,
+            "--timeout",
+            "5m",
+            "--output",
+            "report.json",
+        ])
+        .args(["--junit", "junit.xml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if dir.path().join("got-request").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Interrupt until it stops: the first stops scheduling, the next cancels the turn in flight.
+    for _ in 0..40 {
+        std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(250));
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("stopping"), "{stderr}");
+    let report: Value =
+        serde_json::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["incomplete"], true);
+    assert!(dir.path().join("junit.xml").is_file());
+}

@@ -152,7 +152,7 @@ fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
         let argv = if cfg!(windows) {
             vec!["cmd".into(), "/C".into(), command.clone()]
         } else {
-            vec!["sh".into(), "-c".into(), format!("exec {command}")]
+            vec!["sh".into(), "-c".into(), command.clone()]
         };
         return Some(AgentConfig::Command {
             argv,
