@@ -40,16 +40,49 @@ pub enum Command {
     /// Each problem prints as `file:line: error|warning [CODE] field: message (hint)`. Codes
     /// E001-E011 are SCRAPI's linter rules; G100 and above are goldgate's own.
     Lint(LintArgs),
-    /// Apply the regression gate to a saved report against a baseline.
-    Compare(PendingArgs),
-    /// Join shard reports into one.
-    Merge(PendingArgs),
+    /// Apply the regression gate to a saved report against a baseline; no agent is called.
+    Compare(CompareArgs),
+    /// Join shard reports (`run --shard K/N`) into one report, aggregates recomputed.
+    Merge(MergeArgs),
     /// Render outputs (JUnit, Markdown, PR comment) from a saved JSON report.
-    Report(PendingArgs),
+    ///
+    /// Lets a trusted workflow comment on a pull request for an untrusted one (forks): the
+    /// untrusted job uploads its report, the trusted one runs `goldgate report REPORT --comment`.
+    Report(ReportArgs),
     /// Convert between SCRAPI YAML, CES CSV and scenario YAML.
     Convert(PendingArgs),
-    /// Print the JSON Schema of a file kind (config, report, scenario).
-    Schema(PendingArgs),
+    /// Print the JSON Schema of a file kind.
+    Schema(SchemaArgs),
+}
+
+/// The regression gate's flags, shared by `run` and `compare`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// A previous JSON report to compare with (the committed baseline).
+    #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
+    pub baseline: Option<PathBuf>,
+
+    /// Exit 1 when a regression threshold trips or a case that passed (or is new) fails.
+    #[arg(long, requires = "baseline", help_heading = "Regression gate")]
+    pub fail_on_regress: bool,
+
+    /// Thresholds from this file (JSON or YAML: `regressionThresholds` or top-level keys),
+    /// over goldgate.yaml's `thresholds` and gecx's eval.config.json.
+    #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
+    pub regression_config: Option<PathBuf>,
+}
+
+/// Where and how a run or a saved report is published on GitHub.
+#[derive(Debug, Args)]
+pub struct GithubArgs {
+    /// Create or update the one sticky PR comment for this suite (needs GITHUB_TOKEN with
+    /// `pull-requests: write`; on a fork's PR the run says why it did not comment).
+    #[arg(long, help_heading = "GitHub")]
+    pub comment: bool,
+
+    /// Write the Markdown summary to FILE (it also goes to $GITHUB_STEP_SUMMARY when set).
+    #[arg(long, value_name = "FILE", help_heading = "GitHub")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// Arguments of a command that later releases fill in; accepted so that `--help` lists it.
@@ -127,6 +160,108 @@ pub struct RunArgs {
     /// Write JUnit XML to FILE (one testsuite per golden file, one testcase per case).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub junit: Option<PathBuf>,
+
+    /// Run only shard K of N (e.g. `2/3`); cases are split by a stable hash of their id.
+    #[arg(long, value_name = "K/N", help_heading = "Selection")]
+    pub shard: Option<String>,
+
+    /// Run each case N times, in independent sessions.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        help_heading = "Execution"
+    )]
+    pub repeat: u32,
+
+    /// With --repeat: a case passes when at least K of its runs pass [default: all N].
+    #[arg(long, value_name = "K", help_heading = "Execution")]
+    pub min_pass: Option<u32>,
+
+    /// Errors of the run tolerated before exiting 2 [default: 0].
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Execution"
+    )]
+    pub max_errors: usize,
+
+    /// Write the report as the new baseline to FILE (atomically, stable key order).
+    #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
+    pub update_baseline: Option<PathBuf>,
+
+    /// With --update-baseline: write even from an incomplete run or one with errors.
+    #[arg(long, requires = "update_baseline", help_heading = "Regression gate")]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
+
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
+/// `goldgate compare REPORT --baseline FILE`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The JSON report of the run to judge.
+    pub report: PathBuf,
+
+    #[command(flatten)]
+    pub gate: GateArgs,
+
+    /// Print the comparison as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `goldgate merge REPORT... -o FILE`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard reports of one suite.
+    #[arg(required = true, num_args = 1..)]
+    pub reports: Vec<PathBuf>,
+
+    /// Where to write the merged report.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+/// `goldgate report REPORT [--junit F] [--markdown F] [--comment]`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A JSON report written by `goldgate run --output`.
+    pub report: PathBuf,
+
+    /// Write JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Compare with this baseline for the deltas in the Markdown and the comment.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
+/// `goldgate schema NAME`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file kind.
+    #[arg(value_enum)]
+    pub name: SchemaName,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SchemaName {
+    /// goldgate.yaml.
+    Config,
+    /// The JSON report (which is also the baseline).
+    Report,
+    /// A gecx `*.scenario.yaml`.
+    Scenario,
 }
 
 const RUN_AFTER_HELP: &str = "\

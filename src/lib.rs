@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod discover;
 pub mod exit;
 pub mod formats;
+pub mod gate;
 pub mod load;
 pub mod metrics;
 pub mod model;

@@ -263,6 +263,7 @@ fn request_for(case: &Case, turn: &Turn, session: &str) -> TurnRequest {
             Map::new()
         },
         tool_mocks,
+        mocks: turn.tool_mocks.clone(),
     }
 }
 

@@ -31,6 +31,7 @@ fn request(session: &str, turn: usize, text: &str) -> TurnRequest {
         input: object(json!({ "text": text })),
         session_parameters: Map::new(),
         tool_mocks: Map::new(),
+        mocks: Vec::new(),
     }
 }
 

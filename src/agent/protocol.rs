@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::Input;
+use crate::model::{Input, ToolMock};
 
 /// One turn sent to the agent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TurnRequest {
     /// Identifies the request on a multiplexed channel (command agents); echoed in the reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -27,6 +27,11 @@ pub struct TurnRequest {
     /// Tool name to mocked output, for agents that mock their tools.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub tool_mocks: Map<String, Value>,
+    /// Every mock of the turn with the arguments it applies to, for in-process agents (LLM
+    /// agents answer each tool call with the mock whose arguments match). Not on the wire:
+    /// the protocol's `tool_mocks` keeps one output per tool.
+    #[serde(skip)]
+    pub mocks: Vec<ToolMock>,
 }
 
 /// Builds the `input` object of a request from a turn's inputs.

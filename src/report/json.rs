@@ -57,9 +57,27 @@ pub struct CaseReport {
     /// The error of the run that stopped the case.
     pub error: Option<String>,
     pub usage: Usage,
+    /// With `--repeat N`: how the case's independent runs went; `null` for a single run.
+    pub repeats: Option<RepeatsReport>,
     pub turns: Vec<TurnReport>,
     /// Checks over the whole conversation.
     pub checks: Vec<CheckReport>,
+}
+
+/// The runs of one case under `--repeat N --min-pass K`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RepeatsReport {
+    /// Each run's status, in the order they ran.
+    pub runs: Vec<Status>,
+    pub passed: u32,
+    /// K: the case passes when at least this many runs pass.
+    pub min_pass: u32,
+    /// passed / runs.
+    pub pass_fraction: f64,
+    /// The estimated chance that K runs in a row all pass.
+    pub pass_hat_k: f64,
+    /// The runs disagree.
+    pub flaky: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -135,6 +153,7 @@ fn case_report(result: &CaseResult) -> CaseReport {
         duration: result.duration,
         error: result.error.clone(),
         usage: result.usage,
+        repeats: None,
         turns: result.turns.iter().map(turn_report).collect(),
         checks: result.checks.iter().map(check_report).collect(),
     }

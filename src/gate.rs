@@ -1,0 +1,106 @@
+//! The regression gate: a run's report against a committed baseline, under thresholds.
+//!
+//! Thresholds keep the names and defaults of gecx (seed 002). A case that passed in the
+//! baseline, or is new, and fails now always trips the gate, whatever the metrics say.
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::Status;
+
+/// The five regression thresholds, by their seed names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Threshold {
+    #[serde(rename = "passRateDropPp")]
+    PassRateDropPp,
+    #[serde(rename = "deflectionDropPp")]
+    DeflectionDropPp,
+    #[serde(rename = "p95LatencyIncreasePct")]
+    P95LatencyIncreasePct,
+    #[serde(rename = "ttftP95IncreasePct")]
+    TtftP95IncreasePct,
+    #[serde(rename = "hallucinationRateIncreasePp")]
+    HallucinationRateIncreasePp,
+}
+
+impl Threshold {
+    pub const ALL: [Threshold; 5] = [
+        Threshold::PassRateDropPp,
+        Threshold::DeflectionDropPp,
+        Threshold::P95LatencyIncreasePct,
+        Threshold::TtftP95IncreasePct,
+        Threshold::HallucinationRateIncreasePp,
+    ];
+
+    /// The seed's name, as written in config files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Threshold::PassRateDropPp => "passRateDropPp",
+            Threshold::DeflectionDropPp => "deflectionDropPp",
+            Threshold::P95LatencyIncreasePct => "p95LatencyIncreasePct",
+            Threshold::TtftP95IncreasePct => "ttftP95IncreasePct",
+            Threshold::HallucinationRateIncreasePp => "hallucinationRateIncreasePp",
+        }
+    }
+
+    /// The seed's default limit.
+    pub fn default_limit(self) -> f64 {
+        match self {
+            Threshold::PassRateDropPp => 0.0,
+            Threshold::DeflectionDropPp => 5.0,
+            Threshold::P95LatencyIncreasePct => 20.0,
+            Threshold::TtftP95IncreasePct => 20.0,
+            Threshold::HallucinationRateIncreasePp => 2.0,
+        }
+    }
+}
+
+/// One metric of the run against the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricDelta {
+    pub threshold: Threshold,
+    /// The metric in the baseline and now: a rate in 0..=1, or milliseconds for latencies.
+    pub baseline: Option<f64>,
+    pub current: Option<f64>,
+    /// The change in the threshold's unit: percentage points for rates (positive = worse
+    /// for drops), percent for latencies. `None` when either side was not measured.
+    pub change: Option<f64>,
+    /// The threshold's limit in the same unit.
+    pub limit: f64,
+    pub tripped: bool,
+}
+
+/// A case whose verdict differs from the baseline's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseFlip {
+    pub id: String,
+    pub name: String,
+    pub file: String,
+    pub line: u32,
+    /// `None` when the case is new (not in the baseline).
+    pub baseline: Option<Status>,
+    pub current: Status,
+    /// With repeats: the pass fractions compared, baseline then now.
+    pub pass_fraction: Option<(f64, f64)>,
+}
+
+/// Everything the gate found. It is part of the JSON report (`gate`), so that `compare`, the
+/// Markdown summary and the PR comment render the same facts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The baseline file compared with, as given.
+    pub baseline: String,
+    pub metrics: Vec<MetricDelta>,
+    /// Passed in the baseline (or new) and failed now: these always trip the gate.
+    pub newly_failing: Vec<CaseFlip>,
+    /// Failed in the baseline and passed now.
+    pub newly_passing: Vec<CaseFlip>,
+    /// Ids (`file#id`) in the baseline that did not run now.
+    pub missing: Vec<String>,
+}
+
+impl Comparison {
+    /// True when the gate trips: a threshold, or a case that newly fails.
+    pub fn regressed(&self) -> bool {
+        !self.newly_failing.is_empty() || self.metrics.iter().any(|m| m.tripped)
+    }
+}
