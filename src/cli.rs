@@ -149,6 +149,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Execution")]
     pub record: Option<PathBuf>,
 
+    /// Ask the judge every time: neither read nor write the judge cache (wins over --cache-dir).
+    #[arg(long, help_heading = "Judge")]
+    pub no_cache: bool,
+
+    /// Keep the judge's answers in DIR [default: .goldgate/cache].
+    #[arg(long, value_name = "DIR", env = "GOLDGATE_CACHE_DIR", help_heading = "Judge")]
+    pub cache_dir: Option<PathBuf>,
+
     /// Print the JSON report on stdout (the table goes to stderr), or into --output.
     #[arg(long, help_heading = "Output")]
     pub json: bool,

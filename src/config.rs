@@ -1,15 +1,20 @@
 //! `goldgate.yaml`: which agent to test and how to run, merged with flags into one [`Config`].
 //!
 //! The file is read with the same spanned YAML walker as the goldens, so a typo in a key is
-//! an error with its line and a "did you mean". `${VAR}` in the agent's URL and headers reads
-//! the environment; the expanded values are secrets and are never printed or reported.
+//! an error with its line and a "did you mean". `${VAR}` in the agent's URL and headers (and
+//! in an LLM's `base_url`) reads the environment; the expanded values are secrets and are never
+//! printed or reported. The `judge:` block and the LLM agent kinds are read by
+//! [`crate::llm::config`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::agent::llm::LlmAgentSettings;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::llm::client::Endpoint;
+use crate::model::Provider;
 use crate::yaml::{self, Fields, Node, Value};
 
 /// The file looked for in the current directory when `--config` is not given.
@@ -43,13 +48,34 @@ pub enum AgentConfig {
     Replay {
         dir: PathBuf,
     },
+    /// A model plays the agent (`anthropic`, `openai`, `gemini`).
+    Llm(LlmAgentConfig),
 }
 
+/// `agent: { anthropic | openai | gemini: { model, system_prompt, tools, base_url,
+/// temperature, max_tool_rounds } }`, with the prompt and tools files already read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LlmAgentConfig {
+    pub provider: Provider,
+    /// `base_url` with `${VAR}` still unexpanded: expanded when the agent is built.
+    pub endpoint: Endpoint,
+    pub settings: LlmAgentSettings,
+}
+
+/// `judge: { provider, model, base_url, votes, similarity_pass }`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JudgeConfig {
-    pub provider: String,
-    pub model: Option<String>,
+    pub provider: Provider,
+    /// `base_url` with `${VAR}` still unexpanded.
+    pub endpoint: Endpoint,
+    /// Each judgement is asked this many times (odd) and the majority kept.
+    pub votes: u32,
+    /// Pass mark of the 0-4 similarity of `semantic` matches.
+    pub similarity_pass: f64,
 }
+
+/// Tool rounds an LLM agent may take in one turn when the config does not say.
+pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 10;
 
 /// `run:` settings, each overridable by a flag.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,7 +164,7 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         config.agent = parse_agent(agent, &base, diags);
     }
     if let Some(judge) = fields.take("judge") {
-        config.judge = parse_judge(judge, diags);
+        config.judge = crate::llm::config::parse_judge(judge, diags);
     }
     if let Some(run) = fields.take("run") {
         parse_run(run, &mut config.run, diags);
@@ -157,7 +183,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         diags
             .error(Code::G101, node.line, node.column, "expected exactly one agent kind")
             .field("agent")
-            .hint("e.g. `agent: { http: { url: \"http://127.0.0.1:8080/turn\" } }`; kinds: http, command, replay");
+            .hint("e.g. `agent: { http: { url: \"http://127.0.0.1:8080/turn\" } }`; kinds: http, command, replay, anthropic, openai, gemini");
         return None;
     };
     let path = format!("agent.{}", kind.name);
@@ -240,19 +266,9 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
             })
         }
         "openai" | "anthropic" | "gemini" => {
-            diags
-                .error(
-                    Code::G107,
-                    kind.line,
-                    kind.column,
-                    format!(
-                        "LLM agents (`{}`) are not available in this version of goldgate",
-                        kind.name
-                    ),
-                )
-                .field("agent")
-                .hint("use an http, command or replay agent");
-            None
+            let provider = Provider::parse(&kind.name)?;
+            crate::llm::config::parse_agent(provider, value, &path, base, diags)
+                .map(AgentConfig::Llm)
         }
         other => {
             diags
@@ -267,33 +283,6 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
             None
         }
     }
-}
-
-fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeConfig> {
-    let mut fields = Fields::of(node, "judge", diags)?;
-    let provider = fields.required_string("provider", diags);
-    let model = fields.string("model", diags);
-    for optional in ["base_url", "votes"] {
-        fields.take(optional);
-    }
-    fields.finish(&["provider", "model", "base_url", "votes"], diags);
-    let provider = provider?;
-    if crate::model::Provider::parse(&provider).is_none() {
-        diags
-            .error(
-                Code::G107,
-                node.line,
-                node.column,
-                format!("unknown judge provider `{provider}`"),
-            )
-            .field("judge.provider")
-            .hint(crate::diagnostic::suggestion(
-                &provider,
-                &crate::model::Provider::NAMES,
-            ));
-        return None;
-    }
-    Some(JudgeConfig { provider, model })
 }
 
 fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
@@ -394,7 +383,7 @@ fn parse_thresholds(node: &Node, diags: &mut Diagnostics) -> BTreeMap<String, f6
     thresholds
 }
 
-fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<usize> {
+pub(crate) fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<usize> {
     match node.value {
         Value::Int(i) if i >= 1 => usize::try_from(i).ok(),
         _ => {

@@ -16,10 +16,10 @@ fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Lint(args) => commands::lint::run(&args),
         Command::Run(args) => commands::run::run(&args),
-        Command::Compare(_)
-        | Command::Merge(_)
-        | Command::Report(_)
-        | Command::Convert(_)
+        Command::Merge(args) => commands::merge::run(&args),
+        Command::Compare(args) => commands::compare::run(&args),
+        Command::Report(args) => commands::report::run(&args),
+        Command::Convert(_)
         | Command::Schema(_) => {
             eprintln!("goldgate: this command is not yet available in this version");
             Ok(Exit::Error)

@@ -1,22 +1,26 @@
 //! Aggregates over a run: the numbers the table prints, the JSON report keeps and the gate
 //! compares with a baseline (seed 002's pass rate, deflection, latency, TTFT, hallucination
-//! rate and tool-call accuracy, plus Regtrace's weighted suite score).
+//! rate and tool-call accuracy, plus Regtrace's weighted suite score and the flake rate of
+//! repeated cases).
 //!
 //! Every rate is a fraction in `0..=1` and `None` when nothing counted towards it, so that
 //! "no data" is never mistaken for 0% or 100%. Errors of the run (an agent that timed out, a
 //! judge that failed) are not test results: they are counted apart and left out of every rate.
 //!
-//! Checks are attributed to what the golden asked for by location: a check result written at
-//! the location of a tool-call expectation is a tool-call check, one at the location of an
-//! `llm-judge-not-hallucinating` scorer is a hallucination judgement. Labels are for people.
+//! Aggregates are computed from the report's cases alone ([`CaseReport`]), so that
+//! `goldgate merge` gets from shard reports exactly what one run of the whole suite gets. A
+//! check counts towards a metric by its [`CheckCategory`], never by its label. Sums are taken
+//! in a fixed order, so that the order of the cases (shards merged in any order) cannot change
+//! the last bit of a result. With `--repeat`, turn metrics (latency, TTFT, tool calls) come
+//! from the run the report shows for each case; tokens are those of every run.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::agent::protocol::Usage;
-use crate::model::{Case, CheckKind, ExpectationKind, Location, Scorer};
-use crate::outcome::{CaseResult, RunResult, Status, TurnResult};
+use crate::outcome::{CheckCategory, Status, total_usage};
+use crate::report::json::{CaseReport, CheckReport, TurnReport};
 
 /// How many cases, turns or checks ended in each status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,53 +119,55 @@ pub struct Aggregates {
     pub tool_call_accuracy: Option<f64>,
     /// `sum(score * weight) / sum(weight)` over the judged (passed or failed) cases.
     pub suite_score: Option<f64>,
-    /// Tokens the agent reported, summed over every case.
+    /// With `--repeat`: the share of the repeated cases that are flaky (their runs disagree);
+    /// `None` without repeats.
+    pub flake_rate: Option<f64>,
+    /// Tokens the agent reported, summed over every case (every run of it).
     pub tokens: Usage,
 }
 
 impl Aggregates {
-    pub fn compute(result: &RunResult) -> Self {
-        let cases: Counts = result.cases.iter().map(|c| c.status).collect();
-        let turns: Counts = turn_results(result).map(|t| t.status).collect();
-        let checks: Counts = result
-            .cases
+    /// The aggregates of a report's cases.
+    pub fn of(cases: &[CaseReport]) -> Self {
+        let turns = || cases.iter().flat_map(|c| &c.turns);
+        let checks = || cases.iter().flat_map(case_checks);
+        let case_counts: Counts = cases.iter().map(|c| c.status).collect();
+        let turn_counts: Counts = turns().map(|t| t.status).collect();
+        let in_category = |category| -> Counts {
+            checks()
+                .filter(|c| c.category == category)
+                .map(|c| c.status)
+                .collect()
+        };
+        let hallucination = in_category(CheckCategory::Hallucination);
+
+        let played: Vec<&CaseReport> = cases
             .iter()
-            .flat_map(CaseResult::all_checks)
-            .map(|c| c.status)
+            .filter(|c| c.turns.iter().any(|t| t.reply.is_some()))
             .collect();
+        let deflected = played.iter().filter(|c| !handed_off(&c.turns)).count();
 
-        let exchanges = || turn_results(result).filter_map(|t| t.exchange.as_ref());
-        let played: Vec<&CaseResult> = result
-            .cases
-            .iter()
-            .filter(|c| c.turns.iter().any(|t| t.exchange.is_some()))
-            .collect();
-        let deflected = played.iter().filter(|c| !handed_off(c)).count();
+        let judged = || cases.iter().filter(|c| is_judged(c.status));
+        let total_weight = sum(judged().map(|c| c.weight));
+        let weighted = sum(judged().map(|c| c.score * c.weight));
 
-        let judged_cases = || result.cases.iter().filter(|c| is_judged(c.status));
-        let total_weight: f64 = judged_cases().map(|c| c.case.weight).sum();
-        let weighted: f64 = judged_cases().map(|c| c.score * c.case.weight).sum();
-
-        let hallucination: Counts = attributed_checks(result, is_hallucination_judge).collect();
-        let tool_calls: Counts = attributed_checks(result, is_tool_call_expectation).collect();
+        let repeated = cases.iter().filter_map(|c| c.repeats.as_ref());
+        let flaky = repeated.clone().filter(|r| r.flaky).count();
 
         Self {
-            cases,
-            turns,
-            checks,
-            pass_rate: cases.pass_rate(),
-            turn_pass_rate: turns.pass_rate(),
+            cases: case_counts,
+            turns: turn_counts,
+            checks: checks().map(|c| c.status).collect(),
+            pass_rate: case_counts.pass_rate(),
+            turn_pass_rate: turn_counts.pass_rate(),
             deflection_rate: ratio(deflected, played.len()),
-            latency: Percentiles::of(exchanges().map(|e| e.latency).collect()),
-            ttft: Percentiles::of(exchanges().filter_map(|e| e.ttft).collect()),
+            latency: Percentiles::of(turns().filter_map(|t| t.latency).collect()),
+            ttft: Percentiles::of(turns().filter_map(|t| t.ttft).collect()),
             hallucination_rate: ratio(hallucination.failed, hallucination.judged()),
-            tool_call_accuracy: tool_calls.pass_rate(),
+            tool_call_accuracy: in_category(CheckCategory::ToolCall).pass_rate(),
             suite_score: (total_weight > 0.0).then(|| weighted / total_weight),
-            // The agent reports usage: saturate rather than overflow on absurd numbers.
-            tokens: result.cases.iter().fold(Usage::default(), |sum, c| Usage {
-                input_tokens: sum.input_tokens.saturating_add(c.usage.input_tokens),
-                output_tokens: sum.output_tokens.saturating_add(c.usage.output_tokens),
-            }),
+            flake_rate: ratio(flaky, repeated.count()),
+            tokens: total_usage(cases.iter().map(|c| c.usage)),
         }
     }
 }
@@ -170,60 +176,30 @@ fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
+/// A sum that does not depend on the order of its terms: they are added in ascending order.
+fn sum(terms: impl Iterator<Item = f64>) -> f64 {
+    let mut terms: Vec<f64> = terms.collect();
+    terms.sort_unstable_by(f64::total_cmp);
+    terms.into_iter().sum()
+}
+
 fn is_judged(status: Status) -> bool {
     matches!(status, Status::Passed | Status::Failed)
 }
 
-fn turn_results(result: &RunResult) -> impl Iterator<Item = &TurnResult> {
-    result.cases.iter().flat_map(|c| &c.turns)
-}
-
-fn handed_off(case: &CaseResult) -> bool {
+/// Every check of a case, turn checks first.
+fn case_checks(case: &CaseReport) -> impl Iterator<Item = &CheckReport> {
     case.turns
         .iter()
-        .filter_map(|t| t.exchange.as_ref()?.reply.handoff.as_ref())
-        .any(|h| !h.status.eq_ignore_ascii_case("none"))
+        .flat_map(|t| &t.checks)
+        .chain(&case.checks)
 }
 
-/// The statuses of the checks of every case written where `site` says the golden asked for
-/// the thing being measured.
-fn attributed_checks<'a>(
-    result: &'a RunResult,
-    site: fn(&Case, &Location) -> bool,
-) -> impl Iterator<Item = Status> + 'a {
-    result.cases.iter().flat_map(move |c| {
-        c.all_checks()
-            .filter(move |check| site(&c.case, &check.location))
-            .map(|check| check.status)
-    })
-}
-
-fn is_hallucination_judge(case: &Case, location: &Location) -> bool {
-    case.checks.iter().any(|check| {
-        check.location == *location
-            && matches!(
-                check.kind,
-                CheckKind::Scorer(Scorer::JudgeNotHallucinating { .. })
-            )
-    })
-}
-
-fn is_tool_call_expectation(case: &Case, location: &Location) -> bool {
-    let in_turns = case
-        .turns
+fn handed_off(turns: &[TurnReport]) -> bool {
+    turns
         .iter()
-        .flat_map(|t| &t.expectations)
-        .any(|e| e.location == *location && matches!(e.kind, ExpectationKind::ToolCall(_)));
-    in_turns
-        || case.checks.iter().any(|check| {
-            check.location == *location
-                && matches!(
-                    check.kind,
-                    CheckKind::Scorer(
-                        Scorer::ToolCalled { .. } | Scorer::ToolCalledWithInput { .. }
-                    )
-                )
-        })
+        .filter_map(|t| t.reply.as_ref()?.handoff.as_ref())
+        .any(|h| !h.status.eq_ignore_ascii_case("none"))
 }
 
 /// Serde for durations as whole milliseconds: readable in a baseline diff, no float noise.

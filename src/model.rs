@@ -391,7 +391,7 @@ impl Scorer {
     }
 }
 
-/// LLM providers that can judge (and, later, play the agent).
+/// LLM providers that can judge and play the agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
     Anthropic,
@@ -409,6 +409,10 @@ impl Provider {
             "gemini" => Provider::Gemini,
             _ => return None,
         })
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
     }
 }
 

@@ -5,6 +5,10 @@
 //! they make a turn and its case `error`, never `failed`. Cancellation has two steps: the first
 //! stops scheduling new cases and lets those in flight finish; the second cancels them too.
 //! Either way the cases that ran are returned, marked incomplete.
+//!
+//! Repeats (`--repeat N`) are scheduled as N independent units per case, each in its own
+//! session, so that they run concurrently with each other and with other cases; their results
+//! are then joined into one per case by [`CaseResult::from_runs`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,14 +45,60 @@ pub struct Stop {
     pub in_flight: CancellationToken,
 }
 
-/// What the runner tells whoever shows progress.
+/// How many times each case runs, and how many of its runs must pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repeat {
+    runs: u32,
+    min_pass: u32,
+}
+
+/// Why a `--repeat N --min-pass K` cannot be run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RepeatError {
+    #[error("a case must run at least once (got 0 runs)")]
+    NoRuns,
+    #[error("min-pass {min_pass} must be between 1 and the number of runs ({runs})")]
+    MinPass { min_pass: u32, runs: u32 },
+}
+
+impl Repeat {
+    /// Every case once: a plain run.
+    pub const ONCE: Repeat = Repeat {
+        runs: 1,
+        min_pass: 1,
+    };
+
+    /// `runs` runs of each case, of which `min_pass` (default: all) must pass.
+    pub fn new(runs: u32, min_pass: Option<u32>) -> Result<Self, RepeatError> {
+        if runs == 0 {
+            return Err(RepeatError::NoRuns);
+        }
+        let min_pass = min_pass.unwrap_or(runs);
+        if min_pass == 0 || min_pass > runs {
+            return Err(RepeatError::MinPass { min_pass, runs });
+        }
+        Ok(Self { runs, min_pass })
+    }
+
+    /// N.
+    pub fn runs(self) -> u32 {
+        self.runs
+    }
+
+    /// K.
+    pub fn min_pass(self) -> u32 {
+        self.min_pass
+    }
+}
+
+/// What the runner tells whoever shows progress. With repeats, once per run of a case.
 #[derive(Clone, Debug)]
 pub enum Event<'a> {
     CaseStarted { case: &'a Case },
     CaseFinished { case: &'a Case, status: Status },
 }
 
-/// Runs `cases` against `agent`, returning results in the order of `cases`.
+/// Runs `cases` against `agent` once each, returning results in the order of `cases`.
 pub async fn run(
     cases: Vec<Arc<Case>>,
     agent: Arc<dyn Agent>,
@@ -57,37 +107,71 @@ pub async fn run(
     stop: &Stop,
     on_event: &(dyn Fn(Event<'_>) + Send + Sync),
 ) -> RunResult {
+    run_repeated(cases, Repeat::ONCE, agent, grader, options, stop, on_event).await
+}
+
+/// Runs each of `cases` `repeat.runs()` times against `agent`, returning one result per case
+/// (its runs joined, see [`crate::outcome::Repeats`]) in the order of `cases`.
+pub async fn run_repeated(
+    cases: Vec<Arc<Case>>,
+    repeat: Repeat,
+    agent: Arc<dyn Agent>,
+    grader: Arc<Grader>,
+    options: &RunOptions,
+    stop: &Stop,
+    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
+) -> RunResult {
     let started = Instant::now();
-    let total = cases.len();
-    let mut results: Vec<(usize, CaseResult)> =
-        futures_util::stream::iter(cases.into_iter().enumerate())
-            .take_until(stop.scheduling.clone().cancelled_owned())
-            .map(|(index, case)| {
-                let agent = Arc::clone(&agent);
-                let grader = Arc::clone(&grader);
-                async move {
-                    on_event(Event::CaseStarted { case: &case });
-                    let result =
-                        run_case(Arc::clone(&case), agent.as_ref(), &grader, options, stop).await;
-                    on_event(Event::CaseFinished {
-                        case: &case,
-                        status: result.status,
-                    });
-                    (index, result)
-                }
-            })
-            .buffer_unordered(options.concurrency.max(1))
-            .collect()
-            .await;
-    results.sort_by_key(|(index, _)| *index);
+    let runs = repeat.runs as usize;
+    // Case-major, so that the runs of the first cases start first.
+    let units = cases
+        .iter()
+        .enumerate()
+        .flat_map(|(index, case)| (0..runs).map(move |run| (index, run, Arc::clone(case))));
+    let mut results: Vec<(usize, usize, CaseResult)> = futures_util::stream::iter(units)
+        .take_until(stop.scheduling.clone().cancelled_owned())
+        .map(|(index, run, case)| {
+            let agent = Arc::clone(&agent);
+            // Each run is its own sample for the judge too (its cache keys the run).
+            let grader = grader.for_repeat(u32::try_from(run).unwrap_or(u32::MAX));
+            async move {
+                on_event(Event::CaseStarted { case: &case });
+                let result =
+                    run_case(Arc::clone(&case), agent.as_ref(), &grader, options, stop).await;
+                on_event(Event::CaseFinished {
+                    case: &case,
+                    status: result.status,
+                });
+                (index, run, result)
+            }
+        })
+        .buffer_unordered(options.concurrency.max(1))
+        .collect()
+        .await;
+    results.sort_by_key(|(index, run, _)| (*index, *run));
     let cancelled = results
         .iter()
-        .any(|(_, r)| r.error.as_deref() == Some(CANCELLED));
+        .any(|(_, _, r)| r.error.as_deref() == Some(CANCELLED));
+    let incomplete = results.len() < cases.len() * runs || cancelled;
+    let mut joined = Vec::with_capacity(cases.len());
+    let mut results = results.into_iter().peekable();
+    while let Some((index, _, first)) = results.next() {
+        if runs == 1 {
+            joined.push(first);
+            continue;
+        }
+        let mut of_case = vec![first];
+        while let Some((_, _, next)) = results.next_if(|(i, _, _)| *i == index) {
+            of_case.push(next);
+        }
+        joined.extend(CaseResult::from_runs(of_case, repeat.runs, repeat.min_pass));
+    }
     RunResult {
-        incomplete: results.len() < total || cancelled,
-        cases: results.into_iter().map(|(_, r)| r).collect(),
+        incomplete,
+        cases: joined,
         agent: agent.describe(),
         judges: grader.judges(),
+        judge_usage: grader.judge_usage(),
         duration: started.elapsed(),
         agent_log: agent.diagnostics(),
     }
@@ -185,6 +269,7 @@ async fn run_case(
         duration: started.elapsed(),
         usage,
         error,
+        repeats: None,
     }
 }
 
@@ -234,7 +319,7 @@ async fn play(
 }
 
 /// Exponential backoff with full jitter, or the server's `Retry-After` when it gave one.
-fn backoff(base: Duration, attempt: u32, retry_after: Option<Duration>) -> Duration {
+pub(crate) fn backoff(base: Duration, attempt: u32, retry_after: Option<Duration>) -> Duration {
     const CAP: Duration = Duration::from_secs(60);
     if let Some(wait) = retry_after {
         return wait.min(CAP);
@@ -264,6 +349,8 @@ fn request_for(case: &Case, turn: &Turn, session: &str) -> TurnRequest {
         },
         tool_mocks,
         mocks: turn.tool_mocks.clone(),
+        system_prompt: case.system_prompt.clone(),
+        context: case.context.clone(),
     }
 }
 

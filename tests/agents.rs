@@ -32,6 +32,8 @@ fn request(session: &str, turn: usize, text: &str) -> TurnRequest {
         session_parameters: Map::new(),
         tool_mocks: Map::new(),
         mocks: Vec::new(),
+        system_prompt: None,
+        context: Vec::new(),
     }
 }
 

@@ -14,9 +14,12 @@ use goldgate::model::{
     ArgsMatcher, Case, CaseCheck, CheckKind, Expectation, ExpectationKind, ExpectedToolCall,
     Format, Location, MatchType, Matcher, Scorer, Turn,
 };
-use goldgate::outcome::{CaseResult, CheckResult, Method, RunResult, Status, TurnResult};
+use goldgate::outcome::{
+    CaseResult, CheckCategory, CheckResult, Method, RunResult, Status, TurnResult,
+};
 use goldgate::report::json::{self, Report};
 use goldgate::report::{console, junit};
+use goldgate::shard::SuiteId;
 use serde_json::{Value, json};
 
 const ORDERS: &str = "evals/goldens/orders.yaml";
@@ -88,9 +91,17 @@ fn model_case(id: &str, file: &str, line: u32, turns: Vec<Turn>) -> Case {
     }
 }
 
-fn check(label: &str, line: u32, status: Status, expected: &str, actual: &str) -> CheckResult {
+fn check(
+    category: CheckCategory,
+    label: &str,
+    line: u32,
+    status: Status,
+    expected: &str,
+    actual: &str,
+) -> CheckResult {
     CheckResult {
         label: label.into(),
+        category,
         location: at(ORDERS, line),
         status,
         expected: expected.into(),
@@ -146,6 +157,7 @@ fn case_result(case: Case, status: Status, turns: Vec<TurnResult>, score: f64) -
         duration: Duration::ZERO,
         usage: Usage::default(),
         error: None,
+        repeats: None,
     }
 }
 
@@ -167,6 +179,7 @@ fn passed_case() -> CaseResult {
         ],
     );
     let mut semantic = check(
+        CheckCategory::AgentText,
         "agent text",
         6,
         Status::Passed,
@@ -175,7 +188,14 @@ fn passed_case() -> CaseResult {
     );
     semantic.method = Method::LocalSimilarity;
     let args = r#"{"order_id":"ORD-12345"}"#;
-    let tool = check("tool call lookup_order", 8, Status::Passed, args, args);
+    let tool = check(
+        CheckCategory::ToolCall,
+        "tool call lookup_order",
+        8,
+        Status::Passed,
+        args,
+        args,
+    );
     let mut with_tool = exchange("It has shipped.", 300, None);
     with_tool.reply.tool_calls.push(ToolCall {
         name: "lookup_order".into(),
@@ -220,12 +240,27 @@ fn failed_case() -> CaseResult {
     );
     case.weight = 3.0;
     let ask = "Please share the id.";
-    let first = check("agent text", 14, Status::Passed, ask, ask);
-    let mut semantic = check("agent text", 17, Status::Failed, NOT_FOUND, ANSWER);
+    let first = check(
+        CheckCategory::AgentText,
+        "agent text",
+        14,
+        Status::Passed,
+        ask,
+        ask,
+    );
+    let mut semantic = check(
+        CheckCategory::AgentText,
+        "agent text",
+        17,
+        Status::Failed,
+        NOT_FOUND,
+        ANSWER,
+    );
     semantic.method = Method::LocalSimilarity;
     semantic.score = Some(0.21);
     semantic.reason = Some("similarity 0.21 below 0.75".into());
     let tool = check(
+        CheckCategory::ToolCall,
         "tool call lookup_order",
         18,
         Status::Failed,
@@ -294,6 +329,7 @@ fn skipped_case() -> CaseResult {
         }),
     });
     let mut skipped = check(
+        CheckCategory::Hallucination,
         "llm-judge-not-hallucinating",
         14,
         Status::Skipped,
@@ -319,12 +355,22 @@ fn skipped_case() -> CaseResult {
     result
 }
 
+/// The aggregates of the run, as its report computes them from its own cases.
+fn aggregates(result: &RunResult) -> Aggregates {
+    json::build(result, &suite(result)).aggregates
+}
+
+fn suite(result: &RunResult) -> SuiteId {
+    SuiteId::of(result.cases.iter().map(|c| c.case.as_ref()), None)
+}
+
 fn run() -> RunResult {
     RunResult {
         cases: vec![passed_case(), failed_case(), errored_case(), skipped_case()],
         incomplete: false,
         agent: "http http://127.0.0.1:8080/turn".into(),
         judges: Vec::new(),
+        judge_usage: Vec::new(),
         duration: ms(61_000),
         agent_log: None,
     }
@@ -332,7 +378,7 @@ fn run() -> RunResult {
 
 #[test]
 fn aggregates_of_the_run() {
-    let a = Aggregates::compute(&run());
+    let a = aggregates(&run());
     let counts = |total, passed, failed, errors, skipped| Counts {
         total,
         passed,
@@ -369,13 +415,13 @@ fn hallucination_rate_counts_judged_checks_only() {
         provider: "anthropic".into(),
         model: "claude-sonnet-4-6".into(),
     };
-    assert_eq!(Aggregates::compute(&result).hallucination_rate, Some(1.0));
+    assert_eq!(aggregates(&result).hallucination_rate, Some(1.0));
 
     let empty = RunResult {
         cases: Vec::new(),
         ..run()
     };
-    let a = Aggregates::compute(&empty);
+    let a = aggregates(&empty);
     assert_eq!(
         (a.pass_rate, a.deflection_rate, a.latency, a.suite_score),
         (None, None, None, None)
@@ -385,7 +431,7 @@ fn hallucination_rate_counts_judged_checks_only() {
 fn console_text(color: bool) -> String {
     let result = run();
     let mut out = Vec::new();
-    console::write_table(&result, &Aggregates::compute(&result), &mut out, color).unwrap();
+    console::write_table(&result, &aggregates(&result), &mut out, color).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -468,7 +514,7 @@ fn console_colours_only_when_asked_and_never_the_agents() {
 
 fn report_json() -> (Report, String) {
     let result = run();
-    let report = json::build(&result, &Aggregates::compute(&result));
+    let report = json::build(&result, &suite(&result));
     let mut out = Vec::new();
     json::write(&report, &mut out).unwrap();
     (report, String::from_utf8(out).unwrap())
@@ -495,10 +541,13 @@ fn json_report_fields() {
             "schema_version",
             "goldgate_version",
             "agent",
+            "suite",
             "judges",
+            "judge_usage",
             "incomplete",
             "agent_log",
             "aggregates",
+            "gate",
             "cases"
         ]
     );
@@ -532,6 +581,7 @@ fn json_report_fields() {
         turn["checks"][0],
         json!({
             "label": "agent text",
+            "category": "agent-text",
             "line": 17,
             "status": "failed",
             "expected": "I couldn't find that order.",

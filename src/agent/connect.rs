@@ -1,15 +1,28 @@
 //! From the configured agent to a running one: expands `${VAR}` in the URL and headers,
-//! builds the HTTP client, starts the subprocess or loads the transcripts.
+//! builds the HTTP client, starts the subprocess, loads the transcripts or points an LLM
+//! agent at its provider.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::Agent;
 use super::command::CommandAgent;
 use super::http::HttpAgent;
+use super::llm::LlmAgent;
 use super::replay::ReplayAgent;
-use crate::config::{AgentConfig, expand_env};
+use crate::config::{AgentConfig, LlmAgentConfig, expand_env};
+use crate::llm::LlmClient;
+use crate::llm::client::{Endpoint, Patience};
+
+/// An LLM agent's requests are bounded by the runner's per-turn timeout, and retried by the
+/// runner (which starts the turn over): the client itself neither gives up early nor retries.
+const LLM_AGENT_PATIENCE: Patience = Patience {
+    timeout: Duration::from_secs(600),
+    retries: 0,
+    backoff: Duration::ZERO,
+};
 
 /// Starts the agent. The error names what is wrong but never a secret value.
 pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
@@ -45,7 +58,26 @@ pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
             let agent = ReplayAgent::load(dir).map_err(|e| e.to_string())?;
             Ok(Arc::new(agent))
         }
+        AgentConfig::Llm(llm) => Ok(Arc::new(llm_agent(llm)?)),
     }
+}
+
+fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {
+    let field = format!("agent.{}", config.provider.name());
+    let endpoint = Endpoint {
+        base_url: expanded(config.endpoint.base_url.as_deref(), &field)?,
+        ..config.endpoint.clone()
+    };
+    let client = LlmClient::from_env(config.provider, &endpoint, http_client()?, LLM_AGENT_PATIENCE)
+        .map_err(|e| format!("{field}: {e}"))?;
+    Ok(LlmAgent::new(client, config.settings.clone()))
+}
+
+/// A configured `base_url` with `${VAR}` expanded; `field` names it in errors.
+pub fn expanded(base_url: Option<&str>, field: &str) -> Result<Option<String>, String> {
+    base_url
+        .map(|url| expand_env(url).map_err(|e| format!("{field}.base_url: {e}")))
+        .transpose()
 }
 
 /// One client for the whole run: one connection pool, rustls with the ring provider.

@@ -6,6 +6,7 @@
 pub mod command;
 pub mod connect;
 pub mod http;
+pub mod llm;
 pub mod protocol;
 pub mod replay;
 

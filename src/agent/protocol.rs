@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::{Input, ToolMock};
+use crate::model::{ContextDocument, Input, ToolMock};
 
 /// One turn sent to the agent.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -32,6 +32,13 @@ pub struct TurnRequest {
     /// the protocol's `tool_mocks` keeps one output per tool.
     #[serde(skip)]
     pub mocks: Vec<ToolMock>,
+    /// The case's system instruction (Regtrace `system_prompt`), for LLM agents. Not on the
+    /// wire, like `mocks`.
+    #[serde(skip)]
+    pub system_prompt: Option<String>,
+    /// The case's retrieved documents (Regtrace `rag`), for LLM agents. Not on the wire.
+    #[serde(skip)]
+    pub context: Vec<ContextDocument>,
 }
 
 /// Builds the `input` object of a request from a turn's inputs.

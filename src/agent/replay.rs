@@ -96,7 +96,9 @@ fn file_name(conversation: &str) -> String {
     name
 }
 
-fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+/// Writes `contents` to `path` through a temporary file renamed into place (also used by the
+/// judge cache).
+pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
     // Unique per process and call, so concurrent cases never share a temporary file. The name
     // does not end in `.json`, so a leftover is never loaded.
     static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -1,6 +1,9 @@
 //! One module per subcommand: turn parsed flags into library calls, print, pick the exit code.
 
+pub mod compare;
 pub mod lint;
+pub mod merge;
+pub mod report;
 pub mod run;
 
 use std::io::IsTerminal;

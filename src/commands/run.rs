@@ -10,19 +10,31 @@ use globset::GlobBuilder;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use goldgate::agent::connect;
-use goldgate::config::{self, AgentConfig, Config};
+use goldgate::config::{self, AgentConfig, Config, JudgeConfig};
 use goldgate::exit::Exit;
+use goldgate::gate::{Comparison, Gate};
+use goldgate::llm::cache::{self, JudgeCache};
+use goldgate::llm::client::{Patience, SetupError};
+use goldgate::llm::judge::JudgePanel;
 use goldgate::load::Suite;
-use goldgate::metrics::Aggregates;
 use goldgate::model::Case;
-use goldgate::outcome::{RunResult, Status};
+use goldgate::outcome::{CaseResult, RunResult, Status};
+use goldgate::report::json::Report;
 use goldgate::report::{console, json, junit, lint};
-use goldgate::run::{self, Event, RunOptions, Stop};
-use goldgate::score::{Grader, ScoreOptions};
+use goldgate::run::{self, Event, Repeat, RunOptions, Stop};
+use goldgate::score::{Grader, Judge, ScoreOptions};
+use goldgate::shard::{Shard, SuiteId};
 
 use crate::cli::RunArgs;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
+    let (shard, repeat) = match plan_arguments(args) {
+        Ok(plan) => plan,
+        Err(message) => {
+            eprintln!("goldgate: {message}");
+            return Ok(Exit::Error);
+        }
+    };
     let config = match load_config(args.config.as_deref()) {
         Ok(config) => config,
         Err(message) => {
@@ -30,6 +42,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             eprintln!("goldgate: the config does not load; nothing was run");
             return Ok(Exit::Error);
         }
+    };
+    let gate = match super::compare::gate_of(&args.gate, &config) {
+        Ok(gate) => gate,
+        Err(exit) => return Ok(exit),
     };
     let Some(suite) = super::discover_and_load(&args.paths)? else {
         return Ok(Exit::Error);
@@ -58,6 +74,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
+    // The suite is what was selected before sharding: the shards of one suite share it.
+    let suite_id = SuiteId::of(cases.iter().map(|c| c.as_ref()), shard);
+    let cases: Vec<Arc<Case>> = match shard {
+        Some(shard) => {
+            let kept: Vec<Arc<Case>> = cases
+                .into_iter()
+                .filter(|c| shard.contains_case(c))
+                .collect();
+            if kept.is_empty() {
+                eprintln!(
+                    "goldgate: shard {shard} holds none of the {} selected cases",
+                    suite_id.cases
+                );
+            }
+            kept
+        }
+        None => cases,
+    };
     let agent_config = match agent_config(args, &config) {
         Some(agent) => Some(agent),
         None if cases
@@ -74,11 +108,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    if config.judge.is_some() {
-        eprintln!(
-            "goldgate: LLM judges are not available in this version: judge checks are skipped, semantic matches use local similarity"
-        );
-    }
     let options = RunOptions {
         concurrency: args.concurrency.unwrap_or(config.run.concurrency),
         timeout: args.timeout.unwrap_or(config.run.timeout),
@@ -86,7 +115,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         backoff: Duration::from_millis(200),
         record: args.record.clone(),
     };
-    let grader = Grader::new(
+    let mut grader = Grader::new(
         None,
         ScoreOptions {
             allow_extra_tool_calls: args.allow_extra_tool_calls
@@ -94,6 +123,26 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             ..ScoreOptions::default()
         },
     );
+    if let Some(judge) = &config.judge {
+        grader.options.similarity_pass = judge.similarity_pass;
+        match build_judge(args, judge, &options) {
+            Ok(built) => grader.judge = Some(built),
+            Err(SetupError::MissingKey { var }) => {
+                let reason = format!(
+                    "the {} judge needs {var}, which is not set",
+                    judge.provider.name()
+                );
+                eprintln!(
+                    "goldgate: {reason}: LLM-judge checks are skipped, semantic matches use local similarity"
+                );
+                grader.no_judge = Some(reason);
+            }
+            Err(SetupError::Invalid(message)) => {
+                eprintln!("goldgate: judge: {message}");
+                return Ok(Exit::Error);
+            }
+        }
+    }
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -106,7 +155,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         };
         let stop = Stop::default();
         watch_ctrl_c(stop.clone());
-        let progress = progress_bar(cases.len());
+        let progress = progress_bar(cases.len() * repeat.runs() as usize);
         let on_event = |event: Event<'_>| {
             if let Event::CaseFinished { case, status } = event {
                 progress.inc(1);
@@ -115,7 +164,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
                 }
             }
         };
-        let result = run::run(cases, agent, Arc::new(grader), &options, &stop, &on_event).await;
+        let result = run::run_repeated(
+            cases,
+            repeat,
+            agent,
+            Arc::new(grader),
+            &options,
+            &stop,
+            &on_event,
+        )
+        .await;
         progress.finish_and_clear();
         Ok::<RunResult, String>(result)
     });
@@ -126,11 +184,55 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    write_outputs(args, &result)?;
-    Ok(verdict(&result))
+    let report = write_outputs(args, &result, &suite_id, gate.as_ref())?;
+    super::report::publish(&super::report::Publish {
+        report: &report,
+        report_path: args.output.as_deref(),
+        suite: &super::report::suite_name(args.config.as_deref()),
+        github: &args.github,
+        stdout_is_json: args.json && args.output.is_none(),
+    })?;
+    let mut exit = verdict(&result, args.max_errors);
+    if args.gate.fail_on_regress && report.gate.as_ref().is_some_and(Comparison::regressed) {
+        exit = exit.max(Exit::Failure);
+    }
+    if let Some(path) = &args.update_baseline {
+        exit = exit.max(super::compare::update_baseline(path, &report, args.force)?);
+    }
+    Ok(exit)
 }
 
-fn load_config(path: Option<&Path>) -> Result<Config, String> {
+/// The judge `judge:` configures, with the cache unless `--no-cache`; it retries and times out
+/// like the agent.
+fn build_judge(
+    args: &RunArgs,
+    judge: &JudgeConfig,
+    options: &RunOptions,
+) -> Result<Arc<dyn Judge>, SetupError> {
+    let dir = args.cache_dir.as_deref();
+    let cache =
+        (!args.no_cache).then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))));
+    let patience = Patience {
+        timeout: options.timeout,
+        retries: options.retries,
+        backoff: options.backoff,
+    };
+    let http = connect::http_client().map_err(SetupError::Invalid)?;
+    Ok(Arc::new(JudgePanel::build(judge, cache, patience, &http)?))
+}
+
+/// `--shard` and `--repeat` / `--min-pass`, checked before anything is loaded.
+fn plan_arguments(args: &RunArgs) -> Result<(Option<Shard>, Repeat), String> {
+    let shard = match &args.shard {
+        Some(text) => Some(text.parse::<Shard>().map_err(|e| format!("--shard: {e}"))?),
+        None => None,
+    };
+    let repeat = Repeat::new(args.repeat, args.min_pass)
+        .map_err(|e| format!("--repeat / --min-pass: {e}"))?;
+    Ok((shard, repeat))
+}
+
+pub(super) fn load_config(path: Option<&Path>) -> Result<Config, String> {
     let default = PathBuf::from(config::DEFAULT_FILE);
     let path = match path {
         Some(path) => path,
@@ -215,14 +317,25 @@ fn progress_bar(total: usize) -> ProgressBar {
     bar
 }
 
-fn write_outputs(args: &RunArgs, result: &RunResult) -> anyhow::Result<()> {
-    let aggregates = Aggregates::compute(result);
-    let report = json::build(result, &aggregates);
+/// Prints the table (and the gate's comparison), writes the files; returns the report.
+fn write_outputs(
+    args: &RunArgs,
+    result: &RunResult,
+    suite: &SuiteId,
+    gate: Option<&Gate>,
+) -> anyhow::Result<Report> {
+    let mut report = json::build(result, suite);
+    report.gate = gate.map(|gate| gate.compare(&report));
+    let aggregates = &report.aggregates;
+    let advisory = !args.gate.fail_on_regress;
     let json_on_stdout = args.json && args.output.is_none();
     if json_on_stdout {
         let stderr = io::stderr();
         let color = super::use_color(&stderr);
-        console::write_table(result, &aggregates, &mut stderr.lock(), color)?;
+        console::write_table(result, aggregates, &mut stderr.lock(), color)?;
+        if let Some(comparison) = &report.gate {
+            super::compare::write_gate(comparison, advisory, &mut stderr.lock())?;
+        }
         let mut out = io::stdout().lock();
         json::write(&report, &mut out)?;
         out.flush()?;
@@ -230,7 +343,10 @@ fn write_outputs(args: &RunArgs, result: &RunResult) -> anyhow::Result<()> {
         let stdout = io::stdout();
         let color = super::use_color(&stdout);
         let mut out = stdout.lock();
-        console::write_table(result, &aggregates, &mut out, color)?;
+        console::write_table(result, aggregates, &mut out, color)?;
+        if let Some(comparison) = &report.gate {
+            super::compare::write_gate(comparison, advisory, &mut out)?;
+        }
         out.flush()?;
     }
     if let Some(path) = &args.output {
@@ -246,22 +362,34 @@ fn write_outputs(args: &RunArgs, result: &RunResult) -> anyhow::Result<()> {
             "goldgate: the run was interrupted: the reports cover only the cases that finished"
         );
     }
-    Ok(())
+    Ok(report)
 }
 
-/// 2 when the run could not be judged (errors, interrupted), 1 when a case failed, else 0.
-fn verdict(result: &RunResult) -> Exit {
-    let errors = result
+/// 2 when the run could not be judged (interrupted, or more errors of the run than
+/// `max_errors`), 1 when a case failed, else 0. Errored cases are listed either way.
+fn verdict(result: &RunResult, max_errors: usize) -> Exit {
+    let errors: Vec<&CaseResult> = result
         .cases
         .iter()
         .filter(|c| c.status == Status::Error)
-        .count();
-    if result.incomplete || errors > 0 {
-        if errors > 0 {
+        .collect();
+    let too_many = errors.len() > max_errors;
+    if !errors.is_empty() {
+        eprintln!(
+            "goldgate: {} case(s) could not be judged (errors of the run, not test failures; {} --max-errors {max_errors}):",
+            errors.len(),
+            if too_many { "more than" } else { "within" },
+        );
+        for case in &errors {
             eprintln!(
-                "goldgate: {errors} case(s) could not be judged (errors of the run, not test failures)"
+                "  {} {}: {}",
+                console::escape(&case.case.location.to_string()),
+                console::escape(&case.case.id),
+                console::escape(case.error.as_deref().unwrap_or("error"))
             );
         }
+    }
+    if result.incomplete || too_many {
         Exit::Error
     } else if result.cases.iter().any(|c| c.status == Status::Failed) {
         Exit::Failure

@@ -38,6 +38,16 @@ pub fn write_table(
             escape(&case.case.name),
             escape(&case.case.location.to_string())
         );
+        if let Some(repeats) = &case.repeats {
+            let _ = write!(
+                header,
+                ": {} of {} runs passed, {} needed; run {} shown",
+                repeats.passed(),
+                repeats.runs.len(),
+                repeats.min_pass,
+                repeats.shown() + 1
+            );
+        }
         if let Some(error) = &case.error {
             let _ = write!(header, ": {}", escape(error));
         }
@@ -69,10 +79,13 @@ fn write_results(result: &RunResult, out: &mut impl Write, paint: Paint) -> io::
         let count = |status| case.turns.iter().filter(|t| t.status == status).count();
         let (pass, fail) = (count(Status::Passed), count(Status::Failed));
         let score = format!("{}%", percent(case.score));
-        let row = format!(
+        let mut row = format!(
             "{name:<width$} | {:>5} | {pass:>4} | {fail:>4} | {score:>5}",
             case.turns.len()
         );
+        if let Some(repeats) = case.repeats.as_ref().filter(|r| r.flaky()) {
+            let _ = write!(row, "  flaky ({}/{})", repeats.passed(), repeats.runs.len());
+        }
         writeln!(out, "{}", paint.status(case.status, &row))?;
         turns += case.turns.len();
         passed += pass;
@@ -119,6 +132,16 @@ fn write_aggregates(
         rate(aggregates.hallucination_rate)
     )?;
     writeln!(out, "Suite score: {}", rate(aggregates.suite_score))?;
+    if let Some(flake_rate) = aggregates.flake_rate {
+        let repeated = result.cases.iter().filter_map(|c| c.repeats.as_ref());
+        let flaky = repeated.clone().filter(|r| r.flaky()).count();
+        writeln!(
+            out,
+            "Flake rate: {} ({flaky} of {} repeated cases flaky)",
+            rate(Some(flake_rate)),
+            repeated.count()
+        )?;
+    }
     writeln!(
         out,
         "Tokens: {} in, {} out",
@@ -143,6 +166,19 @@ fn write_aggregates(
         judges.push_str("; semantic checks used local similarity");
     }
     writeln!(out, "{judges}")?;
+    for usage in &result.judge_usage {
+        writeln!(
+            out,
+            "Judge {}: {} call{}, {} answer{} from the cache, {} tokens in, {} out",
+            escape(&usage.judge),
+            usage.calls,
+            if usage.calls == 1 { "" } else { "s" },
+            usage.cached,
+            if usage.cached == 1 { "" } else { "s" },
+            usage.input_tokens,
+            usage.output_tokens
+        )?;
+    }
     if result.incomplete {
         writeln!(out, "Stopped early: some conversations did not run")?;
     }

@@ -15,8 +15,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::protocol::{Handoff, Message, ReplyError, ToolCall, Transfer, Usage};
+use crate::gate::Comparison;
 use crate::metrics::{Aggregates, millis};
-use crate::outcome::{CaseResult, CheckResult, RunResult, Status, TurnResult};
+use crate::score::JudgeUsage;
+use crate::outcome::{
+    CaseResult, CheckCategory, CheckResult, Repeats, RunResult, Status, TurnResult,
+};
+use crate::shard::SuiteId;
 
 /// The version of the report format written by this build.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -27,13 +32,21 @@ pub struct Report {
     pub goldgate_version: String,
     /// The agent under test, as it describes itself (never a secret).
     pub agent: String,
+    /// Which cases this report covers: the suite's fingerprint and size, and the shard.
+    pub suite: SuiteId,
     /// The judges configured (empty: LLM-judge checks were skipped).
     pub judges: Vec<String>,
+    /// What each judge that answered cost: calls to its provider, answers read from the judge
+    /// cache, tokens. Absent from reports older than the judges.
+    #[serde(default)]
+    pub judge_usage: Vec<JudgeUsage>,
     /// Stopped early: some cases never ran.
     pub incomplete: bool,
     /// What a command agent wrote on stderr (its last 64 KiB), for debugging errors.
     pub agent_log: Option<String>,
     pub aggregates: Aggregates,
+    /// The comparison with `--baseline`; `null` without one.
+    pub gate: Option<Comparison>,
     pub cases: Vec<CaseReport>,
 }
 
@@ -67,14 +80,15 @@ pub struct CaseReport {
 /// The runs of one case under `--repeat N --min-pass K`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepeatsReport {
-    /// Each run's status, in the order they ran.
+    /// Each finished run's status, in the order they were scheduled.
     pub runs: Vec<Status>,
     pub passed: u32,
     /// K: the case passes when at least this many runs pass.
     pub min_pass: u32,
     /// passed / runs.
     pub pass_fraction: f64,
-    /// The estimated chance that K runs in a row all pass.
+    /// The estimated chance that K independent runs all pass: `C(passed, K) / C(runs, K)`
+    /// (see [`crate::outcome::pass_hat_k`]).
     pub pass_hat_k: f64,
     /// The runs disagree.
     pub flaky: bool,
@@ -113,6 +127,9 @@ pub struct ReplyReport {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckReport {
     pub label: String,
+    /// What the check is about (`agent-text`, `tool-call`, `hallucination`, ...): the
+    /// aggregates are computed from it.
+    pub category: CheckCategory,
     pub line: u32,
     pub status: Status,
     pub expected: String,
@@ -124,17 +141,21 @@ pub struct CheckReport {
     pub reason: Option<String>,
 }
 
-/// The report of a run.
-pub fn build(result: &RunResult, aggregates: &Aggregates) -> Report {
+/// The report of a run of (a shard of) `suite`, its aggregates computed from its own cases.
+pub fn build(result: &RunResult, suite: &SuiteId) -> Report {
+    let cases: Vec<CaseReport> = result.cases.iter().map(case_report).collect();
     Report {
         schema_version: SCHEMA_VERSION,
         goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
         agent: result.agent.clone(),
+        suite: suite.clone(),
         agent_log: result.agent_log.clone(),
         judges: result.judges.clone(),
+        judge_usage: result.judge_usage.clone(),
         incomplete: result.incomplete,
-        aggregates: aggregates.clone(),
-        cases: result.cases.iter().map(case_report).collect(),
+        aggregates: Aggregates::of(&cases),
+        gate: None,
+        cases,
     }
 }
 
@@ -153,9 +174,20 @@ fn case_report(result: &CaseResult) -> CaseReport {
         duration: result.duration,
         error: result.error.clone(),
         usage: result.usage,
-        repeats: None,
+        repeats: result.repeats.as_ref().map(repeats_report),
         turns: result.turns.iter().map(turn_report).collect(),
         checks: result.checks.iter().map(check_report).collect(),
+    }
+}
+
+fn repeats_report(repeats: &Repeats) -> RepeatsReport {
+    RepeatsReport {
+        runs: repeats.runs.iter().map(|r| r.status).collect(),
+        passed: repeats.passed(),
+        min_pass: repeats.min_pass,
+        pass_fraction: repeats.pass_fraction(),
+        pass_hat_k: repeats.pass_hat_k(),
+        flaky: repeats.flaky(),
     }
 }
 
@@ -185,6 +217,7 @@ fn turn_report(turn: &TurnResult) -> TurnReport {
 fn check_report(check: &CheckResult) -> CheckReport {
     CheckReport {
         label: check.label.clone(),
+        category: check.category,
         line: check.location.line,
         status: check.status,
         expected: check.expected.clone(),
@@ -193,6 +226,51 @@ fn check_report(check: &CheckResult) -> CheckReport {
         score: check.score,
         reason: check.reason.clone(),
     }
+}
+
+/// Why a saved report (a baseline, a report given to `compare`) cannot be used. Each names
+/// the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{}: cannot read the report: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
+    #[error("{}: not a goldgate JSON report: {error}", path.display())]
+    Parse {
+        path: PathBuf,
+        error: serde_json::Error,
+    },
+    #[error(
+        "{}: a report of schema version {found}; this goldgate reads version {SCHEMA_VERSION} (write it again with this version)",
+        path.display()
+    )]
+    Version { path: PathBuf, found: u64 },
+}
+
+/// Reads a report written by [`write`], refusing another schema version before it could be
+/// misread.
+pub fn read_file(path: &Path) -> Result<Report, ReadError> {
+    #[derive(Deserialize)]
+    struct Versioned {
+        schema_version: u64,
+    }
+    let parse_error = |error| ReadError::Parse {
+        path: path.to_path_buf(),
+        error,
+    };
+    let text = fs::read_to_string(path).map_err(|error| ReadError::Io {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let found = serde_json::from_str::<Versioned>(&text)
+        .map_err(parse_error)?
+        .schema_version;
+    if found != u64::from(SCHEMA_VERSION) {
+        return Err(ReadError::Version {
+            path: path.to_path_buf(),
+            found,
+        });
+    }
+    serde_json::from_str(&text).map_err(parse_error)
 }
 
 /// Pretty JSON with a trailing newline.

@@ -7,12 +7,19 @@
 //! message is one line naming the first failed expectation; its body holds every failing turn
 //! with expected vs actual; `system-out` holds the transcript. quick-junit drops ANSI escapes
 //! and control characters that XML cannot carry.
+//!
+//! With `--repeat`, a case stays one testcase (readers keep only one of duplicate names): its
+//! other runs that failed or errored are `flakyFailure` / `flakyError` elements when the case
+//! passed, `rerunFailure` / `rerunError` when it did not (its shown run is the failure
+//! itself), as Jenkins and the JUnit actions read them; a `repeats` property counts the runs.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
-use quick_junit::{NonSuccessKind, Report, SerializeError, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{
+    NonSuccessKind, Report, SerializeError, TestCase, TestCaseStatus, TestRerun, TestSuite,
+};
 
 use crate::outcome::{CaseResult, RunResult, Status};
 use crate::report::console::{case_details, escape};
@@ -59,12 +66,54 @@ fn test_case(case: &CaseResult, file: &str) -> TestCase {
         .insert("line".into(), case.case.location.line.to_string().into());
     test.add_properties(case.case.tags.iter().map(|tag| ("tag", tag.as_str())));
     test.add_property(("score", format!("{:.3}", case.score).as_str()));
+    if let Some(repeats) = &case.repeats {
+        let runs = format!(
+            "{} of {} passed, {} needed",
+            repeats.passed(),
+            repeats.runs.len(),
+            repeats.min_pass
+        );
+        test.add_property(("repeats", runs.as_str()));
+    }
     test
+}
+
+/// The runs of a repeated case that failed or errored, but the one shown as the case's own
+/// failure (see the module doc).
+fn reruns(case: &CaseResult) -> Vec<TestRerun> {
+    let Some(repeats) = &case.repeats else {
+        return Vec::new();
+    };
+    let shown = (case.status != Status::Passed).then(|| repeats.shown());
+    repeats
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|&(index, _)| Some(index) != shown)
+        .filter_map(|(_, run)| {
+            let (kind, message) = match run.status {
+                Status::Failed => (NonSuccessKind::Failure, failure_message(run)),
+                Status::Error => (NonSuccessKind::Error, error_message(run)),
+                Status::Passed | Status::Skipped => return None,
+            };
+            let mut rerun = TestRerun::new(kind);
+            rerun
+                .set_time(run.duration)
+                .set_message(escape(&message))
+                .set_description(case_details(run))
+                .set_system_out(transcript(run));
+            Some(rerun)
+        })
+        .collect()
 }
 
 fn status(case: &CaseResult) -> TestCaseStatus {
     let (kind, message) = match case.status {
-        Status::Passed => return TestCaseStatus::success(),
+        Status::Passed => {
+            let mut status = TestCaseStatus::success();
+            status.add_reruns(reruns(case));
+            return status;
+        }
         Status::Skipped => {
             let mut status = TestCaseStatus::skipped();
             let reason = case.all_checks().find_map(|c| c.reason.as_deref());
@@ -79,7 +128,8 @@ fn status(case: &CaseResult) -> TestCaseStatus {
     let mut status = TestCaseStatus::non_success(kind);
     status
         .set_description(format!("{message}\n{}", case_details(case)))
-        .set_message(message);
+        .set_message(message)
+        .add_reruns(reruns(case));
     status
 }
 

@@ -9,9 +9,12 @@
 //! counted as passed.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
+use crate::model::Provider;
 use crate::outcome::TurnResult;
 
 /// Why an LLM-judge check was skipped when no judge is configured.
@@ -102,6 +105,60 @@ pub trait Judge: Send + Sync {
         question: JudgeQuestion<'_>,
         transcript: &str,
     ) -> Result<JudgeVerdict, JudgeError>;
+
+    /// The judge for a check that names another provider than this judge's (gecx
+    /// `provider:`), or why the check is skipped. By default there is none.
+    fn other_provider(&self, provider: Provider) -> Result<&dyn Judge, String> {
+        Err(format!(
+            "asks for the {} judge; the configured judge is {}",
+            provider.name(),
+            self.provider()
+        ))
+    }
+
+    /// Calls and tokens so far, one entry per provider and model that judged.
+    fn usage(&self) -> Vec<JudgeUsage> {
+        Vec::new()
+    }
+
+    /// This judge for the `index`-th run (0-based) of a case under `--repeat`, so that repeats
+    /// stay independent samples where answers are cached. `None`: the same judge serves every
+    /// run.
+    fn for_repeat(&self, _index: u32) -> Option<Arc<dyn Judge>> {
+        None
+    }
+}
+
+/// What one judge (a provider and model) cost in a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeUsage {
+    /// `provider/model`.
+    pub judge: String,
+    /// Requests sent to the provider, retries included.
+    pub calls: u64,
+    /// Answers read from the judge cache instead.
+    pub cached: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl JudgeUsage {
+    /// Adds up usages of the same judge (shards of one suite), in order of first appearance.
+    pub fn sum<'a>(usages: impl IntoIterator<Item = &'a JudgeUsage>) -> Vec<JudgeUsage> {
+        let mut total: Vec<JudgeUsage> = Vec::new();
+        for usage in usages {
+            match total.iter_mut().find(|t| t.judge == usage.judge) {
+                Some(t) => {
+                    t.calls += usage.calls;
+                    t.cached += usage.cached;
+                    t.input_tokens += usage.input_tokens;
+                    t.output_tokens += usage.output_tokens;
+                }
+                None => total.push(usage.clone()),
+            }
+        }
+        total
+    }
 }
 
 /// The played turns as plain text for a judge: user inputs, agent text with its speaker, tool

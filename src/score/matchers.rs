@@ -7,7 +7,8 @@
 //!   JSON).
 //! - `regexp`: the pattern is searched anywhere in the text (anchor it to match all of it).
 //! - `ignore`: always passes, even when the value is missing.
-//! - `semantic`: the judge's 0-4 similarity, passing at 3, when a judge is configured; else
+//! - `semantic`: the judge's 0-4 similarity, passing at
+//!   [`super::ScoreOptions::similarity_pass`] (3), when a judge is configured; else
 //!   [`super::semantic::compare`] at [`super::ScoreOptions::semantic_threshold`].
 
 use std::borrow::Cow;
@@ -16,7 +17,7 @@ use std::fmt::Write as _;
 use regex::Regex;
 use serde_json::Value;
 
-use super::judge::{SIMILARITY_MAX, SIMILARITY_PASS};
+use super::judge::SIMILARITY_MAX;
 use super::{Grader, Verdict, semantic};
 use crate::agent::protocol::ToolCall;
 use crate::model::{ArgsMatcher, ExpectedToolCall, MatchType, Matcher, ValueMatcher};
@@ -173,7 +174,7 @@ impl Grader {
         };
         match judge.similarity(expected, actual).await {
             Ok(rating) => {
-                let passed = rating.score >= SIMILARITY_PASS;
+                let passed = rating.score >= self.options.similarity_pass;
                 let reason = (!passed).then(|| {
                     let mut reason = format!("similarity {}/4", rating.score);
                     if let Some(why) = rating.explanation {

@@ -21,12 +21,14 @@ mod turn;
 use std::fmt;
 use std::sync::Arc;
 
-pub use judge::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict, NO_JUDGE};
+pub use judge::{
+    Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeUsage, JudgeVerdict, NO_JUDGE,
+};
 pub use matchers::json_equal;
 pub use metrics::NEEDS_BASELINE;
 
-use crate::model::{Case, CheckKind, Location};
-use crate::outcome::{CheckResult, Method, Status, TurnResult};
+use crate::model::{ArgsMatcher, Case, CheckKind, Location};
+use crate::outcome::{CheckCategory, CheckResult, Method, Status, TurnResult};
 
 /// How strictly turns are scored.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +39,9 @@ pub struct ScoreOptions {
     /// share, in 0..=1, of the expected text's content words the answer must contain, once
     /// every fact agrees. Default [`semantic::DEFAULT_THRESHOLD`] (0.6).
     pub semantic_threshold: f64,
+    /// Pass mark of a judge's 0-4 similarity for `semantic` matches. Default
+    /// [`judge::SIMILARITY_PASS`] (3).
+    pub similarity_pass: f64,
 }
 
 impl Default for ScoreOptions {
@@ -44,6 +49,7 @@ impl Default for ScoreOptions {
         Self {
             allow_extra_tool_calls: false,
             semantic_threshold: semantic::DEFAULT_THRESHOLD,
+            similarity_pass: judge::SIMILARITY_PASS,
         }
     }
 }
@@ -54,6 +60,9 @@ pub struct Grader {
     /// The LLM judge, when one is configured.
     pub judge: Option<Arc<dyn Judge>>,
     pub options: ScoreOptions,
+    /// Why LLM-judge checks are skipped when there is no judge (default [`NO_JUDGE`]), e.g.
+    /// the configured judge's key is not set.
+    pub no_judge: Option<String>,
 }
 
 impl fmt::Debug for Grader {
@@ -67,7 +76,29 @@ impl fmt::Debug for Grader {
 
 impl Grader {
     pub fn new(judge: Option<Arc<dyn Judge>>, options: ScoreOptions) -> Self {
-        Self { judge, options }
+        Self {
+            judge,
+            options,
+            no_judge: None,
+        }
+    }
+
+    /// The grader for the `index`-th run (0-based) of a case under `--repeat`: its judge
+    /// keeps the runs independent samples (see [`Judge::for_repeat`]).
+    pub fn for_repeat(&self, index: u32) -> Grader {
+        let judge = self
+            .judge
+            .as_ref()
+            .map(|judge| judge.for_repeat(index).unwrap_or_else(|| Arc::clone(judge)));
+        Grader {
+            judge,
+            ..self.clone()
+        }
+    }
+
+    /// What the judges cost so far (empty: no judge, or none answered).
+    pub fn judge_usage(&self) -> Vec<JudgeUsage> {
+        self.judge.iter().flat_map(|judge| judge.usage()).collect()
     }
 
     /// The configured judges as `provider/model`, for the report (empty: none).
@@ -86,6 +117,11 @@ impl Grader {
         let transcript = judge::transcript(turns);
         let mut results = Vec::with_capacity(case.checks.len());
         for check in &case.checks {
+            let category = match &check.kind {
+                CheckKind::Scorer(scorer) => scorers::category(scorer),
+                CheckKind::Criterion(_) => CheckCategory::Criterion,
+                CheckKind::Metric { .. } => CheckCategory::Metric,
+            };
             let graded = match &check.kind {
                 CheckKind::Scorer(scorer) => self.scorer(scorer, &played, &transcript).await,
                 CheckKind::Criterion(text) => {
@@ -103,7 +139,7 @@ impl Grader {
                         .await
                 }
             };
-            results.push(graded.at(&check.location));
+            results.push(graded.at(&check.location, category));
         }
         results
     }
@@ -140,6 +176,12 @@ impl Grader {
             .collect();
         mean(&judged)
     }
+}
+
+/// Whether a call's `args` match `matcher` as an expected call's arguments would (`semantic`
+/// by local similarity). LLM agents pick a tool's mock with it.
+pub async fn args_match(matcher: &ArgsMatcher, args: &serde_json::Value) -> bool {
+    Grader::default().match_args(matcher, args).await.status == Status::Passed
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -207,7 +249,7 @@ impl Verdict {
     }
 }
 
-/// A labelled verdict, waiting for its location.
+/// A labelled verdict, waiting for its location and category.
 struct Graded {
     label: String,
     expected: String,
@@ -216,9 +258,10 @@ struct Graded {
 }
 
 impl Graded {
-    fn at(self, location: &Location) -> CheckResult {
+    fn at(self, location: &Location, category: CheckCategory) -> CheckResult {
         CheckResult {
             label: self.label,
+            category,
             location: location.clone(),
             status: self.verdict.status,
             expected: self.expected,

@@ -1,6 +1,7 @@
 //! The gecx scorers over a whole conversation, and the LLM-judge questions (gecx
-//! `llm-judge-*`, SCRAPI criteria). Each result is labelled with the scorer's gecx name, so
-//! that aggregates (hallucination rate, tool-call accuracy) can find them.
+//! `llm-judge-*`, SCRAPI criteria). Each result is labelled with the scorer's gecx name, for
+//! people, and carries its [`CheckCategory`] (see `category`), from which the aggregates
+//! (hallucination rate, tool-call accuracy) are computed.
 //!
 //! Readings where the gecx docs leave room:
 //! - `message-contains` is a case-insensitive substring of any agent message;
@@ -12,8 +13,8 @@
 //! - `latency-p50-under` / `latency-p95-under` use the nearest-rank percentile of the played
 //!   turns' latencies (the smallest latency with at least p% of turns at or below it) and pass
 //!   when it is strictly below the limit.
-//! - An LLM-judge scorer that names a provider other than the configured judge's is skipped:
-//!   that judge is not configured.
+//! - An LLM-judge scorer that names a provider other than the configured judge's asks that
+//!   provider's judge ([`Judge::other_provider`]), and is skipped when there is none.
 
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ use super::{Graded, Grader, Verdict};
 use crate::agent::Exchange;
 use crate::agent::protocol::ToolCall;
 use crate::model::{ExpectedToolCall, Provider, Scorer};
-use crate::outcome::{Method, Status, TurnResult};
+use crate::outcome::{CheckCategory, Method, Status, TurnResult};
 
 /// What the agent did over the played turns of a case.
 pub(super) struct Played<'a> {
@@ -96,6 +97,24 @@ fn percentile(values: &[Duration], p: usize) -> Option<Duration> {
     sorted.sort_unstable();
     let rank = (p * sorted.len()).div_ceil(100).max(1);
     sorted.get(rank - 1).copied()
+}
+
+/// What a scorer's check is about.
+pub(super) fn category(scorer: &Scorer) -> CheckCategory {
+    match scorer {
+        Scorer::MessageContains { .. }
+        | Scorer::MessageMatchesRegex { .. }
+        | Scorer::FinalMessageEquals { .. } => CheckCategory::AgentText,
+        Scorer::ToolCalled { .. } | Scorer::ToolCalledWithInput { .. } => CheckCategory::ToolCall,
+        Scorer::NoToolCalled { .. } => CheckCategory::UnexpectedToolCall,
+        Scorer::ToolCallAccuracy { .. } => CheckCategory::ToolCallAccuracy,
+        Scorer::HandoffTriggered | Scorer::NoHandoff => CheckCategory::Handoff,
+        Scorer::ErrorCode { .. } | Scorer::NoError => CheckCategory::AgentError,
+        Scorer::LatencyP50Under { .. } | Scorer::LatencyP95Under { .. } => CheckCategory::Latency,
+        Scorer::JudgeNotHallucinating { .. } => CheckCategory::Hallucination,
+        Scorer::JudgeHelpfulness { .. } => CheckCategory::Helpfulness,
+        Scorer::JudgeToneMatches { .. } => CheckCategory::Tone,
+    }
 }
 
 fn listed(items: &[&str], none: &str) -> String {
@@ -314,14 +333,14 @@ impl Grader {
     /// The configured judge, or why the check is skipped: none is configured, or the check asks
     /// for another provider.
     fn judge_for(&self, provider: Option<Provider>) -> Result<&dyn Judge, String> {
-        let judge = self.judge.as_deref().ok_or_else(|| NO_JUDGE.to_owned())?;
+        let judge = self.judge.as_deref().ok_or_else(|| {
+            self.no_judge
+                .clone()
+                .unwrap_or_else(|| NO_JUDGE.to_owned())
+        })?;
         match provider {
-            Some(provider) if Provider::NAMES[provider as usize] != judge.provider() => {
-                Err(format!(
-                    "asks for the {} judge; the configured judge is {}",
-                    Provider::NAMES[provider as usize],
-                    judge.provider()
-                ))
+            Some(provider) if provider.name() != judge.provider() => {
+                judge.other_provider(provider)
             }
             _ => Ok(judge),
         }

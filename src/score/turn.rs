@@ -22,7 +22,7 @@ use super::{Graded, Grader, Verdict};
 use crate::agent::Exchange;
 use crate::agent::protocol::{Reply, ToolCall};
 use crate::model::{ExpectationKind, ExpectedToolCall, MatchType, Matcher, Turn};
-use crate::outcome::{CheckResult, Method, Status};
+use crate::outcome::{CheckCategory, CheckResult, Method, Status};
 
 /// The tool call through which some agents (and SCRAPI goldens) express a transfer.
 const TRANSFER_TOOL: &str = "transfer_to_agent";
@@ -47,6 +47,15 @@ impl Grader {
 
         let mut results = Vec::with_capacity(turn.expectations.len());
         for expectation in &turn.expectations {
+            let category = match &expectation.kind {
+                ExpectationKind::AgentText { .. } => CheckCategory::AgentText,
+                ExpectationKind::NoAgentText | ExpectationKind::UnexpectedResponse => {
+                    CheckCategory::Silence
+                }
+                ExpectationKind::ToolCall(_) => CheckCategory::ToolCall,
+                ExpectationKind::ToolResponse { .. } => CheckCategory::ToolResponse,
+                ExpectationKind::Transfer { .. } => CheckCategory::Transfer,
+            };
             let graded = match &expectation.kind {
                 ExpectationKind::AgentText { matcher, agent } => {
                     self.agent_text(matcher, agent.as_deref(), reply).await
@@ -75,7 +84,7 @@ impl Grader {
                 }
                 ExpectationKind::Transfer { agent } => transfer(agent, reply),
             };
-            results.push(graded.at(&expectation.location));
+            results.push(graded.at(&expectation.location, category));
         }
 
         if self.options.allow_extra_tool_calls || turn.expectations.is_empty() {
@@ -96,7 +105,7 @@ impl Grader {
                 "no other tool calls".to_owned(),
                 rendered,
             );
-            results.push(graded.at(&turn.location));
+            results.push(graded.at(&turn.location, CheckCategory::UnexpectedToolCall));
         }
         results
     }

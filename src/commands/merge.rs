@@ -1,0 +1,66 @@
+//! `goldgate merge REPORT... -o FILE`: read shard reports, join them, write the result
+//! atomically, and exit as a run of the whole suite would have: 0 when every case passed, 1
+//! when one failed, 2 when the reports cannot be merged or the merged run has errors or is
+//! incomplete.
+
+use std::io::{self, Write};
+
+use anyhow::Context as _;
+
+use goldgate::exit::Exit;
+use goldgate::merge;
+use goldgate::report::json;
+
+use crate::cli::MergeArgs;
+
+pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
+    let parts: Result<Vec<_>, _> = args.reports.iter().map(|p| merge::read_part(p)).collect();
+    let merged = match parts.and_then(merge::merge) {
+        Ok(merged) => merged,
+        Err(err) => {
+            eprintln!("goldgate merge: {err}");
+            return Ok(Exit::Error);
+        }
+    };
+    let report = &merged.report;
+    json::write_file_atomically(&args.output, report).with_context(|| {
+        format!(
+            "cannot write the merged report to {}",
+            args.output.display()
+        )
+    })?;
+
+    let counts = &report.aggregates.cases;
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "goldgate merge: {} reports, {} of {} cases ({} passed, {} failed, {} errors, {} skipped) -> {}",
+        args.reports.len(),
+        report.cases.len(),
+        report.suite.cases,
+        counts.passed,
+        counts.failed,
+        counts.errors,
+        counts.skipped,
+        args.output.display()
+    )?;
+    out.flush()?;
+    if !merged.missing_shards.is_empty() {
+        let missing: Vec<String> = merged
+            .missing_shards
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        eprintln!(
+            "goldgate merge: no report for shard {}: the merged report is incomplete",
+            missing.join(", ")
+        );
+    }
+    Ok(if report.incomplete || counts.errors > 0 {
+        Exit::Error
+    } else if counts.failed > 0 {
+        Exit::Failure
+    } else {
+        Exit::Success
+    })
+}

@@ -1,0 +1,333 @@
+//! The gate's rules on hand-made reports: each threshold, each kind of flip, repeats.
+
+use std::time::Duration;
+
+use super::baseline::{MEASURED, for_baseline, unfit};
+use super::{Comparison, Gate, Threshold, Thresholds};
+use crate::agent::protocol::Usage;
+use crate::metrics::{Aggregates, Percentiles};
+use crate::outcome::{CheckCategory, RunResult, Status};
+use crate::report::json::{self, CaseReport, CheckReport, RepeatsReport, Report};
+use crate::shard::SuiteId;
+
+fn case(file: &str, id: &str, status: Status) -> CaseReport {
+    CaseReport {
+        id: id.to_owned(),
+        name: format!("{id} name"),
+        file: file.to_owned(),
+        line: 3,
+        format: "scrapi".to_owned(),
+        tags: Vec::new(),
+        weight: 1.0,
+        status,
+        score: if status == Status::Passed { 1.0 } else { 0.0 },
+        duration: Duration::from_millis(12),
+        error: (status == Status::Error).then(|| "timed out".to_owned()),
+        usage: Usage::default(),
+        repeats: None,
+        turns: Vec::new(),
+        checks: Vec::new(),
+    }
+}
+
+fn report(cases: Vec<CaseReport>) -> Report {
+    let result = RunResult {
+        cases: Vec::new(),
+        incomplete: false,
+        agent: "test agent".to_owned(),
+        judges: Vec::new(),
+        judge_usage: Vec::new(),
+        duration: Duration::ZERO,
+        agent_log: Some("pid 42 started".to_owned()),
+    };
+    let mut report = json::build(&result, &SuiteId::of([], None));
+    report.cases = cases;
+    report
+}
+
+fn gate(baseline: Report) -> Gate {
+    Gate {
+        baseline_name: "baseline.json".to_owned(),
+        baseline,
+        thresholds: Thresholds::default(),
+    }
+}
+
+fn tripped(comparison: &Comparison) -> Vec<Threshold> {
+    comparison.tripped().map(|m| m.threshold).collect()
+}
+
+fn p95(ms: u64) -> Option<Percentiles> {
+    Some(Percentiles {
+        p50: Duration::from_millis(ms / 2),
+        p95: Duration::from_millis(ms),
+    })
+}
+
+/// Two reports with the same cases, their aggregates set by `before` and `now`.
+fn metrics(before: impl Fn(&mut Aggregates), now: impl Fn(&mut Aggregates)) -> Comparison {
+    let (mut baseline, mut current) = (report(Vec::new()), report(Vec::new()));
+    before(&mut baseline.aggregates);
+    now(&mut current.aggregates);
+    gate(baseline).compare(&current)
+}
+
+#[test]
+fn identical_reports_do_not_regress() {
+    let cases = vec![case("a.yaml", "x", Status::Passed)];
+    let comparison = gate(report(cases.clone())).compare(&report(cases));
+    assert!(!comparison.regressed(), "{comparison:#?}");
+    assert_eq!(comparison.metrics.len(), 5);
+    assert_eq!(comparison.baseline, "baseline.json");
+}
+
+#[test]
+fn each_threshold_trips_on_its_own_just_beyond_its_limit() {
+    let pass = |rate| move |a: &mut Aggregates| a.pass_rate = Some(rate);
+    assert_eq!(tripped(&metrics(pass(0.9), pass(0.9))), []);
+    // passRateDropPp 0: any drop.
+    assert_eq!(
+        tripped(&metrics(pass(0.9), pass(0.89))),
+        [Threshold::PassRateDropPp]
+    );
+    // The same rate from other counts is no drop.
+    assert_eq!(tripped(&metrics(pass(1.0 / 3.0), pass(2.0 / 6.0))), []);
+
+    let deflection = |rate| move |a: &mut Aggregates| a.deflection_rate = Some(rate);
+    assert_eq!(tripped(&metrics(deflection(0.80), deflection(0.75))), []);
+    let c = metrics(deflection(0.80), deflection(0.74));
+    assert_eq!(tripped(&c), [Threshold::DeflectionDropPp]);
+    let delta = &c.metrics[1];
+    assert!((delta.change.unwrap() - 6.0).abs() < 1e-9, "{delta:?}");
+    assert_eq!(delta.limit, 5.0);
+
+    let hallucination = |rate| move |a: &mut Aggregates| a.hallucination_rate = Some(rate);
+    assert_eq!(
+        tripped(&metrics(hallucination(0.01), hallucination(0.03))),
+        []
+    );
+    assert_eq!(
+        tripped(&metrics(hallucination(0.01), hallucination(0.035))),
+        [Threshold::HallucinationRateIncreasePp]
+    );
+
+    let latency = |ms| move |a: &mut Aggregates| a.latency = p95(ms);
+    assert_eq!(tripped(&metrics(latency(1000), latency(1200))), []);
+    assert_eq!(
+        tripped(&metrics(latency(1000), latency(1201))),
+        [Threshold::P95LatencyIncreasePct]
+    );
+    let ttft = |ms| move |a: &mut Aggregates| a.ttft = p95(ms);
+    assert_eq!(
+        tripped(&metrics(ttft(400), ttft(600))),
+        [Threshold::TtftP95IncreasePct]
+    );
+    // Better is never a regression.
+    assert_eq!(tripped(&metrics(latency(1000), latency(10))), []);
+    assert_eq!(tripped(&metrics(pass(0.5), pass(1.0))), []);
+}
+
+#[test]
+fn latency_within_the_floor_and_unmeasured_metrics_do_not_trip() {
+    let latency = |ms| move |a: &mut Aggregates| a.latency = p95(ms);
+    // +100% but +2 ms: noise.
+    let c = metrics(latency(2), latency(4));
+    assert_eq!(tripped(&c), []);
+    assert!(c.metrics[2].within_latency_floor());
+    // A 0 ms baseline is taken as 1 ms: finite, and beyond the floor it trips.
+    let c = metrics(latency(0), latency(80));
+    assert_eq!(c.metrics[2].change, Some(7900.0));
+    assert_eq!(tripped(&c), [Threshold::P95LatencyIncreasePct]);
+
+    let ttft = |ms| move |a: &mut Aggregates| a.ttft = p95(ms);
+    let c = metrics(|_| {}, ttft(900));
+    let delta = &c.metrics[3];
+    assert_eq!((delta.baseline, delta.current), (None, Some(900.0)));
+    assert_eq!(delta.change, None);
+    assert!(!delta.tripped && !delta.within_latency_floor());
+}
+
+#[test]
+fn a_case_that_passed_or_is_new_and_fails_now_trips() {
+    let baseline = report(vec![
+        case("g/a.yaml", "kept", Status::Passed),
+        case("g/a.yaml", "flips", Status::Passed),
+        case("g/a.yaml", "still_failing", Status::Failed),
+        case("g/a.yaml", "fixed", Status::Failed),
+        case("g/a.yaml", "errored_then", Status::Error),
+        case("g/a.yaml", "gone", Status::Passed),
+    ]);
+    let current = report(vec![
+        case("./g/a.yaml", "kept", Status::Passed),
+        case("g/a.yaml", "flips", Status::Failed),
+        case("g/a.yaml", "still_failing", Status::Failed),
+        case("g\\a.yaml", "fixed", Status::Passed),
+        case("g/a.yaml", "errored_then", Status::Failed),
+        case("g/a.yaml", "new_failure", Status::Failed),
+        case("g/a.yaml", "new_pass", Status::Passed),
+        // Same id in another file: another case.
+        case("g/b.yaml", "kept", Status::Failed),
+    ]);
+    let c = gate(baseline).compare(&current);
+    let ids = |flips: &[super::CaseFlip]| flips.iter().map(|f| f.id.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&c.newly_failing),
+        ["flips", "errored_then", "new_failure", "kept"]
+    );
+    assert_eq!(c.newly_failing[0].baseline, Some(Status::Passed));
+    assert_eq!(c.newly_failing[1].baseline, Some(Status::Error));
+    assert_eq!(c.newly_failing[2].baseline, None);
+    assert_eq!(c.newly_failing[3].file, "g/b.yaml");
+    assert_eq!(ids(&c.newly_passing), ["fixed"]);
+    assert_eq!(c.missing, ["g/a.yaml#gone"]);
+    assert!(c.regressed());
+}
+
+#[test]
+fn errors_now_are_never_regressions() {
+    let baseline = report(vec![case("a.yaml", "x", Status::Passed)]);
+    let current = report(vec![case("a.yaml", "x", Status::Error)]);
+    let c = gate(baseline).compare(&current);
+    assert!(c.newly_failing.is_empty() && c.newly_passing.is_empty());
+    assert!(!c.regressed());
+}
+
+fn repeated(status: Status, passed: usize, runs: usize) -> CaseReport {
+    let mut case = case("r.yaml", "flaky", status);
+    let mut statuses = vec![Status::Passed; passed];
+    statuses.resize(runs, Status::Failed);
+    case.repeats = Some(RepeatsReport {
+        runs: statuses,
+        passed: passed as u32,
+        min_pass: 3,
+        pass_fraction: passed as f64 / runs as f64,
+        pass_hat_k: 0.0,
+        flaky: passed != 0 && passed != runs,
+    });
+    case
+}
+
+#[test]
+fn with_repeats_only_a_drop_beyond_chance_is_a_regression() {
+    // 4/5 then 2/5: the case now fails its min-pass of 3, but five runs cannot tell the two
+    // fractions apart.
+    let c = gate(report(vec![repeated(Status::Passed, 4, 5)])).compare(&report(vec![repeated(
+        Status::Failed,
+        2,
+        5,
+    )]));
+    assert!(c.newly_failing.is_empty(), "{c:#?}");
+    // 5/5 then 0/5 is.
+    let c = gate(report(vec![repeated(Status::Passed, 5, 5)])).compare(&report(vec![repeated(
+        Status::Failed,
+        0,
+        5,
+    )]));
+    assert_eq!(c.newly_failing.len(), 1);
+    assert_eq!(c.newly_failing[0].pass_fraction, Some((1.0, 0.0)));
+    // And back up again.
+    let c = gate(report(vec![repeated(Status::Failed, 0, 5)])).compare(&report(vec![repeated(
+        Status::Passed,
+        5,
+        5,
+    )]));
+    assert_eq!(c.newly_passing.len(), 1);
+    // Errored runs are not judged: 5/5 then 1 pass and 4 errors is no evidence of a drop.
+    let mut errored = repeated(Status::Passed, 1, 5);
+    if let Some(r) = errored.repeats.as_mut() {
+        r.runs[1..].fill(Status::Error);
+    }
+    let c = gate(report(vec![repeated(Status::Passed, 5, 5)])).compare(&report(vec![errored]));
+    assert!(!c.regressed(), "{c:#?}");
+    // A repeated run against a single-run baseline compares verdicts.
+    let c = gate(report(vec![case("r.yaml", "flaky", Status::Passed)]))
+        .compare(&report(vec![repeated(Status::Failed, 2, 5)]));
+    assert_eq!(c.newly_failing.len(), 1);
+}
+
+#[test]
+fn a_baseline_leaves_out_what_changes_from_run_to_run() {
+    let check = |category, actual: &str| CheckReport {
+        label: "check".to_owned(),
+        category,
+        line: 4,
+        status: Status::Passed,
+        expected: "p95 < 500 ms".to_owned(),
+        actual: actual.to_owned(),
+        method: "deterministic".to_owned(),
+        score: None,
+        reason: Some("why".to_owned()),
+    };
+    let mut measured = case("a.yaml", "x", Status::Passed);
+    measured.checks = vec![
+        check(CheckCategory::Latency, "p95 = 8 ms over 2 turns"),
+        check(CheckCategory::AgentText, "hello"),
+    ];
+    let mut report = report(vec![measured]);
+    report.aggregates.latency = p95(120);
+    report.gate = Some(Comparison::default());
+    let baseline = for_baseline(&report);
+    assert_eq!(baseline.agent_log, None);
+    assert_eq!(baseline.gate, None);
+    assert_eq!(baseline.cases[0].duration, Duration::ZERO);
+    let checks = &baseline.cases[0].checks;
+    assert_eq!(
+        (checks[0].actual.as_str(), &checks[0].reason),
+        (MEASURED, &None)
+    );
+    assert_eq!(checks[0].status, Status::Passed, "the verdict is kept");
+    assert_eq!(checks[1], report.cases[0].checks[1]);
+    assert_eq!(
+        baseline.aggregates.latency,
+        p95(120),
+        "the gate compares these"
+    );
+    assert_eq!(unfit(&report), None);
+
+    let mut errored = report.clone();
+    errored.cases.push(case("a.yaml", "y", Status::Error));
+    assert!(
+        unfit(&errored)
+            .unwrap()
+            .contains("1 case(s) could not be judged")
+    );
+    errored.incomplete = true;
+    assert!(unfit(&errored).unwrap().contains("interrupted"));
+}
+
+#[test]
+fn a_saved_report_reads_back_and_another_schema_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baseline.json");
+    let report = report(vec![case("a.yaml", "x", Status::Passed)]);
+    json::write_file_atomically(&path, &report).unwrap();
+    let gate = Gate::load(&path, Thresholds::default()).unwrap();
+    assert_eq!(gate.baseline, report);
+
+    let text = std::fs::read_to_string(&path).unwrap().replacen(
+        "\"schema_version\": 1",
+        "\"schema_version\": 99",
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    let err = Gate::load(&path, Thresholds::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("baseline.json: a report of schema version 99"),
+        "{err}"
+    );
+
+    std::fs::write(&path, "{\"schema_version\": 1, \"cases\": 3}").unwrap();
+    let err = Gate::load(&path, Thresholds::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("baseline.json: not a goldgate JSON report"),
+        "{err}"
+    );
+    let err = Gate::load(&dir.path().join("none.json"), Thresholds::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("none.json: cannot read the report"), "{err}");
+}

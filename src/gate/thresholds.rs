@@ -1,0 +1,277 @@
+//! The limits the gate applies, merged from every place a team may keep them.
+//!
+//! Later sources win, key by key: the seed's defaults, `goldgate.yaml`'s `thresholds:`, a gecx
+//! `eval.config.json` (its `regressionThresholds`; the rest of that file is gecx's and is not
+//! read), then `--regression-config FILE`, JSON or YAML, holding either
+//! `regressionThresholds: {...}` or the threshold keys at its top level. Both files are read
+//! with the spanned YAML walker (JSON is YAML), so a typo is an error with its line and a
+//! "did you mean", like everywhere else.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Threshold;
+use crate::config::ConfigError;
+use crate::diagnostic::{Code, Diagnostics};
+use crate::yaml::{self, Fields, Node};
+
+/// gecx's config file, read from the current directory when it exists.
+pub const EVAL_CONFIG_FILE: &str = "eval.config.json";
+
+/// The key that holds the thresholds in gecx's files.
+const SECTION: &str = "regressionThresholds";
+
+/// A limit for each threshold, in its unit (see [`Threshold::unit`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thresholds {
+    limits: BTreeMap<Threshold, f64>,
+}
+
+impl Default for Thresholds {
+    /// The seed's defaults.
+    fn default() -> Self {
+        Self {
+            limits: Threshold::ALL
+                .into_iter()
+                .map(|t| (t, t.default_limit()))
+                .collect(),
+        }
+    }
+}
+
+impl Thresholds {
+    /// Merges, in this order: the defaults, `config` (goldgate.yaml's `thresholds:`, keyed
+    /// by seed name), `eval_config` (a gecx eval.config.json) and `regression_config`.
+    pub fn resolve(
+        config: &BTreeMap<String, f64>,
+        eval_config: Option<&Path>,
+        regression_config: Option<&Path>,
+    ) -> Result<Self, ConfigError> {
+        let mut thresholds = Self::default();
+        for (name, limit) in config {
+            // config.rs accepts only the seed's names; anything else was reported there.
+            if let Some(threshold) = Threshold::from_name(name) {
+                thresholds.set(threshold, *limit);
+            }
+        }
+        for (path, kind) in [
+            (eval_config, FileKind::EvalConfig),
+            (regression_config, FileKind::RegressionConfig),
+        ] {
+            if let Some(path) = path {
+                for (threshold, limit) in read(path, kind)? {
+                    thresholds.set(threshold, limit);
+                }
+            }
+        }
+        Ok(thresholds)
+    }
+
+    pub fn limit(&self, threshold: Threshold) -> f64 {
+        self.limits
+            .get(&threshold)
+            .copied()
+            .unwrap_or_else(|| threshold.default_limit())
+    }
+
+    pub fn set(&mut self, threshold: Threshold, limit: f64) {
+        self.limits.insert(threshold, limit);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum FileKind {
+    /// gecx's whole config: only `regressionThresholds` is ours.
+    EvalConfig,
+    /// A file of thresholds: `regressionThresholds`, or the keys at the top level.
+    RegressionConfig,
+}
+
+fn read(path: &Path, kind: FileKind) -> Result<Vec<(Threshold, f64)>, ConfigError> {
+    let file: Arc<Path> = Arc::from(path);
+    let mut diags = Diagnostics::new(&file);
+    let limits = match std::fs::read_to_string(path) {
+        Ok(text) => match yaml::parse(&text) {
+            Ok(root) => limits_in(&root, kind, &mut diags),
+            Err(err) => {
+                yaml::report_parse_error(&err, &mut diags);
+                Vec::new()
+            }
+        },
+        Err(err) => {
+            diags.error(Code::G112, 1, 1, format!("cannot read thresholds: {err}"));
+            Vec::new()
+        }
+    };
+    if diags.has_errors() {
+        return Err(ConfigError {
+            diagnostics: diags.items,
+        });
+    }
+    Ok(limits)
+}
+
+fn limits_in(root: &Node, kind: FileKind, diags: &mut Diagnostics) -> Vec<(Threshold, f64)> {
+    if kind == FileKind::EvalConfig || root.get(SECTION).is_some() {
+        return match root.get(SECTION) {
+            Some(section) => parse_limits(section, SECTION, &[], diags),
+            None => Vec::new(),
+        };
+    }
+    if root.is_null() {
+        return Vec::new();
+    }
+    parse_limits(root, "", &[SECTION], diags)
+}
+
+/// Reads a mapping of threshold names to non-negative numbers; every other key is a G100
+/// with a "did you mean" among the names (and `also_known`).
+fn parse_limits(
+    node: &Node,
+    path: &str,
+    also_known: &[&str],
+    diags: &mut Diagnostics,
+) -> Vec<(Threshold, f64)> {
+    let Some(mut fields) = Fields::of(node, path, diags) else {
+        return Vec::new();
+    };
+    let mut limits = Vec::new();
+    for threshold in Threshold::ALL {
+        let Some(value) = fields.take(threshold.name()) else {
+            continue;
+        };
+        match value.as_f64() {
+            Some(limit) if limit >= 0.0 => limits.push((threshold, limit)),
+            _ => {
+                diags
+                    .error(
+                        Code::G101,
+                        value.line,
+                        value.column,
+                        format!("expected a non-negative number, found {}", value.kind()),
+                    )
+                    .field(fields.path_of(threshold.name()));
+            }
+        }
+    }
+    let known: Vec<&str> = Threshold::ALL
+        .iter()
+        .map(|t| t.name())
+        .chain(also_known.iter().copied())
+        .collect();
+    fields.finish(&known, diags);
+    limits
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::fs;
+
+    use super::{EVAL_CONFIG_FILE, Thresholds};
+    use crate::gate::Threshold;
+
+    #[test]
+    fn defaults_are_the_seeds() {
+        let t = Thresholds::default();
+        assert_eq!(t.limit(Threshold::PassRateDropPp), 0.0);
+        assert_eq!(t.limit(Threshold::DeflectionDropPp), 5.0);
+        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), 20.0);
+        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 20.0);
+        assert_eq!(t.limit(Threshold::HallucinationRateIncreasePp), 2.0);
+    }
+
+    #[test]
+    fn later_sources_win_key_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = dir.path().join(EVAL_CONFIG_FILE);
+        // gecx's file, tab-indented as editors write JSON, with keys that are gecx's own.
+        fs::write(
+            &eval,
+            "{\n\t\"judges\": {\"default\": \"anthropic\"},\n\t\"regressionThresholds\": {\n\t\t\"deflectionDropPp\": 7,\n\t\t\"p95LatencyIncreasePct\": 30\n\t}\n}\n",
+        )
+        .unwrap();
+        let flag = dir.path().join("gate.yaml");
+        fs::write(&flag, "p95LatencyIncreasePct: 50\n").unwrap();
+        let config = BTreeMap::from([
+            ("passRateDropPp".to_owned(), 1.5),
+            ("deflectionDropPp".to_owned(), 6.0),
+        ]);
+
+        let t = Thresholds::resolve(&config, Some(&eval), Some(&flag)).unwrap();
+        assert_eq!(t.limit(Threshold::PassRateDropPp), 1.5);
+        assert_eq!(t.limit(Threshold::DeflectionDropPp), 7.0);
+        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), 50.0);
+        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 20.0);
+
+        // The flag's file may also use gecx's section.
+        fs::write(
+            &flag,
+            "{\"regressionThresholds\": {\"ttftP95IncreasePct\": 0}}",
+        )
+        .unwrap();
+        let t = Thresholds::resolve(&BTreeMap::new(), None, Some(&flag)).unwrap();
+        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 0.0);
+        // An eval.config.json without the section changes nothing.
+        fs::write(&eval, "{\"judges\": {}}").unwrap();
+        assert_eq!(
+            Thresholds::resolve(&BTreeMap::new(), Some(&eval), None).unwrap(),
+            Thresholds::default()
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_key_with_a_suggestion() {
+        let dir = tempfile::tempdir().unwrap();
+        let eval = dir.path().join(EVAL_CONFIG_FILE);
+        fs::write(
+            &eval,
+            "{\n  \"regressionThresholds\": {\n    \"passRateDropPP\": 1,\n    \"deflectionDropPp\": \"five\"\n  }\n}\n",
+        )
+        .unwrap();
+        let err = Thresholds::resolve(&BTreeMap::new(), Some(&eval), None).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!(
+                "{}:3: error [G100] regressionThresholds.passRateDropPP: unknown key",
+                eval.display()
+            )),
+            "{text}"
+        );
+        assert!(text.contains("did you mean `passRateDropPp`?"), "{text}");
+        assert!(
+            text.contains(":4: error [G101] regressionThresholds.deflectionDropPp: expected a non-negative number, found a string"),
+            "{text}"
+        );
+
+        let flag = dir.path().join("gate.yaml");
+        fs::write(&flag, "p95LatencyIncrease: 10\nttftP95IncreasePct: -1\n").unwrap();
+        let text = Thresholds::resolve(&BTreeMap::new(), None, Some(&flag))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains(":1: error [G100] p95LatencyIncrease: unknown key"),
+            "{text}"
+        );
+        assert!(
+            text.contains("did you mean `p95LatencyIncreasePct`?"),
+            "{text}"
+        );
+        assert!(
+            text.contains(":2: error [G101] ttftP95IncreasePct"),
+            "{text}"
+        );
+
+        let missing = dir.path().join("absent.json");
+        let text = Thresholds::resolve(&BTreeMap::new(), None, Some(&missing))
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("absent.json:1: error [G112]"), "{text}");
+        fs::write(&flag, "{ not json").unwrap();
+        let text = Thresholds::resolve(&BTreeMap::new(), None, Some(&flag))
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("gate.yaml:"), "{text}");
+    }
+}

@@ -1,0 +1,109 @@
+//! A step's results for the rest of the workflow: its outputs (`$GITHUB_OUTPUT`) and its
+//! summary (`$GITHUB_STEP_SUMMARY`, shown on the run's page).
+//!
+//! Both files are appended to, never replaced: other commands of the same step may have
+//! written to them already.
+
+use std::fmt::Write as _;
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::report::json::Report;
+
+/// The outputs of a run, as the action exposes them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outputs {
+    /// Cases passed / judged, in percent with one decimal; empty when no case was judged.
+    pub pass_rate: Option<f64>,
+    pub passed: usize,
+    pub failed: usize,
+    /// The gate tripped (always false without a baseline).
+    pub regressed: bool,
+    /// The JSON report written, if any.
+    pub report: Option<String>,
+}
+
+impl Outputs {
+    pub fn of(report: &Report, report_path: Option<&Path>) -> Self {
+        Self {
+            pass_rate: report.aggregates.pass_rate,
+            passed: report.aggregates.cases.passed,
+            failed: report.aggregates.cases.failed,
+            regressed: report.gate.as_ref().is_some_and(|g| g.regressed()),
+            report: report_path.map(|p| p.display().to_string()),
+        }
+    }
+
+    /// `name=value` lines in the file format of `$GITHUB_OUTPUT`.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let pass_rate = self
+            .pass_rate
+            .map(|r| format!("{:.1}", r * 100.0))
+            .unwrap_or_default();
+        for (name, value) in [
+            ("pass-rate", pass_rate),
+            ("passed", self.passed.to_string()),
+            ("failed", self.failed.to_string()),
+            ("regressed", self.regressed.to_string()),
+            ("report", self.report.clone().unwrap_or_default()),
+        ] {
+            entry(&mut out, name, &value);
+        }
+        out
+    }
+
+    /// Appends the outputs to the `$GITHUB_OUTPUT` file at `path`.
+    pub fn append_to(&self, path: &Path) -> io::Result<()> {
+        append(path, &self.render())
+    }
+}
+
+/// Appends `markdown` to the `$GITHUB_STEP_SUMMARY` file at `path`.
+pub fn append_summary(path: &Path, markdown: &str) -> io::Result<()> {
+    append(path, markdown)
+}
+
+/// One output. A value with a line break (a path can hold one) takes the multi-line form,
+/// with a delimiter that cannot occur in it.
+fn entry(out: &mut String, name: &str, value: &str) {
+    if !value.contains(['\n', '\r']) {
+        let _ = writeln!(out, "{name}={value}");
+        return;
+    }
+    let mut delimiter = String::from("GOLDGATE_EOF");
+    while value.contains(&delimiter) {
+        let _ = write!(delimiter, "_{:08x}", fastrand::u32(..));
+    }
+    let _ = writeln!(out, "{name}<<{delimiter}\n{value}\n{delimiter}");
+}
+
+fn append(path: &Path, text: &str) -> io::Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        file.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_use_the_file_format_of_github_output() {
+        let outputs = Outputs {
+            pass_rate: Some(0.875),
+            passed: 7,
+            failed: 1,
+            regressed: false,
+            report: Some("odd\nname.json".to_owned()),
+        };
+        let text = outputs.render();
+        assert!(text.starts_with(
+            "pass-rate=87.5\npassed=7\nfailed=1\nregressed=false\nreport<<GOLDGATE_EOF\nodd\nname.json\nGOLDGATE_EOF\n"
+        ), "{text}");
+    }
+}

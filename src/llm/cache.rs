@@ -1,0 +1,159 @@
+//! The judge cache: a judge's answers on disk, so that a run over unchanged transcripts asks
+//! the provider nothing.
+//!
+//! An entry is keyed by the SHA-256 of the provider, the model, the full request body, the
+//! judge-prompt version ([`super::judge::PROMPT_VERSION`]), the repeat index (so that
+//! `--repeat` runs stay independent samples) and the vote index (so that `votes: N` asks N
+//! times). The body holds the prompts and the transcript but never the key, which travels in
+//! a header: nothing secret reaches the cache.
+//!
+//! Layout: `DIR/ab/abcdef….json` (the first two hex digits fan the files out), each holding
+//! the parsed answer and its token usage. Files are written to a temporary name and renamed
+//! into place, so a reader never sees half an entry and concurrent writers of one key (cases
+//! of one run, or two runs sharing the directory) each leave a whole one. An entry that does
+//! not read is a miss, never an error.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::agent::protocol::Usage;
+use crate::agent::replay::write_atomically;
+
+/// The directory used when `--cache-dir` is not given, relative to the working directory.
+pub const DEFAULT_DIR: &str = ".goldgate/cache";
+
+/// What identifies one judgement.
+#[derive(Clone, Copy, Debug)]
+pub struct CacheKey<'a> {
+    pub provider: &'a str,
+    pub model: &'a str,
+    /// The request body as sent.
+    pub request: &'a Value,
+    /// 0-based index of the `--repeat` run.
+    pub repeat: u32,
+    /// 0-based index of the vote.
+    pub vote: u32,
+}
+
+impl CacheKey<'_> {
+    /// The SHA-256 of everything that identifies the judgement, as 64 hex digits.
+    pub fn digest(&self) -> String {
+        let identity = json!({
+            "prompt_version": super::judge::PROMPT_VERSION,
+            "provider": self.provider,
+            "model": self.model,
+            "request": self.request,
+            "repeat": self.repeat,
+            "vote": self.vote,
+        });
+        let hash = Sha256::digest(identity.to_string().as_bytes());
+        hash.iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+}
+
+/// One cached answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub provider: String,
+    pub model: String,
+    /// The structured answer (the forced tool call's arguments), as the provider gave it.
+    pub answer: Value,
+    pub usage: Usage,
+}
+
+/// A cache directory.
+#[derive(Clone, Debug)]
+pub struct JudgeCache {
+    dir: PathBuf,
+}
+
+impl JudgeCache {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, digest: &str) -> PathBuf {
+        self.dir.join(&digest[..2]).join(format!("{digest}.json"))
+    }
+
+    /// The entry for `key`, if one was stored and still reads.
+    pub fn get(&self, key: &CacheKey<'_>) -> Option<Entry> {
+        let text = fs::read(self.path(&key.digest())).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// Stores `entry` under `key`, replacing any earlier one.
+    pub fn put(&self, key: &CacheKey<'_>, entry: &Entry) -> io::Result<()> {
+        let path = self.path(&key.digest());
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let mut json = serde_json::to_vec_pretty(entry)?;
+        json.push(b'\n');
+        write_atomically(&path, &json)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key<'a>(request: &'a Value, repeat: u32, vote: u32) -> CacheKey<'a> {
+        CacheKey {
+            provider: "anthropic",
+            model: "claude-x",
+            request,
+            repeat,
+            vote,
+        }
+    }
+
+    #[test]
+    fn every_part_of_the_key_changes_the_digest() {
+        let request = json!({ "messages": ["hi"] });
+        let other = json!({ "messages": ["hello"] });
+        let base = key(&request, 0, 0).digest();
+        assert_eq!(base.len(), 64);
+        assert_eq!(base, key(&request, 0, 0).digest());
+        assert_ne!(base, key(&other, 0, 0).digest());
+        assert_ne!(base, key(&request, 1, 0).digest());
+        assert_ne!(base, key(&request, 0, 1).digest());
+        let model = CacheKey {
+            model: "claude-y",
+            ..key(&request, 0, 0)
+        };
+        assert_ne!(base, model.digest());
+    }
+
+    #[test]
+    fn entries_round_trip_and_garbage_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = JudgeCache::new(dir.path());
+        let request = json!({ "q": 1 });
+        let entry = Entry {
+            provider: "anthropic".into(),
+            model: "claude-x".into(),
+            answer: json!({ "passed": true }),
+            usage: Usage {
+                input_tokens: 3,
+                output_tokens: 1,
+            },
+        };
+        assert_eq!(cache.get(&key(&request, 0, 0)), None);
+        cache.put(&key(&request, 0, 0), &entry).unwrap();
+        assert_eq!(cache.get(&key(&request, 0, 0)), Some(entry));
+        assert_eq!(cache.get(&key(&request, 1, 0)), None);
+        let digest = key(&request, 0, 0).digest();
+        fs::write(cache.path(&digest), "{ not json").unwrap();
+        assert_eq!(cache.get(&key(&request, 0, 0)), None);
+    }
+}

@@ -1,0 +1,373 @@
+//! One provider endpoint: its URL, key, model, timeout and retries.
+//!
+//! The base URL comes from the config's `base_url`, else the provider's environment variable
+//! (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`), else the public
+//! endpoint. A 429, a 5xx (Anthropic's 529 "overloaded" included) or a broken connection is
+//! retried with exponential backoff, honouring `retry-after`; any other error status is
+//! returned with the provider's own message (`error.message` in all three APIs), so that a
+//! wrong model name reads as the provider put it.
+//!
+//! Errors are [`AgentError`]s, the crate's HTTP error type, so that an LLM agent passes them
+//! through unchanged. The key is sent in a sensitive header only and cut out of any message.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use reqwest::Url;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use super::{ChatRequest, ChatResponse, anthropic, gemini, info, openai};
+use crate::agent::http::{retry_after, transport_error};
+use crate::agent::{AgentError, AgentErrorKind};
+use crate::model::Provider;
+
+/// How much of an error answer is read, and how much of a non-JSON one is quoted.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+const ERROR_QUOTE_CHARS: usize = 300;
+
+/// Where a client points, as configured (before the environment is read).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Endpoint {
+    /// `None`: the provider's default model.
+    pub model: Option<String>,
+    /// `None`: the environment variable, else the public endpoint.
+    pub base_url: Option<String>,
+}
+
+/// How hard a client tries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Patience {
+    /// Per request.
+    pub timeout: Duration,
+    /// Extra attempts after a retryable error.
+    pub retries: u32,
+    /// The first backoff delay, doubled on each attempt (with jitter).
+    pub backoff: Duration,
+}
+
+/// Why a client could not be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SetupError {
+    /// The key's variable is not set (or empty): checks needing this provider are skipped.
+    #[error("{var} is not set")]
+    MissingKey { var: &'static str },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// An API key: never printed, not even by `Debug`.
+#[derive(Clone)]
+struct ApiKey(String);
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// A provider endpoint with its key. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct LlmClient {
+    provider: Provider,
+    model: String,
+    base: Url,
+    url: Url,
+    headers: HeaderMap,
+    key: ApiKey,
+    http: reqwest::Client,
+    patience: Patience,
+    /// Requests sent, retries included.
+    requests: AtomicU64,
+}
+
+impl LlmClient {
+    /// Reads the key and base URL from the process environment.
+    pub fn from_env(
+        provider: Provider,
+        endpoint: &Endpoint,
+        http: reqwest::Client,
+        patience: Patience,
+    ) -> Result<Self, SetupError> {
+        Self::new(
+            provider,
+            endpoint,
+            &|name| std::env::var(name).ok(),
+            http,
+            patience,
+        )
+    }
+
+    /// As [`LlmClient::from_env`], with the environment given.
+    pub fn new(
+        provider: Provider,
+        endpoint: &Endpoint,
+        env: &dyn Fn(&str) -> Option<String>,
+        http: reqwest::Client,
+        patience: Patience,
+    ) -> Result<Self, SetupError> {
+        let facts = info(provider);
+        let key = env(facts.key_var)
+            .filter(|key| !key.trim().is_empty())
+            .ok_or(SetupError::MissingKey { var: facts.key_var })?;
+        let (base, origin) = match (&endpoint.base_url, env(facts.base_url_var)) {
+            (Some(url), _) => (url.clone(), "base_url"),
+            (None, Some(url)) if !url.trim().is_empty() => (url, facts.base_url_var),
+            _ => (facts.public_base_url.to_owned(), "the public endpoint"),
+        };
+        let base = Url::parse(base.trim())
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .ok_or_else(|| SetupError::Invalid(format!("{origin}: not an http(s) URL")))?;
+        let model = endpoint
+            .model
+            .clone()
+            .unwrap_or_else(|| facts.default_model.to_owned());
+        // Gemini names models `models/NAME` in its listings; the path adds `models/` itself.
+        let model = match provider {
+            Provider::Gemini => model.trim_start_matches("models/").to_owned(),
+            _ => model,
+        };
+        let (url, headers) = match provider {
+            Provider::Anthropic => (anthropic::url(&base), anthropic::headers(&key)),
+            Provider::OpenAi => (openai::url(&base), openai::headers(&key)),
+            Provider::Gemini => (gemini::url(&base, &model), gemini::headers(&key)),
+        };
+        let headers =
+            headers.map_err(|e| SetupError::Invalid(format!("{}: {e}", facts.key_var)))?;
+        Ok(Self {
+            provider,
+            model,
+            base,
+            url,
+            headers,
+            key: ApiKey(key),
+            http,
+            patience,
+            requests: AtomicU64::new(0),
+        })
+    }
+
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// `provider/model at URL`, the URL without credentials or query (never a secret).
+    pub fn describe(&self) -> String {
+        let mut shown = self.base.clone();
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+        shown.set_query(None);
+        format!("{}/{} at {shown}", self.provider.name(), self.model)
+    }
+
+    /// Requests sent so far, retries included.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The request in the provider's wire format: what is sent, and what the judge cache keys.
+    pub fn body(&self, request: &ChatRequest<'_>) -> Value {
+        match self.provider {
+            Provider::Anthropic => anthropic::body(&self.model, request),
+            Provider::OpenAi => openai::body(&self.model, request),
+            Provider::Gemini => gemini::body(request),
+        }
+    }
+
+    /// Sends `body` (from [`LlmClient::body`]), retrying what may pass on a second try.
+    pub async fn send(&self, body: &Value) -> Result<ChatResponse, AgentError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.send_once(body).await {
+                Ok(response) => return Ok(response),
+                Err(err) if err.is_retryable() && attempt <= self.patience.retries => {
+                    let wait = crate::run::backoff(self.patience.backoff, attempt, err.retry_after);
+                    tokio::time::sleep(wait).await;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    async fn send_once(&self, body: &Value) -> Result<ChatResponse, AgentError> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let response = self
+            .http
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .timeout(self.patience.timeout)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| self.redacted(transport_error(e)))?;
+        if !response.status().is_success() {
+            return Err(self.status_error(response).await);
+        }
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| self.redacted(transport_error(e)))?;
+        let name = self.provider.name();
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            AgentError::new(
+                AgentErrorKind::Protocol,
+                format!("{name} answered with something that is not JSON: {e}"),
+            )
+        })?;
+        let parsed = match self.provider {
+            Provider::Anthropic => anthropic::parse(&value),
+            Provider::OpenAi => openai::parse(&value),
+            Provider::Gemini => gemini::parse(&value),
+        };
+        parsed.map_err(|e| {
+            self.redacted(AgentError::new(
+                AgentErrorKind::Protocol,
+                format!("{name} answered in an unexpected shape: {e}"),
+            ))
+        })
+    }
+
+    /// A non-2xx answer as an error carrying the provider's message.
+    async fn status_error(&self, mut response: reqwest::Response) -> AgentError {
+        let status = response.status();
+        let wait = retry_after(response.headers(), SystemTime::now());
+        let mut body = Vec::new();
+        while body.len() < ERROR_BODY_BYTES {
+            match response.chunk().await {
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        let said = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_owned))
+            .unwrap_or_else(|| {
+                let text = String::from_utf8_lossy(&body);
+                text.trim().chars().take(ERROR_QUOTE_CHARS).collect()
+            });
+        let reason = status.canonical_reason().unwrap_or("");
+        let message = if said.is_empty() {
+            format!(
+                "{} answered {} {reason}",
+                self.provider.name(),
+                status.as_u16()
+            )
+        } else {
+            format!(
+                "{} answered {} {reason}: {said}",
+                self.provider.name(),
+                status.as_u16()
+            )
+        };
+        self.redacted(AgentError {
+            kind: AgentErrorKind::Status(status.as_u16()),
+            message,
+            retry_after: wait,
+        })
+    }
+
+    /// Cuts the key out of a message, in case a server or a proxy echoed it.
+    fn redacted(&self, mut error: AgentError) -> AgentError {
+        if !self.key.0.is_empty() {
+            error.message = error.message.replace(&self.key.0, "[redacted]");
+        }
+        error
+    }
+}
+
+/// `base` with `path` appended to its path (a query, as some gateways need, is kept).
+pub(super) fn join(base: &Url, path: &str) -> Url {
+    let mut url = base.clone();
+    if let Ok(mut segments) = url.path_segments_mut() {
+        segments.pop_if_empty().extend(path.split('/'));
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patience() -> Patience {
+        Patience {
+            timeout: Duration::from_secs(1),
+            retries: 0,
+            backoff: Duration::from_millis(1),
+        }
+    }
+
+    fn client(provider: Provider, endpoint: &Endpoint, vars: &[(&str, &str)]) -> LlmClient {
+        let env = |name: &str| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| (*value).to_owned())
+        };
+        LlmClient::new(
+            provider,
+            endpoint,
+            &env,
+            crate::agent::connect::http_client().unwrap(),
+            patience(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn base_url_comes_from_config_then_environment_then_the_public_endpoint() {
+        let key = [("OPENAI_API_KEY", "k")];
+        let public = client(Provider::OpenAi, &Endpoint::default(), &key);
+        assert_eq!(
+            public.url.as_str(),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        let vars = [
+            ("OPENAI_API_KEY", "k"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"),
+        ];
+        let from_env = client(Provider::OpenAi, &Endpoint::default(), &vars);
+        assert_eq!(
+            from_env.url.as_str(),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+        let configured = Endpoint {
+            model: Some("models/gemini-x".into()),
+            base_url: Some("http://127.0.0.1:8/gw?api-version=1".into()),
+        };
+        let gemini = client(Provider::Gemini, &configured, &[("GEMINI_API_KEY", "k")]);
+        assert_eq!(
+            gemini.url.as_str(),
+            "http://127.0.0.1:8/gw/v1beta/models/gemini-x:generateContent?api-version=1"
+        );
+        assert_eq!(gemini.model(), "gemini-x");
+    }
+
+    #[test]
+    fn a_missing_key_names_its_variable_and_the_key_never_shows() {
+        let env = |_: &str| None;
+        let err = LlmClient::new(
+            Provider::Anthropic,
+            &Endpoint::default(),
+            &env,
+            crate::agent::connect::http_client().unwrap(),
+            patience(),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "ANTHROPIC_API_KEY is not set");
+        let client = client(
+            Provider::Anthropic,
+            &Endpoint::default(),
+            &[("ANTHROPIC_API_KEY", "sk-secret")],
+        );
+        assert!(!format!("{client:?}").contains("sk-secret"));
+        assert_eq!(client.model(), "claude-sonnet-4-6");
+        let echoed = AgentError::new(AgentErrorKind::Status(401), "bad key sk-secret");
+        assert_eq!(client.redacted(echoed).message, "bad key [redacted]");
+    }
+}

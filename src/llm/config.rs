@@ -1,0 +1,238 @@
+//! The `judge:` block of goldgate.yaml and the LLM kinds of `agent:`, read with the config's
+//! spanned walker so that every mistake names its line and key.
+//!
+//! `system_prompt` is inline text, or the path (relative to the config) of a file holding it:
+//! a one-line value naming an existing file is read from it, and a one-line value that looks
+//! like a file name (no spaces and a `/`, or ending in `.md`, `.txt`, `.prompt`) but names
+//! none is an error rather than a one-word prompt. `tools` is the path of a JSON file (see
+//! [`super::tools`]).
+
+use std::path::Path;
+
+use super::client::Endpoint;
+use super::tools;
+use crate::agent::llm::LlmAgentSettings;
+use crate::config::{DEFAULT_MAX_TOOL_ROUNDS, JudgeConfig, LlmAgentConfig, positive_integer};
+use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::model::Provider;
+use crate::score::judge::{SIMILARITY_MAX, SIMILARITY_PASS};
+use crate::yaml::{self, Fields, Node};
+
+const AGENT_KEYS: [&str; 6] = [
+    "model",
+    "system_prompt",
+    "tools",
+    "base_url",
+    "temperature",
+    "max_tool_rounds",
+];
+const JUDGE_KEYS: [&str; 5] = ["provider", "model", "base_url", "votes", "similarity_pass"];
+
+/// Extensions that make a one-line `system_prompt` a file name.
+const PROMPT_EXTENSIONS: [&str; 4] = ["md", "txt", "prompt", "markdown"];
+
+/// `agent: { <provider>: {...} }`; `path` is `agent.<provider>`, `base` the config's directory.
+pub(crate) fn parse_agent(
+    provider: Provider,
+    node: &Node,
+    path: &str,
+    base: &Path,
+    diags: &mut Diagnostics,
+) -> Option<LlmAgentConfig> {
+    let mut fields = Fields::of(node, path, diags)?;
+    let endpoint = Endpoint {
+        model: fields.string("model", diags),
+        base_url: fields.string("base_url", diags),
+    };
+    let system_prompt = fields.take("system_prompt").and_then(|n| {
+        let field = format!("{path}.system_prompt");
+        let text = yaml::expect_text(n, &field, diags)?;
+        system_prompt(&text, n, &field, base, diags)
+    });
+    let tools = match fields.take("tools") {
+        Some(n) => read_tools(n, &format!("{path}.tools"), base, diags),
+        None => Some(Vec::new()),
+    };
+    let temperature = fields.take("temperature").and_then(|n| match n.as_f64() {
+        Some(t) if (0.0..=2.0).contains(&t) => Some(t),
+        _ => {
+            diags
+                .error(
+                    Code::G111,
+                    n.line,
+                    n.column,
+                    "expected a number from 0 to 2",
+                )
+                .field(format!("{path}.temperature"));
+            None
+        }
+    });
+    let max_tool_rounds = fields
+        .take("max_tool_rounds")
+        .and_then(|n| positive_integer(n, &format!("{path}.max_tool_rounds"), diags))
+        .map_or(DEFAULT_MAX_TOOL_ROUNDS, |n| {
+            u32::try_from(n).unwrap_or(u32::MAX)
+        });
+    fields.finish(&AGENT_KEYS, diags);
+    Some(LlmAgentConfig {
+        provider,
+        endpoint,
+        settings: LlmAgentSettings {
+            system_prompt,
+            tools: tools?,
+            temperature,
+            max_tool_rounds,
+        },
+    })
+}
+
+fn system_prompt(
+    text: &str,
+    node: &Node,
+    field: &str,
+    base: &Path,
+    diags: &mut Diagnostics,
+) -> Option<String> {
+    let one_line = text.trim();
+    if one_line.is_empty() || one_line.contains('\n') {
+        return Some(text.to_owned());
+    }
+    let file = base.join(one_line);
+    if file.is_file() {
+        return match std::fs::read_to_string(&file) {
+            Ok(prompt) => Some(prompt),
+            Err(e) => {
+                diags
+                    .error(
+                        Code::G112,
+                        node.line,
+                        node.column,
+                        format!("cannot read {}: {e}", file.display()),
+                    )
+                    .field(field);
+                None
+            }
+        };
+    }
+    let named = Path::new(one_line);
+    let looks_like_file = !one_line.contains(char::is_whitespace)
+        && (one_line.contains('/')
+            || named
+                .extension()
+                .is_some_and(|ext| PROMPT_EXTENSIONS.iter().any(|known| ext == *known)));
+    if looks_like_file {
+        diags
+            .error(
+                Code::G112,
+                node.line,
+                node.column,
+                format!("no file {}", file.display()),
+            )
+            .field(field)
+            .hint(
+                "a path is relative to the config file; write a prompt with spaces as inline text",
+            );
+        return None;
+    }
+    Some(text.to_owned())
+}
+
+fn read_tools(
+    node: &Node,
+    field: &str,
+    base: &Path,
+    diags: &mut Diagnostics,
+) -> Option<Vec<super::ToolSpec>> {
+    let name = yaml::expect_text(node, field, diags)?;
+    let file = base.join(name.trim());
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) => {
+            diags
+                .error(
+                    Code::G112,
+                    node.line,
+                    node.column,
+                    format!("cannot read the tools file {}: {e}", file.display()),
+                )
+                .field(field);
+            return None;
+        }
+    };
+    match tools::parse(&text) {
+        Ok(tools) => Some(tools),
+        Err(why) => {
+            diags
+                .error(
+                    Code::G101,
+                    node.line,
+                    node.column,
+                    format!("{}: {why}", file.display()),
+                )
+                .field(field);
+            None
+        }
+    }
+}
+
+/// `judge: { provider, model, base_url, votes, similarity_pass }`.
+pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeConfig> {
+    let mut fields = Fields::of(node, "judge", diags)?;
+    let provider_node = fields.require("provider", "anthropic, openai or gemini", diags);
+    let endpoint = Endpoint {
+        model: fields.string("model", diags),
+        base_url: fields.string("base_url", diags),
+    };
+    let votes = fields.take("votes").and_then(|n| {
+        let votes = positive_integer(n, "judge.votes", diags)?;
+        if votes % 2 == 0 {
+            diags
+                .error(
+                    Code::G111,
+                    n.line,
+                    n.column,
+                    format!("{votes} votes can tie: use an odd number"),
+                )
+                .field("judge.votes");
+            return None;
+        }
+        u32::try_from(votes).ok()
+    });
+    let similarity_pass = fields
+        .take("similarity_pass")
+        .and_then(|n| match n.as_f64() {
+            Some(pass) if (0.0..=SIMILARITY_MAX).contains(&pass) => Some(pass),
+            _ => {
+                diags
+                    .error(
+                        Code::G111,
+                        n.line,
+                        n.column,
+                        "expected a number from 0 to 4",
+                    )
+                    .field("judge.similarity_pass");
+                None
+            }
+        });
+    fields.finish(&JUDGE_KEYS, diags);
+    let provider_node = provider_node?;
+    let name = yaml::expect_text(provider_node, "judge.provider", diags)?;
+    let Some(provider) = Provider::parse(&name) else {
+        diags
+            .error(
+                Code::G107,
+                provider_node.line,
+                provider_node.column,
+                format!("unknown judge provider `{name}`"),
+            )
+            .field("judge.provider")
+            .hint(suggestion(&name, &Provider::NAMES));
+        return None;
+    };
+    Some(JudgeConfig {
+        provider,
+        endpoint,
+        votes: votes.unwrap_or(1),
+        similarity_pass: similarity_pass.unwrap_or(SIMILARITY_PASS),
+    })
+}

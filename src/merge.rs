@@ -1,0 +1,200 @@
+//! `goldgate merge`: shard reports (`run --shard K/N --output`) joined into the report one run
+//! of the whole suite would have written.
+//!
+//! Reports are joined only when they are parts of one suite: the same report schema, the same
+//! agent, and the same suite fingerprint (the same cases selected before sharding, see
+//! [`crate::shard`]), split the same way, each shard once, each case once. Anything else is
+//! refused with the two files named, because a merged report of two different suites would
+//! gate a pull request on numbers that mean nothing.
+//!
+//! The merged report's aggregates are recomputed from its cases, which are ordered by file,
+//! line and id. It is incomplete when a part is, or when a shard is missing; it then covers
+//! fewer cases than the suite (`suite.cases` says how many there are).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::metrics::Aggregates;
+use crate::report::json::{CaseReport, ReadError, Report, SCHEMA_VERSION};
+use crate::score::JudgeUsage;
+use crate::shard::{self, Shard, SuiteId};
+
+/// One report to merge, with the file it came from (for messages).
+#[derive(Clone, Debug)]
+pub struct Part {
+    pub path: PathBuf,
+    pub report: Report,
+}
+
+/// The merged report, and the shards that were not given.
+#[derive(Clone, Debug)]
+pub struct Merged {
+    pub report: Report,
+    pub missing_shards: Vec<Shard>,
+}
+
+/// Why reports cannot be merged. Every message names the files concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("nothing to merge")]
+    Empty,
+    #[error("{} and {} are reports of different suites: {difference}", first.display(), other.display())]
+    DifferentSuites {
+        first: PathBuf,
+        other: PathBuf,
+        difference: String,
+    },
+    #[error("{} and {} both cover {what}", first.display(), other.display())]
+    Overlap {
+        first: PathBuf,
+        other: PathBuf,
+        what: String,
+    },
+    #[error("case {key} is in both {} and {}", first.display(), other.display())]
+    DuplicateCase {
+        key: String,
+        first: PathBuf,
+        other: PathBuf,
+    },
+    #[error(
+        "the reports hold {found} cases but their suite has {expected}: they were not made by the same sharding (edited, or another goldgate)"
+    )]
+    Count { found: usize, expected: usize },
+}
+
+/// Reads the report at `path` as a part.
+pub fn read_part(path: &Path) -> Result<Part, MergeError> {
+    Ok(Part {
+        path: path.to_owned(),
+        report: crate::report::json::read_file(path)?,
+    })
+}
+
+/// Joins `parts` (see the module doc).
+pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    for other in &parts[1..] {
+        same_suite(first, other)?;
+    }
+    let missing_shards = check_shards(&parts)?;
+
+    let mut owner: HashMap<String, &Path> = HashMap::new();
+    for part in &parts {
+        for case in &part.report.cases {
+            let key = shard::key(&case.file, &case.id);
+            if let Some(first) = owner.insert(key.clone(), &part.path) {
+                return Err(MergeError::DuplicateCase {
+                    key,
+                    first: first.to_owned(),
+                    other: part.path.clone(),
+                });
+            }
+        }
+    }
+    let incomplete = !missing_shards.is_empty() || parts.iter().any(|part| part.report.incomplete);
+    let expected = first.report.suite.cases;
+    if !incomplete && owner.len() != expected {
+        return Err(MergeError::Count {
+            found: owner.len(),
+            expected,
+        });
+    }
+
+    let base = &first.report;
+    let mut judges: Vec<String> = Vec::new();
+    for judge in parts.iter().flat_map(|p| &p.report.judges) {
+        if !judges.contains(judge) {
+            judges.push(judge.clone());
+        }
+    }
+    let logs: Vec<String> = parts
+        .iter()
+        .filter_map(|p| {
+            let log = p.report.agent_log.as_ref()?;
+            Some(format!("[goldgate] from {}\n{log}", p.path.display()))
+        })
+        .collect();
+    let mut cases: Vec<CaseReport> = parts
+        .iter()
+        .flat_map(|p| p.report.cases.iter().cloned())
+        .collect();
+    cases.sort_by(|a, b| (&a.file, a.line, &a.id).cmp(&(&b.file, b.line, &b.id)));
+    let report = Report {
+        schema_version: SCHEMA_VERSION,
+        goldgate_version: base.goldgate_version.clone(),
+        agent: base.agent.clone(),
+        suite: SuiteId {
+            shard: None,
+            ..base.suite.clone()
+        },
+        judges,
+        judge_usage: JudgeUsage::sum(parts.iter().flat_map(|p| &p.report.judge_usage)),
+        incomplete,
+        agent_log: (!logs.is_empty()).then(|| logs.join("\n")),
+        aggregates: Aggregates::of(&cases),
+        // A comparison belongs to one run against one baseline: a merged report has none.
+        gate: None,
+        cases,
+    };
+    Ok(Merged {
+        report,
+        missing_shards,
+    })
+}
+
+fn same_suite(first: &Part, other: &Part) -> Result<(), MergeError> {
+    let (a, b) = (&first.report, &other.report);
+    let difference = if a.suite.fingerprint != b.suite.fingerprint {
+        format!(
+            "suite fingerprints {} ({} cases) and {} ({} cases): other goldens, or another --filter / --name",
+            a.suite.fingerprint, a.suite.cases, b.suite.fingerprint, b.suite.cases
+        )
+    } else if a.agent != b.agent {
+        format!("agents `{}` and `{}`", a.agent, b.agent)
+    } else {
+        return Ok(());
+    };
+    Err(MergeError::DifferentSuites {
+        first: first.path.clone(),
+        other: other.path.clone(),
+        difference,
+    })
+}
+
+/// Every shard at most once, all of one split; returns the shards not given.
+fn check_shards(parts: &[Part]) -> Result<Vec<Shard>, MergeError> {
+    let overlap = |first: &Part, other: &Part, what: String| MergeError::Overlap {
+        first: first.path.clone(),
+        other: other.path.clone(),
+        what,
+    };
+    let mut seen: Vec<(Shard, &Part)> = Vec::new();
+    for part in parts {
+        let Some(shard) = part.report.suite.shard else {
+            // A report of the whole suite overlaps any other report of it.
+            return match parts.iter().find(|p| !std::ptr::eq(*p, part)) {
+                Some(other) => Err(overlap(part, other, "the whole suite".to_owned())),
+                None => Ok(Vec::new()),
+            };
+        };
+        if let Some((seen_shard, first)) = seen.first()
+            && seen_shard.count() != shard.count()
+        {
+            let what = format!(
+                "parts of one suite split two ways ({seen_shard} and {shard}): some cases are in both"
+            );
+            return Err(overlap(first, part, what));
+        }
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == shard) {
+            return Err(overlap(first, part, format!("shard {shard}")));
+        }
+        seen.push((shard, part));
+    }
+    let count = seen.first().map_or(0, |(s, _)| s.count());
+    Ok((1..=count)
+        .filter_map(|k| Shard::new(k, count).ok())
+        .filter(|s| !seen.iter().any(|(seen, _)| seen == s))
+        .collect())
+}

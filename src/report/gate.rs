@@ -1,0 +1,290 @@
+//! The terminal rendering of the regression gate: each metric against the baseline with its
+//! limit, which threshold tripped and by how much, the cases that flipped either way (with
+//! file and line), then the verdict.
+//!
+//! ```text
+//! Regression gate (baseline: baseline.json)
+//! =========================================
+//! pass rate           100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  TRIPPED
+//! deflection rate     100.0% -> 100.0%    unchanged (limit 5 pp)        ok
+//! p95 latency         3 ms -> 5 ms        rose 66.7% (limit 20%)        ok: within the 50 ms noise floor
+//! p95 TTFT            not measured in the baseline or now: not compared
+//! hallucination rate  not measured in the baseline or now: not compared
+//! Newly failing (1):
+//!   goldens/orders.yaml:12 order_not_found: passed -> failed
+//! Gate: REGRESSED: passRateDropPp (pass rate dropped 12.5 pp, limit 0 pp); 1 case newly failing
+//! ```
+//!
+//! Names and files come from report files, so they go through [`escape`] like agent text.
+
+use std::io::{self, Write};
+
+use super::console::escape;
+use crate::gate::{CaseFlip, Comparison, LATENCY_FLOOR, MetricDelta, Threshold, Unit};
+use crate::outcome::Status;
+
+/// Writes the whole rendering of `comparison`.
+pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
+    let title = format!(
+        "Regression gate (baseline: {})",
+        escape(&comparison.baseline)
+    );
+    writeln!(out, "{title}\n{}", "=".repeat(title.chars().count()))?;
+    let width = Threshold::ALL
+        .iter()
+        .map(|t| t.metric().len())
+        .max()
+        .unwrap_or(0);
+    for delta in &comparison.metrics {
+        writeln!(
+            out,
+            "{:<width$}  {}",
+            delta.threshold.metric(),
+            metric_line(delta)
+        )?;
+    }
+    write_flips("Newly failing", &comparison.newly_failing, out)?;
+    write_flips("Newly passing", &comparison.newly_passing, out)?;
+    if !comparison.missing.is_empty() {
+        writeln!(
+            out,
+            "In the baseline, not run now ({}): {}",
+            comparison.missing.len(),
+            escape(&comparison.missing.join(", "))
+        )?;
+    }
+    writeln!(out, "Gate: {}", verdict(comparison))
+}
+
+/// One line: the two values, the change against the limit, and whether it tripped.
+fn metric_line(delta: &MetricDelta) -> String {
+    let unit = delta.threshold.unit();
+    let (before, now, change) = match (delta.baseline, delta.current, delta.change) {
+        (Some(before), Some(now), Some(change)) => (before, now, change),
+        (before, now, _) => {
+            let side = match (before, now) {
+                (None, None) => "in the baseline or now",
+                (None, Some(_)) => "in the baseline",
+                _ => "now",
+            };
+            return format!("not measured {side}: not compared");
+        }
+    };
+    let values = format!("{} -> {}", value(unit, before), value(unit, now));
+    let change = format!(
+        "{} (limit {})",
+        describe(delta.threshold, change),
+        amount(unit, delta.limit)
+    );
+    let verdict = if delta.tripped {
+        "TRIPPED".to_owned()
+    } else if delta.within_latency_floor() {
+        format!(
+            "ok: within the {} ms noise floor",
+            LATENCY_FLOOR.as_millis()
+        )
+    } else {
+        "ok".to_owned()
+    };
+    format!("{values:<18}  {change:<28}  {verdict}")
+}
+
+/// The change in words: `dropped 12.5 pp`, `rose 66.7%`, `unchanged`.
+fn describe(threshold: Threshold, worsening: f64) -> String {
+    if worsening.abs() < 1e-9 {
+        return "unchanged".to_owned();
+    }
+    // Pass and deflection rates get worse by dropping; the others by rising.
+    let worse_is_drop = matches!(
+        threshold,
+        Threshold::PassRateDropPp | Threshold::DeflectionDropPp
+    );
+    let verb = if (worsening > 0.0) == worse_is_drop {
+        "dropped"
+    } else {
+        "rose"
+    };
+    format!("{verb} {}", amount(threshold.unit(), worsening.abs()))
+}
+
+fn value(unit: Unit, value: f64) -> String {
+    match unit {
+        Unit::PercentagePoints => format!("{:.1}%", value * 100.0),
+        Unit::Percent => format!("{value:.0} ms"),
+    }
+}
+
+/// A change or a limit in the threshold's unit, to one decimal, without a trailing `.0`.
+fn amount(unit: Unit, amount: f64) -> String {
+    let text = format!("{amount:.1}");
+    let number = text.strip_suffix(".0").unwrap_or(&text);
+    match unit {
+        Unit::PercentagePoints => format!("{number} pp"),
+        Unit::Percent => format!("{number}%"),
+    }
+}
+
+fn write_flips(title: &str, flips: &[CaseFlip], out: &mut impl Write) -> io::Result<()> {
+    if flips.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "{title} ({}):", flips.len())?;
+    for flip in flips {
+        let mut line = format!(
+            "  {}:{} {}",
+            escape(&flip.file),
+            flip.line,
+            escape(&flip.id)
+        );
+        if flip.name != flip.id {
+            line.push_str(&format!(" ({})", escape(&flip.name)));
+        }
+        let before = flip.baseline.map_or("new", Status::name);
+        line.push_str(&format!(": {before} -> {}", flip.current.name()));
+        if let Some((before, now)) = flip.pass_fraction {
+            line.push_str(&format!(
+                " (runs passed: {:.0}% -> {:.0}%, beyond chance)",
+                before * 100.0,
+                now * 100.0
+            ));
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// `REGRESSED: what tripped` or `no regression`.
+fn verdict(comparison: &Comparison) -> String {
+    if !comparison.regressed() {
+        return "no regression (no threshold tripped, no case newly failing)".to_owned();
+    }
+    let mut reasons: Vec<String> = comparison
+        .tripped()
+        .map(|m| {
+            format!(
+                "{} ({} {}, limit {})",
+                m.threshold.name(),
+                m.threshold.metric(),
+                m.change
+                    .map_or_else(String::new, |c| describe(m.threshold, c)),
+                amount(m.threshold.unit(), m.limit)
+            )
+        })
+        .collect();
+    let failing = comparison.newly_failing.len();
+    if failing > 0 {
+        reasons.push(format!(
+            "{failing} case{} newly failing",
+            if failing == 1 { "" } else { "s" }
+        ));
+    }
+    format!("REGRESSED: {}", reasons.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{amount, describe, write};
+    use crate::gate::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+    use crate::outcome::Status;
+
+    fn render(comparison: &Comparison) -> String {
+        let mut out = Vec::new();
+        write(comparison, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn says_what_tripped_by_how_much_and_which_cases_flipped() {
+        let comparison = Comparison {
+            baseline: "base\u{1b}line.json".to_owned(),
+            metrics: vec![
+                MetricDelta {
+                    threshold: Threshold::PassRateDropPp,
+                    baseline: Some(1.0),
+                    current: Some(0.875),
+                    change: Some(12.5),
+                    limit: 0.0,
+                    tripped: true,
+                },
+                MetricDelta {
+                    threshold: Threshold::P95LatencyIncreasePct,
+                    baseline: Some(3.0),
+                    current: Some(5.0),
+                    change: Some(66.66),
+                    limit: 20.0,
+                    tripped: false,
+                },
+                MetricDelta {
+                    threshold: Threshold::TtftP95IncreasePct,
+                    baseline: None,
+                    current: Some(40.0),
+                    change: None,
+                    limit: 20.0,
+                    tripped: false,
+                },
+            ],
+            newly_failing: vec![CaseFlip {
+                id: "order_not_found".to_owned(),
+                name: "order_not_found".to_owned(),
+                file: "goldens/orders.yaml".to_owned(),
+                line: 12,
+                baseline: None,
+                current: Status::Failed,
+                pass_fraction: None,
+            }],
+            newly_passing: Vec::new(),
+            missing: vec!["goldens/orders.yaml#old".to_owned()],
+        };
+        let text = render(&comparison);
+        assert!(text.contains("baseline: base\\u{1b}line.json"), "{text}");
+        assert!(
+            text.contains("100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  TRIPPED"),
+            "{text}"
+        );
+        assert!(
+            text.contains("rose 66.7% (limit 20%)        ok: within the 50 ms noise floor"),
+            "{text}"
+        );
+        assert!(
+            text.contains("p95 TTFT            not measured in the baseline: not compared"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "Newly failing (1):\n  goldens/orders.yaml:12 order_not_found: new -> failed"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("not run now (1): goldens/orders.yaml#old"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Gate: REGRESSED: passRateDropPp (pass rate dropped 12.5 pp, limit 0 pp); 1 case newly failing"),
+            "{text}"
+        );
+        let quiet = render(&Comparison::default());
+        assert!(
+            quiet.ends_with("Gate: no regression (no threshold tripped, no case newly failing)\n")
+        );
+    }
+
+    #[test]
+    fn changes_read_in_the_direction_of_the_metric() {
+        assert_eq!(describe(Threshold::PassRateDropPp, 5.0), "dropped 5 pp");
+        assert_eq!(describe(Threshold::PassRateDropPp, -2.5), "rose 2.5 pp");
+        assert_eq!(
+            describe(Threshold::HallucinationRateIncreasePp, 3.0),
+            "rose 3 pp"
+        );
+        assert_eq!(
+            describe(Threshold::TtftP95IncreasePct, -50.0),
+            "dropped 50%"
+        );
+        assert_eq!(describe(Threshold::DeflectionDropPp, 0.0), "unchanged");
+        assert_eq!(amount(Unit::Percent, 20.0), "20%");
+        // Rates from counts carry float noise: 1.0 - 0.95 is not exactly 0.05.
+        assert_eq!(amount(Unit::PercentagePoints, 5.000000000000004), "5 pp");
+        assert_eq!(amount(Unit::Percent, 66.666), "66.7%");
+    }
+}

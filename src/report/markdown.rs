@@ -1,0 +1,554 @@
+//! The Markdown summary of a run: the text of the sticky PR comment and of the job's step
+//! summary, rendered from a JSON report so that `goldgate report` can rebuild it later.
+//!
+//! It reads top-down the way a reviewer asks: the verdict; the aggregates, with their change
+//! against the baseline and the gate's limits when the report carries a comparison; the cases
+//! that flipped either way; then each failing case folded in a `<details>` block with every
+//! failing turn's input, expected and actual; and a link to the run.
+//!
+//! Two promises, because the comment is posted with write access on someone's PR:
+//! - Nothing an agent or a golden wrote can act: see [`escape`].
+//! - The body stays under GitHub's limit ([`COMMENT_LIMIT`]). Long texts are cut at a
+//!   character boundary with a note; then the body is assembled from whole blocks (a list item,
+//!   a whole `<details>` block), and the blocks that no longer fit are counted in a note
+//!   instead, so a cut never lands inside a code fence or an open `<details>`.
+
+mod escape;
+
+use std::fmt::Write as _;
+
+use crate::gate::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+use crate::metrics::{Aggregates, Percentiles};
+use crate::outcome::Status;
+use crate::report::json::{CaseReport, CheckReport, Report, TurnReport};
+
+/// GitHub refuses an issue comment longer than this many characters.
+pub const COMMENT_LIMIT: usize = 65_536;
+
+/// The body's budget in bytes. A character is at least one byte and at least one UTF-16 unit,
+/// so a body within this many bytes is within the limit however GitHub counts; the margin
+/// leaves room for the note that says what was left out.
+const BUDGET: usize = COMMENT_LIMIT - 1_024;
+
+/// One input, expected or actual text is cut after this many bytes.
+const TEXT_LIMIT: usize = 1_500;
+/// Per failing case: at most this many failing turns; per turn, this many failing checks.
+const TURNS_SHOWN: usize = 3;
+const CHECKS_SHOWN: usize = 3;
+/// Newly failing and newly passing cases listed by name.
+const FLIPS_SHOWN: usize = 50;
+
+/// What the report itself does not know: which suite it is, and where the run is.
+#[derive(Clone, Copy, Debug)]
+pub struct Options<'a> {
+    /// The suite's name: the config file's path, or `default`. It names the sticky comment,
+    /// so that each suite of a repository keeps its own.
+    pub suite: &'a str,
+    /// The workflow run, linked at the end.
+    pub run_url: Option<&'a str>,
+}
+
+/// The hidden line that finds this suite's comment again. Anything but `[A-Za-z0-9._/-]` in
+/// the name is percent-encoded, so no name can end the HTML comment early.
+pub fn marker(suite: &str) -> String {
+    let mut name = String::with_capacity(suite.len());
+    for byte in suite.bytes() {
+        if byte.is_ascii_alphanumeric() || b"._/-".contains(&byte) {
+            name.push(char::from(byte));
+        } else {
+            let _ = write!(name, "%{byte:02X}");
+        }
+    }
+    format!("<!-- goldgate:suite={name} -->")
+}
+
+/// The whole body, at most [`COMMENT_LIMIT`] characters, starting with [`marker`].
+pub fn render(report: &Report, options: &Options) -> String {
+    let comparison = report.gate.as_ref();
+    let mut body = Body::default();
+    body.head.push_str(&marker(options.suite));
+    body.head.push('\n');
+    verdict(&mut body.head, report, comparison, options.suite);
+    metrics(&mut body.head, &report.aggregates, comparison);
+    if let Some(comparison) = comparison {
+        flips(&mut body, comparison);
+    }
+    failures(&mut body, report, comparison);
+    footer(&mut body.foot, report, options);
+    body.finish()
+}
+
+/// The body as three parts: the head and the foot are always shown; the blocks between them
+/// only while they fit.
+#[derive(Default)]
+struct Body {
+    head: String,
+    blocks: Vec<String>,
+    foot: String,
+    /// What did not fit: (how many, of what).
+    left_out: Vec<(usize, &'static str)>,
+}
+
+impl Body {
+    /// Adds a section of blocks under a heading, as many as fit.
+    fn section(&mut self, heading: String, items: Vec<String>, what: &'static str) {
+        if items.is_empty() {
+            return;
+        }
+        let used: usize = self.head.len() + self.foot.len() + self.blocks_len();
+        // The heading goes in only with at least its first item.
+        let mut block = heading;
+        let mut shown = 0;
+        for item in &items {
+            if used + block.len() + item.len() + 1 > BUDGET {
+                break;
+            }
+            block.push_str(item);
+            shown += 1;
+        }
+        if shown > 0 {
+            block.push('\n');
+            self.blocks.push(block);
+        }
+        if shown < items.len() {
+            self.left_out.push((items.len() - shown, what));
+        }
+    }
+
+    fn blocks_len(&self) -> usize {
+        self.blocks.iter().map(String::len).sum()
+    }
+
+    fn finish(self) -> String {
+        let mut out = self.head;
+        for block in self.blocks {
+            out.push_str(&block);
+        }
+        if !self.left_out.is_empty() {
+            let parts: Vec<String> = self
+                .left_out
+                .iter()
+                .map(|(n, what)| format!("{n} {what}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "> [!NOTE]\n> Not shown, to stay within GitHub's {} characters: {}. The JSON report has everything.\n",
+                thousands(COMMENT_LIMIT as u64),
+                parts.join(", ")
+            );
+        }
+        out.push_str(&self.foot);
+        out
+    }
+}
+
+fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, suite: &str) {
+    let cases = &report.aggregates.cases;
+    let title = if suite == "default" {
+        "goldgate".to_owned()
+    } else {
+        format!("goldgate · {}", escape::code_span(escape::cut(suite, 200).0))
+    };
+    let headline = if report.incomplete {
+        "⚠️ stopped early: some cases did not run".to_owned()
+    } else if cases.errors > 0 {
+        format!("⚠️ could not be judged: {} of {} cases errored", cases.errors, cases.total)
+    } else if cases.failed > 0 {
+        format!("❌ {} of {} cases failed", cases.failed, cases.total)
+    } else if comparison.is_some_and(Comparison::regressed) {
+        "❌ regressed against the baseline".to_owned()
+    } else {
+        format!("✅ all {} cases passed", cases.passed)
+    };
+    let _ = writeln!(out, "### {title}: {headline}\n");
+    let _ = writeln!(
+        out,
+        "**{}** passed · **{}** failed · **{}** errors · **{}** skipped · {} turns\n",
+        cases.passed, cases.failed, cases.errors, cases.skipped, report.aggregates.turns.total
+    );
+    if let Some(comparison) = comparison {
+        let mut parts = vec![
+            format!("{} newly failing", comparison.newly_failing.len()),
+            format!("{} newly passing", comparison.newly_passing.len()),
+        ];
+        if !comparison.missing.is_empty() {
+            parts.push(format!("{} not run", comparison.missing.len()));
+        }
+        let tripped: Vec<String> = comparison
+            .tripped()
+            .map(|m| format!("`{}`", m.threshold.name()))
+            .collect();
+        if !tripped.is_empty() {
+            parts.push(format!("tripped: {}", tripped.join(", ")));
+        }
+        let _ = writeln!(
+            out,
+            "Against the baseline {}: {}.\n",
+            escape::code_span(escape::cut(&comparison.baseline, 200).0),
+            parts.join(", ")
+        );
+    }
+}
+
+/// The aggregates as a table; the gated ones with the baseline and the change.
+fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Comparison>) {
+    let gated = |threshold: Threshold| {
+        comparison.and_then(|c| c.metrics.iter().find(|m| m.threshold == threshold))
+    };
+    let percentiles = |p: Option<Percentiles>| {
+        p.map_or_else(
+            || "not measured".to_owned(),
+            |p| format!("{} / {}", millis(p.p50.as_millis()), millis(p.p95.as_millis())),
+        )
+    };
+    let rows = [
+        ("Pass rate", rate(aggregates.pass_rate), gated(Threshold::PassRateDropPp)),
+        ("Turn pass rate", rate(aggregates.turn_pass_rate), None),
+        (
+            "Deflection rate",
+            rate(aggregates.deflection_rate),
+            gated(Threshold::DeflectionDropPp),
+        ),
+        (
+            "Latency p50 / p95",
+            percentiles(aggregates.latency),
+            gated(Threshold::P95LatencyIncreasePct),
+        ),
+        (
+            "TTFT p50 / p95",
+            percentiles(aggregates.ttft),
+            gated(Threshold::TtftP95IncreasePct),
+        ),
+        (
+            "Hallucination rate",
+            rate(aggregates.hallucination_rate),
+            gated(Threshold::HallucinationRateIncreasePp),
+        ),
+        (
+            "Tool-call accuracy",
+            rate(aggregates.tool_call_accuracy),
+            None,
+        ),
+        ("Suite score", rate(aggregates.suite_score), None),
+        (
+            "Tokens in / out",
+            format!(
+                "{} / {}",
+                thousands(aggregates.tokens.input_tokens),
+                thousands(aggregates.tokens.output_tokens)
+            ),
+            None,
+        ),
+    ];
+    if comparison.is_some() {
+        out.push_str("| Metric | Now | Baseline | Change | Gate |\n|---|--:|--:|---|---|\n");
+    } else {
+        out.push_str("| Metric | Now |\n|---|--:|\n");
+    }
+    for (name, now, delta) in rows {
+        match (comparison, delta) {
+            (None, _) => {
+                let _ = writeln!(out, "| {name} | {now} |");
+            }
+            (Some(_), None) => {
+                let _ = writeln!(out, "| {name} | {now} | | | |");
+            }
+            (Some(_), Some(delta)) => {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {now} | {} | {} | {} |",
+                    gated_value(delta, delta.baseline),
+                    change(delta),
+                    gate(delta)
+                );
+            }
+        }
+    }
+    out.push('\n');
+}
+
+/// A gated metric's value as the comparison holds it: a rate, or the p95 in milliseconds.
+fn gated_value(delta: &MetricDelta, value: Option<f64>) -> String {
+    match (delta.threshold.unit(), value) {
+        (_, None) => "n/a".to_owned(),
+        (Unit::PercentagePoints, Some(v)) => rate(Some(v)),
+        // Milliseconds, whole and non-negative: `as` saturates.
+        (Unit::Percent, Some(v)) => millis(v.round().max(0.0) as u128),
+    }
+}
+
+/// Which way the metric moved, and by how much in the threshold's unit.
+fn change(delta: &MetricDelta) -> String {
+    let (Some(before), Some(now), Some(worse)) = (delta.baseline, delta.current, delta.change)
+    else {
+        return "n/a".to_owned();
+    };
+    let arrow = if now > before {
+        "↑"
+    } else if now < before {
+        "↓"
+    } else {
+        "→"
+    };
+    let unit = match delta.threshold.unit() {
+        Unit::PercentagePoints => "pp",
+        Unit::Percent => "%",
+    };
+    format!("{arrow} {:.1} {unit}", worse.abs())
+}
+
+fn gate(delta: &MetricDelta) -> String {
+    let unit = match delta.threshold.unit() {
+        Unit::PercentagePoints => " pp",
+        Unit::Percent => "%",
+    };
+    let mark = if delta.tripped {
+        "❌ tripped"
+    } else if delta.within_latency_floor() {
+        "✅ within the noise floor, limit"
+    } else if delta.change.is_some_and(|c| c > 0.0) {
+        "⚠️ worse, within"
+    } else {
+        "✅ within"
+    };
+    format!("{mark} {}{unit}", trim_float(delta.limit))
+}
+
+/// Newly failing, newly passing and missing cases, by name and place.
+fn flips(body: &mut Body, comparison: &Comparison) {
+    let item = |flip: &CaseFlip| {
+        let was = match (flip.baseline, flip.pass_fraction) {
+            (_, Some((before, now))) => format!("{} → {} of runs passed", rate(Some(before)), rate(Some(now))),
+            (None, None) => format!("new, {}", flip.current.name()),
+            (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
+        };
+        format!(
+            "- {} {} ({was})\n",
+            escape::code_span(&flip.id),
+            escape::code_span(&format!("{}:{}", flip.file, flip.line)),
+        )
+    };
+    for (flips, title, what) in [
+        (&comparison.newly_failing, "Newly failing", "newly failing cases"),
+        (&comparison.newly_passing, "Newly passing", "newly passing cases"),
+    ] {
+        let mut items: Vec<String> = flips.iter().take(FLIPS_SHOWN).map(item).collect();
+        if flips.len() > FLIPS_SHOWN {
+            items.push(format!("- …and {} more\n", flips.len() - FLIPS_SHOWN));
+        }
+        body.section(format!("#### {title} ({})\n\n", flips.len()), items, what);
+    }
+    if !comparison.missing.is_empty() {
+        let mut items: Vec<String> = comparison
+            .missing
+            .iter()
+            .take(FLIPS_SHOWN)
+            .map(|key| format!("- {}\n", escape::code_span(key)))
+            .collect();
+        if comparison.missing.len() > FLIPS_SHOWN {
+            items.push(format!("- …and {} more\n", comparison.missing.len() - FLIPS_SHOWN));
+        }
+        body.section(
+            format!("#### In the baseline, not run now ({})\n\n", comparison.missing.len()),
+            items,
+            "cases not run",
+        );
+    }
+}
+
+/// One folded block per failing or errored case; newly failing ones first.
+fn failures(body: &mut Body, report: &Report, comparison: Option<&Comparison>) {
+    let newly = |case: &CaseReport| {
+        comparison.is_some_and(|c| {
+            c.newly_failing
+                .iter()
+                .any(|f| f.id == case.id && f.file == case.file)
+        })
+    };
+    let mut bad: Vec<&CaseReport> = report
+        .cases
+        .iter()
+        .filter(|c| matches!(c.status, Status::Failed | Status::Error))
+        .collect();
+    // Stable: within each group the report's order is kept.
+    bad.sort_by_key(|c| (!newly(c), c.status == Status::Error));
+    let items = bad.iter().map(|c| failure(c, newly(c))).collect();
+    body.section(
+        format!("#### Failures ({})\n\n", bad.len()),
+        items,
+        "failing cases",
+    );
+}
+
+fn failure(case: &CaseReport, newly: bool) -> String {
+    let mut out = String::new();
+    let icon = if case.status == Status::Error { "⚠️" } else { "❌" };
+    let _ = write!(
+        out,
+        "<details><summary>{icon} {} · {}",
+        escape::html_code(&case.id),
+        escape::html_code(&format!("{}:{}", case.file, case.line))
+    );
+    if newly {
+        out.push_str(" · newly failing");
+    }
+    out.push_str("</summary>\n\n");
+    if case.name != case.id {
+        let _ = writeln!(out, "{}\n", escape::prose(&case.name));
+    }
+    if let Some(error) = &case.error {
+        let _ = writeln!(out, "**Error of the run:** {}\n", escape::prose(error));
+    }
+    let bad_turns: Vec<&TurnReport> = case.turns.iter().filter(|t| is_bad(t.status)).collect();
+    for turn in bad_turns.iter().take(TURNS_SHOWN) {
+        let _ = writeln!(
+            out,
+            "**Turn {}** (line {}): {}\n",
+            turn.index,
+            turn.line,
+            turn.status.name()
+        );
+        let _ = writeln!(out, "Input:\n\n{}", text_block(&turn.input));
+        if let Some(error) = turn.error.as_ref().filter(|&e| Some(e) != case.error.as_ref()) {
+            let _ = writeln!(out, "Error: {}\n", escape::prose(error));
+        }
+        checks(&mut out, &turn.checks);
+    }
+    if bad_turns.len() > TURNS_SHOWN {
+        let _ = writeln!(
+            out,
+            "…and {} more failing turns.\n",
+            bad_turns.len() - TURNS_SHOWN
+        );
+    }
+    if case.checks.iter().any(|c| is_bad(c.status)) {
+        out.push_str("**Conversation checks**\n\n");
+        checks(&mut out, &case.checks);
+    }
+    out.push_str("</details>\n\n");
+    out
+}
+
+fn checks(out: &mut String, checks: &[CheckReport]) {
+    let bad: Vec<&CheckReport> = checks.iter().filter(|c| is_bad(c.status)).collect();
+    for check in bad.iter().take(CHECKS_SHOWN) {
+        let _ = write!(
+            out,
+            "{} ({}, line {}): **{}**",
+            escape::prose(&check.label),
+            escape::code_span(&check.method),
+            check.line,
+            check.status.name()
+        );
+        match &check.reason {
+            Some(reason) => {
+                let _ = writeln!(out, ": {}\n", escape::prose(reason));
+            }
+            None => out.push_str("\n\n"),
+        }
+        let _ = writeln!(out, "Expected:\n\n{}", text_block(&check.expected));
+        let _ = writeln!(out, "Actual:\n\n{}", text_block(&check.actual));
+    }
+    if bad.len() > CHECKS_SHOWN {
+        let _ = writeln!(out, "…and {} more failing checks.\n", bad.len() - CHECKS_SHOWN);
+    }
+}
+
+/// Outside text in a fence, cut at [`TEXT_LIMIT`] with a note.
+fn text_block(text: &str) -> String {
+    if text.is_empty() {
+        return "*(nothing)*\n".to_owned();
+    }
+    let (shown, left) = escape::cut(text, TEXT_LIMIT);
+    let mut block = escape::fenced(shown);
+    if left > 0 {
+        let _ = writeln!(
+            block,
+            "*…cut here: {} more characters in the JSON report.*",
+            thousands(left as u64)
+        );
+    }
+    block
+}
+
+fn footer(out: &mut String, report: &Report, options: &Options) {
+    let mut parts = Vec::new();
+    if let Some(url) = options.run_url {
+        parts.push(format!("[Workflow run](<{url}>)"));
+    }
+    parts.push(format!("goldgate {}", escape::prose(&report.goldgate_version)));
+    parts.push(format!("agent {}", escape::code_span(escape::cut(&report.agent, 200).0)));
+    if report.judges.is_empty() {
+        let skipped = report.aggregates.checks.skipped;
+        if skipped > 0 {
+            parts.push(format!("no judge configured: {skipped} checks skipped"));
+        }
+    } else {
+        let judges: Vec<String> = report.judges.iter().map(|j| escape::code_span(j)).collect();
+        parts.push(format!("judges {}", judges.join(", ")));
+    }
+    if let Some(shard) = &report.suite.shard {
+        parts.push(format!("shard {shard}"));
+    }
+    let _ = writeln!(out, "<sub>{}</sub>", parts.join(" · "));
+}
+
+fn is_bad(status: Status) -> bool {
+    matches!(status, Status::Failed | Status::Error)
+}
+
+fn rate(fraction: Option<f64>) -> String {
+    fraction.map_or_else(|| "n/a".to_owned(), |f| format!("{:.1}%", f * 100.0))
+}
+
+fn millis(ms: u128) -> String {
+    if ms < 10_000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+/// `12,345`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `5`, `2.5`: a limit as the user wrote it.
+fn trim_float(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_marker_cannot_be_closed_by_a_suite_name() {
+        assert_eq!(
+            marker("ci/goldgate-prod.yaml"),
+            "<!-- goldgate:suite=ci/goldgate-prod.yaml -->"
+        );
+        assert_eq!(marker("a -->b"), "<!-- goldgate:suite=a%20--%3Eb -->");
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(65_536), "65,536");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(trim_float(5.0), "5");
+        assert_eq!(trim_float(2.5), "2.5");
+        assert_eq!(millis(480), "480 ms");
+        assert_eq!(millis(12_345), "12.3 s");
+    }
+}

@@ -1,0 +1,599 @@
+//! The regression gate through the binary: `run --update-baseline`, `run --baseline
+//! --fail-on-regress`, `compare`, `--max-errors`, against a real loopback agent whose
+//! behaviour each test changes between runs (slower, hand-offs, a later first token, a wrong
+//! answer, an error), so that each threshold is seen to trip for its own reason.
+
+mod common;
+
+use std::collections::HashSet;
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+
+/// How the agent behaves now; tests change it between runs.
+#[derive(Clone, Default)]
+struct Script {
+    /// Conversations answered with a contradiction (a test failure).
+    wrong: HashSet<String>,
+    /// Conversations answered with a 500 (an error of the run, with `--retries 0`).
+    broken: HashSet<String>,
+    /// Wait before answering.
+    delay: Duration,
+    /// Every reply requests a hand-off to a person.
+    handoff: bool,
+    /// Stream NDJSON: `Some(true)` sends the text only after [`STREAM_WAIT`], `Some(false)`
+    /// sends it at once and the rest after the wait (same total time, earlier first token).
+    late_first_token: Option<bool>,
+}
+
+type Shared = Arc<Mutex<Script>>;
+
+const STREAM_WAIT: Duration = Duration::from_millis(300);
+const GOOD_TEXT: &str = "Good news: ORD-12345 was shipped and will arrive April 18.";
+
+async fn agent(State(script): State<Shared>, Json(request): Json<Value>) -> Response {
+    let conversation = request["conversation"].as_str().unwrap_or_default();
+    let script = script.lock().unwrap().clone();
+    if script.broken.contains(conversation) {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "backend down").into_response();
+    }
+    tokio::time::sleep(script.delay).await;
+    let text = if script.wrong.contains(conversation) {
+        "Your order ORD-12345 has not shipped yet."
+    } else {
+        GOOD_TEXT
+    };
+    let text_part = json!({"messages": [{"text": text}]});
+    let mut rest = json!({"tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}, "response": {"status": "shipped"}}]});
+    if script.handoff {
+        rest["handoff"] = json!({"status": "requested"});
+    }
+    let Some(late) = script.late_first_token else {
+        let mut reply = rest;
+        reply["messages"] = text_part["messages"].clone();
+        return Json(reply).into_response();
+    };
+    let lines = if late {
+        vec![(STREAM_WAIT, text_part), (Duration::ZERO, rest)]
+    } else {
+        vec![(Duration::ZERO, text_part), (STREAM_WAIT, rest)]
+    };
+    let body = futures_util::stream::iter(lines).then(|(wait, fragment)| async move {
+        tokio::time::sleep(wait).await;
+        Ok::<_, std::convert::Infallible>(format!("{fragment}\n"))
+    });
+    (
+        [(header::CONTENT_TYPE, "application/x-ndjson")],
+        Body::from_stream(body),
+    )
+        .into_response()
+}
+
+fn start_agent() -> (SocketAddr, Shared) {
+    let script = Shared::default();
+    let app = axum::Router::new()
+        .route("/turn", axum::routing::post(agent))
+        .with_state(Arc::clone(&script));
+    (common::serve(app), script)
+}
+
+/// Twenty one-turn order conversations `c01`..`c20` in one SCRAPI golden: enough turns that
+/// one slow reply on a busy machine is not the p95.
+fn write_suite(dir: &Path) {
+    let mut golden =
+        String::from("common_session_parameters:\n  order_12345_status: shipped\nconversations:\n");
+    for i in 1..=20 {
+        golden.push_str(&format!(
+            "  - conversation: c{i:02}\n    turns:\n      - user: Where is ORD-12345?\n        tool_calls:\n          - action: lookup_order\n            args: {{ order_id: ORD-12345 }}\n        agent: Your order ORD-12345 has shipped and should arrive by April 18th.\n"
+        ));
+    }
+    fs::create_dir_all(dir.join("goldens")).unwrap();
+    fs::write(dir.join("goldens/orders.yaml"), golden).unwrap();
+}
+
+/// The line `c{n}` starts on in the golden.
+fn line_of(dir: &Path, conversation: &str) -> usize {
+    let golden = fs::read_to_string(dir.join("goldens/orders.yaml")).unwrap();
+    1 + golden
+        .lines()
+        .position(|l| l.ends_with(&format!("conversation: {conversation}")))
+        .unwrap()
+}
+
+fn goldgate(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let output: Output = Command::cargo_bin("goldgate")
+        .unwrap()
+        .current_dir(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("GOLDGATE_CONFIG")
+        .env_remove("GOLDGATE_AGENT_URL")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// `goldgate compare` in `dir`.
+fn compare(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    goldgate(dir, &[&["compare"], args].concat())
+}
+
+/// Gate the run on `baseline.json`, failing on a regression.
+const GATED: &[&str] = &["--baseline", "baseline.json", "--fail-on-regress"];
+/// Keep the run's report in `report.json`.
+const REPORT: &[&str] = &["--output", "report.json"];
+
+/// `goldgate run` of the suite in `dir` against the agent at `addr`, with `extra` flags.
+fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, String, String) {
+    let url = format!("http://{addr}/turn");
+    let mut args = vec![
+        "run",
+        "--agent-url",
+        &url,
+        "--timeout",
+        "10s",
+        "--retries",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    args.push(".");
+    goldgate(dir, &args)
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+/// The thresholds that tripped in a report's `gate`, by seed name.
+fn tripped(report: &Value) -> Vec<String> {
+    report["gate"]["metrics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no gate in {report}"))
+        .iter()
+        .filter(|m| m["tripped"] == true)
+        .map(|m| m["threshold"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A baseline of the well-behaved agent, written by `--update-baseline`.
+fn write_baseline(dir: &Path, addr: SocketAddr) {
+    let (code, out, err) = run(dir, addr, &["--update-baseline", "baseline.json"]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(err.contains("baseline written to baseline.json"), "{err}");
+}
+
+#[test]
+fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
+    let (addr, script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    write_baseline(dir.path(), addr);
+
+    let (code, out, err) = run(dir.path(), addr, GATED);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("Regression gate (baseline: baseline.json)"),
+        "{out}"
+    );
+    assert!(out.contains("Gate: no regression"), "{out}");
+
+    script.lock().unwrap().wrong.insert("c07".to_owned());
+    let (code, out, err) = run(dir.path(), addr, &[GATED, REPORT].concat());
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    let named = format!(
+        "Newly failing (1):\n  ./goldens/orders.yaml:{} c07: passed -> failed",
+        line_of(dir.path(), "c07")
+    );
+    assert!(out.contains(&named), "{out}");
+    assert!(
+        out.contains("Gate: REGRESSED: passRateDropPp (pass rate dropped 5 pp, limit 0 pp); 1 case newly failing"),
+        "{out}"
+    );
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["gate"]["newly_failing"][0]["id"], "c07");
+    assert_eq!(report["gate"]["baseline"], "baseline.json");
+
+    // The same gate on the saved report, without any agent.
+    let (code, out, _) = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains(&named), "{out}");
+    let (code, out, err) = compare(
+        dir.path(),
+        &["report.json", "--baseline", "baseline.json", "--json"],
+    );
+    assert_eq!(code, Some(1));
+    let comparison: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(comparison["newly_failing"][0]["id"], "c07");
+    assert!(
+        err.contains("Newly failing (1)"),
+        "the rendering goes to stderr: {err}"
+    );
+    // Read the other way round, the case is fixed: nothing regressed.
+    let (code, out, _) = compare(dir.path(), &["baseline.json", "--baseline", "report.json"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("Newly passing (1):"), "{out}");
+}
+
+#[test]
+fn a_slower_agent_trips_p95_latency_only_with_fail_on_regress() {
+    let (addr, script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    write_baseline(dir.path(), addr);
+
+    script.lock().unwrap().delay = Duration::from_millis(400);
+    let (code, out, err) = run(
+        dir.path(),
+        addr,
+        &["--baseline", "baseline.json", "--output", "report.json"],
+    );
+    assert_eq!(
+        code,
+        Some(0),
+        "without --fail-on-regress only failures decide\n{out}\n{err}"
+    );
+    assert!(out.contains("TRIPPED"), "{out}");
+    assert!(
+        out.contains("without --fail-on-regress the gate does not decide the exit status"),
+        "{out}"
+    );
+    // Rates are unchanged and TTFT is not measured (no streaming): latency alone trips.
+    assert_eq!(
+        tripped(&read_json(&dir.path().join("report.json"))),
+        ["p95LatencyIncreasePct"]
+    );
+
+    let (code, out, _) = run(dir.path(), addr, GATED);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("Gate: REGRESSED: p95LatencyIncreasePct (p95 latency rose"),
+        "{out}"
+    );
+    assert!(
+        out.contains("p95 TTFT            not measured in the baseline or now"),
+        "{out}"
+    );
+}
+
+#[test]
+fn hand_offs_trip_deflection() {
+    let (addr, script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    write_baseline(dir.path(), addr);
+
+    script.lock().unwrap().handoff = true;
+    let (code, out, _) = run(dir.path(), addr, &[GATED, REPORT].concat());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("100.0% -> 0.0%"), "{out}");
+    assert!(
+        out.contains("dropped 100 pp (limit 5 pp)   TRIPPED"),
+        "{out}"
+    );
+    // The SCRAPI turns do not check hand-offs: every case still passes.
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["aggregates"]["pass_rate"], 1.0);
+    let tripped = tripped(&report);
+    assert!(
+        tripped.contains(&"deflectionDropPp".to_owned()),
+        "{tripped:?}"
+    );
+    assert!(
+        !tripped.contains(&"passRateDropPp".to_owned()),
+        "{tripped:?}"
+    );
+}
+
+#[test]
+fn a_later_first_token_trips_ttft() {
+    let (addr, script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    script.lock().unwrap().late_first_token = Some(false);
+    write_baseline(dir.path(), addr);
+    let baseline = read_json(&dir.path().join("baseline.json"));
+    assert!(
+        baseline["aggregates"]["ttft"]["p95_ms"].is_u64(),
+        "streamed replies measure TTFT: {}",
+        baseline["aggregates"]
+    );
+
+    // The same total time per reply, but the text comes last.
+    script.lock().unwrap().late_first_token = Some(true);
+    let (code, out, _) = run(dir.path(), addr, &[GATED, REPORT].concat());
+    assert_eq!(code, Some(1), "{out}");
+    let tripped = tripped(&read_json(&dir.path().join("report.json")));
+    assert!(
+        tripped.contains(&"ttftP95IncreasePct".to_owned()),
+        "{tripped:?}\n{out}"
+    );
+    assert!(
+        !tripped.contains(&"passRateDropPp".to_owned()),
+        "{tripped:?}"
+    );
+}
+
+#[test]
+fn a_pass_rate_drop_without_a_newly_failing_case_trips() {
+    let (addr, script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    script.lock().unwrap().wrong.insert("c01".to_owned());
+    // A baseline may hold known failures: 19 of 20 pass.
+    let (code, out, _) = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
+    assert_eq!(code, Some(1), "{out}");
+
+    // Nine cases now, c01 still failing among them: 8 of 9 pass, a lower rate, and no case
+    // that passed before fails.
+    let (_, out, _) = run(
+        dir.path(),
+        addr,
+        &["--name", "c0*", "--output", "report.json"],
+    );
+    assert!(out.contains("Total: 9 conversations"), "{out}");
+    let (code, out, _) = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("95.0% -> 88.9%"), "{out}");
+    assert!(!out.contains("Newly failing"), "{out}");
+    assert!(
+        out.contains("In the baseline, not run now (11): goldens/orders.yaml#c10"),
+        "{out}"
+    );
+    assert!(out.contains("Gate: REGRESSED: passRateDropPp"), "{out}");
+}
+
+/// Two reports of one run, `baseline.json` and `report.json`, the hallucination rate set by
+/// hand in each (no judge exists yet to measure it).
+fn hallucination_reports(dir: &Path, addr: SocketAddr, before: f64, now: f64) {
+    let (code, out, _) = run(dir, addr, &["--output", "run.json"]);
+    assert_eq!(code, Some(0), "{out}");
+    for (name, rate) in [("baseline.json", before), ("report.json", now)] {
+        let mut report = read_json(&dir.join("run.json"));
+        report["aggregates"]["hallucination_rate"] = json!(rate);
+        fs::write(dir.join(name), serde_json::to_vec_pretty(&report).unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
+    let (addr, _script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    hallucination_reports(dir.path(), addr, 0.01, 0.06);
+    let gate = |extra: &[&str]| {
+        compare(
+            dir.path(),
+            &[&["report.json", "--baseline", "baseline.json"], extra].concat(),
+        )
+    };
+
+    let (code, out, _) = gate(&[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("1.0% -> 6.0%"), "{out}");
+    assert!(
+        out.contains("rose 5 pp (limit 2 pp)        TRIPPED"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Gate: REGRESSED: hallucinationRateIncreasePp"),
+        "{out}"
+    );
+    // Latencies are the same numbers on both sides here: only the edited rate differs.
+    assert_eq!(out.matches("TRIPPED").count(), 1, "{out}");
+
+    // goldgate.yaml, then eval.config.json, then --regression-config: later wins.
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "thresholds: { hallucinationRateIncreasePp: 10 }\n",
+    )
+    .unwrap();
+    assert_eq!(gate(&[]).0, Some(0));
+    fs::write(
+        dir.path().join("eval.config.json"),
+        "{\"regressionThresholds\": {\"hallucinationRateIncreasePp\": 4}}",
+    )
+    .unwrap();
+    let (code, out, _) = gate(&[]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("(limit 4 pp)"), "{out}");
+    fs::write(
+        dir.path().join("gate.json"),
+        "{\"hallucinationRateIncreasePp\": 6}",
+    )
+    .unwrap();
+    assert_eq!(gate(&["--regression-config", "gate.json"]).0, Some(0));
+
+    // A typo is an error with file, line, key and a suggestion: exit 2.
+    fs::write(
+        dir.path().join("eval.config.json"),
+        "{\n  \"regressionThresholds\": {\n    \"halucinationRateIncreasePp\": 4\n  }\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = gate(&[]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("eval.config.json:3: error [G100] regressionThresholds.halucinationRateIncreasePp: unknown key"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `hallucinationRateIncreasePp`?"),
+        "{err}"
+    );
+    fs::remove_file(dir.path().join("eval.config.json")).unwrap();
+    fs::write(
+        dir.path().join("gate.yaml"),
+        "regressionThresholds:\n  p95Latency: 5\n",
+    )
+    .unwrap();
+    let (code, _, err) = gate(&["--regression-config", "gate.yaml"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("gate.yaml:2: error [G100]"), "{err}");
+}
+
+#[test]
+fn unreadable_inputs_exit_2_naming_the_file_before_any_agent_call() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    // Nothing listens on port 9: a call would be an error of the run, but none must be made.
+    let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let (code, _, err) = run(dir.path(), nowhere, &["--baseline", "missing.json"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("cannot use the baseline: missing.json: cannot read the report"),
+        "{err}"
+    );
+
+    fs::write(
+        dir.path().join("old.json"),
+        "{\"schema_version\": 0, \"cases\": []}",
+    )
+    .unwrap();
+    let (code, _, err) = run(dir.path(), nowhere, &["--baseline", "old.json"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("old.json: a report of schema version 0"),
+        "{err}"
+    );
+    assert!(!err.contains("could not be judged"), "nothing ran: {err}");
+
+    fs::write(dir.path().join("garbage.json"), "not json").unwrap();
+    let (code, _, err) = compare(dir.path(), &["garbage.json", "--baseline", "old.json"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("old.json"), "{err}");
+    let (code, _, err) = compare(dir.path(), &["garbage.json"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--baseline FILE is required"), "{err}");
+}
+
+#[test]
+fn errors_are_bounded_by_max_errors_refuse_a_baseline_and_are_never_regressions() {
+    let (addr, script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    write_baseline(dir.path(), addr);
+    script.lock().unwrap().broken.insert("c03".to_owned());
+    let listed = format!(
+        "  ./goldens/orders.yaml:{} c03: ",
+        line_of(dir.path(), "c03")
+    );
+
+    // One error, none allowed: exit 2 with the list; the baseline is not replaced.
+    let before = fs::read(dir.path().join("baseline.json")).unwrap();
+    let (code, out, err) = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
+    assert_eq!(code, Some(2), "{out}\n{err}");
+    assert!(err.contains("more than --max-errors 0"), "{err}");
+    assert!(err.contains(&listed), "{err}");
+    assert!(
+        err.contains("not updating the baseline baseline.json: 1 case(s) could not be judged (errors of the run): c03 (--force writes it anyway)"),
+        "{err}"
+    );
+    assert_eq!(fs::read(dir.path().join("baseline.json")).unwrap(), before);
+
+    // Within the limit the failures and the gate decide; the error is not a regression.
+    let (code, out, err) = run(
+        dir.path(),
+        addr,
+        &[
+            "--max-errors",
+            "1",
+            "--baseline",
+            "baseline.json",
+            "--fail-on-regress",
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(err.contains("within --max-errors 1"), "{err}");
+    assert!(out.contains("Gate: no regression"), "{out}");
+    script.lock().unwrap().wrong.insert("c05".to_owned());
+    let (code, _, _) = run(dir.path(), addr, &["--max-errors", "1"]);
+    assert_eq!(code, Some(1));
+    script.lock().unwrap().wrong.clear();
+
+    // --force writes it anyway.
+    let (code, _, err) = run(
+        dir.path(),
+        addr,
+        &[
+            "--update-baseline",
+            "forced.json",
+            "--force",
+            "--max-errors",
+            "1",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let forced = read_json(&dir.path().join("forced.json"));
+    let c03 = forced["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c03")
+        .unwrap();
+    assert_eq!(c03["status"], "error");
+}
+
+#[test]
+fn two_runs_of_the_example_suite_give_the_same_baseline_but_for_latency_percentiles() {
+    let agent = common::support_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str| {
+        let path = dir.path().join(name);
+        let output = Command::cargo_bin("goldgate")
+            .unwrap()
+            .args(["run", "examples/suite", "--agent-cmd"])
+            .arg(&agent)
+            .arg("--update-baseline")
+            .arg(&path)
+            .env("NO_COLOR", "1")
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        fs::read_to_string(path).unwrap()
+    };
+    let (first, second) = (write("a.json"), write("b.json"));
+    assert_eq!(first.lines().count(), second.lines().count());
+    for (a, b) in first.lines().zip(second.lines()) {
+        let measured = ["\"p50_ms\": ", "\"p95_ms\": "]
+            .iter()
+            .any(|key| a.trim_start().starts_with(key) && b.trim_start().starts_with(key));
+        assert!(
+            a == b || measured,
+            "the baselines differ beyond latency:\n{a}\n{b}"
+        );
+    }
+    // Per-request timings and the agent's log are left out.
+    let baseline: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(baseline["agent_log"], Value::Null);
+    assert_eq!(baseline["gate"], Value::Null);
+    assert!(
+        first.contains("\"actual\": \"(measured: not kept in the baseline)\""),
+        "the example's latency scorer keeps its verdict, not its value"
+    );
+    for case in baseline["cases"].as_array().unwrap() {
+        assert_eq!(case["duration_ms"], 0, "{case}");
+        for turn in case["turns"].as_array().unwrap() {
+            assert_eq!(turn["latency_ms"], Value::Null, "{turn}");
+        }
+    }
+    // A baseline is a report: comparing it with itself finds nothing.
+    let (code, out, _) = compare(dir.path(), &["a.json", "--baseline", "b.json"]);
+    assert_eq!(code, Some(0), "{out}");
+}

@@ -1,0 +1,511 @@
+//! `goldgate run` with `judge:` configured, against a fake of each provider on 127.0.0.1:
+//! verdicts follow the judge's answers, bad answers are errors, the cache spares calls, and
+//! provider errors are errors of the run with the provider's message.
+
+mod llm_support;
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use llm_support::{
+    Answer, FakeProvider, KEY, Provider, assert_no_key_under, checks, goldgate, judge, run,
+    start_agent,
+};
+
+const EXPECTED: &str = "Your order ORD-12345 has shipped and should arrive by April 18th.";
+
+/// A similarity judge: contradictions (a "not") score 1, anything else 4.
+fn similarity_judge() -> llm_support::Brain {
+    judge(|prompt| {
+        let actual = prompt.split("<actual>").nth(1).unwrap_or_default();
+        if actual.contains(" not ") {
+            json!({ "score": 1, "explanation": "it says the order has not shipped" })
+        } else {
+            json!({ "score": 4, "explanation": "the same meaning" })
+        }
+    })
+}
+
+/// A verdict judge: no when the criterion says "(judge says no)". Similarity questions (the
+/// goldens' agent text) score 4.
+fn verdict_judge() -> llm_support::Brain {
+    std::sync::Arc::new(|seen: &llm_support::Seen| {
+        let tool = seen.forced.clone().unwrap_or_default();
+        let args = if tool == "record_similarity" {
+            json!({ "score": 4, "explanation": "the same" })
+        } else {
+            let passed = !seen.user.contains("(judge says no)");
+            json!({ "passed": passed, "explanation": if passed { "met" } else { "not met" } })
+        };
+        Answer::Calls(vec![(tool, args)])
+    })
+}
+
+fn config(dir: &Path, agent_url: &str, judge: &FakeProvider, extra: &str) {
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!(
+            "agent:\n  http: {{ url: \"{agent_url}\" }}\njudge:\n  provider: {}\n  model: judge-model\n  base_url: \"{}\"\n{extra}run: {{ retries: 2 }}\n",
+            judge.provider.name(),
+            judge.base_url()
+        ),
+    )
+    .unwrap();
+}
+
+fn golden(dir: &Path, conversations: &[(&str, &str)]) {
+    let mut text = String::from("conversations:\n");
+    for (name, extra) in conversations {
+        text.push_str(&format!(
+            "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n{extra}"
+        ));
+    }
+    fs::create_dir_all(dir.join("goldens")).unwrap();
+    fs::write(dir.join("goldens/orders.yaml"), text).unwrap();
+}
+
+fn say(text: &str) -> Value {
+    json!({ "messages": [{ "text": text }] })
+}
+
+fn judged(provider: Provider) -> String {
+    format!("judge:{}/judge-model", provider.name())
+}
+
+#[test]
+fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
+    for provider in Provider::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start(provider, similarity_judge());
+        let agent = start_agent(HashMap::from([
+            // No word in common with the expected text: local similarity would fail it.
+            (
+                "paraphrase",
+                say("Good news: it's on its way and lands on the 18th of April."),
+            ),
+            (
+                "contradiction",
+                say("Your order ORD-12345 has not shipped yet."),
+            ),
+        ]));
+        config(dir.path(), &agent, &fake, "");
+        golden(dir.path(), &[("paraphrase", ""), ("contradiction", "")]);
+        let ran = run(
+            goldgate(dir.path()).env(provider.key_var(), KEY).args([
+                "run",
+                "--cache-dir",
+                "cache",
+                ".",
+            ]),
+            dir.path(),
+        );
+        assert_eq!(ran.code, Some(1), "{provider:?}: {}", ran.stderr);
+        let paraphrase = checks(&ran.report, "paraphrase");
+        assert_eq!(paraphrase[0]["status"], "passed", "{provider:?}");
+        assert_eq!(paraphrase[0]["method"], judged(provider));
+        assert_eq!(paraphrase[0]["score"], 1.0);
+        let contradiction = checks(&ran.report, "contradiction");
+        assert_eq!(contradiction[0]["status"], "failed");
+        assert_eq!(contradiction[0]["method"], judged(provider));
+        let reason = contradiction[0]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("similarity 1/4") && reason.contains("not shipped"),
+            "{reason}"
+        );
+        assert_eq!(
+            ran.report["judges"],
+            json!([format!("{}/judge-model", provider.name())])
+        );
+        let usage = &ran.report["judge_usage"][0];
+        assert_eq!(usage["calls"], 2);
+        assert_eq!(usage["cached"], 0);
+        assert_eq!(usage["input_tokens"], 200);
+        assert_eq!(usage["output_tokens"], 20);
+        assert!(
+            ran.stdout.contains("Judge ") && ran.stdout.contains("2 calls"),
+            "{}",
+            ran.stdout
+        );
+        fake.assert_valid();
+        assert_eq!(fake.requests(), 2);
+        for body in fake.bodies() {
+            let temperature = match provider {
+                Provider::Gemini => &body["generationConfig"]["temperature"],
+                _ => &body["temperature"],
+            };
+            assert_eq!(
+                temperature, 0.0,
+                "{provider:?}: the judge asks at temperature 0"
+            );
+        }
+        assert_no_key_under(dir.path());
+    }
+}
+
+#[test]
+fn gecx_judge_scorers_and_scrapi_expectations_follow_the_judge() {
+    for provider in Provider::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start(provider, verdict_judge());
+        let agent = start_agent(HashMap::from([
+            ("judged-yes", say("Orders ship within two days.")),
+            ("judged-no", say("Orders ship within two days.")),
+            ("expect-yes", say(EXPECTED)),
+            ("expect-no", say(EXPECTED)),
+        ]));
+        config(dir.path(), &agent, &fake, "");
+        for verdict in ["yes", "no"] {
+            fs::write(
+                dir.path().join(format!("{verdict}.scenario.yaml")),
+                format!(
+                    "id: judged-{verdict}\nwhen:\n  - user: how fast do you ship?\nthen:\n\
+                     \x20 - scorer: llm-judge-not-hallucinating\n    args: {{ groundingContext: \"Orders ship in 2 days (judge says {verdict})\" }}\n\
+                     \x20 - scorer: llm-judge-helpfulness\n    args: {{ criteria: \"answers the question (judge says {verdict})\" }}\n\
+                     \x20 - scorer: llm-judge-tone-matches\n    args: {{ tone: \"friendly (judge says {verdict})\" }}\n"
+                ),
+            )
+            .unwrap();
+        }
+        golden(
+            dir.path(),
+            &[
+                (
+                    "expect-yes",
+                    "    expectations:\n      - \"The agent gives the delivery date (judge says yes)\"\n",
+                ),
+                (
+                    "expect-no",
+                    "    expectations:\n      - \"The agent apologises (judge says no)\"\n",
+                ),
+            ],
+        );
+        let brain_checks = run(
+            goldgate(dir.path())
+                .env(provider.key_var(), KEY)
+                .args(["run", "--no-cache", "."]),
+            dir.path(),
+        );
+        assert_eq!(brain_checks.code, Some(1), "{}", brain_checks.stderr);
+        let report = &brain_checks.report;
+        for (case, status) in [("judged-yes", "passed"), ("judged-no", "failed")] {
+            let results = checks(report, case);
+            let labels: Vec<&str> = results
+                .iter()
+                .map(|c| c["label"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                labels,
+                [
+                    "llm-judge-not-hallucinating",
+                    "llm-judge-helpfulness",
+                    "llm-judge-tone-matches"
+                ]
+            );
+            for check in results {
+                assert_eq!(check["status"], status, "{provider:?} {case}: {check}");
+                assert_eq!(check["method"], judged(provider));
+            }
+        }
+        let expectation = |case| {
+            checks(report, case)
+                .into_iter()
+                .find(|c| c["label"] == "criterion")
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(expectation("expect-yes")["status"], "passed");
+        let failed = expectation("expect-no");
+        assert_eq!(failed["status"], "failed");
+        assert_eq!(failed["reason"], "not met");
+        fake.assert_valid();
+    }
+}
+
+#[test]
+fn a_scorer_naming_another_provider_uses_that_providers_judge_or_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = FakeProvider::start(Provider::Anthropic, verdict_judge());
+    let other = FakeProvider::start(Provider::OpenAi, verdict_judge());
+    let agent = start_agent(HashMap::from([("tone", say("Hi there!"))]));
+    config(dir.path(), &agent, &main, "");
+    fs::write(
+        dir.path().join("tone.scenario.yaml"),
+        "id: tone\nwhen:\n  - user: hi\nthen:\n  - scorer: llm-judge-tone-matches\n    args: { tone: friendly, provider: openai }\n  - scorer: llm-judge-helpfulness\n    args: { provider: gemini }\n",
+    )
+    .unwrap();
+    let ran = run(
+        goldgate(dir.path())
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("OPENAI_API_KEY", KEY)
+            .env("OPENAI_BASE_URL", other.base_url())
+            .args(["run", "--no-cache", "."]),
+        dir.path(),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let results = checks(&ran.report, "tone");
+    assert_eq!(results[0]["status"], "passed");
+    assert_eq!(results[0]["method"], "judge:openai/gpt-4o-mini");
+    assert_eq!(results[1]["status"], "skipped");
+    assert_eq!(
+        results[1]["reason"],
+        "asks for the gemini judge: GEMINI_API_KEY is not set"
+    );
+    assert_eq!((main.requests(), other.requests()), (0, 1));
+    other.assert_valid();
+}
+
+#[test]
+fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
+    for provider in Provider::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start(
+            provider,
+            judge(|_| json!({ "score": "four", "explanation": "close enough" })),
+        );
+        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
+        config(dir.path(), &agent, &fake, "");
+        golden(dir.path(), &[("paraphrase", "")]);
+        let ran = run(
+            goldgate(dir.path()).env(provider.key_var(), KEY).args([
+                "run",
+                "--cache-dir",
+                "cache",
+                ".",
+            ]),
+            dir.path(),
+        );
+        assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+        let check = checks(&ran.report, "paraphrase")[0];
+        assert_eq!(check["status"], "error");
+        let reason = check["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("does not fit the schema") && reason.contains("asked 2 times"),
+            "{reason}"
+        );
+        assert_eq!(fake.requests(), 2, "{provider:?}: one retry");
+        // A bad answer is never cached: the next run asks again.
+        assert!(llm_support::walk(&dir.path().join("cache")).is_empty());
+    }
+}
+
+#[test]
+fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start(Provider::Gemini, similarity_judge());
+    let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
+    config(dir.path(), &agent, &fake, "");
+    golden(dir.path(), &[("paraphrase", "")]);
+    let suite = |extra: &[&str]| {
+        let mut command = goldgate(dir.path());
+        command
+            .env("GEMINI_API_KEY", KEY)
+            .args(["run", "--cache-dir", "judge-cache"])
+            .args(extra)
+            .arg(".");
+        run(&mut command, dir.path())
+    };
+    let first = suite(&[]);
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    assert_eq!(fake.requests(), 1);
+    let second = suite(&[]);
+    assert_eq!(second.code, Some(0));
+    assert_eq!(
+        fake.requests(),
+        1,
+        "the second run is answered from the cache"
+    );
+    assert_eq!(second.report["judge_usage"][0]["calls"], 0);
+    assert_eq!(second.report["judge_usage"][0]["cached"], 1);
+    assert!(
+        second.stdout.contains("0 calls, 1 answer from the cache"),
+        "{}",
+        second.stdout
+    );
+
+    let repeated = suite(&["--repeat", "3"]);
+    assert_eq!(repeated.code, Some(0), "{}", repeated.stderr);
+    assert_eq!(
+        fake.requests(),
+        3,
+        "runs 2 and 3 are new samples; run 1 is cached"
+    );
+    let again = suite(&["--repeat", "3"]);
+    assert_eq!(again.code, Some(0));
+    assert_eq!(fake.requests(), 3);
+
+    let uncached = suite(&["--no-cache"]);
+    assert_eq!(uncached.code, Some(0));
+    assert_eq!(fake.requests(), 4, "--no-cache asks again");
+    let entries = llm_support::walk(&dir.path().join("judge-cache"));
+    assert_eq!(entries.len(), 3);
+    let entry: Value = serde_json::from_str(&fs::read_to_string(&entries[0]).unwrap()).unwrap();
+    assert_eq!(entry["provider"], "gemini");
+    assert_eq!(entry["model"], "judge-model");
+    assert_no_key_under(dir.path());
+    fake.assert_valid();
+}
+
+#[test]
+fn rate_limits_and_overloads_are_retried_honouring_retry_after() {
+    let answers = |provider: Provider| -> llm_support::Brain {
+        std::sync::Arc::new(move |seen: &llm_support::Seen| match seen.number {
+            1 => Answer::Error {
+                status: 429,
+                retry_after: Some("1"),
+                message: "rate limited".into(),
+            },
+            2 if provider == Provider::Anthropic => Answer::Error {
+                status: 529,
+                retry_after: None,
+                message: "Overloaded".into(),
+            },
+            2 => Answer::Error {
+                status: 503,
+                retry_after: None,
+                message: "The service is currently unavailable.".into(),
+            },
+            _ => Answer::Calls(vec![(
+                seen.forced.clone().unwrap(),
+                json!({ "score": 4, "explanation": "same" }),
+            )]),
+        })
+    };
+    for provider in Provider::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start(provider, answers(provider));
+        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
+        config(dir.path(), &agent, &fake, "");
+        golden(dir.path(), &[("paraphrase", "")]);
+        let ran = run(
+            goldgate(dir.path())
+                .env(provider.key_var(), KEY)
+                .args(["run", "--no-cache", "."]),
+            dir.path(),
+        );
+        assert_eq!(ran.code, Some(0), "{provider:?}: {}", ran.stderr);
+        assert_eq!(fake.requests(), 3);
+        assert_eq!(ran.report["judge_usage"][0]["calls"], 3);
+    }
+}
+
+#[test]
+fn a_provider_error_is_an_error_of_the_run_with_the_providers_message() {
+    for provider in Provider::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = FakeProvider::start(
+            provider,
+            std::sync::Arc::new(|_: &llm_support::Seen| Answer::Error {
+                status: 404,
+                retry_after: None,
+                message: "model: judge-model does not exist".into(),
+            }),
+        );
+        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
+        config(dir.path(), &agent, &fake, "");
+        golden(dir.path(), &[("paraphrase", "")]);
+        let ran = run(
+            goldgate(dir.path())
+                .env(provider.key_var(), KEY)
+                .args(["run", "--no-cache", "."]),
+            dir.path(),
+        );
+        assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+        let check = checks(&ran.report, "paraphrase")[0];
+        assert_eq!(check["status"], "error");
+        let reason = check["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(&format!("{} answered 404", provider.name()))
+                && reason.contains("model: judge-model does not exist"),
+            "{reason}"
+        );
+        assert_eq!(fake.requests(), 1, "a 404 is not retried");
+    }
+}
+
+#[test]
+fn without_the_key_judge_checks_are_skipped_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start(Provider::Anthropic, verdict_judge());
+    let agent = start_agent(HashMap::from([("expect-yes", say(EXPECTED))]));
+    config(dir.path(), &agent, &fake, "");
+    golden(
+        dir.path(),
+        &[(
+            "expect-yes",
+            "    expectations:\n      - \"The agent is polite\"\n",
+        )],
+    );
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stderr
+            .contains("the anthropic judge needs ANTHROPIC_API_KEY, which is not set")
+    );
+    let results = checks(&ran.report, "expect-yes");
+    assert_eq!(results[0]["method"], "local-similarity");
+    assert_eq!(results[1]["status"], "skipped");
+    assert_eq!(
+        results[1]["reason"],
+        "the anthropic judge needs ANTHROPIC_API_KEY, which is not set"
+    );
+    assert_eq!(fake.requests(), 0);
+}
+
+#[test]
+fn judge_settings_are_checked_when_the_config_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "judge:\n  provider: antropic\n  votes: 2\n  similarity_pass: 5\n  modle: x\n",
+    )
+    .unwrap();
+    golden(dir.path(), &[("paraphrase", "")]);
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
+    assert_eq!(ran.code, Some(2));
+    for expected in [
+        "judge.votes: 2 votes can tie",
+        "judge.similarity_pass: expected a number from 0 to 4",
+        "unknown key `modle`",
+        "unknown judge provider `antropic`",
+        "did you mean `anthropic`",
+    ] {
+        assert!(ran.stderr.contains(expected), "{expected}: {}", ran.stderr);
+    }
+}
+
+#[test]
+fn votes_ask_each_judgement_n_times_and_keep_the_majority() {
+    let dir = tempfile::tempdir().unwrap();
+    // Votes 1 and 3 say yes, vote 2 says no.
+    let fake = FakeProvider::start(
+        Provider::OpenAi,
+        std::sync::Arc::new(|seen: &llm_support::Seen| {
+            let passed = seen.number != 2;
+            Answer::Calls(vec![(
+                seen.forced.clone().unwrap(),
+                json!({ "passed": passed, "explanation": format!("vote {}", seen.number) }),
+            )])
+        }),
+    );
+    let agent = start_agent(HashMap::from([("tone", say("Hi!"))]));
+    config(dir.path(), &agent, &fake, "  votes: 3\n");
+    fs::write(
+        dir.path().join("tone.scenario.yaml"),
+        "id: tone\nwhen:\n  - user: hi\nthen:\n  - scorer: llm-judge-tone-matches\n    args: { tone: friendly }\n",
+    )
+    .unwrap();
+    let ran = run(
+        goldgate(dir.path())
+            .env("OPENAI_API_KEY", KEY)
+            .args(["run", "--cache-dir", "cache", "."]),
+        dir.path(),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(checks(&ran.report, "tone")[0]["status"], "passed");
+    assert_eq!(fake.requests(), 3);
+    // Each vote is its own cache entry, so that the next run keeps all three.
+    assert_eq!(llm_support::walk(&dir.path().join("cache")).len(), 3);
+}

@@ -1,0 +1,817 @@
+//! Fakes of the three LLM providers on 127.0.0.1 for the judge and LLM-agent tests.
+//!
+//! Each fake checks every request as the real API would (path, auth headers, required fields,
+//! the pairing of tool calls with their results) and answers in the provider's real reply and
+//! error shapes. A request the real API would refuse gets the provider's 400 and is logged as
+//! a problem, so a test can assert that goldgate sent none. What the fake model answers is up
+//! to the test: a [`Brain`] sees a provider-neutral view of the request ([`Seen`]).
+
+// Each test binary uses its own part of these helpers.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// The only key the fakes accept; distinctive, so that tests can look for it in every output.
+pub const KEY: &str = "sk-test-GOLDGATE-SECRET-7f3a9c";
+
+/// Tokens each fake reply reports.
+pub const INPUT_TOKENS: u64 = 100;
+pub const OUTPUT_TOKENS: u64 = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    Anthropic,
+    OpenAi,
+    Gemini,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 3] = [Provider::Anthropic, Provider::OpenAi, Provider::Gemini];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::OpenAi => "openai",
+            Provider::Gemini => "gemini",
+        }
+    }
+
+    pub fn key_var(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "ANTHROPIC_API_KEY",
+            Provider::OpenAi => "OPENAI_API_KEY",
+            Provider::Gemini => "GEMINI_API_KEY",
+        }
+    }
+
+    pub fn base_url_var(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "ANTHROPIC_BASE_URL",
+            Provider::OpenAi => "OPENAI_BASE_URL",
+            Provider::Gemini => "GOOGLE_GEMINI_BASE_URL",
+        }
+    }
+}
+
+/// What the fake model sees of a request.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    pub system: String,
+    /// The text of the latest user message (tool results aside).
+    pub user: String,
+    /// The results in the latest message, as (tool name, output), in the calls' order.
+    pub tool_results: Vec<(String, Value)>,
+    /// The tool the request forces, if any.
+    pub forced: Option<String>,
+    /// The 1-based number of this request to this fake.
+    pub number: u32,
+}
+
+/// What the fake model answers.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    Text(String),
+    /// Tool calls, several at once when more than one.
+    Calls(Vec<(String, Value)>),
+    /// An error status in the provider's shape, with `retry-after` when given.
+    Error {
+        status: u16,
+        retry_after: Option<&'static str>,
+        message: String,
+    },
+}
+
+pub type Brain = Arc<dyn Fn(&Seen) -> Answer + Send + Sync>;
+
+/// A judge that answers its forced tool with `args(prompt)`.
+pub fn judge(args: impl Fn(&str) -> Value + Send + Sync + 'static) -> Brain {
+    Arc::new(move |seen: &Seen| {
+        let tool = seen.forced.clone().unwrap_or_default();
+        Answer::Calls(vec![(tool, args(&seen.user))])
+    })
+}
+
+#[derive(Default)]
+struct Log {
+    bodies: Vec<Value>,
+    problems: Vec<String>,
+}
+
+struct Fake {
+    provider: Provider,
+    brain: Brain,
+    log: Mutex<Log>,
+}
+
+/// A running fake provider.
+pub struct FakeProvider {
+    pub provider: Provider,
+    pub addr: SocketAddr,
+    fake: Arc<Fake>,
+}
+
+impl FakeProvider {
+    pub fn start(provider: Provider, brain: Brain) -> Self {
+        let fake = Arc::new(Fake {
+            provider,
+            brain,
+            log: Mutex::default(),
+        });
+        let state = Arc::clone(&fake);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new().fallback(handle).with_state(state);
+                axum::serve(listener, app).await.unwrap();
+            });
+        });
+        Self {
+            provider,
+            addr: rx.recv().unwrap(),
+            fake,
+        }
+    }
+
+    /// The base URL as a user configures it (OpenAI's includes the version).
+    pub fn base_url(&self) -> String {
+        match self.provider {
+            Provider::OpenAi => format!("http://{}/v1", self.addr),
+            _ => format!("http://{}", self.addr),
+        }
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> usize {
+        self.fake.log.lock().unwrap().bodies.len()
+    }
+
+    pub fn bodies(&self) -> Vec<Value> {
+        self.fake.log.lock().unwrap().bodies.clone()
+    }
+
+    /// Fails when any request was one the real API would have refused.
+    pub fn assert_valid(&self) {
+        let log = self.fake.log.lock().unwrap();
+        assert!(
+            log.problems.is_empty(),
+            "{} refused: {:?}",
+            self.provider.name(),
+            log.problems
+        );
+    }
+}
+
+async fn handle(
+    State(fake): State<Arc<Fake>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let number = {
+        let mut log = fake.log.lock().unwrap();
+        log.bodies.push(body.clone());
+        u32::try_from(log.bodies.len()).unwrap()
+    };
+    let checked = match fake.provider {
+        Provider::Anthropic => anthropic::check(uri.path(), &headers, &body),
+        Provider::OpenAi => openai::check(uri.path(), &headers, &body),
+        Provider::Gemini => gemini::check(uri.path(), &headers, &body),
+    };
+    let answer = match checked {
+        Ok(mut seen) => {
+            seen.number = number;
+            (fake.brain)(&seen)
+        }
+        Err((status, message)) => {
+            fake.log.lock().unwrap().problems.push(message.clone());
+            Answer::Error {
+                status,
+                retry_after: None,
+                message,
+            }
+        }
+    };
+    let (status, retry_after, reply) = match answer {
+        Answer::Error {
+            status,
+            retry_after,
+            message,
+        } => (
+            status,
+            retry_after,
+            error_body(fake.provider, status, &message),
+        ),
+        answer => (200, None, reply_body(fake.provider, &answer, number)),
+    };
+    let mut response = (StatusCode::from_u16(status).unwrap(), axum::Json(reply)).into_response();
+    if let Some(wait) = retry_after {
+        response
+            .headers_mut()
+            .insert("retry-after", wait.parse().unwrap());
+    }
+    response
+}
+
+fn error_body(provider: Provider, status: u16, message: &str) -> Value {
+    match provider {
+        Provider::Anthropic => {
+            let kind = match status {
+                401 => "authentication_error",
+                404 => "not_found_error",
+                429 => "rate_limit_error",
+                529 => "overloaded_error",
+                500..=599 => "api_error",
+                _ => "invalid_request_error",
+            };
+            json!({ "type": "error", "error": { "type": kind, "message": message } })
+        }
+        Provider::OpenAi => json!({ "error": {
+            "message": message, "type": "invalid_request_error", "param": null, "code": null
+        } }),
+        Provider::Gemini => {
+            let kind = match status {
+                401 | 403 => "PERMISSION_DENIED",
+                404 => "NOT_FOUND",
+                429 => "RESOURCE_EXHAUSTED",
+                500..=599 => "UNAVAILABLE",
+                _ => "INVALID_ARGUMENT",
+            };
+            json!({ "error": { "code": status, "message": message, "status": kind } })
+        }
+    }
+}
+
+fn reply_body(provider: Provider, answer: &Answer, number: u32) -> Value {
+    let (text, calls) = match answer {
+        Answer::Text(text) => (Some(text.as_str()), &[][..]),
+        Answer::Calls(calls) => (None, calls.as_slice()),
+        Answer::Error { .. } => unreachable!("errors have their own body"),
+    };
+    match provider {
+        Provider::Anthropic => {
+            let mut content: Vec<Value> = text
+                .map(|t| json!({ "type": "text", "text": t }))
+                .into_iter()
+                .collect();
+            for (i, (name, args)) in calls.iter().enumerate() {
+                content.push(json!({
+                    "type": "tool_use", "id": format!("toolu_{number}_{i}"), "name": name, "input": args
+                }));
+            }
+            json!({
+                "id": format!("msg_{number}"), "type": "message", "role": "assistant",
+                "model": "claude-test", "content": content,
+                "stop_reason": if calls.is_empty() { "end_turn" } else { "tool_use" },
+                "stop_sequence": null,
+                "usage": { "input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS }
+            })
+        }
+        Provider::OpenAi => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({ "id": format!("call_{number}_{i}"), "type": "function",
+                        "function": { "name": name, "arguments": args.to_string() } })
+                })
+                .collect();
+            let mut message = json!({ "role": "assistant", "content": text, "refusal": null });
+            if !tool_calls.is_empty() {
+                message["tool_calls"] = json!(tool_calls);
+            }
+            json!({
+                "id": format!("chatcmpl-{number}"), "object": "chat.completion", "created": 1_700_000_000,
+                "model": "gpt-test",
+                "choices": [{ "index": 0, "message": message, "logprobs": null,
+                    "finish_reason": if calls.is_empty() { "stop" } else { "tool_calls" } }],
+                "usage": { "prompt_tokens": INPUT_TOKENS, "completion_tokens": OUTPUT_TOKENS,
+                    "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS }
+            })
+        }
+        Provider::Gemini => {
+            let mut parts: Vec<Value> = text.map(|t| json!({ "text": t })).into_iter().collect();
+            for (name, args) in calls {
+                parts.push(json!({ "functionCall": { "name": name, "args": args } }));
+            }
+            json!({
+                "candidates": [{ "content": { "role": "model", "parts": parts },
+                    "finishReason": "STOP", "index": 0 }],
+                "usageMetadata": { "promptTokenCount": INPUT_TOKENS,
+                    "candidatesTokenCount": OUTPUT_TOKENS,
+                    "totalTokenCount": INPUT_TOKENS + OUTPUT_TOKENS },
+                "modelVersion": "gemini-test"
+            })
+        }
+    }
+}
+
+type Checked = Result<Seen, (u16, String)>;
+
+fn bad(message: impl Into<String>) -> (u16, String) {
+    (400, message.into())
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn text_of(value: &Value) -> Value {
+    match value {
+        Value::String(text) => serde_json::from_str(text).unwrap_or_else(|_| value.clone()),
+        other => other.clone(),
+    }
+}
+
+mod anthropic {
+    use super::*;
+
+    pub fn check(path: &str, headers: &HeaderMap, body: &Value) -> Checked {
+        if path != "/v1/messages" {
+            return Err((404, format!("no route {path}")));
+        }
+        if header(headers, "x-api-key") != Some(KEY) {
+            return Err((401, "invalid x-api-key".into()));
+        }
+        if header(headers, "anthropic-version") != Some("2023-06-01") {
+            return Err(bad("anthropic-version: header is required"));
+        }
+        body["model"]
+            .as_str()
+            .ok_or_else(|| bad("model: Field required"))?;
+        if body["max_tokens"].as_u64().is_none_or(|n| n == 0) {
+            return Err(bad("max_tokens: Field required"));
+        }
+        let tools: Vec<&str> = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|tool| {
+                if !tool["input_schema"].is_object() {
+                    return Err(bad("tools.input_schema: Field required"));
+                }
+                tool["name"]
+                    .as_str()
+                    .ok_or_else(|| bad("tools.name: Field required"))
+            })
+            .collect::<Result<_, _>>()?;
+        let forced = match body.get("tool_choice") {
+            None => None,
+            Some(choice) => match choice["type"].as_str() {
+                Some("auto" | "any") => None,
+                Some("tool") => {
+                    let name = choice["name"].as_str().unwrap_or_default();
+                    if !tools.contains(&name) {
+                        return Err(bad(format!("tool_choice: no tool named {name}")));
+                    }
+                    Some(name.to_owned())
+                }
+                _ => return Err(bad("tool_choice.type: invalid")),
+            },
+        };
+        let messages = body["messages"]
+            .as_array()
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| bad("messages: at least one message is required"))?;
+        if messages[0]["role"] != "user" {
+            return Err(bad("messages: first message must use the \"user\" role"));
+        }
+        // tool_use ids of the previous assistant message, awaiting their results.
+        let mut pending: Vec<(String, String)> = Vec::new();
+        let mut seen = Seen {
+            system: body["system"].as_str().unwrap_or_default().to_owned(),
+            forced,
+            ..Seen::default()
+        };
+        for (i, message) in messages.iter().enumerate() {
+            let blocks = message["content"]
+                .as_array()
+                .filter(|b| !b.is_empty())
+                .ok_or_else(|| bad(format!("messages.{i}: content must be a non-empty list")))?;
+            match message["role"].as_str() {
+                Some("assistant") => {
+                    if !pending.is_empty() {
+                        return Err(bad(format!(
+                            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
+                        )));
+                    }
+                    for block in blocks {
+                        if block["type"] == "tool_use" {
+                            let id = block["id"].as_str().unwrap_or_default().to_owned();
+                            let name = block["name"].as_str().unwrap_or_default().to_owned();
+                            pending.push((id, name));
+                        }
+                    }
+                }
+                Some("user") => {
+                    let mut results = Vec::new();
+                    let mut texts = Vec::new();
+                    for block in blocks {
+                        match block["type"].as_str() {
+                            Some("tool_result") => {
+                                let id = block["tool_use_id"].as_str().unwrap_or_default();
+                                let Some(at) = pending.iter().position(|(p, _)| p == id) else {
+                                    return Err(bad(format!(
+                                        "messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: {id}"
+                                    )));
+                                };
+                                let (_, name) = pending.remove(at);
+                                results.push((name, text_of(&block["content"])));
+                            }
+                            Some("text") => {
+                                texts.push(block["text"].as_str().unwrap_or_default().to_owned())
+                            }
+                            _ => return Err(bad(format!("messages.{i}: unknown block type"))),
+                        }
+                    }
+                    if !pending.is_empty() {
+                        return Err(bad(format!(
+                            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
+                        )));
+                    }
+                    seen.tool_results = results;
+                    if !texts.is_empty() {
+                        seen.user = texts.join("\n");
+                    }
+                }
+                _ => return Err(bad(format!("messages.{i}.role: must be user or assistant"))),
+            }
+        }
+        if !pending.is_empty() {
+            return Err(bad(
+                "the last message has `tool_use` blocks without results",
+            ));
+        }
+        Ok(seen)
+    }
+}
+
+mod openai {
+    use super::*;
+
+    pub fn check(path: &str, headers: &HeaderMap, body: &Value) -> Checked {
+        if path != "/v1/chat/completions" {
+            return Err((404, format!("Invalid URL (POST {path})")));
+        }
+        if header(headers, "authorization") != Some(&format!("Bearer {KEY}")) {
+            return Err((401, "Incorrect API key provided".into()));
+        }
+        body["model"]
+            .as_str()
+            .ok_or_else(|| bad("you must provide a model parameter"))?;
+        let tools: Vec<&str> = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|tool| {
+                if tool["type"] != "function" {
+                    return Err(bad("tools[].type: expected function"));
+                }
+                tool["function"]["name"]
+                    .as_str()
+                    .ok_or_else(|| bad("tools[].function.name: missing"))
+            })
+            .collect::<Result<_, _>>()?;
+        let forced = match body.get("tool_choice") {
+            None => None,
+            Some(Value::String(mode)) if ["auto", "none", "required"].contains(&mode.as_str()) => {
+                None
+            }
+            Some(choice) if choice["type"] == "function" => {
+                let name = choice["function"]["name"].as_str().unwrap_or_default();
+                if !tools.contains(&name) {
+                    return Err(bad(format!("tool_choice: no function named {name}")));
+                }
+                Some(name.to_owned())
+            }
+            Some(_) => return Err(bad("tool_choice: invalid")),
+        };
+        let messages = body["messages"]
+            .as_array()
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| bad("messages: must be a non-empty array"))?;
+        let mut seen = Seen {
+            forced,
+            ..Seen::default()
+        };
+        let mut pending: Vec<(String, String)> = Vec::new();
+        for (i, message) in messages.iter().enumerate() {
+            let role = message["role"].as_str().unwrap_or_default();
+            if role != "tool" && !pending.is_empty() {
+                return Err(bad(format!(
+                    "messages.[{i}]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
+                )));
+            }
+            match role {
+                "system" | "developer" => {
+                    seen.system = message["content"].as_str().unwrap_or_default().to_owned()
+                }
+                "user" => {
+                    seen.user = message["content"]
+                        .as_str()
+                        .ok_or_else(|| bad(format!("messages.[{i}].content: expected a string")))?
+                        .to_owned();
+                    seen.tool_results.clear();
+                }
+                "assistant" => {
+                    seen.tool_results.clear();
+                    let calls = message["tool_calls"].as_array();
+                    if message["content"].is_null() && calls.is_none_or(Vec::is_empty) {
+                        return Err(bad(format!(
+                            "messages.[{i}]: content is required unless tool_calls is given"
+                        )));
+                    }
+                    for call in calls.into_iter().flatten() {
+                        let arguments = call["function"]["arguments"].as_str().ok_or_else(|| {
+                            bad(format!("messages.[{i}].tool_calls.function.arguments: expected a string"))
+                        })?;
+                        serde_json::from_str::<Value>(arguments)
+                            .map_err(|_| bad("function.arguments: not JSON"))?;
+                        pending.push((
+                            call["id"].as_str().unwrap_or_default().to_owned(),
+                            call["function"]["name"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_owned(),
+                        ));
+                    }
+                }
+                "tool" => {
+                    let id = message["tool_call_id"].as_str().unwrap_or_default();
+                    let Some(at) = pending.iter().position(|(p, _)| p == id) else {
+                        return Err(bad(format!(
+                            "messages.[{i}]: messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+                        )));
+                    };
+                    let (_, name) = pending.remove(at);
+                    seen.tool_results.push((name, text_of(&message["content"])));
+                }
+                other => return Err(bad(format!("messages.[{i}].role: invalid `{other}`"))),
+            }
+        }
+        if !pending.is_empty() {
+            return Err(bad("tool_calls without tool messages"));
+        }
+        Ok(seen)
+    }
+}
+
+mod gemini {
+    use super::*;
+
+    pub fn check(path: &str, headers: &HeaderMap, body: &Value) -> Checked {
+        let model = path
+            .strip_prefix("/v1beta/models/")
+            .and_then(|rest| rest.strip_suffix(":generateContent"))
+            .ok_or_else(|| (404, format!("no route {path}")))?;
+        if model.is_empty() || model.contains('/') {
+            return Err((404, format!("models/{model} is not found")));
+        }
+        if header(headers, "x-goog-api-key") != Some(KEY) {
+            return Err((
+                400,
+                "API key not valid. Please pass a valid API key.".into(),
+            ));
+        }
+        let declared: Vec<&str> = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|tool| {
+                tool["functionDeclarations"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+            })
+            .map(|f| {
+                if !(f["parametersJsonSchema"].is_object() || f["parameters"].is_object()) {
+                    return Err(bad("function_declarations: parameters are missing"));
+                }
+                f["name"]
+                    .as_str()
+                    .ok_or_else(|| bad("function_declarations.name: required"))
+            })
+            .collect::<Result<_, _>>()?;
+        let config = &body["toolConfig"]["functionCallingConfig"];
+        let forced = match config["mode"].as_str() {
+            None | Some("AUTO" | "NONE") => None,
+            Some("ANY") => {
+                let allowed: Vec<&str> = config["allowedFunctionNames"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                if allowed.iter().any(|name| !declared.contains(name)) {
+                    return Err(bad("allowed_function_names: not declared"));
+                }
+                allowed.first().map(|name| (*name).to_owned())
+            }
+            Some(other) => return Err(bad(format!("function_calling_config.mode: {other}"))),
+        };
+        let contents = body["contents"]
+            .as_array()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| bad("contents is not specified"))?;
+        let mut seen = Seen {
+            system: body["systemInstruction"]["parts"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            forced,
+            ..Seen::default()
+        };
+        let mut pending: Vec<String> = Vec::new();
+        for (i, content) in contents.iter().enumerate() {
+            let parts = content["parts"]
+                .as_array()
+                .filter(|p| !p.is_empty())
+                .ok_or_else(|| bad(format!("contents[{i}].parts: must not be empty")))?;
+            match content["role"].as_str() {
+                Some("model") => {
+                    if !pending.is_empty() {
+                        return Err(bad(format!(
+                            "contents[{i}]: a function call turn must come right after a user turn or a function response turn"
+                        )));
+                    }
+                    pending = parts
+                        .iter()
+                        .filter_map(|p| p["functionCall"]["name"].as_str().map(str::to_owned))
+                        .collect();
+                }
+                Some("user") => {
+                    let responses: Vec<&Value> = parts
+                        .iter()
+                        .filter_map(|p| p.get("functionResponse"))
+                        .collect();
+                    let names: Vec<&str> = responses
+                        .iter()
+                        .map(|r| r["name"].as_str().unwrap_or_default())
+                        .collect();
+                    if names != pending.iter().map(String::as_str).collect::<Vec<_>>() {
+                        return Err(bad(format!(
+                            "contents[{i}]: please ensure that the number of function response parts is equal to the number of function call parts of the function call turn"
+                        )));
+                    }
+                    pending.clear();
+                    if responses.iter().any(|r| !r["response"].is_object()) {
+                        return Err(bad("function_response.response: must be an object"));
+                    }
+                    seen.tool_results = responses
+                        .iter()
+                        .map(|r| {
+                            (
+                                r["name"].as_str().unwrap_or_default().to_owned(),
+                                r["response"].clone(),
+                            )
+                        })
+                        .collect();
+                    let texts: Vec<&str> =
+                        parts.iter().filter_map(|p| p["text"].as_str()).collect();
+                    if !texts.is_empty() {
+                        seen.user = texts.join("\n");
+                    }
+                }
+                _ => return Err(bad(format!("contents[{i}].role: must be user or model"))),
+            }
+        }
+        if !pending.is_empty() {
+            return Err(bad("the function call turn has no function response turn"));
+        }
+        Ok(seen)
+    }
+}
+
+/// A scripted HTTP agent (goldgate's protocol): each conversation's reply, by id.
+pub fn start_agent(replies: HashMap<&'static str, Value>) -> String {
+    let replies = Arc::new(replies);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let app = axum::Router::new()
+                .route(
+                    "/turn",
+                    axum::routing::post(
+                        |State(replies): State<Arc<HashMap<&'static str, Value>>>,
+                         axum::Json(request): axum::Json<Value>| async move {
+                            let conversation = request["conversation"].as_str().unwrap_or_default();
+                            match replies.get(conversation) {
+                                Some(reply) => axum::Json(reply.clone()).into_response(),
+                                None => StatusCode::NOT_FOUND.into_response(),
+                            }
+                        },
+                    ),
+                )
+                .with_state(replies);
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    format!("http://{}/turn", rx.recv().unwrap())
+}
+
+/// `goldgate` in `dir`, with no provider key or endpoint inherited from the environment.
+pub fn goldgate(dir: &Path) -> Command {
+    let mut command = Command::cargo_bin("goldgate").unwrap();
+    command.current_dir(dir).env("NO_COLOR", "1");
+    for provider in Provider::ALL {
+        command
+            .env_remove(provider.key_var())
+            .env_remove(provider.base_url_var());
+    }
+    command
+        .env_remove("GOLDGATE_CACHE_DIR")
+        .timeout(Duration::from_secs(120));
+    command
+}
+
+/// What a run left behind.
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub report: Value,
+}
+
+/// Runs `command` with `--output report.json` (in `dir`) and reads the report back.
+pub fn run(command: &mut Command, dir: &Path) -> Ran {
+    let report = dir.join("report.json");
+    let _ = std::fs::remove_file(&report);
+    let output = command.arg("--output").arg(&report).output().unwrap();
+    let ran = Ran {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        report: std::fs::read_to_string(&report)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(Value::Null),
+    };
+    assert!(
+        !ran.stdout.contains(KEY) && !ran.stderr.contains(KEY),
+        "the key leaked into the output"
+    );
+    assert!(
+        !ran.report.to_string().contains(KEY),
+        "the key leaked into the report"
+    );
+    ran
+}
+
+/// Every check of the report (turn checks and case checks) of case `id`.
+pub fn checks<'r>(report: &'r Value, id: &str) -> Vec<&'r Value> {
+    let case = report["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no case {id} in {report}"));
+    case["turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["checks"].as_array().into_iter().flatten())
+        .chain(case["checks"].as_array().into_iter().flatten())
+        .collect()
+}
+
+/// Fails when any file under `dir` holds the key.
+pub fn assert_no_key_under(dir: &Path) {
+    for entry in walk(dir) {
+        let text = std::fs::read(&entry).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(KEY),
+            "the key leaked into {}",
+            entry.display()
+        );
+    }
+}
+
+pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
