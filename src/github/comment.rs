@@ -139,7 +139,7 @@ async fn find(
     target: &Target,
     marker: &str,
 ) -> Result<Option<CommentId>, NotPosted> {
-    let is_ours = |c: &Comment| c.body.as_deref().is_some_and(|b| b.starts_with(marker));
+    let is_ours = |c: &Comment| c.body.as_deref().is_some_and(|b| b.contains(marker));
     let mut page = github
         .issues(&target.repository.owner, &target.repository.name)
         .list_comments(target.pull_request)

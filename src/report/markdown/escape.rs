@@ -80,7 +80,6 @@ pub fn prose(text: &str) -> String {
                     out.push('\\');
                 }
                 out.push(c);
-                out.push(ZERO_WIDTH_JOINER);
             }
             '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '<' | '>' | '+'
             | '-' | '.' | '!' | '|' | '~' | '&' | '=' | ':' => {
