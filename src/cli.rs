@@ -154,7 +154,12 @@ pub struct RunArgs {
     pub no_cache: bool,
 
     /// Keep the judge's answers in DIR [default: .goldgate/cache].
-    #[arg(long, value_name = "DIR", env = "GOLDGATE_CACHE_DIR", help_heading = "Judge")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "GOLDGATE_CACHE_DIR",
+        help_heading = "Judge"
+    )]
     pub cache_dir: Option<PathBuf>,
 
     /// Print the JSON report on stdout (the table goes to stderr), or into --output.

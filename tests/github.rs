@@ -106,13 +106,19 @@ impl Server {
     }
 }
 
-/// The agent under test: a good answer for `order_lookup`, hostile text for `hostile`.
-async fn agent(Json(request): Json<Value>) -> Json<Value> {
+/// The agent under test: a good answer for `order_lookup`, hostile text for `hostile*`, and
+/// for `hostile_error` a refusal whose quoted body lands in the error of the run (prose, not
+/// code, in the comment).
+async fn agent(Json(request): Json<Value>) -> Response {
     let text = match request["conversation"].as_str() {
-        Some("hostile") => hostile_reply(),
+        Some("hostile_error") => {
+            let body = "@octocat <script>alert(1)</script> [click](https://evil.example) #1 `x`";
+            return (StatusCode::BAD_REQUEST, body).into_response();
+        }
+        Some(name) if name.starts_with("hostile") => hostile_reply(),
         _ => PASSING_REPLY.to_owned(),
     };
-    Json(json!({ "messages": [{ "text": text }] }))
+    Json(json!({ "messages": [{ "text": text }] })).into_response()
 }
 
 /// Mentions, HTML, fences of every length, a forged closing tag and 70 KB of two-byte text.
@@ -258,7 +264,12 @@ async fn update_comment(
     }
 }
 
-async fn not_found(State(fake): State<Shared>, method: Method, uri: Uri, headers: HeaderMap) -> Response {
+async fn not_found(
+    State(fake): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     record(&fake, &method, &uri, &headers);
     github_error(StatusCode::NOT_FOUND, "Not Found")
 }
@@ -296,7 +307,10 @@ fn comment_json(addr: SocketAddr, id: u64, user: &Value, body: &str) -> Value {
 }
 
 fn user_json(login: &str, id: u64, node_id: &str, kind: &str, html_url: &str) -> Value {
-    let api = format!("https://api.github.com/users/{}", login.replace('[', "%5B").replace(']', "%5D"));
+    let api = format!(
+        "https://api.github.com/users/{}",
+        login.replace('[', "%5B").replace(']', "%5D")
+    );
     json!({
         "login": login,
         "id": id,
@@ -342,15 +356,17 @@ fn octocat() -> Value {
 
 // ---- the repository under test --------------------------------------------------------------
 
-/// A workspace with goldens; `hostile` adds the conversation the agent answers badly.
-fn workspace(hostile: bool) -> tempfile::TempDir {
+/// A workspace with one golden file holding `conversations` (see [`agent`]).
+fn workspace(conversations: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let mut golden = format!(
-        "conversations:\n  - conversation: order_lookup\n    turns:\n      - user: Where is ORD-12345?\n        agent: {PASSING_REPLY}\n"
-    );
-    if hostile {
+    let mut golden = String::from("conversations:\n");
+    for name in conversations {
+        let user = match *name {
+            "hostile" => "\"Tell @octocat about <b>this</b>\"",
+            _ => "Where is ORD-12345?",
+        };
         golden.push_str(&format!(
-            "  - conversation: hostile\n    turns:\n      - user: \"Tell @octocat about <b>this</b>\"\n        agent: {PASSING_REPLY}\n"
+            "  - conversation: {name}\n    turns:\n      - user: {user}\n        agent: {PASSING_REPLY}\n"
         ));
     }
     fs::create_dir_all(dir.path().join("goldens")).unwrap();
@@ -425,7 +441,7 @@ fn everything(dir: &Path, ran: &Ran, server: &Server) -> String {
 
 #[test]
 fn the_first_run_creates_the_comment_and_the_next_one_edits_it() {
-    let dir = workspace(true);
+    let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
 
     let first = run(dir.path(), &server, &["--comment"]);
@@ -434,14 +450,22 @@ fn the_first_run_creates_the_comment_and_the_next_one_edits_it() {
     assert_eq!(comments.len(), 1);
     let body = comments[0]["body"].as_str().unwrap();
     assert!(body.starts_with(MARKER), "{body}");
-    assert!(first.stderr.contains("commented on the pull request"), "{}", first.stderr);
+    assert!(
+        first.stderr.contains("commented on the pull request"),
+        "{}",
+        first.stderr
+    );
 
     let second = run(dir.path(), &server, &["--comment"]);
     assert_eq!(second.code, Some(1), "{}", second.stderr);
     let comments = server.comments();
     assert_eq!(comments.len(), 1, "a second comment was created");
     assert_eq!(comments[0]["updated_at"], "2026-11-22T10:05:00Z");
-    assert!(second.stderr.contains("updated the pull request comment"), "{}", second.stderr);
+    assert!(
+        second.stderr.contains("updated the pull request comment"),
+        "{}",
+        second.stderr
+    );
 
     let requests = server.requests();
     let creates = requests
@@ -464,7 +488,11 @@ fn the_first_run_creates_the_comment_and_the_next_one_edits_it() {
 
     let fake = server.fake.lock().unwrap();
     assert!(!fake.authorizations.is_empty());
-    assert!(fake.authorizations.iter().all(|a| a == &format!("Bearer {TOKEN}")));
+    assert!(
+        fake.authorizations
+            .iter()
+            .all(|a| a == &format!("Bearer {TOKEN}"))
+    );
     drop(fake);
     for ran in [&first, &second] {
         assert!(!everything(dir.path(), ran, &server).contains(TOKEN));
@@ -473,7 +501,7 @@ fn the_first_run_creates_the_comment_and_the_next_one_edits_it() {
 
 #[test]
 fn the_comment_is_found_on_a_later_page_and_a_quote_of_it_is_left_alone() {
-    let dir = workspace(false);
+    let dir = workspace(&["order_lookup"]);
     let server = Server::start();
     // A report to publish, written without any GitHub environment.
     let ran = run(dir.path(), &server, &[]);
@@ -494,34 +522,63 @@ fn the_comment_is_found_on_a_later_page_and_a_quote_of_it_is_left_alone() {
 
     let comments = server.comments();
     assert_eq!(comments.len(), 130, "no new comment");
-    assert!(comments[114]["body"].as_str().unwrap().contains("all 1 cases passed"));
-    assert!(comments[3]["body"].as_str().unwrap().contains("quoting the bot"));
+    assert!(
+        comments[114]["body"]
+            .as_str()
+            .unwrap()
+            .contains("all 1 cases passed")
+    );
+    assert!(
+        comments[3]["body"]
+            .as_str()
+            .unwrap()
+            .contains("quoting the bot")
+    );
     let requests = server.requests();
-    let github: Vec<&String> = requests.iter().filter(|r| !r.starts_with("POST /turn")).collect();
+    let github: Vec<&String> = requests
+        .iter()
+        .filter(|r| !r.starts_with("POST /turn"))
+        .collect();
     assert_eq!(github.len(), 3, "{github:#?}");
     assert!(github[0].starts_with("GET ") && github[0].contains("per_page=100"));
     assert!(github[1].starts_with("GET ") && github[1].contains("page=2"));
-    assert!(github[2].ends_with(&format!("/issues/comments/{ours}")), "{github:#?}");
+    assert!(
+        github[2].ends_with(&format!("/issues/comments/{ours}")),
+        "{github:#?}"
+    );
 }
 
 #[test]
 fn a_refused_token_costs_one_line_and_nothing_else() {
-    let dir = workspace(false);
+    let dir = workspace(&["order_lookup"]);
     let server = Server::start();
     server.fake.lock().unwrap().refuse_writes = true;
 
     let ran = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(ran.code, Some(0), "the verdict, not the comment, decides: {}", ran.stderr);
+    assert_eq!(
+        ran.code,
+        Some(0),
+        "the verdict, not the comment, decides: {}",
+        ran.stderr
+    );
     let lines: Vec<&str> = ran
         .stderr
         .lines()
         .filter(|l| l.contains("comment"))
         .collect();
     assert_eq!(lines.len(), 1, "{}", ran.stderr);
-    assert!(lines[0].contains("HTTP 403") && lines[0].contains("fork"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("HTTP 403") && lines[0].contains("fork"),
+        "{}",
+        lines[0]
+    );
     assert!(server.comments().is_empty());
     // The step summary and the outputs are written all the same.
-    assert!(fs::read_to_string(dir.path().join("summary.md")).unwrap().starts_with(MARKER));
+    assert!(
+        fs::read_to_string(dir.path().join("summary.md"))
+            .unwrap()
+            .starts_with(MARKER)
+    );
     let outputs = fs::read_to_string(dir.path().join("output.txt")).unwrap();
     assert!(outputs.contains("pass-rate=100.0\n"), "{outputs}");
     assert!(!everything(dir.path(), &ran, &server).contains(TOKEN));
@@ -529,7 +586,7 @@ fn a_refused_token_costs_one_line_and_nothing_else() {
 
 #[test]
 fn without_a_token_nothing_is_sent_and_the_run_says_why() {
-    let dir = workspace(true);
+    let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
     let goldens = dir.path().join("goldens");
     let output = goldgate(dir.path(), &server)
@@ -545,7 +602,10 @@ fn without_a_token_nothing_is_sent_and_the_run_says_why() {
     assert_eq!(lines.len(), 1, "{stderr}");
     assert!(lines[0].contains("GITHUB_TOKEN"), "{}", lines[0]);
     assert!(
-        server.requests().iter().all(|r| r.starts_with("POST /turn")),
+        server
+            .requests()
+            .iter()
+            .all(|r| r.starts_with("POST /turn")),
         "{:#?}",
         server.requests()
     );
@@ -553,20 +613,28 @@ fn without_a_token_nothing_is_sent_and_the_run_says_why() {
 
 #[test]
 fn hostile_agent_text_is_inert_and_a_huge_reply_is_cut_below_the_limit() {
-    let dir = workspace(true);
+    let dir = workspace(&["order_lookup", "hostile", "hostile_error"]);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let ran = run(dir.path(), &server, &["--comment", "--retries", "0"]);
+    assert_eq!(ran.code, Some(2), "an error of the run: {}", ran.stderr);
     let comments = server.comments();
     let body = comments[0]["body"].as_str().unwrap();
 
-    assert!(body.chars().count() < 65_536 && body.len() < 65_536, "{}", body.len());
-    assert!(body.contains("more characters in the JSON report"), "the cut is not said");
+    assert!(
+        body.chars().count() < 65_536 && body.len() < 65_536,
+        "{}",
+        body.len()
+    );
+    assert!(
+        body.contains("more characters in the JSON report"),
+        "the cut is not said"
+    );
 
     let mut in_code_block = false;
     let mut code_text = String::new();
     let mut footer_link = None;
     let mut html = Vec::new();
+    let mut prose = String::new();
     for event in Parser::new_ext(body, Options::ENABLE_TABLES) {
         match event {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => in_code_block = true,
@@ -576,10 +644,12 @@ fn hostile_agent_text_is_inert_and_a_huge_reply_is_cut_below_the_limit() {
                 assert!(!text.contains("@octocat"), "a mention outside code: {text}");
                 assert!(!text.contains("@acme/security"), "a team mention: {text}");
                 assert!(!text.contains("#1"), "a reference: {text}");
+                prose.push_str(&text);
             }
             Event::Html(text) | Event::InlineHtml(text) => html.push(text.to_string()),
             Event::Start(Tag::Link { dest_url, .. }) => {
                 assert!(!in_code_block);
+                assert!(!dest_url.contains("evil"), "a link from agent text");
                 footer_link = Some(dest_url.to_string());
             }
             _ => {}
@@ -590,32 +660,106 @@ fn hostile_agent_text_is_inert_and_a_huge_reply_is_cut_below_the_limit() {
         footer_link.as_deref(),
         Some("https://github.example/acme/agents/actions/runs/4242")
     );
-    assert!(code_text.contains("<script>alert('pwned')</script>"), "shown as code");
-    assert!(code_text.contains("```\n````"), "the fences in the reply are shown verbatim");
+    assert!(
+        code_text.contains("<script>alert('pwned')</script>"),
+        "shown as code"
+    );
+    assert!(
+        code_text.contains("```\n````"),
+        "the fences in the reply are shown verbatim"
+    );
     for tag in &html {
-        let allowed = ["<!-- goldgate:", "<details>", "</details>", "<summary>", "</summary>", "<code>", "</code>", "<sub>", "</sub>"];
+        let allowed = [
+            "<!-- goldgate:",
+            "<details>",
+            "</details>",
+            "<summary>",
+            "</summary>",
+            "<code>",
+            "</code>",
+            "<sub>",
+            "</sub>",
+        ];
         let rest = tag.trim();
         assert!(
             allowed.iter().any(|a| rest.starts_with(a)),
             "HTML that goldgate did not write: {tag}"
         );
-        assert!(!rest.contains("<script") && !rest.contains("<img") && !rest.contains("<b>"), "{tag}");
+        assert!(
+            !rest.contains("<script") && !rest.contains("<img") && !rest.contains("<b>"),
+            "{tag}"
+        );
     }
+    // Text events may split at escapes: the prose as a whole holds no mention either.
+    assert!(
+        !prose.contains("@octocat") && !prose.contains("#1"),
+        "{prose}"
+    );
+    // The error of the run, quoted from the agent, reads as text and does nothing.
+    assert!(prose.contains("<script>alert(1)</script>"), "{prose}");
+    assert!(prose.contains("[click](https:"), "{prose}");
     let opened = body.matches("<details>").count();
-    assert_eq!(opened, 1);
-    assert_eq!(body.matches("</details>").count() - 1, opened, "the reply's own </details> is inside code");
+    assert_eq!(opened, 2);
+    assert_eq!(
+        body.matches("</details>").count() - 1,
+        opened,
+        "the reply's own </details> is inside code"
+    );
+}
+
+#[test]
+fn a_body_over_the_limit_keeps_whole_blocks_and_says_what_it_left_out() {
+    let names: Vec<String> = (1..=60).map(|i| format!("hostile_{i:02}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let dir = workspace(&names);
+    let server = Server::start();
+    let ran = run(dir.path(), &server, &["--comment"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let comments = server.comments();
+    assert_eq!(comments.len(), 1, "{}", ran.stderr);
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(body.len() < 65_536, "{}", body.len());
+    assert!(body.len() > 50_000, "the budget is used: {}", body.len());
+    assert!(
+        body.contains("failing cases. The JSON report has everything."),
+        "no note"
+    );
+
+    let (mut opened, mut closed, mut in_code_block, mut last_link) = (0, 0, false, None);
+    for event in Parser::new_ext(body, Options::ENABLE_TABLES) {
+        match event {
+            Event::Html(html) if html.starts_with("<details>") => opened += 1,
+            Event::Html(html) if html.starts_with("</details>") => closed += 1,
+            Event::Start(Tag::CodeBlock(_)) => in_code_block = true,
+            Event::End(TagEnd::CodeBlock) => in_code_block = false,
+            Event::Start(Tag::Link { dest_url, .. }) if !in_code_block => {
+                last_link = Some(dest_url.to_string())
+            }
+            _ => {}
+        }
+    }
+    assert!(opened > 5 && opened < 60, "{opened} cases shown");
+    assert_eq!(opened, closed, "a <details> left open");
+    assert!(!in_code_block);
+    assert!(
+        last_link.is_some_and(|l| l.ends_with("/actions/runs/4242")),
+        "the footer survived"
+    );
 }
 
 #[test]
 fn the_step_summary_outputs_and_annotations_are_written() {
-    let dir = workspace(true);
+    let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
     let ran = run(dir.path(), &server, &[]);
     assert_eq!(ran.code, Some(1), "{}", ran.stderr);
 
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.starts_with(MARKER), "{summary}");
-    assert!(summary.contains("### goldgate: ❌ 1 of 2 cases failed"), "{summary}");
+    assert!(
+        summary.contains("### goldgate: ❌ 1 of 2 cases failed"),
+        "{summary}"
+    );
     assert!(summary.contains("<code>hostile</code>"), "{summary}");
     assert_eq!(
         fs::read_to_string(dir.path().join("output.txt")).unwrap(),
@@ -643,7 +787,7 @@ fn the_step_summary_outputs_and_annotations_are_written() {
 
 #[test]
 fn goldgate_report_renders_markdown_from_a_saved_report() {
-    let dir = workspace(true);
+    let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
     let ran = run(dir.path(), &server, &[]);
     assert_eq!(ran.code, Some(1), "{}", ran.stderr);
@@ -660,6 +804,11 @@ fn goldgate_report_renders_markdown_from_a_saved_report() {
     let again = fs::read_to_string(dir.path().join("summary-again.md")).unwrap();
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     // The same Markdown, but for the run link (no workflow run around `report` here).
-    let strip = |text: &str| text.lines().filter(|l| !l.starts_with("<sub>")).collect::<Vec<_>>().join("\n");
+    let strip = |text: &str| {
+        text.lines()
+            .filter(|l| !l.starts_with("<sub>"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     assert_eq!(strip(&again), strip(&summary));
 }

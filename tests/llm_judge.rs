@@ -259,35 +259,46 @@ fn a_scorer_naming_another_provider_uses_that_providers_judge_or_is_skipped() {
 
 #[test]
 fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
+    let garbled = || judge(|_| json!({ "score": "four", "explanation": "close enough" }));
+    let refusing =
+        || -> llm_support::Brain { std::sync::Arc::new(|_: &llm_support::Seen| Answer::Refusal) };
     for provider in Provider::ALL {
-        let dir = tempfile::tempdir().unwrap();
-        let fake = FakeProvider::start(
-            provider,
-            judge(|_| json!({ "score": "four", "explanation": "close enough" })),
-        );
-        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-        config(dir.path(), &agent, &fake, "");
-        golden(dir.path(), &[("paraphrase", "")]);
-        let ran = run(
-            goldgate(dir.path()).env(provider.key_var(), KEY).args([
-                "run",
-                "--cache-dir",
-                "cache",
-                ".",
-            ]),
-            dir.path(),
-        );
-        assert_eq!(ran.code, Some(2), "{}", ran.stderr);
-        let check = checks(&ran.report, "paraphrase")[0];
-        assert_eq!(check["status"], "error");
-        let reason = check["reason"].as_str().unwrap();
-        assert!(
-            reason.contains("does not fit the schema") && reason.contains("asked 2 times"),
-            "{reason}"
-        );
-        assert_eq!(fake.requests(), 2, "{provider:?}: one retry");
-        // A bad answer is never cached: the next run asks again.
-        assert!(llm_support::walk(&dir.path().join("cache")).is_empty());
+        let refused = match provider {
+            Provider::Anthropic => "the model refused (stop_reason: refusal)",
+            Provider::OpenAi => "the model refused: I can't help with grading this.",
+            Provider::Gemini => "the answer was blocked (finishReason: SAFETY)",
+        };
+        for (brain, problem) in [
+            (garbled(), "does not fit the schema"),
+            (refusing(), refused),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let fake = FakeProvider::start(provider, brain);
+            let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
+            config(dir.path(), &agent, &fake, "");
+            golden(dir.path(), &[("paraphrase", "")]);
+            let ran = run(
+                goldgate(dir.path()).env(provider.key_var(), KEY).args([
+                    "run",
+                    "--cache-dir",
+                    "cache",
+                    ".",
+                ]),
+                dir.path(),
+            );
+            assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+            let check = checks(&ran.report, "paraphrase")[0];
+            assert_eq!(check["status"], "error");
+            let reason = check["reason"].as_str().unwrap();
+            assert!(
+                reason.contains(problem) && reason.contains("asked 2 times"),
+                "{reason}"
+            );
+            assert_eq!(fake.requests(), 2, "{provider:?}: one retry");
+            // A bad answer is never cached: the next run asks again.
+            assert!(llm_support::walk(&dir.path().join("cache")).is_empty());
+            fake.assert_valid();
+        }
     }
 }
 

@@ -68,8 +68,13 @@ fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {
         base_url: expanded(config.endpoint.base_url.as_deref(), &field)?,
         ..config.endpoint.clone()
     };
-    let client = LlmClient::from_env(config.provider, &endpoint, http_client()?, LLM_AGENT_PATIENCE)
-        .map_err(|e| format!("{field}: {e}"))?;
+    let client = LlmClient::from_env(
+        config.provider,
+        &endpoint,
+        http_client()?,
+        LLM_AGENT_PATIENCE,
+    )
+    .map_err(|e| format!("{field}: {e}"))?;
     Ok(LlmAgent::new(client, config.settings.clone()))
 }
 

@@ -1,4 +1,5 @@
-//! The agent under test, behind one trait: HTTP, a subprocess, or recorded transcripts.
+//! The agent under test, behind one trait: HTTP, a subprocess, recorded transcripts, or a
+//! model with the team's prompt and tools (LLM agents).
 //!
 //! An agent answers one [`TurnRequest`] at a time; the runner owns ordering, timeouts and
 //! retries, so an implementation only reports what happened and whether it is worth retrying.

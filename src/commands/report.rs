@@ -131,7 +131,9 @@ pub fn publish(publish: &Publish) -> anyhow::Result<()> {
     if publish.github.comment {
         let marker = markdown::marker(&suite);
         match post(&context, &marker, &body) {
-            Ok(Posted::Created { url }) => eprintln!("goldgate: commented on the pull request: {url}"),
+            Ok(Posted::Created { url }) => {
+                eprintln!("goldgate: commented on the pull request: {url}")
+            }
             Ok(Posted::Updated { url }) => {
                 eprintln!("goldgate: updated the pull request comment: {url}")
             }

@@ -28,7 +28,12 @@ pub fn failing_turns(report: &Report, workspace: Option<&Path>, cwd: &Path) -> V
             .unwrap_or_else(|| PathBuf::from(&case.file));
         let before = commands.len();
         for turn in case.turns.iter().filter(|t| is_bad(t.status)) {
-            let title = format!("goldgate: {} turn {} {}", case.id, turn.index, turn.status.name());
+            let title = format!(
+                "goldgate: {} turn {} {}",
+                case.id,
+                turn.index,
+                turn.status.name()
+            );
             let message = first_problem(&turn.checks)
                 .or_else(|| turn.error.clone())
                 .or_else(|| case.error.clone())
@@ -37,7 +42,11 @@ pub fn failing_turns(report: &Report, workspace: Option<&Path>, cwd: &Path) -> V
         }
         for check in case.checks.iter().filter(|c| is_bad(c.status)) {
             let title = format!("goldgate: {} {}", case.id, check.label);
-            let line = if check.line > 0 { check.line } else { case.line };
+            let line = if check.line > 0 {
+                check.line
+            } else {
+                case.line
+            };
             commands.push(command(&file, line, &title, &describe(check)));
         }
         if commands.len() == before {
@@ -84,7 +93,10 @@ fn describe(check: &CheckReport) -> String {
         text.push_str(": ");
         text.push_str(reason);
     }
-    text.push_str(&format!("\nexpected: {}\nactual: {}", check.expected, check.actual));
+    text.push_str(&format!(
+        "\nexpected: {}\nactual: {}",
+        check.expected, check.actual
+    ));
     text
 }
 
@@ -131,10 +143,16 @@ mod tests {
     fn paths_become_relative_to_the_workspace() {
         let workspace = Path::new("/work/repo");
         assert_eq!(
-            relative_to(Path::new("/work/repo/./evals/../evals/a.yaml"), Some(workspace)),
+            relative_to(
+                Path::new("/work/repo/./evals/../evals/a.yaml"),
+                Some(workspace)
+            ),
             Some(PathBuf::from("evals/a.yaml"))
         );
-        assert_eq!(relative_to(Path::new("/elsewhere/a.yaml"), Some(workspace)), None);
+        assert_eq!(
+            relative_to(Path::new("/elsewhere/a.yaml"), Some(workspace)),
+            None
+        );
         assert_eq!(relative_to(Path::new("/work/repo/a.yaml"), None), None);
     }
 }

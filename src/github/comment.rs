@@ -34,9 +34,11 @@ impl Target {
     /// The target named by the environment, or why there is none.
     pub fn from_context(context: &Context) -> Result<Target, NotPosted> {
         let repository = context.repository.clone().ok_or(NotPosted::NoRepository)?;
-        let pull_request = context.pull_request.ok_or_else(|| NotPosted::NotPullRequest {
-            event: context.event_name.clone(),
-        })?;
+        let pull_request = context
+            .pull_request
+            .ok_or_else(|| NotPosted::NotPullRequest {
+                event: context.event_name.clone(),
+            })?;
         let token = context.token.clone().ok_or(NotPosted::NoToken)?;
         Ok(Target {
             api_url: context.api_url.clone(),
@@ -60,10 +62,15 @@ pub enum Posted {
 pub enum NotPosted {
     NoToken,
     NoRepository,
-    NotPullRequest { event: Option<String> },
+    NotPullRequest {
+        event: Option<String>,
+    },
     /// 401, 403 or 404: the token may not write here (a fork's pull request gets a read-only
     /// token) or cannot see the repository.
-    Refused { status: u16, message: String },
+    Refused {
+        status: u16,
+        message: String,
+    },
     /// Anything else: the network, a server error after retries, an unexpected answer.
     Failed(String),
 }
@@ -101,11 +108,8 @@ pub async fn upsert(
         let github = Octocrab::builder()
             .base_uri(target.api_url.as_str())
             .map_err(|e| {
-                NotPosted::Failed(format!(
-                    "GITHUB_API_URL is not a URL: {}",
-                    target.api_url
-                ))
-                .with_source(e)
+                NotPosted::Failed(format!("GITHUB_API_URL is not a URL: {}", target.api_url))
+                    .with_source(e)
             })?
             .personal_token(target.token.expose().to_owned())
             .build_with_reqwest(client)
@@ -115,11 +119,15 @@ pub async fn upsert(
             Some(id) => issues
                 .update_comment(id, body)
                 .await
-                .map(|c| Posted::Updated { url: c.html_url.to_string() }),
+                .map(|c| Posted::Updated {
+                    url: c.html_url.to_string(),
+                }),
             None => issues
                 .create_comment(target.pull_request, body)
                 .await
-                .map(|c| Posted::Created { url: c.html_url.to_string() }),
+                .map(|c| Posted::Created {
+                    url: c.html_url.to_string(),
+                }),
         }
         .map_err(classify)
     };
@@ -139,7 +147,7 @@ async fn find(
     target: &Target,
     marker: &str,
 ) -> Result<Option<CommentId>, NotPosted> {
-    let is_ours = |c: &Comment| c.body.as_deref().is_some_and(|b| b.contains(marker));
+    let is_ours = |c: &Comment| c.body.as_deref().is_some_and(|b| b.starts_with(marker));
     let mut page = github
         .issues(&target.repository.owner, &target.repository.name)
         .list_comments(target.pull_request)
@@ -151,7 +159,11 @@ async fn find(
         if let Some(comment) = page.items.iter().find(|c| is_ours(c)) {
             return Ok(Some(comment.id));
         }
-        match github.get_page::<Comment>(&page.next).await.map_err(classify)? {
+        match github
+            .get_page::<Comment>(&page.next)
+            .await
+            .map_err(classify)?
+        {
             Some(next) => page = next,
             None => return Ok(None),
         }

@@ -109,7 +109,11 @@ impl Context {
             .or_else(|| var("GITHUB_REF").as_deref().and_then(ref_pull_request));
         let run_url = event
             .as_ref()
-            .and_then(|e| e.pointer("/workflow_run/html_url")?.as_str().map(str::to_owned))
+            .and_then(|e| {
+                e.pointer("/workflow_run/html_url")?
+                    .as_str()
+                    .map(str::to_owned)
+            })
             .or_else(|| {
                 Some(format!(
                     "{}/{}/actions/runs/{}",
@@ -189,8 +193,11 @@ mod tests {
     fn the_pull_request_comes_from_the_event_then_the_ref() {
         let dir = tempfile::tempdir().unwrap();
         let event = dir.path().join("event.json");
-        std::fs::write(&event, r#"{"action":"synchronize","pull_request":{"number":42}}"#)
-            .unwrap();
+        std::fs::write(
+            &event,
+            r#"{"action":"synchronize","pull_request":{"number":42}}"#,
+        )
+        .unwrap();
         let event = event.to_str().unwrap();
         let from_event = context(&[
             ("GITHUB_EVENT_PATH", event),

@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use crate::agent::protocol::{Handoff, Message, ReplyError, ToolCall, Transfer, Usage};
 use crate::gate::Comparison;
 use crate::metrics::{Aggregates, millis};
-use crate::score::JudgeUsage;
 use crate::outcome::{
     CaseResult, CheckCategory, CheckResult, Repeats, RunResult, Status, TurnResult,
 };
+use crate::score::JudgeUsage;
 use crate::shard::SuiteId;
 
 /// The version of the report format written by this build.

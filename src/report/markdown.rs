@@ -147,12 +147,18 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
     let title = if suite == "default" {
         "goldgate".to_owned()
     } else {
-        format!("goldgate · {}", escape::code_span(escape::cut(suite, 200).0))
+        format!(
+            "goldgate · {}",
+            escape::code_span(escape::cut(suite, 200).0)
+        )
     };
     let headline = if report.incomplete {
         "⚠️ stopped early: some cases did not run".to_owned()
     } else if cases.errors > 0 {
-        format!("⚠️ could not be judged: {} of {} cases errored", cases.errors, cases.total)
+        format!(
+            "⚠️ could not be judged: {} of {} cases errored",
+            cases.errors, cases.total
+        )
     } else if cases.failed > 0 {
         format!("❌ {} of {} cases failed", cases.failed, cases.total)
     } else if comparison.is_some_and(Comparison::regressed) {
@@ -198,11 +204,21 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
     let percentiles = |p: Option<Percentiles>| {
         p.map_or_else(
             || "not measured".to_owned(),
-            |p| format!("{} / {}", millis(p.p50.as_millis()), millis(p.p95.as_millis())),
+            |p| {
+                format!(
+                    "{} / {}",
+                    millis(p.p50.as_millis()),
+                    millis(p.p95.as_millis())
+                )
+            },
         )
     };
     let rows = [
-        ("Pass rate", rate(aggregates.pass_rate), gated(Threshold::PassRateDropPp)),
+        (
+            "Pass rate",
+            rate(aggregates.pass_rate),
+            gated(Threshold::PassRateDropPp),
+        ),
         ("Turn pass rate", rate(aggregates.turn_pass_rate), None),
         (
             "Deflection rate",
@@ -318,7 +334,11 @@ fn gate(delta: &MetricDelta) -> String {
 fn flips(body: &mut Body, comparison: &Comparison) {
     let item = |flip: &CaseFlip| {
         let was = match (flip.baseline, flip.pass_fraction) {
-            (_, Some((before, now))) => format!("{} → {} of runs passed", rate(Some(before)), rate(Some(now))),
+            (_, Some((before, now))) => format!(
+                "{} → {} of runs passed",
+                rate(Some(before)),
+                rate(Some(now))
+            ),
             (None, None) => format!("new, {}", flip.current.name()),
             (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
         };
@@ -329,8 +349,16 @@ fn flips(body: &mut Body, comparison: &Comparison) {
         )
     };
     for (flips, title, what) in [
-        (&comparison.newly_failing, "Newly failing", "newly failing cases"),
-        (&comparison.newly_passing, "Newly passing", "newly passing cases"),
+        (
+            &comparison.newly_failing,
+            "Newly failing",
+            "newly failing cases",
+        ),
+        (
+            &comparison.newly_passing,
+            "Newly passing",
+            "newly passing cases",
+        ),
     ] {
         let mut items: Vec<String> = flips.iter().take(FLIPS_SHOWN).map(item).collect();
         if flips.len() > FLIPS_SHOWN {
@@ -346,10 +374,16 @@ fn flips(body: &mut Body, comparison: &Comparison) {
             .map(|key| format!("- {}\n", escape::code_span(key)))
             .collect();
         if comparison.missing.len() > FLIPS_SHOWN {
-            items.push(format!("- …and {} more\n", comparison.missing.len() - FLIPS_SHOWN));
+            items.push(format!(
+                "- …and {} more\n",
+                comparison.missing.len() - FLIPS_SHOWN
+            ));
         }
         body.section(
-            format!("#### In the baseline, not run now ({})\n\n", comparison.missing.len()),
+            format!(
+                "#### In the baseline, not run now ({})\n\n",
+                comparison.missing.len()
+            ),
             items,
             "cases not run",
         );
@@ -382,7 +416,11 @@ fn failures(body: &mut Body, report: &Report, comparison: Option<&Comparison>) {
 
 fn failure(case: &CaseReport, newly: bool) -> String {
     let mut out = String::new();
-    let icon = if case.status == Status::Error { "⚠️" } else { "❌" };
+    let icon = if case.status == Status::Error {
+        "⚠️"
+    } else {
+        "❌"
+    };
     let _ = write!(
         out,
         "<details><summary>{icon} {} · {}",
@@ -409,7 +447,11 @@ fn failure(case: &CaseReport, newly: bool) -> String {
             turn.status.name()
         );
         let _ = writeln!(out, "Input:\n\n{}", text_block(&turn.input));
-        if let Some(error) = turn.error.as_ref().filter(|&e| Some(e) != case.error.as_ref()) {
+        if let Some(error) = turn
+            .error
+            .as_ref()
+            .filter(|&e| Some(e) != case.error.as_ref())
+        {
             let _ = writeln!(out, "Error: {}\n", escape::prose(error));
         }
         checks(&mut out, &turn.checks);
@@ -450,7 +492,11 @@ fn checks(out: &mut String, checks: &[CheckReport]) {
         let _ = writeln!(out, "Actual:\n\n{}", text_block(&check.actual));
     }
     if bad.len() > CHECKS_SHOWN {
-        let _ = writeln!(out, "…and {} more failing checks.\n", bad.len() - CHECKS_SHOWN);
+        let _ = writeln!(
+            out,
+            "…and {} more failing checks.\n",
+            bad.len() - CHECKS_SHOWN
+        );
     }
 }
 
@@ -476,8 +522,14 @@ fn footer(out: &mut String, report: &Report, options: &Options) {
     if let Some(url) = options.run_url {
         parts.push(format!("[Workflow run](<{url}>)"));
     }
-    parts.push(format!("goldgate {}", escape::prose(&report.goldgate_version)));
-    parts.push(format!("agent {}", escape::code_span(escape::cut(&report.agent, 200).0)));
+    parts.push(format!(
+        "goldgate {}",
+        escape::prose(&report.goldgate_version)
+    ));
+    parts.push(format!(
+        "agent {}",
+        escape::code_span(escape::cut(&report.agent, 200).0)
+    ));
     if report.judges.is_empty() {
         let skipped = report.aggregates.checks.skipped;
         if skipped > 0 {

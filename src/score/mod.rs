@@ -5,7 +5,7 @@
 //! the checks over the whole conversation: gecx scorers, SCRAPI criteria and Regtrace metrics.
 //! Deterministic checks never need a judge; `semantic` matches fall back to the local
 //! similarity of [`semantic`]; every other LLM-judge check is [`Status::Skipped`] with
-//! [`NO_JUDGE`] when no judge is configured, never passed.
+//! [`NO_JUDGE`] (or [`Grader::no_judge`]) when there is no judge, never passed.
 //!
 //! A judge that fails makes its check [`Status::Error`]: the run could not judge it.
 //!
@@ -21,9 +21,7 @@ mod turn;
 use std::fmt;
 use std::sync::Arc;
 
-pub use judge::{
-    Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeUsage, JudgeVerdict, NO_JUDGE,
-};
+pub use judge::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeUsage, JudgeVerdict, NO_JUDGE};
 pub use matchers::json_equal;
 pub use metrics::NEEDS_BASELINE;
 

@@ -333,15 +333,12 @@ impl Grader {
     /// The configured judge, or why the check is skipped: none is configured, or the check asks
     /// for another provider.
     fn judge_for(&self, provider: Option<Provider>) -> Result<&dyn Judge, String> {
-        let judge = self.judge.as_deref().ok_or_else(|| {
-            self.no_judge
-                .clone()
-                .unwrap_or_else(|| NO_JUDGE.to_owned())
-        })?;
+        let judge = self
+            .judge
+            .as_deref()
+            .ok_or_else(|| self.no_judge.clone().unwrap_or_else(|| NO_JUDGE.to_owned()))?;
         match provider {
-            Some(provider) if provider.name() != judge.provider() => {
-                judge.other_provider(provider)
-            }
+            Some(provider) if provider.name() != judge.provider() => judge.other_provider(provider),
             _ => Ok(judge),
         }
     }

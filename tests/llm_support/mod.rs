@@ -9,6 +9,8 @@
 // Each test binary uses its own part of these helpers.
 #![allow(dead_code)]
 
+mod checks;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -84,6 +86,8 @@ pub enum Answer {
     Text(String),
     /// Tool calls, several at once when more than one.
     Calls(Vec<(String, Value)>),
+    /// The model declines, as each provider says it.
+    Refusal,
     /// An error status in the provider's shape, with `retry-after` when given.
     Error {
         status: u16,
@@ -188,9 +192,9 @@ async fn handle(
         u32::try_from(log.bodies.len()).unwrap()
     };
     let checked = match fake.provider {
-        Provider::Anthropic => anthropic::check(uri.path(), &headers, &body),
-        Provider::OpenAi => openai::check(uri.path(), &headers, &body),
-        Provider::Gemini => gemini::check(uri.path(), &headers, &body),
+        Provider::Anthropic => checks::anthropic::check(uri.path(), &headers, &body),
+        Provider::OpenAi => checks::openai::check(uri.path(), &headers, &body),
+        Provider::Gemini => checks::gemini::check(uri.path(), &headers, &body),
     };
     let answer = match checked {
         Ok(mut seen) => {
@@ -256,10 +260,35 @@ fn error_body(provider: Provider, status: u16, message: &str) -> Value {
     }
 }
 
+fn refusal_body(provider: Provider) -> Value {
+    match provider {
+        Provider::Anthropic => json!({
+            "id": "msg_refused", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": [], "stop_reason": "refusal", "stop_sequence": null,
+            "usage": { "input_tokens": INPUT_TOKENS, "output_tokens": 0 }
+        }),
+        Provider::OpenAi => json!({
+            "id": "chatcmpl-refused", "object": "chat.completion", "created": 1_700_000_000,
+            "model": "gpt-test",
+            "choices": [{ "index": 0, "logprobs": null, "finish_reason": "stop",
+                "message": { "role": "assistant", "content": null,
+                    "refusal": "I can't help with grading this." } }],
+            "usage": { "prompt_tokens": INPUT_TOKENS, "completion_tokens": 0,
+                "total_tokens": INPUT_TOKENS }
+        }),
+        Provider::Gemini => json!({
+            "candidates": [{ "finishReason": "SAFETY", "index": 0, "safetyRatings": [] }],
+            "usageMetadata": { "promptTokenCount": INPUT_TOKENS, "totalTokenCount": INPUT_TOKENS },
+            "modelVersion": "gemini-test"
+        }),
+    }
+}
+
 fn reply_body(provider: Provider, answer: &Answer, number: u32) -> Value {
     let (text, calls) = match answer {
         Answer::Text(text) => (Some(text.as_str()), &[][..]),
         Answer::Calls(calls) => (None, calls.as_slice()),
+        Answer::Refusal => return refusal_body(provider),
         Answer::Error { .. } => unreachable!("errors have their own body"),
     };
     match provider {
@@ -317,382 +346,6 @@ fn reply_body(provider: Provider, answer: &Answer, number: u32) -> Value {
                 "modelVersion": "gemini-test"
             })
         }
-    }
-}
-
-type Checked = Result<Seen, (u16, String)>;
-
-fn bad(message: impl Into<String>) -> (u16, String) {
-    (400, message.into())
-}
-
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-fn text_of(value: &Value) -> Value {
-    match value {
-        Value::String(text) => serde_json::from_str(text).unwrap_or_else(|_| value.clone()),
-        other => other.clone(),
-    }
-}
-
-mod anthropic {
-    use super::*;
-
-    pub fn check(path: &str, headers: &HeaderMap, body: &Value) -> Checked {
-        if path != "/v1/messages" {
-            return Err((404, format!("no route {path}")));
-        }
-        if header(headers, "x-api-key") != Some(KEY) {
-            return Err((401, "invalid x-api-key".into()));
-        }
-        if header(headers, "anthropic-version") != Some("2023-06-01") {
-            return Err(bad("anthropic-version: header is required"));
-        }
-        body["model"]
-            .as_str()
-            .ok_or_else(|| bad("model: Field required"))?;
-        if body["max_tokens"].as_u64().is_none_or(|n| n == 0) {
-            return Err(bad("max_tokens: Field required"));
-        }
-        let tools: Vec<&str> = body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|tool| {
-                if !tool["input_schema"].is_object() {
-                    return Err(bad("tools.input_schema: Field required"));
-                }
-                tool["name"]
-                    .as_str()
-                    .ok_or_else(|| bad("tools.name: Field required"))
-            })
-            .collect::<Result<_, _>>()?;
-        let forced = match body.get("tool_choice") {
-            None => None,
-            Some(choice) => match choice["type"].as_str() {
-                Some("auto" | "any") => None,
-                Some("tool") => {
-                    let name = choice["name"].as_str().unwrap_or_default();
-                    if !tools.contains(&name) {
-                        return Err(bad(format!("tool_choice: no tool named {name}")));
-                    }
-                    Some(name.to_owned())
-                }
-                _ => return Err(bad("tool_choice.type: invalid")),
-            },
-        };
-        let messages = body["messages"]
-            .as_array()
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| bad("messages: at least one message is required"))?;
-        if messages[0]["role"] != "user" {
-            return Err(bad("messages: first message must use the \"user\" role"));
-        }
-        // tool_use ids of the previous assistant message, awaiting their results.
-        let mut pending: Vec<(String, String)> = Vec::new();
-        let mut seen = Seen {
-            system: body["system"].as_str().unwrap_or_default().to_owned(),
-            forced,
-            ..Seen::default()
-        };
-        for (i, message) in messages.iter().enumerate() {
-            let blocks = message["content"]
-                .as_array()
-                .filter(|b| !b.is_empty())
-                .ok_or_else(|| bad(format!("messages.{i}: content must be a non-empty list")))?;
-            match message["role"].as_str() {
-                Some("assistant") => {
-                    if !pending.is_empty() {
-                        return Err(bad(format!(
-                            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
-                        )));
-                    }
-                    for block in blocks {
-                        if block["type"] == "tool_use" {
-                            let id = block["id"].as_str().unwrap_or_default().to_owned();
-                            let name = block["name"].as_str().unwrap_or_default().to_owned();
-                            pending.push((id, name));
-                        }
-                    }
-                }
-                Some("user") => {
-                    let mut results = Vec::new();
-                    let mut texts = Vec::new();
-                    for block in blocks {
-                        match block["type"].as_str() {
-                            Some("tool_result") => {
-                                let id = block["tool_use_id"].as_str().unwrap_or_default();
-                                let Some(at) = pending.iter().position(|(p, _)| p == id) else {
-                                    return Err(bad(format!(
-                                        "messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: {id}"
-                                    )));
-                                };
-                                let (_, name) = pending.remove(at);
-                                results.push((name, text_of(&block["content"])));
-                            }
-                            Some("text") => {
-                                texts.push(block["text"].as_str().unwrap_or_default().to_owned())
-                            }
-                            _ => return Err(bad(format!("messages.{i}: unknown block type"))),
-                        }
-                    }
-                    if !pending.is_empty() {
-                        return Err(bad(format!(
-                            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
-                        )));
-                    }
-                    seen.tool_results = results;
-                    if !texts.is_empty() {
-                        seen.user = texts.join("\n");
-                    }
-                }
-                _ => return Err(bad(format!("messages.{i}.role: must be user or assistant"))),
-            }
-        }
-        if !pending.is_empty() {
-            return Err(bad(
-                "the last message has `tool_use` blocks without results",
-            ));
-        }
-        Ok(seen)
-    }
-}
-
-mod openai {
-    use super::*;
-
-    pub fn check(path: &str, headers: &HeaderMap, body: &Value) -> Checked {
-        if path != "/v1/chat/completions" {
-            return Err((404, format!("Invalid URL (POST {path})")));
-        }
-        if header(headers, "authorization") != Some(&format!("Bearer {KEY}")) {
-            return Err((401, "Incorrect API key provided".into()));
-        }
-        body["model"]
-            .as_str()
-            .ok_or_else(|| bad("you must provide a model parameter"))?;
-        let tools: Vec<&str> = body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|tool| {
-                if tool["type"] != "function" {
-                    return Err(bad("tools[].type: expected function"));
-                }
-                tool["function"]["name"]
-                    .as_str()
-                    .ok_or_else(|| bad("tools[].function.name: missing"))
-            })
-            .collect::<Result<_, _>>()?;
-        let forced = match body.get("tool_choice") {
-            None => None,
-            Some(Value::String(mode)) if ["auto", "none", "required"].contains(&mode.as_str()) => {
-                None
-            }
-            Some(choice) if choice["type"] == "function" => {
-                let name = choice["function"]["name"].as_str().unwrap_or_default();
-                if !tools.contains(&name) {
-                    return Err(bad(format!("tool_choice: no function named {name}")));
-                }
-                Some(name.to_owned())
-            }
-            Some(_) => return Err(bad("tool_choice: invalid")),
-        };
-        let messages = body["messages"]
-            .as_array()
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| bad("messages: must be a non-empty array"))?;
-        let mut seen = Seen {
-            forced,
-            ..Seen::default()
-        };
-        let mut pending: Vec<(String, String)> = Vec::new();
-        for (i, message) in messages.iter().enumerate() {
-            let role = message["role"].as_str().unwrap_or_default();
-            if role != "tool" && !pending.is_empty() {
-                return Err(bad(format!(
-                    "messages.[{i}]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
-                )));
-            }
-            match role {
-                "system" | "developer" => {
-                    seen.system = message["content"].as_str().unwrap_or_default().to_owned()
-                }
-                "user" => {
-                    seen.user = message["content"]
-                        .as_str()
-                        .ok_or_else(|| bad(format!("messages.[{i}].content: expected a string")))?
-                        .to_owned();
-                    seen.tool_results.clear();
-                }
-                "assistant" => {
-                    seen.tool_results.clear();
-                    let calls = message["tool_calls"].as_array();
-                    if message["content"].is_null() && calls.is_none_or(Vec::is_empty) {
-                        return Err(bad(format!(
-                            "messages.[{i}]: content is required unless tool_calls is given"
-                        )));
-                    }
-                    for call in calls.into_iter().flatten() {
-                        let arguments = call["function"]["arguments"].as_str().ok_or_else(|| {
-                            bad(format!("messages.[{i}].tool_calls.function.arguments: expected a string"))
-                        })?;
-                        serde_json::from_str::<Value>(arguments)
-                            .map_err(|_| bad("function.arguments: not JSON"))?;
-                        pending.push((
-                            call["id"].as_str().unwrap_or_default().to_owned(),
-                            call["function"]["name"]
-                                .as_str()
-                                .unwrap_or_default()
-                                .to_owned(),
-                        ));
-                    }
-                }
-                "tool" => {
-                    let id = message["tool_call_id"].as_str().unwrap_or_default();
-                    let Some(at) = pending.iter().position(|(p, _)| p == id) else {
-                        return Err(bad(format!(
-                            "messages.[{i}]: messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
-                        )));
-                    };
-                    let (_, name) = pending.remove(at);
-                    seen.tool_results.push((name, text_of(&message["content"])));
-                }
-                other => return Err(bad(format!("messages.[{i}].role: invalid `{other}`"))),
-            }
-        }
-        if !pending.is_empty() {
-            return Err(bad("tool_calls without tool messages"));
-        }
-        Ok(seen)
-    }
-}
-
-mod gemini {
-    use super::*;
-
-    pub fn check(path: &str, headers: &HeaderMap, body: &Value) -> Checked {
-        let model = path
-            .strip_prefix("/v1beta/models/")
-            .and_then(|rest| rest.strip_suffix(":generateContent"))
-            .ok_or_else(|| (404, format!("no route {path}")))?;
-        if model.is_empty() || model.contains('/') {
-            return Err((404, format!("models/{model} is not found")));
-        }
-        if header(headers, "x-goog-api-key") != Some(KEY) {
-            return Err((
-                400,
-                "API key not valid. Please pass a valid API key.".into(),
-            ));
-        }
-        let declared: Vec<&str> = body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|tool| {
-                tool["functionDeclarations"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-            })
-            .map(|f| {
-                if !(f["parametersJsonSchema"].is_object() || f["parameters"].is_object()) {
-                    return Err(bad("function_declarations: parameters are missing"));
-                }
-                f["name"]
-                    .as_str()
-                    .ok_or_else(|| bad("function_declarations.name: required"))
-            })
-            .collect::<Result<_, _>>()?;
-        let config = &body["toolConfig"]["functionCallingConfig"];
-        let forced = match config["mode"].as_str() {
-            None | Some("AUTO" | "NONE") => None,
-            Some("ANY") => {
-                let allowed: Vec<&str> = config["allowedFunctionNames"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                if allowed.iter().any(|name| !declared.contains(name)) {
-                    return Err(bad("allowed_function_names: not declared"));
-                }
-                allowed.first().map(|name| (*name).to_owned())
-            }
-            Some(other) => return Err(bad(format!("function_calling_config.mode: {other}"))),
-        };
-        let contents = body["contents"]
-            .as_array()
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| bad("contents is not specified"))?;
-        let mut seen = Seen {
-            system: body["systemInstruction"]["parts"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            forced,
-            ..Seen::default()
-        };
-        let mut pending: Vec<String> = Vec::new();
-        for (i, content) in contents.iter().enumerate() {
-            let parts = content["parts"]
-                .as_array()
-                .filter(|p| !p.is_empty())
-                .ok_or_else(|| bad(format!("contents[{i}].parts: must not be empty")))?;
-            match content["role"].as_str() {
-                Some("model") => {
-                    if !pending.is_empty() {
-                        return Err(bad(format!(
-                            "contents[{i}]: a function call turn must come right after a user turn or a function response turn"
-                        )));
-                    }
-                    pending = parts
-                        .iter()
-                        .filter_map(|p| p["functionCall"]["name"].as_str().map(str::to_owned))
-                        .collect();
-                }
-                Some("user") => {
-                    let responses: Vec<&Value> = parts
-                        .iter()
-                        .filter_map(|p| p.get("functionResponse"))
-                        .collect();
-                    let names: Vec<&str> = responses
-                        .iter()
-                        .map(|r| r["name"].as_str().unwrap_or_default())
-                        .collect();
-                    if names != pending.iter().map(String::as_str).collect::<Vec<_>>() {
-                        return Err(bad(format!(
-                            "contents[{i}]: please ensure that the number of function response parts is equal to the number of function call parts of the function call turn"
-                        )));
-                    }
-                    pending.clear();
-                    if responses.iter().any(|r| !r["response"].is_object()) {
-                        return Err(bad("function_response.response: must be an object"));
-                    }
-                    seen.tool_results = responses
-                        .iter()
-                        .map(|r| {
-                            (
-                                r["name"].as_str().unwrap_or_default().to_owned(),
-                                r["response"].clone(),
-                            )
-                        })
-                        .collect();
-                    let texts: Vec<&str> =
-                        parts.iter().filter_map(|p| p["text"].as_str()).collect();
-                    if !texts.is_empty() {
-                        seen.user = texts.join("\n");
-                    }
-                }
-                _ => return Err(bad(format!("contents[{i}].role: must be user or model"))),
-            }
-        }
-        if !pending.is_empty() {
-            return Err(bad("the function call turn has no function response turn"));
-        }
-        Ok(seen)
     }
 }
 

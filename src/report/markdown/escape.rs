@@ -80,9 +80,10 @@ pub fn prose(text: &str) -> String {
                     out.push('\\');
                 }
                 out.push(c);
+                out.push(ZERO_WIDTH_JOINER);
             }
-            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '<' | '>' | '+'
-            | '-' | '.' | '!' | '|' | '~' | '&' | '=' | ':' => {
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '<' | '>' | '+' | '-'
+            | '.' | '!' | '|' | '~' | '&' | '=' | ':' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -151,7 +152,10 @@ mod tests {
 
     #[test]
     fn controls_and_bidi_are_shown_not_obeyed() {
-        assert_eq!(fenced("a\x1b[31mb\u{202e}c"), "```text\na\\u{1b}[31mb\\u{202e}c\n```\n");
+        assert_eq!(
+            fenced("a\x1b[31mb\u{202e}c"),
+            "```text\na\\u{1b}[31mb\\u{202e}c\n```\n"
+        );
     }
 
     #[test]
