@@ -242,7 +242,7 @@ async fn run_case(
         Vec::new()
     };
     if let (Some(dir), None) = (&options.record, &error)
-        && let Err(e) = replay::record_case(dir, &case.id, &played)
+        && let Err(e) = replay::record_case(dir, &crate::shard::case_key(&case), &case.id, &played)
     {
         error = Some(format!(
             "could not record the transcript in {}: {e}",
@@ -340,6 +340,7 @@ fn request_for(case: &Case, turn: &Turn, session: &str) -> TurnRequest {
         id: None,
         session: session.to_owned(),
         conversation: case.id.clone(),
+        case: crate::shard::case_key(case),
         turn: turn.index,
         input: protocol::input_object(&turn.inputs),
         session_parameters: if turn.index == 1 {

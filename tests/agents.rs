@@ -27,6 +27,7 @@ fn request(session: &str, turn: usize, text: &str) -> TurnRequest {
         id: None,
         session: session.to_owned(),
         conversation: format!("conversation-{session}"),
+        case: format!("cases.yaml#conversation-{session}"),
         turn,
         input: object(json!({ "text": text })),
         session_parameters: Map::new(),
@@ -480,9 +481,11 @@ fn exchange(text: &str, latency_ms: u64, ttft_ms: Option<u64>) -> Exchange {
     }
 }
 
+/// A turn of the case `cases.yaml#<conversation>`.
 fn case_turn(conversation: &str, turn: usize, text: &str) -> TurnRequest {
     TurnRequest {
         conversation: conversation.to_owned(),
+        case: format!("cases.yaml#{conversation}"),
         ..request("recorded-session", turn, text)
     }
 }
@@ -500,11 +503,12 @@ async fn replay_answers_recorded_turns_only() {
             exchange("Shipped.", 300, None),
         ),
     ];
-    record_case(dir.path(), "happy_path", &happy).unwrap();
+    record_case(dir.path(), "cases.yaml#happy_path", "happy_path", &happy).unwrap();
     let refund = case_turn("billing/refund dispute", 1, "refund");
     let transferred = exchange("Transferring.", 80, None);
     record_case(
         dir.path(),
+        "cases.yaml#billing/refund dispute",
         "billing/refund dispute",
         &[(refund.clone(), transferred)],
     )
@@ -515,11 +519,13 @@ async fn replay_answers_recorded_turns_only() {
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        ["billing%2Frefund%20dispute.json", "happy_path.json"]
+    assert_eq!(names.len(), 2);
+    assert!(
+        names[0].starts_with("billing%2Frefund%20dispute-"),
+        "{names:?}"
     );
-    let written = std::fs::read_to_string(dir.path().join("happy_path.json")).unwrap();
+    assert!(names[1].starts_with("happy_path-"), "{names:?}");
+    let written = std::fs::read_to_string(dir.path().join(&names[1])).unwrap();
     let written: Value = serde_json::from_str(&written).unwrap();
     assert_eq!(written["conversation"], "happy_path");
     assert_eq!(written["turns"][1]["turn"], 2);
@@ -564,7 +570,7 @@ async fn replay_answers_recorded_turns_only() {
 fn replay_rejects_a_corrupt_file_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let good = [(case_turn("good", 1, "hi"), exchange("Hello!", 1, None))];
-    record_case(dir.path(), "good", &good).unwrap();
+    record_case(dir.path(), "cases.yaml#good", "good", &good).unwrap();
     std::fs::write(
         dir.path().join("broken.json"),
         "{\"conversation\": \"x\", \"turns\": [",

@@ -49,7 +49,14 @@ fn a_recorded_run_replays_without_any_agent() {
         .arg(&agent)
         .assert()
         .code(0);
-    assert!(dir.path().join("transcripts/lookup.json").is_file());
+    let recorded: Vec<String> = fs::read_dir(dir.path().join("transcripts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        matches!(recorded.as_slice(), [name] if name.starts_with("lookup-")),
+        "{recorded:?}"
+    );
     fs::write(
         dir.path().join("goldgate.yaml"),
         "agent:\n  replay: transcripts\n",

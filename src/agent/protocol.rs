@@ -16,6 +16,10 @@ pub struct TurnRequest {
     pub session: String,
     /// The case id.
     pub conversation: String,
+    /// The case's key (`file#id`), which tells apart cases of different files that share an
+    /// id; recordings are kept under it. Not on the wire.
+    #[serde(skip)]
+    pub case: String,
     /// 1-based turn number.
     pub turn: usize,
     /// What the user side sends: one key per input kind (`text`, `event`, `tool_responses`,
@@ -131,7 +135,7 @@ impl Reply {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Message {
     pub text: String,
     /// The (sub-)agent that spoke.
@@ -139,7 +143,7 @@ pub struct Message {
     pub agent: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     pub name: String,
     #[serde(default)]
@@ -148,25 +152,27 @@ pub struct ToolCall {
     pub response: Option<Value>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Transfer {
     pub agent: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Handoff {
     pub status: String,
 }
 
 /// An error the agent reports as part of its behaviour (scored by `error-code`, `no-error`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplyError {
     pub code: String,
     #[serde(default)]
     pub message: String,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Usage {
     #[serde(default)]
     pub input_tokens: u64,

@@ -1,11 +1,13 @@
 //! Recorded transcripts: `run --record DIR` writes them, the `replay` agent answers from them,
 //! so a suite can be scored (and the scorers developed) without calling any agent.
 //!
-//! On disk, one pretty-printed JSON file per case, `DIR/<case id>.json` (the id
-//! percent-encoded where it holds characters unsafe in a file name):
+//! On disk, one pretty-printed JSON file per case, `DIR/<case id>-<hash>.json`: the id
+//! percent-encoded where it holds characters unsafe in a file name, and a short hash of the
+//! case's key (`file#id`) because two golden files may hold cases with the same id:
 //!
 //! ```json
 //! {
+//!   "case": "evals/goldens/orders.yaml#happy_path_order_lookup",
 //!   "conversation": "happy_path_order_lookup",
 //!   "turns": [
 //!     { "turn": 1, "request": { "session": "…", "conversation": "…", "turn": 1, "input": {} },
@@ -35,6 +37,7 @@ use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Transcript {
+    case: String,
     conversation: String,
     turns: Vec<RecordedTurn>,
 }
@@ -50,12 +53,15 @@ struct RecordedTurn {
 }
 
 /// Writes one case's transcript to `dir` (created if missing), replacing an earlier recording.
+/// `case` is the case's key ([`crate::shard::case_key`]), `conversation` its id.
 pub fn record_case(
     dir: &Path,
+    case: &str,
     conversation: &str,
     turns: &[(TurnRequest, Exchange)],
 ) -> io::Result<()> {
     let transcript = Transcript {
+        case: case.to_owned(),
         conversation: conversation.to_owned(),
         turns: turns
             .iter()
@@ -71,7 +77,7 @@ pub fn record_case(
     let mut json = serde_json::to_vec_pretty(&transcript)?;
     json.push(b'\n');
     fs::create_dir_all(dir)?;
-    write_atomically(&dir.join(file_name(conversation)), &json)
+    write_atomically(&dir.join(file_name(case, conversation)), &json)
 }
 
 fn millis(duration: Duration) -> u64 {
@@ -79,8 +85,9 @@ fn millis(duration: Duration) -> u64 {
 }
 
 /// The case id as a file name: unchanged when it is made of `[A-Za-z0-9_.-]` and does not
-/// start with a dot, otherwise percent-encoded, so that distinct ids never share a file.
-fn file_name(conversation: &str) -> String {
+/// start with a dot, otherwise percent-encoded, then a hash of the case key, so that distinct
+/// cases never share a file.
+fn file_name(case: &str, conversation: &str) -> String {
     let mut name = String::with_capacity(conversation.len() + 5);
     for (index, byte) in conversation.bytes().enumerate() {
         let safe = byte.is_ascii_alphanumeric()
@@ -92,7 +99,10 @@ fn file_name(conversation: &str) -> String {
             name.push_str(&format!("%{byte:02X}"));
         }
     }
-    name.push_str(".json");
+    name.push_str(&format!(
+        "-{:08x}.json",
+        crate::shard::stable_hash(case.as_bytes()) as u32
+    ));
     name
 }
 
@@ -187,7 +197,7 @@ impl ReplayAgent {
                     source,
                 })?;
             for recorded in transcript.turns {
-                let key = (transcript.conversation.clone(), recorded.turn);
+                let key = (transcript.case.clone(), recorded.turn);
                 match turns.entry(key) {
                     Entry::Occupied(first) => {
                         let first: &Recorded = first.get();
@@ -220,7 +230,7 @@ impl ReplayAgent {
 #[async_trait]
 impl Agent for ReplayAgent {
     async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
-        let key = (request.conversation.clone(), request.turn);
+        let key = (request.case.clone(), request.turn);
         let Some(recorded) = self.turns.get(&key) else {
             return Err(AgentError::new(
                 AgentErrorKind::NotRecorded,
@@ -263,10 +273,31 @@ mod tests {
 
     #[test]
     fn file_names_keep_plain_ids_and_encode_the_rest() {
-        assert_eq!(file_name("happy_path-1.v2"), "happy_path-1.v2.json");
-        assert_eq!(file_name("a/b"), "a%2Fb.json");
-        assert_eq!(file_name("a%2Fb"), "a%252Fb.json");
-        assert_eq!(file_name(".."), "%2E..json");
-        assert_eq!(file_name("é"), "%C3%A9.json");
+        let stem = |id: &str| {
+            let name = file_name("goldens/a.yaml#x", id);
+            name[..name.len() - "-01234567.json".len()].to_owned()
+        };
+        assert_eq!(stem("happy_path-1.v2"), "happy_path-1.v2");
+        assert_eq!(stem("a/b"), "a%2Fb");
+        assert_eq!(stem("a%2Fb"), "a%252Fb");
+        assert_eq!(stem(".."), "%2E.");
+        assert_eq!(stem("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn cases_sharing_an_id_in_different_files_get_different_files() {
+        let csv = file_name(
+            "suite/goldens/invoices.golden.csv#invoice-lookup",
+            "invoice-lookup",
+        );
+        let scenario = file_name(
+            "suite/invoice-lookup.scenario.yaml#invoice-lookup",
+            "invoice-lookup",
+        );
+        assert_ne!(csv, scenario);
+        assert!(
+            csv.starts_with("invoice-lookup-") && csv.ends_with(".json"),
+            "{csv}"
+        );
     }
 }
