@@ -231,14 +231,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
                     .collect(),
                 Value::Str(line) => line.split_whitespace().map(str::to_owned).collect(),
                 _ => {
-                    diags
-                        .error(
-                            Code::G101,
-                            argv_node.line,
-                            argv_node.column,
-                            format!("expected a list of strings, found {}", argv_node.kind()),
-                        )
-                        .field(path);
+                    argv_node.wrong_type("a list of strings", diags).field(path);
                     return None;
                 }
             };
@@ -328,13 +321,7 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
         match n.value {
             Value::Bool(b) => run.allow_extra_tool_calls = b,
             _ => {
-                diags
-                    .error(
-                        Code::G101,
-                        n.line,
-                        n.column,
-                        format!("expected true or false, found {}", n.kind()),
-                    )
+                n.wrong_type("true or false", diags)
                     .field("run.allow_extra_tool_calls");
             }
         }
@@ -387,16 +374,7 @@ pub(crate) fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics
     match node.value {
         Value::Int(i) if i >= 1 => usize::try_from(i).ok(),
         _ => {
-            diags
-                .error(
-                    Code::G101,
-                    node.line,
-                    node.column,
-                    format!(
-                        "expected a whole number of at least 1, found {}",
-                        node.kind()
-                    ),
-                )
+            node.wrong_type("a whole number of at least 1", diags)
                 .field(field);
             None
         }

@@ -27,13 +27,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     // Checked here rather than by `Fields::of`, which would name an empty key path and give no
     // hint of what a scenario looks like.
     if root.as_map().is_none() {
-        diags
-            .error(
-                Code::G101,
-                root.line,
-                root.column,
-                format!("expected a scenario mapping, found {}", root.kind()),
-            )
+        root.wrong_type("a scenario mapping", diags)
             .hint("a scenario has `id`, `when` and `then` at the top level");
         return Vec::new();
     }
@@ -99,13 +93,7 @@ fn scenario_id(node: &Node, diags: &mut Diagnostics) -> Option<String> {
 /// The `when` list: one [`Turn`] per item that names a valid input.
 fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
     let Some(items) = when.as_seq() else {
-        diags
-            .error(
-                Code::G101,
-                when.line,
-                when.column,
-                format!("expected a list of turns, found {}", when.kind()),
-            )
+        when.wrong_type("a list of turns", diags)
             .field("when")
             .hint("write `when:` then `- user: hello` items");
         return Vec::new();
@@ -141,13 +129,7 @@ fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
 /// One `when` item: exactly one of [`TURN_KEYS`], whose value is text.
 fn load_input(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Input> {
     let Some(entries) = item.as_map() else {
-        diags
-            .error(
-                Code::G101,
-                item.line,
-                item.column,
-                format!("expected a turn mapping, found {}", item.kind()),
-            )
+        item.wrong_type("a turn mapping", diags)
             .field(path)
             .hint("write `- user: hello`, `- approveToolCall: tag` or `- denyToolCall: tag`");
         return None;

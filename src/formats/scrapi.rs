@@ -124,16 +124,7 @@ fn parameters(node: &Node, path: &str, diags: &mut Diagnostics) -> Map<String, J
             })
             .collect(),
         _ => {
-            diags
-                .error(
-                    Code::G101,
-                    node.line,
-                    node.column,
-                    format!(
-                        "expected a mapping of names to values, found {}",
-                        node.kind()
-                    ),
-                )
+            node.wrong_type("a mapping of names to values", diags)
                 .field(path);
             Map::new()
         }

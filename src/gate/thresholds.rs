@@ -144,13 +144,8 @@ fn parse_limits(
         match value.as_f64() {
             Some(limit) if limit >= 0.0 => limits.push((threshold, limit)),
             _ => {
-                diags
-                    .error(
-                        Code::G101,
-                        value.line,
-                        value.column,
-                        format!("expected a non-negative number, found {}", value.kind()),
-                    )
+                value
+                    .wrong_type("a non-negative number", diags)
                     .field(fields.path_of(threshold.name()));
             }
         }

@@ -19,7 +19,7 @@ use std::fmt;
 
 use serde_json::Value as Json;
 
-use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, suggestion};
 
 /// Files larger than this are refused before parsing: goldens are hand-written text.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
@@ -62,6 +62,17 @@ impl Node {
             Value::Seq(_) => "a list",
             Value::Map(_) => "a mapping",
         }
+    }
+
+    /// Reports a G101 "expected `expected`, found <kind>" at this node; add `.field(..)` and
+    /// `.hint(..)` to the result.
+    pub fn wrong_type<'d>(
+        &self,
+        expected: &str,
+        diags: &'d mut Diagnostics,
+    ) -> DiagnosticBuilder<'d> {
+        let message = format!("expected {expected}, found {}", self.kind());
+        diags.error(Code::G101, self.line, self.column, message)
     }
 
     pub fn is_null(&self) -> bool {
@@ -201,8 +212,7 @@ impl<'a> Fields<'a> {
                 path: path.to_owned(),
             }),
             _ => {
-                let message = format!("expected a mapping, found {}", node.kind());
-                let builder = diags.error(Code::G101, node.line, node.column, message);
+                let builder = node.wrong_type("a mapping", diags);
                 // The document itself has no key path to name.
                 if !path.is_empty() {
                     builder.field(path);
@@ -279,14 +289,7 @@ impl<'a> Fields<'a> {
                 .collect(),
             Value::Str(s) => vec![s.clone()],
             _ => {
-                diags
-                    .error(
-                        Code::G101,
-                        node.line,
-                        node.column,
-                        format!("expected a list of strings, found {}", node.kind()),
-                    )
-                    .field(path);
+                node.wrong_type("a list of strings", diags).field(path);
                 Vec::new()
             }
         }
@@ -314,14 +317,7 @@ impl<'a> Fields<'a> {
 pub fn expect_text(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String> {
     let text = node.scalar_text();
     if text.is_none() {
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                format!("expected a string, found {}", node.kind()),
-            )
-            .field(path);
+        node.wrong_type("a string", diags).field(path);
     }
     text
 }

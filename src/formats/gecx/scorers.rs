@@ -36,13 +36,7 @@ const JS_FLAGS: [(char, Option<char>); 6] = [
 /// The `then` list: one check per entry that names a known scorer with valid arguments.
 pub(super) fn load_checks(then: &Node, diags: &mut Diagnostics) -> Vec<CaseCheck> {
     let Some(items) = then.as_seq() else {
-        diags
-            .error(
-                Code::G101,
-                then.line,
-                then.column,
-                format!("expected a list of scorers, found {}", then.kind()),
-            )
+        then.wrong_type("a list of scorers", diags)
             .field("then")
             .hint("write `then:` then `- scorer: no-error` items");
         return Vec::new();
@@ -267,13 +261,7 @@ impl<'a> Args<'a> {
         let node = self.required("ms", "a number of milliseconds", diags)?;
         let path = self.path_of("ms");
         let Some(ms) = node.as_f64() else {
-            diags
-                .error(
-                    Code::G101,
-                    node.line,
-                    node.column,
-                    format!("expected a number of milliseconds, found {}", node.kind()),
-                )
+            node.wrong_type("a number of milliseconds", diags)
                 .field(path);
             return None;
         };
@@ -374,13 +362,7 @@ fn regex_problem(err: &regex::Error) -> String {
 /// `input`: every key must match; a nested mapping matches key by key, any other value exactly.
 fn args_matcher(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ArgsMatcher> {
     let Some(entries) = node.as_map() else {
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                format!("expected a mapping of input keys, found {}", node.kind()),
-            )
+        node.wrong_type("a mapping of input keys", diags)
             .field(path);
         return None;
     };
@@ -409,14 +391,7 @@ fn expected_calls(
     diags: &mut Diagnostics,
 ) -> Option<Vec<ExpectedToolCall>> {
     let Some(items) = node.as_seq() else {
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                format!("expected a list of tool calls, found {}", node.kind()),
-            )
-            .field(path);
+        node.wrong_type("a list of tool calls", diags).field(path);
         return None;
     };
     if items.is_empty() {

@@ -288,16 +288,9 @@ const CONFIG: Shape = Shape::Object(&[
 pub fn load_config(root: &Node, diags: &mut Diagnostics) -> RegtraceConfig {
     let start = diags.items.len();
     if root.as_map().is_none() {
-        diags
-            .error(
-                Code::G101,
-                root.line,
-                root.column,
-                format!("expected a mapping, found {}", root.kind()),
-            )
-            .hint(
-                "regtrace.config.yaml has `project`, `golden_sets` and `metrics` at the top level",
-            );
+        root.wrong_type("a mapping", diags).hint(
+            "regtrace.config.yaml has `project`, `golden_sets` and `metrics` at the top level",
+        );
     } else {
         shape::check(root, &CONFIG, "", diags);
         check_cross_field(root, diags);

@@ -93,13 +93,7 @@ const GOLDEN_SET: Shape = Shape::Object(&[
 /// `id`, `input` and `expected_output` are readable, so callers can count and list it.
 pub fn load_set(root: &Node, defaults: &SetDefaults, diags: &mut Diagnostics) -> Vec<Case> {
     if root.as_map().is_none() {
-        diags
-            .error(
-                Code::G101,
-                root.line,
-                root.column,
-                format!("expected a golden set mapping, found {}", root.kind()),
-            )
+        root.wrong_type("a golden set mapping", diags)
             .hint("a golden set has `name`, `interaction_type` and `test_cases` at the top level");
         return Vec::new();
     }

@@ -268,14 +268,7 @@ fn wrong_type<'d>(
     path: &str,
     diags: &'d mut Diagnostics,
 ) -> DiagnosticBuilder<'d> {
-    diags
-        .error(
-            Code::G101,
-            node.line,
-            node.column,
-            format!("expected {}, found {}", shape.describe(), node.kind()),
-        )
-        .field(path)
+    node.wrong_type(&shape.describe(), diags).field(path)
 }
 
 fn out_of_range(node: &Node, path: &str, message: String, diags: &mut Diagnostics) {

@@ -17,16 +17,7 @@ const MATCHER_KEYS: &[&str] = &["value", "$matchType", "$matchValue", "$original
 /// The expected arguments of one tool call; `node` must be a mapping.
 pub(super) fn args(node: &Node, path: &str, diags: &mut Diagnostics) -> ArgsMatcher {
     let Some(entries) = node.as_map() else {
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                format!(
-                    "expected a mapping of argument names to values, found {}",
-                    node.kind()
-                ),
-            )
+        node.wrong_type("a mapping of argument names to values", diags)
             .field(path);
         return ArgsMatcher::default();
     };
@@ -124,13 +115,7 @@ fn leaf(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher> {
 
 fn match_type(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<MatchType> {
     let Some(name) = node.as_str() else {
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                format!("expected a match type name, found {}", node.kind()),
-            )
+        node.wrong_type("a match type name", diags)
             .field(path)
             .hint(format!("one of: {}", MatchType::NAMES.join(", ")));
         return None;

@@ -317,14 +317,7 @@ fn tool_output<'a>(
         Value::Null => None,
         Value::Str(_) | Value::Map(_) => Some((node, node.to_json())),
         _ => {
-            diags
-                .error(
-                    Code::G101,
-                    node.line,
-                    node.column,
-                    format!("expected a string or a mapping, found {}", node.kind()),
-                )
-                .field(path);
+            node.wrong_type("a string or a mapping", diags).field(path);
             None
         }
     }
