@@ -6,13 +6,13 @@
 //! printed or reported. The `judge:` block and the LLM agent kinds are read by
 //! [`crate::llm::config`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::llm::LlmAgentSettings;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::gate::Threshold;
 use crate::llm::client::Endpoint;
 use crate::model::Provider;
 use crate::yaml::{self, Fields, Node, Value};
@@ -28,8 +28,8 @@ pub struct Config {
     pub agent: Option<AgentConfig>,
     pub judge: Option<JudgeConfig>,
     pub run: RunSettings,
-    /// Regression thresholds by their seed names (`passRateDropPp`, ...).
-    pub thresholds: BTreeMap<String, f64>,
+    /// Regression thresholds set in the file (`passRateDropPp`, ...), over the defaults.
+    pub thresholds: Vec<(Threshold, f64)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -113,13 +113,6 @@ const RUN_KEYS: [&str; 4] = [
     "retries",
     "allow_extra_tool_calls",
 ];
-const THRESHOLDS: [&str; 5] = [
-    "passRateDropPp",
-    "deflectionDropPp",
-    "p95LatencyIncreasePct",
-    "ttftP95IncreasePct",
-    "hallucinationRateIncreasePp",
-];
 
 impl Config {
     /// Reads `path`. Missing keys take their defaults.
@@ -170,7 +163,8 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         parse_run(run, &mut config.run, diags);
     }
     if let Some(thresholds) = fields.take("thresholds") {
-        config.thresholds = parse_thresholds(thresholds, diags);
+        config.thresholds =
+            crate::gate::thresholds::parse_limits(thresholds, "thresholds", &[], diags);
     }
     fields.take("version");
     fields.finish(&TOP_KEYS, diags);
@@ -327,47 +321,6 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
         }
     }
     fields.finish(&RUN_KEYS, diags);
-}
-
-fn parse_thresholds(node: &Node, diags: &mut Diagnostics) -> BTreeMap<String, f64> {
-    let mut thresholds = BTreeMap::new();
-    let Some(entries) = Fields::of(node, "thresholds", diags)
-        .map(|f| f.node())
-        .and_then(Node::as_map)
-    else {
-        return thresholds;
-    };
-    for (key, value) in entries {
-        let field = format!("thresholds.{}", key.name);
-        if !THRESHOLDS.contains(&key.name.as_str()) {
-            diags
-                .error(
-                    Code::G100,
-                    key.line,
-                    key.column,
-                    format!("unknown threshold `{}`", key.name),
-                )
-                .field(field)
-                .hint(crate::diagnostic::suggestion(&key.name, &THRESHOLDS));
-            continue;
-        }
-        match value.as_f64() {
-            Some(v) if v >= 0.0 => {
-                thresholds.insert(key.name.clone(), v);
-            }
-            _ => {
-                diags
-                    .error(
-                        Code::G101,
-                        value.line,
-                        value.column,
-                        "expected a non-negative number",
-                    )
-                    .field(field);
-            }
-        }
-    }
-    thresholds
 }
 
 pub(crate) fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<usize> {

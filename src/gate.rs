@@ -38,7 +38,19 @@ pub use thresholds::Thresholds;
 pub const LATENCY_FLOOR: Duration = Duration::from_millis(50);
 
 /// The five regression thresholds, by their seed names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Threshold {
     #[serde(rename = "passRateDropPp")]
     PassRateDropPp,
@@ -79,11 +91,6 @@ impl Threshold {
             Threshold::TtftP95IncreasePct => "ttftP95IncreasePct",
             Threshold::HallucinationRateIncreasePp => "hallucinationRateIncreasePp",
         }
-    }
-
-    /// The threshold with this seed name.
-    pub fn from_name(name: &str) -> Option<Threshold> {
-        Threshold::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// The metric it watches, for people.
@@ -145,7 +152,7 @@ impl Threshold {
 const EPSILON: f64 = 1e-9;
 
 /// One metric of the run against the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricDelta {
     pub threshold: Threshold,
     /// The metric in the baseline and now: a rate in 0..=1, or milliseconds for latencies.
@@ -189,7 +196,7 @@ impl MetricDelta {
 }
 
 /// A case whose verdict differs from the baseline's.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseFlip {
     pub id: String,
     pub name: String,
@@ -204,7 +211,7 @@ pub struct CaseFlip {
 
 /// Everything the gate found. It is part of the JSON report (`gate`), so that `compare`, the
 /// Markdown summary and the PR comment render the same facts.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// The baseline file compared with, as given.
     pub baseline: String,

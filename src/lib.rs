@@ -21,6 +21,7 @@ pub mod model;
 pub mod outcome;
 pub mod report;
 pub mod run;
+pub mod schema;
 pub mod score;
 pub mod shard;
 pub mod yaml;

@@ -19,8 +19,8 @@ fn main() -> ExitCode {
         Command::Merge(args) => commands::merge::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),
-        Command::Convert(_)
-        | Command::Schema(_) => {
+        Command::Schema(args) => commands::schema::run(&args),
+        Command::Convert(_) => {
             eprintln!("goldgate: this command is not yet available in this version");
             Ok(Exit::Error)
         }

@@ -23,7 +23,9 @@ use crate::outcome::{CheckCategory, Status, total_usage};
 use crate::report::json::{CaseReport, CheckReport, TurnReport};
 
 /// How many cases, turns or checks ended in each status.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Counts {
     pub total: usize,
     pub passed: usize,
@@ -63,11 +65,13 @@ impl FromIterator<Status> for Counts {
 }
 
 /// The median and 95th percentile of a set of durations, by nearest rank.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Percentiles {
     #[serde(rename = "p50_ms", with = "millis")]
+    #[schemars(with = "u64")]
     pub p50: Duration,
     #[serde(rename = "p95_ms", with = "millis")]
+    #[schemars(with = "u64")]
     pub p95: Duration,
 }
 
@@ -95,7 +99,7 @@ pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
 }
 
 /// Everything measured over one run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Aggregates {
     pub cases: Counts,
     pub turns: Counts,

@@ -14,7 +14,19 @@ use crate::score::JudgeUsage;
 
 /// The verdict of one check, turn or case. Ordered from best to worst so that the status of a
 /// whole is the maximum of its parts (skipped parts do not count). Written as a lowercase word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Skipped,
@@ -68,7 +80,7 @@ impl Method {
 /// aggregates are computed from it, so that they can be recomputed from a saved report alone
 /// (`goldgate merge`). Written as a kebab-case word; a new variant is a new word, never a
 /// renamed one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckCategory {
     /// A turn's expected agent text, or a scorer over the messages (`message-contains`,

@@ -8,351 +8,17 @@
 //! fence, and a huge reply is cut below GitHub's limit; the step summary, the step outputs and
 //! the annotations are written; the token appears nowhere but in the Authorization header.
 
+mod github_support;
+
 use std::fs;
-use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use assert_cmd::Command;
-use axum::Json;
-use axum::extract::{Path as UrlPath, Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
-use serde_json::{Value, json};
+use serde_json::json;
 
-const TOKEN: &str = "ghs_l00pb4ckT0k3nNeverPrinted";
-const REPO: &str = "acme/agents";
-const PR: u64 = 7;
-const MARKER: &str = "<!-- goldgate:suite=default -->";
-
-const PASSING_REPLY: &str = "Your order ORD-12345 has shipped and should arrive by April 18th.";
-
-/// Everything the fake GitHub holds and saw.
-#[derive(Default)]
-struct Fake {
-    /// Comments on pull request #7, oldest first, as GitHub returns them.
-    comments: Vec<Value>,
-    next_id: u64,
-    /// `METHOD path?query`, in order.
-    requests: Vec<String>,
-    /// Authorization headers received.
-    authorizations: Vec<String>,
-    /// Answer writes with 403, as GitHub does for a fork's read-only token.
-    refuse_writes: bool,
-}
-
-type Shared = Arc<Mutex<Fake>>;
-
-struct Server {
-    addr: SocketAddr,
-    fake: Shared,
-}
-
-impl Server {
-    fn start() -> Self {
-        let fake = Shared::default();
-        fake.lock().unwrap().next_id = 1_000;
-        let state = fake.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                let app = axum::Router::new()
-                    .route("/turn", axum::routing::post(agent))
-                    .route(
-                        "/api/v3/repos/{owner}/{repo}/issues/{number}/comments",
-                        axum::routing::get(list_comments).post(create_comment),
-                    )
-                    .route(
-                        "/api/v3/repos/{owner}/{repo}/issues/comments/{id}",
-                        axum::routing::post(update_comment).patch(update_comment),
-                    )
-                    .fallback(not_found)
-                    .with_state(state);
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
-        Self {
-            addr: rx.recv().unwrap(),
-            fake,
-        }
-    }
-
-    fn api_url(&self) -> String {
-        format!("http://{}/api/v3", self.addr)
-    }
-
-    fn comments(&self) -> Vec<Value> {
-        self.fake.lock().unwrap().comments.clone()
-    }
-
-    fn requests(&self) -> Vec<String> {
-        self.fake.lock().unwrap().requests.clone()
-    }
-
-    /// Comments by other people, before goldgate runs.
-    fn seed(&self, bodies: impl IntoIterator<Item = String>) {
-        let mut fake = self.fake.lock().unwrap();
-        for body in bodies {
-            fake.next_id += 1;
-            let id = fake.next_id;
-            let comment = comment_json(self.addr, id, &octocat(), &body);
-            fake.comments.push(comment);
-        }
-    }
-}
-
-/// The agent under test: a good answer for `order_lookup`, hostile text for `hostile*`, and
-/// for `hostile_error` a refusal whose quoted body lands in the error of the run (prose, not
-/// code, in the comment).
-async fn agent(Json(request): Json<Value>) -> Response {
-    let text = match request["conversation"].as_str() {
-        Some("hostile_error") => {
-            let body = "@octocat <script>alert(1)</script> [click](https://evil.example) #1 `x`";
-            return (StatusCode::BAD_REQUEST, body).into_response();
-        }
-        Some(name) if name.starts_with("hostile") => hostile_reply(),
-        _ => PASSING_REPLY.to_owned(),
-    };
-    Json(json!({ "messages": [{ "text": text }] })).into_response()
-}
-
-/// Mentions, HTML, fences of every length, a forged closing tag and 70 KB of two-byte text.
-fn hostile_reply() -> String {
-    let mut text = String::from(
-        "@octocat and @acme/security, see #1.\n<script>alert('pwned')</script>\n<img src=x onerror=alert(1)>\n</details>\n```\n````\nescaped?\n",
-    );
-    text.push_str(&"é".repeat(35_000));
-    text
-}
-
-fn record(fake: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap) {
-    let mut fake = fake.lock().unwrap();
-    fake.requests.push(format!("{method} {uri}"));
-    if let Some(auth) = headers.get(header::AUTHORIZATION) {
-        fake.authorizations
-            .push(auth.to_str().unwrap_or_default().to_owned());
-    }
-}
-
-#[derive(serde::Deserialize)]
-struct PageQuery {
-    per_page: Option<usize>,
-    page: Option<usize>,
-}
-
-async fn list_comments(
-    State(fake): State<Shared>,
-    UrlPath((owner, repo, number)): UrlPath<(String, String, u64)>,
-    Query(query): Query<PageQuery>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    record(&fake, &method, &uri, &headers);
-    if format!("{owner}/{repo}") != REPO || number != PR {
-        return github_error(StatusCode::NOT_FOUND, "Not Found");
-    }
-    let per_page = query.per_page.unwrap_or(30).clamp(1, 100);
-    let page = query.page.unwrap_or(1).max(1);
-    let comments = fake.lock().unwrap().comments.clone();
-    let last = comments.len().div_ceil(per_page).max(1);
-    let items: Vec<Value> = comments
-        .iter()
-        .skip((page - 1) * per_page)
-        .take(per_page)
-        .cloned()
-        .collect();
-    let link = |page: usize, rel: &str| {
-        format!(
-            "<http://{}{}?per_page={per_page}&page={page}>; rel=\"{rel}\"",
-            headers
-                .get(header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .unwrap_or_default(),
-            uri.path()
-        )
-    };
-    let mut links = Vec::new();
-    if page > 1 {
-        links.push(link(page - 1, "prev"));
-    }
-    if page < last {
-        links.push(link(page + 1, "next"));
-        links.push(link(last, "last"));
-    }
-    if page > 1 {
-        links.push(link(1, "first"));
-    }
-    let mut response = Json(Value::Array(items)).into_response();
-    if !links.is_empty() {
-        response
-            .headers_mut()
-            .insert(header::LINK, links.join(", ").parse().unwrap());
-    }
-    response
-}
-
-#[derive(serde::Deserialize)]
-struct CommentBody {
-    body: String,
-}
-
-async fn create_comment(
-    State(fake): State<Shared>,
-    UrlPath((owner, repo, number)): UrlPath<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    Json(request): Json<CommentBody>,
-) -> Response {
-    record(&fake, &method, &uri, &headers);
-    let mut fake = fake.lock().unwrap();
-    if fake.refuse_writes {
-        return github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        );
-    }
-    if format!("{owner}/{repo}") != REPO || number != PR {
-        return github_error(StatusCode::NOT_FOUND, "Not Found");
-    }
-    if request.body.chars().count() > 65_536 {
-        return github_error(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Validation Failed: body is too long (maximum is 65536 characters)",
-        );
-    }
-    fake.next_id += 1;
-    let addr = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.parse().ok())
-        .unwrap();
-    let comment = comment_json(addr, fake.next_id, &actions_bot(), &request.body);
-    fake.comments.push(comment.clone());
-    (StatusCode::CREATED, Json(comment)).into_response()
-}
-
-async fn update_comment(
-    State(fake): State<Shared>,
-    UrlPath((_owner, _repo, id)): UrlPath<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    Json(request): Json<CommentBody>,
-) -> Response {
-    record(&fake, &method, &uri, &headers);
-    let mut fake = fake.lock().unwrap();
-    if fake.refuse_writes {
-        return github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        );
-    }
-    match fake.comments.iter_mut().find(|c| c["id"] == id) {
-        Some(comment) => {
-            comment["body"] = Value::String(request.body);
-            comment["updated_at"] = json!("2026-11-22T10:05:00Z");
-            Json(comment.clone()).into_response()
-        }
-        None => github_error(StatusCode::NOT_FOUND, "Not Found"),
-    }
-}
-
-async fn not_found(
-    State(fake): State<Shared>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    record(&fake, &method, &uri, &headers);
-    github_error(StatusCode::NOT_FOUND, "Not Found")
-}
-
-fn github_error(status: StatusCode, message: &str) -> Response {
-    let body = json!({
-        "message": message,
-        "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
-        "status": status.as_u16().to_string(),
-    });
-    (status, Json(body)).into_response()
-}
-
-/// An issue comment exactly as GitHub's REST API returns one.
-fn comment_json(addr: SocketAddr, id: u64, user: &Value, body: &str) -> Value {
-    let api = format!("http://{addr}/api/v3/repos/{REPO}");
-    json!({
-        "url": format!("{api}/issues/comments/{id}"),
-        "html_url": format!("https://github.example/{REPO}/pull/{PR}#issuecomment-{id}"),
-        "issue_url": format!("{api}/issues/{PR}"),
-        "id": id,
-        "node_id": format!("IC_kwDOLk2bLM6{id:x}"),
-        "user": user,
-        "created_at": "2026-11-22T10:00:00Z",
-        "updated_at": "2026-11-22T10:00:00Z",
-        "author_association": if user["type"] == "Bot" { "NONE" } else { "MEMBER" },
-        "body": body,
-        "reactions": {
-            "url": format!("{api}/issues/comments/{id}/reactions"),
-            "total_count": 1, "+1": 1, "-1": 0, "laugh": 0, "hooray": 0,
-            "confused": 0, "heart": 0, "rocket": 0, "eyes": 0
-        },
-        "performed_via_github_app": null
-    })
-}
-
-fn user_json(login: &str, id: u64, node_id: &str, kind: &str, html_url: &str) -> Value {
-    let api = format!(
-        "https://api.github.com/users/{}",
-        login.replace('[', "%5B").replace(']', "%5D")
-    );
-    json!({
-        "login": login,
-        "id": id,
-        "node_id": node_id,
-        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
-        "gravatar_id": "",
-        "url": api,
-        "html_url": html_url,
-        "followers_url": format!("{api}/followers"),
-        "following_url": format!("{api}/following{{/other_user}}"),
-        "gists_url": format!("{api}/gists{{/gist_id}}"),
-        "starred_url": format!("{api}/starred{{/owner}}{{/repo}}"),
-        "subscriptions_url": format!("{api}/subscriptions"),
-        "organizations_url": format!("{api}/orgs"),
-        "repos_url": format!("{api}/repos"),
-        "events_url": format!("{api}/events{{/privacy}}"),
-        "received_events_url": format!("{api}/received_events"),
-        "type": kind,
-        "user_view_type": "public",
-        "site_admin": false
-    })
-}
-
-fn actions_bot() -> Value {
-    user_json(
-        "github-actions[bot]",
-        41_898_282,
-        "MDM6Qm90NDE4OTgyODI=",
-        "Bot",
-        "https://github.com/apps/github-actions",
-    )
-}
-
-fn octocat() -> Value {
-    user_json(
-        "octocat",
-        583_231,
-        "MDQ6VXNlcjU4MzIzMQ==",
-        "User",
-        "https://github.com/octocat",
-    )
-}
+use github_support::{MARKER, PASSING_REPLY, PR, REPO, Server, TOKEN};
 
 // ---- the repository under test --------------------------------------------------------------
 
@@ -748,6 +414,72 @@ fn a_body_over_the_limit_keeps_whole_blocks_and_says_what_it_left_out() {
 }
 
 #[test]
+fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
+    let server = Server::start();
+    let dir = workspace(&["order_lookup"]);
+    let ran = run(dir.path(), &server, &["--update-baseline", "baseline.json"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    // A new conversation that fails: newly failing, and the pass rate drops 50 points.
+    let golden = dir.path().join("goldens/orders.yaml");
+    let mut text = fs::read_to_string(&golden).unwrap();
+    text.push_str(&format!(
+        "  - conversation: hostile\n    turns:\n      - user: hi\n        agent: {PASSING_REPLY}\n"
+    ));
+    fs::write(&golden, text).unwrap();
+    fs::remove_file(dir.path().join("summary.md")).unwrap();
+    fs::remove_file(dir.path().join("output.txt")).unwrap();
+
+    let ran = run(
+        dir.path(),
+        &server,
+        &["--baseline", "baseline.json", "--fail-on-regress"],
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ❌ beyond 0 pp |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| Deflection rate | 100.0% | 100.0% | → 0 pp | ✅ within 5 pp |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("#### Newly failing (1)\n\n- `hostile` `goldens/orders.yaml:"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("1 newly failing, 0 newly passing, tripped: `passRateDropPp`"),
+        "{summary}"
+    );
+    assert!(summary.contains("· newly failing</summary>"), "{summary}");
+    let outputs = fs::read_to_string(dir.path().join("output.txt")).unwrap();
+    assert!(outputs.contains("regressed=true\n"), "{outputs}");
+
+    // `goldgate report --baseline` renders the same comparison from the saved report.
+    let output = goldgate(dir.path(), &server)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_ACTIONS")
+        .args([
+            "report",
+            "report.json",
+            "--baseline",
+            "baseline.json",
+            "--markdown",
+            "again.md",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let again = fs::read_to_string(dir.path().join("again.md")).unwrap();
+    assert!(
+        again.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ❌ beyond 0 pp |"),
+        "{again}"
+    );
+}
+
+#[test]
 fn the_step_summary_outputs_and_annotations_are_written() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
@@ -797,6 +529,7 @@ fn goldgate_report_renders_markdown_from_a_saved_report() {
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("GITHUB_OUTPUT")
+        .env("GITHUB_WORKSPACE", dir.path())
         .args(["report", "report.json", "--markdown", "summary-again.md"])
         .output()
         .unwrap();

@@ -5,6 +5,7 @@ pub mod lint;
 pub mod merge;
 pub mod report;
 pub mod run;
+pub mod schema;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

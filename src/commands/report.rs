@@ -27,6 +27,13 @@ use crate::cli::{GateArgs, GithubArgs, ReportArgs};
 pub const DEFAULT_SUITE: &str = "default";
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
+    if args.junit.is_some() {
+        // JUnit is built from a run's results, not yet from a saved report.
+        eprintln!(
+            "goldgate report: --junit is not available yet: write JUnit with `goldgate run --junit FILE`"
+        );
+        return Ok(Exit::Error);
+    }
     let mut report = match json::read_file(&args.report) {
         Ok(report) => report,
         Err(err) => {
@@ -52,12 +59,6 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             Ok(gate) => report.gate = gate.map(|gate| gate.compare(&report)),
             Err(exit) => return Ok(exit),
         }
-    }
-    if args.junit.is_some() {
-        eprintln!(
-            "goldgate report: --junit is not available yet: JUnit is written by `goldgate run --junit`"
-        );
-        return Ok(Exit::Error);
     }
     publish(&Publish {
         report: &report,
@@ -99,11 +100,14 @@ pub fn publish(publish: &Publish) -> anyhow::Result<()> {
         Some(shard) => format!("{} (shard {shard})", publish.suite),
         None => publish.suite.to_owned(),
     };
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let workspace_path = |file: &str| context.workspace_path(file, &cwd);
     let body = markdown::render(
         report,
         &markdown::Options {
             suite: &suite,
             run_url: context.run_url.as_deref(),
+            path: &workspace_path,
         },
     );
     if let Some(path) = &publish.github.markdown {
@@ -120,8 +124,7 @@ pub fn publish(publish: &Publish) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the step outputs to {}", path.display()))?;
     }
     if context.actions {
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let commands = annotate::failing_turns(report, context.workspace.as_deref(), &cwd);
+        let commands = annotate::failing_turns(report, &workspace_path);
         if publish.stdout_is_json {
             print_annotations(&commands, &mut io::stderr().lock())?;
         } else {

@@ -44,16 +44,13 @@ impl Thresholds {
     /// Merges, in this order: the defaults, `config` (goldgate.yaml's `thresholds:`, keyed
     /// by seed name), `eval_config` (a gecx eval.config.json) and `regression_config`.
     pub fn resolve(
-        config: &BTreeMap<String, f64>,
+        config: &[(Threshold, f64)],
         eval_config: Option<&Path>,
         regression_config: Option<&Path>,
     ) -> Result<Self, ConfigError> {
         let mut thresholds = Self::default();
-        for (name, limit) in config {
-            // config.rs accepts only the seed's names; anything else was reported there.
-            if let Some(threshold) = Threshold::from_name(name) {
-                thresholds.set(threshold, *limit);
-            }
+        for &(threshold, limit) in config {
+            thresholds.set(threshold, limit);
         }
         for (path, kind) in [
             (eval_config, FileKind::EvalConfig),
@@ -127,7 +124,7 @@ fn limits_in(root: &Node, kind: FileKind, diags: &mut Diagnostics) -> Vec<(Thres
 
 /// Reads a mapping of threshold names to non-negative numbers; every other key is a G100
 /// with a "did you mean" among the names (and `also_known`).
-fn parse_limits(
+pub(crate) fn parse_limits(
     node: &Node,
     path: &str,
     also_known: &[&str],
@@ -161,7 +158,6 @@ fn parse_limits(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::fs;
 
     use super::{EVAL_CONFIG_FILE, Thresholds};
@@ -189,10 +185,10 @@ mod tests {
         .unwrap();
         let flag = dir.path().join("gate.yaml");
         fs::write(&flag, "p95LatencyIncreasePct: 50\n").unwrap();
-        let config = BTreeMap::from([
-            ("passRateDropPp".to_owned(), 1.5),
-            ("deflectionDropPp".to_owned(), 6.0),
-        ]);
+        let config = [
+            (Threshold::PassRateDropPp, 1.5),
+            (Threshold::DeflectionDropPp, 6.0),
+        ];
 
         let t = Thresholds::resolve(&config, Some(&eval), Some(&flag)).unwrap();
         assert_eq!(t.limit(Threshold::PassRateDropPp), 1.5);
@@ -206,12 +202,12 @@ mod tests {
             "{\"regressionThresholds\": {\"ttftP95IncreasePct\": 0}}",
         )
         .unwrap();
-        let t = Thresholds::resolve(&BTreeMap::new(), None, Some(&flag)).unwrap();
+        let t = Thresholds::resolve(&[], None, Some(&flag)).unwrap();
         assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 0.0);
         // An eval.config.json without the section changes nothing.
         fs::write(&eval, "{\"judges\": {}}").unwrap();
         assert_eq!(
-            Thresholds::resolve(&BTreeMap::new(), Some(&eval), None).unwrap(),
+            Thresholds::resolve(&[], Some(&eval), None).unwrap(),
             Thresholds::default()
         );
     }
@@ -225,7 +221,7 @@ mod tests {
             "{\n  \"regressionThresholds\": {\n    \"passRateDropPP\": 1,\n    \"deflectionDropPp\": \"five\"\n  }\n}\n",
         )
         .unwrap();
-        let err = Thresholds::resolve(&BTreeMap::new(), Some(&eval), None).unwrap_err();
+        let err = Thresholds::resolve(&[], Some(&eval), None).unwrap_err();
         let text = err.to_string();
         assert!(
             text.contains(&format!(
@@ -242,7 +238,7 @@ mod tests {
 
         let flag = dir.path().join("gate.yaml");
         fs::write(&flag, "p95LatencyIncrease: 10\nttftP95IncreasePct: -1\n").unwrap();
-        let text = Thresholds::resolve(&BTreeMap::new(), None, Some(&flag))
+        let text = Thresholds::resolve(&[], None, Some(&flag))
             .unwrap_err()
             .to_string();
         assert!(
@@ -259,12 +255,12 @@ mod tests {
         );
 
         let missing = dir.path().join("absent.json");
-        let text = Thresholds::resolve(&BTreeMap::new(), None, Some(&missing))
+        let text = Thresholds::resolve(&[], None, Some(&missing))
             .unwrap_err()
             .to_string();
         assert!(text.contains("absent.json:1: error [G112]"), "{text}");
         fs::write(&flag, "{ not json").unwrap();
-        let text = Thresholds::resolve(&BTreeMap::new(), None, Some(&flag))
+        let text = Thresholds::resolve(&[], None, Some(&flag))
             .unwrap_err()
             .to_string();
         assert!(text.contains("gate.yaml:"), "{text}");

@@ -1,11 +1,11 @@
 //! An `::error` annotation on the line of each failing turn, so the pull request's "Files
 //! changed" tab shows the failure on the golden that found it.
 //!
-//! GitHub places an annotation only when its path is relative to the workspace, so report
-//! paths (relative to where goldgate ran, or absolute) are made absolute and then relative to
-//! `GITHUB_WORKSPACE`. The workflow-command escaping is [`crate::report::annotations`]'s.
+//! GitHub places an annotation only when its path is relative to the workspace, so the caller
+//! passes the mapping from report paths to workspace paths. The workflow-command escaping is
+//! [`crate::report::annotations`]'s.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Severity;
 use crate::outcome::Status;
@@ -20,12 +20,12 @@ pub const SHOWN_PER_STEP: usize = 10;
 const MESSAGE_LIMIT: usize = 600;
 
 /// The workflow commands, one per failing or errored turn (or per case-level check, or per
-/// case when nothing narrower failed), in report order.
-pub fn failing_turns(report: &Report, workspace: Option<&Path>, cwd: &Path) -> Vec<String> {
+/// case when nothing narrower failed), in report order. `path` turns a report's file into the
+/// workspace-relative path GitHub expects ([`super::context::Context::workspace_path`]).
+pub fn failing_turns(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
     let mut commands = Vec::new();
     for case in report.cases.iter().filter(|c| is_bad(c.status)) {
-        let file = relative_to(&cwd.join(&case.file), workspace)
-            .unwrap_or_else(|| PathBuf::from(&case.file));
+        let file = PathBuf::from(path(&case.file));
         let before = commands.len();
         for turn in case.turns.iter().filter(|t| is_bad(t.status)) {
             let title = format!(
@@ -66,7 +66,10 @@ fn case_command(case: &CaseReport, file: &Path) -> String {
 }
 
 fn command(file: &Path, line: u32, title: &str, message: &str) -> String {
-    let message = console::escape(message);
+    // Line by line: the breaks stay breaks (the annotation shows them), other controls show
+    // as escapes.
+    let lines: Vec<_> = message.lines().map(console::escape).collect();
+    let message = lines.join("\n");
     let mut cut: String = message.chars().take(MESSAGE_LIMIT).collect();
     if cut.len() < message.len() {
         cut.push('…');
@@ -102,57 +105,4 @@ fn describe(check: &CheckReport) -> String {
 
 fn is_bad(status: Status) -> bool {
     matches!(status, Status::Failed | Status::Error)
-}
-
-/// `path` relative to `workspace`, with `/` separators; `None` when it lies outside (or
-/// there is no workspace). Symbolic links are resolved on both sides when they exist (macOS
-/// runners' `/var` is `/private/var`), and `.`/`..` lexically otherwise.
-fn relative_to(path: &Path, workspace: Option<&Path>) -> Option<PathBuf> {
-    let workspace = workspace?;
-    let resolve = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
-    let relative = resolve(path)
-        .strip_prefix(resolve(workspace))
-        .ok()?
-        .to_path_buf();
-    let parts: Vec<String> = relative
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    Some(PathBuf::from(parts.join("/")))
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_become_relative_to_the_workspace() {
-        let workspace = Path::new("/work/repo");
-        assert_eq!(
-            relative_to(
-                Path::new("/work/repo/./evals/../evals/a.yaml"),
-                Some(workspace)
-            ),
-            Some(PathBuf::from("evals/a.yaml"))
-        );
-        assert_eq!(
-            relative_to(Path::new("/elsewhere/a.yaml"), Some(workspace)),
-            None
-        );
-        assert_eq!(relative_to(Path::new("/work/repo/a.yaml"), None), None);
-    }
 }

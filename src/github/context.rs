@@ -5,7 +5,7 @@
 //! the process's. Every variable is optional: outside Actions the context is simply empty.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
@@ -139,6 +139,48 @@ impl Context {
     }
 }
 
+impl Context {
+    /// `file`, as a report names it (relative to `cwd`, where goldgate ran, or absolute),
+    /// relative to the workspace with `/` separators: the form annotations need and the one
+    /// a reviewer reads. Unchanged outside Actions or outside the workspace.
+    pub fn workspace_path(&self, file: &str, cwd: &Path) -> String {
+        self.workspace
+            .as_deref()
+            .and_then(|workspace| relative_to(&cwd.join(file), workspace))
+            .unwrap_or_else(|| file.to_owned())
+    }
+}
+
+/// `path` relative to `workspace`; `None` when it lies outside. Symbolic links are resolved
+/// on both sides when they exist (macOS runners' `/var` is `/private/var`), and `.`/`..`
+/// lexically otherwise.
+fn relative_to(path: &Path, workspace: &Path) -> Option<String> {
+    let resolve = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
+    let relative = resolve(path)
+        .strip_prefix(resolve(workspace))
+        .ok()?
+        .to_path_buf();
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    Some(parts.join("/"))
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The pull request an event payload is about.
 fn event_pull_request(event: &Value) -> Option<u64> {
     event
@@ -231,6 +273,25 @@ mod tests {
             context.run_url.as_deref(),
             Some("https://ghe.example/acme/agents/actions/runs/1234")
         );
+    }
+
+    #[test]
+    fn paths_become_relative_to_the_workspace() {
+        let context = Context {
+            workspace: Some(PathBuf::from("/work/repo")),
+            ..Context::default()
+        };
+        let cwd = Path::new("/work/repo/sub");
+        assert_eq!(
+            context.workspace_path("../evals/./a.yaml", cwd),
+            "evals/a.yaml"
+        );
+        assert_eq!(context.workspace_path("/work/repo/b.yaml", cwd), "b.yaml");
+        assert_eq!(
+            context.workspace_path("/elsewhere/c.yaml", cwd),
+            "/elsewhere/c.yaml"
+        );
+        assert_eq!(Context::default().workspace_path("d.yaml", cwd), "d.yaml");
     }
 
     #[test]

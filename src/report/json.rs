@@ -26,7 +26,7 @@ use crate::shard::SuiteId;
 /// The version of the report format written by this build.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     pub goldgate_version: String,
@@ -50,7 +50,7 @@ pub struct Report {
     pub cases: Vec<CaseReport>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseReport {
     pub id: String,
     pub name: String,
@@ -66,6 +66,7 @@ pub struct CaseReport {
     /// In `0..=1`.
     pub score: f64,
     #[serde(rename = "duration_ms", with = "millis")]
+    #[schemars(with = "u64")]
     pub duration: Duration,
     /// The error of the run that stopped the case.
     pub error: Option<String>,
@@ -78,7 +79,7 @@ pub struct CaseReport {
 }
 
 /// The runs of one case under `--repeat N --min-pass K`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepeatsReport {
     /// Each finished run's status, in the order they were scheduled.
     pub runs: Vec<Status>,
@@ -94,7 +95,7 @@ pub struct RepeatsReport {
     pub flaky: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnReport {
     /// 1-based.
     pub index: usize,
@@ -106,14 +107,16 @@ pub struct TurnReport {
     /// What the agent did; `null` when the turn could not be played.
     pub reply: Option<ReplyReport>,
     #[serde(rename = "latency_ms", with = "millis::option")]
+    #[schemars(with = "Option<u64>")]
     pub latency: Option<Duration>,
     #[serde(rename = "ttft_ms", with = "millis::option")]
+    #[schemars(with = "Option<u64>")]
     pub ttft: Option<Duration>,
     pub checks: Vec<CheckReport>,
 }
 
 /// The agent's reply, with every field present.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplyReport {
     /// All agent text, messages joined by a newline.
     pub text: String,
@@ -124,7 +127,7 @@ pub struct ReplyReport {
     pub error: Option<ReplyError>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckReport {
     pub label: String,
     /// What the check is about (`agent-text`, `tool-call`, `hallucination`, ...): the

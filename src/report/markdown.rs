@@ -13,10 +13,12 @@
 //!   a whole `<details>` block), and the blocks that no longer fit are counted in a note
 //!   instead, so a cut never lands inside a code fence or an open `<details>`.
 
+mod body;
 mod escape;
 
 use std::fmt::Write as _;
 
+use self::body::Body;
 use crate::gate::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
 use crate::metrics::{Aggregates, Percentiles};
 use crate::outcome::Status;
@@ -38,14 +40,17 @@ const CHECKS_SHOWN: usize = 3;
 /// Newly failing and newly passing cases listed by name.
 const FLIPS_SHOWN: usize = 50;
 
-/// What the report itself does not know: which suite it is, and where the run is.
-#[derive(Clone, Copy, Debug)]
+/// What the report itself does not know: which suite it is, where the run is, and how its
+/// files are best named.
+#[derive(Clone, Copy)]
 pub struct Options<'a> {
     /// The suite's name: the config file's path, or `default`. It names the sticky comment,
     /// so that each suite of a repository keeps its own.
     pub suite: &'a str,
     /// The workflow run, linked at the end.
     pub run_url: Option<&'a str>,
+    /// A report's file as shown (relative to the workspace under Actions).
+    pub path: &'a dyn Fn(&str) -> String,
 }
 
 /// The hidden line that finds this suite's comment again. Anything but `[A-Za-z0-9._/-]` in
@@ -65,81 +70,18 @@ pub fn marker(suite: &str) -> String {
 /// The whole body, at most [`COMMENT_LIMIT`] characters, starting with [`marker`].
 pub fn render(report: &Report, options: &Options) -> String {
     let comparison = report.gate.as_ref();
-    let mut body = Body::default();
+    let mut body = Body::new(BUDGET);
     body.head.push_str(&marker(options.suite));
     body.head.push('\n');
     verdict(&mut body.head, report, comparison, options.suite);
     metrics(&mut body.head, &report.aggregates, comparison);
-    if let Some(comparison) = comparison {
-        flips(&mut body, comparison);
-    }
-    failures(&mut body, report, comparison);
+    // The foot first: the sections are budgeted around it.
     footer(&mut body.foot, report, options);
+    if let Some(comparison) = comparison {
+        flips(&mut body, comparison, options.path);
+    }
+    failures(&mut body, report, comparison, options.path);
     body.finish()
-}
-
-/// The body as three parts: the head and the foot are always shown; the blocks between them
-/// only while they fit.
-#[derive(Default)]
-struct Body {
-    head: String,
-    blocks: Vec<String>,
-    foot: String,
-    /// What did not fit: (how many, of what).
-    left_out: Vec<(usize, &'static str)>,
-}
-
-impl Body {
-    /// Adds a section of blocks under a heading, as many as fit.
-    fn section(&mut self, heading: String, items: Vec<String>, what: &'static str) {
-        if items.is_empty() {
-            return;
-        }
-        let used: usize = self.head.len() + self.foot.len() + self.blocks_len();
-        // The heading goes in only with at least its first item.
-        let mut block = heading;
-        let mut shown = 0;
-        for item in &items {
-            if used + block.len() + item.len() + 1 > BUDGET {
-                break;
-            }
-            block.push_str(item);
-            shown += 1;
-        }
-        if shown > 0 {
-            block.push('\n');
-            self.blocks.push(block);
-        }
-        if shown < items.len() {
-            self.left_out.push((items.len() - shown, what));
-        }
-    }
-
-    fn blocks_len(&self) -> usize {
-        self.blocks.iter().map(String::len).sum()
-    }
-
-    fn finish(self) -> String {
-        let mut out = self.head;
-        for block in self.blocks {
-            out.push_str(&block);
-        }
-        if !self.left_out.is_empty() {
-            let parts: Vec<String> = self
-                .left_out
-                .iter()
-                .map(|(n, what)| format!("{n} {what}"))
-                .collect();
-            let _ = writeln!(
-                out,
-                "> [!NOTE]\n> Not shown, to stay within GitHub's {} characters: {}. The JSON report has everything.\n",
-                thousands(COMMENT_LIMIT as u64),
-                parts.join(", ")
-            );
-        }
-        out.push_str(&self.foot);
-        out
-    }
 }
 
 fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, suite: &str) {
@@ -273,7 +215,7 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
                 let _ = writeln!(
                     out,
                     "| {name} | {now} | {} | {} | {} |",
-                    gated_value(delta, delta.baseline),
+                    baseline_value(delta),
                     change(delta),
                     gate(delta)
                 );
@@ -284,12 +226,13 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
 }
 
 /// A gated metric's value as the comparison holds it: a rate, or the p95 in milliseconds.
-fn gated_value(delta: &MetricDelta, value: Option<f64>) -> String {
-    match (delta.threshold.unit(), value) {
+/// The latency thresholds compare p95s, so only the p95 is shown for the baseline.
+fn baseline_value(delta: &MetricDelta) -> String {
+    match (delta.threshold.unit(), delta.baseline) {
         (_, None) => "n/a".to_owned(),
         (Unit::PercentagePoints, Some(v)) => rate(Some(v)),
         // Milliseconds, whole and non-negative: `as` saturates.
-        (Unit::Percent, Some(v)) => millis(v.round().max(0.0) as u128),
+        (Unit::Percent, Some(v)) => format!("p95 {}", millis(v.round().max(0.0) as u128)),
     }
 }
 
@@ -306,20 +249,15 @@ fn change(delta: &MetricDelta) -> String {
     } else {
         "→"
     };
-    let unit = match delta.threshold.unit() {
-        Unit::PercentagePoints => "pp",
-        Unit::Percent => "%",
-    };
-    format!("{arrow} {:.1} {unit}", worse.abs())
+    format!("{arrow} {}", amount(delta.threshold.unit(), worse.abs()))
 }
 
 fn gate(delta: &MetricDelta) -> String {
-    let unit = match delta.threshold.unit() {
-        Unit::PercentagePoints => " pp",
-        Unit::Percent => "%",
-    };
+    if delta.change.is_none() {
+        return "not compared".to_owned();
+    }
     let mark = if delta.tripped {
-        "❌ tripped"
+        "❌ beyond"
     } else if delta.within_latency_floor() {
         "✅ within the noise floor, limit"
     } else if delta.change.is_some_and(|c| c > 0.0) {
@@ -327,11 +265,21 @@ fn gate(delta: &MetricDelta) -> String {
     } else {
         "✅ within"
     };
-    format!("{mark} {}{unit}", trim_float(delta.limit))
+    format!("{mark} {}", amount(delta.threshold.unit(), delta.limit))
+}
+
+/// `12.5 pp`, `20%`: a change or a limit in its threshold's unit.
+fn amount(unit: Unit, value: f64) -> String {
+    let text = format!("{value:.1}");
+    let number = text.strip_suffix(".0").unwrap_or(&text);
+    match unit {
+        Unit::PercentagePoints => format!("{number} pp"),
+        Unit::Percent => format!("{number}%"),
+    }
 }
 
 /// Newly failing, newly passing and missing cases, by name and place.
-fn flips(body: &mut Body, comparison: &Comparison) {
+fn flips(body: &mut Body, comparison: &Comparison, path: &dyn Fn(&str) -> String) {
     let item = |flip: &CaseFlip| {
         let was = match (flip.baseline, flip.pass_fraction) {
             (_, Some((before, now))) => format!(
@@ -345,7 +293,7 @@ fn flips(body: &mut Body, comparison: &Comparison) {
         format!(
             "- {} {} ({was})\n",
             escape::code_span(&flip.id),
-            escape::code_span(&format!("{}:{}", flip.file, flip.line)),
+            escape::code_span(&format!("{}:{}", path(&flip.file), flip.line)),
         )
     };
     for (flips, title, what) in [
@@ -391,7 +339,12 @@ fn flips(body: &mut Body, comparison: &Comparison) {
 }
 
 /// One folded block per failing or errored case; newly failing ones first.
-fn failures(body: &mut Body, report: &Report, comparison: Option<&Comparison>) {
+fn failures(
+    body: &mut Body,
+    report: &Report,
+    comparison: Option<&Comparison>,
+    path: &dyn Fn(&str) -> String,
+) {
     let newly = |case: &CaseReport| {
         comparison.is_some_and(|c| {
             c.newly_failing
@@ -406,7 +359,10 @@ fn failures(body: &mut Body, report: &Report, comparison: Option<&Comparison>) {
         .collect();
     // Stable: within each group the report's order is kept.
     bad.sort_by_key(|c| (!newly(c), c.status == Status::Error));
-    let items = bad.iter().map(|c| failure(c, newly(c))).collect();
+    let items = bad
+        .iter()
+        .map(|c| failure(c, &path(&c.file), newly(c)))
+        .collect();
     body.section(
         format!("#### Failures ({})\n\n", bad.len()),
         items,
@@ -414,7 +370,7 @@ fn failures(body: &mut Body, report: &Report, comparison: Option<&Comparison>) {
     );
 }
 
-fn failure(case: &CaseReport, newly: bool) -> String {
+fn failure(case: &CaseReport, file: &str, newly: bool) -> String {
     let mut out = String::new();
     let icon = if case.status == Status::Error {
         "⚠️"
@@ -425,17 +381,17 @@ fn failure(case: &CaseReport, newly: bool) -> String {
         out,
         "<details><summary>{icon} {} · {}",
         escape::html_code(&case.id),
-        escape::html_code(&format!("{}:{}", case.file, case.line))
+        escape::html_code(&format!("{file}:{}", case.line))
     );
     if newly {
         out.push_str(" · newly failing");
     }
     out.push_str("</summary>\n\n");
     if case.name != case.id {
-        let _ = writeln!(out, "{}\n", escape::prose(&case.name));
+        let _ = writeln!(out, "{}\n", short(&case.name));
     }
     if let Some(error) = &case.error {
-        let _ = writeln!(out, "**Error of the run:** {}\n", escape::prose(error));
+        let _ = writeln!(out, "**Error of the run:** {}\n", short(error));
     }
     let bad_turns: Vec<&TurnReport> = case.turns.iter().filter(|t| is_bad(t.status)).collect();
     for turn in bad_turns.iter().take(TURNS_SHOWN) {
@@ -452,7 +408,7 @@ fn failure(case: &CaseReport, newly: bool) -> String {
             .as_ref()
             .filter(|&e| Some(e) != case.error.as_ref())
         {
-            let _ = writeln!(out, "Error: {}\n", escape::prose(error));
+            let _ = writeln!(out, "Error: {}\n", short(error));
         }
         checks(&mut out, &turn.checks);
     }
@@ -477,14 +433,14 @@ fn checks(out: &mut String, checks: &[CheckReport]) {
         let _ = write!(
             out,
             "{} ({}, line {}): **{}**",
-            escape::prose(&check.label),
+            short(&check.label),
             escape::code_span(&check.method),
             check.line,
             check.status.name()
         );
         match &check.reason {
             Some(reason) => {
-                let _ = writeln!(out, ": {}\n", escape::prose(reason));
+                let _ = writeln!(out, ": {}\n", short(reason));
             }
             None => out.push_str("\n\n"),
         }
@@ -498,6 +454,16 @@ fn checks(out: &mut String, checks: &[CheckReport]) {
             bad.len() - CHECKS_SHOWN
         );
     }
+}
+
+/// Outside text as one line of prose, cut at [`TEXT_LIMIT`].
+fn short(text: &str) -> String {
+    let (shown, left) = escape::cut(text, TEXT_LIMIT);
+    let mut line = escape::prose(shown);
+    if left > 0 {
+        line.push('…');
+    }
+    line
 }
 
 /// Outside text in a fence, cut at [`TEXT_LIMIT`] with a note.
@@ -522,9 +488,10 @@ fn footer(out: &mut String, report: &Report, options: &Options) {
     if let Some(url) = options.run_url {
         parts.push(format!("[Workflow run](<{url}>)"));
     }
+    // The foot is not budgeted: every outside text in it is cut short.
     parts.push(format!(
         "goldgate {}",
-        escape::prose(&report.goldgate_version)
+        escape::prose(escape::cut(&report.goldgate_version, 40).0)
     ));
     parts.push(format!(
         "agent {}",
@@ -536,7 +503,12 @@ fn footer(out: &mut String, report: &Report, options: &Options) {
             parts.push(format!("no judge configured: {skipped} checks skipped"));
         }
     } else {
-        let judges: Vec<String> = report.judges.iter().map(|j| escape::code_span(j)).collect();
+        let judges: Vec<String> = report
+            .judges
+            .iter()
+            .take(5)
+            .map(|j| escape::code_span(escape::cut(j, 100).0))
+            .collect();
         parts.push(format!("judges {}", judges.join(", ")));
     }
     if let Some(shard) = &report.suite.shard {
@@ -574,12 +546,6 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// `5`, `2.5`: a limit as the user wrote it.
-fn trim_float(value: f64) -> String {
-    let text = format!("{value:.2}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,8 +564,9 @@ mod tests {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(65_536), "65,536");
         assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(trim_float(5.0), "5");
-        assert_eq!(trim_float(2.5), "2.5");
+        assert_eq!(amount(Unit::PercentagePoints, 5.0), "5 pp");
+        assert_eq!(amount(Unit::Percent, 158.04), "158%");
+        assert_eq!(amount(Unit::PercentagePoints, 12.5), "12.5 pp");
         assert_eq!(millis(480), "480 ms");
         assert_eq!(millis(12_345), "12.3 s");
     }

@@ -130,7 +130,7 @@ pub trait Judge: Send + Sync {
 }
 
 /// What one judge (a provider and model) cost in a run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JudgeUsage {
     /// `provider/model`.
     pub judge: String,

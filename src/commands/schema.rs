@@ -1,0 +1,26 @@
+//! `goldgate schema NAME`: print the JSON Schema of goldgate.yaml, the JSON report or a gecx
+//! scenario on stdout, for editors and for validating files elsewhere.
+
+use std::io::{self, Write};
+
+use goldgate::exit::Exit;
+use goldgate::schema;
+
+use crate::cli::{SchemaArgs, SchemaName};
+
+pub fn run(args: &SchemaArgs) -> anyhow::Result<Exit> {
+    let report;
+    let text = match args.name {
+        SchemaName::Config => schema::CONFIG_SCHEMA,
+        SchemaName::Scenario => schema::SCENARIO_SCHEMA,
+        SchemaName::Report => {
+            // The same text as schemas/report.schema.json, which is written from this output.
+            report = serde_json::to_string_pretty(&schema::report_schema())? + "\n";
+            &report
+        }
+    };
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(Exit::Success)
+}

@@ -1,0 +1,55 @@
+//! The JSON Schemas of the files goldgate reads and writes, for `goldgate schema NAME` and for
+//! editors (`# yaml-language-server: $schema=...`).
+//!
+//! The report's schema is generated from its Rust types ([`crate::report::json::Report`] and
+//! everything in it), so that it cannot say something the code does not do; a copy is checked
+//! in as `schemas/report.schema.json` and a test fails when the two drift apart. goldgate.yaml
+//! and gecx scenarios are read by hand-written walkers (every problem reported with its line,
+//! which serde cannot do), so there are no types to generate from: their schemas are written by
+//! hand in `schemas/`, embedded here, and tested against the example files and fixtures.
+
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value};
+
+use crate::report::json::{Report, SCHEMA_VERSION};
+
+/// `goldgate.yaml` (see [`crate::config`]).
+pub const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
+
+/// A gecx `*.scenario.yaml` (see [`crate::formats::gecx`]).
+pub const SCENARIO_SCHEMA: &str = include_str!("../schemas/scenario.schema.json");
+
+/// The JSON report written by `--output` and `--update-baseline`, of this build's
+/// [`SCHEMA_VERSION`].
+pub fn report_schema() -> Value {
+    // Pinned to a draft rather than schemars' default, which may move to a later one.
+    let mut generated = SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<Report>();
+    // A reader refuses any other version, so the schema accepts only this one.
+    if let Some(version) = generated
+        .pointer_mut("/properties/schema_version")
+        .and_then(Value::as_object_mut)
+    {
+        version.insert("const".into(), SCHEMA_VERSION.into());
+    }
+    // The header first, where a person opening the file looks for it; schemars' title is
+    // the bare type name.
+    generated.remove("title");
+    let mut schema = Map::new();
+    if let Some(draft) = generated.remove("$schema") {
+        schema.insert("$schema".into(), draft);
+    }
+    schema.insert("title".into(), "goldgate JSON report".into());
+    schema.insert(
+        "description".into(),
+        "A run of goldgate: every case with its turns and checks, the aggregates, and the \
+         comparison with a baseline. Written by `goldgate run --output` and \
+         `--update-baseline`; read back as a baseline and by `compare`, `merge` and `report`."
+            .into(),
+    );
+    if let Value::Object(rest) = generated.to_value() {
+        schema.extend(rest);
+    }
+    Value::Object(schema)
+}

@@ -1,0 +1,345 @@
+//! A loopback stand-in for GitHub's REST API (under an Enterprise-style `/api/v3` base path)
+//! that also serves the agent under test at `/turn`. Its payloads are GitHub's own: complete
+//! comment objects with full user objects, reactions and timestamps, and `Link` headers for
+//! pagination, because octocrab's models are strict.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+pub const TOKEN: &str = "ghs_l00pb4ckT0k3nNeverPrinted";
+pub const REPO: &str = "acme/agents";
+pub const PR: u64 = 7;
+pub const MARKER: &str = "<!-- goldgate:suite=default -->";
+
+pub const PASSING_REPLY: &str = "Your order ORD-12345 has shipped and should arrive by April 18th.";
+
+/// Everything the fake GitHub holds and saw.
+#[derive(Default)]
+pub struct Fake {
+    /// Comments on pull request #7, oldest first, as GitHub returns them.
+    pub comments: Vec<Value>,
+    next_id: u64,
+    /// `METHOD path?query`, in order.
+    pub requests: Vec<String>,
+    /// Authorization headers received.
+    pub authorizations: Vec<String>,
+    /// Answer writes with 403, as GitHub does for a fork's read-only token.
+    pub refuse_writes: bool,
+}
+
+pub type Shared = Arc<Mutex<Fake>>;
+
+pub struct Server {
+    pub addr: SocketAddr,
+    pub fake: Shared,
+}
+
+impl Server {
+    pub fn start() -> Self {
+        let fake = Shared::default();
+        fake.lock().unwrap().next_id = 1_000;
+        let state = fake.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new()
+                    .route("/turn", axum::routing::post(agent))
+                    .route(
+                        "/api/v3/repos/{owner}/{repo}/issues/{number}/comments",
+                        axum::routing::get(list_comments).post(create_comment),
+                    )
+                    .route(
+                        "/api/v3/repos/{owner}/{repo}/issues/comments/{id}",
+                        axum::routing::post(update_comment).patch(update_comment),
+                    )
+                    .fallback(not_found)
+                    .with_state(state);
+                axum::serve(listener, app).await.unwrap();
+            });
+        });
+        Self {
+            addr: rx.recv().unwrap(),
+            fake,
+        }
+    }
+
+    pub fn api_url(&self) -> String {
+        format!("http://{}/api/v3", self.addr)
+    }
+
+    pub fn comments(&self) -> Vec<Value> {
+        self.fake.lock().unwrap().comments.clone()
+    }
+
+    pub fn requests(&self) -> Vec<String> {
+        self.fake.lock().unwrap().requests.clone()
+    }
+
+    /// Comments by other people, before goldgate runs.
+    pub fn seed(&self, bodies: impl IntoIterator<Item = String>) {
+        let mut fake = self.fake.lock().unwrap();
+        for body in bodies {
+            fake.next_id += 1;
+            let id = fake.next_id;
+            let comment = comment_json(self.addr, id, &octocat(), &body);
+            fake.comments.push(comment);
+        }
+    }
+}
+
+/// The agent under test: a good answer for `order_lookup`, hostile text for `hostile*`, and
+/// for `hostile_error` a refusal whose quoted body lands in the error of the run (prose, not
+/// code, in the comment).
+async fn agent(Json(request): Json<Value>) -> Response {
+    let text = match request["conversation"].as_str() {
+        Some("hostile_error") => {
+            let body = "@octocat <script>alert(1)</script> [click](https://evil.example) #1 `x`";
+            return (StatusCode::BAD_REQUEST, body).into_response();
+        }
+        Some(name) if name.starts_with("hostile") => hostile_reply(),
+        _ => PASSING_REPLY.to_owned(),
+    };
+    Json(json!({ "messages": [{ "text": text }] })).into_response()
+}
+
+/// Mentions, HTML, fences of every length, a forged closing tag and 70 KB of two-byte text.
+fn hostile_reply() -> String {
+    let mut text = String::from(
+        "@octocat and @acme/security, see #1.\n<script>alert('pwned')</script>\n<img src=x onerror=alert(1)>\n</details>\n```\n````\nescaped?\n",
+    );
+    text.push_str(&"é".repeat(35_000));
+    text
+}
+
+fn record(fake: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap) {
+    let mut fake = fake.lock().unwrap();
+    fake.requests.push(format!("{method} {uri}"));
+    if let Some(auth) = headers.get(header::AUTHORIZATION) {
+        fake.authorizations
+            .push(auth.to_str().unwrap_or_default().to_owned());
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct PageQuery {
+    per_page: Option<usize>,
+    page: Option<usize>,
+}
+
+async fn list_comments(
+    State(fake): State<Shared>,
+    UrlPath((owner, repo, number)): UrlPath<(String, String, u64)>,
+    Query(query): Query<PageQuery>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    record(&fake, &method, &uri, &headers);
+    if format!("{owner}/{repo}") != REPO || number != PR {
+        return github_error(StatusCode::NOT_FOUND, "Not Found");
+    }
+    let per_page = query.per_page.unwrap_or(30).clamp(1, 100);
+    let page = query.page.unwrap_or(1).max(1);
+    let comments = fake.lock().unwrap().comments.clone();
+    let last = comments.len().div_ceil(per_page).max(1);
+    let items: Vec<Value> = comments
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .cloned()
+        .collect();
+    let link = |page: usize, rel: &str| {
+        format!(
+            "<http://{}{}?per_page={per_page}&page={page}>; rel=\"{rel}\"",
+            headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or_default(),
+            uri.path()
+        )
+    };
+    let mut links = Vec::new();
+    if page > 1 {
+        links.push(link(page - 1, "prev"));
+    }
+    if page < last {
+        links.push(link(page + 1, "next"));
+        links.push(link(last, "last"));
+    }
+    if page > 1 {
+        links.push(link(1, "first"));
+    }
+    let mut response = Json(Value::Array(items)).into_response();
+    if !links.is_empty() {
+        response
+            .headers_mut()
+            .insert(header::LINK, links.join(", ").parse().unwrap());
+    }
+    response
+}
+
+#[derive(serde::Deserialize)]
+struct CommentBody {
+    body: String,
+}
+
+async fn create_comment(
+    State(fake): State<Shared>,
+    UrlPath((owner, repo, number)): UrlPath<(String, String, u64)>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    Json(request): Json<CommentBody>,
+) -> Response {
+    record(&fake, &method, &uri, &headers);
+    let mut fake = fake.lock().unwrap();
+    if fake.refuse_writes {
+        return github_error(
+            StatusCode::FORBIDDEN,
+            "Resource not accessible by integration",
+        );
+    }
+    if format!("{owner}/{repo}") != REPO || number != PR {
+        return github_error(StatusCode::NOT_FOUND, "Not Found");
+    }
+    if request.body.chars().count() > 65_536 {
+        return github_error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Validation Failed: body is too long (maximum is 65536 characters)",
+        );
+    }
+    fake.next_id += 1;
+    let addr = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.parse().ok())
+        .unwrap();
+    let comment = comment_json(addr, fake.next_id, &actions_bot(), &request.body);
+    fake.comments.push(comment.clone());
+    (StatusCode::CREATED, Json(comment)).into_response()
+}
+
+async fn update_comment(
+    State(fake): State<Shared>,
+    UrlPath((_owner, _repo, id)): UrlPath<(String, String, u64)>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    Json(request): Json<CommentBody>,
+) -> Response {
+    record(&fake, &method, &uri, &headers);
+    let mut fake = fake.lock().unwrap();
+    if fake.refuse_writes {
+        return github_error(
+            StatusCode::FORBIDDEN,
+            "Resource not accessible by integration",
+        );
+    }
+    match fake.comments.iter_mut().find(|c| c["id"] == id) {
+        Some(comment) => {
+            comment["body"] = Value::String(request.body);
+            comment["updated_at"] = json!("2026-11-22T10:05:00Z");
+            Json(comment.clone()).into_response()
+        }
+        None => github_error(StatusCode::NOT_FOUND, "Not Found"),
+    }
+}
+
+async fn not_found(
+    State(fake): State<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    record(&fake, &method, &uri, &headers);
+    github_error(StatusCode::NOT_FOUND, "Not Found")
+}
+
+fn github_error(status: StatusCode, message: &str) -> Response {
+    let body = json!({
+        "message": message,
+        "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+        "status": status.as_u16().to_string(),
+    });
+    (status, Json(body)).into_response()
+}
+
+/// An issue comment exactly as GitHub's REST API returns one.
+fn comment_json(addr: SocketAddr, id: u64, user: &Value, body: &str) -> Value {
+    let api = format!("http://{addr}/api/v3/repos/{REPO}");
+    json!({
+        "url": format!("{api}/issues/comments/{id}"),
+        "html_url": format!("https://github.example/{REPO}/pull/{PR}#issuecomment-{id}"),
+        "issue_url": format!("{api}/issues/{PR}"),
+        "id": id,
+        "node_id": format!("IC_kwDOLk2bLM6{id:x}"),
+        "user": user,
+        "created_at": "2026-11-22T10:00:00Z",
+        "updated_at": "2026-11-22T10:00:00Z",
+        "author_association": if user["type"] == "Bot" { "NONE" } else { "MEMBER" },
+        "body": body,
+        "reactions": {
+            "url": format!("{api}/issues/comments/{id}/reactions"),
+            "total_count": 1, "+1": 1, "-1": 0, "laugh": 0, "hooray": 0,
+            "confused": 0, "heart": 0, "rocket": 0, "eyes": 0
+        },
+        "performed_via_github_app": null
+    })
+}
+
+fn user_json(login: &str, id: u64, node_id: &str, kind: &str, html_url: &str) -> Value {
+    let api = format!(
+        "https://api.github.com/users/{}",
+        login.replace('[', "%5B").replace(']', "%5D")
+    );
+    json!({
+        "login": login,
+        "id": id,
+        "node_id": node_id,
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
+        "gravatar_id": "",
+        "url": api,
+        "html_url": html_url,
+        "followers_url": format!("{api}/followers"),
+        "following_url": format!("{api}/following{{/other_user}}"),
+        "gists_url": format!("{api}/gists{{/gist_id}}"),
+        "starred_url": format!("{api}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{api}/subscriptions"),
+        "organizations_url": format!("{api}/orgs"),
+        "repos_url": format!("{api}/repos"),
+        "events_url": format!("{api}/events{{/privacy}}"),
+        "received_events_url": format!("{api}/received_events"),
+        "type": kind,
+        "user_view_type": "public",
+        "site_admin": false
+    })
+}
+
+fn actions_bot() -> Value {
+    user_json(
+        "github-actions[bot]",
+        41_898_282,
+        "MDM6Qm90NDE4OTgyODI=",
+        "Bot",
+        "https://github.com/apps/github-actions",
+    )
+}
+
+fn octocat() -> Value {
+    user_json(
+        "octocat",
+        583_231,
+        "MDQ6VXNlcjU4MzIzMQ==",
+        "User",
+        "https://github.com/octocat",
+    )
+}
