@@ -244,3 +244,26 @@ fn ctrl_c_still_writes_the_reports_marked_incomplete() {
     assert_eq!(report["incomplete"], true);
     assert!(dir.path().join("junit.xml").is_file());
 }
+
+#[cfg(unix)]
+#[test]
+fn a_command_agent_does_not_inherit_the_github_token() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    // The agent writes its environment down and never answers; the run times out.
+    goldgate(dir.path())
+        .args([
+            "run",
+            "goldens",
+            "--agent-cmd",
+            "env > agent-env.txt; cat > /dev/null",
+        ])
+        .args(["--timeout", "1s", "--retries", "0"])
+        .env("GITHUB_TOKEN", "ghs_not_for_the_agent")
+        .env("GOLDGATE_VISIBLE", "yes")
+        .assert()
+        .code(2);
+    let seen = fs::read_to_string(dir.path().join("agent-env.txt")).unwrap();
+    assert!(seen.contains("GOLDGATE_VISIBLE=yes"), "{seen}");
+    assert!(!seen.contains("ghs_not_for_the_agent"), "{seen}");
+}

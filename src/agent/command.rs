@@ -188,6 +188,10 @@ impl Command {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
+        // goldgate's own GitHub token is for the PR comment, not for the agent under test.
+        for secret in ["GITHUB_TOKEN", "GH_TOKEN"] {
+            command.env_remove(secret);
+        }
         if let Some(dir) = &self.working_dir {
             command.current_dir(dir);
         }
