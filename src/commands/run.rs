@@ -12,9 +12,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use goldgate::agent::connect;
 use goldgate::config::{self, AgentConfig, Config, JudgeConfig};
 use goldgate::exit::Exit;
+use goldgate::gate::thresholds::EVAL_CONFIG_FILE;
 use goldgate::gate::{Comparison, Gate};
 use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{Patience, SetupError};
+use goldgate::llm::config::eval_config_models;
 use goldgate::llm::judge::JudgePanel;
 use goldgate::load::Suite;
 use goldgate::model::Case;
@@ -218,7 +220,16 @@ fn build_judge(
         backoff: options.backoff,
     };
     let http = connect::http_client().map_err(SetupError::Invalid)?;
-    Ok(Arc::new(JudgePanel::build(judge, cache, patience, &http)?))
+    // gecx's eval.config.json may name each provider's judge model, as it may the thresholds.
+    let eval_config = Path::new(EVAL_CONFIG_FILE);
+    let models = if eval_config.is_file() {
+        eval_config_models(eval_config).map_err(|e| SetupError::Invalid(e.to_string()))?
+    } else {
+        Vec::new()
+    };
+    Ok(Arc::new(JudgePanel::build(
+        judge, &models, cache, patience, &http,
+    )?))
 }
 
 /// `--shard` and `--repeat` / `--min-pass`, checked before anything is loaded.

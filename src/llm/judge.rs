@@ -241,14 +241,22 @@ pub struct JudgePanel {
 
 impl JudgePanel {
     /// The judge `judge:` configures (an error when its key is missing or its URL is bad),
-    /// and the other providers' judges, with their default models, wherever their keys are
-    /// set. `cache` is `None` with `--no-cache`.
+    /// and the other providers' judges wherever their keys are set. A provider's model comes
+    /// from `judge:` for the configured one, else from `models` (gecx eval.config.json
+    /// `providers.<name>.model`), else its default. `cache` is `None` with `--no-cache`.
     pub fn build(
         config: &JudgeConfig,
+        models: &[(Provider, String)],
         cache: Option<JudgeCache>,
         patience: Patience,
         http: &reqwest::Client,
     ) -> Result<Self, SetupError> {
+        let model_of = |provider: Provider| {
+            models
+                .iter()
+                .find(|(p, _)| *p == provider)
+                .map(|(_, model)| model.clone())
+        };
         let judge = |provider, endpoint: &Endpoint| {
             LlmClient::from_env(provider, endpoint, http.clone(), patience)
                 .map(|client| LlmJudge::new(client, config.votes, cache.clone()))
@@ -256,13 +264,23 @@ impl JudgePanel {
         let endpoint = Endpoint {
             base_url: expanded(config.endpoint.base_url.as_deref(), "judge")
                 .map_err(SetupError::Invalid)?,
-            ..config.endpoint.clone()
+            model: config
+                .endpoint
+                .model
+                .clone()
+                .or_else(|| model_of(config.provider)),
         };
         let main = judge(config.provider, &endpoint)?;
         let others = [Provider::Anthropic, Provider::OpenAi, Provider::Gemini]
             .into_iter()
             .filter(|p| *p != config.provider)
-            .map(|p| (p, judge(p, &Endpoint::default()).map_err(|e| e.to_string())))
+            .map(|p| {
+                let endpoint = Endpoint {
+                    model: model_of(p),
+                    ..Endpoint::default()
+                };
+                (p, judge(p, &endpoint).map_err(|e| e.to_string()))
+            })
             .collect();
         Ok(Self { main, others })
     }
