@@ -192,7 +192,7 @@ fn is_judged(status: Status) -> bool {
 }
 
 /// Every check of a case, turn checks first.
-fn case_checks(case: &CaseReport) -> impl Iterator<Item = &CheckReport> {
+pub fn case_checks(case: &CaseReport) -> impl Iterator<Item = &CheckReport> {
     case.turns
         .iter()
         .flat_map(|t| &t.checks)

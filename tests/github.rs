@@ -545,3 +545,81 @@ fn goldgate_report_renders_markdown_from_a_saved_report() {
     };
     assert_eq!(strip(&again), strip(&summary));
 }
+
+#[test]
+fn goldgate_report_writes_the_junit_that_the_run_wrote() {
+    // A case that passes, one that fails on hostile text, one stopped by an error of the run.
+    let dir = workspace(&["order_lookup", "hostile", "hostile_error"]);
+    let server = Server::start();
+    let ran = run(dir.path(), &server, &["--junit", "run.xml"]);
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    let report = |junit: &str| {
+        Command::cargo_bin("goldgate")
+            .unwrap()
+            .current_dir(dir.path())
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITHUB_OUTPUT")
+            .args(["report", "report.json", "--junit", junit])
+            .output()
+            .unwrap()
+    };
+    let output = report("report.xml");
+    assert_eq!(output.status.code(), Some(2), "the report's verdict");
+
+    // The same document, byte for byte: times are the whole milliseconds the report keeps, and
+    // quick-junit writes no timestamp.
+    let from_run = fs::read_to_string(dir.path().join("run.xml")).unwrap();
+    let from_report = fs::read_to_string(dir.path().join("report.xml")).unwrap();
+    // The hostile reply fills megabytes of lines: show where they part, briefly.
+    let short = |line: &str| line.chars().take(200).collect::<String>();
+    let parted = from_run
+        .lines()
+        .zip(from_report.lines())
+        .find(|(a, b)| a != b)
+        .map(|(a, b)| (short(a), short(b)));
+    assert!(from_report == from_run, "the XML differs: {parted:?}");
+    let doc = roxmltree::Document::parse(&from_report).unwrap();
+    let verdicts: Vec<(&str, Vec<&str>)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .map(|case| {
+            let elements = case
+                .children()
+                .filter(|n| n.is_element())
+                .map(|n| n.tag_name().name())
+                .filter(|&name| name != "properties")
+                .collect();
+            (case.attribute("name").unwrap(), elements)
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("order_lookup", vec!["system-out"]),
+            ("hostile", vec!["failure", "system-out"]),
+            ("hostile_error", vec!["error", "system-out"]),
+        ]
+    );
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .unwrap();
+    let message = failure.attribute("message").unwrap_or_default();
+    assert!(
+        message.starts_with("agent text: expected Your order ORD-12345"),
+        "{}",
+        short(message)
+    );
+    assert!(failure.text().is_some_and(|t| t.contains("\n    input: ")));
+    assert!(!from_report.contains('\x1b') && !from_report.contains("timestamp="));
+
+    // A file that cannot be written is an error of the command, naming the file.
+    let output = report("no/such/dir/junit.xml");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cannot write JUnit XML to no/such/dir/junit.xml"),
+        "{stderr}"
+    );
+}

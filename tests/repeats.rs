@@ -265,17 +265,47 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
         ],
         "{xml}"
     );
-    let rerun = doc
+    // The report keeps each run's status, not its details: a rerun says which run it was.
+    // `broken` shows its first run; the other four are its reruns.
+    let reruns: Vec<&str> = doc
         .descendants()
-        .find(|n| n.has_tag_name("rerunFailure"))
-        .unwrap();
+        .filter(|n| n.has_tag_name("rerunFailure"))
+        .filter_map(|n| n.attribute("message"))
+        .collect();
+    assert_eq!(
+        reruns,
+        [
+            "run 2 of 5 failed",
+            "run 3 of 5 failed",
+            "run 4 of 5 failed",
+            "run 5 of 5 failed"
+        ],
+        "{xml}"
+    );
+    let failure = doc.descendants().find(|n| n.has_tag_name("failure"));
     assert!(
-        rerun
-            .attribute("message")
+        failure
+            .and_then(|n| n.attribute("message"))
             .is_some_and(|m| m.starts_with("agent text: expected")),
         "{xml}"
     );
     assert!(xml.contains("0 of 5 passed, 3 needed"), "{xml}");
+
+    // The saved report gives the same XML, reruns and all.
+    let again = Command::cargo_bin("goldgate")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["report", "report.json", "--junit", "again.xml"])
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("again.xml")).unwrap(),
+        xml
+    );
 }
 
 #[test]

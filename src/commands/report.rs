@@ -1,5 +1,5 @@
-//! `goldgate report REPORT`: the GitHub outputs of a saved JSON report, and the publishing
-//! step that `goldgate run` shares.
+//! `goldgate report REPORT`: the JUnit XML and the GitHub outputs of a saved JSON report, and
+//! the publishing step that `goldgate run` shares.
 //!
 //! Publishing writes the Markdown (`--markdown`, `$GITHUB_STEP_SUMMARY`), the step outputs
 //! (`$GITHUB_OUTPUT`), the annotations on failing turns (under `GITHUB_ACTIONS=true`) and,
@@ -19,7 +19,7 @@ use goldgate::github::context::Context;
 use goldgate::github::outputs::{self, Outputs};
 use goldgate::outcome::Status;
 use goldgate::report::json::{self, Report};
-use goldgate::report::markdown;
+use goldgate::report::{junit, markdown};
 
 use crate::cli::{GateArgs, GithubArgs, ReportArgs};
 
@@ -27,13 +27,6 @@ use crate::cli::{GateArgs, GithubArgs, ReportArgs};
 pub const DEFAULT_SUITE: &str = "default";
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
-    if args.junit.is_some() {
-        // JUnit is built from a run's results, not yet from a saved report.
-        eprintln!(
-            "goldgate report: --junit is not available yet: write JUnit with `goldgate run --junit FILE`"
-        );
-        return Ok(Exit::Error);
-    }
     let mut report = match json::read_file(&args.report) {
         Ok(report) => report,
         Err(err) => {
@@ -59,6 +52,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             Ok(gate) => report.gate = gate.map(|gate| gate.compare(&report)),
             Err(exit) => return Ok(exit),
         }
+    }
+    if let Some(path) = &args.junit {
+        junit::write_file(path, &report)
+            .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
     }
     publish(&Publish {
         report: &report,

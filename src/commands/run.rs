@@ -337,13 +337,12 @@ fn write_outputs(
 ) -> anyhow::Result<Report> {
     let mut report = json::build(result, suite);
     report.gate = gate.map(|gate| gate.compare(&report));
-    let aggregates = &report.aggregates;
     let advisory = !args.gate.fail_on_regress;
     let json_on_stdout = args.json && args.output.is_none();
     if json_on_stdout {
         let stderr = io::stderr();
         let color = super::use_color(&stderr);
-        console::write_table(result, aggregates, &mut stderr.lock(), color)?;
+        console::write_table(&report, result.duration, &mut stderr.lock(), color)?;
         if let Some(comparison) = &report.gate {
             super::compare::write_gate(comparison, advisory, &mut stderr.lock())?;
         }
@@ -354,7 +353,7 @@ fn write_outputs(
         let stdout = io::stdout();
         let color = super::use_color(&stdout);
         let mut out = stdout.lock();
-        console::write_table(result, aggregates, &mut out, color)?;
+        console::write_table(&report, result.duration, &mut out, color)?;
         if let Some(comparison) = &report.gate {
             super::compare::write_gate(comparison, advisory, &mut out)?;
         }
@@ -365,7 +364,7 @@ fn write_outputs(
             .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
     }
     if let Some(path) = &args.junit {
-        junit::write_file(path, result)
+        junit::write_file(path, &report)
             .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
     }
     if result.incomplete {

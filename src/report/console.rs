@@ -1,6 +1,9 @@
 //! The terminal report of `goldgate run`: SCRAPI's results table, the aggregates, then what
 //! failed and where.
 //!
+//! It is drawn from the JSON report, like every other sink, and the failure details
+//! (`case_details`) are the same text as the body of a JUnit failure.
+//!
 //! The table keeps the shape users know from `cxas run --wait` (seed 000, "Interpreting
 //! results") so that it reads the same after the switch. Everything the agent or a golden file
 //! wrote goes through [`escape`] first: an agent can answer with ANSI escapes or bidi
@@ -12,22 +15,24 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use crate::metrics::{Aggregates, Percentiles};
-use crate::outcome::{CaseResult, CheckResult, Method, RunResult, Status};
+use crate::metrics::{Percentiles, case_checks};
+use crate::outcome::{Method, Status};
+use crate::report::json::{CaseReport, CheckReport, Report};
 
-/// Writes the whole terminal report.
+/// Writes the whole terminal report of `report`, a run that took `elapsed` (the report keeps
+/// the time of each case, not the run's wall time).
 pub fn write_table(
-    result: &RunResult,
-    aggregates: &Aggregates,
+    report: &Report,
+    elapsed: Duration,
     out: &mut impl Write,
     color: bool,
 ) -> io::Result<()> {
     let paint = Paint { color };
-    write_results(result, out, paint)?;
+    write_results(report, out, paint)?;
     writeln!(out)?;
-    write_aggregates(result, aggregates, out)?;
+    write_aggregates(report, elapsed, out)?;
 
-    let failing: Vec<&CaseResult> = result.cases.iter().filter(|c| is_bad(c.status)).collect();
+    let failing: Vec<&CaseReport> = report.cases.iter().filter(|c| is_bad(c.status)).collect();
     if !failing.is_empty() {
         writeln!(out, "\nFailures\n--------")?;
     }
@@ -35,17 +40,17 @@ pub fn write_table(
         let mut header = format!(
             "{} {} ({})",
             status_word(case.status),
-            escape(&case.case.name),
-            escape(&case.case.location.to_string())
+            escape(&case.name),
+            escape(&location(&case.file, case.line))
         );
         if let Some(repeats) = &case.repeats {
             let _ = write!(
                 header,
                 ": {} of {} runs passed, {} needed; run {} shown",
-                repeats.passed(),
+                repeats.passed,
                 repeats.runs.len(),
                 repeats.min_pass,
-                repeats.shown() + 1
+                shown_run(case).unwrap_or_default() + 1
             );
         }
         if let Some(error) = &case.error {
@@ -58,8 +63,8 @@ pub fn write_table(
 }
 
 /// The seed's table: one row per case, then the totals line.
-fn write_results(result: &RunResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
-    let names: Vec<Cow<str>> = result.cases.iter().map(|c| escape(&c.case.name)).collect();
+fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+    let names: Vec<Cow<str>> = report.cases.iter().map(|c| escape(&c.name)).collect();
     let width = names
         .iter()
         .map(|n| n.chars().count())
@@ -75,7 +80,7 @@ fn write_results(result: &RunResult, out: &mut impl Write, paint: Paint) -> io::
         "-".repeat(width + 1)
     )?;
     let (mut turns, mut passed, mut failed) = (0, 0, 0);
-    for (case, name) in result.cases.iter().zip(&names) {
+    for (case, name) in report.cases.iter().zip(&names) {
         let count = |status| case.turns.iter().filter(|t| t.status == status).count();
         let (pass, fail) = (count(Status::Passed), count(Status::Failed));
         let score = format!("{}%", percent(case.score));
@@ -83,8 +88,8 @@ fn write_results(result: &RunResult, out: &mut impl Write, paint: Paint) -> io::
             "{name:<width$} | {:>5} | {pass:>4} | {fail:>4} | {score:>5}",
             case.turns.len()
         );
-        if let Some(repeats) = case.repeats.as_ref().filter(|r| r.flaky()) {
-            let _ = write!(row, "  flaky ({}/{})", repeats.passed(), repeats.runs.len());
+        if let Some(repeats) = case.repeats.as_ref().filter(|r| r.flaky) {
+            let _ = write!(row, "  flaky ({}/{})", repeats.passed, repeats.runs.len());
         }
         writeln!(out, "{}", paint.status(case.status, &row))?;
         turns += case.turns.len();
@@ -94,20 +99,17 @@ fn write_results(result: &RunResult, out: &mut impl Write, paint: Paint) -> io::
     writeln!(
         out,
         "Total: {} conversations, {turns} turns, {passed} pass, {failed} fail",
-        result.cases.len()
+        report.cases.len()
     )
 }
 
 const HEADER: &str = "Conversation";
 
 /// The aggregates, one per line, with what was left out of the rates.
-fn write_aggregates(
-    result: &RunResult,
-    aggregates: &Aggregates,
-    out: &mut impl Write,
-) -> io::Result<()> {
+fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) -> io::Result<()> {
+    let aggregates = &report.aggregates;
     let cases = &aggregates.cases;
-    writeln!(out, "Agent: {}", escape(&result.agent))?;
+    writeln!(out, "Agent: {}", escape(&report.agent))?;
     writeln!(
         out,
         "Pass rate: {} ({} passed, {} failed; not counted: {} errored, {} skipped)",
@@ -133,8 +135,8 @@ fn write_aggregates(
     )?;
     writeln!(out, "Suite score: {}", rate(aggregates.suite_score))?;
     if let Some(flake_rate) = aggregates.flake_rate {
-        let repeated = result.cases.iter().filter_map(|c| c.repeats.as_ref());
-        let flaky = repeated.clone().filter(|r| r.flaky()).count();
+        let repeated = report.cases.iter().filter_map(|c| c.repeats.as_ref());
+        let flaky = repeated.clone().filter(|r| r.flaky).count();
         writeln!(
             out,
             "Flake rate: {} ({flaky} of {} repeated cases flaky)",
@@ -148,25 +150,26 @@ fn write_aggregates(
         aggregates.tokens.input_tokens, aggregates.tokens.output_tokens
     )?;
 
-    let local = result
+    let local_similarity = Method::LocalSimilarity.describe();
+    let local = report
         .cases
         .iter()
-        .flat_map(CaseResult::all_checks)
-        .any(|c| c.method == Method::LocalSimilarity);
-    let mut judges = if result.judges.is_empty() {
+        .flat_map(case_checks)
+        .any(|c| c.method == local_similarity);
+    let mut judges = if report.judges.is_empty() {
         let skipped = aggregates.checks.skipped;
         format!(
             "no judge configured: {skipped} check{} skipped",
             if skipped == 1 { "" } else { "s" }
         )
     } else {
-        format!("Judges: {}", escape(&result.judges.join(", ")))
+        format!("Judges: {}", escape(&report.judges.join(", ")))
     };
     if local {
         judges.push_str("; semantic checks used local similarity");
     }
     writeln!(out, "{judges}")?;
-    for usage in &result.judge_usage {
+    for usage in &report.judge_usage {
         writeln!(
             out,
             "Judge {}: {} call{}, {} answer{} from the cache, {} tokens in, {} out",
@@ -179,14 +182,31 @@ fn write_aggregates(
             usage.output_tokens
         )?;
     }
-    if result.incomplete {
+    if report.incomplete {
         writeln!(out, "Stopped early: some conversations did not run")?;
     }
-    writeln!(out, "Duration: {}", duration(result.duration))
+    writeln!(out, "Duration: {}", duration(elapsed))
+}
+
+/// Which run of a repeated case that did not pass its turns and checks come from: the first
+/// run that ended like the case, as [`crate::outcome::Repeats::shown`] picked it. `None` for
+/// a case run once or one that passed.
+pub(crate) fn shown_run(case: &CaseReport) -> Option<usize> {
+    let repeats = case
+        .repeats
+        .as_ref()
+        .filter(|_| case.status != Status::Passed)?;
+    Some(
+        repeats
+            .runs
+            .iter()
+            .position(|&s| s == case.status)
+            .unwrap_or_default(),
+    )
 }
 
 /// [`write_case_details`] without colour, as text (the JUnit failure body).
-pub(crate) fn case_details(case: &CaseResult) -> String {
+pub(crate) fn case_details(case: &CaseReport) -> String {
     let mut out = Vec::new();
     // Writing to a Vec cannot fail.
     let _ = write_case_details(case, &mut out, Paint { color: false });
@@ -196,7 +216,7 @@ pub(crate) fn case_details(case: &CaseResult) -> String {
 /// What went wrong in one case: each turn that did not pass (location, input, each failed
 /// check with expected vs actual and the method that judged it), then the case-level checks.
 /// The case itself (name, location, status) is the caller's header.
-fn write_case_details(case: &CaseResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+fn write_case_details(case: &CaseReport, out: &mut impl Write, paint: Paint) -> io::Result<()> {
     for turn in &case.turns {
         if !is_bad(turn.status) {
             continue;
@@ -204,7 +224,7 @@ fn write_case_details(case: &CaseResult, out: &mut impl Write, paint: Paint) -> 
         let mut line = format!(
             "  turn {} ({}): {}",
             turn.index,
-            escape(&turn.location.to_string()),
+            escape(&location(&case.file, turn.line)),
             turn.status.name()
         );
         // The error that stopped the case is already in its header.
@@ -218,26 +238,32 @@ fn write_case_details(case: &CaseResult, out: &mut impl Write, paint: Paint) -> 
         writeln!(out, "{}", paint.status(turn.status, &line))?;
         writeln!(out, "    input: {}", escape(&turn.input))?;
         for check in turn.checks.iter().filter(|c| is_bad(c.status)) {
-            write_check(check, out, paint)?;
+            write_check(&case.file, check, out, paint)?;
         }
     }
-    let case_checks: Vec<&CheckResult> = case.checks.iter().filter(|c| is_bad(c.status)).collect();
+    let case_checks: Vec<&CheckReport> = case.checks.iter().filter(|c| is_bad(c.status)).collect();
     if !case_checks.is_empty() {
         writeln!(out, "  conversation checks:")?;
         for check in case_checks {
-            write_check(check, out, paint)?;
+            write_check(&case.file, check, out, paint)?;
         }
     }
     Ok(())
 }
 
-fn write_check(check: &CheckResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+/// One check that did not pass, of a case in `file`.
+fn write_check(
+    file: &str,
+    check: &CheckReport,
+    out: &mut impl Write,
+    paint: Paint,
+) -> io::Result<()> {
     let indent = "    ";
     let line = format!(
         "{indent}{} [{}] ({}): {}",
         escape(&check.label),
         method(&check.method),
-        escape(&check.location.to_string()),
+        escape(&location(file, check.line)),
         check.status.name()
     );
     writeln!(out, "{}", paint.status(check.status, &line))?;
@@ -253,18 +279,22 @@ fn is_bad(status: Status) -> bool {
     matches!(status, Status::Failed | Status::Error)
 }
 
-/// How a check was judged, for people: `exact`, `semantic (local-similarity)`,
-/// `judge (anthropic/claude-sonnet-4-6)`.
-fn method(method: &Method) -> Cow<'static, str> {
-    match method {
-        Method::Deterministic(name) => Cow::Borrowed(name),
-        Method::LocalSimilarity => Cow::Borrowed("semantic (local-similarity)"),
-        Method::Judge { provider, model } => Cow::Owned(format!(
-            "judge ({})",
-            escape(&format!("{provider}/{model}"))
-        )),
-        Method::None => Cow::Borrowed("not judged"),
+/// How a check was judged, for people, from the report's word for it ([`Method::describe`]):
+/// `exact`, `semantic (local-similarity)`, `judge (anthropic/claude-sonnet-4-6)`, `not judged`.
+fn method(described: &str) -> Cow<'_, str> {
+    if let Some(judge) = described.strip_prefix("judge:") {
+        return Cow::Owned(format!("judge ({})", escape(judge)));
     }
+    match described {
+        "local-similarity" => Cow::Borrowed("semantic (local-similarity)"),
+        "none" => Cow::Borrowed("not judged"),
+        other => escape(other),
+    }
+}
+
+/// `file:line`, as [`crate::model::Location`] shows it.
+fn location(file: &str, line: u32) -> String {
+    format!("{file}:{line}")
 }
 
 fn status_word(status: Status) -> &'static str {
@@ -345,7 +375,8 @@ impl Paint {
 
 #[cfg(test)]
 mod tests {
-    use super::{escape, percent};
+    use super::{escape, method, percent};
+    use crate::outcome::Method;
 
     #[test]
     fn escapes_terminal_controls_and_bidi() {
@@ -354,6 +385,24 @@ mod tests {
         assert_eq!(escape("a\r\nb\tc"), "a\\r\\nb\\tc");
         assert_eq!(escape("\u{9b}31m"), "\\u{9b}31m");
         assert_eq!(escape("abc\u{202e}def"), "abc\\u{202e}def");
+    }
+
+    #[test]
+    fn methods_read_back_from_the_report_word() {
+        let judge = Method::Judge {
+            provider: "anthropic".into(),
+            model: "claude-sonnet-4-6".into(),
+        };
+        for (judged_by, shown) in [
+            (Method::Deterministic("exact"), "exact"),
+            (Method::LocalSimilarity, "semantic (local-similarity)"),
+            (judge, "judge (anthropic/claude-sonnet-4-6)"),
+            (Method::None, "not judged"),
+        ] {
+            assert_eq!(method(&judged_by.describe()), shown);
+        }
+        // A saved report is outside input: its words are escaped like the rest.
+        assert_eq!(method("exact\x1b[2J"), "exact\\u{1b}[2J");
     }
 
     #[test]

@@ -1,5 +1,11 @@
 //! JUnit XML for CI systems other than GitHub (GitLab, Jenkins, Buildkite) and JUnit actions.
 //!
+//! A sink over the JSON report, like the Markdown and the annotations: `goldgate run --junit`
+//! and `goldgate report REPORT --junit` write the same XML for the same run, so a job can
+//! turn a saved report (a merged one, one from another job) into JUnit. Times are the whole
+//! milliseconds the report keeps; the run's wall time is not in the report, so the root
+//! `testsuites` element has no `time` (readers sum the suites').
+//!
 //! The mapping suits all the common readers (see STACK.md, "JUnit"): one `testsuite` per golden
 //! file; one `testcase` per case with `name` = the case id and `classname` = the file path with
 //! `.` replaced by `_` (Jenkins splits a classname at its last dot, so `orders.yaml` would
@@ -12,64 +18,74 @@
 //! other runs that failed or errored are `flakyFailure` / `flakyError` elements when the case
 //! passed, `rerunFailure` / `rerunError` when it did not (its shown run is the failure
 //! itself), as Jenkins and the JUnit actions read them; a `repeats` property counts the runs.
+//! The report keeps only each run's status, so those elements say which run it was
+//! (`run 2 of 5 failed`); the details are those of the run the case shows.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::Duration;
 
 use quick_junit::{
     NonSuccessKind, Report, SerializeError, TestCase, TestCaseStatus, TestRerun, TestSuite,
 };
 
-use crate::outcome::{CaseResult, RunResult, Status};
-use crate::report::console::{case_details, escape};
+use crate::metrics::{case_checks, millis};
+use crate::outcome::Status;
+use crate::report::console::{case_details, escape, shown_run};
+use crate::report::json::{self, CaseReport};
 
-/// The JUnit report of a run.
-pub fn build(result: &RunResult) -> Report {
+/// The JUnit report of a run's JSON report.
+pub fn build(report: &json::Report) -> Report {
     let mut suites: Vec<TestSuite> = Vec::new();
-    for case in &result.cases {
-        let file = case.case.location.file.to_string_lossy();
-        let index = match suites.iter().position(|s| s.name.as_str() == file) {
+    for case in &report.cases {
+        let index = match suites.iter().position(|s| s.name.as_str() == case.file) {
             Some(index) => index,
             None => {
-                suites.push(TestSuite::new(file.as_ref()));
+                suites.push(TestSuite::new(case.file.as_str()));
                 suites.len() - 1
             }
         };
         let suite = &mut suites[index];
-        suite.add_test_case(test_case(case, &file));
-        suite.time = Some(suite.time.unwrap_or_default() + case.duration);
+        suite.add_test_case(test_case(case));
+        suite.time = Some(suite.time.unwrap_or_default() + time(case.duration));
     }
-    let mut report = Report::new("goldgate");
-    report.set_time(result.duration).add_test_suites(suites);
-    report
+    let mut junit = Report::new("goldgate");
+    junit.add_test_suites(suites);
+    junit
 }
 
 /// Writes the XML of [`build`].
-pub fn write(result: &RunResult, out: &mut impl Write) -> Result<(), SerializeError> {
-    build(result).serialize(out)
+pub fn write(report: &json::Report, out: &mut impl Write) -> Result<(), SerializeError> {
+    build(report).serialize(out)
 }
 
 /// Writes the XML of [`build`] to a file.
-pub fn write_file(path: &Path, result: &RunResult) -> io::Result<()> {
-    let xml = build(result).to_string().map_err(io::Error::other)?;
+pub fn write_file(path: &Path, report: &json::Report) -> io::Result<()> {
+    let xml = build(report).to_string().map_err(io::Error::other)?;
     std::fs::write(path, xml)
 }
 
-fn test_case(case: &CaseResult, file: &str) -> TestCase {
-    let mut test = TestCase::new(case.case.id.as_str(), status(case));
-    test.set_classname(file.replace('.', "_"))
-        .set_time(case.duration)
+/// A time as the saved report has it (whole milliseconds), so that a report read back from its
+/// file gives the same XML as the one in memory.
+fn time(duration: Duration) -> Duration {
+    Duration::from_millis(millis::of(&duration))
+}
+
+fn test_case(case: &CaseReport) -> TestCase {
+    let mut test = TestCase::new(case.id.as_str(), status(case));
+    test.set_classname(case.file.replace('.', "_"))
+        .set_time(time(case.duration))
         .set_system_out(transcript(case));
-    test.extra.insert("file".into(), file.into());
+    test.extra.insert("file".into(), case.file.as_str().into());
     test.extra
-        .insert("line".into(), case.case.location.line.to_string().into());
-    test.add_properties(case.case.tags.iter().map(|tag| ("tag", tag.as_str())));
+        .insert("line".into(), case.line.to_string().into());
+    test.add_properties(case.tags.iter().map(|tag| ("tag", tag.as_str())));
     test.add_property(("score", format!("{:.3}", case.score).as_str()));
     if let Some(repeats) = &case.repeats {
         let runs = format!(
             "{} of {} passed, {} needed",
-            repeats.passed(),
+            repeats.passed,
             repeats.runs.len(),
             repeats.min_pass
         );
@@ -80,34 +96,31 @@ fn test_case(case: &CaseResult, file: &str) -> TestCase {
 
 /// The runs of a repeated case that failed or errored, but the one shown as the case's own
 /// failure (see the module doc).
-fn reruns(case: &CaseResult) -> Vec<TestRerun> {
+fn reruns(case: &CaseReport) -> Vec<TestRerun> {
     let Some(repeats) = &case.repeats else {
         return Vec::new();
     };
-    let shown = (case.status != Status::Passed).then(|| repeats.shown());
+    let shown = shown_run(case);
+    let count = repeats.runs.len();
     repeats
         .runs
         .iter()
         .enumerate()
         .filter(|&(index, _)| Some(index) != shown)
-        .filter_map(|(_, run)| {
-            let (kind, message) = match run.status {
-                Status::Failed => (NonSuccessKind::Failure, failure_message(run)),
-                Status::Error => (NonSuccessKind::Error, error_message(run)),
+        .filter_map(|(index, status)| {
+            let (kind, ended) = match status {
+                Status::Failed => (NonSuccessKind::Failure, "failed"),
+                Status::Error => (NonSuccessKind::Error, "errored"),
                 Status::Passed | Status::Skipped => return None,
             };
             let mut rerun = TestRerun::new(kind);
-            rerun
-                .set_time(run.duration)
-                .set_message(escape(&message))
-                .set_description(case_details(run))
-                .set_system_out(transcript(run));
+            rerun.set_message(format!("run {} of {count} {ended}", index + 1));
             Some(rerun)
         })
         .collect()
 }
 
-fn status(case: &CaseResult) -> TestCaseStatus {
+fn status(case: &CaseReport) -> TestCaseStatus {
     let (kind, message) = match case.status {
         Status::Passed => {
             let mut status = TestCaseStatus::success();
@@ -116,7 +129,7 @@ fn status(case: &CaseResult) -> TestCaseStatus {
         }
         Status::Skipped => {
             let mut status = TestCaseStatus::skipped();
-            let reason = case.all_checks().find_map(|c| c.reason.as_deref());
+            let reason = case_checks(case).find_map(|c| c.reason.as_deref());
             status.set_message(escape(reason.unwrap_or("no check could be judged")));
             return status;
         }
@@ -134,8 +147,8 @@ fn status(case: &CaseResult) -> TestCaseStatus {
 }
 
 /// The first failed expectation, on one line: `label: expected …, got …`.
-fn failure_message(case: &CaseResult) -> String {
-    case.all_checks()
+fn failure_message(case: &CaseReport) -> String {
+    case_checks(case)
         .find(|c| c.status == Status::Failed)
         .map_or_else(
             || "failed".to_owned(),
@@ -144,14 +157,14 @@ fn failure_message(case: &CaseResult) -> String {
 }
 
 /// The error of the run that stopped the case, wherever it was recorded.
-fn error_message(case: &CaseResult) -> String {
+fn error_message(case: &CaseReport) -> String {
     case.error
         .iter()
         .chain(case.turns.iter().filter_map(|t| t.error.as_ref()))
         .next()
         .cloned()
         .or_else(|| {
-            case.all_checks()
+            case_checks(case)
                 .find(|c| c.status == Status::Error)
                 .map(|c| format!("{}: {}", c.label, c.reason.as_deref().unwrap_or("error")))
         })
@@ -160,13 +173,12 @@ fn error_message(case: &CaseResult) -> String {
 
 /// What was said, turn by turn: the user side, the agent's text, its tool calls, transfers,
 /// handoffs and errors.
-fn transcript(case: &CaseResult) -> String {
+fn transcript(case: &CaseReport) -> String {
     let mut out = String::new();
     for turn in &case.turns {
-        let _ = writeln!(out, "turn {} ({})", turn.index, turn.location);
+        let _ = writeln!(out, "turn {} ({}:{})", turn.index, case.file, turn.line);
         let _ = writeln!(out, "user: {}", turn.input);
-        if let Some(exchange) = &turn.exchange {
-            let reply = &exchange.reply;
+        if let Some(reply) = &turn.reply {
             for message in &reply.messages {
                 match &message.agent {
                     Some(agent) => {
