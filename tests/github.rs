@@ -8,6 +8,7 @@
 //! fence, and a huge reply is cut below GitHub's limit; the step summary, the step outputs and
 //! the annotations are written; the token appears nowhere but in the Authorization header.
 
+mod common;
 mod github_support;
 
 use std::fs;

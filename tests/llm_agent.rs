@@ -3,6 +3,7 @@
 //! mock, tokens in the report, recordings that replay without a provider, and provider errors
 //! as errors of the run.
 
+mod common;
 mod llm_support;
 
 use std::fs;

@@ -2,6 +2,7 @@
 //! verdicts follow the judge's answers, bad answers are errors, the cache spares calls, and
 //! provider errors are errors of the run with the provider's message.
 
+mod common;
 mod llm_support;
 
 use std::collections::HashMap;

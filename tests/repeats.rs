@@ -6,6 +6,8 @@
 //! asserting a stable verdict over 20 runs would flake; the deck keeps the rate at exactly 1 in
 //! 5 per 5 runs while leaving which run fails to chance.
 
+mod common;
+
 use std::collections::HashMap;
 use std::fs;
 use std::net::SocketAddr;
@@ -49,21 +51,13 @@ async fn agent(State(decks): State<Decks>, Json(request): Json<Value>) -> Respon
     Json(json!({"messages": [{"text": text}]})).into_response()
 }
 
-/// Starts the agent on a free loopback port, on its own thread and runtime.
+/// Starts the agent on a free loopback port.
 fn start_agent() -> SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let app = axum::Router::new()
-                .route("/turn", axum::routing::post(agent))
-                .with_state(Decks::default());
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    common::serve(
+        axum::Router::new()
+            .route("/turn", axum::routing::post(agent))
+            .with_state(Decks::default()),
+    )
 }
 
 /// One SCRAPI golden per conversation, tagged `stable` (flaky and steady, which pass 3 of 5)

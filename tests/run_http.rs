@@ -2,6 +2,8 @@
 //! conversation: each known good or bad behaviour must get its verdict, and the exit code must
 //! follow (0 all passed, 1 a failure, 2 an error of the run).
 
+mod common;
+
 use std::collections::HashMap;
 use std::fs;
 use std::net::SocketAddr;
@@ -67,21 +69,13 @@ async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Respon
     Json(reply).into_response()
 }
 
-/// Starts the scripted agent on a free loopback port, on its own thread and runtime.
+/// Starts the agent on a free loopback port.
 fn start_agent() -> SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let app = axum::Router::new()
-                .route("/turn", axum::routing::post(agent))
-                .with_state(Calls::default());
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    common::serve(
+        axum::Router::new()
+            .route("/turn", axum::routing::post(agent))
+            .with_state(Calls::default()),
+    )
 }
 
 fn order_conversation(name: &str) -> String {

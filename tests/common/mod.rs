@@ -7,6 +7,7 @@ use serde_json::Value;
 
 /// The example agent, built once. Cargo names the executable in its JSON messages, so the
 /// target directory (`CARGO_TARGET_DIR`, `--target`) never has to be guessed.
+#[allow(dead_code)] // Not every test crate plays the demo agent.
 pub fn support_agent() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT

@@ -45,29 +45,20 @@ impl Server {
         let fake = Shared::default();
         fake.lock().unwrap().next_id = 1_000;
         let state = fake.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                let app = axum::Router::new()
-                    .route("/turn", axum::routing::post(agent))
-                    .route(
-                        "/api/v3/repos/{owner}/{repo}/issues/{number}/comments",
-                        axum::routing::get(list_comments).post(create_comment),
-                    )
-                    .route(
-                        "/api/v3/repos/{owner}/{repo}/issues/comments/{id}",
-                        axum::routing::post(update_comment).patch(update_comment),
-                    )
-                    .fallback(not_found)
-                    .with_state(state);
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
+        let app = axum::Router::new()
+            .route("/turn", axum::routing::post(agent))
+            .route(
+                "/api/v3/repos/{owner}/{repo}/issues/{number}/comments",
+                axum::routing::get(list_comments).post(create_comment),
+            )
+            .route(
+                "/api/v3/repos/{owner}/{repo}/issues/comments/{id}",
+                axum::routing::post(update_comment).patch(update_comment),
+            )
+            .fallback(not_found)
+            .with_state(state);
         Self {
-            addr: rx.recv().unwrap(),
+            addr: crate::common::serve(app),
             fake,
         }
     }

@@ -133,19 +133,10 @@ impl FakeProvider {
             log: Mutex::default(),
         });
         let state = Arc::clone(&fake);
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                let app = axum::Router::new().fallback(handle).with_state(state);
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
+        let app = axum::Router::new().fallback(handle).with_state(state);
         Self {
             provider,
-            addr: rx.recv().unwrap(),
+            addr: crate::common::serve(app),
             fake,
         }
     }
@@ -351,32 +342,22 @@ fn reply_body(provider: Provider, answer: &Answer, number: u32) -> Value {
 
 /// A scripted HTTP agent (goldgate's protocol): each conversation's reply, by id.
 pub fn start_agent(replies: HashMap<&'static str, Value>) -> String {
-    let replies = Arc::new(replies);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let app = axum::Router::new()
-                .route(
-                    "/turn",
-                    axum::routing::post(
-                        |State(replies): State<Arc<HashMap<&'static str, Value>>>,
-                         axum::Json(request): axum::Json<Value>| async move {
-                            let conversation = request["conversation"].as_str().unwrap_or_default();
-                            match replies.get(conversation) {
-                                Some(reply) => axum::Json(reply.clone()).into_response(),
-                                None => StatusCode::NOT_FOUND.into_response(),
-                            }
-                        },
-                    ),
-                )
-                .with_state(replies);
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    format!("http://{}/turn", rx.recv().unwrap())
+    let app = axum::Router::new()
+        .route(
+            "/turn",
+            axum::routing::post(
+                |State(replies): State<Arc<HashMap<&'static str, Value>>>,
+                 axum::Json(request): axum::Json<Value>| async move {
+                    let conversation = request["conversation"].as_str().unwrap_or_default();
+                    match replies.get(conversation) {
+                        Some(reply) => axum::Json(reply.clone()).into_response(),
+                        None => StatusCode::NOT_FOUND.into_response(),
+                    }
+                },
+            ),
+        )
+        .with_state(Arc::new(replies));
+    format!("http://{}/turn", crate::common::serve(app))
 }
 
 /// `goldgate` in `dir`, with no provider key or endpoint inherited from the environment.
