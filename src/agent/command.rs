@@ -438,12 +438,7 @@ fn lock<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// FNV-1a: stable across runs and Rust versions, unlike `DefaultHasher`.
+/// A session always goes to the same process; the hash is stable, unlike `DefaultHasher`.
 fn slot_index(session: &str, slots: usize) -> usize {
-    let hash = session
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-        });
-    (hash % slots as u64) as usize
+    (crate::shard::stable_hash(session.as_bytes()) % slots as u64) as usize
 }
