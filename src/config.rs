@@ -152,7 +152,11 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
     let Some(mut fields) = Fields::of(root, "", diags) else {
         return config;
     };
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    // `goldgate.yaml` has the parent "", which no process can start in: that is ".".
+    let base = path
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     if let Some(agent) = fields.take("agent") {
         config.agent = parse_agent(agent, &base, diags);
     }
@@ -334,7 +338,7 @@ pub(crate) fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics
     }
 }
 
-/// `500ms`, `30s`, `2m`, or a bare number of seconds.
+/// `500ms`, `30s`, `2m`, or a bare number of seconds; more than zero.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
@@ -355,7 +359,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ));
         }
     };
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` is out of range"))
+    match Duration::try_from_secs_f64(seconds) {
+        // Every duration goldgate reads is a time allowed for something: zero allows nothing.
+        Ok(Duration::ZERO) => Err(format!("`{text}` is zero; give a time such as `30s`")),
+        Ok(duration) => Ok(duration),
+        Err(_) => Err(format!("`{text}` is out of range")),
+    }
 }
 
 /// Expands `${VAR}` from the environment. A variable that is not set is an error naming it
@@ -394,6 +403,7 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown unit")
         );
+        assert!(parse_duration("0s").unwrap_err().contains("is zero"));
     }
 
     #[test]

@@ -127,8 +127,10 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, Discov
                 path: target.clone(),
             });
         }
+        // Linked goldens count like any others; the walker detects link loops.
         let walker = ignore::WalkBuilder::new(target)
             .require_git(false)
+            .follow_links(true)
             .sort_by_file_path(Ord::cmp)
             .build();
         for entry in walker {
@@ -221,6 +223,26 @@ mod tests {
         assert_eq!(found.len(), 2);
         let found = discover(&[dir.path().join("goldens/sub")], &Rules::default()).unwrap();
         assert_eq!(found.len(), 1, "a folder inside goldens/ is still goldens");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn linked_goldens_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        touch(dir.path(), "real/orders.yaml");
+        fs::create_dir_all(dir.path().join("suite/goldens")).unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("real/orders.yaml"),
+            dir.path().join("suite/goldens/linked.yaml"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("real"),
+            dir.path().join("suite/goldens/dir"),
+        )
+        .unwrap();
+        let found = discover(&[dir.path().join("suite")], &Rules::default()).unwrap();
+        assert_eq!(found.len(), 2, "{found:?}");
     }
 
     #[test]

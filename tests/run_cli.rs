@@ -267,3 +267,81 @@ fn a_command_agent_does_not_inherit_the_github_token() {
     assert!(seen.contains("GOLDGATE_VISIBLE=yes"), "{seen}");
     assert!(!seen.contains("ghs_not_for_the_agent"), "{seen}");
 }
+
+#[test]
+fn an_agent_echoing_the_secret_in_an_error_does_not_leak_it() {
+    use axum::http::{HeaderMap, StatusCode, Uri};
+    // A 401 page that quotes the credentials it was sent, as real servers sometimes do.
+    let addr = common::serve(axum::Router::new().route(
+        "/turn",
+        axum::routing::post(|headers: HeaderMap, uri: Uri| async move {
+            let auth = headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            (
+                StatusCode::UNAUTHORIZED,
+                format!("bad credentials {auth} for {uri}"),
+            )
+        }),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!(
+            "agent:\n  http:\n    url: \"http://{addr}/turn?key=${{GG_URL_SECRET}}\"\n    headers: {{ Authorization: \"Bearer ${{GG_HEADER_SECRET}}\" }}\nrun: {{ retries: 0 }}\n"
+        ),
+    )
+    .unwrap();
+    let output = goldgate(dir.path())
+        .args([
+            "run",
+            "goldens",
+            "--output",
+            "report.json",
+            "--junit",
+            "junit.xml",
+        ])
+        .env("GG_URL_SECRET", "url-secret-4711")
+        .env("GG_HEADER_SECRET", "header-secret-0815")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let mut everything = String::from_utf8_lossy(&output.stdout).into_owned();
+    everything.push_str(&String::from_utf8_lossy(&output.stderr));
+    everything.push_str(&fs::read_to_string(dir.path().join("report.json")).unwrap());
+    everything.push_str(&fs::read_to_string(dir.path().join("junit.xml")).unwrap());
+    assert!(
+        everything.contains("bad credentials"),
+        "the error is shown: {everything}"
+    );
+    assert!(everything.contains("[redacted]"), "{everything}");
+    for secret in ["url-secret-4711", "header-secret-0815"] {
+        assert!(
+            !everything.contains(secret),
+            "{secret} leaked: {everything}"
+        );
+    }
+}
+
+#[test]
+fn a_command_agent_from_the_default_config_starts_in_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    let agent = common::support_agent();
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!("agent:\n  command: [{:?}]\n", agent.display().to_string()),
+    )
+    .unwrap();
+    // No --config: ./goldgate.yaml, whose directory is "" until made ".".
+    goldgate(dir.path())
+        .args(["run", "goldens"])
+        .assert()
+        .code(0);
+    goldgate(dir.path())
+        .args(["run", "goldens", "--config", "goldgate.yaml"])
+        .assert()
+        .code(0);
+}

@@ -27,13 +27,30 @@ pub struct HttpAgent {
     client: Client,
     url: Url,
     headers: HeaderMap,
+    /// Configured values an agent may echo back in an error (header values and their words,
+    /// the URL's password and query values): cut out of every error message.
+    secrets: Vec<String>,
 }
+
+/// Shorter words are too common to be secrets, and cutting them would garble messages.
+const SECRET_MIN_CHARS: usize = 6;
 
 impl HttpAgent {
     pub fn new(client: Client, url: Url, mut headers: HeaderMap) -> Self {
+        let mut secrets: Vec<String> = Vec::new();
         for value in headers.values_mut() {
             value.set_sensitive(true);
+            if let Ok(text) = value.to_str() {
+                secrets.push(text.to_owned());
+                secrets.extend(text.split_whitespace().map(str::to_owned));
+            }
         }
+        secrets.extend(url.password().map(str::to_owned));
+        secrets.extend(url.query_pairs().map(|(_, value)| value.into_owned()));
+        secrets.retain(|s| s.chars().count() >= SECRET_MIN_CHARS);
+        // Longest first, so that a whole value goes before the words inside it.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
         // Tells servers that can stream that a stream is welcome.
         headers.entry(ACCEPT).or_insert(HeaderValue::from_static(
             "application/json, application/x-ndjson",
@@ -42,13 +59,18 @@ impl HttpAgent {
             client,
             url,
             headers,
+            secrets,
         }
     }
-}
 
-#[async_trait]
-impl Agent for HttpAgent {
-    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+    fn redacted(&self, mut error: AgentError) -> AgentError {
+        for secret in &self.secrets {
+            error.message = error.message.replace(secret.as_str(), "[redacted]");
+        }
+        error
+    }
+
+    async fn exchange(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
         let start = Instant::now();
         let response = self
             .client
@@ -77,6 +99,13 @@ impl Agent for HttpAgent {
                 ttft: None,
             })
         }
+    }
+}
+
+#[async_trait]
+impl Agent for HttpAgent {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+        self.exchange(request).await.map_err(|e| self.redacted(e))
     }
 
     fn describe(&self) -> String {
