@@ -32,6 +32,8 @@ pub const DEFAULT_DIR: &str = ".goldgate/cache";
 pub struct CacheKey<'a> {
     pub provider: &'a str,
     pub model: &'a str,
+    /// The URL requests go to (see [`super::client::LlmClient::endpoint`]).
+    pub endpoint: &'a str,
     /// The request body as sent.
     pub request: &'a Value,
     /// 0-based index of the `--repeat` run.
@@ -47,6 +49,7 @@ impl CacheKey<'_> {
             "prompt_version": super::judge::PROMPT_VERSION,
             "provider": self.provider,
             "model": self.model,
+            "endpoint": self.endpoint,
             "request": self.request,
             "repeat": self.repeat,
             "vote": self.vote,
@@ -111,6 +114,7 @@ mod tests {
         CacheKey {
             provider: "anthropic",
             model: "claude-x",
+            endpoint: "https://api.anthropic.com/v1/messages",
             request,
             repeat,
             vote,
@@ -132,6 +136,11 @@ mod tests {
             ..key(&request, 0, 0)
         };
         assert_ne!(base, model.digest());
+        let gateway = CacheKey {
+            endpoint: "http://127.0.0.1:4000/v1/messages",
+            ..key(&request, 0, 0)
+        };
+        assert_ne!(base, gateway.digest());
     }
 
     #[test]

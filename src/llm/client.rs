@@ -153,6 +153,16 @@ impl LlmClient {
         self.provider
     }
 
+    /// Where requests go, without query or credentials: part of a judgement's identity, since
+    /// the same model name on another server (a gateway, a local vLLM) is another judge.
+    pub fn endpoint(&self) -> String {
+        let mut shown = self.url.clone();
+        let _ = shown.set_username("");
+        let _ = shown.set_password(None);
+        shown.set_query(None);
+        shown.to_string()
+    }
+
     pub fn model(&self) -> &str {
         &self.model
     }

@@ -103,11 +103,13 @@ impl LlmJudge {
             max_tokens: MAX_ANSWER_TOKENS,
         };
         let body = self.client.body(&request);
+        let endpoint = self.client.endpoint();
         let mut answers = Vec::with_capacity(self.votes as usize);
         for vote in 0..self.votes {
             let key = CacheKey {
                 provider: self.client.provider().name(),
                 model: self.client.model(),
+                endpoint: &endpoint,
                 request: &body,
                 repeat: self.repeat,
                 vote,
