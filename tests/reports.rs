@@ -18,7 +18,7 @@ use goldgate::outcome::{
     CaseResult, CheckCategory, CheckResult, Method, RunResult, Status, TurnResult,
 };
 use goldgate::report::json::{self, Report};
-use goldgate::report::{console, junit};
+use goldgate::report::{console, junit, markdown};
 use goldgate::shard::SuiteId;
 use serde_json::{Value, json};
 
@@ -445,10 +445,11 @@ Evaluation Results
 Conversation            | Turns | Pass | Fail | Score
 ------------------------|-------|------|------|------
 happy_path_order_lookup |     2 |    2 |    0 |  100%
-bad_order_id_handling   |     2 |    1 |    1 |   50%
-slow_case               |     1 |    0 |    0 |    0%
-needs_judge             |     1 |    0 |    0 |    0%
+bad_order_id_handling   |     2 |    1 |    1 |   50%  FAILED
+slow_case               |     1 |    0 |    0 |    0%  ERROR
+needs_judge             |     1 |    0 |    0 |    0%  SKIPPED
 Total: 4 conversations, 6 turns, 3 pass, 1 fail
+Cases: 1 passed, 1 failed, 1 errors, 1 skipped
 ";
     assert!(text.starts_with(expected), "{text}");
     for line in [
@@ -465,6 +466,126 @@ Total: 4 conversations, 6 turns, 3 pass, 1 fail
             "no line {line:?} in\n{text}"
         );
     }
+}
+
+/// A gecx scenario whose turns all passed, failed by its `message-contains` check alone.
+fn failed_by_a_conversation_check() -> CaseResult {
+    let case = model_case(
+        "approve",
+        SCENARIO,
+        20,
+        (1..=3)
+            .map(|i| model_turn(SCENARIO, i, 21 + i as u32, Vec::new()))
+            .collect(),
+    );
+    let turns = (1..=3)
+        .map(|i| turn(&case, i, Status::Passed, "approve it", Vec::new(), None))
+        .collect();
+    let mut result = case_result(case, Status::Failed, turns, 0.0);
+    let mut contains = check(
+        CheckCategory::AgentText,
+        "message-contains",
+        26,
+        Status::Failed,
+        "approved",
+        "declined",
+    );
+    contains.location = at(SCENARIO, 26);
+    result.checks.push(contains);
+    result
+}
+
+#[test]
+fn console_marks_a_case_failed_only_by_a_conversation_check() {
+    let mut result = run();
+    result.cases.push(failed_by_a_conversation_check());
+    let report = json::build(&result, &suite(&result));
+    let mut out = Vec::new();
+    console::write_table(&report, result.duration, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+
+    let row = text.lines().find(|l| l.starts_with("approve ")).unwrap();
+    assert!(
+        row.ends_with("|     3 |    3 |    0 |    0%  FAILED"),
+        "{row}"
+    );
+    // The seed's totals count turns and stay as they were; the cases line shows the failure.
+    let totals = "Total: 5 conversations, 9 turns, 6 pass, 1 fail\n\
+                  Cases: 1 passed, 2 failed, 1 errors, 1 skipped\n";
+    assert!(text.contains(totals), "{text}");
+    assert!(
+        text.contains(
+            "FAILED approve (evals/slow.scenario.yaml:20)\n  conversation checks:\n    \
+             message-contains [exact] (evals/slow.scenario.yaml:26): failed\n"
+        ),
+        "{text}"
+    );
+}
+
+/// The run with a command agent's stderr of 25 lines, one of them writing an escape.
+fn run_with_agent_log() -> RunResult {
+    let log: Vec<String> = (1..=25)
+        .map(|i| format!("line {i}{}", if i == 24 { "\x1b[31m red" } else { "" }))
+        .collect();
+    RunResult {
+        agent_log: Some(log.join("\n") + "\n"),
+        ..run()
+    }
+}
+
+#[test]
+fn console_shows_the_end_of_the_agents_stderr_when_a_case_errored() {
+    let result = run_with_agent_log();
+    let report = json::build(&result, &suite(&result));
+    let mut out = Vec::new();
+    console::write_table(&report, result.duration, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+
+    let failures = text.find("Failures\n").expect("a failures section");
+    let log = text
+        .find("Agent stderr (last 20 lines):\n")
+        .expect("the log");
+    assert!(log > failures, "{text}");
+    assert_eq!(text.matches("Agent stderr").count(), 1, "{text}");
+    let shown: Vec<&str> = text[log..].lines().skip(1).collect();
+    assert_eq!(shown.len(), 20, "{text}");
+    assert_eq!(shown[0], "  line 6");
+    assert_eq!(shown[18], "  line 24\\u{1b}[31m red");
+    assert_eq!(shown[19], "  line 25");
+    assert!(!text.contains('\x1b'), "a raw escape reached the terminal");
+
+    // Without an errored case the log is noise, and is left out.
+    let mut result = run_with_agent_log();
+    result.cases.retain(|c| c.status != Status::Error);
+    let report = json::build(&result, &suite(&result));
+    let mut out = Vec::new();
+    console::write_table(&report, result.duration, &mut out, false).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.contains("Agent stderr"), "{text}");
+}
+
+#[test]
+fn markdown_folds_the_end_of_the_agents_stderr() {
+    let result = run_with_agent_log();
+    let report = json::build(&result, &suite(&result));
+    let path = |file: &str| file.to_owned();
+    let options = markdown::Options {
+        suite: "default",
+        run_url: None,
+        path: &path,
+    };
+    let body = markdown::render(&report, &options);
+    let expected = "<details><summary>Agent stderr (last 20 lines)</summary>\n\n```text\nline 6\n";
+    let start = body.find(expected).expect("a folded log");
+    let block = &body[start..];
+    let end = block.find("</details>").expect("a closed block");
+    assert!(
+        block[..end].ends_with("line 24\\u{1b}[31m red\nline 25\n```\n\n"),
+        "{body}"
+    );
+    assert!(!block.contains("line 5\n"), "{body}");
+    assert!(!body.contains('\x1b'), "{body}");
+    assert!(body.find("#### Failures").unwrap() < start, "{body}");
 }
 
 #[test]

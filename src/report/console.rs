@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::metrics::{Percentiles, case_checks};
 use crate::outcome::{Method, Status};
 use crate::report::json::{CaseReport, CheckReport, Report};
+use crate::report::{agent_log_tail, duration, rate};
 
 /// Writes the whole terminal report of `report`, a run that took `elapsed` (the report keeps
 /// the time of each case, not the run's wall time).
@@ -59,10 +60,28 @@ pub fn write_table(
         writeln!(out, "{}", paint.status(case.status, &header))?;
         write_case_details(case, out, paint)?;
     }
+    write_agent_log(report, out)
+}
+
+/// The end of a command agent's stderr, once, when a case errored: often the reason why.
+fn write_agent_log(report: &Report, out: &mut impl Write) -> io::Result<()> {
+    let Some((lines, total)) = agent_log_tail(report) else {
+        return Ok(());
+    };
+    if lines.len() < total {
+        writeln!(out, "Agent stderr (last {} lines):", lines.len())?;
+    } else {
+        writeln!(out, "Agent stderr:")?;
+    }
+    for line in lines {
+        writeln!(out, "  {}", escape(line))?;
+    }
     Ok(())
 }
 
-/// The seed's table: one row per case, then the totals line.
+/// The seed's table: one row per case, then the totals line. Pass and Fail count turns, so a
+/// case that did not pass is marked after its score: a conversation-level check (gecx,
+/// Regtrace) can fail a case whose turns all passed.
 fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Result<()> {
     let names: Vec<Cow<str>> = report.cases.iter().map(|c| escape(&c.name)).collect();
     let width = names
@@ -88,6 +107,9 @@ fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Res
             "{name:<width$} | {:>5} | {pass:>4} | {fail:>4} | {score:>5}",
             case.turns.len()
         );
+        if case.status != Status::Passed {
+            let _ = write!(row, "  {}", status_word(case.status));
+        }
         if let Some(repeats) = case.repeats.as_ref().filter(|r| r.flaky) {
             let _ = write!(row, "  flaky ({}/{})", repeats.passed, repeats.runs.len());
         }
@@ -100,6 +122,12 @@ fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Res
         out,
         "Total: {} conversations, {turns} turns, {passed} pass, {failed} fail",
         report.cases.len()
+    )?;
+    let cases = &report.aggregates.cases;
+    writeln!(
+        out,
+        "Cases: {} passed, {} failed, {} errors, {} skipped",
+        cases.passed, cases.failed, cases.errors, cases.skipped
     )
 }
 
@@ -334,23 +362,11 @@ fn percent(fraction: f64) -> u32 {
     (fraction.clamp(0.0, 1.0) * 100.0).round() as u32
 }
 
-fn rate(fraction: Option<f64>) -> String {
-    fraction.map_or_else(|| "n/a".to_owned(), |f| format!("{:.1}%", f * 100.0))
-}
-
 fn percentiles(p: Option<Percentiles>) -> String {
     p.map_or_else(
         || "not measured".to_owned(),
         |p| format!("p50 {}, p95 {}", duration(p.p50), duration(p.p95)),
     )
-}
-
-fn duration(d: Duration) -> String {
-    if d < Duration::from_secs(10) {
-        format!("{} ms", d.as_millis())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    }
 }
 
 /// Colours by status, or nothing.

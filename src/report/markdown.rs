@@ -17,12 +17,14 @@ mod body;
 mod escape;
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use self::body::Body;
 use crate::gate::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
 use crate::metrics::{Aggregates, Percentiles};
 use crate::outcome::Status;
 use crate::report::json::{CaseReport, CheckReport, Report, TurnReport};
+use crate::report::{agent_log_tail, duration, rate};
 
 /// GitHub refuses an issue comment longer than this many characters.
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -39,6 +41,8 @@ const TURNS_SHOWN: usize = 3;
 const CHECKS_SHOWN: usize = 3;
 /// Newly failing and newly passing cases listed by name.
 const FLIPS_SHOWN: usize = 50;
+/// The agent's stderr tail is cut to its last this many bytes.
+const LOG_LIMIT: usize = 4_000;
 
 /// What the report itself does not know: which suite it is, where the run is, and how its
 /// files are best named.
@@ -81,6 +85,7 @@ pub fn render(report: &Report, options: &Options) -> String {
         flips(&mut body, comparison, options.path);
     }
     failures(&mut body, report, comparison, options.path);
+    agent_log(&mut body, report);
     body.finish()
 }
 
@@ -146,13 +151,7 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
     let percentiles = |p: Option<Percentiles>| {
         p.map_or_else(
             || "not measured".to_owned(),
-            |p| {
-                format!(
-                    "{} / {}",
-                    millis(p.p50.as_millis()),
-                    millis(p.p95.as_millis())
-                )
-            },
+            |p| format!("{} / {}", duration(p.p50), duration(p.p95)),
         )
     };
     let rows = [
@@ -232,7 +231,10 @@ fn baseline_value(delta: &MetricDelta) -> String {
         (_, None) => "n/a".to_owned(),
         (Unit::PercentagePoints, Some(v)) => rate(Some(v)),
         // Milliseconds, whole and non-negative: `as` saturates.
-        (Unit::Percent, Some(v)) => format!("p95 {}", millis(v.round().max(0.0) as u128)),
+        (Unit::Percent, Some(v)) => format!(
+            "p95 {}",
+            duration(Duration::from_millis(v.round().max(0.0) as u64))
+        ),
     }
 }
 
@@ -427,6 +429,33 @@ fn failure(case: &CaseReport, file: &str, newly: bool) -> String {
     out
 }
 
+/// The end of a command agent's stderr, folded, when a case errored: often the reason why.
+fn agent_log(body: &mut Body, report: &Report) {
+    let Some((lines, total)) = agent_log_tail(report) else {
+        return;
+    };
+    let tail = lines.join("\n");
+    // The end of a log says the most: a long tail loses its start.
+    let mut start = tail.len().saturating_sub(LOG_LIMIT);
+    while !tail.is_char_boundary(start) {
+        start += 1;
+    }
+    let mut block = if lines.len() < total {
+        format!(
+            "<details><summary>Agent stderr (last {} lines)</summary>\n\n",
+            lines.len()
+        )
+    } else {
+        "<details><summary>Agent stderr</summary>\n\n".to_owned()
+    };
+    if start > 0 {
+        block.push_str("*…cut here: the start of these lines is in the JSON report.*\n\n");
+    }
+    block.push_str(&escape::fenced(&tail[start..]));
+    block.push_str("\n</details>\n\n");
+    body.section(String::new(), vec![block], "agent stderr");
+}
+
 fn checks(out: &mut String, checks: &[CheckReport]) {
     let bad: Vec<&CheckReport> = checks.iter().filter(|c| is_bad(c.status)).collect();
     for check in bad.iter().take(CHECKS_SHOWN) {
@@ -521,18 +550,6 @@ fn is_bad(status: Status) -> bool {
     matches!(status, Status::Failed | Status::Error)
 }
 
-fn rate(fraction: Option<f64>) -> String {
-    fraction.map_or_else(|| "n/a".to_owned(), |f| format!("{:.1}%", f * 100.0))
-}
-
-fn millis(ms: u128) -> String {
-    if ms < 10_000 {
-        format!("{ms} ms")
-    } else {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    }
-}
-
 /// `12,345`.
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -567,7 +584,7 @@ mod tests {
         assert_eq!(amount(Unit::PercentagePoints, 5.0), "5 pp");
         assert_eq!(amount(Unit::Percent, 158.04), "158%");
         assert_eq!(amount(Unit::PercentagePoints, 12.5), "12.5 pp");
-        assert_eq!(millis(480), "480 ms");
-        assert_eq!(millis(12_345), "12.3 s");
+        assert_eq!(duration(Duration::from_millis(480)), "480 ms");
+        assert_eq!(duration(Duration::from_millis(12_345)), "12.3 s");
     }
 }

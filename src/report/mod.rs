@@ -7,3 +7,44 @@ pub mod json;
 pub mod junit;
 pub mod lint;
 pub mod markdown;
+
+use std::time::Duration;
+
+use crate::outcome::Status;
+use crate::report::json::Report;
+
+/// A rate for people: `62.5%`, or `n/a` when nothing was counted.
+pub(crate) fn rate(fraction: Option<f64>) -> String {
+    fraction.map_or_else(|| "n/a".to_owned(), |f| format!("{:.1}%", f * 100.0))
+}
+
+/// A time for people: whole milliseconds under ten seconds, tenths of a second above.
+pub(crate) fn duration(d: Duration) -> String {
+    if d < Duration::from_secs(10) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// How many of the agent's last stderr lines a report shows.
+pub(crate) const AGENT_LOG_LINES: usize = 20;
+
+/// The end of a command agent's stderr, worth showing only when a case errored (otherwise it
+/// is noise): its last [`AGENT_LOG_LINES`] lines and how many lines it had. `None` when no
+/// case errored or the log is blank.
+pub(crate) fn agent_log_tail(report: &Report) -> Option<(Vec<&str>, usize)> {
+    if !report.cases.iter().any(|c| c.status == Status::Error) {
+        return None;
+    }
+    let log = report.agent_log.as_deref()?.trim_end();
+    if log.trim_start().is_empty() {
+        return None;
+    }
+    let lines: Vec<&str> = log.lines().collect();
+    let total = lines.len();
+    Some((
+        lines[total.saturating_sub(AGENT_LOG_LINES)..].to_vec(),
+        total,
+    ))
+}
