@@ -53,20 +53,9 @@ pub(crate) fn parse_agent(
         Some(n) => read_tools(n, &format!("{path}.tools"), base, diags),
         None => Some(Vec::new()),
     };
-    let temperature = fields.take("temperature").and_then(|n| match n.as_f64() {
-        Some(t) if (0.0..=2.0).contains(&t) => Some(t),
-        _ => {
-            diags
-                .error(
-                    Code::G111,
-                    n.line,
-                    n.column,
-                    "expected a number from 0 to 2",
-                )
-                .field(format!("{path}.temperature"));
-            None
-        }
-    });
+    let temperature = fields
+        .take("temperature")
+        .and_then(|n| number_from_0_to(n, 2.0, &format!("{path}.temperature"), diags));
     let max_tool_rounds = fields
         .take("max_tool_rounds")
         .and_then(|n| positive_integer(n, &format!("{path}.max_tool_rounds"), diags))
@@ -200,20 +189,7 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
     });
     let similarity_pass = fields
         .take("similarity_pass")
-        .and_then(|n| match n.as_f64() {
-            Some(pass) if (0.0..=SIMILARITY_MAX).contains(&pass) => Some(pass),
-            _ => {
-                diags
-                    .error(
-                        Code::G111,
-                        n.line,
-                        n.column,
-                        "expected a number from 0 to 4",
-                    )
-                    .field("judge.similarity_pass");
-                None
-            }
-        });
+        .and_then(|n| number_from_0_to(n, SIMILARITY_MAX, "judge.similarity_pass", diags));
     fields.finish(&JUDGE_KEYS, diags);
     let provider_node = provider_node?;
     let name = yaml::expect_text(provider_node, "judge.provider", diags)?;
@@ -235,6 +211,24 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
         votes: votes.unwrap_or(1),
         similarity_pass: similarity_pass.unwrap_or(SIMILARITY_PASS),
     })
+}
+
+/// A number in `0..=max`, or a G111 naming `field`.
+fn number_from_0_to(node: &Node, max: f64, field: &str, diags: &mut Diagnostics) -> Option<f64> {
+    match node.as_f64() {
+        Some(value) if (0.0..=max).contains(&value) => Some(value),
+        _ => {
+            diags
+                .error(
+                    Code::G111,
+                    node.line,
+                    node.column,
+                    format!("expected a number from 0 to {max}"),
+                )
+                .field(field);
+            None
+        }
+    }
 }
 
 /// The judge models a gecx `eval.config.json` names under `providers.<name>.model`. Other
