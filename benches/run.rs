@@ -25,14 +25,15 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use goldgate::agent::connect::http_client;
 use goldgate::agent::http::HttpAgent;
-use goldgate::agent::protocol::{Message, Reply, ToolCall, TurnRequest};
+use goldgate::agent::protocol::TurnRequest;
 use goldgate::model::{
     ArgsMatcher, Case, Expectation, ExpectationKind, ExpectedToolCall, Format, Input, Location,
     MatchType, Matcher, Turn, ValueMatcher,
 };
-use goldgate::outcome::{RunResult, Status};
-use goldgate::run::{self, RunOptions, Stop};
+use goldgate::results::Status;
+use goldgate::run::{self, Played, RunOptions, Stop};
 use goldgate::score::Grader;
+use goldgate::transcript::{Message, Reply, ToolCall};
 use reqwest::Url;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
@@ -195,7 +196,7 @@ fn cases(count: usize) -> Vec<Arc<Case>> {
 
 /// Runs `count` cases at `concurrency` against the agent at `addr`, with the CLI's runtime
 /// flavour, and checks that every case passed.
-fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> RunResult {
+fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> Played {
     let url = Url::parse(&format!("http://{addr}/turn")).expect("loopback URL");
     let options = RunOptions {
         concurrency,
@@ -222,26 +223,32 @@ fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> RunResult {
         )
         .await
     });
-    assert_eq!(result.cases.len(), count, "every case ran");
-    if let Some(bad) = result.cases.iter().find(|c| c.status != Status::Passed) {
+    assert_eq!(result.report.cases.len(), count, "every case ran");
+    if let Some(bad) = result
+        .report
+        .cases
+        .iter()
+        .find(|c| c.status != Status::Passed)
+    {
         let why = bad
             .error
             .clone()
             .or_else(|| bad.all_checks().find_map(|c| c.reason.clone()))
             .unwrap_or_default();
-        panic!("case {} is {}: {why}", bad.case.id, bad.status.name());
+        panic!("case {} is {}: {why}", bad.id, bad.status.name());
     }
     result
 }
 
 /// Mean latency of the turns as the client saw them, from sending the request to the parsed
 /// reply (the agent's time included).
-fn mean_turn_latency(result: &RunResult) -> Duration {
+fn mean_turn_latency(result: &Played) -> Duration {
     let latencies: Vec<Duration> = result
+        .report
         .cases
         .iter()
         .flat_map(|c| &c.turns)
-        .filter_map(|t| t.exchange.as_ref().map(|e| e.latency))
+        .filter_map(|t| t.latency)
         .collect();
     let count = u32::try_from(latencies.len().max(1)).unwrap_or(u32::MAX);
     latencies.iter().sum::<Duration>() / count
@@ -293,7 +300,7 @@ fn main() {
     println!("throughput: {THROUGHPUT_CASES} cases, the agent answers at once");
     for concurrency in CONCURRENCIES {
         let result = run_cases(fast.addr, THROUGHPUT_CASES, concurrency);
-        let turns: usize = result.cases.iter().map(|c| c.turns.len()).sum();
+        let turns: usize = result.report.cases.iter().map(|c| c.turns.len()).sum();
         let per_second = turns as f64 / result.duration.as_secs_f64();
         println!("  concurrency {concurrency}:");
         println!(

@@ -221,6 +221,10 @@ pub struct CompareArgs {
     /// The JSON report of the run to judge.
     pub report: PathBuf,
 
+    /// The config file whose `thresholds:` apply (default: ./goldgate.yaml when it exists).
+    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+
     #[command(flatten)]
     pub gate: GateArgs,
 
@@ -254,6 +258,15 @@ pub struct ReportArgs {
     /// Compare with this baseline for the deltas in the Markdown and the comment.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+
+    /// With --baseline: a gecx regression config (JSON) whose thresholds override the config's.
+    #[arg(long, value_name = "FILE", requires = "baseline")]
+    pub regression_config: Option<PathBuf>,
+
+    /// With --baseline: the config file whose `thresholds:` apply (default: ./goldgate.yaml
+    /// when it exists).
+    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub config: Option<PathBuf>,
 
     #[command(flatten)]
     pub github: GithubArgs,

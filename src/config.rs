@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use crate::agent::llm::LlmAgentSettings;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
-use crate::gate::Threshold;
 use crate::llm::client::Endpoint;
 use crate::model::Provider;
+use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node, Value};
 
 /// The file looked for in the current directory when `--config` is not given.

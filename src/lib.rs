@@ -6,6 +6,8 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
+pub mod app;
+pub mod atomic;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
@@ -18,10 +20,11 @@ pub mod load;
 pub mod merge;
 pub mod metrics;
 pub mod model;
-pub mod outcome;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod schema;
 pub mod score;
 pub mod shard;
+pub mod transcript;
 pub mod yaml;

@@ -14,9 +14,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::metrics::Aggregates;
-use crate::report::json::{CaseReport, ReadError, Report, SCHEMA_VERSION};
-use crate::score::JudgeUsage;
+use crate::report::json::ReadError;
+use crate::results::Aggregates;
+use crate::results::JudgeUsage;
+use crate::results::{CaseResult, Report, SCHEMA_VERSION};
 use crate::shard::{self, Shard, SuiteId};
 
 /// One report to merge, with the file it came from (for messages).
@@ -116,7 +117,7 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             Some(format!("[goldgate] from {}\n{log}", p.path.display()))
         })
         .collect();
-    let mut cases: Vec<CaseReport> = parts
+    let mut cases: Vec<CaseResult> = parts
         .iter()
         .flat_map(|p| p.report.cases.iter().cloned())
         .collect();
@@ -132,6 +133,12 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
         judges,
         judge_usage: JudgeUsage::sum(parts.iter().flat_map(|p| &p.report.judge_usage)),
         incomplete,
+        // The shards of one run share their flags: the most lenient allowance is kept.
+        max_errors: parts
+            .iter()
+            .map(|p| p.report.max_errors)
+            .max()
+            .unwrap_or_default(),
         agent_log: (!logs.is_empty()).then(|| logs.join("\n")),
         aggregates: Aggregates::of(&cases),
         // A comparison belongs to one run against one baseline: a merged report has none.

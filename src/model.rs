@@ -38,16 +38,32 @@ impl fmt::Display for Location {
     }
 }
 
-/// The four input formats goldgate reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The four input formats goldgate reads. Written in reports by [`Format::name`].
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Format {
     /// SCRAPI / CX Agent Studio platform golden YAML (`conversations:`).
+    #[serde(rename = "scrapi")]
     ScrapiGolden,
     /// CX Agent Studio golden CSV (`display_name,turn_index,action_type,...`).
+    #[serde(rename = "ces-csv")]
     CesCsv,
     /// gecx `*.scenario.yaml` (`id`, `when`, `then`).
+    #[serde(rename = "scenario")]
     GecxScenario,
     /// Regtrace golden set (`test_cases:`), loaded alone or through `regtrace.config.yaml`.
+    #[serde(rename = "regtrace")]
     RegtraceSet,
 }
 

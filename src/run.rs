@@ -18,11 +18,13 @@ use futures_util::StreamExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::protocol::{self, Usage};
-use crate::agent::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest, replay};
+use crate::agent::protocol;
+use crate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest, replay};
 use crate::model::{Case, Input, Turn};
-use crate::outcome::{CaseResult, RunResult, Status, TurnResult};
+use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Status, TurnResult};
 use crate::score::Grader;
+use crate::shard::SuiteId;
+use crate::transcript::{Exchange, Reply, Usage};
 
 /// How to run, after config and flags are merged.
 #[derive(Clone, Debug)]
@@ -106,12 +108,21 @@ pub async fn run(
     options: &RunOptions,
     stop: &Stop,
     on_event: &(dyn Fn(Event<'_>) + Send + Sync),
-) -> RunResult {
+) -> Played {
     run_repeated(cases, Repeat::ONCE, agent, grader, options, stop, on_event).await
 }
 
+/// What a run hands back: the report of the cases that ran (of the suite made of all the
+/// cases given, with no `--max-errors` allowance and no gate: the caller sets those), and
+/// how long the run took.
+#[derive(Clone, Debug)]
+pub struct Played {
+    pub report: Report,
+    pub duration: Duration,
+}
+
 /// Runs each of `cases` `repeat.runs()` times against `agent`, returning one result per case
-/// (its runs joined, see [`crate::outcome::Repeats`]) in the order of `cases`.
+/// (its runs joined, see [`crate::results::Repeats`]) in the order of `cases`.
 pub async fn run_repeated(
     cases: Vec<Arc<Case>>,
     repeat: Repeat,
@@ -120,7 +131,7 @@ pub async fn run_repeated(
     options: &RunOptions,
     stop: &Stop,
     on_event: &(dyn Fn(Event<'_>) + Send + Sync),
-) -> RunResult {
+) -> Played {
     let started = Instant::now();
     let runs = repeat.runs as usize;
     // Case-major, so that the runs of the first cases start first.
@@ -166,14 +177,23 @@ pub async fn run_repeated(
         }
         joined.extend(CaseResult::from_runs(of_case, repeat.runs, repeat.min_pass));
     }
-    RunResult {
-        incomplete,
-        cases: joined,
+    let report = Report {
+        schema_version: SCHEMA_VERSION,
+        goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
         agent: agent.describe(),
+        suite: SuiteId::of(cases.iter().map(|c| c.as_ref()), None),
         judges: grader.judges(),
         judge_usage: grader.judge_usage(),
-        duration: started.elapsed(),
+        incomplete,
+        max_errors: 0,
         agent_log: agent.diagnostics(),
+        aggregates: Aggregates::of(&joined),
+        gate: None,
+        cases: joined,
+    };
+    Played {
+        report,
+        duration: started.elapsed(),
     }
 }
 
@@ -204,23 +224,21 @@ async fn run_case(
         };
         match outcome {
             Ok((exchange, attempts)) => {
-                if let Some(u) = exchange.reply.usage {
-                    usage.input_tokens += u.input_tokens;
-                    usage.output_tokens += u.output_tokens;
-                }
+                usage = usage.plus(exchange.reply.usage.unwrap_or_default());
                 let checks = grader.grade_turn(turn, &exchange).await;
-                let status = Status::combine(checks.iter().map(|c| c.status));
-                played.push((request, exchange.clone()));
                 turns.push(TurnResult {
                     index: turn.index,
-                    location: turn.location.clone(),
-                    status,
+                    line: turn.location.line,
+                    status: Status::combine(checks.iter().map(|c| c.status)),
                     input: describe_inputs(&turn.inputs),
-                    checks,
-                    exchange: Some(exchange),
-                    error: None,
                     attempts,
+                    error: None,
+                    reply: Some(exchange.reply.clone()),
+                    latency: Some(exchange.latency),
+                    ttft: exchange.ttft,
+                    checks,
                 });
+                played.push((request, exchange));
             }
             Err((err, attempts)) => {
                 let message = if err.message == CANCELLED {
@@ -261,15 +279,21 @@ async fn run_case(
     };
     let score = Grader::case_score(&case, &turns, &checks).unwrap_or_default();
     CaseResult {
-        case,
+        id: case.id.clone(),
+        name: case.name.clone(),
+        file: case.location.file.to_string_lossy().into_owned(),
+        line: case.location.line,
+        format: case.format,
+        tags: case.tags.clone(),
+        weight: case.weight,
         status,
-        turns,
-        checks,
         score,
         duration: started.elapsed(),
-        usage,
         error,
+        usage,
         repeats: None,
+        turns,
+        checks,
     }
 }
 
@@ -283,7 +307,7 @@ async fn play(
 ) -> Result<(Exchange, u32), (AgentError, u32)> {
     if let Some(text) = &turn.recorded_reply {
         let reply = Reply {
-            messages: vec![protocol::Message {
+            messages: vec![crate::transcript::Message {
                 text: text.clone(),
                 agent: None,
             }],
@@ -358,13 +382,15 @@ fn request_for(case: &Case, turn: &Turn, session: &str) -> TurnRequest {
 fn unplayed(turn: &Turn, message: String) -> TurnResult {
     TurnResult {
         index: turn.index,
-        location: turn.location.clone(),
+        line: turn.location.line,
         status: Status::Error,
         input: describe_inputs(&turn.inputs),
-        checks: Vec::new(),
-        exchange: None,
-        error: Some(message),
         attempts: 0,
+        error: Some(message),
+        reply: None,
+        latency: None,
+        ttft: None,
+        checks: Vec::new(),
     }
 }
 

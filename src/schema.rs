@@ -11,7 +11,7 @@
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
-use crate::report::json::{Report, SCHEMA_VERSION};
+use crate::results::{Report, SCHEMA_VERSION};
 
 /// `goldgate.yaml` (see [`crate::config`]).
 pub const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
@@ -36,6 +36,7 @@ pub fn report_schema() -> Value {
     // The header first, where a person opening the file looks for it; schemars' title is
     // the bare type name.
     generated.remove("title");
+    generated.remove("description");
     let mut schema = Map::new();
     if let Some(draft) = generated.remove("$schema") {
         schema.insert("$schema".into(), draft);

@@ -7,19 +7,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use goldgate::agent::Exchange;
-use goldgate::agent::protocol::{Handoff, Message, Reply, ToolCall, Usage};
-use goldgate::metrics::{Aggregates, Counts};
 use goldgate::model::{
     ArgsMatcher, Case, CaseCheck, CheckKind, Expectation, ExpectationKind, ExpectedToolCall,
-    Format, Location, MatchType, Matcher, Scorer, Turn,
+    Format, Location, MatchType, Matcher, Provider, Scorer, Turn,
 };
-use goldgate::outcome::{
-    CaseResult, CheckCategory, CheckResult, Method, RunResult, Status, TurnResult,
+use goldgate::report::{console, json, junit, markdown};
+use goldgate::results::{
+    Aggregates, CaseResult, CheckCategory, CheckResult, Counts, Method, Report, SCHEMA_VERSION,
+    Status, TurnResult,
 };
-use goldgate::report::json::{self, Report};
-use goldgate::report::{console, junit, markdown};
 use goldgate::shard::SuiteId;
+use goldgate::transcript::{Exchange, Handoff, Message, Reply, ToolCall, Usage};
 use serde_json::{Value, json};
 
 const ORDERS: &str = "evals/goldens/orders.yaml";
@@ -102,11 +100,11 @@ fn check(
     CheckResult {
         label: label.into(),
         category,
-        location: at(ORDERS, line),
+        line,
         status,
         expected: expected.into(),
         actual: actual.into(),
-        method: Method::Deterministic("exact"),
+        method: Method::deterministic("exact"),
         score: None,
         reason: None,
     }
@@ -137,27 +135,35 @@ fn turn(
 ) -> TurnResult {
     TurnResult {
         index,
-        location: case.turns[index - 1].location.clone(),
+        line: case.turns[index - 1].location.line,
         status,
         input: input.into(),
-        checks,
-        exchange,
-        error: None,
         attempts: 1,
+        error: None,
+        latency: exchange.as_ref().map(|e| e.latency),
+        ttft: exchange.as_ref().and_then(|e| e.ttft),
+        reply: exchange.map(|e| e.reply),
+        checks,
     }
 }
 
 fn case_result(case: Case, status: Status, turns: Vec<TurnResult>, score: f64) -> CaseResult {
     CaseResult {
-        case: Arc::new(case),
+        id: case.id.clone(),
+        name: case.name.clone(),
+        file: case.location.file.to_string_lossy().into_owned(),
+        line: case.location.line,
+        format: case.format,
+        tags: case.tags.clone(),
+        weight: case.weight,
         status,
-        turns,
-        checks: Vec::new(),
         score,
         duration: Duration::ZERO,
-        usage: Usage::default(),
         error: None,
+        usage: Usage::default(),
         repeats: None,
+        turns,
+        checks: Vec::new(),
     }
 }
 
@@ -336,7 +342,7 @@ fn skipped_case() -> CaseResult {
         "grounded in: orders ship in 2 days",
         "",
     );
-    skipped.location = at(SCENARIO, 14);
+    skipped.line = 14;
     skipped.method = Method::None;
     skipped.reason = Some("no judge configured".into());
     let played = Some(exchange("In 2 days.", 150, None));
@@ -356,24 +362,42 @@ fn skipped_case() -> CaseResult {
 }
 
 /// The aggregates of the run, as its report computes them from its own cases.
-fn aggregates(result: &RunResult) -> Aggregates {
-    json::build(result, &suite(result)).aggregates
+fn aggregates(result: &Report) -> Aggregates {
+    Aggregates::of(&result.cases)
 }
 
-fn suite(result: &RunResult) -> SuiteId {
-    SuiteId::of(result.cases.iter().map(|c| c.case.as_ref()), None)
-}
+/// How long the run took.
+const RUN_TIME: Duration = Duration::from_millis(61_000);
 
-fn run() -> RunResult {
-    RunResult {
-        cases: vec![passed_case(), failed_case(), errored_case(), skipped_case()],
-        incomplete: false,
+/// The report of a run of `cases`, as the runner builds it.
+fn report_of(cases: Vec<CaseResult>) -> Report {
+    Report {
+        schema_version: SCHEMA_VERSION,
+        goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
         agent: "http http://127.0.0.1:8080/turn".into(),
+        suite: SuiteId {
+            fingerprint: "0123456789abcdef".into(),
+            cases: cases.len(),
+            shard: None,
+        },
         judges: Vec::new(),
         judge_usage: Vec::new(),
-        duration: ms(61_000),
+        incomplete: false,
+        max_errors: 0,
         agent_log: None,
+        aggregates: Aggregates::of(&cases),
+        gate: None,
+        cases,
     }
+}
+
+fn run() -> Report {
+    report_of(vec![
+        passed_case(),
+        failed_case(),
+        errored_case(),
+        skipped_case(),
+    ])
 }
 
 #[test]
@@ -412,15 +436,12 @@ fn hallucination_rate_counts_judged_checks_only() {
     let judged = &mut result.cases[3].checks[0];
     judged.status = Status::Failed;
     judged.method = Method::Judge {
-        provider: "anthropic".into(),
+        provider: Provider::Anthropic,
         model: "claude-sonnet-4-6".into(),
     };
     assert_eq!(aggregates(&result).hallucination_rate, Some(1.0));
 
-    let empty = RunResult {
-        cases: Vec::new(),
-        ..run()
-    };
+    let empty = report_of(Vec::new());
     let a = aggregates(&empty);
     assert_eq!(
         (a.pass_rate, a.deflection_rate, a.latency, a.suite_score),
@@ -430,9 +451,9 @@ fn hallucination_rate_counts_judged_checks_only() {
 
 fn console_text(color: bool) -> String {
     let result = run();
-    let report = json::build(&result, &suite(&result));
+    let report = result.clone();
     let mut out = Vec::new();
-    console::write_table(&report, result.duration, &mut out, color).unwrap();
+    console::write_table(&report, RUN_TIME, &mut out, color).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -490,18 +511,18 @@ fn failed_by_a_conversation_check() -> CaseResult {
         "approved",
         "declined",
     );
-    contains.location = at(SCENARIO, 26);
+    contains.line = 26;
     result.checks.push(contains);
     result
 }
 
 #[test]
 fn console_marks_a_case_failed_only_by_a_conversation_check() {
-    let mut result = run();
-    result.cases.push(failed_by_a_conversation_check());
-    let report = json::build(&result, &suite(&result));
+    let mut cases = run().cases;
+    cases.push(failed_by_a_conversation_check());
+    let report = report_of(cases);
     let mut out = Vec::new();
-    console::write_table(&report, result.duration, &mut out, false).unwrap();
+    console::write_table(&report, RUN_TIME, &mut out, false).unwrap();
     let text = String::from_utf8(out).unwrap();
 
     let row = text.lines().find(|l| l.starts_with("approve ")).unwrap();
@@ -523,11 +544,11 @@ fn console_marks_a_case_failed_only_by_a_conversation_check() {
 }
 
 /// The run with a command agent's stderr of 25 lines, one of them writing an escape.
-fn run_with_agent_log() -> RunResult {
+fn run_with_agent_log() -> Report {
     let log: Vec<String> = (1..=25)
         .map(|i| format!("line {i}{}", if i == 24 { "\x1b[31m red" } else { "" }))
         .collect();
-    RunResult {
+    Report {
         agent_log: Some(log.join("\n") + "\n"),
         ..run()
     }
@@ -536,9 +557,9 @@ fn run_with_agent_log() -> RunResult {
 #[test]
 fn console_shows_the_end_of_the_agents_stderr_when_a_case_errored() {
     let result = run_with_agent_log();
-    let report = json::build(&result, &suite(&result));
+    let report = result.clone();
     let mut out = Vec::new();
-    console::write_table(&report, result.duration, &mut out, false).unwrap();
+    console::write_table(&report, RUN_TIME, &mut out, false).unwrap();
     let text = String::from_utf8(out).unwrap();
 
     let failures = text.find("Failures\n").expect("a failures section");
@@ -557,9 +578,9 @@ fn console_shows_the_end_of_the_agents_stderr_when_a_case_errored() {
     // Without an errored case the log is noise, and is left out.
     let mut result = run_with_agent_log();
     result.cases.retain(|c| c.status != Status::Error);
-    let report = json::build(&result, &suite(&result));
+    let report = result.clone();
     let mut out = Vec::new();
-    console::write_table(&report, result.duration, &mut out, false).unwrap();
+    console::write_table(&report, RUN_TIME, &mut out, false).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(!text.contains("Agent stderr"), "{text}");
 }
@@ -567,7 +588,7 @@ fn console_shows_the_end_of_the_agents_stderr_when_a_case_errored() {
 #[test]
 fn markdown_folds_the_end_of_the_agents_stderr() {
     let result = run_with_agent_log();
-    let report = json::build(&result, &suite(&result));
+    let report = result.clone();
     let path = |file: &str| file.to_owned();
     let options = markdown::Options {
         suite: "default",
@@ -636,7 +657,7 @@ fn console_colours_only_when_asked_and_never_the_agents() {
 
 fn report_json() -> (Report, String) {
     let result = run();
-    let report = json::build(&result, &suite(&result));
+    let report = result.clone();
     let mut out = Vec::new();
     json::write(&report, &mut out).unwrap();
     (report, String::from_utf8(out).unwrap())
@@ -667,6 +688,7 @@ fn json_report_fields() {
             "judges",
             "judge_usage",
             "incomplete",
+            "max_errors",
             "agent_log",
             "aggregates",
             "gate",

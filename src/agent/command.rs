@@ -27,7 +27,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
+use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use crate::transcript::{Exchange, Reply};
 
 /// How much stderr is kept per process slot.
 const STDERR_KEPT: usize = 64 * 1024;

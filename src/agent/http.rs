@@ -17,7 +17,8 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Client, Response, Url};
 
-use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
+use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use crate::transcript::{Exchange, Reply};
 
 /// How much of an error body is quoted in the error message.
 const ERROR_BODY_CHARS: usize = 200;

@@ -34,11 +34,12 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::protocol::{Message, ToolCall, Usage};
-use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
+use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
 use crate::llm::{ChatMessage, ChatRequest, LlmClient, ToolChoice, ToolOutcome, ToolSpec, ToolUse};
 use crate::model::ToolMock;
 use crate::score::args_match;
+use crate::transcript::{Exchange, Reply};
+use crate::transcript::{Message, ToolCall, Usage};
 
 /// The answer's length limit per model call.
 const MAX_ANSWER_TOKENS: u32 = 4096;

@@ -16,17 +16,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-pub use protocol::{Reply, TurnRequest};
+pub use protocol::TurnRequest;
 
-/// What one turn produced, with its timings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Exchange {
-    pub reply: Reply,
-    /// From sending the request to the complete reply.
-    pub latency: Duration,
-    /// From sending the request to the first agent text, when the reply was streamed.
-    pub ttft: Option<Duration>,
-}
+use crate::transcript::Exchange;
 
 #[async_trait]
 pub trait Agent: Send + Sync {

@@ -22,16 +22,16 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Agent, AgentError, AgentErrorKind, Exchange, Reply, TurnRequest};
+use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use crate::transcript::{Exchange, Reply};
 
 /// One case's file.
 #[derive(Serialize, Deserialize)]
@@ -77,7 +77,9 @@ pub fn record_case(
     let mut json = serde_json::to_vec_pretty(&transcript)?;
     json.push(b'\n');
     fs::create_dir_all(dir)?;
-    write_atomically(&dir.join(file_name(case, conversation)), &json)
+    crate::atomic::write(&dir.join(file_name(case, conversation)), |out| {
+        out.write_all(&json)
+    })
 }
 
 fn millis(duration: Duration) -> u64 {
@@ -104,29 +106,6 @@ fn file_name(case: &str, conversation: &str) -> String {
         crate::shard::stable_hash(case.as_bytes()) as u32
     ));
     name
-}
-
-/// Writes `contents` to `path` through a temporary file renamed into place (also used by the
-/// judge cache).
-pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
-    // Unique per process and call, so concurrent cases never share a temporary file. The name
-    // does not end in `.json`, so a leftover is never loaded.
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let temporary = path.with_file_name(format!(
-        ".{}.{}-{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = fs::File::create(&temporary).and_then(|mut file| {
-        file.write_all(contents)?;
-        file.sync_all()
-    });
-    let renamed = written.and_then(|()| fs::rename(&temporary, path));
-    if renamed.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    renamed
 }
 
 /// Why a transcript directory could not be loaded; every variant names the file at fault.

@@ -1,7 +1,6 @@
 //! `goldgate merge REPORT... -o FILE`: read shard reports, join them, write the result
-//! atomically, and exit as a run of the whole suite would have: 0 when every case passed, 1
-//! when one failed, 2 when the reports cannot be merged or the merged run has errors or is
-//! incomplete.
+//! atomically, and exit as a run of the whole suite would have (see
+//! [`goldgate::results::Report::exit`]); 2 when the reports cannot be merged.
 
 use std::io::{self, Write};
 
@@ -10,6 +9,7 @@ use anyhow::Context as _;
 use goldgate::exit::Exit;
 use goldgate::merge;
 use goldgate::report::json;
+use goldgate::results::Gating;
 
 use crate::cli::MergeArgs;
 
@@ -56,11 +56,5 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
             missing.join(", ")
         );
     }
-    Ok(if report.incomplete || counts.errors > 0 {
-        Exit::Error
-    } else if counts.failed > 0 {
-        Exit::Failure
-    } else {
-        Exit::Success
-    })
+    Ok(report.exit(Gating::Advisory))
 }

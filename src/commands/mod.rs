@@ -1,4 +1,6 @@
 //! One module per subcommand: turn parsed flags into library calls, print, pick the exit code.
+//! What more than one command needs is in the library ([`goldgate::app`]) or here, never in
+//! another command.
 
 pub mod compare;
 pub mod lint;
@@ -7,11 +9,19 @@ pub mod report;
 pub mod run;
 pub mod schema;
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::io::{self, IsTerminal};
+use std::path::{Path, PathBuf};
 
-use goldgate::discover::{self, Rules};
-use goldgate::load::{self, Suite};
+use goldgate::app::baseline::{self, Update};
+use goldgate::app::publish::{self, Publish};
+use goldgate::app::setup::{self, LoadError};
+use goldgate::config::Config;
+use goldgate::exit::Exit;
+use goldgate::gate::Gate;
+use goldgate::load::Suite;
+use goldgate::results::Report;
+
+use crate::cli::GateArgs;
 
 /// Colour when writing to a terminal and `NO_COLOR` is not set (https://no-color.org).
 pub fn use_color(stream: &impl IsTerminal) -> bool {
@@ -20,14 +30,75 @@ pub fn use_color(stream: &impl IsTerminal) -> bool {
 
 /// Finds and loads the goldens under `paths`; `None` (after saying so) when there are none.
 pub fn discover_and_load(paths: &[PathBuf]) -> anyhow::Result<Option<Suite>> {
-    let found = discover::discover(paths, &Rules::default())?;
-    if found.is_empty() {
-        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        eprintln!("goldgate: no golden files found under {}", names.join(", "));
-        eprintln!(
-            "hint: goldgate looks for *.scenario.yaml, goldens/**/*.yaml, *.golden.yaml, *.golden.csv and regtrace.config.yaml"
-        );
-        return Ok(None);
+    match setup::discover_and_load(paths) {
+        Ok(suite) => Ok(Some(suite)),
+        Err(err @ LoadError::NothingFound { .. }) => {
+            eprintln!("goldgate: {err}");
+            Ok(None)
+        }
+        Err(err) => Err(err.into()),
     }
-    Ok(Some(load::load(&found)))
+}
+
+/// The config of `--config` (or `GOLDGATE_CONFIG`, or ./goldgate.yaml); `None` after saying
+/// why it does not load and that `nothing` was done.
+pub fn load_config(path: Option<&Path>, nothing: &str) -> Option<Config> {
+    match setup::load_config(path) {
+        Ok(config) => Some(config),
+        Err(message) => {
+            eprintln!("{message}");
+            eprintln!("goldgate: the config does not load; nothing was {nothing}");
+            None
+        }
+    }
+}
+
+/// The gate the flags ask for; `None` without `--baseline`. When a file does not load, says
+/// why and gives the exit status to stop with.
+pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Exit> {
+    if args.baseline.is_none() && args.regression_config.is_some() {
+        eprintln!("goldgate: warning: --regression-config has no effect without --baseline");
+    }
+    setup::gate(
+        args.baseline.as_deref(),
+        args.regression_config.as_deref(),
+        config,
+    )
+    .map_err(|message| {
+        eprintln!("{message}");
+        Exit::Error
+    })
+}
+
+/// `--update-baseline FILE`, saying what happened; exit 2 when refused.
+pub fn update_baseline(path: &Path, report: &Report, force: bool) -> anyhow::Result<Exit> {
+    let shown = path.display();
+    match baseline::update(path, report, force)? {
+        Update::Refused(reason) => {
+            eprintln!(
+                "goldgate: not updating the baseline {shown}: {reason} (--force writes it anyway)"
+            );
+            return Ok(Exit::Error);
+        }
+        Update::Forced(reason) => {
+            eprintln!("goldgate: updating the baseline despite this (--force): {reason}")
+        }
+        Update::Written => {}
+    }
+    eprintln!("goldgate: baseline written to {shown}");
+    Ok(Exit::Success)
+}
+
+/// Publishes to GitHub (see [`publish::publish`]): annotations on stdout, or on stderr when
+/// stdout carries the JSON report; notes on stderr.
+pub fn publish(what: &Publish, stdout_is_json: bool) -> anyhow::Result<()> {
+    let notes = if stdout_is_json {
+        publish::publish(what, &mut io::stderr().lock())?
+    } else {
+        publish::publish(what, &mut io::stdout().lock())?
+    };
+    for note in notes {
+        eprintln!("goldgate: {note}");
+    }
+    Ok(())
 }

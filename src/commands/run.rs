@@ -1,7 +1,7 @@
 //! `goldgate run`: config and flags into a plan, load, play against the agent, report.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,20 +10,19 @@ use globset::GlobBuilder;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use goldgate::agent::connect;
-use goldgate::config::{self, AgentConfig, Config, JudgeConfig};
+use goldgate::app::publish::{self, Publish};
+use goldgate::config::{AgentConfig, Config, JudgeConfig};
 use goldgate::exit::Exit;
 use goldgate::gate::thresholds::EVAL_CONFIG_FILE;
-use goldgate::gate::{Comparison, Gate};
 use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{Patience, SetupError};
 use goldgate::llm::config::eval_config_models;
 use goldgate::llm::judge::JudgePanel;
 use goldgate::load::Suite;
 use goldgate::model::Case;
-use goldgate::outcome::{CaseResult, RunResult, Status};
-use goldgate::report::json::Report;
-use goldgate::report::{console, json, junit, lint};
-use goldgate::run::{self, Event, Repeat, RunOptions, Stop};
+use goldgate::report::{console, gate, json, junit, lint};
+use goldgate::results::{CaseResult, Gating, Report, Status};
+use goldgate::run::{self, Event, Played, Repeat, RunOptions, Stop};
 use goldgate::score::{Grader, Judge, ScoreOptions};
 use goldgate::shard::{Shard, SuiteId};
 
@@ -37,15 +36,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    let config = match load_config(args.config.as_deref()) {
-        Ok(config) => config,
-        Err(message) => {
-            eprintln!("{message}");
-            eprintln!("goldgate: the config does not load; nothing was run");
-            return Ok(Exit::Error);
-        }
+    let Some(config) = super::load_config(args.config.as_deref(), "run") else {
+        return Ok(Exit::Error);
     };
-    let gate = match super::compare::gate_of(&args.gate, &config) {
+    let gate = match super::gate_of(&args.gate, &config) {
         Ok(gate) => gate,
         Err(exit) => return Ok(exit),
     };
@@ -166,7 +160,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
                 }
             }
         };
-        let result = run::run_repeated(
+        let played = run::run_repeated(
             cases,
             repeat,
             agent,
@@ -177,29 +171,41 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         )
         .await;
         progress.finish_and_clear();
-        Ok::<RunResult, String>(result)
+        Ok::<Played, String>(played)
     });
-    let result = match result {
-        Ok(result) => result,
+    let Played {
+        mut report,
+        duration,
+    } = match result {
+        Ok(played) => played,
         Err(message) => {
             eprintln!("goldgate: {message}");
             return Ok(Exit::Error);
         }
     };
-    let report = write_outputs(args, &result, &suite_id, gate.as_ref())?;
-    super::report::publish(&super::report::Publish {
-        report: &report,
-        report_path: args.output.as_deref(),
-        suite: &super::report::suite_name(args.config.as_deref()),
-        github: &args.github,
-        stdout_is_json: args.json && args.output.is_none(),
-    })?;
-    let mut exit = verdict(&result, args.max_errors);
-    if args.gate.fail_on_regress && report.gate.as_ref().is_some_and(Comparison::regressed) {
-        exit = exit.max(Exit::Failure);
-    }
+    report.suite = suite_id;
+    report.max_errors = args.max_errors;
+    report.gate = gate.map(|gate| gate.compare(&report));
+    write_outputs(args, &report, duration)?;
+    super::publish(
+        &Publish {
+            report: &report,
+            report_path: args.output.as_deref(),
+            suite: &publish::suite_name(args.config.as_deref()),
+            markdown: args.github.markdown.as_deref(),
+            comment: args.github.comment,
+        },
+        args.json && args.output.is_none(),
+    )?;
+    list_errors(&report);
+    let gating = if args.gate.fail_on_regress {
+        Gating::Enforced
+    } else {
+        Gating::Advisory
+    };
+    let mut exit = report.exit(gating);
     if let Some(path) = &args.update_baseline {
-        exit = exit.max(super::compare::update_baseline(path, &report, args.force)?);
+        exit = exit.max(super::update_baseline(path, &report, args.force)?);
     }
     Ok(exit)
 }
@@ -241,16 +247,6 @@ fn plan_arguments(args: &RunArgs) -> Result<(Option<Shard>, Repeat), String> {
     let repeat = Repeat::new(args.repeat, args.min_pass)
         .map_err(|e| format!("--repeat / --min-pass: {e}"))?;
     Ok((shard, repeat))
-}
-
-pub(super) fn load_config(path: Option<&Path>) -> Result<Config, String> {
-    let default = PathBuf::from(config::DEFAULT_FILE);
-    let path = match path {
-        Some(path) => path,
-        None if default.is_file() => default.as_path(),
-        None => return Ok(Config::default()),
-    };
-    Config::load(path).map_err(|e| e.to_string())
 }
 
 fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
@@ -328,82 +324,68 @@ fn progress_bar(total: usize) -> ProgressBar {
     bar
 }
 
-/// Prints the table (and the gate's comparison), writes the files; returns the report.
-fn write_outputs(
-    args: &RunArgs,
-    result: &RunResult,
-    suite: &SuiteId,
-    gate: Option<&Gate>,
-) -> anyhow::Result<Report> {
-    let mut report = json::build(result, suite);
-    report.gate = gate.map(|gate| gate.compare(&report));
+/// Prints the table (and the gate's comparison), writes the files.
+fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<()> {
     let advisory = !args.gate.fail_on_regress;
     let json_on_stdout = args.json && args.output.is_none();
     if json_on_stdout {
         let stderr = io::stderr();
         let color = super::use_color(&stderr);
-        console::write_table(&report, result.duration, &mut stderr.lock(), color)?;
+        console::write_table(report, duration, &mut stderr.lock(), color)?;
         if let Some(comparison) = &report.gate {
-            super::compare::write_gate(comparison, advisory, &mut stderr.lock())?;
+            gate::write_after_table(comparison, advisory, &mut stderr.lock())?;
         }
         let mut out = io::stdout().lock();
-        json::write(&report, &mut out)?;
+        json::write(report, &mut out)?;
         out.flush()?;
     } else {
         let stdout = io::stdout();
         let color = super::use_color(&stdout);
         let mut out = stdout.lock();
-        console::write_table(&report, result.duration, &mut out, color)?;
+        console::write_table(report, duration, &mut out, color)?;
         if let Some(comparison) = &report.gate {
-            super::compare::write_gate(comparison, advisory, &mut out)?;
+            gate::write_after_table(comparison, advisory, &mut out)?;
         }
         out.flush()?;
     }
     if let Some(path) = &args.output {
-        json::write_file_atomically(path, &report)
+        json::write_file_atomically(path, report)
             .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
     }
     if let Some(path) = &args.junit {
-        junit::write_file(path, &report)
+        junit::write_file(path, report)
             .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
     }
-    if result.incomplete {
+    if report.incomplete {
         eprintln!(
             "goldgate: the run was interrupted: the reports cover only the cases that finished"
         );
     }
-    Ok(report)
+    Ok(())
 }
 
-/// 2 when the run could not be judged (interrupted, or more errors of the run than
-/// `max_errors`), 1 when a case failed, else 0. Errored cases are listed either way.
-fn verdict(result: &RunResult, max_errors: usize) -> Exit {
-    let errors: Vec<&CaseResult> = result
-        .cases
-        .iter()
-        .filter(|c| c.status == Status::Error)
-        .collect();
-    let too_many = errors.len() > max_errors;
-    if !errors.is_empty() {
-        eprintln!(
-            "goldgate: {} case(s) could not be judged (errors of the run, not test failures; {} --max-errors {max_errors}):",
-            errors.len(),
-            if too_many { "more than" } else { "within" },
-        );
-        for case in &errors {
-            eprintln!(
-                "  {} {}: {}",
-                console::escape(&case.case.location.to_string()),
-                console::escape(&case.case.id),
-                console::escape(case.error.as_deref().unwrap_or("error"))
-            );
-        }
+/// Lists the cases that errored: errors of the run, not test failures.
+fn list_errors(report: &Report) {
+    let errors: Vec<&CaseResult> = report.errored().collect();
+    if errors.is_empty() {
+        return;
     }
-    if result.incomplete || too_many {
-        Exit::Error
-    } else if result.cases.iter().any(|c| c.status == Status::Failed) {
-        Exit::Failure
-    } else {
-        Exit::Success
+    eprintln!(
+        "goldgate: {} case(s) could not be judged (errors of the run, not test failures; {} --max-errors {}):",
+        errors.len(),
+        if report.too_many_errors() {
+            "more than"
+        } else {
+            "within"
+        },
+        report.max_errors,
+    );
+    for case in &errors {
+        eprintln!(
+            "  {} {}: {}",
+            console::escape(&case.location()),
+            console::escape(&case.id),
+            console::escape(case.error.as_deref().unwrap_or("error"))
+        );
     }
 }

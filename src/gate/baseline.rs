@@ -18,8 +18,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{Gate, Thresholds};
-use crate::outcome::{CheckCategory, Status};
-use crate::report::json::{self, CheckReport, ReadError, Report};
+use crate::report::json::{self, ReadError};
+use crate::results::{CheckCategory, Status};
+use crate::results::{CheckResult, Report};
 
 impl Gate {
     /// Reads the baseline at `path` (a JSON report of this schema version).
@@ -52,7 +53,7 @@ pub fn for_baseline(report: &Report) -> Report {
 /// What a latency check measured, as a baseline writes it in place of the value.
 pub const MEASURED: &str = "(measured: not kept in the baseline)";
 
-fn forget_measurement(check: &mut CheckReport) {
+fn forget_measurement(check: &mut CheckResult) {
     if check.category == CheckCategory::Latency {
         check.actual = MEASURED.to_owned();
         check.reason = None;

@@ -16,8 +16,8 @@
 //!
 //! Errored runs are not judged: they count on neither side.
 
-use crate::outcome::Status;
-use crate::report::json::RepeatsReport;
+use crate::results::Repeats;
+use crate::results::Status;
 
 /// The significance level of the test.
 pub const ALPHA: f64 = 0.05;
@@ -31,7 +31,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn of(repeats: &RepeatsReport) -> Self {
+    pub fn of(repeats: &Repeats) -> Self {
         let count = |wanted: &[Status]| {
             let n = repeats.runs.iter().filter(|s| wanted.contains(s)).count();
             u32::try_from(n).unwrap_or(u32::MAX)

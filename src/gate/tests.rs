@@ -3,20 +3,23 @@
 use std::time::Duration;
 
 use super::baseline::{MEASURED, for_baseline, unfit};
-use super::{Comparison, Gate, Threshold, Thresholds};
-use crate::agent::protocol::Usage;
-use crate::metrics::{Aggregates, Percentiles};
-use crate::outcome::{CheckCategory, RunResult, Status};
-use crate::report::json::{self, CaseReport, CheckReport, RepeatsReport, Report};
+use super::{Gate, Thresholds};
+use crate::model::Format;
+use crate::report::json;
+use crate::results::{
+    Aggregates, CaseResult, CheckCategory, CheckResult, Comparison, Method, Percentiles, Repeats,
+    Report, SCHEMA_VERSION, Status, Threshold,
+};
 use crate::shard::SuiteId;
+use crate::transcript::Usage;
 
-fn case(file: &str, id: &str, status: Status) -> CaseReport {
-    CaseReport {
+fn case(file: &str, id: &str, status: Status) -> CaseResult {
+    CaseResult {
         id: id.to_owned(),
         name: format!("{id} name"),
         file: file.to_owned(),
         line: 3,
-        format: "scrapi".to_owned(),
+        format: Format::ScrapiGolden,
         tags: Vec::new(),
         weight: 1.0,
         status,
@@ -30,19 +33,21 @@ fn case(file: &str, id: &str, status: Status) -> CaseReport {
     }
 }
 
-fn report(cases: Vec<CaseReport>) -> Report {
-    let result = RunResult {
-        cases: Vec::new(),
-        incomplete: false,
+fn report(cases: Vec<CaseResult>) -> Report {
+    Report {
+        schema_version: SCHEMA_VERSION,
+        goldgate_version: "0.0.0".to_owned(),
         agent: "test agent".to_owned(),
+        suite: SuiteId::of([], None),
         judges: Vec::new(),
         judge_usage: Vec::new(),
-        duration: Duration::ZERO,
+        incomplete: false,
+        max_errors: 0,
         agent_log: Some("pid 42 started".to_owned()),
-    };
-    let mut report = json::build(&result, &SuiteId::of([], None));
-    report.cases = cases;
-    report
+        aggregates: Aggregates::of(&cases),
+        gate: None,
+        cases,
+    }
 }
 
 fn gate(baseline: Report) -> Gate {
@@ -192,11 +197,11 @@ fn errors_now_are_never_regressions() {
     assert!(!c.regressed());
 }
 
-fn repeated(status: Status, passed: usize, runs: usize) -> CaseReport {
+fn repeated(status: Status, passed: usize, runs: usize) -> CaseResult {
     let mut case = case("r.yaml", "flaky", status);
     let mut statuses = vec![Status::Passed; passed];
     statuses.resize(runs, Status::Failed);
-    case.repeats = Some(RepeatsReport {
+    case.repeats = Some(Repeats {
         runs: statuses,
         passed: passed as u32,
         min_pass: 3,
@@ -247,14 +252,14 @@ fn with_repeats_only_a_drop_beyond_chance_is_a_regression() {
 
 #[test]
 fn a_baseline_leaves_out_what_changes_from_run_to_run() {
-    let check = |category, actual: &str| CheckReport {
+    let check = |category, actual: &str| CheckResult {
         label: "check".to_owned(),
         category,
         line: 4,
         status: Status::Passed,
         expected: "p95 < 500 ms".to_owned(),
         actual: actual.to_owned(),
-        method: "deterministic".to_owned(),
+        method: Method::deterministic("deterministic"),
         score: None,
         reason: Some("why".to_owned()),
     };

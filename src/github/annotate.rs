@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Severity;
-use crate::outcome::Status;
 use crate::report::annotations::Annotation;
 use crate::report::console;
-use crate::report::json::{CaseReport, CheckReport, Report};
+use crate::results::Status;
+use crate::results::{CaseResult, CheckResult, Report};
 
 /// GitHub shows at most this many error annotations per step; more only fill the log.
 pub const SHOWN_PER_STEP: usize = 10;
@@ -56,7 +56,7 @@ pub fn failing_turns(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<Stri
     commands
 }
 
-fn case_command(case: &CaseReport, file: &Path) -> String {
+fn case_command(case: &CaseResult, file: &Path) -> String {
     let title = format!("goldgate: {} {}", case.id, case.status.name());
     let message = case
         .error
@@ -86,11 +86,11 @@ fn command(file: &Path, line: u32, title: &str, message: &str) -> String {
 }
 
 /// The first failing check of a turn, in words.
-fn first_problem(checks: &[CheckReport]) -> Option<String> {
+fn first_problem(checks: &[CheckResult]) -> Option<String> {
     checks.iter().find(|c| is_bad(c.status)).map(describe)
 }
 
-fn describe(check: &CheckReport) -> String {
+fn describe(check: &CheckResult) -> String {
     let mut text = format!("{} ({})", check.label, check.method);
     if let Some(reason) = &check.reason {
         text.push_str(": ");

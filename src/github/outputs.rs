@@ -9,7 +9,7 @@ use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::report::json::Report;
+use crate::results::Report;
 
 /// The outputs of a run, as the action exposes them.
 #[derive(Clone, Debug, PartialEq)]

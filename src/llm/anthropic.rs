@@ -10,7 +10,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
 use super::{ChatMessage, ChatRequest, ChatResponse, ToolChoice, ToolUse, output_text};
-use crate::agent::protocol::Usage;
+use crate::transcript::Usage;
 
 /// The API version goldgate speaks.
 pub const API_VERSION: &str = "2023-06-01";

@@ -21,8 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::agent::protocol::Usage;
-use crate::agent::replay::write_atomically;
+use crate::transcript::Usage;
 
 /// The directory used when `--cache-dir` is not given, relative to the working directory.
 pub const DEFAULT_DIR: &str = ".goldgate/cache";
@@ -102,7 +101,7 @@ impl JudgeCache {
         }
         let mut json = serde_json::to_vec_pretty(entry)?;
         json.push(b'\n');
-        write_atomically(&path, &json)
+        crate::atomic::write(&path, |out| out.write_all(&json))
     }
 }
 

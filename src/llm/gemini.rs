@@ -11,7 +11,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use super::{ChatMessage, ChatRequest, ChatResponse, ToolChoice, ToolUse};
-use crate::agent::protocol::Usage;
+use crate::transcript::Usage;
 
 pub(super) fn url(base: &Url, model: &str) -> Url {
     super::client::join(base, &format!("v1beta/models/{model}:generateContent"))

@@ -23,10 +23,11 @@ use super::cache::{CacheKey, Entry, JudgeCache};
 use super::client::{Endpoint, LlmClient, Patience, SetupError};
 use super::{ChatMessage, ChatRequest, ToolChoice, ToolSpec};
 use crate::agent::connect::expanded;
-use crate::agent::protocol::Usage;
 use crate::config::JudgeConfig;
 use crate::model::Provider;
-use crate::score::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeUsage, JudgeVerdict};
+use crate::results::JudgeUsage;
+use crate::score::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict};
+use crate::transcript::Usage;
 
 /// Changes whenever the prompts or the answer tools change, so that cached answers to the old
 /// questions are not reused.
@@ -188,8 +189,8 @@ fn forced_call<'a>(calls: &'a [super::ToolUse], tool: &str) -> Option<&'a Value>
 
 #[async_trait]
 impl Judge for LlmJudge {
-    fn provider(&self) -> String {
-        self.client.provider().name().to_owned()
+    fn provider(&self) -> Provider {
+        self.client.provider()
     }
 
     fn model(&self) -> String {
@@ -290,7 +291,7 @@ impl JudgePanel {
 
 #[async_trait]
 impl Judge for JudgePanel {
-    fn provider(&self) -> String {
+    fn provider(&self) -> Provider {
         self.main.provider()
     }
 

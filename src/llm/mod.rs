@@ -20,8 +20,8 @@ pub mod tools;
 
 use serde_json::Value;
 
-use crate::agent::protocol::Usage;
 use crate::model::Provider;
+use crate::transcript::Usage;
 
 pub use client::LlmClient;
 

@@ -12,7 +12,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
 use super::{ChatMessage, ChatRequest, ChatResponse, ToolChoice, ToolUse, output_text};
-use crate::agent::protocol::Usage;
+use crate::transcript::Usage;
 
 pub(super) fn url(base: &Url) -> Url {
     super::client::join(base, "chat/completions")

@@ -15,10 +15,10 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use crate::metrics::{Percentiles, case_checks};
-use crate::outcome::{Method, Status};
-use crate::report::json::{CaseReport, CheckReport, Report};
 use crate::report::{agent_log_tail, duration, rate};
+use crate::results::Percentiles;
+use crate::results::{CaseResult, CheckResult, Report};
+use crate::results::{Method, Status};
 
 /// Writes the whole terminal report of `report`, a run that took `elapsed` (the report keeps
 /// the time of each case, not the run's wall time).
@@ -33,7 +33,7 @@ pub fn write_table(
     writeln!(out)?;
     write_aggregates(report, elapsed, out)?;
 
-    let failing: Vec<&CaseReport> = report.cases.iter().filter(|c| is_bad(c.status)).collect();
+    let failing: Vec<&CaseResult> = report.cases.iter().filter(|c| is_bad(c.status)).collect();
     if !failing.is_empty() {
         writeln!(out, "\nFailures\n--------")?;
     }
@@ -178,12 +178,11 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
         aggregates.tokens.input_tokens, aggregates.tokens.output_tokens
     )?;
 
-    let local_similarity = Method::LocalSimilarity.describe();
     let local = report
         .cases
         .iter()
-        .flat_map(case_checks)
-        .any(|c| c.method == local_similarity);
+        .flat_map(CaseResult::all_checks)
+        .any(|c| c.method == Method::LocalSimilarity);
     let mut judges = if report.judges.is_empty() {
         let skipped = aggregates.checks.skipped;
         format!(
@@ -219,7 +218,7 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
 /// Which run of a repeated case that did not pass its turns and checks come from: the first
 /// run that ended like the case, as [`crate::outcome::Repeats::shown`] picked it. `None` for
 /// a case run once or one that passed.
-pub(crate) fn shown_run(case: &CaseReport) -> Option<usize> {
+pub(crate) fn shown_run(case: &CaseResult) -> Option<usize> {
     let repeats = case
         .repeats
         .as_ref()
@@ -234,7 +233,7 @@ pub(crate) fn shown_run(case: &CaseReport) -> Option<usize> {
 }
 
 /// [`write_case_details`] without colour, as text (the JUnit failure body).
-pub(crate) fn case_details(case: &CaseReport) -> String {
+pub(crate) fn case_details(case: &CaseResult) -> String {
     let mut out = Vec::new();
     // Writing to a Vec cannot fail.
     let _ = write_case_details(case, &mut out, Paint { color: false });
@@ -244,7 +243,7 @@ pub(crate) fn case_details(case: &CaseReport) -> String {
 /// What went wrong in one case: each turn that did not pass (location, input, each failed
 /// check with expected vs actual and the method that judged it), then the case-level checks.
 /// The case itself (name, location, status) is the caller's header.
-fn write_case_details(case: &CaseReport, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+fn write_case_details(case: &CaseResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
     for turn in &case.turns {
         if !is_bad(turn.status) {
             continue;
@@ -269,7 +268,7 @@ fn write_case_details(case: &CaseReport, out: &mut impl Write, paint: Paint) -> 
             write_check(&case.file, check, out, paint)?;
         }
     }
-    let case_checks: Vec<&CheckReport> = case.checks.iter().filter(|c| is_bad(c.status)).collect();
+    let case_checks: Vec<&CheckResult> = case.checks.iter().filter(|c| is_bad(c.status)).collect();
     if !case_checks.is_empty() {
         writeln!(out, "  conversation checks:")?;
         for check in case_checks {
@@ -282,7 +281,7 @@ fn write_case_details(case: &CaseReport, out: &mut impl Write, paint: Paint) -> 
 /// One check that did not pass, of a case in `file`.
 fn write_check(
     file: &str,
-    check: &CheckReport,
+    check: &CheckResult,
     out: &mut impl Write,
     paint: Paint,
 ) -> io::Result<()> {
@@ -307,16 +306,16 @@ fn is_bad(status: Status) -> bool {
     matches!(status, Status::Failed | Status::Error)
 }
 
-/// How a check was judged, for people, from the report's word for it ([`Method::describe`]):
-/// `exact`, `semantic (local-similarity)`, `judge (anthropic/claude-sonnet-4-6)`, `not judged`.
-fn method(described: &str) -> Cow<'_, str> {
-    if let Some(judge) = described.strip_prefix("judge:") {
-        return Cow::Owned(format!("judge ({})", escape(judge)));
-    }
-    match described {
-        "local-similarity" => Cow::Borrowed("semantic (local-similarity)"),
-        "none" => Cow::Borrowed("not judged"),
-        other => escape(other),
+/// How a check was judged, for people: `exact`, `semantic (local-similarity)`,
+/// `judge (anthropic/claude-sonnet-4-6)`, `not judged`.
+fn method(method: &Method) -> Cow<'_, str> {
+    match method {
+        Method::Judge { provider, model } => {
+            Cow::Owned(format!("judge ({}/{})", provider.name(), escape(model)))
+        }
+        Method::LocalSimilarity => Cow::Borrowed("semantic (local-similarity)"),
+        Method::None => Cow::Borrowed("not judged"),
+        Method::Deterministic(name) => escape(name),
     }
 }
 
@@ -392,7 +391,8 @@ impl Paint {
 #[cfg(test)]
 mod tests {
     use super::{escape, method, percent};
-    use crate::outcome::Method;
+    use crate::model::Provider;
+    use crate::results::Method;
 
     #[test]
     fn escapes_terminal_controls_and_bidi() {
@@ -404,21 +404,22 @@ mod tests {
     }
 
     #[test]
-    fn methods_read_back_from_the_report_word() {
+    fn methods_are_shown_in_words() {
         let judge = Method::Judge {
-            provider: "anthropic".into(),
+            provider: Provider::Anthropic,
             model: "claude-sonnet-4-6".into(),
         };
         for (judged_by, shown) in [
-            (Method::Deterministic("exact"), "exact"),
+            (Method::deterministic("exact"), "exact"),
             (Method::LocalSimilarity, "semantic (local-similarity)"),
             (judge, "judge (anthropic/claude-sonnet-4-6)"),
             (Method::None, "not judged"),
         ] {
-            assert_eq!(method(&judged_by.describe()), shown);
+            assert_eq!(method(&judged_by), shown);
         }
         // A saved report is outside input: its words are escaped like the rest.
-        assert_eq!(method("exact\x1b[2J"), "exact\\u{1b}[2J");
+        let hostile = Method::parse("exact\x1b[2J").unwrap();
+        assert_eq!(method(&hostile), "exact\\u{1b}[2J");
     }
 
     #[test]

@@ -20,8 +20,27 @@
 use std::io::{self, Write};
 
 use super::console::escape;
-use crate::gate::{CaseFlip, Comparison, LATENCY_FLOOR, MetricDelta, Threshold, Unit};
-use crate::outcome::Status;
+use crate::gate::LATENCY_FLOOR;
+use crate::results::Status;
+use crate::results::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+
+/// The rendering after a blank line, as it follows the table; says so when a regression
+/// does not decide the exit status (`run` without `--fail-on-regress`).
+pub fn write_after_table(
+    comparison: &Comparison,
+    advisory: bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    writeln!(out)?;
+    write(comparison, out)?;
+    if advisory && comparison.regressed() {
+        writeln!(
+            out,
+            "(without --fail-on-regress the gate does not decide the exit status; failed cases do)"
+        )?;
+    }
+    Ok(())
+}
 
 /// Writes the whole rendering of `comparison`.
 pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
@@ -184,8 +203,8 @@ fn verdict(comparison: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::{amount, describe, write};
-    use crate::gate::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
-    use crate::outcome::Status;
+    use crate::results::Status;
+    use crate::results::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
 
     fn render(comparison: &Comparison) -> String {
         let mut out = Vec::new();

@@ -27,16 +27,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use quick_junit::{
-    NonSuccessKind, Report, SerializeError, TestCase, TestCaseStatus, TestRerun, TestSuite,
+    NonSuccessKind, Report as JunitReport, SerializeError, TestCase, TestCaseStatus, TestRerun,
+    TestSuite,
 };
 
-use crate::metrics::{case_checks, millis};
-use crate::outcome::Status;
 use crate::report::console::{case_details, escape, shown_run};
-use crate::report::json::{self, CaseReport};
+use crate::results::{CaseResult, Report, Status, millis};
 
 /// The JUnit report of a run's JSON report.
-pub fn build(report: &json::Report) -> Report {
+pub fn build(report: &Report) -> JunitReport {
     let mut suites: Vec<TestSuite> = Vec::new();
     for case in &report.cases {
         let index = match suites.iter().position(|s| s.name.as_str() == case.file) {
@@ -50,18 +49,18 @@ pub fn build(report: &json::Report) -> Report {
         suite.add_test_case(test_case(case));
         suite.time = Some(suite.time.unwrap_or_default() + time(case.duration));
     }
-    let mut junit = Report::new("goldgate");
+    let mut junit = JunitReport::new("goldgate");
     junit.add_test_suites(suites);
     junit
 }
 
 /// Writes the XML of [`build`].
-pub fn write(report: &json::Report, out: &mut impl Write) -> Result<(), SerializeError> {
+pub fn write(report: &Report, out: &mut impl Write) -> Result<(), SerializeError> {
     build(report).serialize(out)
 }
 
 /// Writes the XML of [`build`] to a file.
-pub fn write_file(path: &Path, report: &json::Report) -> io::Result<()> {
+pub fn write_file(path: &Path, report: &Report) -> io::Result<()> {
     let xml = build(report).to_string().map_err(io::Error::other)?;
     std::fs::write(path, xml)
 }
@@ -72,7 +71,7 @@ fn time(duration: Duration) -> Duration {
     Duration::from_millis(millis::of(&duration))
 }
 
-fn test_case(case: &CaseReport) -> TestCase {
+fn test_case(case: &CaseResult) -> TestCase {
     let mut test = TestCase::new(case.id.as_str(), status(case));
     test.set_classname(case.file.replace('.', "_"))
         .set_time(time(case.duration))
@@ -96,7 +95,7 @@ fn test_case(case: &CaseReport) -> TestCase {
 
 /// The runs of a repeated case that failed or errored, but the one shown as the case's own
 /// failure (see the module doc).
-fn reruns(case: &CaseReport) -> Vec<TestRerun> {
+fn reruns(case: &CaseResult) -> Vec<TestRerun> {
     let Some(repeats) = &case.repeats else {
         return Vec::new();
     };
@@ -120,7 +119,7 @@ fn reruns(case: &CaseReport) -> Vec<TestRerun> {
         .collect()
 }
 
-fn status(case: &CaseReport) -> TestCaseStatus {
+fn status(case: &CaseResult) -> TestCaseStatus {
     let (kind, message) = match case.status {
         Status::Passed => {
             let mut status = TestCaseStatus::success();
@@ -129,7 +128,7 @@ fn status(case: &CaseReport) -> TestCaseStatus {
         }
         Status::Skipped => {
             let mut status = TestCaseStatus::skipped();
-            let reason = case_checks(case).find_map(|c| c.reason.as_deref());
+            let reason = case.all_checks().find_map(|c| c.reason.as_deref());
             status.set_message(escape(reason.unwrap_or("no check could be judged")));
             return status;
         }
@@ -147,8 +146,8 @@ fn status(case: &CaseReport) -> TestCaseStatus {
 }
 
 /// The first failed expectation, on one line: `label: expected …, got …`.
-fn failure_message(case: &CaseReport) -> String {
-    case_checks(case)
+fn failure_message(case: &CaseResult) -> String {
+    case.all_checks()
         .find(|c| c.status == Status::Failed)
         .map_or_else(
             || "failed".to_owned(),
@@ -157,14 +156,14 @@ fn failure_message(case: &CaseReport) -> String {
 }
 
 /// The error of the run that stopped the case, wherever it was recorded.
-fn error_message(case: &CaseReport) -> String {
+fn error_message(case: &CaseResult) -> String {
     case.error
         .iter()
         .chain(case.turns.iter().filter_map(|t| t.error.as_ref()))
         .next()
         .cloned()
         .or_else(|| {
-            case_checks(case)
+            case.all_checks()
                 .find(|c| c.status == Status::Error)
                 .map(|c| format!("{}: {}", c.label, c.reason.as_deref().unwrap_or("error")))
         })
@@ -173,7 +172,7 @@ fn error_message(case: &CaseReport) -> String {
 
 /// What was said, turn by turn: the user side, the agent's text, its tool calls, transfers,
 /// handoffs and errors.
-fn transcript(case: &CaseReport) -> String {
+fn transcript(case: &CaseResult) -> String {
     let mut out = String::new();
     for turn in &case.turns {
         let _ = writeln!(out, "turn {} ({}:{})", turn.index, case.file, turn.line);

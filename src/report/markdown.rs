@@ -20,11 +20,11 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use self::body::Body;
-use crate::gate::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
-use crate::metrics::{Aggregates, Percentiles};
-use crate::outcome::Status;
-use crate::report::json::{CaseReport, CheckReport, Report, TurnReport};
 use crate::report::{agent_log_tail, duration, rate};
+use crate::results::Status;
+use crate::results::{Aggregates, Percentiles};
+use crate::results::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+use crate::results::{CaseResult, CheckResult, Report, TurnResult};
 
 /// GitHub refuses an issue comment longer than this many characters.
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -347,14 +347,14 @@ fn failures(
     comparison: Option<&Comparison>,
     path: &dyn Fn(&str) -> String,
 ) {
-    let newly = |case: &CaseReport| {
+    let newly = |case: &CaseResult| {
         comparison.is_some_and(|c| {
             c.newly_failing
                 .iter()
                 .any(|f| f.id == case.id && f.file == case.file)
         })
     };
-    let mut bad: Vec<&CaseReport> = report
+    let mut bad: Vec<&CaseResult> = report
         .cases
         .iter()
         .filter(|c| matches!(c.status, Status::Failed | Status::Error))
@@ -372,7 +372,7 @@ fn failures(
     );
 }
 
-fn failure(case: &CaseReport, file: &str, newly: bool) -> String {
+fn failure(case: &CaseResult, file: &str, newly: bool) -> String {
     let mut out = String::new();
     let icon = if case.status == Status::Error {
         "⚠️"
@@ -395,7 +395,7 @@ fn failure(case: &CaseReport, file: &str, newly: bool) -> String {
     if let Some(error) = &case.error {
         let _ = writeln!(out, "**Error of the run:** {}\n", short(error));
     }
-    let bad_turns: Vec<&TurnReport> = case.turns.iter().filter(|t| is_bad(t.status)).collect();
+    let bad_turns: Vec<&TurnResult> = case.turns.iter().filter(|t| is_bad(t.status)).collect();
     for turn in bad_turns.iter().take(TURNS_SHOWN) {
         let _ = writeln!(
             out,
@@ -456,14 +456,14 @@ fn agent_log(body: &mut Body, report: &Report) {
     body.section(String::new(), vec![block], "agent stderr");
 }
 
-fn checks(out: &mut String, checks: &[CheckReport]) {
-    let bad: Vec<&CheckReport> = checks.iter().filter(|c| is_bad(c.status)).collect();
+fn checks(out: &mut String, checks: &[CheckResult]) {
+    let bad: Vec<&CheckResult> = checks.iter().filter(|c| is_bad(c.status)).collect();
     for check in bad.iter().take(CHECKS_SHOWN) {
         let _ = write!(
             out,
             "{} ({}, line {}): **{}**",
             short(&check.label),
-            escape::code_span(&check.method),
+            escape::code_span(&check.method.to_string()),
             check.line,
             check.status.name()
         );

@@ -10,8 +10,8 @@ pub mod markdown;
 
 use std::time::Duration;
 
-use crate::outcome::Status;
-use crate::report::json::Report;
+use crate::results::Report;
+use crate::results::Status;
 
 /// A rate for people: `62.5%`, or `n/a` when nothing was counted.
 pub(crate) fn rate(fraction: Option<f64>) -> String {

@@ -12,10 +12,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 
 use crate::model::Provider;
-use crate::outcome::TurnResult;
+use crate::results::{JudgeUsage, TurnResult};
 
 /// Why an LLM-judge check was skipped when no judge is configured.
 pub const NO_JUDGE: &str = "no judge configured (set judge: in goldgate.yaml)";
@@ -92,7 +91,7 @@ pub enum JudgeError {
 #[async_trait]
 pub trait Judge: Send + Sync {
     /// The provider's name as configured (`anthropic`, `openai`, `gemini`).
-    fn provider(&self) -> String;
+    fn provider(&self) -> Provider;
 
     fn model(&self) -> String;
 
@@ -112,7 +111,7 @@ pub trait Judge: Send + Sync {
         Err(format!(
             "asks for the {} judge; the configured judge is {}",
             provider.name(),
-            self.provider()
+            self.provider().name()
         ))
     }
 
@@ -129,38 +128,6 @@ pub trait Judge: Send + Sync {
     }
 }
 
-/// What one judge (a provider and model) cost in a run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct JudgeUsage {
-    /// `provider/model`.
-    pub judge: String,
-    /// Requests sent to the provider, retries included.
-    pub calls: u64,
-    /// Answers read from the judge cache instead.
-    pub cached: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-impl JudgeUsage {
-    /// Adds up usages of the same judge (shards of one suite), in order of first appearance.
-    pub fn sum<'a>(usages: impl IntoIterator<Item = &'a JudgeUsage>) -> Vec<JudgeUsage> {
-        let mut total: Vec<JudgeUsage> = Vec::new();
-        for usage in usages {
-            match total.iter_mut().find(|t| t.judge == usage.judge) {
-                Some(t) => {
-                    t.calls += usage.calls;
-                    t.cached += usage.cached;
-                    t.input_tokens += usage.input_tokens;
-                    t.output_tokens += usage.output_tokens;
-                }
-                None => total.push(usage.clone()),
-            }
-        }
-        total
-    }
-}
-
 /// The played turns as plain text for a judge: user inputs, agent text with its speaker, tool
 /// calls with their responses, transfers, handoffs and errors, in order.
 pub fn transcript(turns: &[TurnResult]) -> String {
@@ -168,7 +135,7 @@ pub fn transcript(turns: &[TurnResult]) -> String {
     for turn in turns {
         // Writing into a String cannot fail.
         let _ = writeln!(out, "[turn {}] user: {}", turn.index, turn.input);
-        let Some(exchange) = &turn.exchange else {
+        let Some(reply) = &turn.reply else {
             let _ = writeln!(
                 out,
                 "(not played: {})",
@@ -176,7 +143,6 @@ pub fn transcript(turns: &[TurnResult]) -> String {
             );
             continue;
         };
-        let reply = &exchange.reply;
         for call in &reply.tool_calls {
             let _ = write!(out, "tool call: {}({})", call.name, call.args);
             match &call.response {

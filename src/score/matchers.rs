@@ -19,9 +19,9 @@ use serde_json::Value;
 
 use super::judge::SIMILARITY_MAX;
 use super::{Grader, Verdict, semantic};
-use crate::agent::protocol::ToolCall;
 use crate::model::{ArgsMatcher, ExpectedToolCall, MatchType, Matcher, ValueMatcher};
-use crate::outcome::{Method, Status};
+use crate::results::{Method, Status};
+use crate::transcript::ToolCall;
 
 /// JSON equality with the leniency agents need: a number equals a string holding the same
 /// number (`5` and `"5"`, `19.99` and `"19.99"`), a boolean equals `"true"`/`"false"`, and an
@@ -160,7 +160,7 @@ impl Grader {
     pub(super) fn method_for(&self, match_type: MatchType) -> Method {
         match match_type {
             MatchType::Semantic => self.semantic_method(),
-            other => Method::Deterministic(other.name()),
+            other => Method::deterministic(other.name()),
         }
     }
 
@@ -280,7 +280,7 @@ impl Grader {
         if has_semantic(&args.fields) {
             self.semantic_method()
         } else {
-            Method::Deterministic("tool-call")
+            Method::deterministic("tool-call")
         }
     }
 

@@ -22,7 +22,7 @@ use super::judge::JudgeQuestion;
 use super::matchers::json_equal;
 use super::{Graded, Grader, Verdict, semantic};
 use crate::model::Metric;
-use crate::outcome::Method;
+use crate::results::Method;
 
 /// Why a `regression` metric is not scored per case.
 pub const NEEDS_BASELINE: &str = "needs a baseline (goldgate run --baseline)";
@@ -45,7 +45,7 @@ impl Grader {
                 graded(
                     score,
                     threshold,
-                    Method::Deterministic("format"),
+                    Method::deterministic("format"),
                     &problems.join("; "),
                 )
             }

@@ -21,12 +21,12 @@ mod turn;
 use std::fmt;
 use std::sync::Arc;
 
-pub use judge::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeUsage, JudgeVerdict, NO_JUDGE};
+pub use judge::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict, NO_JUDGE};
 pub use matchers::json_equal;
 pub use metrics::NEEDS_BASELINE;
 
 use crate::model::{ArgsMatcher, Case, CheckKind, Location};
-use crate::outcome::{CheckCategory, CheckResult, Method, Status, TurnResult};
+use crate::results::{CheckCategory, CheckResult, JudgeUsage, Method, Status, TurnResult};
 
 /// How strictly turns are scored.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,7 +103,7 @@ impl Grader {
     pub fn judges(&self) -> Vec<String> {
         self.judge
             .iter()
-            .map(|judge| format!("{}/{}", judge.provider(), judge.model()))
+            .map(|judge| format!("{}/{}", judge.provider().name(), judge.model()))
             .collect()
     }
 
@@ -260,7 +260,7 @@ impl Graded {
         CheckResult {
             label: self.label,
             category,
-            location: location.clone(),
+            line: location.line,
             status: self.verdict.status,
             expected: self.expected,
             actual: self.actual,

@@ -21,36 +21,34 @@ use std::time::Duration;
 use super::judge::{Judge, JudgeQuestion, JudgeVerdict, NO_JUDGE};
 use super::matchers::{has_semantic, render_calls, render_expected_call};
 use super::{Graded, Grader, Verdict};
-use crate::agent::Exchange;
-use crate::agent::protocol::ToolCall;
 use crate::model::{ExpectedToolCall, Provider, Scorer};
-use crate::outcome::{CheckCategory, Method, Status, TurnResult};
+use crate::results::{CheckCategory, Method, Status, TurnResult, nearest_rank};
+use crate::transcript::{Reply, ToolCall};
 
 /// What the agent did over the played turns of a case.
 pub(super) struct Played<'a> {
-    exchanges: Vec<&'a Exchange>,
+    replies: Vec<&'a Reply>,
+    latencies: Vec<Duration>,
 }
 
 impl<'a> Played<'a> {
     pub(super) fn new(turns: &'a [TurnResult]) -> Self {
         Self {
-            exchanges: turns.iter().filter_map(|t| t.exchange.as_ref()).collect(),
+            replies: turns.iter().filter_map(|t| t.reply.as_ref()).collect(),
+            latencies: turns.iter().filter_map(|t| t.latency).collect(),
         }
     }
 
     fn messages(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.exchanges
+        self.replies
             .iter()
-            .flat_map(|e| &e.reply.messages)
+            .flat_map(|e| &e.messages)
             .map(|m| m.text.as_str())
             .filter(|text| !text.trim().is_empty())
     }
 
     fn calls(&self) -> Vec<&'a ToolCall> {
-        self.exchanges
-            .iter()
-            .flat_map(|e| &e.reply.tool_calls)
-            .collect()
+        self.replies.iter().flat_map(|e| &e.tool_calls).collect()
     }
 
     /// Every agent message, joined by newlines, or a placeholder when there is none.
@@ -65,38 +63,30 @@ impl<'a> Played<'a> {
 
     /// The final answer: the text of the last turn in which the agent said something.
     pub(super) fn last_answer(&self) -> String {
-        self.exchanges
+        self.replies
             .iter()
             .rev()
-            .map(|e| e.reply.text())
+            .map(|e| e.text())
             .find(|text| !text.trim().is_empty())
             .unwrap_or_default()
     }
 
     fn handoffs(&self) -> Vec<&'a str> {
-        self.exchanges
+        self.replies
             .iter()
-            .filter_map(|e| e.reply.handoff.as_ref())
+            .filter_map(|e| e.handoff.as_ref())
             .map(|h| h.status.trim())
             .filter(|status| !status.is_empty() && !status.eq_ignore_ascii_case("none"))
             .collect()
     }
 
     fn error_codes(&self) -> Vec<&'a str> {
-        self.exchanges
+        self.replies
             .iter()
-            .filter_map(|e| e.reply.error.as_ref())
+            .filter_map(|e| e.error.as_ref())
             .map(|error| error.code.as_str())
             .collect()
     }
-}
-
-/// The nearest-rank percentile: the smallest value with at least `p`% of values at or below.
-fn percentile(values: &[Duration], p: usize) -> Option<Duration> {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
-    sorted.get(rank - 1).copied()
 }
 
 /// What a scorer's check is about.
@@ -133,7 +123,7 @@ impl Grader {
         transcript: &str,
     ) -> Graded {
         let label = scorer.name();
-        let method = Method::Deterministic(label);
+        let method = Method::Deterministic(label.into());
         let calls = played.calls();
         match scorer {
             Scorer::MessageContains { pattern } => {
@@ -300,7 +290,7 @@ impl Grader {
         let method = if wanted.iter().any(|w| has_semantic(&w.args.fields)) {
             self.semantic_method()
         } else {
-            Method::Deterministic(label)
+            Method::Deterministic(label.into())
         };
         let status = if assignment
             .verdicts
@@ -338,7 +328,7 @@ impl Grader {
             .as_deref()
             .ok_or_else(|| self.no_judge.clone().unwrap_or_else(|| NO_JUDGE.to_owned()))?;
         match provider {
-            Some(provider) if provider.name() != judge.provider() => judge.other_provider(provider),
+            Some(provider) if provider != judge.provider() => judge.other_provider(provider),
             _ => Ok(judge),
         }
     }
@@ -386,10 +376,12 @@ impl Grader {
     }
 }
 
-fn latency(label: &str, method: Method, played: &Played<'_>, p: usize, limit: Duration) -> Graded {
-    let latencies: Vec<Duration> = played.exchanges.iter().map(|e| e.latency).collect();
+fn latency(label: &str, method: Method, played: &Played<'_>, p: u32, limit: Duration) -> Graded {
+    let latencies = &played.latencies;
     let expected = format!("p{p} < {} ms", limit.as_millis());
-    let Some(value) = percentile(&latencies, p) else {
+    let mut sorted = latencies.clone();
+    sorted.sort_unstable();
+    let Some(value) = nearest_rank(&sorted, p) else {
         return Verdict::skipped("no turn was played").labelled(label, expected, "-".to_owned());
     };
     let actual = format!(

@@ -19,10 +19,10 @@ use serde_json::Value;
 
 use super::matchers::{json_equal, render_call, render_calls, render_expected_call, text_of};
 use super::{Graded, Grader, Verdict};
-use crate::agent::Exchange;
-use crate::agent::protocol::{Reply, ToolCall};
 use crate::model::{ExpectationKind, ExpectedToolCall, MatchType, Matcher, Turn};
-use crate::outcome::{CheckCategory, CheckResult, Method, Status};
+use crate::results::{CheckCategory, CheckResult, Method, Status};
+use crate::transcript::Exchange;
+use crate::transcript::{Reply, ToolCall};
 
 /// The tool call through which some agents (and SCRAPI goldens) express a transfer.
 const TRANSFER_TOOL: &str = "transfer_to_agent";
@@ -100,7 +100,7 @@ impl Grader {
             }
             let rendered = render_call(call);
             let reason = format!("unexpected tool call {rendered}");
-            let graded = Verdict::fail(Method::Deterministic("tool-call"), reason).labelled(
+            let graded = Verdict::fail(Method::deterministic("tool-call"), reason).labelled(
                 "unexpected tool call",
                 "no other tool calls".to_owned(),
                 rendered,
@@ -171,7 +171,7 @@ fn silence(label: &str, reply: &Reply) -> Graded {
     let silent = text.trim().is_empty();
     let reason = format!("the agent replied: {}", text.trim());
     let actual = if silent { NO_TEXT.to_owned() } else { text };
-    Verdict::decided(silent, Method::Deterministic("no-text"), Some(reason)).labelled(
+    Verdict::decided(silent, Method::deterministic("no-text"), Some(reason)).labelled(
         label,
         NO_TEXT.to_owned(),
         actual,
@@ -189,11 +189,11 @@ fn tool_response(tool: &str, output: Option<&Value>, reply: &Reply) -> Graded {
     let (passed, method) = match output {
         Some(output) => (
             responses.iter().any(|r| json_equal(output, r)),
-            Method::Deterministic("exact"),
+            Method::deterministic("exact"),
         ),
         None => (
             !responses.is_empty(),
-            Method::Deterministic("tool-response"),
+            Method::deterministic("tool-response"),
         ),
     };
     let reason = if !called {
@@ -240,7 +240,7 @@ fn transfer(agent: &str, reply: &Reply) -> Graded {
         format!("transfer to {}", targets.join(", "))
     };
     let reason = format!("expected a transfer to {agent}, got {actual}");
-    Verdict::decided(passed, Method::Deterministic("transfer"), Some(reason)).labelled(
+    Verdict::decided(passed, Method::deterministic("transfer"), Some(reason)).labelled(
         format!("transfer to {agent}"),
         format!("transfer to {agent}"),
         actual,

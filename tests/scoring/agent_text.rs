@@ -1,9 +1,9 @@
 //! Agent-text expectations: each matcher, chunks over several messages, named agents,
 //! silence and UNEXPECTED RESPONSE, semantic matches with and without a judge.
 
-use goldgate::agent::protocol::Message;
 use goldgate::model::{ExpectationKind, MatchType, Matcher};
-use goldgate::outcome::{Method, Status};
+use goldgate::results::{Method, Status};
+use goldgate::transcript::Message;
 use serde_json::json;
 
 use crate::support::{
@@ -124,8 +124,8 @@ async fn deterministic_matchers_over_agent_text() {
         ]
     );
     assert_eq!(
-        checks[1].location,
-        loc(3),
+        checks[1].line,
+        loc(3).line,
         "each check sits on its expectation's line"
     );
 }
@@ -221,7 +221,7 @@ async fn silence_and_unexpected_response() {
     assert_eq!(statuses(&talking), [Status::Failed, Status::Failed]);
     assert_eq!(talking[1].label, "UNEXPECTED RESPONSE");
     assert_eq!(talking[1].actual, "Hello!");
-    assert_eq!(talking[1].method, Method::Deterministic("no-text"));
+    assert_eq!(talking[1].method, Method::deterministic("no-text"));
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! Regtrace metrics (format, shallow factuality, judged metrics, regression) and case scores.
 
 use goldgate::model::{CheckKind, MatchType, Metric, Scorer};
-use goldgate::outcome::{Method, Status, TurnResult};
+use goldgate::results::{Method, Status, TurnResult};
 use goldgate::score::{Grader, NEEDS_BASELINE, NO_JUDGE};
 
 use crate::support::{
@@ -42,7 +42,7 @@ async fn format_metric_is_deterministic() {
                 &answered(answer),
             )
             .await;
-        assert_eq!(checks[0].method, Method::Deterministic("format"));
+        assert_eq!(checks[0].method, Method::deterministic("format"));
         assert_eq!(checks[0].label, "format");
         let got = checks[0].score.unwrap_or(-1.0);
         assert!((got - score).abs() < 1e-9, "{answer}: {got} vs {score}");

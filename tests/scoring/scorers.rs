@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use goldgate::model::{ArgsMatcher, CheckKind, MatchType, Provider, Scorer};
-use goldgate::outcome::{CheckResult, Method, Status, TurnResult};
+use goldgate::results::{CheckResult, Method, Status, TurnResult};
 use goldgate::score::{Grader, NO_JUDGE};
 use regex::Regex;
 use serde_json::json;

@@ -5,16 +5,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use goldgate::agent::Exchange;
-use goldgate::agent::protocol::{Handoff, Message, Reply, ReplyError, ToolCall};
 use goldgate::model::{
     ArgsMatcher, Case, CaseCheck, CheckKind, Expectation, ExpectationKind, ExpectedToolCall,
-    Format, Location, MatchType, Matcher, Turn, ValueMatcher,
+    Format, Location, MatchType, Matcher, Provider, Turn, ValueMatcher,
 };
-use goldgate::outcome::{CheckResult, Method, Status, TurnResult};
+use goldgate::results::{CheckResult, Method, Status, TurnResult};
 use goldgate::score::{
     Grader, Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict, ScoreOptions,
 };
+use goldgate::transcript::Exchange;
+use goldgate::transcript::{Handoff, Message, Reply, ReplyError, ToolCall};
 use serde_json::{Value, json};
 
 pub(crate) fn loc(line: u32) -> Location {
@@ -111,13 +111,15 @@ pub(crate) fn exchange(reply: Reply, latency_ms: u64) -> Exchange {
 pub(crate) fn played(index: usize, input: &str, reply: Reply, latency_ms: u64) -> TurnResult {
     TurnResult {
         index,
-        location: loc(index as u32),
+        line: index as u32,
         status: Status::Passed,
         input: input.to_owned(),
-        checks: Vec::new(),
-        exchange: Some(exchange(reply, latency_ms)),
-        error: None,
         attempts: 1,
+        error: None,
+        reply: Some(reply),
+        latency: Some(Duration::from_millis(latency_ms)),
+        ttft: None,
+        checks: Vec::new(),
     }
 }
 
@@ -168,7 +170,7 @@ pub(crate) fn statuses(checks: &[CheckResult]) -> Vec<Status> {
 
 pub(crate) fn judge_method() -> Method {
     Method::Judge {
-        provider: "anthropic".to_owned(),
+        provider: Provider::Anthropic,
         model: "fake-1".to_owned(),
     }
 }
@@ -185,8 +187,8 @@ pub(crate) struct FakeJudge {
 
 #[async_trait]
 impl Judge for FakeJudge {
-    fn provider(&self) -> String {
-        "anthropic".to_owned()
+    fn provider(&self) -> Provider {
+        Provider::Anthropic
     }
 
     fn model(&self) -> String {

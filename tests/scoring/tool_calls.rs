@@ -1,10 +1,10 @@
 //! Tool-call expectations: arguments, leniency, missing and extra calls, the assignment of
 //! calls to expectations, tool responses and transfers.
 
-use goldgate::agent::protocol::Transfer;
 use goldgate::model::{ExpectationKind, MatchType, ValueMatcher};
-use goldgate::outcome::{Method, Status};
+use goldgate::results::{Method, Status};
 use goldgate::score::{Grader, ScoreOptions};
+use goldgate::transcript::Transfer;
 use serde_json::{Value, json};
 
 use crate::support::{
@@ -29,7 +29,7 @@ async fn tool_call_with_matching_arguments_passes() {
     .await;
     assert_eq!(statuses(&checks), [Status::Passed]);
     assert_eq!(checks[0].label, "tool call lookup_order");
-    assert_eq!(checks[0].method, Method::Deterministic("tool-call"));
+    assert_eq!(checks[0].method, Method::deterministic("tool-call"));
     assert_eq!(checks[0].expected, r#"lookup_order(order_id: "ORD-12345")"#);
 }
 
@@ -96,7 +96,7 @@ async fn extra_tool_call_fails_unless_allowed() {
         strict[2].reason.as_deref(),
         Some(r#"unexpected tool call delete_account({"id":7})"#)
     );
-    assert_eq!(strict[2].location, loc(1), "extra calls sit on the turn");
+    assert_eq!(strict[2].line, loc(1).line, "extra calls sit on the turn");
 
     let lenient = Grader::new(
         None,

@@ -1,0 +1,8 @@
+//! What the commands share, so that no command reaches into another: loading the config and
+//! the goldens, setting up the gate, writing a baseline, publishing to GitHub. Like the rest
+//! of the library it never prints: it returns values, and errors whose messages the binary
+//! prints as they are.
+
+pub mod baseline;
+pub mod publish;
+pub mod setup;

@@ -1,0 +1,69 @@
+//! Loading what a command needs before it does anything: the config, the goldens, the gate.
+//! Each step fails with a message that names the file, before any agent is called.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, Config};
+use crate::discover::{self, Rules};
+use crate::gate::thresholds::EVAL_CONFIG_FILE;
+use crate::gate::{Gate, Thresholds};
+use crate::load::{self, Suite};
+
+/// The config at `path`, else `./goldgate.yaml` when it exists, else the defaults. Every
+/// command that gates (`run`, `compare`, `report`) reads its thresholds from it.
+pub fn load_config(path: Option<&Path>) -> Result<Config, String> {
+    let default = PathBuf::from(config::DEFAULT_FILE);
+    let path = match path {
+        Some(path) => path,
+        None if default.is_file() => default.as_path(),
+        None => return Ok(Config::default()),
+    };
+    Config::load(path).map_err(|e| e.to_string())
+}
+
+/// Why no suite was loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(
+        "no golden files found under {paths}\nhint: goldgate looks for *.scenario.yaml, goldens/**/*.yaml, *.golden.yaml, *.golden.csv and regtrace.config.yaml"
+    )]
+    NothingFound { paths: String },
+    #[error(transparent)]
+    Discover(#[from] discover::DiscoverError),
+}
+
+/// Finds and loads the goldens under `paths` (problems in them are in the suite's
+/// diagnostics, not errors here).
+pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
+    let found = discover::discover(paths, &Rules::default())?;
+    if found.is_empty() {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(LoadError::NothingFound {
+            paths: names.join(", "),
+        });
+    }
+    Ok(load::load(&found))
+}
+
+/// The gate against `baseline`: thresholds merged from every source (see
+/// [`crate::gate::thresholds`]) and the baseline read; `None` without a baseline. Set up
+/// before anything runs, so that a typo in a threshold does not cost a whole run.
+pub fn gate(
+    baseline: Option<&Path>,
+    regression_config: Option<&Path>,
+    config: &Config,
+) -> Result<Option<Gate>, String> {
+    let Some(path) = baseline else {
+        return Ok(None);
+    };
+    let eval_config = Path::new(EVAL_CONFIG_FILE);
+    let thresholds = Thresholds::resolve(
+        &config.thresholds,
+        eval_config.is_file().then_some(eval_config),
+        regression_config,
+    )
+    .map_err(|err| format!("{err}\ngoldgate: the regression thresholds do not load"))?;
+    Gate::load(path, thresholds)
+        .map(Some)
+        .map_err(|err| format!("goldgate: cannot use the baseline: {err}"))
+}

@@ -1,0 +1,200 @@
+//! The numbers measured over a run (seed 002's pass rate, deflection, latency, TTFT,
+//! hallucination rate and tool-call accuracy, plus Regtrace's weighted suite score and the
+//! flake rate of repeated cases), as the report keeps them. [`crate::metrics`] computes them.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Status, millis};
+use crate::transcript::Usage;
+
+/// `part / whole`, `None` when nothing counted.
+pub(crate) fn ratio(part: usize, whole: usize) -> Option<f64> {
+    (whole > 0).then(|| part as f64 / whole as f64)
+}
+
+/// How many cases, turns or checks ended in each status.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct Counts {
+    pub total: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub skipped: usize,
+}
+
+impl Counts {
+    /// Passed and failed: the ones a verdict was reached on.
+    pub fn judged(&self) -> usize {
+        self.passed + self.failed
+    }
+
+    /// `passed / (passed + failed)`: errors and skipped ones are left out.
+    pub fn pass_rate(&self) -> Option<f64> {
+        ratio(self.passed, self.judged())
+    }
+
+    fn add(&mut self, status: Status) {
+        self.total += 1;
+        match status {
+            Status::Passed => self.passed += 1,
+            Status::Failed => self.failed += 1,
+            Status::Error => self.errors += 1,
+            Status::Skipped => self.skipped += 1,
+        }
+    }
+}
+
+impl FromIterator<Status> for Counts {
+    fn from_iter<I: IntoIterator<Item = Status>>(statuses: I) -> Self {
+        let mut counts = Counts::default();
+        statuses.into_iter().for_each(|s| counts.add(s));
+        counts
+    }
+}
+
+/// The median and 95th percentile of a set of durations, by nearest rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Percentiles {
+    #[serde(rename = "p50_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub p50: Duration,
+    #[serde(rename = "p95_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub p95: Duration,
+}
+
+impl Percentiles {
+    /// `None` for an empty sample.
+    pub fn of(mut sample: Vec<Duration>) -> Option<Self> {
+        sample.sort_unstable();
+        Some(Self {
+            p50: nearest_rank(&sample, 50)?,
+            p95: nearest_rank(&sample, 95)?,
+        })
+    }
+}
+
+/// The nearest-rank percentile of an ascending sample: the smallest value such that at least
+/// `percent`% of the sample is at or below it, i.e. the value at 1-based rank
+/// `ceil(percent / 100 * n)`. It is always a value of the sample (no interpolation), so the
+/// p95 of 10 latencies is the largest one. `percent` is clamped to `1..=100`; `None` when the
+/// sample is empty.
+pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
+    let n = sorted.len();
+    let percent = percent.clamp(1, 100) as usize;
+    let rank = (percent * n).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+/// Everything measured over one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Aggregates {
+    pub cases: Counts,
+    pub turns: Counts,
+    pub checks: Counts,
+    /// Cases passed / (passed + failed). Errored and skipped cases are left out (see `cases`).
+    pub pass_rate: Option<f64>,
+    /// Turns passed / (passed + failed), on the same terms.
+    pub turn_pass_rate: Option<f64>,
+    /// Share of the cases that reached the agent in which no turn reported a handoff with a
+    /// status other than `none`.
+    pub deflection_rate: Option<f64>,
+    /// Over every played turn's latency (request sent to complete reply).
+    pub latency: Option<Percentiles>,
+    /// Over the turns where time to first token was measured (streamed replies).
+    pub ttft: Option<Percentiles>,
+    /// Failed / judged among `llm-judge-not-hallucinating` checks; `None` when none was judged
+    /// (no such scorer, or no judge configured).
+    pub hallucination_rate: Option<f64>,
+    /// Passed / judged among checks that an expected tool was called (turn tool-call
+    /// expectations and the `tool-called`, `tool-called-with-input` scorers).
+    pub tool_call_accuracy: Option<f64>,
+    /// `sum(score * weight) / sum(weight)` over the judged (passed or failed) cases.
+    pub suite_score: Option<f64>,
+    /// With `--repeat`: the share of the repeated cases that are flaky (their runs disagree);
+    /// `None` without repeats.
+    pub flake_rate: Option<f64>,
+    /// Tokens the agent reported, summed over every case (every run of it).
+    pub tokens: Usage,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{Counts, Percentiles, nearest_rank};
+    use crate::results::Status;
+
+    fn ms(values: &[u64]) -> Vec<Duration> {
+        values.iter().copied().map(Duration::from_millis).collect()
+    }
+
+    #[test]
+    fn nearest_rank_on_small_samples() {
+        let five = [10, 20, 30, 40, 50];
+        // ceil(0.5 * 5) = 3rd, ceil(0.95 * 5) = 5th.
+        assert_eq!(nearest_rank(&five, 50), Some(30));
+        assert_eq!(nearest_rank(&five, 95), Some(50));
+        // ceil(0.2 * 5) = 1st exactly, ceil(0.21 * 5) = 2nd.
+        assert_eq!(nearest_rank(&five, 20), Some(10));
+        assert_eq!(nearest_rank(&five, 21), Some(20));
+        // Even count: the lower middle, never an average.
+        assert_eq!(nearest_rank(&[1, 2, 3, 4], 50), Some(2));
+        assert_eq!(nearest_rank(&[7], 50), Some(7));
+        assert_eq!(nearest_rank(&[7], 95), Some(7));
+        assert_eq!(nearest_rank::<u32>(&[], 50), None);
+        // Out-of-range percents clamp to the first and last rank.
+        assert_eq!(nearest_rank(&five, 0), Some(10));
+        assert_eq!(nearest_rank(&five, 250), Some(50));
+    }
+
+    #[test]
+    fn p95_of_twenty_is_the_nineteenth() {
+        let sample: Vec<u32> = (1..=20).collect();
+        assert_eq!(nearest_rank(&sample, 95), Some(19));
+        assert_eq!(nearest_rank(&sample, 50), Some(10));
+    }
+
+    #[test]
+    fn percentiles_sort_their_sample() {
+        let p = Percentiles::of(ms(&[900, 100, 300, 200, 400])).unwrap();
+        assert_eq!(p.p50, Duration::from_millis(300));
+        assert_eq!(p.p95, Duration::from_millis(900));
+        assert_eq!(Percentiles::of(Vec::new()), None);
+    }
+
+    #[test]
+    fn pass_rate_leaves_errors_and_skips_out() {
+        let counts: Counts = [
+            Status::Passed,
+            Status::Passed,
+            Status::Passed,
+            Status::Failed,
+            Status::Error,
+            Status::Skipped,
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(counts.total, 6);
+        assert_eq!(counts.errors, 1);
+        assert_eq!(counts.pass_rate(), Some(0.75));
+        let none: Counts = [Status::Error].into_iter().collect();
+        assert_eq!(none.pass_rate(), None);
+    }
+
+    #[test]
+    fn millis_round_trip_in_json() {
+        let p = Percentiles {
+            p50: Duration::from_micros(120_700),
+            p95: Duration::from_secs(2),
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(json, r#"{"p50_ms":120,"p95_ms":2000}"#);
+        let back: Percentiles = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.p95, Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,316 @@
+//! The results of a run: one typed model, built by the runner and the scorers, read by the
+//! gate, `merge` and every sink, and written as is by the JSON sink (it is the JSON report,
+//! and a committed report is the baseline).
+//!
+//! Because the baseline is committed and reviewed in diffs, the serialized form is kept stable
+//! and quiet: keys in struct order, every key always present (`null` when absent), statuses
+//! as lowercase words, durations as whole milliseconds, paths as the user gave them, and no
+//! timestamps or host names. [`SCHEMA_VERSION`] changes when a field changes meaning or goes
+//! away, so that a reader can refuse a baseline it would misread.
+
+mod aggregates;
+mod comparison;
+mod method;
+pub mod millis;
+mod repeats;
+mod reply;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub(crate) use aggregates::ratio;
+pub use aggregates::{Aggregates, Counts, Percentiles, nearest_rank};
+pub use comparison::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+pub use method::Method;
+pub use repeats::{Repeats, pass_hat_k};
+
+use crate::exit::Exit;
+use crate::model::Format;
+use crate::shard::SuiteId;
+use crate::transcript::{Reply, Usage};
+
+/// The version of the report format written by this build.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The verdict of one check, turn or case. Ordered from best to worst so that the status of a
+/// whole is the maximum of its parts (skipped parts do not count). Written as a lowercase word.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Skipped,
+    Passed,
+    Failed,
+    /// The run could not judge: the agent was unreachable, timed out, or a judge failed.
+    Error,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Error => "error",
+            Status::Skipped => "skipped",
+        }
+    }
+
+    /// The status of a whole from its parts: the worst part, skipped only when all are.
+    pub fn combine(parts: impl IntoIterator<Item = Status>) -> Status {
+        parts.into_iter().fold(Status::Skipped, Status::max)
+    }
+
+    /// Passed or failed: a verdict was reached.
+    pub fn is_judged(self) -> bool {
+        matches!(self, Status::Passed | Status::Failed)
+    }
+}
+
+/// What a check is about. Labels are for people and may change; this is for machines: the
+/// aggregates are computed from it, so that they can be recomputed from a saved report alone
+/// (`goldgate merge`). Written as a kebab-case word; a new variant is a new word, never a
+/// renamed one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckCategory {
+    /// A turn's expected agent text, or a scorer over the messages (`message-contains`,
+    /// `message-matches-regex`, `final-message-equals`).
+    AgentText,
+    /// The agent had to say nothing (`# silent`, SCRAPI's UNEXPECTED RESPONSE).
+    Silence,
+    /// An expected tool call: a turn's, or the `tool-called` and `tool-called-with-input`
+    /// scorers. Tool-call accuracy counts these.
+    ToolCall,
+    /// A call no expectation asked for, or the `no-tool-called` scorer.
+    UnexpectedToolCall,
+    /// The graded `tool-call-accuracy` scorer.
+    ToolCallAccuracy,
+    ToolResponse,
+    Transfer,
+    /// `handoff-triggered`, `no-handoff`.
+    Handoff,
+    /// `error-code`, `no-error`: what the agent reported as its own error.
+    AgentError,
+    /// `latency-p50-under`, `latency-p95-under`.
+    Latency,
+    /// `llm-judge-not-hallucinating`. The hallucination rate counts these.
+    Hallucination,
+    /// `llm-judge-helpfulness`.
+    Helpfulness,
+    /// `llm-judge-tone-matches`.
+    Tone,
+    /// A free-text criterion an LLM judge checks (SCRAPI `expectations`).
+    Criterion,
+    /// A graded Regtrace metric.
+    Metric,
+}
+
+/// One expectation or case-level check, judged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CheckResult {
+    /// What was checked, for people: `agent text`, `tool call lookup_order`, `no-handoff`.
+    pub label: String,
+    /// What the check is about (`agent-text`, `tool-call`, `hallucination`, ...): the
+    /// aggregates are computed from it.
+    pub category: CheckCategory,
+    /// Where the expectation was written, in the case's file.
+    pub line: u32,
+    pub status: Status,
+    pub expected: String,
+    pub actual: String,
+    /// How it was judged: `exact`, `local-similarity`, `judge:anthropic/claude-sonnet-4-6`,
+    /// `none`.
+    pub method: Method,
+    /// A graded score in `0..=1` where the method gives one.
+    pub score: Option<f64>,
+    /// Why it failed or was skipped.
+    pub reason: Option<String>,
+}
+
+/// One turn of a case, played and judged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TurnResult {
+    /// 1-based.
+    pub index: usize,
+    pub line: u32,
+    pub status: Status,
+    /// The user side of the turn, as text for reports.
+    pub input: String,
+    /// How many attempts the turn took (1 when the first one answered).
+    pub attempts: u32,
+    /// The error of the run that stopped this turn.
+    pub error: Option<String>,
+    /// What the agent did; `null` when the turn could not be played. Written with every
+    /// field present and the text of all messages joined (see [`reply`]).
+    #[serde(with = "reply::report")]
+    #[schemars(with = "Option<reply::ReplyRecord>")]
+    pub reply: Option<Reply>,
+    #[serde(rename = "latency_ms", with = "millis::option")]
+    #[schemars(with = "Option<u64>")]
+    pub latency: Option<Duration>,
+    #[serde(rename = "ttft_ms", with = "millis::option")]
+    #[schemars(with = "Option<u64>")]
+    pub ttft: Option<Duration>,
+    pub checks: Vec<CheckResult>,
+}
+
+/// One case: its identity, verdict, turns and conversation-level checks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CaseResult {
+    pub id: String,
+    pub name: String,
+    /// The golden file, as the user named or discovery found it (relative when they were).
+    /// Text rather than a path so that a name that is not UTF-8 cannot fail the report.
+    pub file: String,
+    pub line: u32,
+    /// The format it was written in: `scrapi`, `ces-csv`, `scenario`, `regtrace`.
+    pub format: Format,
+    pub tags: Vec<String>,
+    pub weight: f64,
+    pub status: Status,
+    /// Share of passed checks, in `0..=1` (the mean metric score for graded cases).
+    pub score: f64,
+    #[serde(rename = "duration_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub duration: Duration,
+    /// The error of the run that stopped the case.
+    pub error: Option<String>,
+    pub usage: Usage,
+    /// With `--repeat N`: how the case's independent runs went; `null` for a single run.
+    pub repeats: Option<Repeats>,
+    pub turns: Vec<TurnResult>,
+    /// Checks over the whole conversation.
+    pub checks: Vec<CheckResult>,
+}
+
+impl CaseResult {
+    /// Every check of the case, turn checks first.
+    pub fn all_checks(&self) -> impl Iterator<Item = &CheckResult> {
+        self.turns
+            .iter()
+            .flat_map(|t| &t.checks)
+            .chain(&self.checks)
+    }
+
+    /// `file:line`, for people.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+/// What one judge (a provider and model) cost in a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JudgeUsage {
+    /// `provider/model`.
+    pub judge: String,
+    /// Requests sent to the provider, retries included.
+    pub calls: u64,
+    /// Answers read from the judge cache instead.
+    pub cached: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl JudgeUsage {
+    /// Adds up usages of the same judge (shards of one suite), in order of first appearance.
+    pub fn sum<'a>(usages: impl IntoIterator<Item = &'a JudgeUsage>) -> Vec<JudgeUsage> {
+        let mut total: Vec<JudgeUsage> = Vec::new();
+        for usage in usages {
+            match total.iter_mut().find(|t| t.judge == usage.judge) {
+                Some(t) => {
+                    t.calls = t.calls.saturating_add(usage.calls);
+                    t.cached = t.cached.saturating_add(usage.cached);
+                    t.input_tokens = t.input_tokens.saturating_add(usage.input_tokens);
+                    t.output_tokens = t.output_tokens.saturating_add(usage.output_tokens);
+                }
+                None => total.push(usage.clone()),
+            }
+        }
+        total
+    }
+}
+
+/// Everything a run produced: the JSON report, and the baseline the gate compares against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Report {
+    pub schema_version: u32,
+    pub goldgate_version: String,
+    /// The agent under test, as it describes itself (never a secret).
+    pub agent: String,
+    /// Which cases this report covers: the suite's fingerprint and size, and the shard.
+    pub suite: SuiteId,
+    /// The judges configured (empty: LLM-judge checks were skipped).
+    pub judges: Vec<String>,
+    /// What each judge that answered cost: calls to its provider, answers read from the judge
+    /// cache, tokens. Absent from reports older than the judges.
+    #[serde(default)]
+    pub judge_usage: Vec<JudgeUsage>,
+    /// Stopped early: some cases never ran.
+    pub incomplete: bool,
+    /// How many cases may end in an error of the run before the run itself is an error
+    /// (`--max-errors`), so that every command reading this report exits as the run did.
+    /// Absent from older reports: 0.
+    #[serde(default)]
+    pub max_errors: usize,
+    /// What a command agent wrote on stderr (its last 64 KiB), for debugging errors.
+    pub agent_log: Option<String>,
+    pub aggregates: Aggregates,
+    /// The comparison with `--baseline`; `null` without one.
+    pub gate: Option<Comparison>,
+    pub cases: Vec<CaseResult>,
+}
+
+/// What decides a command's exit status besides whether the run could be judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gating {
+    /// The cases decide; a regression is shown, not failed on (`run` without
+    /// `--fail-on-regress`, `report`, `merge`).
+    Advisory,
+    /// The cases and the gate (`run --fail-on-regress`).
+    Enforced,
+    /// The gate alone: a case that failed in the baseline too is not news (`compare`).
+    GateOnly,
+}
+
+impl Report {
+    /// The exit status this report stands for, the one rule every command applies: 2 when it
+    /// could not be judged (interrupted, or more errors of the run than `max_errors`); else 1
+    /// when a case failed (unless `GateOnly`) or, when the gate decides, it regressed; else 0.
+    pub fn exit(&self, gating: Gating) -> Exit {
+        let regressed = self.gate.as_ref().is_some_and(Comparison::regressed);
+        let failed = self.cases.iter().any(|c| c.status == Status::Failed);
+        if self.incomplete || self.too_many_errors() {
+            Exit::Error
+        } else if match gating {
+            Gating::Advisory => failed,
+            Gating::Enforced => failed || regressed,
+            Gating::GateOnly => regressed,
+        } {
+            Exit::Failure
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// The cases that ended in an error of the run.
+    pub fn errored(&self) -> impl Iterator<Item = &CaseResult> {
+        self.cases.iter().filter(|c| c.status == Status::Error)
+    }
+
+    /// More cases errored than `max_errors` allows.
+    pub fn too_many_errors(&self) -> bool {
+        self.errored().count() > self.max_errors
+    }
+}

@@ -1,0 +1,81 @@
+//! How a turn's [`Reply`](crate::transcript::Reply) is written in a report: every field present (`null` when absent)
+//! and the text of all messages joined, for readers that want one string. The agent's own
+//! echo id and token counts are not kept per turn (the case sums the tokens).
+
+use serde::{Deserialize, Serialize};
+
+use crate::transcript::{Handoff, Message, ReplyError, ToolCall, Transfer};
+
+/// The agent's reply as a report writes it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReplyRecord {
+    /// All agent text, messages joined by a newline.
+    pub text: String,
+    pub messages: Vec<Message>,
+    pub tool_calls: Vec<ToolCall>,
+    pub transfer: Option<Transfer>,
+    pub handoff: Option<Handoff>,
+    pub error: Option<ReplyError>,
+}
+
+/// `#[serde(with)]` for `Option<Reply>` fields.
+pub mod report {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::ReplyRecord;
+    use crate::transcript::Reply;
+
+    pub fn serialize<S: Serializer>(reply: &Option<Reply>, s: S) -> Result<S::Ok, S::Error> {
+        reply
+            .as_ref()
+            .map(|reply| ReplyRecord {
+                text: reply.text(),
+                messages: reply.messages.clone(),
+                tool_calls: reply.tool_calls.clone(),
+                transfer: reply.transfer.clone(),
+                handoff: reply.handoff.clone(),
+                error: reply.error.clone(),
+            })
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Reply>, D::Error> {
+        Ok(Option::<ReplyRecord>::deserialize(d)?.map(|record| Reply {
+            messages: record.messages,
+            tool_calls: record.tool_calls,
+            transfer: record.transfer,
+            handoff: record.handoff,
+            error: record.error,
+            ..Reply::default()
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::transcript::{Message, Reply};
+
+    #[test]
+    fn a_reply_reads_back_as_written() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct Holder {
+            #[serde(with = "super::report")]
+            reply: Option<Reply>,
+        }
+        let reply = Reply {
+            messages: vec![Message {
+                text: "hi".into(),
+                agent: None,
+            }],
+            ..Reply::default()
+        };
+        let json = serde_json::to_string(&Holder {
+            reply: Some(reply.clone()),
+        })
+        .unwrap();
+        assert!(json.contains(r#""text":"hi""#), "{json}");
+        assert!(json.contains(r#""transfer":null"#), "{json}");
+        let back: Holder = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.reply, Some(reply));
+    }
+}

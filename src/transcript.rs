@@ -1,0 +1,140 @@
+//! What an agent did in a turn: its reply (messages, tool calls, transfer, handoff, error,
+//! tokens) and the time it took. The agents produce it, the scorers judge it, the results keep
+//! it. The rules about a reply that more than one place needs (what counts as a handoff, how
+//! tokens add up) are written here once.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What one turn produced, with its timings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exchange {
+    pub reply: Reply,
+    /// From sending the request to the complete reply.
+    pub latency: Duration,
+    /// From sending the request to the first agent text, when the reply was streamed.
+    pub ttft: Option<Duration>,
+}
+
+/// The agent's answer to one turn. Every field may be left out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reply {
+    /// Echo of the request's id on multiplexed channels (command agents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<Transfer>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ReplyError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl Reply {
+    /// All agent text of the turn, chunks joined by a newline.
+    pub fn text(&self) -> String {
+        self.messages
+            .iter()
+            .map(|m| m.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Merges a streamed fragment into the reply built so far.
+    pub fn absorb(&mut self, fragment: Reply) {
+        self.messages.extend(fragment.messages);
+        self.tool_calls.extend(fragment.tool_calls);
+        self.transfer = fragment.transfer.or(self.transfer.take());
+        self.handoff = fragment.handoff.or(self.handoff.take());
+        self.error = fragment.error.or(self.error.take());
+        if let Some(usage) = fragment.usage {
+            let total = self.usage.get_or_insert_with(Usage::default);
+            *total = total.plus(usage);
+        }
+    }
+
+    /// The handoff the agent reported, when it is one (see [`Handoff::is_handoff`]).
+    pub fn handoff(&self) -> Option<&Handoff> {
+        self.handoff.as_ref().filter(|h| h.is_handoff())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Message {
+    pub text: String,
+    /// The (sub-)agent that spoke.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ToolCall {
+    pub name: String,
+    #[serde(default)]
+    pub args: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Transfer {
+    pub agent: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Handoff {
+    pub status: String,
+}
+
+impl Handoff {
+    /// A handoff happened unless its status is empty or `none` (any case): agents that always
+    /// send the field write one of those when they kept the conversation. The `no-handoff`
+    /// scorer and the deflection rate both decide by this rule.
+    pub fn is_handoff(&self) -> bool {
+        let status = self.status.trim();
+        !status.is_empty() && !status.eq_ignore_ascii_case("none")
+    }
+}
+
+/// An error the agent reports as part of its behaviour (scored by `error-code`, `no-error`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReplyError {
+    pub code: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Both counts added. Agents report usage: saturate rather than overflow on absurd numbers.
+    pub fn plus(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+        }
+    }
+}
+
+impl std::iter::Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(usages: I) -> Usage {
+        usages.fold(Usage::default(), Usage::plus)
+    }
+}
