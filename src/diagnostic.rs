@@ -237,11 +237,18 @@ impl DiagnosticBuilder<'_> {
     }
 }
 
+/// Longer than any typo of a name goldgate knows. Jaro-Winkler costs the product of the two
+/// lengths, and a megabyte of junk in a key took seconds per candidate to compare.
+const MAX_NEAR_MISS_BYTES: usize = 256;
+
 /// "did you mean `x`?" for a near-miss among `candidates`, by Jaro-Winkler similarity.
 pub fn did_you_mean<'a>(
     given: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    if given.len() > MAX_NEAR_MISS_BYTES {
+        return None;
+    }
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(given, c), c))
@@ -275,6 +282,19 @@ mod tests {
         assert_eq!(
             diags.items[0].to_string(),
             r"goldens/a.yaml:3: error [E011] args.x\ny: unknown `$matchType` `a\nb\r\u{0}` (did you mean\n`exact`?)"
+        );
+    }
+
+    /// Found by tests/lint_mutants.rs: an unknown scorer a megabyte long took seconds to lint.
+    #[test]
+    fn junk_longer_than_any_typo_gets_no_near_miss_and_costs_nothing() {
+        let junk = format!("message-contains{}", "x".repeat(1 << 20));
+        let start = std::time::Instant::now();
+        assert_eq!(did_you_mean(&junk, ["message-contains", "no-error"]), None);
+        assert!(start.elapsed().as_millis() < 100, "{:?}", start.elapsed());
+        assert_eq!(
+            did_you_mean("mesage-contains", ["message-contains", "no-error"]),
+            Some("message-contains")
         );
     }
 }
