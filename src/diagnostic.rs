@@ -127,14 +127,29 @@ impl fmt::Display for Diagnostic {
             self.code
         )?;
         if let Some(field) = &self.field {
-            write!(f, "{field}: ")?;
+            write_one_line(f, field)?;
+            f.write_str(": ")?;
         }
-        f.write_str(&self.message)?;
+        write_one_line(f, &self.message)?;
         if let Some(hint) = &self.hint {
-            write!(f, " ({hint})")?;
+            f.write_str(" (")?;
+            write_one_line(f, hint)?;
+            f.write_str(")")?;
         }
         Ok(())
     }
+}
+
+/// Writes `text` with control characters escaped (`\n`, `\r`, `\u{0}`): messages quote what
+/// the file says, and a newline in a key or value must not start a line that names no file.
+fn write_one_line(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    let mut written = 0;
+    for (at, control) in text.match_indices(char::is_control) {
+        f.write_str(&text[written..at])?;
+        write!(f, "{}", control.escape_default())?;
+        written = at + control.len();
+    }
+    f.write_str(&text[written..])
 }
 
 /// Collects the diagnostics of one file.
@@ -222,11 +237,18 @@ impl DiagnosticBuilder<'_> {
     }
 }
 
+/// Longer than any typo of a name goldgate knows. Jaro-Winkler costs the product of the two
+/// lengths, and a megabyte of junk in a key took seconds per candidate to compare.
+const MAX_NEAR_MISS_BYTES: usize = 256;
+
 /// "did you mean `x`?" for a near-miss among `candidates`, by Jaro-Winkler similarity.
 pub fn did_you_mean<'a>(
     given: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    if given.len() > MAX_NEAR_MISS_BYTES {
+        return None;
+    }
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(given, c), c))
@@ -240,5 +262,39 @@ pub fn suggestion(given: &str, candidates: &[&str]) -> String {
     match did_you_mean(given, candidates.iter().copied()) {
         Some(best) => format!("did you mean `{best}`?"),
         None => format!("expected one of: {}", candidates.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by tests/lint_mutants.rs: an unknown `$matchType` holding newlines printed lines
+    /// of `goldgate lint` output that named no file.
+    #[test]
+    fn a_rendered_diagnostic_is_one_line_whatever_the_file_says() {
+        let file: Arc<Path> = Arc::from(Path::new("goldens/a.yaml"));
+        let mut diags = Diagnostics::new(&file);
+        diags
+            .error(Code::E011, 3, 5, "unknown `$matchType` `a\nb\r\u{0}`")
+            .field("args.x\ny")
+            .hint("did you mean\n`exact`?");
+        assert_eq!(
+            diags.items[0].to_string(),
+            r"goldens/a.yaml:3: error [E011] args.x\ny: unknown `$matchType` `a\nb\r\u{0}` (did you mean\n`exact`?)"
+        );
+    }
+
+    /// Found by tests/lint_mutants.rs: an unknown scorer a megabyte long took seconds to lint.
+    #[test]
+    fn junk_longer_than_any_typo_gets_no_near_miss_and_costs_nothing() {
+        let junk = format!("message-contains{}", "x".repeat(1 << 20));
+        let start = std::time::Instant::now();
+        assert_eq!(did_you_mean(&junk, ["message-contains", "no-error"]), None);
+        assert!(start.elapsed().as_millis() < 100, "{:?}", start.elapsed());
+        assert_eq!(
+            did_you_mean("mesage-contains", ["message-contains", "no-error"]),
+            Some("message-contains")
+        );
     }
 }
