@@ -561,6 +561,8 @@ fn goldgate_report_writes_the_junit_that_the_run_wrote() {
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")
             .env_remove("GITHUB_OUTPUT")
+            // The same workspace as the run's: JUnit names files from its root.
+            .env("GITHUB_WORKSPACE", dir.path())
             .args(["report", "report.json", "--junit", junit])
             .output()
             .unwrap()
