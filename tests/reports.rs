@@ -848,3 +848,34 @@ fn junit_reads_back_in_a_real_parser() {
     assert_eq!(skipped.attribute("message"), Some("no judge configured"));
     assert_eq!(skipped.text(), Some("no judge configured"));
 }
+
+#[test]
+fn annotations_point_at_each_failing_check() {
+    let (report, _) = report_json();
+    let commands = goldgate::github::annotate::failing_checks(&report, &|file| file.to_owned());
+    let places: Vec<&str> = commands
+        .iter()
+        .map(|c| c.split_once(",title=").unwrap().0)
+        .collect();
+    // The failed case: one per failed check of its second turn (its first line is 12, the
+    // turn's 16). The errored case: its turn, which has no check to point at. Passed and
+    // skipped cases: none.
+    assert_eq!(
+        places,
+        [
+            "::error file=evals/goldens/orders.yaml,line=17",
+            "::error file=evals/goldens/orders.yaml,line=18",
+            "::error file=evals/slow.scenario.yaml,line=4",
+        ]
+    );
+    assert!(
+        commands[1].contains("title=goldgate%3A bad_order_id_handling turn 2%3A tool call lookup_order failed::tool call lookup_order (exact)"),
+        "{}",
+        commands[1]
+    );
+    assert!(
+        commands[2].ends_with(&format!("::{TIMEOUT}")),
+        "{}",
+        commands[2]
+    );
+}

@@ -2,7 +2,7 @@
 //! the publishing step that `goldgate run` shares.
 //!
 //! Publishing writes the Markdown (`--markdown`, `$GITHUB_STEP_SUMMARY`), the step outputs
-//! (`$GITHUB_OUTPUT`), the annotations on failing turns (under `GITHUB_ACTIONS=true`) and,
+//! (`$GITHUB_OUTPUT`), the annotations on failing checks (under `GITHUB_ACTIONS=true`) and,
 //! with `--comment`, the sticky PR comment. Not commenting is never an error: one line says
 //! why, and the exit status stays the verdict of the tests.
 
@@ -122,7 +122,7 @@ pub fn publish(publish: &Publish) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write the step outputs to {}", path.display()))?;
     }
     if context.actions {
-        let commands = annotate::failing_turns(report, &workspace_path);
+        let commands = annotate::failing_checks(report, &workspace_path);
         if publish.stdout_is_json {
             print_annotations(&commands, &mut io::stderr().lock())?;
         } else {
@@ -151,7 +151,7 @@ fn print_annotations(commands: &[String], out: &mut impl Write) -> io::Result<()
     out.flush()?;
     if commands.len() > SHOWN_PER_STEP {
         eprintln!(
-            "goldgate: {} more failing turns not annotated (GitHub shows {SHOWN_PER_STEP} per step); the summary lists them",
+            "goldgate: {} more failing checks not annotated (GitHub shows {SHOWN_PER_STEP} per step); the summary lists them",
             commands.len() - SHOWN_PER_STEP
         );
     }
