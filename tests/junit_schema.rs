@@ -9,7 +9,7 @@
 //! names equal to classnames.
 //!
 //! `xmllint` comes from Debian's libxml2-utils, which `.ci/run` installs: without it these
-//! tests fail rather than skip, so that CI cannot pass them silently.
+//! tests fail under CI rather than skip, so that CI cannot pass them silently.
 
 mod common;
 
@@ -195,9 +195,7 @@ fn xmllint(xml: &str, schema: &Path) -> Result<(), String> {
         .arg(schema)
         .arg(&file)
         .output()
-        .unwrap_or_else(|e| {
-            panic!("xmllint does not run ({e}): install Debian's libxml2-utils, as .ci/run does")
-        });
+        .unwrap();
     if output.status.success() {
         Ok(())
     } else {
@@ -220,8 +218,15 @@ fn suites(xml: &str) -> Vec<String> {
         .collect()
 }
 
-/// `xml` valid against both schemas.
+/// `xml` valid against both schemas (when xmllint runs here: see [`common::has_tool`]).
 fn assert_valid(xml: &str) {
+    if !common::has_tool(
+        "xmllint",
+        "--version",
+        "install Debian's libxml2-utils, as .ci/run does",
+    ) {
+        return;
+    }
     if let Err(errors) = xmllint(xml, &schema("junit-10.xsd")) {
         panic!("not valid against junit-10.xsd:\n{errors}\n{xml}");
     }
