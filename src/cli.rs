@@ -174,6 +174,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub junit: Option<PathBuf>,
 
+    /// Leave testcase `file` and `line` out of the JUnit XML: they are outside Jenkins' and
+    /// Surefire's schemas, which strict validators (Jenkins' xUnit plugin) enforce. GitLab and
+    /// action-junit-report read them to link and annotate the failing line.
+    #[arg(long, requires = "junit", help_heading = "Output")]
+    pub junit_strict: bool,
+
     /// Run only shard K of N (e.g. `2/3`); cases are split by a stable hash of their id.
     #[arg(long, value_name = "K/N", help_heading = "Selection")]
     pub shard: Option<String>,
@@ -254,6 +260,10 @@ pub struct ReportArgs {
     /// Write JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Leave testcase `file` and `line` out of the JUnit XML (see `goldgate run --help`).
+    #[arg(long, requires = "junit")]
+    pub junit_strict: bool,
 
     /// Compare with this baseline for the deltas in the Markdown and the comment.
     #[arg(long, value_name = "FILE")]

@@ -499,18 +499,25 @@ fn the_step_summary_outputs_and_annotations_are_written() {
         "pass-rate=50.0\npassed=1\nfailed=1\nregressed=false\nreport=report.json\n"
     );
 
-    // The line of the failing turn in its golden, the path relative to the workspace although
-    // the goldens were named by their absolute path.
+    // The line of the failing check (the expected agent text, below the turn's user line) in
+    // its golden, the path relative to the workspace although the goldens were named by their
+    // absolute path.
     let golden = fs::read_to_string(dir.path().join("goldens/orders.yaml")).unwrap();
-    let line = golden
+    let turn = golden
         .lines()
         .position(|l| l.contains("Tell @octocat"))
-        .unwrap()
+        .unwrap();
+    let line = turn
+        + golden
+            .lines()
+            .skip(turn)
+            .position(|l| l.trim_start().starts_with("agent:"))
+            .unwrap()
         + 1;
     let annotations: Vec<&str> = ran.stdout.lines().filter(|l| l.starts_with("::")).collect();
     assert_eq!(annotations.len(), 1, "{}", ran.stdout);
     let expected = format!(
-        "::error file=goldens/orders.yaml,line={line},title=goldgate%3A hostile turn 1 failed::"
+        "::error file=goldens/orders.yaml,line={line},title=goldgate%3A hostile turn 1%3A agent text failed::"
     );
     assert!(annotations[0].starts_with(&expected), "{}", annotations[0]);
     assert!(!annotations[0].contains('\x1b'));
@@ -561,6 +568,8 @@ fn goldgate_report_writes_the_junit_that_the_run_wrote() {
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")
             .env_remove("GITHUB_OUTPUT")
+            // The same workspace as the run's: JUnit names files from its root.
+            .env("GITHUB_WORKSPACE", dir.path())
             .args(["report", "report.json", "--junit", junit])
             .output()
             .unwrap()

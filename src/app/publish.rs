@@ -1,5 +1,5 @@
 //! Publishing a report to GitHub: the Markdown (`--markdown`, `$GITHUB_STEP_SUMMARY`), the
-//! step outputs (`$GITHUB_OUTPUT`), the annotations on failing turns (under
+//! step outputs (`$GITHUB_OUTPUT`), the annotations on failing checks (under
 //! `GITHUB_ACTIONS=true`) and, with `--comment`, the sticky PR comment. Not commenting is
 //! never an error: a note says why, and the exit status stays the verdict of the tests.
 
@@ -77,14 +77,14 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
             .with_context(|| format!("cannot write the step outputs to {}", path.display()))?;
     }
     if context.actions {
-        let commands = annotate::failing_turns(report, &workspace_path);
+        let commands = annotate::failing_checks(report, &workspace_path);
         for command in commands.iter().take(SHOWN_PER_STEP) {
             writeln!(annotations, "{command}")?;
         }
         annotations.flush()?;
         if commands.len() > SHOWN_PER_STEP {
             notes.push(format!(
-                "{} more failing turns not annotated (GitHub shows {SHOWN_PER_STEP} per step); the summary lists them",
+                "{} more failing checks not annotated (GitHub shows {SHOWN_PER_STEP} per step); the summary lists them",
                 commands.len() - SHOWN_PER_STEP
             ));
         }

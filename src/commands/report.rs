@@ -35,7 +35,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         }
     }
     if let Some(path) = &args.junit {
-        junit::write_file(path, &report)
+        junit::Options::from_env(!args.junit_strict)
+            .and_then(|options| junit::write_file(path, &report, &options))
             .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
     }
     super::publish(

@@ -353,7 +353,8 @@ fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow:
             .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
     }
     if let Some(path) = &args.junit {
-        junit::write_file(path, report)
+        junit::Options::from_env(!args.junit_strict)
+            .and_then(|options| junit::write_file(path, report, &options))
             .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
     }
     if report.incomplete {

@@ -1,5 +1,6 @@
-//! An `::error` annotation on the line of each failing turn, so the pull request's "Files
-//! changed" tab shows the failure on the golden that found it.
+//! An `::error` annotation on the line of each failing check, so the pull request's "Files
+//! changed" tab shows each failure on the expectation that found it (the tool-call argument,
+//! the scorer), not on the first line of its conversation.
 //!
 //! GitHub places an annotation only when its path is relative to the workspace, so the caller
 //! passes the mapping from report paths to workspace paths. The workflow-command escaping is
@@ -19,34 +20,46 @@ pub const SHOWN_PER_STEP: usize = 10;
 /// An annotation's message is cut after this many characters: the summary has the rest.
 const MESSAGE_LIMIT: usize = 600;
 
-/// The workflow commands, one per failing or errored turn (or per case-level check, or per
-/// case when nothing narrower failed), in report order. `path` turns a report's file into the
-/// workspace-relative path GitHub expects ([`super::context::Context::workspace_path`]).
-pub fn failing_turns(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
+/// The workflow commands, in report order: one per failed or errored check, on its line; one
+/// per turn that could not be played (no check to point at), on the turn's line; one per case
+/// when nothing narrower failed. `path` turns a report's file into the workspace-relative path
+/// GitHub expects ([`super::context::Context::workspace_path`]).
+pub fn failing_checks(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
     let mut commands = Vec::new();
     for case in report.cases.iter().filter(|c| is_bad(c.status)) {
         let file = PathBuf::from(path(&case.file));
         let before = commands.len();
-        for turn in case.turns.iter().filter(|t| is_bad(t.status)) {
-            let title = format!(
-                "goldgate: {} turn {} {}",
-                case.id,
-                turn.index,
-                turn.status.name()
-            );
-            let message = first_problem(&turn.checks)
-                .or_else(|| turn.error.clone())
-                .or_else(|| case.error.clone())
-                .unwrap_or_else(|| turn.status.name().to_owned());
-            commands.push(command(&file, turn.line, &title, &message));
+        for turn in &case.turns {
+            let checks_before = commands.len();
+            for check in turn.checks.iter().filter(|c| is_bad(c.status)) {
+                let title = format!(
+                    "goldgate: {} turn {}: {} {}",
+                    case.id,
+                    turn.index,
+                    check.label,
+                    check.status.name()
+                );
+                let line = located(check.line).unwrap_or(turn.line);
+                commands.push(command(&file, line, &title, &describe(check)));
+            }
+            if commands.len() == checks_before && is_bad(turn.status) {
+                let title = format!(
+                    "goldgate: {} turn {} {}",
+                    case.id,
+                    turn.index,
+                    turn.status.name()
+                );
+                let message = turn
+                    .error
+                    .clone()
+                    .or_else(|| case.error.clone())
+                    .unwrap_or_else(|| turn.status.name().to_owned());
+                commands.push(command(&file, turn.line, &title, &message));
+            }
         }
         for check in case.checks.iter().filter(|c| is_bad(c.status)) {
             let title = format!("goldgate: {} {}", case.id, check.label);
-            let line = if check.line > 0 {
-                check.line
-            } else {
-                case.line
-            };
+            let line = located(check.line).unwrap_or(case.line);
             commands.push(command(&file, line, &title, &describe(check)));
         }
         if commands.len() == before {
@@ -54,6 +67,11 @@ pub fn failing_turns(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<Stri
         }
     }
     commands
+}
+
+/// A line that points somewhere: checks with no place of their own have line 0.
+fn located(line: u32) -> Option<u32> {
+    (line > 0).then_some(line)
 }
 
 fn case_command(case: &CaseResult, file: &Path) -> String {
@@ -83,11 +101,6 @@ fn command(file: &Path, line: u32, title: &str, message: &str) -> String {
         message: &cut,
     }
     .to_command()
-}
-
-/// The first failing check of a turn, in words.
-fn first_problem(checks: &[CheckResult]) -> Option<String> {
-    checks.iter().find(|c| is_bad(c.status)).map(describe)
 }
 
 fn describe(check: &CheckResult) -> String {

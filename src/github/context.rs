@@ -154,7 +154,7 @@ impl Context {
 /// `path` relative to `workspace`; `None` when it lies outside. Symbolic links are resolved
 /// on both sides when they exist (macOS runners' `/var` is `/private/var`), and `.`/`..`
 /// lexically otherwise.
-fn relative_to(path: &Path, workspace: &Path) -> Option<String> {
+pub(crate) fn relative_to(path: &Path, workspace: &Path) -> Option<String> {
     let resolve = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
     let relative = resolve(path)
         .strip_prefix(resolve(workspace))

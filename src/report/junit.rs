@@ -6,24 +6,47 @@
 //! milliseconds the report keeps; the run's wall time is not in the report, so the root
 //! `testsuites` element has no `time` (readers sum the suites').
 //!
-//! The mapping suits all the common readers (see STACK.md, "JUnit"): one `testsuite` per golden
-//! file; one `testcase` per case with `name` = the case id and `classname` = the file path with
-//! `.` replaced by `_` (Jenkins splits a classname at its last dot, so `orders.yaml` would
-//! break its tree), plus `file` and `line` attributes for annotating readers. A failure's
-//! message is one line naming the first failed expectation; its body holds every failing turn
-//! with expected vs actual; `system-out` holds the transcript. quick-junit drops ANSI escapes
-//! and control characters that XML cannot carry.
+//! **Valid for strict readers.** The XML validates against Jenkins' `junit-10.xsd` and Maven
+//! Surefire's 3.0 schema (each `testsuite` on its own), except for two testcase attributes,
+//! `file` and `line`: GitLab and action-junit-report read them, the schemas do not list them,
+//! and [`Options::locations`] (`--junit-strict`) leaves them out for validating readers such as
+//! Jenkins' xUnit plugin. What that takes:
+//! - no `skipped` on the root (junit-10 does not allow it; quick-junit always writes it, so
+//!   [`to_xml`] takes it out; readers count from the suites);
+//! - a `type` on every `failure`, `error`, `flaky*` and `rerun*` element: a failure's is the
+//!   category of its first failed check (`agent-text`, `tool-call`, ...), an error's is
+//!   `run-error`, a repeat's `failed-run` or `errored-run`;
+//! - text inside `skipped` (the reason; GitLab reads an empty one as a hash);
+//! - no `properties` inside a testcase: the tags, the score and the repeats head `system-out`;
+//! - repeats as a `stackTrace` child, never text, and in Surefire's order (failures before
+//!   errors). An errored case's failed runs cannot precede its `error` element in quick-junit's
+//!   order, so its error text names them instead.
+//!
+//! **Where it points.** One `testsuite` per golden file; one `testcase` per case with `name` =
+//! the case id. The file is named by its path from the repository's root (see
+//! [`Options::repo_path`]), so that GitLab links it and actions find it whatever path the
+//! goldens were given as. The suite's `name` and every testcase's `classname` are that path with
+//! `.` replaced by `_`: Jenkins splits a classname at its last dot (so `orders.yaml` would break
+//! its tree), and dorny/test-reporter shows a classname that differs from its suite's name as
+//! one more group level. A failed case's `line` is its first failed check's, an errored case's
+//! its first errored check or turn, so that annotating readers point at the expectation that
+//! failed rather than at the case's first line.
+//!
+//! A failure's message is one line naming the first failed expectation; its body holds every
+//! failing turn with expected vs actual; `system-out` holds the transcript. quick-junit drops
+//! ANSI escapes and control characters that XML cannot carry.
 //!
 //! With `--repeat`, a case stays one testcase (readers keep only one of duplicate names): its
 //! other runs that failed or errored are `flakyFailure` / `flakyError` elements when the case
 //! passed, `rerunFailure` / `rerunError` when it did not (its shown run is the failure
-//! itself), as Jenkins and the JUnit actions read them; a `repeats` property counts the runs.
-//! The report keeps only each run's status, so those elements say which run it was
-//! (`run 2 of 5 failed`); the details are those of the run the case shows.
+//! itself), as Jenkins and the JUnit actions read them. The report keeps only each run's
+//! status, so those elements say which run it was (`run 2 of 5 failed`); the details are those
+//! of the run the case shows.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use quick_junit::{
@@ -31,22 +54,74 @@ use quick_junit::{
     TestSuite,
 };
 
+use crate::github::context::relative_to;
 use crate::report::console::{case_details, escape, shown_run};
-use crate::results::{CaseResult, Report, Status, millis};
+use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
+
+/// How the XML names files, and whether it carries locations.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Testcase `file` and `line` attributes (on by default; off with `--junit-strict`).
+    pub locations: bool,
+    /// The directory the report's relative paths are relative to: where goldgate ran.
+    pub cwd: PathBuf,
+    /// `GITHUB_WORKSPACE`, when set: the repository's root on a GitHub runner.
+    pub workspace: Option<PathBuf>,
+}
+
+impl Options {
+    /// Options for this process: its working directory and `GITHUB_WORKSPACE`.
+    pub fn from_env(locations: bool) -> io::Result<Options> {
+        Ok(Options {
+            locations,
+            cwd: std::env::current_dir()?,
+            workspace: std::env::var_os("GITHUB_WORKSPACE")
+                .filter(|w| !w.is_empty())
+                .map(PathBuf::from),
+        })
+    }
+
+    /// `file`, as the report names it, relative to the root of the repository it is in, with
+    /// `/` separators: the workspace when it holds the file, else the nearest directory above
+    /// the file that has a `.git` (a checkout's, a worktree's or a submodule's). As given when
+    /// neither holds it.
+    pub fn repo_path(&self, file: &str) -> String {
+        let path = self.cwd.join(file);
+        if let Some(relative) = self
+            .workspace
+            .as_deref()
+            .and_then(|workspace| relative_to(&path, workspace))
+        {
+            return relative;
+        }
+        let resolved = path.canonicalize().unwrap_or_else(|_| path.clone());
+        resolved
+            .ancestors()
+            .skip(1)
+            .find(|dir| dir.join(".git").exists())
+            .and_then(|root| relative_to(&resolved, root))
+            .unwrap_or_else(|| file.to_owned())
+    }
+}
 
 /// The JUnit report of a run's JSON report.
-pub fn build(report: &Report) -> JunitReport {
+pub fn build(report: &Report, options: &Options) -> JunitReport {
+    let mut paths: HashMap<&str, String> = HashMap::new();
     let mut suites: Vec<TestSuite> = Vec::new();
     for case in &report.cases {
-        let index = match suites.iter().position(|s| s.name.as_str() == case.file) {
+        let path = paths
+            .entry(case.file.as_str())
+            .or_insert_with(|| options.repo_path(&case.file));
+        let name = classname(path);
+        let index = match suites.iter().position(|s| s.name.as_str() == name) {
             Some(index) => index,
             None => {
-                suites.push(TestSuite::new(case.file.as_str()));
+                suites.push(TestSuite::new(name.as_str()));
                 suites.len() - 1
             }
         };
         let suite = &mut suites[index];
-        suite.add_test_case(test_case(case));
+        suite.add_test_case(test_case(case, path, options.locations));
         suite.time = Some(suite.time.unwrap_or_default() + time(case.duration));
     }
     let mut junit = JunitReport::new("goldgate");
@@ -54,15 +129,50 @@ pub fn build(report: &Report) -> JunitReport {
     junit
 }
 
+/// The XML of [`build`], valid for the schemas as the module doc says.
+pub fn to_xml(report: &Report, options: &Options) -> Result<String, SerializeError> {
+    let junit = build(report, options);
+    let xml = junit.to_string()?;
+    Ok(without_root_skipped(xml, junit.skipped))
+}
+
 /// Writes the XML of [`build`].
-pub fn write(report: &Report, out: &mut impl Write) -> Result<(), SerializeError> {
-    build(report).serialize(out)
+pub fn write(
+    report: &Report,
+    options: &Options,
+    out: &mut impl Write,
+) -> Result<(), SerializeError> {
+    out.write_all(to_xml(report, options)?.as_bytes())
+        .map_err(SerializeError::from)
 }
 
 /// Writes the XML of [`build`] to a file.
-pub fn write_file(path: &Path, report: &Report) -> io::Result<()> {
-    let xml = build(report).to_string().map_err(io::Error::other)?;
+pub fn write_file(path: &Path, report: &Report, options: &Options) -> io::Result<()> {
+    let xml = to_xml(report, options).map_err(io::Error::other)?;
     std::fs::write(path, xml)
+}
+
+/// quick-junit writes `skipped` on the root `testsuites`, which junit-10.xsd does not allow:
+/// this takes it out of the root's start tag (the first tag, so nothing else is touched).
+fn without_root_skipped(xml: String, skipped: usize) -> String {
+    let attribute = format!(" skipped=\"{skipped}\"");
+    let Some(start) = xml.find("<testsuites") else {
+        return xml;
+    };
+    let end = start + xml[start..].find('>').unwrap_or(0);
+    match xml[start..end].find(&attribute) {
+        Some(at) => {
+            let at = start + at;
+            format!("{}{}", &xml[..at], &xml[at + attribute.len()..])
+        }
+        None => xml,
+    }
+}
+
+/// A path as a classname (and a suite name): its dots made underscores, so that Jenkins does
+/// not take `.yaml` for a class.
+fn classname(path: &str) -> String {
+    path.replace('.', "_")
 }
 
 /// A time as the saved report has it (whole milliseconds), so that a report read back from its
@@ -71,56 +181,128 @@ fn time(duration: Duration) -> Duration {
     Duration::from_millis(millis::of(&duration))
 }
 
-fn test_case(case: &CaseResult) -> TestCase {
-    let mut test = TestCase::new(case.id.as_str(), status(case));
-    test.set_classname(case.file.replace('.', "_"))
+fn test_case(case: &CaseResult, path: &str, locations: bool) -> TestCase {
+    let mut test = TestCase::new(case.id.as_str(), status(case, path));
+    test.set_classname(classname(path))
         .set_time(time(case.duration))
-        .set_system_out(transcript(case));
-    test.extra.insert("file".into(), case.file.as_str().into());
-    test.extra
-        .insert("line".into(), case.line.to_string().into());
-    test.add_properties(case.tags.iter().map(|tag| ("tag", tag.as_str())));
-    test.add_property(("score", format!("{:.3}", case.score).as_str()));
-    if let Some(repeats) = &case.repeats {
-        let runs = format!(
-            "{} of {} passed, {} needed",
-            repeats.passed,
-            repeats.runs.len(),
-            repeats.min_pass
-        );
-        test.add_property(("repeats", runs.as_str()));
+        .set_system_out(format!("{}{}", about(case), transcript(case, path)));
+    if locations {
+        test.extra.insert("file".into(), path.into());
+        test.extra
+            .insert("line".into(), case_line(case).to_string().into());
     }
     test
 }
 
-/// The runs of a repeated case that failed or errored, but the one shown as the case's own
-/// failure (see the module doc).
-fn reruns(case: &CaseResult) -> Vec<TestRerun> {
-    let Some(repeats) = &case.repeats else {
-        return Vec::new();
+/// The line a reader should point at: a failed case's first failed check, an errored case's
+/// first errored check or turn, else the case's own line (a line 0, which a check without a
+/// place of its own has, never wins).
+pub fn case_line(case: &CaseResult) -> u32 {
+    let at = |line: u32| (line > 0).then_some(line);
+    let found = match case.status {
+        Status::Failed => case
+            .all_checks()
+            .filter(|c| c.status == Status::Failed)
+            .find_map(|c| at(c.line)),
+        Status::Error => case
+            .turns
+            .iter()
+            .find_map(|turn| {
+                if turn.error.is_some() {
+                    at(turn.line)
+                } else {
+                    turn.checks
+                        .iter()
+                        .filter(|c| c.status == Status::Error)
+                        .find_map(|c| at(c.line))
+                }
+            })
+            .or_else(|| {
+                case.checks
+                    .iter()
+                    .filter(|c| c.status == Status::Error)
+                    .find_map(|c| at(c.line))
+            }),
+        Status::Passed | Status::Skipped => None,
     };
+    found.unwrap_or(case.line)
+}
+
+/// What testcase properties would carry, where every schema allows it: the head of
+/// `system-out`.
+fn about(case: &CaseResult) -> String {
+    let mut out = String::new();
+    if !case.tags.is_empty() {
+        let _ = writeln!(out, "tags: {}", case.tags.join(", "));
+    }
+    let _ = writeln!(out, "score: {:.3}", case.score);
+    if let Some(repeats) = &case.repeats {
+        let _ = writeln!(
+            out,
+            "repeats: {} of {} passed, {} needed",
+            repeats.passed,
+            repeats.runs.len(),
+            repeats.min_pass
+        );
+    }
+    out
+}
+
+/// The runs of a repeated case that failed or errored, but the one shown as the case's own
+/// failure, failures first (Surefire's order). An errored case lists only its errored runs:
+/// see the module doc, and [`unlisted_runs`].
+fn reruns(case: &CaseResult) -> Vec<TestRerun> {
+    let mut reruns: Vec<(NonSuccessKind, String)> = other_runs(case)
+        .filter(|&(kind, _)| !(case.status == Status::Error && kind == NonSuccessKind::Failure))
+        .collect();
+    reruns.sort_by_key(|(kind, _)| *kind == NonSuccessKind::Error);
+    reruns
+        .into_iter()
+        .map(|(kind, message)| {
+            let mut rerun = TestRerun::new(kind);
+            rerun
+                .set_type(match kind {
+                    NonSuccessKind::Failure => "failed-run",
+                    NonSuccessKind::Error => "errored-run",
+                })
+                .set_stack_trace(message.as_str())
+                .set_message(message);
+            rerun
+        })
+        .collect()
+}
+
+/// The failed runs of an errored case, which [`reruns`] leaves out.
+fn unlisted_runs(case: &CaseResult) -> Vec<String> {
+    if case.status != Status::Error {
+        return Vec::new();
+    }
+    other_runs(case)
+        .filter(|&(kind, _)| kind == NonSuccessKind::Failure)
+        .map(|(_, message)| message)
+        .collect()
+}
+
+/// Each run of a repeated case that failed or errored, but the shown one, in run order.
+fn other_runs(case: &CaseResult) -> impl Iterator<Item = (NonSuccessKind, String)> + '_ {
     let shown = shown_run(case);
-    let count = repeats.runs.len();
-    repeats
-        .runs
-        .iter()
+    let runs = case.repeats.as_ref().map_or(&[][..], |r| &r.runs[..]);
+    let count = runs.len();
+    runs.iter()
         .enumerate()
-        .filter(|&(index, _)| Some(index) != shown)
-        .filter_map(|(index, status)| {
+        .filter(move |&(index, _)| Some(index) != shown)
+        .filter_map(move |(index, status)| {
             let (kind, ended) = match status {
                 Status::Failed => (NonSuccessKind::Failure, "failed"),
                 Status::Error => (NonSuccessKind::Error, "errored"),
                 Status::Passed | Status::Skipped => return None,
             };
-            let mut rerun = TestRerun::new(kind);
-            rerun.set_message(format!("run {} of {count} {ended}", index + 1));
-            Some(rerun)
+            Some((kind, format!("run {} of {count} {ended}", index + 1)))
         })
-        .collect()
 }
 
-fn status(case: &CaseResult) -> TestCaseStatus {
-    let (kind, message) = match case.status {
+fn status(case: &CaseResult, path: &str) -> TestCaseStatus {
+    let (kind, ty, message) = match case.status {
         Status::Passed => {
             let mut status = TestCaseStatus::success();
             status.add_reruns(reruns(case));
@@ -129,20 +311,57 @@ fn status(case: &CaseResult) -> TestCaseStatus {
         Status::Skipped => {
             let mut status = TestCaseStatus::skipped();
             let reason = case.all_checks().find_map(|c| c.reason.as_deref());
-            status.set_message(escape(reason.unwrap_or("no check could be judged")));
+            let reason = escape(reason.unwrap_or("no check could be judged"));
+            status
+                .set_description(reason.as_ref())
+                .set_message(reason.as_ref());
             return status;
         }
-        Status::Failed => (NonSuccessKind::Failure, failure_message(case)),
-        Status::Error => (NonSuccessKind::Error, error_message(case)),
+        Status::Failed => (
+            NonSuccessKind::Failure,
+            failure_type(case),
+            failure_message(case),
+        ),
+        Status::Error => (
+            NonSuccessKind::Error,
+            "run-error".to_owned(),
+            error_message(case),
+        ),
     };
     // Readers that show only the body (GitLab) still see the verdict on its first line.
     let message = escape(&message);
+    // The details name the file as the rest of the XML does.
+    let located = CaseResult {
+        file: path.to_owned(),
+        ..case.clone()
+    };
+    let mut body = format!("{message}\n{}", case_details(&located));
+    for run in unlisted_runs(case) {
+        let _ = writeln!(body, "  {run}");
+    }
     let mut status = TestCaseStatus::non_success(kind);
     status
-        .set_description(format!("{message}\n{}", case_details(case)))
+        .set_description(body)
         .set_message(message)
+        .set_type(ty)
         .add_reruns(reruns(case));
     status
+}
+
+/// The category of the first failed check (`agent-text`, `tool-call`, ...): what kind of
+/// expectation failed, as the report's machines know it.
+fn failure_type(case: &CaseResult) -> String {
+    case.all_checks()
+        .find(|c| c.status == Status::Failed)
+        .map_or_else(|| "failure".to_owned(), |c| category_name(c.category))
+}
+
+/// A category as the JSON report writes it.
+fn category_name(category: CheckCategory) -> String {
+    serde_json::to_value(category)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "failure".to_owned())
 }
 
 /// The first failed expectation, on one line: `label: expected …, got …`.
@@ -172,10 +391,10 @@ fn error_message(case: &CaseResult) -> String {
 
 /// What was said, turn by turn: the user side, the agent's text, its tool calls, transfers,
 /// handoffs and errors.
-fn transcript(case: &CaseResult) -> String {
+fn transcript(case: &CaseResult, path: &str) -> String {
     let mut out = String::new();
     for turn in &case.turns {
-        let _ = writeln!(out, "turn {} ({}:{})", turn.index, case.file, turn.line);
+        let _ = writeln!(out, "turn {} ({path}:{})", turn.index, turn.line);
         let _ = writeln!(out, "user: {}", turn.input);
         if let Some(reply) = &turn.reply {
             for message in &reply.messages {
@@ -210,4 +429,62 @@ fn transcript(case: &CaseResult) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(cwd: &Path, workspace: Option<&Path>) -> Options {
+        Options {
+            locations: true,
+            cwd: cwd.to_path_buf(),
+            workspace: workspace.map(Path::to_path_buf),
+        }
+    }
+
+    #[test]
+    fn files_are_named_from_the_repository_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("evals/sub")).unwrap();
+        let absolute = repo.join("evals/a.yaml");
+        let absolute = absolute.to_str().unwrap();
+        // Absolute, or relative to a directory below the root: the path from the root.
+        assert_eq!(
+            options(dir.path(), None).repo_path(absolute),
+            "evals/a.yaml"
+        );
+        assert_eq!(
+            options(&repo.join("evals/sub"), None).repo_path("../a.yaml"),
+            "evals/a.yaml"
+        );
+        // The workspace wins where it holds the file.
+        let workspace = repo.join("evals");
+        assert_eq!(
+            options(dir.path(), Some(&workspace)).repo_path(absolute),
+            "a.yaml"
+        );
+        // Outside any repository: as given.
+        let outside = dir.path().join("loose.yaml");
+        let outside = outside.to_str().unwrap();
+        assert_eq!(
+            options(dir.path(), Some(&workspace)).repo_path(outside),
+            outside
+        );
+        assert_eq!(
+            options(dir.path(), None).repo_path("loose.yaml"),
+            "loose.yaml"
+        );
+    }
+
+    #[test]
+    fn only_the_roots_skipped_count_goes() {
+        let xml = "<?xml?>\n<testsuites name=\"goldgate\" tests=\"2\" skipped=\"1\" failures=\"0\">\n<testsuite name=\"a\" skipped=\"1\">".to_owned();
+        assert_eq!(
+            without_root_skipped(xml, 1),
+            "<?xml?>\n<testsuites name=\"goldgate\" tests=\"2\" failures=\"0\">\n<testsuite name=\"a\" skipped=\"1\">"
+        );
+    }
 }

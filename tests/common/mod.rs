@@ -54,3 +54,25 @@ pub fn serve(app: axum::Router) -> std::net::SocketAddr {
     });
     rx.recv().expect("the agent starts")
 }
+
+/// Whether `name` (an external checker: xmllint, actionlint) runs here, probed with
+/// `version_arg`. When it does not, the test that needs it fails under CI on Linux, where
+/// `.ci/run` and the Linux GitHub job install it (`install` says how), so that CI cannot pass
+/// the check silently; elsewhere the check is skipped with a line saying why.
+#[allow(dead_code)] // Not every test crate needs an external tool.
+pub fn has_tool(name: &str, version_arg: &str, install: &str) -> bool {
+    let runs = std::process::Command::new(name)
+        .arg(version_arg)
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if runs {
+        return true;
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !(ci && cfg!(target_os = "linux")),
+        "{name} does not run: {install} (CI must not skip this check)"
+    );
+    eprintln!("skipping the {name} check: {name} does not run here ({install})");
+    false
+}
