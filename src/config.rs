@@ -4,7 +4,10 @@
 //! an error with its line and a "did you mean". `${VAR}` in the agent's URL and headers (and
 //! in an LLM's `base_url`) reads the environment; the expanded values are secrets and are never
 //! printed or reported. The `judge:` block and the LLM agent kinds are read by
-//! [`crate::llm::config`].
+//! [`crate::config::llm`].
+
+pub mod llm;
+pub mod thresholds;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -161,14 +164,14 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         config.agent = parse_agent(agent, &base, diags);
     }
     if let Some(judge) = fields.take("judge") {
-        config.judge = crate::llm::config::parse_judge(judge, diags);
+        config.judge = crate::config::llm::parse_judge(judge, diags);
     }
     if let Some(run) = fields.take("run") {
         parse_run(run, &mut config.run, diags);
     }
     if let Some(thresholds) = fields.take("thresholds") {
         config.thresholds =
-            crate::gate::thresholds::parse_limits(thresholds, "thresholds", &[], diags);
+            crate::config::thresholds::parse_limits(thresholds, "thresholds", &[], diags);
     }
     fields.take("version");
     fields.finish(&TOP_KEYS, diags);
@@ -258,7 +261,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         }
         "openai" | "anthropic" | "gemini" => {
             let provider = Provider::parse(&kind.name)?;
-            crate::llm::config::parse_agent(provider, value, &path, base, diags)
+            crate::config::llm::parse_agent(provider, value, &path, base, diags)
                 .map(AgentConfig::Llm)
         }
         other => {

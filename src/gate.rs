@@ -20,7 +20,6 @@
 
 pub mod baseline;
 pub mod repeats;
-pub mod thresholds;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -31,7 +30,7 @@ use crate::results::{
 };
 use crate::shard;
 
-pub use thresholds::Thresholds;
+pub use crate::config::thresholds::Thresholds;
 
 /// Latency increases smaller than this never trip a threshold (see the module docs).
 pub const LATENCY_FLOOR: Duration = Duration::from_millis(50);

@@ -405,6 +405,13 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
     )
     .unwrap();
     assert_eq!(gate(&[]).0, Some(0));
+    // `--config` names another file, for `compare` as for `run`.
+    fs::write(
+        dir.path().join("strict.yaml"),
+        "thresholds: { hallucinationRateIncreasePp: 1 }\n",
+    )
+    .unwrap();
+    assert_eq!(gate(&["--config", "strict.yaml"]).0, Some(1));
     fs::write(
         dir.path().join("eval.config.json"),
         "{\"regressionThresholds\": {\"hallucinationRateIncreasePp\": 4}}",
@@ -419,6 +426,24 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
     )
     .unwrap();
     assert_eq!(gate(&["--regression-config", "gate.json"]).0, Some(0));
+    // `report` reads it too: its summary shows the limit it gave.
+    let (code, _, err) = goldgate(
+        dir.path(),
+        &[
+            "report",
+            "report.json",
+            "--baseline",
+            "baseline.json",
+            "--regression-config",
+            "gate.json",
+            "--markdown",
+            "summary.md",
+        ],
+    );
+    assert_ne!(code, Some(2), "{err}");
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(summary.contains("6 pp"), "{summary}");
+    assert!(!summary.contains("4 pp"), "{summary}");
 
     // A typo is an error with file, line, key and a suggestion: exit 2.
     fs::write(
@@ -521,6 +546,32 @@ fn errors_are_bounded_by_max_errors_refuse_a_baseline_and_are_never_regressions(
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert!(err.contains("within --max-errors 1"), "{err}");
     assert!(out.contains("Gate: no regression"), "{out}");
+
+    // The report records the allowance, so every command reading it exits as the run did.
+    let (code, out, err) = run(
+        dir.path(),
+        addr,
+        &["--max-errors", "1", "--output", "within.json"],
+    );
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert_eq!(read_json(&dir.path().join("within.json"))["max_errors"], 1);
+    let (code, _, err) = goldgate(dir.path(), &["report", "within.json"]);
+    assert_eq!(code, Some(0), "report: {err}");
+    let (code, _, err) = goldgate(dir.path(), &["merge", "within.json", "-o", "merged.json"]);
+    assert_eq!(code, Some(0), "merge: {err}");
+    let (code, _, err) = goldgate(
+        dir.path(),
+        &["compare", "within.json", "--baseline", "baseline.json"],
+    );
+    assert_eq!(code, Some(0), "compare: {err}");
+    let (code, _, _) = run(dir.path(), addr, &["--output", "beyond.json"]);
+    assert_eq!(code, Some(2));
+    for command in [
+        &["report", "beyond.json"][..],
+        &["merge", "beyond.json", "-o", "m.json"],
+    ] {
+        assert_eq!(goldgate(dir.path(), command).0, Some(2), "{command:?}");
+    }
     script.lock().unwrap().wrong.insert("c05".to_owned());
     let (code, _, _) = run(dir.path(), addr, &["--max-errors", "1"]);
     assert_eq!(code, Some(1));

@@ -901,3 +901,17 @@ fn annotations_point_at_each_failing_check() {
         commands[2]
     );
 }
+
+#[test]
+fn an_empty_handoff_status_is_no_handoff_for_the_deflection_rate() {
+    let mut cases = run().cases;
+    let reply = cases[1].turns[1].reply.as_mut().unwrap();
+    reply.handoff = Some(Handoff { status: "".into() });
+    // The three cases that reached the agent all kept the conversation, as `no-handoff`
+    // judges a status of "" (tests/scoring).
+    assert_eq!(Aggregates::of(&cases).deflection_rate, Some(1.0));
+    cases[1].turns[1].reply.as_mut().unwrap().handoff = Some(Handoff {
+        status: "None".into(),
+    });
+    assert_eq!(Aggregates::of(&cases).deflection_rate, Some(1.0));
+}

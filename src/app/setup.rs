@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::thresholds::EVAL_CONFIG_FILE;
 use crate::config::{self, Config};
 use crate::discover::{self, Rules};
-use crate::gate::thresholds::EVAL_CONFIG_FILE;
 use crate::gate::{Gate, Thresholds};
 use crate::load::{self, Suite};
 
@@ -46,7 +46,7 @@ pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
 }
 
 /// The gate against `baseline`: thresholds merged from every source (see
-/// [`crate::gate::thresholds`]) and the baseline read; `None` without a baseline. Set up
+/// [`crate::config::thresholds`]) and the baseline read; `None` without a baseline. Set up
 /// before anything runs, so that a typo in a threshold does not cost a whole run.
 pub fn gate(
     baseline: Option<&Path>,

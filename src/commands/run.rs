@@ -11,12 +11,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use goldgate::agent::connect;
 use goldgate::app::publish::{self, Publish};
+use goldgate::config::llm::eval_config_models;
+use goldgate::config::thresholds::EVAL_CONFIG_FILE;
 use goldgate::config::{AgentConfig, Config, JudgeConfig};
 use goldgate::exit::Exit;
-use goldgate::gate::thresholds::EVAL_CONFIG_FILE;
 use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{Patience, SetupError};
-use goldgate::llm::config::eval_config_models;
 use goldgate::llm::judge::JudgePanel;
 use goldgate::load::Suite;
 use goldgate::model::Case;

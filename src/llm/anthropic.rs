@@ -16,7 +16,7 @@ use crate::transcript::Usage;
 pub const API_VERSION: &str = "2023-06-01";
 
 pub(super) fn url(base: &Url) -> Url {
-    super::client::join(base, "v1/messages")
+    super::join(base, "v1/messages")
 }
 
 pub(super) fn headers(key: &str) -> Result<HeaderMap, String> {

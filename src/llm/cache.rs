@@ -2,7 +2,7 @@
 //! the provider nothing.
 //!
 //! An entry is keyed by the SHA-256 of the provider, the model, the full request body, the
-//! judge-prompt version ([`super::judge::PROMPT_VERSION`]), the repeat index (so that
+//! judge-prompt version, the repeat index (so that
 //! `--repeat` runs stay independent samples) and the vote index (so that `votes: N` asks N
 //! times). The body holds the prompts and the transcript but never the key, which travels in
 //! a header: nothing secret reaches the cache.
@@ -29,6 +29,8 @@ pub const DEFAULT_DIR: &str = ".goldgate/cache";
 /// What identifies one judgement.
 #[derive(Clone, Copy, Debug)]
 pub struct CacheKey<'a> {
+    /// The version of the judge's prompts: a new wording is a new judgement.
+    pub prompt_version: u32,
     pub provider: &'a str,
     pub model: &'a str,
     /// The URL requests go to (see [`super::client::LlmClient::endpoint`]).
@@ -45,7 +47,7 @@ impl CacheKey<'_> {
     /// The SHA-256 of everything that identifies the judgement, as 64 hex digits.
     pub fn digest(&self) -> String {
         let identity = json!({
-            "prompt_version": super::judge::PROMPT_VERSION,
+            "prompt_version": self.prompt_version,
             "provider": self.provider,
             "model": self.model,
             "endpoint": self.endpoint,
@@ -111,6 +113,7 @@ mod tests {
 
     fn key<'a>(request: &'a Value, repeat: u32, vote: u32) -> CacheKey<'a> {
         CacheKey {
+            prompt_version: 1,
             provider: "anthropic",
             model: "claude-x",
             endpoint: "https://api.anthropic.com/v1/messages",

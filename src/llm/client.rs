@@ -292,15 +292,6 @@ impl LlmClient {
     }
 }
 
-/// `base` with `path` appended to its path (a query, as some gateways need, is kept).
-pub(super) fn join(base: &Url, path: &str) -> Url {
-    let mut url = base.clone();
-    if let Ok(mut segments) = url.path_segments_mut() {
-        segments.pop_if_empty().extend(path.split('/'));
-    }
-    url
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use super::{ChatMessage, ChatRequest, ChatResponse, ToolChoice, ToolUse};
 use crate::transcript::Usage;
 
 pub(super) fn url(base: &Url, model: &str) -> Url {
-    super::client::join(base, &format!("v1beta/models/{model}:generateContent"))
+    super::join(base, &format!("v1beta/models/{model}:generateContent"))
 }
 
 pub(super) fn headers(key: &str) -> Result<HeaderMap, String> {

@@ -108,6 +108,7 @@ impl LlmJudge {
         let mut answers = Vec::with_capacity(self.votes as usize);
         for vote in 0..self.votes {
             let key = CacheKey {
+                prompt_version: PROMPT_VERSION,
                 provider: self.client.provider().name(),
                 model: self.client.model(),
                 endpoint: &endpoint,

@@ -12,13 +12,14 @@
 pub mod anthropic;
 pub mod cache;
 pub mod client;
-pub mod config;
 pub mod gemini;
 pub mod judge;
 pub mod openai;
 pub mod tools;
 
 use serde_json::Value;
+
+use reqwest::Url;
 
 use crate::model::Provider;
 use crate::transcript::Usage;
@@ -145,4 +146,13 @@ fn output_text(output: &Value) -> String {
         Value::String(text) => text.clone(),
         other => other.to_string(),
     }
+}
+
+/// `base` with `path` appended to its path (a query, as some gateways need, is kept).
+pub(crate) fn join(base: &Url, path: &str) -> Url {
+    let mut url = base.clone();
+    if let Ok(mut segments) = url.path_segments_mut() {
+        segments.pop_if_empty().extend(path.split('/'));
+    }
+    url
 }

@@ -15,7 +15,7 @@ use super::{ChatMessage, ChatRequest, ChatResponse, ToolChoice, ToolUse, output_
 use crate::transcript::Usage;
 
 pub(super) fn url(base: &Url) -> Url {
-    super::client::join(base, "chat/completions")
+    super::join(base, "chat/completions")
 }
 
 pub(super) fn headers(key: &str) -> Result<HeaderMap, String> {

@@ -74,9 +74,8 @@ impl<'a> Played<'a> {
     fn handoffs(&self) -> Vec<&'a str> {
         self.replies
             .iter()
-            .filter_map(|e| e.handoff.as_ref())
+            .filter_map(|reply| reply.handoff())
             .map(|h| h.status.trim())
-            .filter(|status| !status.is_empty() && !status.eq_ignore_ascii_case("none"))
             .collect()
     }
 

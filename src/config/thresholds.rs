@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::Threshold;
-use crate::config::ConfigError;
+use super::ConfigError;
 use crate::diagnostic::{Code, Diagnostics};
+use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node};
 
 /// gecx's config file, read from the current directory when it exists.
@@ -161,7 +161,7 @@ mod tests {
     use std::fs;
 
     use super::{EVAL_CONFIG_FILE, Thresholds};
-    use crate::gate::Threshold;
+    use crate::results::Threshold;
 
     #[test]
     fn defaults_are_the_seeds() {

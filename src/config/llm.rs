@@ -5,15 +5,15 @@
 //! a one-line value naming an existing file is read from it, and a one-line value that looks
 //! like a file name (no spaces and a `/`, or ending in `.md`, `.txt`, `.prompt`) but names
 //! none is an error rather than a one-word prompt. `tools` is the path of a JSON file (see
-//! [`super::tools`]).
+//! [`crate::llm::tools`]).
 
 use std::path::Path;
 
-use super::client::Endpoint;
-use super::tools;
+use super::{DEFAULT_MAX_TOOL_ROUNDS, JudgeConfig, LlmAgentConfig, positive_integer};
 use crate::agent::llm::LlmAgentSettings;
-use crate::config::{DEFAULT_MAX_TOOL_ROUNDS, JudgeConfig, LlmAgentConfig, positive_integer};
 use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::llm::client::Endpoint;
+use crate::llm::tools;
 use crate::model::Provider;
 use crate::score::judge::{SIMILARITY_MAX, SIMILARITY_PASS};
 use crate::yaml::{self, Fields, Node};
@@ -131,7 +131,7 @@ fn read_tools(
     field: &str,
     base: &Path,
     diags: &mut Diagnostics,
-) -> Option<Vec<super::ToolSpec>> {
+) -> Option<Vec<crate::llm::ToolSpec>> {
     let name = yaml::expect_text(node, field, diags)?;
     let file = base.join(name.trim());
     let text = match std::fs::read_to_string(&file) {
@@ -233,9 +233,7 @@ fn number_from_0_to(node: &Node, max: f64, field: &str, diags: &mut Diagnostics)
 
 /// The judge models a gecx `eval.config.json` names under `providers.<name>.model`. Other
 /// keys of that file (and of each provider entry) are gecx's and left alone.
-pub fn eval_config_models(
-    path: &Path,
-) -> Result<Vec<(Provider, String)>, crate::config::ConfigError> {
+pub fn eval_config_models(path: &Path) -> Result<Vec<(Provider, String)>, super::ConfigError> {
     let file: std::sync::Arc<Path> = std::sync::Arc::from(path);
     let mut diags = Diagnostics::new(&file);
     let mut models = Vec::new();
@@ -258,7 +256,7 @@ pub fn eval_config_models(
         }
     }
     if diags.has_errors() {
-        return Err(crate::config::ConfigError {
+        return Err(super::ConfigError {
             diagnostics: diags.items,
         });
     }
