@@ -8,14 +8,13 @@
 
 pub mod llm;
 pub mod thresholds;
+pub mod tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::llm::LlmAgentSettings;
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
-use crate::llm::client::Endpoint;
 use crate::model::Provider;
 use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node, Value};
@@ -75,6 +74,26 @@ pub struct JudgeConfig {
     pub votes: u32,
     /// Pass mark of the 0-4 similarity of `semantic` matches.
     pub similarity_pass: f64,
+}
+
+/// Where a client points, as configured (before the environment is read).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Endpoint {
+    /// `None`: the provider's default model.
+    pub model: Option<String>,
+    /// `None`: the environment variable, else the public endpoint.
+    pub base_url: Option<String>,
+}
+
+/// How the model plays the agent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LlmAgentSettings {
+    pub system_prompt: Option<String>,
+    pub tools: Vec<tools::ToolSpec>,
+    /// `None`: the provider's default.
+    pub temperature: Option<f64>,
+    /// Rounds of tool calls allowed in one turn.
+    pub max_tool_rounds: u32,
 }
 
 /// Tool rounds an LLM agent may take in one turn when the config does not say.

@@ -14,9 +14,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::report::json::ReadError;
 use crate::results::Aggregates;
 use crate::results::JudgeUsage;
+use crate::results::json::ReadError;
 use crate::results::{CaseResult, Report, SCHEMA_VERSION};
 use crate::shard::{self, Shard, SuiteId};
 
@@ -69,7 +69,7 @@ pub enum MergeError {
 pub fn read_part(path: &Path) -> Result<Part, MergeError> {
     Ok(Part {
         path: path.to_owned(),
-        report: crate::report::json::read_file(path)?,
+        report: crate::results::json::read_file(path)?,
     })
 }
 

@@ -1,7 +1,7 @@
 //! The JSON Schemas of the files goldgate reads and writes, for `goldgate schema NAME` and for
 //! editors (`# yaml-language-server: $schema=...`).
 //!
-//! The report's schema is generated from its Rust types ([`crate::report::json::Report`] and
+//! The report's schema is generated from its Rust types ([`crate::results::json::Report`] and
 //! everything in it), so that it cannot say something the code does not do; a copy is checked
 //! in as `schemas/report.schema.json` and a test fails when the two drift apart. goldgate.yaml
 //! and gecx scenarios are read by hand-written walkers (every problem reported with its line,

@@ -11,7 +11,8 @@ use goldgate::model::{
     ArgsMatcher, Case, CaseCheck, CheckKind, Expectation, ExpectationKind, ExpectedToolCall,
     Format, Location, MatchType, Matcher, Provider, Scorer, Turn,
 };
-use goldgate::report::{console, json, junit, markdown};
+use goldgate::report::{console, junit, markdown};
+use goldgate::results::json;
 use goldgate::results::{
     Aggregates, CaseResult, CheckCategory, CheckResult, Counts, Method, Report, SCHEMA_VERSION,
     Status, TurnResult,

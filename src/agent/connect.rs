@@ -12,9 +12,9 @@ use super::command::CommandAgent;
 use super::http::HttpAgent;
 use super::llm::LlmAgent;
 use super::replay::ReplayAgent;
-use crate::config::{AgentConfig, LlmAgentConfig, expand_env};
+use crate::config::{AgentConfig, Endpoint, LlmAgentConfig, expand_env};
 use crate::llm::LlmClient;
-use crate::llm::client::{Endpoint, Patience};
+use crate::llm::client::Patience;
 
 /// An LLM agent's requests are bounded by the runner's per-turn timeout, and retried by the
 /// runner (which starts the turn over): the client itself neither gives up early nor retries.

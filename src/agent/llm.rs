@@ -35,7 +35,8 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
-use crate::llm::{ChatMessage, ChatRequest, LlmClient, ToolChoice, ToolOutcome, ToolSpec, ToolUse};
+use crate::config::LlmAgentSettings;
+use crate::llm::{ChatMessage, ChatRequest, LlmClient, ToolChoice, ToolOutcome, ToolUse};
 use crate::model::ToolMock;
 use crate::score::args_match;
 use crate::transcript::{Exchange, Reply};
@@ -43,17 +44,6 @@ use crate::transcript::{Message, ToolCall, Usage};
 
 /// The answer's length limit per model call.
 const MAX_ANSWER_TOKENS: u32 = 4096;
-
-/// How the model plays the agent.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LlmAgentSettings {
-    pub system_prompt: Option<String>,
-    pub tools: Vec<ToolSpec>,
-    /// `None`: the provider's default.
-    pub temperature: Option<f64>,
-    /// Rounds of tool calls allowed in one turn.
-    pub max_tool_rounds: u32,
-}
 
 /// What the model has seen in one session.
 struct Session {

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use crate::gate::baseline;
-use crate::report::json;
 use crate::results::Report;
+use crate::results::json;
 
 /// What became of `--update-baseline`.
 #[derive(Debug)]

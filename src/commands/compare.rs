@@ -3,8 +3,9 @@
 use std::io::{self, Write};
 
 use goldgate::exit::Exit;
-use goldgate::report::{gate, json};
+use goldgate::report::gate;
 use goldgate::results::Gating;
+use goldgate::results::json;
 
 use crate::cli::CompareArgs;
 

@@ -8,8 +8,8 @@ use anyhow::Context as _;
 
 use goldgate::exit::Exit;
 use goldgate::merge;
-use goldgate::report::json;
 use goldgate::results::Gating;
+use goldgate::results::json;
 
 use crate::cli::MergeArgs;
 

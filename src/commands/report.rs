@@ -6,8 +6,9 @@ use anyhow::Context as _;
 
 use goldgate::app::publish::{DEFAULT_SUITE, Publish};
 use goldgate::exit::Exit;
-use goldgate::report::{json, junit};
+use goldgate::report::junit;
 use goldgate::results::Gating;
+use goldgate::results::json;
 
 use crate::cli::{GateArgs, ReportArgs};
 

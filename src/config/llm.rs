@@ -5,17 +5,17 @@
 //! a one-line value naming an existing file is read from it, and a one-line value that looks
 //! like a file name (no spaces and a `/`, or ending in `.md`, `.txt`, `.prompt`) but names
 //! none is an error rather than a one-word prompt. `tools` is the path of a JSON file (see
-//! [`crate::llm::tools`]).
+//! [`super::tools`]).
 
 use std::path::Path;
 
-use super::{DEFAULT_MAX_TOOL_ROUNDS, JudgeConfig, LlmAgentConfig, positive_integer};
-use crate::agent::llm::LlmAgentSettings;
+use super::tools;
+use super::{
+    DEFAULT_MAX_TOOL_ROUNDS, Endpoint, JudgeConfig, LlmAgentConfig, LlmAgentSettings,
+    positive_integer,
+};
 use crate::diagnostic::{Code, Diagnostics, suggestion};
-use crate::llm::client::Endpoint;
-use crate::llm::tools;
 use crate::model::Provider;
-use crate::score::judge::{SIMILARITY_MAX, SIMILARITY_PASS};
 use crate::yaml::{self, Fields, Node};
 
 const AGENT_KEYS: [&str; 6] = [
@@ -27,6 +27,12 @@ const AGENT_KEYS: [&str; 6] = [
     "max_tool_rounds",
 ];
 const JUDGE_KEYS: [&str; 5] = ["provider", "model", "base_url", "votes", "similarity_pass"];
+
+/// The top of the similarity scale.
+pub const SIMILARITY_MAX: f64 = 4.0;
+
+/// The similarity at which a semantic match passes (the platform's pass mark).
+pub const SIMILARITY_PASS: f64 = 3.0;
 
 /// Extensions that make a one-line `system_prompt` a file name.
 const PROMPT_EXTENSIONS: [&str; 4] = ["md", "txt", "prompt", "markdown"];
@@ -131,7 +137,7 @@ fn read_tools(
     field: &str,
     base: &Path,
     diags: &mut Diagnostics,
-) -> Option<Vec<crate::llm::ToolSpec>> {
+) -> Option<Vec<super::tools::ToolSpec>> {
     let name = yaml::expect_text(node, field, diags)?;
     let file = base.join(name.trim());
     let text = match std::fs::read_to_string(&file) {

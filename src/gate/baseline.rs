@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{Gate, Thresholds};
-use crate::report::json::{self, ReadError};
+use crate::results::json::{self, ReadError};
 use crate::results::{CheckCategory, Status};
 use crate::results::{CheckResult, Report};
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::baseline::{MEASURED, for_baseline, unfit};
 use super::{Gate, Thresholds};
 use crate::model::Format;
-use crate::report::json;
+use crate::results::json;
 use crate::results::{
     Aggregates, CaseResult, CheckCategory, CheckResult, Comparison, Method, Percentiles, Repeats,
     Report, SCHEMA_VERSION, Status, Threshold,

@@ -164,7 +164,8 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{ToolOutcome, ToolSpec};
+    use crate::config::tools::ToolSpec;
+    use crate::llm::ToolOutcome;
 
     #[test]
     fn tool_results_follow_their_calls_in_a_user_message() {

@@ -21,20 +21,12 @@ use serde_json::Value;
 use super::{ChatRequest, ChatResponse, anthropic, gemini, info, openai};
 use crate::agent::http::{retry_after, transport_error};
 use crate::agent::{AgentError, AgentErrorKind};
+use crate::config::Endpoint;
 use crate::model::Provider;
 
 /// How much of an error answer is read, and how much of a non-JSON one is quoted.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
 const ERROR_QUOTE_CHARS: usize = 300;
-
-/// Where a client points, as configured (before the environment is read).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Endpoint {
-    /// `None`: the provider's default model.
-    pub model: Option<String>,
-    /// `None`: the environment variable, else the public endpoint.
-    pub base_url: Option<String>,
-}
 
 /// How hard a client tries.
 #[derive(Clone, Copy, Debug, PartialEq)]

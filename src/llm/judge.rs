@@ -20,10 +20,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::cache::{CacheKey, Entry, JudgeCache};
-use super::client::{Endpoint, LlmClient, Patience, SetupError};
-use super::{ChatMessage, ChatRequest, ToolChoice, ToolSpec};
+use super::client::{LlmClient, Patience, SetupError};
+use super::{ChatMessage, ChatRequest, ToolChoice};
 use crate::agent::connect::expanded;
+use crate::config::Endpoint;
 use crate::config::JudgeConfig;
+use crate::config::tools::ToolSpec;
 use crate::model::Provider;
 use crate::results::JudgeUsage;
 use crate::score::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict};

@@ -15,12 +15,12 @@ pub mod client;
 pub mod gemini;
 pub mod judge;
 pub mod openai;
-pub mod tools;
 
 use serde_json::Value;
 
 use reqwest::Url;
 
+use crate::config::tools::ToolSpec;
 use crate::model::Provider;
 use crate::transcript::Usage;
 
@@ -62,14 +62,6 @@ pub fn info(provider: Provider) -> ProviderInfo {
             default_model: "gemini-2.5-flash",
         },
     }
-}
-
-/// A tool the model may call: `parameters` is a JSON Schema of its arguments object.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
 }
 
 /// A tool call the model made.

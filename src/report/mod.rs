@@ -3,7 +3,6 @@
 pub mod annotations;
 pub mod console;
 pub mod gate;
-pub mod json;
 pub mod junit;
 pub mod lint;
 pub mod markdown;

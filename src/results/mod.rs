@@ -10,6 +10,7 @@
 
 mod aggregates;
 mod comparison;
+pub mod json;
 mod method;
 pub mod millis;
 mod repeats;

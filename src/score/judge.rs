@@ -13,17 +13,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use crate::config::llm::{SIMILARITY_MAX, SIMILARITY_PASS};
 use crate::model::Provider;
 use crate::results::{JudgeUsage, TurnResult};
 
 /// Why an LLM-judge check was skipped when no judge is configured.
 pub const NO_JUDGE: &str = "no judge configured (set judge: in goldgate.yaml)";
-
-/// The top of the similarity scale.
-pub const SIMILARITY_MAX: f64 = 4.0;
-
-/// The similarity at which a semantic match passes (the platform's pass mark).
-pub const SIMILARITY_PASS: f64 = 3.0;
 
 /// A similarity rating on the 0-4 scale.
 #[derive(Clone, Debug, PartialEq)]

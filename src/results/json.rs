@@ -1,5 +1,6 @@
-//! The JSON sink: the report written as it is (the [`results`](crate::results) model
-//! serialized) and read back, refusing another schema version before it could be misread.
+//! The JSON form of a report: the [`results`](crate::results) model written as it is, and
+//! read back (a baseline, a shard, a saved run), refusing another schema version before it
+//! could be misread.
 
 use std::fs;
 use std::io::{self, Write};
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::results::{Report, SCHEMA_VERSION};
+use super::{Report, SCHEMA_VERSION};
 
 /// Why a saved report (a baseline, a report given to `compare`) cannot be used. Each names
 /// the file.

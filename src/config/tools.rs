@@ -8,7 +8,13 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
-use super::ToolSpec;
+/// A tool the model may call: `parameters` is a JSON Schema of its arguments object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
