@@ -170,7 +170,7 @@ fn flip(earlier: Option<&CaseResult>, case: &CaseResult) -> Option<Flip> {
         .and_then(|c| c.repeats.as_ref())
         .zip(case.repeats.as_ref())
     {
-        let (before, now) = (repeats::Tally::of(before), repeats::Tally::of(now));
+        let (before, now) = (repeats::tally(before), repeats::tally(now));
         let fractions = before.fraction().zip(now.fraction());
         return if repeats::worse_beyond_chance(before, now) {
             Some(Flip::Worse(made(fractions)))

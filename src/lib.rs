@@ -26,5 +26,6 @@ pub mod run;
 pub mod schema;
 pub mod score;
 pub mod shard;
+pub mod stats;
 pub mod transcript;
 pub mod yaml;

@@ -16,84 +16,34 @@
 //!
 //! Errored runs are not judged: they count on neither side.
 
-use crate::results::Repeats;
-use crate::results::Status;
+use crate::results::{Repeats, Status};
+use crate::stats::{Tally, fisher_worse};
 
 /// The significance level of the test.
 pub const ALPHA: f64 = 0.05;
 
-/// The runs of one case that reached a verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tally {
-    pub passed: u32,
-    /// Passed and failed runs (errored and skipped ones are left out).
-    pub judged: u32,
-}
-
-impl Tally {
-    pub fn of(repeats: &Repeats) -> Self {
-        let count = |wanted: &[Status]| {
-            let n = repeats.runs.iter().filter(|s| wanted.contains(s)).count();
-            u32::try_from(n).unwrap_or(u32::MAX)
-        };
-        Self {
-            passed: count(&[Status::Passed]),
-            judged: count(&[Status::Passed, Status::Failed]),
-        }
-    }
-
-    /// passed / judged; `None` when no run was judged.
-    pub fn fraction(self) -> Option<f64> {
-        (self.judged > 0).then(|| f64::from(self.passed) / f64::from(self.judged))
+/// The runs of one case that reached a verdict (errored and skipped runs are left out).
+pub fn tally(repeats: &Repeats) -> Tally {
+    let count = |wanted: &[Status]| {
+        let n = repeats.runs.iter().filter(|s| wanted.contains(s)).count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    };
+    Tally {
+        passed: count(&[Status::Passed]),
+        judged: count(&[Status::Passed, Status::Failed]),
     }
 }
 
 /// True when `now` passes less often than `before` beyond what their run counts can tell
 /// apart: the one-sided Fisher exact p-value of "now is worse" is below [`ALPHA`].
 pub fn worse_beyond_chance(before: Tally, now: Tally) -> bool {
-    fisher_lower_tail(before, now).is_some_and(|p| p < ALPHA)
-}
-
-/// P(X <= now.passed) where X, the passes that fall in `now` when the runs of both sides are
-/// pooled, is hypergeometric: the chance of a split at least this lopsided if both sides had
-/// the same pass probability. `None` when a side has no judged run.
-fn fisher_lower_tail(before: Tally, now: Tally) -> Option<f64> {
-    if [before, now]
-        .iter()
-        .any(|t| t.judged == 0 || t.passed > t.judged)
-    {
-        return None;
-    }
-    let (n_before, n_now) = (u64::from(before.judged), u64::from(now.judged));
-    let total = n_before + n_now;
-    let passes = u64::from(before.passed) + u64::from(now.passed);
-    let ln_fact = ln_factorials(total);
-    let ln_choose =
-        |n: u64, k: u64| ln_fact[n as usize] - ln_fact[k as usize] - ln_fact[(n - k) as usize];
-    let ln_all = ln_choose(total, n_now);
-    let lowest = passes.saturating_sub(n_before);
-    let highest = u64::from(now.passed).min(passes);
-    let p = (lowest..=highest)
-        .map(|x| (ln_choose(passes, x) + ln_choose(total - passes, n_now - x) - ln_all).exp())
-        .sum::<f64>();
-    Some(p.min(1.0))
-}
-
-/// `ln(i!)` for `i` in `0..=n`.
-fn ln_factorials(n: u64) -> Vec<f64> {
-    let mut table = Vec::with_capacity(n as usize + 1);
-    let mut sum = 0.0;
-    table.push(0.0);
-    for i in 1..=n {
-        sum += (i as f64).ln();
-        table.push(sum);
-    }
-    table
+    fisher_worse(before, now).is_some_and(|p| p < ALPHA)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Tally, fisher_lower_tail, worse_beyond_chance};
+    use super::{Tally, worse_beyond_chance};
+    use crate::stats::fisher_worse as fisher_lower_tail;
 
     fn t(passed: u32, judged: u32) -> Tally {
         Tally { passed, judged }

@@ -1,0 +1,128 @@
+//! The statistics behind the regression gate: is `now` worse than the baseline beyond the
+//! noise of an LLM agent, at a false-alarm rate the gate can promise for a whole suite?
+//!
+//! The promise is family-wise: *a gated run of an unchanged agent trips at most `alpha` of the
+//! time* (default 1%), however many cases and metrics it checks. Everything here serves it:
+//!
+//! - Each comparison yields a one-sided p-value that is valid (never anti-conservative), from
+//!   an exact test, because a flaky case run 5 times is where normal approximations mislead:
+//!   Fisher's for pass counts ([`fisher_worse`]), Farrington–Manning's score test with an
+//!   exact p-value when a rate may drop by a margin ([`rate_worse`]), Mood's quantile test
+//!   for latency percentiles ([`quantile_worse`]).
+//! - The p-values of a run are combined by [`holm`](fn@holm), which bounds the chance of
+//!   *any* false alarm under any dependence between cases.
+//! - Adaptive reruns ([`classify_case`]) split `alpha` over a fixed number of [`Looks`].
+//! - Intervals ([`worsening_interval`], [`QuantileEvidence::ratio_interval`]) are for the
+//!   report: they say how large a change is; the p-values decide.
+//!
+//! [`LatencyHistogram`] keeps a baseline's latencies compact enough to commit, and [`sim`]
+//! holds the seeded samplers that the calibration tests (`calibration.rs`) and the project's
+//! simulations share.
+
+mod dist;
+mod fisher;
+mod histogram;
+mod holm;
+mod margin;
+mod quantile;
+mod rate;
+mod sequential;
+pub mod sim;
+
+#[cfg(test)]
+mod calibration;
+
+use serde::{Deserialize, Serialize};
+
+pub use fisher::fisher_worse;
+pub use histogram::LatencyHistogram;
+pub use holm::{holm, holm_adjusted};
+pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
+pub use rate::{Direction, RateEvidence, rate_worse, worsening_interval};
+pub use sequential::{CaseCall, Looks, classify_case};
+
+/// The runs of one case (or one rate's events) that reached a verdict.
+///
+/// A tally with `passed > judged` is malformed: every function here treats it like an empty one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub passed: u32,
+    /// Passed and failed runs (errored and skipped ones are left out).
+    pub judged: u32,
+}
+
+impl Tally {
+    /// `passed / judged`; `None` when no run was judged or the tally is malformed.
+    pub fn fraction(self) -> Option<f64> {
+        (self.judged > 0 && self.passed <= self.judged)
+            .then(|| f64::from(self.passed) / f64::from(self.judged))
+    }
+}
+
+/// Pools two tallies, saturating at `u32::MAX` (which keeps `passed <= judged`).
+impl std::ops::Add for Tally {
+    type Output = Tally;
+
+    fn add(self, other: Tally) -> Tally {
+        Tally {
+            passed: self.passed.saturating_add(other.passed),
+            judged: self.judged.saturating_add(other.judged),
+        }
+    }
+}
+
+/// A two-sided confidence interval, `lo <= hi`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tally;
+
+    #[test]
+    fn a_tally_knows_its_fraction_and_pools_without_overflow() {
+        assert_eq!(
+            Tally {
+                passed: 3,
+                judged: 4
+            }
+            .fraction(),
+            Some(0.75)
+        );
+        assert_eq!(Tally::default().fraction(), None);
+        assert_eq!(
+            Tally {
+                passed: 5,
+                judged: 4
+            }
+            .fraction(),
+            None
+        );
+        let big = Tally {
+            passed: u32::MAX - 1,
+            judged: u32::MAX,
+        };
+        let pooled = big
+            + Tally {
+                passed: 2,
+                judged: 2,
+            };
+        assert_eq!(
+            pooled,
+            Tally {
+                passed: u32::MAX,
+                judged: u32::MAX
+            }
+        );
+        let json = serde_json::to_string(&Tally {
+            passed: 1,
+            judged: 2,
+        })
+        .unwrap();
+        assert_eq!(json, r#"{"passed":1,"judged":2}"#);
+        assert_eq!(serde_json::from_str::<Tally>(&json).unwrap().judged, 2);
+    }
+}
