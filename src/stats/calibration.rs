@@ -3,6 +3,8 @@
 //!
 //! `cargo test calibration -- --nocapture` prints the figures for the README's power table.
 //! Monte-Carlo bounds allow three standard errors over the nominal level.
+// These tests report their figures: printing is their point (the library itself never prints).
+#![allow(clippy::print_stdout)]
 
 use std::collections::HashMap;
 
