@@ -177,3 +177,27 @@ pub fn has_tool(name: &str, version_arg: &str, install: &str) -> bool {
     eprintln!("skipping the {name} check: {name} does not run here ({install})");
     false
 }
+
+/// Compares `actual` byte for byte with the checked-in snapshot `path` (from the crate root,
+/// like fixtures/bad/*.expected). With `GOLDGATE_BLESS=1` it writes `actual` there instead, to
+/// be reviewed as a diff.
+#[allow(dead_code)] // Not every test crate has snapshots.
+pub fn assert_snapshot(path: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    if std::env::var("GOLDGATE_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("the folder");
+        std::fs::write(&path, actual).expect("the snapshot is written");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (GOLDGATE_BLESS=1 writes it)\n--- got\n{actual}",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs (GOLDGATE_BLESS=1 rewrites it)\n--- expected\n{expected}--- got\n{actual}",
+        path.display()
+    );
+}
