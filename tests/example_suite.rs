@@ -3,9 +3,6 @@
 
 mod common;
 
-use std::time::Duration;
-
-use assert_cmd::Command;
 use serde_json::Value;
 
 #[test]
@@ -14,16 +11,13 @@ fn the_example_suite_passes_against_the_example_agent() {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let junit = dir.path().join("junit.xml");
-    let output = Command::cargo_bin("goldgate")
-        .unwrap()
+    let output = common::command()
         .args(["run", "examples/suite", "--agent-cmd"])
         .arg(&agent)
         .arg("--output")
         .arg(&report)
         .arg("--junit")
         .arg(&junit)
-        .env("NO_COLOR", "1")
-        .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -5,15 +5,15 @@
 
 mod common;
 
+use common::{Outcome, goldgate};
+
 use std::collections::HashSet;
 use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Output;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::State;
@@ -83,24 +83,16 @@ async fn agent(State(script): State<Shared>, Json(request): Json<Value>) -> Resp
 
 fn start_agent() -> (SocketAddr, Shared) {
     let script = Shared::default();
-    let app = axum::Router::new()
-        .route("/turn", axum::routing::post(agent))
-        .with_state(Arc::clone(&script));
-    (common::serve(app), script)
+    (common::serve_turn(agent, Arc::clone(&script)), script)
 }
 
 /// Twenty one-turn order conversations `c01`..`c20` in one SCRAPI golden: enough turns that
 /// one slow reply on a busy machine is not the p95.
 fn write_suite(dir: &Path) {
-    let mut golden =
-        String::from("common_session_parameters:\n  order_12345_status: shipped\nconversations:\n");
-    for i in 1..=20 {
-        golden.push_str(&format!(
-            "  - conversation: c{i:02}\n    turns:\n      - user: Where is ORD-12345?\n        tool_calls:\n          - action: lookup_order\n            args: {{ order_id: ORD-12345 }}\n        agent: Your order ORD-12345 has shipped and should arrive by April 18th.\n"
-        ));
-    }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), golden).unwrap();
+    let conversations: String = (1..=20)
+        .map(|i| common::order_conversation(&format!("c{i:02}")))
+        .collect();
+    common::order_golden(dir, &conversations);
 }
 
 /// The line `c{n}` starts on in the golden.
@@ -112,26 +104,8 @@ fn line_of(dir: &Path, conversation: &str) -> usize {
         .unwrap()
 }
 
-fn goldgate(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let output: Output = Command::cargo_bin("goldgate")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("GOLDGATE_CONFIG")
-        .env_remove("GOLDGATE_AGENT_URL")
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// `goldgate compare` in `dir`.
-fn compare(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+fn compare(dir: &Path, args: &[&str]) -> Outcome {
     goldgate(dir, &[&["compare"], args].concat())
 }
 
@@ -141,7 +115,7 @@ const GATED: &[&str] = &["--baseline", "baseline.json", "--fail-on-regress"];
 const REPORT: &[&str] = &["--output", "report.json"];
 
 /// `goldgate run` of the suite in `dir` against the agent at `addr`, with `extra` flags.
-fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, String, String) {
+fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
     let url = format!("http://{addr}/turn");
     let mut args = vec![
         "run",
@@ -174,7 +148,11 @@ fn tripped(report: &Value) -> Vec<String> {
 
 /// A baseline of the well-behaved agent, written by `--update-baseline`.
 fn write_baseline(dir: &Path, addr: SocketAddr) {
-    let (code, out, err) = run(dir, addr, &["--update-baseline", "baseline.json"]);
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(dir, addr, &["--update-baseline", "baseline.json"]);
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert!(err.contains("baseline written to baseline.json"), "{err}");
 }
@@ -186,7 +164,11 @@ fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
     write_suite(dir.path());
     write_baseline(dir.path(), addr);
 
-    let (code, out, err) = run(dir.path(), addr, GATED);
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(dir.path(), addr, GATED);
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert!(
         out.contains("Regression gate (baseline: baseline.json)"),
@@ -195,7 +177,11 @@ fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
     assert!(out.contains("Gate: no regression"), "{out}");
 
     script.lock().unwrap().wrong.insert("c07".to_owned());
-    let (code, out, err) = run(dir.path(), addr, &[GATED, REPORT].concat());
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(dir.path(), addr, &[GATED, REPORT].concat());
     assert_eq!(code, Some(1), "{out}\n{err}");
     let named = format!(
         "Newly failing (1):\n  ./goldens/orders.yaml:{} c07: passed -> failed",
@@ -211,10 +197,16 @@ fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
     assert_eq!(report["gate"]["baseline"], "baseline.json");
 
     // The same gate on the saved report, without any agent.
-    let (code, out, _) = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
+    let Outcome {
+        code, stdout: out, ..
+    } = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
     assert_eq!(code, Some(1));
     assert!(out.contains(&named), "{out}");
-    let (code, out, err) = compare(
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = compare(
         dir.path(),
         &["report.json", "--baseline", "baseline.json", "--json"],
     );
@@ -226,7 +218,9 @@ fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
         "the rendering goes to stderr: {err}"
     );
     // Read the other way round, the case is fixed: nothing regressed.
-    let (code, out, _) = compare(dir.path(), &["baseline.json", "--baseline", "report.json"]);
+    let Outcome {
+        code, stdout: out, ..
+    } = compare(dir.path(), &["baseline.json", "--baseline", "report.json"]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("Newly passing (1):"), "{out}");
 }
@@ -239,7 +233,11 @@ fn a_slower_agent_trips_p95_latency_only_with_fail_on_regress() {
     write_baseline(dir.path(), addr);
 
     script.lock().unwrap().delay = Duration::from_millis(400);
-    let (code, out, err) = run(
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(
         dir.path(),
         addr,
         &["--baseline", "baseline.json", "--output", "report.json"],
@@ -260,7 +258,9 @@ fn a_slower_agent_trips_p95_latency_only_with_fail_on_regress() {
         ["p95LatencyIncreasePct"]
     );
 
-    let (code, out, _) = run(dir.path(), addr, GATED);
+    let Outcome {
+        code, stdout: out, ..
+    } = run(dir.path(), addr, GATED);
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains("Gate: REGRESSED: p95LatencyIncreasePct (p95 latency rose"),
@@ -280,7 +280,9 @@ fn hand_offs_trip_deflection() {
     write_baseline(dir.path(), addr);
 
     script.lock().unwrap().handoff = true;
-    let (code, out, _) = run(dir.path(), addr, &[GATED, REPORT].concat());
+    let Outcome {
+        code, stdout: out, ..
+    } = run(dir.path(), addr, &[GATED, REPORT].concat());
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("100.0% -> 0.0%"), "{out}");
     assert!(
@@ -317,7 +319,9 @@ fn a_later_first_token_trips_ttft() {
 
     // The same total time per reply, but the text comes last.
     script.lock().unwrap().late_first_token = Some(true);
-    let (code, out, _) = run(dir.path(), addr, &[GATED, REPORT].concat());
+    let Outcome {
+        code, stdout: out, ..
+    } = run(dir.path(), addr, &[GATED, REPORT].concat());
     assert_eq!(code, Some(1), "{out}");
     let tripped = tripped(&read_json(&dir.path().join("report.json")));
     assert!(
@@ -337,18 +341,26 @@ fn a_pass_rate_drop_without_a_newly_failing_case_trips() {
     write_suite(dir.path());
     script.lock().unwrap().wrong.insert("c01".to_owned());
     // A baseline may hold known failures: 19 of 20 pass.
-    let (code, out, _) = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
+    let Outcome {
+        code, stdout: out, ..
+    } = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
     assert_eq!(code, Some(1), "{out}");
 
     // Nine cases now, c01 still failing among them: 8 of 9 pass, a lower rate, and no case
     // that passed before fails.
-    let (_, out, _) = run(
+    let Outcome {
+        code: _,
+        stdout: out,
+        ..
+    } = run(
         dir.path(),
         addr,
         &["--name", "c0*", "--output", "report.json"],
     );
     assert!(out.contains("Total: 9 conversations"), "{out}");
-    let (code, out, _) = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
+    let Outcome {
+        code, stdout: out, ..
+    } = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("95.0% -> 88.9%"), "{out}");
     assert!(!out.contains("Newly failing"), "{out}");
@@ -362,7 +374,9 @@ fn a_pass_rate_drop_without_a_newly_failing_case_trips() {
 /// Two reports of one run, `baseline.json` and `report.json`, the hallucination rate set by
 /// hand in each (no judge exists yet to measure it).
 fn hallucination_reports(dir: &Path, addr: SocketAddr, before: f64, now: f64) {
-    let (code, out, _) = run(dir, addr, &["--output", "run.json"]);
+    let Outcome {
+        code, stdout: out, ..
+    } = run(dir, addr, &["--output", "run.json"]);
     assert_eq!(code, Some(0), "{out}");
     for (name, rate) in [("baseline.json", before), ("report.json", now)] {
         let mut report = read_json(&dir.join("run.json"));
@@ -384,7 +398,9 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
         )
     };
 
-    let (code, out, _) = gate(&[]);
+    let Outcome {
+        code, stdout: out, ..
+    } = gate(&[]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("1.0% -> 6.0%"), "{out}");
     assert!(
@@ -404,20 +420,22 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
         "thresholds: { hallucinationRateIncreasePp: 10 }\n",
     )
     .unwrap();
-    assert_eq!(gate(&[]).0, Some(0));
+    assert_eq!(gate(&[]).code, Some(0));
     // `--config` names another file, for `compare` as for `run`.
     fs::write(
         dir.path().join("strict.yaml"),
         "thresholds: { hallucinationRateIncreasePp: 1 }\n",
     )
     .unwrap();
-    assert_eq!(gate(&["--config", "strict.yaml"]).0, Some(1));
+    assert_eq!(gate(&["--config", "strict.yaml"]).code, Some(1));
     fs::write(
         dir.path().join("eval.config.json"),
         "{\"regressionThresholds\": {\"hallucinationRateIncreasePp\": 4}}",
     )
     .unwrap();
-    let (code, out, _) = gate(&[]);
+    let Outcome {
+        code, stdout: out, ..
+    } = gate(&[]);
     assert_eq!(code, Some(1));
     assert!(out.contains("(limit 4 pp)"), "{out}");
     fs::write(
@@ -425,9 +443,13 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
         "{\"hallucinationRateIncreasePp\": 6}",
     )
     .unwrap();
-    assert_eq!(gate(&["--regression-config", "gate.json"]).0, Some(0));
+    assert_eq!(gate(&["--regression-config", "gate.json"]).code, Some(0));
     // `report` reads it too: its summary shows the limit it gave.
-    let (code, _, err) = goldgate(
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = goldgate(
         dir.path(),
         &[
             "report",
@@ -451,7 +473,11 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
         "{\n  \"regressionThresholds\": {\n    \"halucinationRateIncreasePp\": 4\n  }\n}\n",
     )
     .unwrap();
-    let (code, _, err) = gate(&[]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = gate(&[]);
     assert_eq!(code, Some(2));
     assert!(
         err.contains("eval.config.json:3: error [G100] regressionThresholds.halucinationRateIncreasePp: unknown key"),
@@ -467,7 +493,11 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
         "regressionThresholds:\n  p95Latency: 5\n",
     )
     .unwrap();
-    let (code, _, err) = gate(&["--regression-config", "gate.yaml"]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = gate(&["--regression-config", "gate.yaml"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("gate.yaml:2: error [G100]"), "{err}");
 }
@@ -478,7 +508,11 @@ fn unreadable_inputs_exit_2_naming_the_file_before_any_agent_call() {
     write_suite(dir.path());
     // Nothing listens on port 9: a call would be an error of the run, but none must be made.
     let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
-    let (code, _, err) = run(dir.path(), nowhere, &["--baseline", "missing.json"]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = run(dir.path(), nowhere, &["--baseline", "missing.json"]);
     assert_eq!(code, Some(2));
     assert!(
         err.contains("cannot use the baseline: missing.json: cannot read the report"),
@@ -490,7 +524,11 @@ fn unreadable_inputs_exit_2_naming_the_file_before_any_agent_call() {
         "{\"schema_version\": 0, \"cases\": []}",
     )
     .unwrap();
-    let (code, _, err) = run(dir.path(), nowhere, &["--baseline", "old.json"]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = run(dir.path(), nowhere, &["--baseline", "old.json"]);
     assert_eq!(code, Some(2));
     assert!(
         err.contains("old.json: a report of schema version 0"),
@@ -499,10 +537,18 @@ fn unreadable_inputs_exit_2_naming_the_file_before_any_agent_call() {
     assert!(!err.contains("could not be judged"), "nothing ran: {err}");
 
     fs::write(dir.path().join("garbage.json"), "not json").unwrap();
-    let (code, _, err) = compare(dir.path(), &["garbage.json", "--baseline", "old.json"]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = compare(dir.path(), &["garbage.json", "--baseline", "old.json"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("old.json"), "{err}");
-    let (code, _, err) = compare(dir.path(), &["garbage.json"]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = compare(dir.path(), &["garbage.json"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("--baseline FILE is required"), "{err}");
 }
@@ -521,7 +567,11 @@ fn errors_are_bounded_by_max_errors_refuse_a_baseline_and_are_never_regressions(
 
     // One error, none allowed: exit 2 with the list; the baseline is not replaced.
     let before = fs::read(dir.path().join("baseline.json")).unwrap();
-    let (code, out, err) = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
     assert_eq!(code, Some(2), "{out}\n{err}");
     assert!(err.contains("more than --max-errors 0"), "{err}");
     assert!(err.contains(&listed), "{err}");
@@ -532,7 +582,11 @@ fn errors_are_bounded_by_max_errors_refuse_a_baseline_and_are_never_regressions(
     assert_eq!(fs::read(dir.path().join("baseline.json")).unwrap(), before);
 
     // Within the limit the failures and the gate decide; the error is not a regression.
-    let (code, out, err) = run(
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(
         dir.path(),
         addr,
         &[
@@ -548,37 +602,57 @@ fn errors_are_bounded_by_max_errors_refuse_a_baseline_and_are_never_regressions(
     assert!(out.contains("Gate: no regression"), "{out}");
 
     // The report records the allowance, so every command reading it exits as the run did.
-    let (code, out, err) = run(
+    let Outcome {
+        code,
+        stdout: out,
+        stderr: err,
+    } = run(
         dir.path(),
         addr,
         &["--max-errors", "1", "--output", "within.json"],
     );
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert_eq!(read_json(&dir.path().join("within.json"))["max_errors"], 1);
-    let (code, _, err) = goldgate(dir.path(), &["report", "within.json"]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = goldgate(dir.path(), &["report", "within.json"]);
     assert_eq!(code, Some(0), "report: {err}");
-    let (code, _, err) = goldgate(dir.path(), &["merge", "within.json", "-o", "merged.json"]);
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = goldgate(dir.path(), &["merge", "within.json", "-o", "merged.json"]);
     assert_eq!(code, Some(0), "merge: {err}");
-    let (code, _, err) = goldgate(
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = goldgate(
         dir.path(),
         &["compare", "within.json", "--baseline", "baseline.json"],
     );
     assert_eq!(code, Some(0), "compare: {err}");
-    let (code, _, _) = run(dir.path(), addr, &["--output", "beyond.json"]);
+    let Outcome { code, .. } = run(dir.path(), addr, &["--output", "beyond.json"]);
     assert_eq!(code, Some(2));
     for command in [
         &["report", "beyond.json"][..],
         &["merge", "beyond.json", "-o", "m.json"],
     ] {
-        assert_eq!(goldgate(dir.path(), command).0, Some(2), "{command:?}");
+        assert_eq!(goldgate(dir.path(), command).code, Some(2), "{command:?}");
     }
     script.lock().unwrap().wrong.insert("c05".to_owned());
-    let (code, _, _) = run(dir.path(), addr, &["--max-errors", "1"]);
+    let Outcome { code, .. } = run(dir.path(), addr, &["--max-errors", "1"]);
     assert_eq!(code, Some(1));
     script.lock().unwrap().wrong.clear();
 
     // --force writes it anyway.
-    let (code, _, err) = run(
+    let Outcome {
+        code,
+        stdout: _,
+        stderr: err,
+    } = run(
         dir.path(),
         addr,
         &[
@@ -606,14 +680,11 @@ fn two_runs_of_the_example_suite_give_the_same_baseline_but_for_latency_percenti
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str| {
         let path = dir.path().join(name);
-        let output = Command::cargo_bin("goldgate")
-            .unwrap()
+        let output = common::command()
             .args(["run", "examples/suite", "--agent-cmd"])
             .arg(&agent)
             .arg("--update-baseline")
             .arg(&path)
-            .env("NO_COLOR", "1")
-            .timeout(Duration::from_secs(120))
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -645,6 +716,8 @@ fn two_runs_of_the_example_suite_give_the_same_baseline_but_for_latency_percenti
         }
     }
     // A baseline is a report: comparing it with itself finds nothing.
-    let (code, out, _) = compare(dir.path(), &["a.json", "--baseline", "b.json"]);
+    let Outcome {
+        code, stdout: out, ..
+    } = compare(dir.path(), &["a.json", "--baseline", "b.json"]);
     assert_eq!(code, Some(0), "{out}");
 }

@@ -13,7 +13,6 @@ mod github_support;
 
 use std::fs;
 use std::path::Path;
-use std::time::Duration;
 
 use assert_cmd::Command;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
@@ -48,12 +47,8 @@ fn workspace(conversations: &[&str]) -> tempfile::TempDir {
 
 /// goldgate as a pull_request workflow step runs it.
 fn goldgate(dir: &Path, server: &Server) -> Command {
-    let mut cmd = Command::cargo_bin("goldgate").unwrap();
-    cmd.current_dir(dir)
-        .timeout(Duration::from_secs(120))
-        .env("NO_COLOR", "1")
-        .env_remove("GOLDGATE_CONFIG")
-        .env_remove("GOLDGATE_PR")
+    let mut cmd = common::command_in(dir);
+    cmd.env_remove("GOLDGATE_PR")
         .env_remove("GH_TOKEN")
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_API_URL", server.api_url())
@@ -531,12 +526,7 @@ fn goldgate_report_renders_markdown_from_a_saved_report() {
     let server = Server::start();
     let ran = run(dir.path(), &server, &[]);
     assert_eq!(ran.code, Some(1), "{}", ran.stderr);
-    let output = Command::cargo_bin("goldgate")
-        .unwrap()
-        .current_dir(dir.path())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_OUTPUT")
+    let output = common::command_in(dir.path())
         .env("GITHUB_WORKSPACE", dir.path())
         .args(["report", "report.json", "--markdown", "summary-again.md"])
         .output()
@@ -562,12 +552,7 @@ fn goldgate_report_writes_the_junit_that_the_run_wrote() {
     let ran = run(dir.path(), &server, &["--junit", "run.xml"]);
     assert_eq!(ran.code, Some(2), "{}", ran.stderr);
     let report = |junit: &str| {
-        Command::cargo_bin("goldgate")
-            .unwrap()
-            .current_dir(dir.path())
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("GITHUB_OUTPUT")
+        common::command_in(dir.path())
             // The same workspace as the run's: JUnit names files from its root.
             .env("GITHUB_WORKSPACE", dir.path())
             .args(["report", "report.json", "--junit", junit])

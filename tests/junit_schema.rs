@@ -19,9 +19,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use assert_cmd::Command;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -83,11 +81,7 @@ async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Respon
 }
 
 fn start_agent() -> SocketAddr {
-    common::serve(
-        axum::Router::new()
-            .route("/turn", axum::routing::post(agent))
-            .with_state(Calls::default()),
-    )
+    common::serve_turn(agent, Calls::default())
 }
 
 /// A repository (it has a `.git`) with one SCRAPI golden holding `conversations` and, with
@@ -124,7 +118,7 @@ fn write_repo(dir: &Path, conversations: &[&str], scenarios: bool) -> PathBuf {
 /// `report.json`; then `goldgate report` writes `strict.xml` with `--junit-strict`. Returns
 /// the exit code of the run and the two XML files.
 fn run(repo: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, String, String) {
-    let output = goldgate(repo)
+    let output = common::command_in(repo)
         .args(["run", "--agent-url", &format!("http://{addr}/turn")])
         .args(["--retries", "0", "--timeout", "10s"])
         .args(["--junit", "junit.xml", "--output", "report.json"])
@@ -137,7 +131,7 @@ fn run(repo: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, String, S
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    let strict = goldgate(repo)
+    let strict = common::command_in(repo)
         .args([
             "report",
             "report.json",
@@ -157,25 +151,6 @@ fn run(repo: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, String, S
         fs::read_to_string(repo.join("junit.xml")).unwrap_or_else(|e| panic!("{e}\n{log}")),
         fs::read_to_string(repo.join("strict.xml")).unwrap(),
     )
-}
-
-/// The binary in `dir`, with none of the GitHub variables of the machine running the tests.
-fn goldgate(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("goldgate").unwrap();
-    command
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .timeout(Duration::from_secs(120));
-    for name in [
-        "GITHUB_ACTIONS",
-        "GITHUB_WORKSPACE",
-        "GITHUB_OUTPUT",
-        "GITHUB_STEP_SUMMARY",
-        "GITHUB_TOKEN",
-    ] {
-        command.env_remove(name);
-    }
-    command
 }
 
 fn schema(name: &str) -> PathBuf {

@@ -2,10 +2,10 @@
 //! `.expected` file beside it, byte for byte, and the exit code must be 1. One snapshot per bad
 //! input, so a changed message or line number shows up as a reviewable diff.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
-
-use assert_cmd::Command;
 
 fn bad_fixtures() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir("fixtures/bad")
@@ -43,13 +43,7 @@ fn each_bad_fixture_fails_lint_with_its_expected_messages() {
         let Ok(expected) = fs::read_to_string(expected_for(&file)) else {
             continue; // reported by the test above
         };
-        let output = Command::cargo_bin("goldgate")
-            .unwrap()
-            .arg("lint")
-            .arg(&file)
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
+        let output = common::command().arg("lint").arg(&file).output().unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout);
         if output.status.code() != Some(1) || stdout != expected {
             mismatches.push(format!(

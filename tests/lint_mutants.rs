@@ -14,6 +14,7 @@
 //! More mutants for a longer local run: `GOLDGATE_MUTANTS=400 GOLDGATE_MUTANTS_SEED=7 cargo
 //! test --release --test lint_mutants`.
 
+mod common;
 mod mutants;
 
 use std::collections::BTreeSet;
@@ -21,12 +22,12 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use assert_cmd::Command;
 use fastrand::Rng;
 use serde_json::Value;
 
+use common::Outcome;
 use mutants::{Budget, KINDS, Kind};
 
 const SEED: u64 = 0x601d_6a7e_f022_0012;
@@ -255,31 +256,16 @@ fn lay_out(root: &Path, mutants: &[&Mutant<'_>]) -> (Vec<OsString>, Vec<PathBuf>
     (args, expected)
 }
 
-struct Run {
-    code: Option<i32>,
-    elapsed: Duration,
-    stdout: String,
-    stderr: String,
-}
-
-fn lint(args: &[OsString], format: &[&str], limit: Duration) -> Run {
-    let start = Instant::now();
-    let output = Command::cargo_bin("goldgate")
-        .unwrap()
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GOLDGATE_LINT_FORMAT")
-        .arg("lint")
-        .args(format)
-        .args(args)
-        .timeout(limit)
-        .output()
-        .expect("goldgate starts");
-    Run {
-        code: output.status.code(),
-        elapsed: start.elapsed(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+/// `goldgate lint`, killed if it is still running after `limit`: a guard against a hang, not a
+/// measure of speed (benches/load.rs times lint). A killed run has no exit code.
+fn lint(args: &[OsString], format: &[&str], limit: Duration) -> Outcome {
+    Outcome::of(
+        common::command()
+            .arg("lint")
+            .args(format)
+            .args(args)
+            .timeout(limit),
+    )
 }
 
 fn clip(text: &str) -> String {
@@ -295,10 +281,12 @@ fn clip(text: &str) -> String {
 }
 
 /// The rules every run must keep, whatever the input.
-fn process_problems(run: &Run, limit: Duration) -> Vec<String> {
+fn process_problems(run: &Outcome, limit: Duration) -> Vec<String> {
     let mut problems = Vec::new();
-    if run.elapsed >= limit {
-        problems.push(format!("did not finish within {limit:?}"));
+    if run.code.is_none() {
+        problems.push(format!(
+            "no exit status: killed by a signal, or hung and killed after {limit:?}"
+        ));
     } else if !matches!(run.code, Some(0..=2)) {
         problems.push(format!("exit status {:?}, not 0, 1 or 2", run.code));
     }

@@ -13,9 +13,7 @@ use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use assert_cmd::Command;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -53,11 +51,7 @@ async fn agent(State(decks): State<Decks>, Json(request): Json<Value>) -> Respon
 
 /// Starts the agent on a free loopback port.
 fn start_agent() -> SocketAddr {
-    common::serve(
-        axum::Router::new()
-            .route("/turn", axum::routing::post(agent))
-            .with_state(Decks::default()),
-    )
+    common::serve_turn(agent, Decks::default())
 }
 
 /// One SCRAPI golden per conversation, tagged `stable` (flaky and steady, which pass 3 of 5)
@@ -86,16 +80,11 @@ struct Outcome {
 }
 
 fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
-    let output = Command::cargo_bin("goldgate")
-        .unwrap()
-        .current_dir(dir)
+    let output = common::command_in(dir)
         .args(["run", "--agent-url", &format!("http://{addr}/turn")])
         .args(["--retries", "0", "--output", "report.json"])
         .args(extra)
         .arg("goldens")
-        .env("NO_COLOR", "1")
-        .env_remove("GOLDGATE_CONFIG")
-        .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
     let report = fs::read(dir.join("report.json")).unwrap_or_default();
@@ -286,13 +275,8 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
     assert!(xml.contains("0 of 5 passed, 3 needed"), "{xml}");
 
     // The saved report gives the same XML, reruns and all.
-    let again = Command::cargo_bin("goldgate")
-        .unwrap()
-        .current_dir(dir.path())
+    let again = common::command_in(dir.path())
         .args(["report", "report.json", "--junit", "again.xml"])
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_OUTPUT")
-        .env_remove("GITHUB_STEP_SUMMARY")
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(1), "{again:?}");

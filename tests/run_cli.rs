@@ -7,18 +7,8 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn goldgate(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("goldgate").unwrap();
-    cmd.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GOLDGATE_CONFIG")
-        .timeout(Duration::from_secs(120));
-    cmd
-}
 
 const GOLDEN: &str = "\
 common_session_parameters:
@@ -44,7 +34,7 @@ fn a_recorded_run_replays_without_any_agent() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path());
     let agent = common::support_agent();
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args(["run", "goldens", "--record", "transcripts", "--agent-cmd"])
         .arg(&agent)
         .assert()
@@ -62,7 +52,7 @@ fn a_recorded_run_replays_without_any_agent() {
         "agent:\n  replay: transcripts\n",
     )
     .unwrap();
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args(["run", "goldens"])
         .assert()
         .code(0)
@@ -79,7 +69,7 @@ fn a_header_secret_never_reaches_output_or_reports() {
         "agent:\n  http:\n    url: \"http://127.0.0.1:9/turn?key=${GG_TEST_TOKEN}\"\n    headers: { Authorization: \"Bearer ${GG_TEST_TOKEN}\" }\nrun: { retries: 0 }\n",
     )
     .unwrap();
-    let output = goldgate(dir.path())
+    let output = common::command_in(dir.path())
         .args([
             "run",
             "goldens",
@@ -109,7 +99,7 @@ fn an_unset_variable_is_named_and_nothing_runs() {
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\", headers: { X-Key: \"${GG_SURELY_UNSET_VAR}\" } }\n",
     )
     .unwrap();
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args(["run", "goldens"])
         .assert()
         .code(2)
@@ -127,7 +117,7 @@ fn a_config_typo_is_an_error_with_its_line_and_a_suggestion() {
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\nrun:\n  concurency: 4\n",
     )
     .unwrap();
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args(["run", "goldens"])
         .assert()
         .code(2)
@@ -143,7 +133,7 @@ fn a_config_typo_is_an_error_with_its_line_and_a_suggestion() {
 fn no_agent_is_exit_2_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path());
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args(["run", "goldens"])
         .assert()
         .code(2)
@@ -168,7 +158,7 @@ fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout
          \x20   metrics: [factuality]\n    tags: []\n    weight: 1\n",
     )
     .unwrap();
-    let output = goldgate(dir.path())
+    let output = common::command_in(dir.path())
         .args(["run", "--json", "answers.golden.yaml"])
         .output()
         .unwrap();
@@ -251,7 +241,7 @@ fn a_command_agent_does_not_inherit_the_github_token() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path());
     // The agent writes its environment down and never answers; the run times out.
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args([
             "run",
             "goldens",
@@ -294,7 +284,7 @@ fn an_agent_echoing_the_secret_in_an_error_does_not_leak_it() {
         ),
     )
     .unwrap();
-    let output = goldgate(dir.path())
+    let output = common::command_in(dir.path())
         .args([
             "run",
             "goldens",
@@ -336,11 +326,11 @@ fn a_command_agent_from_the_default_config_starts_in_the_current_directory() {
     )
     .unwrap();
     // No --config: ./goldgate.yaml, whose directory is "" until made ".".
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args(["run", "goldens"])
         .assert()
         .code(0);
-    goldgate(dir.path())
+    common::command_in(dir.path())
         .args(["run", "goldens", "--config", "goldgate.yaml"])
         .assert()
         .code(0);

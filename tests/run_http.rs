@@ -11,7 +11,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -71,32 +70,20 @@ async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Respon
 
 /// Starts the agent on a free loopback port.
 fn start_agent() -> SocketAddr {
-    common::serve(
-        axum::Router::new()
-            .route("/turn", axum::routing::post(agent))
-            .with_state(Calls::default()),
-    )
-}
-
-fn order_conversation(name: &str) -> String {
-    format!(
-        "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        tool_calls:\n          - action: lookup_order\n            args: {{ order_id: ORD-12345 }}\n        agent: Your order ORD-12345 has shipped and should arrive by April 18th.\n"
-    )
+    common::serve_turn(agent, Calls::default())
 }
 
 fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
-    let mut golden =
-        String::from("common_session_parameters:\n  order_12345_status: shipped\nconversations:\n");
+    let mut golden = String::new();
     for name in conversations {
         match *name {
             "transfer" | "wrong_transfer" => golden.push_str(&format!(
                 "  - conversation: {name}\n    turns:\n      - user: I want a refund\n        tool_calls:\n          - action: transfer_to_agent\n            args: {{ agent: billing_agent }}\n        agent: \"# silent — transfer\"\n"
             )),
-            _ => golden.push_str(&order_conversation(name)),
+            _ => golden.push_str(&common::order_conversation(name)),
         }
     }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), golden).unwrap();
+    common::order_golden(dir, &golden);
     if with_scenarios {
         fs::write(
             dir.join("handoff.scenario.yaml"),
@@ -113,9 +100,7 @@ fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
 
 fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, String) {
     let report = dir.join("report.json");
-    let output = Command::cargo_bin("goldgate")
-        .unwrap()
-        .current_dir(dir)
+    let output = common::command_in(dir)
         .args([
             "run",
             "--agent-url",
@@ -127,8 +112,6 @@ fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, Str
         .arg(&report)
         .args(extra)
         .arg(".")
-        .env("NO_COLOR", "1")
-        .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned()
@@ -284,9 +267,7 @@ fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
     )
     .unwrap();
     // No agent listens here: a call would be an error of the run, but none must be made.
-    let output = Command::cargo_bin("goldgate")
-        .unwrap()
-        .current_dir(dir.path())
+    let output = common::command_in(dir.path())
         .args(["run", "--agent-url", "http://127.0.0.1:9/turn", "."])
         .output()
         .unwrap();

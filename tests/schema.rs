@@ -9,21 +9,9 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use assert_cmd::Command;
 use jsonschema::Validator;
 use serde_json::{Value, json};
-
-fn goldgate() -> Command {
-    let mut command = Command::cargo_bin("goldgate").unwrap();
-    command
-        .env("NO_COLOR", "1")
-        .env_remove("GOLDGATE_CONFIG")
-        .env_remove("GOLDGATE_AGENT_URL")
-        .timeout(Duration::from_secs(120));
-    command
-}
 
 fn validator(schema: &Value) -> Validator {
     jsonschema::draft202012::new(schema).unwrap_or_else(|e| panic!("not a usable schema: {e}"))
@@ -88,7 +76,7 @@ fn the_checked_in_report_schema_is_the_generated_one() {
 #[test]
 fn the_schema_command_prints_each_checked_in_schema() {
     for name in ["config", "report", "scenario"] {
-        let output = goldgate().args(["schema", name]).output().unwrap();
+        let output = common::command().args(["schema", name]).output().unwrap();
         assert_eq!(output.status.code(), Some(0), "goldgate schema {name}");
         let printed = String::from_utf8(output.stdout).unwrap();
         let file = fs::read_to_string(format!("schemas/{name}.schema.json")).unwrap();
@@ -107,7 +95,10 @@ fn the_schema_command_prints_each_checked_in_schema() {
             "{name}"
         );
     }
-    let output = goldgate().args(["schema", "baseline"]).output().unwrap();
+    let output = common::command()
+        .args(["schema", "baseline"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("config, report, scenario"), "{stderr}");
@@ -125,7 +116,7 @@ fn reports_of_a_real_run_validate_against_the_report_schema() {
         dir.path().join("baseline.json"),
         dir.path().join("second.json"),
     );
-    let status = goldgate()
+    let status = common::command()
         .args(["run", "examples/suite", "--agent-cmd"])
         .arg(&agent)
         .arg("--output")
@@ -141,7 +132,7 @@ fn reports_of_a_real_run_validate_against_the_report_schema() {
     let mut old = first_report.clone();
     old["cases"][0]["status"] = json!("failed");
     fs::write(&baseline, old.to_string()).unwrap();
-    let status = goldgate()
+    let status = common::command()
         .args(["run", "examples/suite", "--repeat", "2", "--min-pass", "1"])
         .args(["--shard", "1/1", "--agent-cmd"])
         .arg(&agent)
@@ -252,7 +243,7 @@ fn the_scenario_schema_agrees_with_the_loader() {
         let file = dir.path().join(format!("{index:03}.scenario.yaml"));
         fs::write(file, serde_json::to_string_pretty(document).unwrap()).unwrap();
     }
-    let output = goldgate()
+    let output = common::command()
         .arg("lint")
         .arg("--json")
         .arg(dir.path())

@@ -9,29 +9,13 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
-use std::time::Duration;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn goldgate(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("goldgate").unwrap();
-    command
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("GOLDGATE_CONFIG")
-        .env_remove("GOLDGATE_AGENT_URL")
-        .timeout(Duration::from_secs(120));
-    command
-}
 
 /// Runs goldgate and returns its exit code and stderr.
 fn exec(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let output = goldgate(dir).args(args).output().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    let outcome = common::goldgate(dir, args);
+    (outcome.code, outcome.stderr)
 }
 
 fn read(path: &Path) -> Value {

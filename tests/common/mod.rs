@@ -1,9 +1,74 @@
 //! Helpers shared by the integration tests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde_json::Value;
+
+/// What the machine running the tests may have set that would change what goldgate does: a
+/// config or agent to fall back on, GitHub Actions' step variables, a default lint format.
+/// Tests that want one set it on the command.
+const AMBIENT: &[&str] = &[
+    "GOLDGATE_CONFIG",
+    "GOLDGATE_AGENT_URL",
+    "GOLDGATE_LINT_FORMAT",
+    "GITHUB_ACTIONS",
+    "GITHUB_WORKSPACE",
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_TOKEN",
+];
+
+/// The goldgate binary with no colour, none of [`AMBIENT`] inherited, and a time limit, so
+/// that a hung run fails the test instead of hanging it.
+#[allow(dead_code)] // Not every test crate runs the binary.
+pub fn command() -> assert_cmd::Command {
+    let mut command = assert_cmd::Command::cargo_bin("goldgate").expect("goldgate is built");
+    command
+        .env("NO_COLOR", "1")
+        .timeout(Duration::from_secs(120));
+    for name in AMBIENT {
+        command.env_remove(name);
+    }
+    command
+}
+
+/// [`command`] in `dir`.
+#[allow(dead_code)] // Not every test crate runs the binary.
+pub fn command_in(dir: &Path) -> assert_cmd::Command {
+    let mut command = command();
+    command.current_dir(dir);
+    command
+}
+
+/// How a run of the binary ended.
+#[allow(dead_code)] // Not every test crate reads every field.
+#[derive(Debug)]
+pub struct Outcome {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Outcome {
+    /// Runs `command` to its end.
+    #[allow(dead_code)] // Not every test crate runs the binary.
+    pub fn of(command: &mut assert_cmd::Command) -> Outcome {
+        let output = command.output().expect("goldgate runs");
+        Outcome {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+/// `goldgate args...` in `dir` (see [`command`]).
+#[allow(dead_code)] // Not every test crate runs the binary.
+pub fn goldgate(dir: &Path, args: &[&str]) -> Outcome {
+    Outcome::of(command_in(dir).args(args))
+}
 
 /// The example agent, built once. Cargo names the executable in its JSON messages, so the
 /// target directory (`CARGO_TARGET_DIR`, `--target`) never has to be guessed.
@@ -55,6 +120,42 @@ pub fn serve(app: axum::Router) -> std::net::SocketAddr {
     rx.recv().expect("the agent starts")
 }
 
+/// Serves `handler` at `POST /turn` with `state` (see [`serve`]): the loopback agent of the
+/// goldgate HTTP protocol, whose replies each test scripts in its handler.
+#[allow(dead_code)] // Not every test crate starts an HTTP agent.
+pub fn serve_turn<H, T, S>(handler: H, state: S) -> std::net::SocketAddr
+where
+    H: axum::handler::Handler<T, S>,
+    T: 'static,
+    S: Clone + Send + Sync + 'static,
+{
+    serve(
+        axum::Router::new()
+            .route("/turn", axum::routing::post(handler))
+            .with_state(state),
+    )
+}
+
+/// One SCRAPI conversation `name`: "Where is ORD-12345?" answered by `lookup_order` and
+/// "has shipped and should arrive by April 18th" (see [`order_golden`]).
+#[allow(dead_code)] // Not every test crate writes goldens.
+pub fn order_conversation(name: &str) -> String {
+    format!(
+        "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        tool_calls:\n          - action: lookup_order\n            args: {{ order_id: ORD-12345 }}\n        agent: Your order ORD-12345 has shipped and should arrive by April 18th.\n"
+    )
+}
+
+/// Writes `dir/goldens/orders.yaml`: the shipped-order session parameters and `conversations`
+/// (each from [`order_conversation`] or written by the test).
+#[allow(dead_code)] // Not every test crate writes goldens.
+pub fn order_golden(dir: &Path, conversations: &str) {
+    let golden = format!(
+        "common_session_parameters:\n  order_12345_status: shipped\nconversations:\n{conversations}"
+    );
+    std::fs::create_dir_all(dir.join("goldens")).expect("a goldens folder");
+    std::fs::write(dir.join("goldens/orders.yaml"), golden).expect("the golden is written");
+}
+
 /// Whether `name` (an external checker: xmllint, actionlint) runs here, probed with
 /// `version_arg`. When it does not, the test that needs it fails under CI on Linux, where
 /// `.ci/run` and the Linux GitHub job install it (`install` says how), so that CI cannot pass
@@ -75,4 +176,28 @@ pub fn has_tool(name: &str, version_arg: &str, install: &str) -> bool {
     );
     eprintln!("skipping the {name} check: {name} does not run here ({install})");
     false
+}
+
+/// Compares `actual` byte for byte with the checked-in snapshot `path` (from the crate root,
+/// like fixtures/bad/*.expected). With `GOLDGATE_BLESS=1` it writes `actual` there instead, to
+/// be reviewed as a diff.
+#[allow(dead_code)] // Not every test crate has snapshots.
+pub fn assert_snapshot(path: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    if std::env::var("GOLDGATE_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("the folder");
+        std::fs::write(&path, actual).expect("the snapshot is written");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (GOLDGATE_BLESS=1 writes it)\n--- got\n{actual}",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs (GOLDGATE_BLESS=1 rewrites it)\n--- expected\n{expected}--- got\n{actual}",
+        path.display()
+    );
 }

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use assert_cmd::Command;
 use axum::body::Bytes;
@@ -362,16 +361,13 @@ pub fn start_agent(replies: HashMap<&'static str, Value>) -> String {
 
 /// `goldgate` in `dir`, with no provider key or endpoint inherited from the environment.
 pub fn goldgate(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("goldgate").unwrap();
-    command.current_dir(dir).env("NO_COLOR", "1");
+    let mut command = crate::common::command_in(dir);
     for provider in Provider::ALL {
         command
             .env_remove(provider.key_var())
             .env_remove(provider.base_url_var());
     }
-    command
-        .env_remove("GOLDGATE_CACHE_DIR")
-        .timeout(Duration::from_secs(120));
+    command.env_remove("GOLDGATE_CACHE_DIR");
     command
 }
 
