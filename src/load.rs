@@ -10,7 +10,7 @@ use crate::diagnostic::{Code, Diagnostics, Severity};
 use crate::discover::{Found, Hint};
 use crate::formats::{self, FileKind, LoadedFile};
 use crate::model::Format;
-use crate::yaml::{self, MAX_FILE_BYTES};
+use crate::yaml::{self, MAX_FILE_BYTES, Node};
 
 /// Every file found, loaded, in discovery order (a Regtrace config is followed by its sets).
 #[derive(Debug, Default)]
@@ -84,22 +84,10 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     if is_csv || hint == Hint::Format(Format::CesCsv) {
-        if formats::sniff_csv(&text) {
-            return vec![formats::load_golden(&file, &text, Format::CesCsv)];
-        }
-        return vec![formats::failed(
-            &file,
-            Some(Format::CesCsv),
-            Code::G108,
-            "not a CES golden CSV: the header lacks `display_name`, `turn_index` and `action_type`"
-                .into(),
-            Some(
-                "the first line must name the columns, e.g. `display_name,turn_index,action_type,text_content`",
-            ),
-        )];
+        return vec![load_csv(&file, &text)];
     }
-    let root = match yaml::parse(&text) {
-        Ok(root) => root,
+    match yaml::parse(&text) {
+        Ok(root) => load_yaml(file, &root, hint),
         Err(err) => {
             let mut diags = Diagnostics::new(&file);
             yaml::report_parse_error(&err, &mut diags);
@@ -107,22 +95,43 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
                 Hint::Format(format) => Some(format),
                 _ => None,
             };
-            return vec![LoadedFile {
+            vec![LoadedFile {
                 path: file,
                 format,
                 cases: Vec::new(),
                 diagnostics: diags.items,
-            }];
+            }]
         }
-    };
+    }
+}
+
+/// A file that is CSV by its name or its hint: a CES golden if its header says so.
+fn load_csv(file: &Arc<Path>, text: &str) -> LoadedFile {
+    if formats::sniff_csv(text) {
+        return formats::load_golden(file, text, Format::CesCsv);
+    }
+    formats::failed(
+        file,
+        Some(Format::CesCsv),
+        Code::G108,
+        "not a CES golden CSV: the header lacks `display_name`, `turn_index` and `action_type`"
+            .into(),
+        Some(
+            "the first line must name the columns, e.g. `display_name,turn_index,action_type,text_content`",
+        ),
+    )
+}
+
+/// Parsed YAML, handed to the loader of what the hint or the document's keys say it is.
+fn load_yaml(file: Arc<Path>, root: &Node, hint: Hint) -> Vec<LoadedFile> {
     let kind = match hint {
         Hint::Format(format) => FileKind::Golden(format),
         Hint::RegtraceConfig => FileKind::RegtraceConfig,
-        _ => formats::sniff_yaml(&root),
+        _ => formats::sniff_yaml(root),
     };
     match kind {
-        FileKind::Golden(format) => vec![formats::load_root(&file, &root, format)],
-        FileKind::RegtraceConfig => formats::regtrace::load_config_file(&file, &root),
+        FileKind::Golden(format) => vec![formats::load_root(&file, root, format)],
+        FileKind::RegtraceConfig => formats::regtrace::load_config_file(&file, root),
         FileKind::OtherEval(what) => {
             let mut diags = Diagnostics::new(&file);
             diags
@@ -135,28 +144,30 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
                 diagnostics: diags.items,
             }]
         }
-        FileKind::ScenarioTs | FileKind::Unknown => {
-            let message = if root.is_null() {
-                "the file is empty: no conversations, scenario or test cases".to_owned()
-            } else {
-                "not a golden file goldgate knows".to_owned()
-            };
-            vec![formats::failed(
-                &file,
-                None,
-                if root.is_null() {
-                    Code::E002
-                } else {
-                    Code::G108
-                },
-                message,
-                Some(
-                    "expected top-level `conversations` (SCRAPI golden), `id`/`when`/`then` (gecx scenario), \
-                     `test_cases` (Regtrace golden set) or `golden_sets` (regtrace.config.yaml)",
-                ),
-            )]
-        }
+        FileKind::ScenarioTs | FileKind::Unknown => vec![not_a_golden(&file, root)],
     }
+}
+
+/// A YAML file that is none of the formats: empty (E002) or something else (G108).
+fn not_a_golden(file: &Arc<Path>, root: &Node) -> LoadedFile {
+    let (code, message) = if root.is_null() {
+        (
+            Code::E002,
+            "the file is empty: no conversations, scenario or test cases",
+        )
+    } else {
+        (Code::G108, "not a golden file goldgate knows")
+    };
+    formats::failed(
+        file,
+        None,
+        code,
+        message.to_owned(),
+        Some(
+            "expected top-level `conversations` (SCRAPI golden), `id`/`when`/`then` (gecx scenario), \
+             `test_cases` (Regtrace golden set) or `golden_sets` (regtrace.config.yaml)",
+        ),
+    )
 }
 
 /// Reads a file as UTF-8 text, refusing huge files before reading them.

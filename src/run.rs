@@ -208,51 +208,12 @@ async fn run_case(
 ) -> CaseResult {
     let started = Instant::now();
     let session = format!("{}-{:016x}", case.id, fastrand::u64(..));
-    let mut turns = Vec::with_capacity(case.turns.len());
-    let mut played: Vec<(TurnRequest, Exchange)> = Vec::new();
-    let mut usage = Usage::default();
-    let mut error = None;
-    for turn in &case.turns {
-        if let Some(message) = &error {
-            turns.push(unplayed(turn, format!("not played: {message}")));
-            continue;
-        }
-        let request = request_for(&case, turn, &session);
-        let outcome = tokio::select! {
-            outcome = play(turn, &request, agent, options) => outcome,
-            () = stop.in_flight.cancelled() => Err((AgentError::new(AgentErrorKind::Connect, CANCELLED), 1)),
-        };
-        match outcome {
-            Ok((exchange, attempts)) => {
-                usage = usage.plus(exchange.reply.usage.unwrap_or_default());
-                let checks = grader.grade_turn(turn, &exchange).await;
-                turns.push(TurnResult {
-                    index: turn.index,
-                    line: turn.location.line,
-                    status: Status::combine(checks.iter().map(|c| c.status)),
-                    input: describe_inputs(&turn.inputs),
-                    attempts,
-                    error: None,
-                    reply: Some(exchange.reply.clone()),
-                    latency: Some(exchange.latency),
-                    ttft: exchange.ttft,
-                    checks,
-                });
-                played.push((request, exchange));
-            }
-            Err((err, attempts)) => {
-                let message = if err.message == CANCELLED {
-                    CANCELLED.to_owned()
-                } else {
-                    err.to_string()
-                };
-                error = Some(message.clone());
-                let mut result = unplayed(turn, message);
-                result.attempts = attempts;
-                turns.push(result);
-            }
-        }
-    }
+    let Session {
+        turns,
+        played,
+        usage,
+        mut error,
+    } = play_turns(&case, &session, agent, grader, options, stop).await;
     agent.end_session(&session).await;
     let checks = if error.is_none() {
         grader.grade_case(&case, &turns).await
@@ -295,6 +256,76 @@ async fn run_case(
         turns,
         checks,
     }
+}
+
+/// What playing a case's turns in one session left: a result per turn, the exchanges to
+/// record, the agent's usage and the error that stopped the case, if any.
+struct Session {
+    turns: Vec<TurnResult>,
+    played: Vec<(TurnRequest, Exchange)>,
+    usage: Usage,
+    error: Option<String>,
+}
+
+/// Plays the turns of `case` in order, grading each; after an error the rest are not played
+/// (a later turn depends on the earlier ones) but still listed.
+async fn play_turns(
+    case: &Case,
+    session: &str,
+    agent: &dyn Agent,
+    grader: &Grader,
+    options: &RunOptions,
+    stop: &Stop,
+) -> Session {
+    let mut done = Session {
+        turns: Vec::with_capacity(case.turns.len()),
+        played: Vec::new(),
+        usage: Usage::default(),
+        error: None,
+    };
+    for turn in &case.turns {
+        if let Some(message) = &done.error {
+            done.turns
+                .push(unplayed(turn, format!("not played: {message}")));
+            continue;
+        }
+        let request = request_for(case, turn, session);
+        let outcome = tokio::select! {
+            outcome = play(turn, &request, agent, options) => outcome,
+            () = stop.in_flight.cancelled() => Err((AgentError::new(AgentErrorKind::Connect, CANCELLED), 1)),
+        };
+        match outcome {
+            Ok((exchange, attempts)) => {
+                done.usage = done.usage.plus(exchange.reply.usage.unwrap_or_default());
+                let checks = grader.grade_turn(turn, &exchange).await;
+                done.turns.push(TurnResult {
+                    index: turn.index,
+                    line: turn.location.line,
+                    status: Status::combine(checks.iter().map(|c| c.status)),
+                    input: describe_inputs(&turn.inputs),
+                    attempts,
+                    error: None,
+                    reply: Some(exchange.reply.clone()),
+                    latency: Some(exchange.latency),
+                    ttft: exchange.ttft,
+                    checks,
+                });
+                done.played.push((request, exchange));
+            }
+            Err((err, attempts)) => {
+                let message = if err.message == CANCELLED {
+                    CANCELLED.to_owned()
+                } else {
+                    err.to_string()
+                };
+                done.error = Some(message.clone());
+                let mut result = unplayed(turn, message);
+                result.attempts = attempts;
+                done.turns.push(result);
+            }
+        }
+    }
+    done
 }
 
 /// One turn: a reply recorded in the golden is used as is; otherwise the agent is asked, with

@@ -32,10 +32,7 @@ use crate::cli::RunArgs;
 pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let (shard, repeat) = match plan_arguments(args) {
         Ok(plan) => plan,
-        Err(message) => {
-            eprintln!("goldgate: {message}");
-            return Ok(Exit::Error);
-        }
+        Err(message) => return Ok(fail(&message)),
     };
     let Some(config) = super::load_config(args.config.as_deref(), "run") else {
         return Ok(Exit::Error);
@@ -44,8 +41,53 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(gate) => gate,
         Err(exit) => return Ok(exit),
     };
-    let Some(suite) = super::discover_and_load(&args.paths)? else {
+    let Some(suite) = load_goldens(args)? else {
         return Ok(Exit::Error);
+    };
+    let (cases, suite_id) = match cases_to_run(&suite, args, shard) {
+        Ok(selected) => selected,
+        Err(message) => return Ok(fail(&message)),
+    };
+    let agent_config = match agent_to_test(args, &config, &cases) {
+        Ok(agent_config) => agent_config,
+        Err(message) => return Ok(fail(&message)),
+    };
+    let options = RunOptions {
+        concurrency: args.concurrency.unwrap_or(config.run.concurrency),
+        timeout: args.timeout.unwrap_or(config.run.timeout),
+        retries: args.retries.unwrap_or(config.run.retries),
+        backoff: Duration::from_millis(200),
+        record: args.record.clone(),
+    };
+    let grader = match build_grader(args, &config, &options) {
+        Ok(grader) => grader,
+        Err(message) => return Ok(fail(&message)),
+    };
+    let played = play(agent_config.as_ref(), cases, repeat, grader, &options)?;
+    let Played {
+        mut report,
+        duration,
+    } = match played {
+        Ok(played) => played,
+        Err(message) => return Ok(fail(&message)),
+    };
+    report.suite = suite_id;
+    report.max_errors = args.max_errors;
+    report.gate = gate.map(|gate| gate.compare(&report));
+    finish(args, &report, duration)
+}
+
+/// Says why nothing (more) can be done; the run ends with [`Exit::Error`].
+fn fail(message: &str) -> Exit {
+    eprintln!("goldgate: {message}");
+    Exit::Error
+}
+
+/// The goldens found at `--paths`, their problems printed; `None` when errors leave nothing to
+/// run (or nothing was found).
+fn load_goldens(args: &RunArgs) -> anyhow::Result<Option<Suite>> {
+    let Some(suite) = super::discover_and_load(&args.paths)? else {
+        return Ok(None);
     };
     if suite.warning_count() + suite.error_count() > 0 {
         lint::write_human(&suite, &mut io::stderr().lock())?;
@@ -55,63 +97,65 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             "goldgate: {} in the goldens; nothing was run (see `goldgate lint`)",
             lint::summary(&suite)
         );
-        return Ok(Exit::Error);
+        return Ok(None);
     }
-    let cases = match select(&suite, args) {
-        Ok(cases) if cases.is_empty() => {
-            eprintln!(
-                "goldgate: no case matches the --filter / --name given ({} cases loaded)",
-                suite.case_count()
-            );
-            return Ok(Exit::Error);
-        }
-        Ok(cases) => cases,
-        Err(message) => {
-            eprintln!("goldgate: {message}");
-            return Ok(Exit::Error);
-        }
-    };
-    // The suite is what was selected before sharding: the shards of one suite share it.
+    Ok(Some(suite))
+}
+
+/// The selected cases of this shard, and the suite they belong to: what was selected before
+/// sharding, so that the shards of one suite share it. An empty shard is only a warning.
+fn cases_to_run(
+    suite: &Suite,
+    args: &RunArgs,
+    shard: Option<Shard>,
+) -> Result<(Vec<Arc<Case>>, SuiteId), String> {
+    let cases = select(suite, args)?;
+    if cases.is_empty() {
+        return Err(format!(
+            "no case matches the --filter / --name given ({} cases loaded)",
+            suite.case_count()
+        ));
+    }
     let suite_id = SuiteId::of(cases.iter().map(|c| c.as_ref()), shard);
-    let cases: Vec<Arc<Case>> = match shard {
-        Some(shard) => {
-            let kept: Vec<Arc<Case>> = cases
-                .into_iter()
-                .filter(|c| shard.contains_case(c))
-                .collect();
-            if kept.is_empty() {
-                eprintln!(
-                    "goldgate: shard {shard} holds none of the {} selected cases",
-                    suite_id.cases
-                );
-            }
-            kept
-        }
-        None => cases,
+    let Some(shard) = shard else {
+        return Ok((cases, suite_id));
     };
-    let agent_config = match agent_config(args, &config) {
-        Some(agent) => Some(agent),
+    let kept: Vec<Arc<Case>> = cases
+        .into_iter()
+        .filter(|c| shard.contains_case(c))
+        .collect();
+    if kept.is_empty() {
+        eprintln!(
+            "goldgate: shard {shard} holds none of the {} selected cases",
+            suite_id.cases
+        );
+    }
+    Ok((kept, suite_id))
+}
+
+/// The agent the flags or the config name; none is needed when the goldens record every reply.
+fn agent_to_test(
+    args: &RunArgs,
+    config: &Config,
+    cases: &[Arc<Case>],
+) -> Result<Option<AgentConfig>, String> {
+    match agent_config(args, config) {
+        Some(agent) => Ok(Some(agent)),
         None if cases
             .iter()
             .all(|c| c.turns.iter().all(|t| t.recorded_reply.is_some())) =>
         {
-            None
+            Ok(None)
         }
-        None => {
-            eprintln!("goldgate: no agent to test");
-            eprintln!(
-                "hint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
-            );
-            return Ok(Exit::Error);
-        }
-    };
-    let options = RunOptions {
-        concurrency: args.concurrency.unwrap_or(config.run.concurrency),
-        timeout: args.timeout.unwrap_or(config.run.timeout),
-        retries: args.retries.unwrap_or(config.run.retries),
-        backoff: Duration::from_millis(200),
-        record: args.record.clone(),
-    };
+        None => Err("no agent to test\n\
+             hint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
+            .to_owned()),
+    }
+}
+
+/// The grader, with the configured judge. A judge without its API key is not an error: its
+/// checks are skipped and semantic matches fall back to local similarity.
+fn build_grader(args: &RunArgs, config: &Config, options: &RunOptions) -> Result<Grader, String> {
     let mut grader = Grader::new(
         None,
         ScoreOptions {
@@ -120,33 +164,42 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             ..ScoreOptions::default()
         },
     );
-    if let Some(judge) = &config.judge {
-        grader.options.similarity_pass = judge.similarity_pass;
-        match build_judge(args, judge, &options) {
-            Ok(built) => grader.judge = Some(built),
-            Err(SetupError::MissingKey { var }) => {
-                let reason = format!(
-                    "the {} judge needs {var}, which is not set",
-                    judge.provider.name()
-                );
-                eprintln!(
-                    "goldgate: {reason}: LLM-judge checks are skipped, semantic matches use local similarity"
-                );
-                grader.no_judge = Some(reason);
-            }
-            Err(SetupError::Invalid(message)) => {
-                eprintln!("goldgate: judge: {message}");
-                return Ok(Exit::Error);
-            }
+    let Some(judge) = &config.judge else {
+        return Ok(grader);
+    };
+    grader.options.similarity_pass = judge.similarity_pass;
+    match build_judge(args, judge, options) {
+        Ok(built) => grader.judge = Some(built),
+        Err(SetupError::MissingKey { var }) => {
+            let reason = format!(
+                "the {} judge needs {var}, which is not set",
+                judge.provider.name()
+            );
+            eprintln!(
+                "goldgate: {reason}: LLM-judge checks are skipped, semantic matches use local similarity"
+            );
+            grader.no_judge = Some(reason);
         }
+        Err(SetupError::Invalid(message)) => return Err(format!("judge: {message}")),
     }
+    Ok(grader)
+}
 
+/// Plays `cases` on a fresh async runtime, with a progress bar and Ctrl-C handling. The inner
+/// error is why the agent could not be reached.
+fn play(
+    agent_config: Option<&AgentConfig>,
+    cases: Vec<Arc<Case>>,
+    repeat: Repeat,
+    grader: Grader,
+    options: &RunOptions,
+) -> anyhow::Result<Result<Played, String>> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let result = runtime.block_on(async {
-        let agent = match &agent_config {
+    Ok(runtime.block_on(async {
+        let agent = match agent_config {
             Some(agent_config) => connect::connect(agent_config).await?,
             None => Arc::new(connect::NoAgent),
         };
@@ -166,31 +219,23 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             repeat,
             agent,
             Arc::new(grader),
-            &options,
+            options,
             &stop,
             &on_event,
         )
         .await;
         progress.finish_and_clear();
-        Ok::<Played, String>(played)
-    });
-    let Played {
-        mut report,
-        duration,
-    } = match result {
-        Ok(played) => played,
-        Err(message) => {
-            eprintln!("goldgate: {message}");
-            return Ok(Exit::Error);
-        }
-    };
-    report.suite = suite_id;
-    report.max_errors = args.max_errors;
-    report.gate = gate.map(|gate| gate.compare(&report));
-    write_outputs(args, &report, duration)?;
+        Ok(played)
+    }))
+}
+
+/// Prints and writes the reports, posts the PR comment, lists the errors; then the exit code:
+/// the verdict, or worse when the baseline cannot be updated.
+fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<Exit> {
+    write_outputs(args, report, duration)?;
     super::publish(
         &Publish {
-            report: &report,
+            report,
             report_path: args.output.as_deref(),
             suite: &publish::suite_name(args.config.as_deref()),
             markdown: args.github.markdown.as_deref(),
@@ -198,7 +243,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         },
         args.json && args.output.is_none(),
     )?;
-    list_errors(&report);
+    list_errors(report);
     let gating = if args.gate.fail_on_regress {
         Gating::Enforced
     } else {
@@ -206,7 +251,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     };
     let mut exit = report.exit(gating);
     if let Some(path) = &args.update_baseline {
-        exit = exit.max(super::update_baseline(path, &report, args.force)?);
+        exit = exit.max(super::update_baseline(path, report, args.force)?);
     }
     Ok(exit)
 }

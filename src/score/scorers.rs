@@ -18,10 +18,12 @@
 
 use std::time::Duration;
 
+use regex::Regex;
+
 use super::judge::{Judge, JudgeQuestion, JudgeVerdict, NO_JUDGE};
 use super::matchers::{has_semantic, render_calls, render_expected_call};
 use super::{Graded, Grader, Verdict};
-use crate::model::{ExpectedToolCall, Provider, Scorer};
+use crate::model::{ArgsMatcher, ExpectedToolCall, Provider, Scorer};
 use crate::results::{CheckCategory, Method, Status, TurnResult, nearest_rank};
 use crate::transcript::{Reply, ToolCall};
 
@@ -125,120 +127,24 @@ impl Grader {
         let method = Method::Deterministic(label.into());
         let calls = played.calls();
         match scorer {
-            Scorer::MessageContains { pattern } => {
-                let needle = pattern.to_lowercase();
-                let passed = played
-                    .messages()
-                    .any(|m| m.to_lowercase().contains(&needle));
-                let reason = format!("no agent message contains {pattern:?} (any case)");
-                Verdict::decided(passed, method, Some(reason)).labelled(
-                    label,
-                    pattern.clone(),
-                    played.text(),
-                )
-            }
-            Scorer::MessageMatchesRegex { regex } => {
-                let joined = played.messages().collect::<Vec<_>>().join("\n");
-                let passed =
-                    played.messages().any(|m| regex.is_match(m)) || regex.is_match(&joined);
-                let reason = format!("no agent message matches /{}/", regex.as_str());
-                Verdict::decided(passed, method, Some(reason)).labelled(
-                    label,
-                    format!("/{}/", regex.as_str()),
-                    played.text(),
-                )
-            }
+            Scorer::MessageContains { pattern } => message_contains(label, method, played, pattern),
+            Scorer::MessageMatchesRegex { regex } => message_matches(label, method, played, regex),
             Scorer::FinalMessageEquals { pattern } => {
-                let last = played.messages().last().map(str::trim);
-                let passed = last == Some(pattern.trim());
-                let actual = last.unwrap_or("(no agent text)").to_owned();
-                let reason = "the last agent message differs".to_owned();
-                Verdict::decided(passed, method, Some(reason)).labelled(
-                    label,
-                    pattern.clone(),
-                    actual,
-                )
+                final_message_equals(label, method, played, pattern)
             }
-            Scorer::ToolCalled { name } => {
-                let passed = calls.iter().any(|c| c.name == *name);
-                let reason = format!("{name} was not called");
-                Verdict::decided(passed, method, Some(reason)).labelled(
-                    label,
-                    name.clone(),
-                    render_calls(&calls),
-                )
-            }
+            Scorer::ToolCalled { name } => tool_called(label, method, &calls, name),
             Scorer::ToolCalledWithInput { name, input } => {
-                let want = ExpectedToolCall {
-                    name: name.clone(),
-                    args: input.clone(),
-                    agent: None,
-                };
-                let assignment = self.assign_calls(&[&want], &calls).await;
-                let verdict = assignment
-                    .verdicts
-                    .into_iter()
-                    .next()
-                    .unwrap_or_else(|| Verdict::fail(method, format!("{name} was not called")));
-                verdict.labelled(label, render_expected_call(&want), render_calls(&calls))
+                self.tool_called_with_input(label, method, &calls, name, input)
+                    .await
             }
-            Scorer::NoToolCalled { name } => {
-                let offending: Vec<&ToolCall> = calls
-                    .iter()
-                    .copied()
-                    .filter(|c| name.as_ref().is_none_or(|n| c.name == *n))
-                    .collect();
-                let expected = match name {
-                    Some(name) => format!("no call to {name}"),
-                    None => "no tool calls".to_owned(),
-                };
-                let reason = format!("called {}", render_calls(&offending));
-                Verdict::decided(offending.is_empty(), method, Some(reason)).labelled(
-                    label,
-                    expected,
-                    render_calls(&calls),
-                )
-            }
+            Scorer::NoToolCalled { name } => no_tool_called(label, method, &calls, name.as_deref()),
             Scorer::ToolCallAccuracy { expected } => {
                 self.tool_call_accuracy(expected, &calls).await
             }
-            Scorer::HandoffTriggered | Scorer::NoHandoff => {
-                let handoffs = played.handoffs();
-                let wanted = matches!(scorer, Scorer::HandoffTriggered);
-                let passed = handoffs.is_empty() != wanted;
-                let actual = if handoffs.is_empty() {
-                    "no handoff".to_owned()
-                } else {
-                    format!("handoff {}", handoffs.join(", "))
-                };
-                let expected = if wanted { "a handoff" } else { "no handoff" };
-                let reason = format!("expected {expected}, got {actual}");
-                Verdict::decided(passed, method, Some(reason)).labelled(
-                    label,
-                    expected.to_owned(),
-                    actual,
-                )
-            }
-            Scorer::ErrorCode { code } => {
-                let codes = played.error_codes();
-                let passed = codes.contains(&code.as_str());
-                let reason = format!("no error with code {code}");
-                Verdict::decided(passed, method, Some(reason)).labelled(
-                    label,
-                    code.clone(),
-                    listed(&codes, "no error"),
-                )
-            }
-            Scorer::NoError => {
-                let codes = played.error_codes();
-                let actual = listed(&codes, "no error");
-                let reason = format!("the agent reported {actual}");
-                Verdict::decided(codes.is_empty(), method, Some(reason)).labelled(
-                    label,
-                    "no error".to_owned(),
-                    actual,
-                )
-            }
+            Scorer::HandoffTriggered => handoff(label, method, played, true),
+            Scorer::NoHandoff => handoff(label, method, played, false),
+            Scorer::ErrorCode { code } => error_code(label, method, played, code),
+            Scorer::NoError => no_error(label, method, played),
             Scorer::LatencyP50Under { limit } => latency(label, method, played, 50, *limit),
             Scorer::LatencyP95Under { limit } => latency(label, method, played, 95, *limit),
             Scorer::JudgeNotHallucinating {
@@ -264,6 +170,30 @@ impl Grader {
                     .await
             }
         }
+    }
+
+    /// `tool-called-with-input`: one expected call, matched like the goldens' calls (its input
+    /// may need the judge for semantic fields).
+    async fn tool_called_with_input(
+        &self,
+        label: &str,
+        method: Method,
+        calls: &[&ToolCall],
+        name: &str,
+        input: &ArgsMatcher,
+    ) -> Graded {
+        let want = ExpectedToolCall {
+            name: name.to_owned(),
+            args: input.clone(),
+            agent: None,
+        };
+        let assignment = self.assign_calls(&[&want], calls).await;
+        let verdict = assignment
+            .verdicts
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Verdict::fail(method, format!("{name} was not called")));
+        verdict.labelled(label, render_expected_call(&want), render_calls(calls))
     }
 
     async fn tool_call_accuracy(
@@ -373,6 +303,110 @@ impl Grader {
         };
         verdict.labelled(label, question.describe(), played.text())
     }
+}
+
+// The agent-text scorers.
+
+fn message_contains(label: &str, method: Method, played: &Played<'_>, pattern: &str) -> Graded {
+    let needle = pattern.to_lowercase();
+    let passed = played
+        .messages()
+        .any(|m| m.to_lowercase().contains(&needle));
+    let reason = format!("no agent message contains {pattern:?} (any case)");
+    Verdict::decided(passed, method, Some(reason)).labelled(
+        label,
+        pattern.to_owned(),
+        played.text(),
+    )
+}
+
+fn message_matches(label: &str, method: Method, played: &Played<'_>, regex: &Regex) -> Graded {
+    let joined = played.messages().collect::<Vec<_>>().join("\n");
+    let passed = played.messages().any(|m| regex.is_match(m)) || regex.is_match(&joined);
+    let reason = format!("no agent message matches /{}/", regex.as_str());
+    Verdict::decided(passed, method, Some(reason)).labelled(
+        label,
+        format!("/{}/", regex.as_str()),
+        played.text(),
+    )
+}
+
+fn final_message_equals(label: &str, method: Method, played: &Played<'_>, pattern: &str) -> Graded {
+    let last = played.messages().last().map(str::trim);
+    let passed = last == Some(pattern.trim());
+    let actual = last.unwrap_or("(no agent text)").to_owned();
+    let reason = "the last agent message differs".to_owned();
+    Verdict::decided(passed, method, Some(reason)).labelled(label, pattern.to_owned(), actual)
+}
+
+// The tool-call scorers (`tool-called-with-input` and `tool-call-accuracy` are on [`Grader`]:
+// they may ask the judge).
+
+fn tool_called(label: &str, method: Method, calls: &[&ToolCall], name: &str) -> Graded {
+    let passed = calls.iter().any(|c| c.name == name);
+    let reason = format!("{name} was not called");
+    Verdict::decided(passed, method, Some(reason)).labelled(
+        label,
+        name.to_owned(),
+        render_calls(calls),
+    )
+}
+
+/// `no-tool-called`: of the tool `name`, or of any tool without one.
+fn no_tool_called(label: &str, method: Method, calls: &[&ToolCall], name: Option<&str>) -> Graded {
+    let offending: Vec<&ToolCall> = calls
+        .iter()
+        .copied()
+        .filter(|c| name.is_none_or(|n| c.name == n))
+        .collect();
+    let expected = match name {
+        Some(name) => format!("no call to {name}"),
+        None => "no tool calls".to_owned(),
+    };
+    let reason = format!("called {}", render_calls(&offending));
+    Verdict::decided(offending.is_empty(), method, Some(reason)).labelled(
+        label,
+        expected,
+        render_calls(calls),
+    )
+}
+
+// The handoff and agent-error scorers.
+
+/// `handoff-triggered` when `wanted`, `no-handoff` otherwise.
+fn handoff(label: &str, method: Method, played: &Played<'_>, wanted: bool) -> Graded {
+    let handoffs = played.handoffs();
+    let passed = handoffs.is_empty() != wanted;
+    let actual = if handoffs.is_empty() {
+        "no handoff".to_owned()
+    } else {
+        format!("handoff {}", handoffs.join(", "))
+    };
+    let expected = if wanted { "a handoff" } else { "no handoff" };
+    let reason = format!("expected {expected}, got {actual}");
+    Verdict::decided(passed, method, Some(reason)).labelled(label, expected.to_owned(), actual)
+}
+
+fn error_code(label: &str, method: Method, played: &Played<'_>, code: &str) -> Graded {
+    let codes = played.error_codes();
+    let passed = codes.contains(&code);
+    let reason = format!("no error with code {code}");
+    Verdict::decided(passed, method, Some(reason)).labelled(
+        label,
+        code.to_owned(),
+        listed(&codes, "no error"),
+    )
+}
+
+fn no_error(label: &str, method: Method, played: &Played<'_>) -> Graded {
+    let codes = played.error_codes();
+    let actual = listed(&codes, "no error");
+    let reason = format!("the agent reported {actual}");
+    Verdict::decided(codes.is_empty(), method, Some(reason)).labelled(
+        label,
+        "no error".to_owned(),
+        actual,
+    )
 }
 
 fn latency(label: &str, method: Method, played: &Played<'_>, p: u32, limit: Duration) -> Graded {

@@ -9,7 +9,7 @@ use super::{
     CONVERSATIONS_HINT, criteria, items, key_position, parameters, tags, take_container, turn,
 };
 use crate::diagnostic::{Code, Diagnostics};
-use crate::model::{Case, CaseCheck, Format};
+use crate::model::{Case, CaseCheck, Format, Turn};
 use crate::yaml::{Fields, Node, expect_text};
 
 const TOP_KEYS: &[&str] = &[
@@ -105,51 +105,18 @@ fn conversation(
     let turns_path = fields.path_of("turns");
     let turn_list = fields.require("turns", "a list of turns", diags);
     fields.finish(CONVERSATION_KEYS, diags);
-
-    let mut turns = Vec::new();
-    let mut unmocked_call = None;
-    let turn_nodes = turn_list.map_or(&[][..], |list| {
-        items(list, &turns_path, "a list of turns", diags)
-    });
-    for (i, item) in turn_nodes.iter().enumerate() {
-        if let Some(parsed) = turn::parse(item, i + 1, &format!("{turns_path}[{i}]"), diags) {
-            unmocked_call = unmocked_call.or(parsed.unmocked_call);
-            turns.push(parsed.turn);
-        }
-    }
-
-    if let Some(call) = unmocked_call.filter(|_| session_parameters.is_empty()) {
-        diags
-            .warning(
-                Code::E006,
-                call.line,
-                call.column,
-                "tool calls are expected but there are no session parameters to mock them",
-            )
-            .field(call.path)
-            .hint(
-                "add `common_session_parameters` or `session_parameters`, or an `output` per call",
-            );
-    }
+    let turns = turns(
+        turn_list,
+        &turns_path,
+        !session_parameters.is_empty(),
+        diags,
+    );
 
     let name = name?;
     let name_node = name_node?;
-    if let Some(first) = seen.get(&name) {
-        diags
-            .error(
-                Code::G103,
-                name_node.line,
-                name_node.column,
-                format!(
-                    "conversation `{name}` is defined twice, at lines {first} and {}",
-                    name_node.line
-                ),
-            )
-            .field(name_path)
-            .hint("conversation names must be unique within a file");
+    if !is_first_definition(&name, name_node, &name_path, seen, diags) {
         return None;
     }
-    seen.insert(name.clone(), name_node.line);
 
     Some(Case {
         id: name.clone(),
@@ -165,4 +132,67 @@ fn conversation(
         checks,
         weight: 1.0,
     })
+}
+
+/// The conversation's turns; E006 when a tool call expects an output that neither the call nor
+/// any session parameter provides.
+fn turns(
+    turn_list: Option<&Node>,
+    turns_path: &str,
+    has_session_parameters: bool,
+    diags: &mut Diagnostics,
+) -> Vec<Turn> {
+    let mut turns = Vec::new();
+    let mut unmocked_call = None;
+    let turn_nodes = turn_list.map_or(&[][..], |list| {
+        items(list, turns_path, "a list of turns", diags)
+    });
+    for (i, item) in turn_nodes.iter().enumerate() {
+        if let Some(parsed) = turn::parse(item, i + 1, &format!("{turns_path}[{i}]"), diags) {
+            unmocked_call = unmocked_call.or(parsed.unmocked_call);
+            turns.push(parsed.turn);
+        }
+    }
+
+    if let Some(call) = unmocked_call.filter(|_| !has_session_parameters) {
+        diags
+            .warning(
+                Code::E006,
+                call.line,
+                call.column,
+                "tool calls are expected but there are no session parameters to mock them",
+            )
+            .field(call.path)
+            .hint(
+                "add `common_session_parameters` or `session_parameters`, or an `output` per call",
+            );
+    }
+    turns
+}
+
+/// Records `name` as defined at `name_node`; G103 (and `false`) when the file already did.
+fn is_first_definition(
+    name: &str,
+    name_node: &Node,
+    name_path: &str,
+    seen: &mut HashMap<String, u32>,
+    diags: &mut Diagnostics,
+) -> bool {
+    if let Some(first) = seen.get(name) {
+        diags
+            .error(
+                Code::G103,
+                name_node.line,
+                name_node.column,
+                format!(
+                    "conversation `{name}` is defined twice, at lines {first} and {}",
+                    name_node.line
+                ),
+            )
+            .field(name_path)
+            .hint("conversation names must be unique within a file");
+        return false;
+    }
+    seen.insert(name.to_owned(), name_node.line);
+    true
 }
