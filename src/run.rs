@@ -160,10 +160,8 @@ pub async fn run_repeated(
         .collect()
         .await;
     results.sort_by_key(|(index, run, _)| (*index, *run));
-    let cancelled = results
-        .iter()
-        .any(|(_, _, r)| r.error.as_deref() == Some(CANCELLED));
-    let incomplete = results.len() < cases.len() * runs || cancelled;
+    // Cases stopped in flight ended as errors; the run is incomplete either way.
+    let incomplete = results.len() < cases.len() * runs || stop.in_flight.is_cancelled();
     let mut joined = Vec::with_capacity(cases.len());
     let mut results = results.into_iter().peekable();
     while let Some((index, _, first)) = results.next() {
@@ -197,8 +195,6 @@ pub async fn run_repeated(
     }
 }
 
-const CANCELLED: &str = "cancelled before the case finished";
-
 async fn run_case(
     case: Arc<Case>,
     agent: &dyn Agent,
@@ -215,13 +211,21 @@ async fn run_case(
         mut error,
     } = play_turns(&case, &session, agent, grader, options, stop).await;
     agent.end_session(&session).await;
-    let checks = if error.is_none() {
-        grader.grade_case(&case, &turns).await
-    } else {
-        Vec::new()
+    let checks = match &error {
+        None => {
+            let graded = stop
+                .in_flight
+                .run_until_cancelled(grader.grade_case(&case, &turns))
+                .await;
+            if graded.is_none() {
+                error = Some(AgentError::cancelled().to_string());
+            }
+            graded.unwrap_or_default()
+        }
+        Some(_) => Vec::new(),
     };
     if let (Some(dir), None) = (&options.record, &error)
-        && let Err(e) = replay::record_case(dir, &crate::shard::case_key(&case), &case.id, &played)
+        && let Err(e) = record(dir, &case, played).await
     {
         error = Some(format!(
             "could not record the transcript in {}: {e}",
@@ -258,6 +262,23 @@ async fn run_case(
     }
 }
 
+/// Writes the case's transcript under `dir` (`--record`) on a blocking thread: a file written
+/// and synced must not hold up the async workers that play the other cases.
+async fn record(
+    dir: &std::path::Path,
+    case: &Case,
+    played: Vec<(TurnRequest, Exchange)>,
+) -> std::io::Result<()> {
+    let (dir, key, id) = (
+        dir.to_path_buf(),
+        crate::shard::case_key(case),
+        case.id.clone(),
+    );
+    tokio::task::spawn_blocking(move || replay::record_case(&dir, &key, &id, &played))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+}
+
 /// What playing a case's turns in one session left: a result per turn, the exchanges to
 /// record, the agent's usage and the error that stopped the case, if any.
 struct Session {
@@ -292,12 +313,22 @@ async fn play_turns(
         let request = request_for(case, turn, session);
         let outcome = tokio::select! {
             outcome = play(turn, &request, agent, options) => outcome,
-            () = stop.in_flight.cancelled() => Err((AgentError::new(AgentErrorKind::Connect, CANCELLED), 1)),
+            () = stop.in_flight.cancelled() => Err((AgentError::cancelled(), 1)),
         };
         match outcome {
             Ok((exchange, attempts)) => {
                 done.usage = done.usage.plus(exchange.reply.usage.unwrap_or_default());
-                let checks = grader.grade_turn(turn, &exchange).await;
+                // Judge calls stop with the turns on the second Ctrl-C.
+                let Some(checks) = stop
+                    .in_flight
+                    .run_until_cancelled(grader.grade_turn(turn, &exchange))
+                    .await
+                else {
+                    done.error = Some(AgentError::cancelled().to_string());
+                    done.turns
+                        .push(unplayed(turn, AgentError::cancelled().to_string()));
+                    continue;
+                };
                 done.turns.push(TurnResult {
                     index: turn.index,
                     line: turn.location.line,
@@ -313,11 +344,7 @@ async fn play_turns(
                 done.played.push((request, exchange));
             }
             Err((err, attempts)) => {
-                let message = if err.message == CANCELLED {
-                    CANCELLED.to_owned()
-                } else {
-                    err.to_string()
-                };
+                let message = err.to_string();
                 done.error = Some(message.clone());
                 let mut result = unplayed(turn, message);
                 result.attempts = attempts;
@@ -366,21 +393,16 @@ async fn play(
         match result {
             Ok(exchange) => return Ok((exchange, attempt)),
             Err(err) if err.is_retryable() && attempt <= options.retries => {
-                tokio::time::sleep(backoff(options.backoff, attempt, err.retry_after)).await;
+                tokio::time::sleep(crate::agent::backoff(
+                    options.backoff,
+                    attempt,
+                    err.retry_after,
+                ))
+                .await;
             }
             Err(err) => return Err((err, attempt)),
         }
     }
-}
-
-/// Exponential backoff with full jitter, or the server's `Retry-After` when it gave one.
-pub(crate) fn backoff(base: Duration, attempt: u32, retry_after: Option<Duration>) -> Duration {
-    const CAP: Duration = Duration::from_secs(60);
-    if let Some(wait) = retry_after {
-        return wait.min(CAP);
-    }
-    let ceiling = base.saturating_mul(1 << attempt.min(16)).min(CAP);
-    ceiling.mul_f64(fastrand::f64())
 }
 
 fn request_for(case: &Case, turn: &Turn, session: &str) -> TurnRequest {
@@ -443,26 +465,5 @@ pub fn describe_inputs(inputs: &[Input]) -> String {
         "<no input>".to_owned()
     } else {
         parts.join(" ")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_honours_retry_after_and_stays_under_the_doubled_ceiling() {
-        let base = Duration::from_millis(100);
-        assert_eq!(
-            backoff(base, 1, Some(Duration::from_secs(2))),
-            Duration::from_secs(2)
-        );
-        assert_eq!(
-            backoff(base, 1, Some(Duration::from_secs(600))),
-            Duration::from_secs(60)
-        );
-        for attempt in 1..5 {
-            assert!(backoff(base, attempt, None) <= base * (1 << attempt));
-        }
     }
 }

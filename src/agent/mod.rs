@@ -60,9 +60,19 @@ pub enum AgentErrorKind {
     Crashed,
     /// Nothing recorded for this turn (replay).
     NotRecorded,
+    /// goldgate was told to stop (a second Ctrl-C, or SIGTERM) before the turn finished.
+    Cancelled,
 }
 
+/// What a turn or case stopped by cancellation reports.
+const CANCELLED: &str = "cancelled before the case finished";
+
 impl AgentError {
+    /// The turn was stopped by goldgate, not by the agent.
+    pub fn cancelled() -> Self {
+        Self::new(AgentErrorKind::Cancelled, CANCELLED)
+    }
+
     pub fn new(kind: AgentErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
@@ -76,9 +86,10 @@ impl AgentError {
         match self.kind {
             AgentErrorKind::Connect | AgentErrorKind::Crashed => true,
             AgentErrorKind::Status(code) => code == 429 || (500..600).contains(&code),
-            AgentErrorKind::Timeout | AgentErrorKind::Protocol | AgentErrorKind::NotRecorded => {
-                false
-            }
+            AgentErrorKind::Timeout
+            | AgentErrorKind::Protocol
+            | AgentErrorKind::NotRecorded
+            | AgentErrorKind::Cancelled => false,
         }
     }
 }
@@ -92,9 +103,44 @@ impl fmt::Display for AgentError {
             AgentErrorKind::Protocol => "bad reply".to_owned(),
             AgentErrorKind::Crashed => "agent process exited".to_owned(),
             AgentErrorKind::NotRecorded => "not recorded".to_owned(),
+            // Says all there is to say: no reason to add.
+            AgentErrorKind::Cancelled => return f.write_str(CANCELLED),
         };
         write!(f, "{kind}: {}", self.message)
     }
 }
 
 impl std::error::Error for AgentError {}
+
+/// Exponential backoff with full jitter, or the server's `Retry-After` when it gave one.
+pub fn backoff(base: Duration, attempt: u32, retry_after: Option<Duration>) -> Duration {
+    const CAP: Duration = Duration::from_secs(60);
+    if let Some(wait) = retry_after {
+        return wait.min(CAP);
+    }
+    let ceiling = base.saturating_mul(1 << attempt.min(16)).min(CAP);
+    ceiling.mul_f64(fastrand::f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::backoff;
+
+    #[test]
+    fn backoff_honours_retry_after_and_stays_under_the_doubled_ceiling() {
+        let base = Duration::from_millis(100);
+        assert_eq!(
+            backoff(base, 1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            backoff(base, 1, Some(Duration::from_secs(600))),
+            Duration::from_secs(60)
+        );
+        for attempt in 1..5 {
+            assert!(backoff(base, attempt, None) <= base * (1 << attempt));
+        }
+    }
+}

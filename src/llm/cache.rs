@@ -89,15 +89,33 @@ impl JudgeCache {
         self.dir.join(&digest[..2]).join(format!("{digest}.json"))
     }
 
-    /// The entry for `key`, if one was stored and still reads.
-    pub fn get(&self, key: &CacheKey<'_>) -> Option<Entry> {
-        let text = fs::read(self.path(&key.digest())).ok()?;
+    /// The entry stored under `digest`, if one was stored and still reads.
+    fn read(&self, digest: &str) -> Option<Entry> {
+        let text = fs::read(self.path(digest)).ok()?;
         serde_json::from_slice(&text).ok()
     }
 
-    /// Stores `entry` under `key`, replacing any earlier one.
-    pub fn put(&self, key: &CacheKey<'_>, entry: &Entry) -> io::Result<()> {
-        let path = self.path(&key.digest());
+    /// The entry for `key`, if one was stored and still reads; read on a blocking thread, off
+    /// the async workers that play the cases.
+    pub async fn fetch(&self, key: &CacheKey<'_>) -> Option<Entry> {
+        let (cache, digest) = (self.clone(), key.digest());
+        tokio::task::spawn_blocking(move || cache.read(&digest))
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Stores `entry` under `key`, replacing any earlier one, on a blocking thread (the write
+    /// is synced to disk).
+    pub async fn store(&self, key: &CacheKey<'_>, entry: Entry) -> io::Result<()> {
+        let (cache, digest) = (self.clone(), key.digest());
+        tokio::task::spawn_blocking(move || cache.write(&digest, &entry))
+            .await
+            .unwrap_or_else(|e| Err(io::Error::other(e)))
+    }
+
+    fn write(&self, digest: &str, entry: &Entry) -> io::Result<()> {
+        let path = self.path(digest);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent)?;
         }
@@ -145,8 +163,8 @@ mod tests {
         assert_ne!(base, gateway.digest());
     }
 
-    #[test]
-    fn entries_round_trip_and_garbage_is_a_miss() {
+    #[tokio::test]
+    async fn entries_round_trip_and_garbage_is_a_miss() {
         let dir = tempfile::tempdir().unwrap();
         let cache = JudgeCache::new(dir.path());
         let request = json!({ "q": 1 });
@@ -159,12 +177,15 @@ mod tests {
                 output_tokens: 1,
             },
         };
-        assert_eq!(cache.get(&key(&request, 0, 0)), None);
-        cache.put(&key(&request, 0, 0), &entry).unwrap();
-        assert_eq!(cache.get(&key(&request, 0, 0)), Some(entry));
-        assert_eq!(cache.get(&key(&request, 1, 0)), None);
+        assert_eq!(cache.fetch(&key(&request, 0, 0)).await, None);
+        cache
+            .store(&key(&request, 0, 0), entry.clone())
+            .await
+            .unwrap();
+        assert_eq!(cache.fetch(&key(&request, 0, 0)).await, Some(entry));
+        assert_eq!(cache.fetch(&key(&request, 1, 0)).await, None);
         let digest = key(&request, 0, 0).digest();
         fs::write(cache.path(&digest), "{ not json").unwrap();
-        assert_eq!(cache.get(&key(&request, 0, 0)), None);
+        assert_eq!(cache.fetch(&key(&request, 0, 0)).await, None);
     }
 }

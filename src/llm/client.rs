@@ -190,7 +190,8 @@ impl LlmClient {
             match self.send_once(body).await {
                 Ok(response) => return Ok(response),
                 Err(err) if err.is_retryable() && attempt <= self.patience.retries => {
-                    let wait = crate::run::backoff(self.patience.backoff, attempt, err.retry_after);
+                    let wait =
+                        crate::agent::backoff(self.patience.backoff, attempt, err.retry_after);
                     tokio::time::sleep(wait).await;
                 }
                 Err(err) => return Err(err),

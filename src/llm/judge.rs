@@ -131,7 +131,11 @@ impl LlmJudge {
         tool: &str,
         parse: fn(&Value) -> Result<T, String>,
     ) -> Result<T, JudgeError> {
-        if let Some(entry) = self.cache.as_ref().and_then(|cache| cache.get(key))
+        let cached = match &self.cache {
+            Some(cache) => cache.fetch(key).await,
+            None => None,
+        };
+        if let Some(entry) = cached
             && let Ok(answer) = parse(&entry.answer)
         {
             self.ledger.cached.fetch_add(1, Ordering::Relaxed);
@@ -160,7 +164,7 @@ impl LlmJudge {
                             usage: response.usage,
                         };
                         // A cache that cannot be written costs a later call, not this answer.
-                        let _ = cache.put(key, &entry);
+                        let _ = cache.store(key, entry).await;
                     }
                     return Ok(answer);
                 }
