@@ -219,7 +219,7 @@ fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> Played {
             Arc::new(Grader::default()),
             &options,
             &Stop::default(),
-            &|_| {},
+            Arc::new(|_| {}),
         )
         .await
     });

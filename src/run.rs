@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use serde_json::{Map, Value};
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::protocol;
@@ -100,6 +100,9 @@ pub enum Event<'a> {
     CaseFinished { case: &'a Case, status: Status },
 }
 
+/// Whoever shows progress: called from the tasks that play the cases.
+pub type OnEvent = Arc<dyn Fn(Event<'_>) + Send + Sync>;
+
 /// Runs `cases` against `agent` once each, returning results in the order of `cases`.
 pub async fn run(
     cases: Vec<Arc<Case>>,
@@ -107,7 +110,7 @@ pub async fn run(
     grader: Arc<Grader>,
     options: &RunOptions,
     stop: &Stop,
-    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
+    on_event: OnEvent,
 ) -> Played {
     run_repeated(cases, Repeat::ONCE, agent, grader, options, stop, on_event).await
 }
@@ -130,35 +133,51 @@ pub async fn run_repeated(
     grader: Arc<Grader>,
     options: &RunOptions,
     stop: &Stop,
-    on_event: &(dyn Fn(Event<'_>) + Send + Sync),
+    on_event: OnEvent,
 ) -> Played {
     let started = Instant::now();
     let runs = repeat.runs as usize;
     // Case-major, so that the runs of the first cases start first.
-    let units = cases
+    let mut units = cases
         .iter()
         .enumerate()
         .flat_map(|(index, case)| (0..runs).map(move |run| (index, run, Arc::clone(case))));
-    let mut results: Vec<(usize, usize, CaseResult)> = futures_util::stream::iter(units)
-        .take_until(stop.scheduling.clone().cancelled_owned())
-        .map(|(index, run, case)| {
-            let agent = Arc::clone(&agent);
+    // Each case is a task of its own, so that scoring spreads over the runtime's threads;
+    // at most `concurrency` are in flight, and none is started once scheduling stops.
+    let options = Arc::new(options.clone());
+    let mut in_flight = JoinSet::new();
+    let mut results: Vec<(usize, usize, CaseResult)> = Vec::new();
+    loop {
+        while in_flight.len() < options.concurrency.max(1) && !stop.scheduling.is_cancelled() {
+            let Some((index, run, case)) = units.next() else {
+                break;
+            };
+            let (agent, options, stop) = (Arc::clone(&agent), Arc::clone(&options), stop.clone());
+            let on_event = Arc::clone(&on_event);
             // Each run is its own sample for the judge too (its cache keys the run).
             let grader = grader.for_repeat(u32::try_from(run).unwrap_or(u32::MAX));
-            async move {
+            in_flight.spawn(async move {
                 on_event(Event::CaseStarted { case: &case });
                 let result =
-                    run_case(Arc::clone(&case), agent.as_ref(), &grader, options, stop).await;
+                    run_case(Arc::clone(&case), agent.as_ref(), &grader, &options, &stop).await;
                 on_event(Event::CaseFinished {
                     case: &case,
                     status: result.status,
                 });
                 (index, run, result)
+            });
+        }
+        match in_flight.join_next().await {
+            Some(Ok(result)) => results.push(result),
+            // A bug in a case's task is a bug of the run: not hidden as a missing case.
+            Some(Err(failed)) if failed.is_panic() => {
+                std::panic::resume_unwind(failed.into_panic())
             }
-        })
-        .buffer_unordered(options.concurrency.max(1))
-        .collect()
-        .await;
+            // Never aborted: the set lives until every task is joined.
+            Some(Err(_)) => {}
+            None => break,
+        }
+    }
     results.sort_by_key(|(index, run, _)| (*index, *run));
     // Cases stopped in flight ended as errors; the run is incomplete either way.
     let incomplete = results.len() < cases.len() * runs || stop.in_flight.is_cancelled();

@@ -23,7 +23,7 @@ use goldgate::model::Case;
 use goldgate::report::{console, gate, junit, lint};
 use goldgate::results::json;
 use goldgate::results::{CaseResult, Gating, Report, Status};
-use goldgate::run::{self, Event, Played, Repeat, RunOptions, Stop};
+use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
 use goldgate::score::{Grader, Judge, ScoreOptions};
 use goldgate::shard::{Shard, SuiteId};
 
@@ -206,14 +206,15 @@ fn play(
         let stop = Stop::default();
         watch_ctrl_c(stop.clone());
         let progress = progress_bar(cases.len() * repeat.runs() as usize);
-        let on_event = |event: Event<'_>| {
+        let shown = progress.clone();
+        let on_event: OnEvent = Arc::new(move |event: Event<'_>| {
             if let Event::CaseFinished { case, status } = event {
-                progress.inc(1);
+                shown.inc(1);
                 if status != Status::Passed {
-                    progress.set_message(format!("{} {}", status.name(), case.id));
+                    shown.set_message(format!("{} {}", status.name(), case.id));
                 }
             }
-        };
+        });
         let played = run::run_repeated(
             cases,
             repeat,
@@ -221,7 +222,7 @@ fn play(
             Arc::new(grader),
             options,
             &stop,
-            &on_event,
+            on_event,
         )
         .await;
         progress.finish_and_clear();
