@@ -208,70 +208,8 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
     };
     let path = format!("agent.{}", kind.name);
     match kind.name.as_str() {
-        "http" => {
-            let mut fields = Fields::of(value, &path, diags)?;
-            let url = fields.required_string("url", diags);
-            let headers = fields
-                .take("headers")
-                .and_then(|h| Fields::of(h, &format!("{path}.headers"), diags).map(|f| f.node()))
-                .and_then(Node::as_map)
-                .map(|entries| {
-                    entries
-                        .iter()
-                        .filter_map(|(k, v)| {
-                            let text =
-                                yaml::expect_text(v, &format!("{path}.headers.{}", k.name), diags)?;
-                            Some((k.name.clone(), text))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            fields.finish(&["url", "headers"], diags);
-            Some(AgentConfig::Http { url: url?, headers })
-        }
-        "command" => {
-            // Either a list (argv) or `{ argv: [...], processes: N }`.
-            let (argv_node, processes) = match &value.value {
-                Value::Map(_) => {
-                    let mut fields = Fields::of(value, &path, diags)?;
-                    let argv = fields.require("argv", "a list: program and arguments", diags);
-                    let processes = fields
-                        .take("processes")
-                        .and_then(|n| positive_integer(n, &format!("{path}.processes"), diags))
-                        .unwrap_or(1);
-                    fields.finish(&["argv", "processes"], diags);
-                    (argv?, processes)
-                }
-                _ => (value, 1),
-            };
-            let argv: Vec<String> = match &argv_node.value {
-                Value::Seq(items) => items
-                    .iter()
-                    .filter_map(|i| yaml::expect_text(i, &path, diags))
-                    .collect(),
-                Value::Str(line) => line.split_whitespace().map(str::to_owned).collect(),
-                _ => {
-                    argv_node.wrong_type("a list of strings", diags).field(path);
-                    return None;
-                }
-            };
-            if argv.is_empty() {
-                diags
-                    .error(
-                        Code::G102,
-                        argv_node.line,
-                        argv_node.column,
-                        "the command is empty",
-                    )
-                    .field(path);
-                return None;
-            }
-            Some(AgentConfig::Command {
-                argv,
-                processes,
-                working_dir: Some(base.to_path_buf()),
-            })
-        }
+        "http" => parse_http(value, &path, diags),
+        "command" => parse_command(value, &path, base, diags),
         "replay" => {
             let dir = yaml::expect_text(value, &path, diags)?;
             Some(AgentConfig::Replay {
@@ -296,6 +234,78 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
             None
         }
     }
+}
+
+/// `agent: { http: { url, headers } }`.
+fn parse_http(value: &Node, path: &str, diags: &mut Diagnostics) -> Option<AgentConfig> {
+    let mut fields = Fields::of(value, path, diags)?;
+    let url = fields.required_string("url", diags);
+    let headers = fields
+        .take("headers")
+        .and_then(|h| Fields::of(h, &format!("{path}.headers"), diags).map(|f| f.node()))
+        .and_then(Node::as_map)
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|(k, v)| {
+                    let text = yaml::expect_text(v, &format!("{path}.headers.{}", k.name), diags)?;
+                    Some((k.name.clone(), text))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    fields.finish(&["url", "headers"], diags);
+    Some(AgentConfig::Http { url: url?, headers })
+}
+
+/// `agent: { command: [argv...] }` or `{ command: { argv: [...], processes: N } }`, run in
+/// the config file's directory.
+fn parse_command(
+    value: &Node,
+    path: &str,
+    base: &Path,
+    diags: &mut Diagnostics,
+) -> Option<AgentConfig> {
+    let (argv_node, processes) = match &value.value {
+        Value::Map(_) => {
+            let mut fields = Fields::of(value, path, diags)?;
+            let argv = fields.require("argv", "a list: program and arguments", diags);
+            let processes = fields
+                .take("processes")
+                .and_then(|n| positive_integer(n, &format!("{path}.processes"), diags))
+                .unwrap_or(1);
+            fields.finish(&["argv", "processes"], diags);
+            (argv?, processes)
+        }
+        _ => (value, 1),
+    };
+    let argv: Vec<String> = match &argv_node.value {
+        Value::Seq(items) => items
+            .iter()
+            .filter_map(|i| yaml::expect_text(i, path, diags))
+            .collect(),
+        Value::Str(line) => line.split_whitespace().map(str::to_owned).collect(),
+        _ => {
+            argv_node.wrong_type("a list of strings", diags).field(path);
+            return None;
+        }
+    };
+    if argv.is_empty() {
+        diags
+            .error(
+                Code::G102,
+                argv_node.line,
+                argv_node.column,
+                "the command is empty",
+            )
+            .field(path);
+        return None;
+    }
+    Some(AgentConfig::Command {
+        argv,
+        processes,
+        working_dir: Some(base.to_path_buf()),
+    })
 }
 
 fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {

@@ -181,19 +181,7 @@ pub async fn run_repeated(
     results.sort_by_key(|(index, run, _)| (*index, *run));
     // Cases stopped in flight ended as errors; the run is incomplete either way.
     let incomplete = results.len() < cases.len() * runs || stop.in_flight.is_cancelled();
-    let mut joined = Vec::with_capacity(cases.len());
-    let mut results = results.into_iter().peekable();
-    while let Some((index, _, first)) = results.next() {
-        if runs == 1 {
-            joined.push(first);
-            continue;
-        }
-        let mut of_case = vec![first];
-        while let Some((_, _, next)) = results.next_if(|(i, _, _)| *i == index) {
-            of_case.push(next);
-        }
-        joined.extend(CaseResult::from_runs(of_case, repeat.runs, repeat.min_pass));
-    }
+    let joined = join_runs(results, repeat);
     let report = Report {
         schema_version: SCHEMA_VERSION,
         goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -279,6 +267,24 @@ async fn run_case(
         turns,
         checks,
     }
+}
+
+/// One result per case from its runs (sorted by case, then run): see [`CaseResult::from_runs`].
+fn join_runs(results: Vec<(usize, usize, CaseResult)>, repeat: Repeat) -> Vec<CaseResult> {
+    let mut joined = Vec::with_capacity(results.len());
+    let mut results = results.into_iter().peekable();
+    while let Some((index, _, first)) = results.next() {
+        if repeat.runs == 1 {
+            joined.push(first);
+            continue;
+        }
+        let mut of_case = vec![first];
+        while let Some((_, _, next)) = results.next_if(|(i, _, _)| *i == index) {
+            of_case.push(next);
+        }
+        joined.extend(CaseResult::from_runs(of_case, repeat.runs, repeat.min_pass));
+    }
+    joined
 }
 
 /// Writes the case's transcript under `dir` (`--record`) on a blocking thread: a file written
