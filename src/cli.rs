@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use goldgate::config::RunSettings;
+use goldgate::llm::cache;
 
 const AFTER_HELP: &str = "\
 Exit codes (every command):
@@ -129,16 +131,35 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD", help_heading = "Agent")]
     pub agent_cmd: Option<String>,
 
-    /// Cases run at once [default: 8].
-    #[arg(long, value_name = "N", help_heading = "Execution")]
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Execution",
+        help = from_run_settings("Cases run at once", RunSettings::default().concurrency)
+    )]
     pub concurrency: Option<usize>,
 
-    /// Time allowed for one turn's complete reply, e.g. `30s`, `500ms` [default: 60s].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Execution")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        help_heading = "Execution",
+        help = from_run_settings(
+            "Time allowed for one turn's complete reply, e.g. `30s`, `500ms`",
+            format_args!("{}s", RunSettings::default().timeout.as_secs_f64())
+        )
+    )]
     pub timeout: Option<std::time::Duration>,
 
-    /// Retries of a turn after a connection error, a 5xx or a 429 [default: 2].
-    #[arg(long, value_name = "N", help_heading = "Execution")]
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Execution",
+        help = from_run_settings(
+            "Retries of a turn after a connection error, a 5xx or a 429",
+            RunSettings::default().retries
+        )
+    )]
     pub retries: Option<u32>,
 
     /// Do not fail a turn for tool calls the golden does not list.
@@ -153,8 +174,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Judge")]
     pub no_cache: bool,
 
-    /// Keep the judge's answers in DIR [default: .goldgate/cache].
     #[arg(
+        help = format!("Keep the judge's answers in DIR [default: {}]", cache::DEFAULT_DIR),
         long,
         value_name = "DIR",
         env = "GOLDGATE_CACHE_DIR",
@@ -309,6 +330,12 @@ Examples:
 
 Exit codes: 0 all passed; 1 a case failed; 2 a file does not load, the agent errored or
 was unreachable, or the run was interrupted.";
+
+/// The help of a flag that overrides a `run:` setting, with the default written once, in
+/// [`RunSettings`].
+fn from_run_settings(what: &str, default: impl std::fmt::Display) -> String {
+    format!("{what} [default: `run:` in goldgate.yaml, else {default}]")
+}
 
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     goldgate::config::parse_duration(text)
