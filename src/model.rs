@@ -294,6 +294,9 @@ impl Matcher {
 #[derive(Clone, Debug)]
 pub struct CaseCheck {
     pub location: Location,
+    /// What the check is called where it was written (a gecx scorer's name, a Regtrace
+    /// metric, `criterion`): reports label its result with it.
+    pub label: String,
     pub kind: CheckKind,
 }
 
@@ -363,50 +366,6 @@ pub enum Scorer {
     },
 }
 
-impl Scorer {
-    /// Every scorer name gecx knows, in the seed's order.
-    pub const NAMES: [&'static str; 16] = [
-        "message-contains",
-        "message-matches-regex",
-        "final-message-equals",
-        "tool-called",
-        "tool-called-with-input",
-        "no-tool-called",
-        "tool-call-accuracy",
-        "handoff-triggered",
-        "no-handoff",
-        "error-code",
-        "no-error",
-        "latency-p50-under",
-        "latency-p95-under",
-        "llm-judge-not-hallucinating",
-        "llm-judge-helpfulness",
-        "llm-judge-tone-matches",
-    ];
-
-    pub fn name(&self) -> &'static str {
-        let index = match self {
-            Scorer::MessageContains { .. } => 0,
-            Scorer::MessageMatchesRegex { .. } => 1,
-            Scorer::FinalMessageEquals { .. } => 2,
-            Scorer::ToolCalled { .. } => 3,
-            Scorer::ToolCalledWithInput { .. } => 4,
-            Scorer::NoToolCalled { .. } => 5,
-            Scorer::ToolCallAccuracy { .. } => 6,
-            Scorer::HandoffTriggered => 7,
-            Scorer::NoHandoff => 8,
-            Scorer::ErrorCode { .. } => 9,
-            Scorer::NoError => 10,
-            Scorer::LatencyP50Under { .. } => 11,
-            Scorer::LatencyP95Under { .. } => 12,
-            Scorer::JudgeNotHallucinating { .. } => 13,
-            Scorer::JudgeHelpfulness { .. } => 14,
-            Scorer::JudgeToneMatches { .. } => 15,
-        };
-        Self::NAMES[index]
-    }
-}
-
 /// LLM providers that can judge and play the agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Provider {
@@ -439,22 +398,4 @@ pub enum Metric {
     Format,
     Tone,
     Regression,
-}
-
-impl Metric {
-    pub const NAMES: [&'static str; 4] = ["factuality", "format", "tone", "regression"];
-
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "factuality" => Metric::Factuality,
-            "format" => Metric::Format,
-            "tone" => Metric::Tone,
-            "regression" => Metric::Regression,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
 }

@@ -332,6 +332,7 @@ fn skipped_case() -> CaseResult {
     );
     case.checks.push(CaseCheck {
         location: at(SCENARIO, 14),
+        label: "llm-judge-not-hallucinating".into(),
         kind: CheckKind::Scorer(Scorer::JudgeNotHallucinating {
             grounding_context: "orders ship in 2 days".into(),
             provider: None,

@@ -6,7 +6,7 @@
 //! [`scorers`]). The `.scenario.ts` twin needs a JavaScript runtime and is reported during
 //! discovery, not here.
 
-mod scorers;
+pub mod scorers;
 
 use serde_json::Map;
 

@@ -20,7 +20,7 @@ pub use set::load_set;
 
 use crate::diagnostic::{Code, Diagnostics};
 use crate::formats::LoadedFile;
-use crate::model::Format;
+use crate::model::{Format, Metric};
 use crate::yaml::{self, MAX_FILE_BYTES, Node};
 
 /// Settings a `regtrace.config.yaml` gives the golden sets it lists.
@@ -114,4 +114,23 @@ fn read(path: &Path) -> Result<String, String> {
         ));
     }
     fs::read_to_string(path).map_err(describe)
+}
+
+/// Regtrace's metric names, as its files write them.
+pub const METRIC_NAMES: [&str; 4] = ["factuality", "format", "tone", "regression"];
+
+/// The metric called `name`.
+pub fn parse_metric(name: &str) -> Option<Metric> {
+    Some(match name {
+        "factuality" => Metric::Factuality,
+        "format" => Metric::Format,
+        "tone" => Metric::Tone,
+        "regression" => Metric::Regression,
+        _ => return None,
+    })
+}
+
+/// The name Regtrace files write for `metric`.
+pub fn metric_name(metric: Metric) -> &'static str {
+    METRIC_NAMES[metric as usize]
 }

@@ -141,6 +141,7 @@ fn criteria(node: &Node, path: &str, diags: &mut Diagnostics) -> Vec<CaseCheck> 
             let prompt = criterion(item, &format!("{path}[{i}]"), diags)?;
             Some(CaseCheck {
                 location: diags.location(item.line, item.column),
+                label: "criterion".to_owned(),
                 kind: CheckKind::Criterion(prompt),
             })
         })

@@ -33,6 +33,7 @@ const LENGTH_TOLERANCE: f64 = 0.2;
 impl Grader {
     pub(super) async fn metric(
         &self,
+        label: &str,
         metric: Metric,
         threshold: f64,
         expected: &str,
@@ -67,7 +68,7 @@ impl Grader {
         } else {
             answer.to_owned()
         };
-        verdict.labelled(metric.name(), expected.to_owned(), actual)
+        verdict.labelled(label, expected.to_owned(), actual)
     }
 
     /// A judge's graded answer against the threshold (its yes/no when it gives no score).

@@ -121,10 +121,13 @@ impl Grader {
                 CheckKind::Metric { .. } => CheckCategory::Metric,
             };
             let graded = match &check.kind {
-                CheckKind::Scorer(scorer) => self.scorer(scorer, &played, &transcript).await,
+                CheckKind::Scorer(scorer) => {
+                    self.scorer(&check.label, scorer, &played, &transcript)
+                        .await
+                }
                 CheckKind::Criterion(text) => {
                     let question = JudgeQuestion::Criterion(text);
-                    self.ask("criterion", question, None, &played, &transcript)
+                    self.ask(&check.label, question, None, &played, &transcript)
                         .await
                 }
                 CheckKind::Metric {
@@ -133,8 +136,16 @@ impl Grader {
                     expected_output,
                 } => {
                     let answer = played.last_answer();
-                    self.metric(*metric, *threshold, expected_output, &answer, &transcript)
-                        .await
+                    let label = &check.label;
+                    self.metric(
+                        label,
+                        *metric,
+                        *threshold,
+                        expected_output,
+                        &answer,
+                        &transcript,
+                    )
+                    .await
                 }
             };
             results.push(graded.at(&check.location, category));

@@ -119,12 +119,12 @@ fn listed(items: &[&str], none: &str) -> String {
 impl Grader {
     pub(super) async fn scorer(
         &self,
+        label: &str,
         scorer: &Scorer,
         played: &Played<'_>,
         transcript: &str,
     ) -> Graded {
-        let label = scorer.name();
-        let method = Method::Deterministic(label.into());
+        let method = Method::Deterministic(label.to_owned().into());
         let calls = played.calls();
         match scorer {
             Scorer::MessageContains { pattern } => message_contains(label, method, played, pattern),

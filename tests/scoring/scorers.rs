@@ -113,7 +113,7 @@ async fn every_deterministic_gecx_scorer_passes_and_fails() {
         ),
     ];
     for (scorer, busy, quiet) in cases {
-        let name = scorer.name();
+        let name = goldgate::formats::gecx::scorers::name(&scorer);
         let on_busy = score_one(&g, scorer.clone(), &conversation()).await;
         assert_eq!(
             on_busy.status, busy,

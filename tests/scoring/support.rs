@@ -139,10 +139,22 @@ pub(crate) fn case(checks: Vec<CheckKind>) -> Case {
             .into_iter()
             .map(|kind| CaseCheck {
                 location: loc(10),
+                label: label_of(&kind),
                 kind,
             })
             .collect(),
         weight: 1.0,
+    }
+}
+
+/// The label a format gives a check of `kind`.
+pub(crate) fn label_of(kind: &CheckKind) -> String {
+    match kind {
+        CheckKind::Scorer(scorer) => goldgate::formats::gecx::scorers::name(scorer).to_owned(),
+        CheckKind::Criterion(_) => "criterion".to_owned(),
+        CheckKind::Metric { metric, .. } => {
+            goldgate::formats::regtrace::metric_name(*metric).to_owned()
+        }
     }
 }
 

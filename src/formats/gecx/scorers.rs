@@ -48,6 +48,7 @@ pub(super) fn load_checks(then: &Node, diags: &mut Diagnostics) -> Vec<CaseCheck
             let scorer = load_entry(item, &format!("then[{i}]"), diags)?;
             Some(CaseCheck {
                 location: diags.location(item.line, item.column),
+                label: name(&scorer).to_owned(),
                 kind: CheckKind::Scorer(scorer),
             })
         })
@@ -75,7 +76,7 @@ fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer
     fields.finish(&ENTRY_KEYS, diags);
     let node = name_node?;
     let name = expect_text(node, &name_path, diags)?;
-    if !Scorer::NAMES.contains(&name.as_str()) {
+    if !NAMES.contains(&name.as_str()) {
         diags
             .error(
                 Code::G107,
@@ -84,7 +85,7 @@ fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer
                 format!("unknown scorer `{name}`"),
             )
             .field(name_path)
-            .hint(suggestion(&name, &Scorer::NAMES));
+            .hint(suggestion(&name, &NAMES));
         return None;
     }
 
@@ -112,7 +113,7 @@ fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer
     scorer
 }
 
-/// The scorer called `name` (one of [`Scorer::NAMES`]) from its arguments. Every argument is
+/// The scorer called `name` (one of [`NAMES`]) from its arguments. Every argument is
 /// read before any is found missing, so that all problems are reported.
 fn build(name: &str, args: &mut Args<'_>, diags: &mut Diagnostics) -> Option<Scorer> {
     Some(match name {
@@ -182,7 +183,7 @@ fn build(name: &str, args: &mut Args<'_>, diags: &mut Diagnostics) -> Option<Sco
                 provider: provider?,
             }
         }
-        // `load_entry` only calls this with a name from `Scorer::NAMES`.
+        // `load_entry` only calls this with a name from `NAMES`.
         _ => return None,
     })
 }
@@ -451,4 +452,47 @@ fn expected_call(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Exp
         args,
         agent: None,
     })
+}
+
+/// Every scorer name gecx knows, in the seed's order.
+pub const NAMES: [&str; 16] = [
+    "message-contains",
+    "message-matches-regex",
+    "final-message-equals",
+    "tool-called",
+    "tool-called-with-input",
+    "no-tool-called",
+    "tool-call-accuracy",
+    "handoff-triggered",
+    "no-handoff",
+    "error-code",
+    "no-error",
+    "latency-p50-under",
+    "latency-p95-under",
+    "llm-judge-not-hallucinating",
+    "llm-judge-helpfulness",
+    "llm-judge-tone-matches",
+];
+
+/// The gecx name of `scorer`.
+pub fn name(scorer: &Scorer) -> &'static str {
+    let index = match scorer {
+        Scorer::MessageContains { .. } => 0,
+        Scorer::MessageMatchesRegex { .. } => 1,
+        Scorer::FinalMessageEquals { .. } => 2,
+        Scorer::ToolCalled { .. } => 3,
+        Scorer::ToolCalledWithInput { .. } => 4,
+        Scorer::NoToolCalled { .. } => 5,
+        Scorer::ToolCallAccuracy { .. } => 6,
+        Scorer::HandoffTriggered => 7,
+        Scorer::NoHandoff => 8,
+        Scorer::ErrorCode { .. } => 9,
+        Scorer::NoError => 10,
+        Scorer::LatencyP50Under { .. } => 11,
+        Scorer::LatencyP95Under { .. } => 12,
+        Scorer::JudgeNotHallucinating { .. } => 13,
+        Scorer::JudgeHelpfulness { .. } => 14,
+        Scorer::JudgeToneMatches { .. } => 15,
+    };
+    NAMES[index]
 }

@@ -82,7 +82,7 @@ impl Default for QualityGates {
 
 const BOOL: Shape = Shape::Bool;
 const UNIT: Shape = Shape::Number(Range::UNIT);
-const METRIC: Shape = Shape::OneOf(&Metric::NAMES);
+const METRIC: Shape = Shape::OneOf(&super::METRIC_NAMES);
 const SUB_DIMENSIONS: [&str; 5] = [
     "formality",
     "sentiment",
@@ -189,7 +189,7 @@ const METRICS: Shape = Shape::Object(&[
             optional(
                 "metric_tolerances",
                 Shape::Record {
-                    keys: Some(&Metric::NAMES),
+                    keys: Some(&super::METRIC_NAMES),
                     value: &UNIT,
                 },
             ),
@@ -248,7 +248,7 @@ const CONFIG: Shape = Shape::Object(&[
             optional(
                 "metric_score_minimums",
                 Shape::Record {
-                    keys: Some(&Metric::NAMES),
+                    keys: Some(&super::METRIC_NAMES),
                     value: &UNIT,
                 },
             ),
@@ -313,7 +313,7 @@ pub fn load_config(root: &Node, diags: &mut Diagnostics) -> RegtraceConfig {
             .and_then(Node::as_map)
             .unwrap_or_default()
             .iter()
-            .filter_map(|(key, value)| Some((Metric::parse(&key.name)?, value.as_f64()?)))
+            .filter_map(|(key, value)| Some((super::parse_metric(&key.name)?, value.as_f64()?)))
             .collect(),
     };
     RegtraceConfig {

@@ -20,7 +20,7 @@ use crate::model::{
 };
 use crate::yaml::Node;
 
-const METRIC: Shape = Shape::OneOf(&Metric::NAMES);
+const METRIC: Shape = Shape::OneOf(&super::METRIC_NAMES);
 const TAGS: Shape = Shape::List {
     item: &TEXT,
     non_empty: false,
@@ -60,7 +60,7 @@ const TEST_CASE: Shape = Shape::Object(&[
     optional(
         "thresholds",
         Shape::Record {
-            keys: Some(&Metric::NAMES),
+            keys: Some(&super::METRIC_NAMES),
             value: &UNIT_OR_NULL,
         },
     ),
@@ -190,7 +190,7 @@ fn to_case(
     let thresholds = node.get("thresholds");
     let threshold_of = |metric: Metric| {
         thresholds
-            .and_then(|t| t.get(metric.name()))
+            .and_then(|t| t.get(super::metric_name(metric)))
             .and_then(Node::as_f64)
             .unwrap_or(defaults.default_threshold)
     };
@@ -200,9 +200,10 @@ fn to_case(
         .unwrap_or_default()
         .iter()
         .filter_map(|item| {
-            let metric = Metric::parse(item.as_str()?)?;
+            let metric = super::parse_metric(item.as_str()?)?;
             Some(CaseCheck {
                 location: Location::new(file, item.line, item.column),
+                label: super::metric_name(metric).to_owned(),
                 kind: CheckKind::Metric {
                     metric,
                     threshold: threshold_of(metric),
