@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use crate::diagnostic::Severity;
 use crate::report::annotations::Annotation;
 use crate::report::console;
-use crate::results::Status;
 use crate::results::{CaseResult, CheckResult, Report};
 
 /// GitHub shows at most this many error annotations per step; more only fill the log.
@@ -26,12 +25,12 @@ const MESSAGE_LIMIT: usize = 600;
 /// GitHub expects ([`super::context::Context::workspace_path`]).
 pub fn failing_checks(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
     let mut commands = Vec::new();
-    for case in report.cases.iter().filter(|c| is_bad(c.status)) {
+    for case in report.cases.iter().filter(|c| c.status.is_bad()) {
         let file = PathBuf::from(path(&case.file));
         let before = commands.len();
         for turn in &case.turns {
             let checks_before = commands.len();
-            for check in turn.checks.iter().filter(|c| is_bad(c.status)) {
+            for check in turn.checks.iter().filter(|c| c.status.is_bad()) {
                 let title = format!(
                     "goldgate: {} turn {}: {} {}",
                     case.id,
@@ -42,7 +41,7 @@ pub fn failing_checks(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<Str
                 let line = located(check.line).unwrap_or(turn.line);
                 commands.push(command(&file, line, &title, &describe(check)));
             }
-            if commands.len() == checks_before && is_bad(turn.status) {
+            if commands.len() == checks_before && turn.status.is_bad() {
                 let title = format!(
                     "goldgate: {} turn {} {}",
                     case.id,
@@ -57,7 +56,7 @@ pub fn failing_checks(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<Str
                 commands.push(command(&file, turn.line, &title, &message));
             }
         }
-        for check in case.checks.iter().filter(|c| is_bad(c.status)) {
+        for check in case.checks.iter().filter(|c| c.status.is_bad()) {
             let title = format!("goldgate: {} {}", case.id, check.label);
             let line = located(check.line).unwrap_or(case.line);
             commands.push(command(&file, line, &title, &describe(check)));
@@ -114,8 +113,4 @@ fn describe(check: &CheckResult) -> String {
         check.expected, check.actual
     ));
     text
-}
-
-fn is_bad(status: Status) -> bool {
-    matches!(status, Status::Failed | Status::Error)
 }

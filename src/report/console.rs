@@ -33,7 +33,7 @@ pub fn write_table(
     writeln!(out)?;
     write_aggregates(report, elapsed, out)?;
 
-    let failing: Vec<&CaseResult> = report.cases.iter().filter(|c| is_bad(c.status)).collect();
+    let failing: Vec<&CaseResult> = report.cases.iter().filter(|c| c.status.is_bad()).collect();
     if !failing.is_empty() {
         writeln!(out, "\nFailures\n--------")?;
     }
@@ -245,7 +245,7 @@ pub(crate) fn case_details(case: &CaseResult) -> String {
 /// The case itself (name, location, status) is the caller's header.
 fn write_case_details(case: &CaseResult, out: &mut impl Write, paint: Paint) -> io::Result<()> {
     for turn in &case.turns {
-        if !is_bad(turn.status) {
+        if !turn.status.is_bad() {
             continue;
         }
         let mut line = format!(
@@ -264,11 +264,11 @@ fn write_case_details(case: &CaseResult, out: &mut impl Write, paint: Paint) -> 
         }
         writeln!(out, "{}", paint.status(turn.status, &line))?;
         writeln!(out, "    input: {}", escape(&turn.input))?;
-        for check in turn.checks.iter().filter(|c| is_bad(c.status)) {
+        for check in turn.checks.iter().filter(|c| c.status.is_bad()) {
             write_check(&case.file, check, out, paint)?;
         }
     }
-    let case_checks: Vec<&CheckResult> = case.checks.iter().filter(|c| is_bad(c.status)).collect();
+    let case_checks: Vec<&CheckResult> = case.checks.iter().filter(|c| c.status.is_bad()).collect();
     if !case_checks.is_empty() {
         writeln!(out, "  conversation checks:")?;
         for check in case_checks {
@@ -300,10 +300,6 @@ fn write_check(
         writeln!(out, "{indent}  reason:   {}", escape(reason))?;
     }
     Ok(())
-}
-
-fn is_bad(status: Status) -> bool {
-    matches!(status, Status::Failed | Status::Error)
 }
 
 /// How a check was judged, for people: `exact`, `semantic (local-similarity)`,

@@ -93,7 +93,7 @@ fn metric_line(delta: &MetricDelta) -> String {
     let change = format!(
         "{} (limit {})",
         describe(delta.threshold, change),
-        amount(unit, delta.limit)
+        Unit::amount(unit, delta.limit)
     );
     let verdict = if delta.tripped {
         "TRIPPED".to_owned()
@@ -123,23 +123,13 @@ fn describe(threshold: Threshold, worsening: f64) -> String {
     } else {
         "rose"
     };
-    format!("{verb} {}", amount(threshold.unit(), worsening.abs()))
+    format!("{verb} {}", Unit::amount(threshold.unit(), worsening.abs()))
 }
 
 fn value(unit: Unit, value: f64) -> String {
     match unit {
         Unit::PercentagePoints => format!("{:.1}%", value * 100.0),
         Unit::Percent => format!("{value:.0} ms"),
-    }
-}
-
-/// A change or a limit in the threshold's unit, to one decimal, without a trailing `.0`.
-fn amount(unit: Unit, amount: f64) -> String {
-    let text = format!("{amount:.1}");
-    let number = text.strip_suffix(".0").unwrap_or(&text);
-    match unit {
-        Unit::PercentagePoints => format!("{number} pp"),
-        Unit::Percent => format!("{number}%"),
     }
 }
 
@@ -186,7 +176,7 @@ fn verdict(comparison: &Comparison) -> String {
                 m.threshold.metric(),
                 m.change
                     .map_or_else(String::new, |c| describe(m.threshold, c)),
-                amount(m.threshold.unit(), m.limit)
+                Unit::amount(m.threshold.unit(), m.limit)
             )
         })
         .collect();
@@ -202,7 +192,7 @@ fn verdict(comparison: &Comparison) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{amount, describe, write};
+    use super::{describe, write};
     use crate::results::Status;
     use crate::results::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
 
@@ -301,9 +291,12 @@ mod tests {
             "dropped 50%"
         );
         assert_eq!(describe(Threshold::DeflectionDropPp, 0.0), "unchanged");
-        assert_eq!(amount(Unit::Percent, 20.0), "20%");
+        assert_eq!(Unit::amount(Unit::Percent, 20.0), "20%");
         // Rates from counts carry float noise: 1.0 - 0.95 is not exactly 0.05.
-        assert_eq!(amount(Unit::PercentagePoints, 5.000000000000004), "5 pp");
-        assert_eq!(amount(Unit::Percent, 66.666), "66.7%");
+        assert_eq!(
+            Unit::amount(Unit::PercentagePoints, 5.000000000000004),
+            "5 pp"
+        );
+        assert_eq!(Unit::amount(Unit::Percent, 66.666), "66.7%");
     }
 }

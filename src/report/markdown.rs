@@ -251,7 +251,10 @@ fn change(delta: &MetricDelta) -> String {
     } else {
         "→"
     };
-    format!("{arrow} {}", amount(delta.threshold.unit(), worse.abs()))
+    format!(
+        "{arrow} {}",
+        Unit::amount(delta.threshold.unit(), worse.abs())
+    )
 }
 
 fn gate(delta: &MetricDelta) -> String {
@@ -267,19 +270,13 @@ fn gate(delta: &MetricDelta) -> String {
     } else {
         "✅ within"
     };
-    format!("{mark} {}", amount(delta.threshold.unit(), delta.limit))
+    format!(
+        "{mark} {}",
+        Unit::amount(delta.threshold.unit(), delta.limit)
+    )
 }
 
 /// `12.5 pp`, `20%`: a change or a limit in its threshold's unit.
-fn amount(unit: Unit, value: f64) -> String {
-    let text = format!("{value:.1}");
-    let number = text.strip_suffix(".0").unwrap_or(&text);
-    match unit {
-        Unit::PercentagePoints => format!("{number} pp"),
-        Unit::Percent => format!("{number}%"),
-    }
-}
-
 /// Newly failing, newly passing and missing cases, by name and place.
 fn flips(body: &mut Body, comparison: &Comparison, path: &dyn Fn(&str) -> String) {
     let item = |flip: &CaseFlip| {
@@ -395,7 +392,7 @@ fn failure(case: &CaseResult, file: &str, newly: bool) -> String {
     if let Some(error) = &case.error {
         let _ = writeln!(out, "**Error of the run:** {}\n", short(error));
     }
-    let bad_turns: Vec<&TurnResult> = case.turns.iter().filter(|t| is_bad(t.status)).collect();
+    let bad_turns: Vec<&TurnResult> = case.turns.iter().filter(|t| t.status.is_bad()).collect();
     for turn in bad_turns.iter().take(TURNS_SHOWN) {
         let _ = writeln!(
             out,
@@ -421,7 +418,7 @@ fn failure(case: &CaseResult, file: &str, newly: bool) -> String {
             bad_turns.len() - TURNS_SHOWN
         );
     }
-    if case.checks.iter().any(|c| is_bad(c.status)) {
+    if case.checks.iter().any(|c| c.status.is_bad()) {
         out.push_str("**Conversation checks**\n\n");
         checks(&mut out, &case.checks);
     }
@@ -457,7 +454,7 @@ fn agent_log(body: &mut Body, report: &Report) {
 }
 
 fn checks(out: &mut String, checks: &[CheckResult]) {
-    let bad: Vec<&CheckResult> = checks.iter().filter(|c| is_bad(c.status)).collect();
+    let bad: Vec<&CheckResult> = checks.iter().filter(|c| c.status.is_bad()).collect();
     for check in bad.iter().take(CHECKS_SHOWN) {
         let _ = write!(
             out,
@@ -546,10 +543,6 @@ fn footer(out: &mut String, report: &Report, options: &Options) {
     let _ = writeln!(out, "<sub>{}</sub>", parts.join(" · "));
 }
 
-fn is_bad(status: Status) -> bool {
-    matches!(status, Status::Failed | Status::Error)
-}
-
 /// `12,345`.
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -581,9 +574,9 @@ mod tests {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(65_536), "65,536");
         assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(amount(Unit::PercentagePoints, 5.0), "5 pp");
-        assert_eq!(amount(Unit::Percent, 158.04), "158%");
-        assert_eq!(amount(Unit::PercentagePoints, 12.5), "12.5 pp");
+        assert_eq!(Unit::amount(Unit::PercentagePoints, 5.0), "5 pp");
+        assert_eq!(Unit::amount(Unit::Percent, 158.04), "158%");
+        assert_eq!(Unit::amount(Unit::PercentagePoints, 12.5), "12.5 pp");
         assert_eq!(duration(Duration::from_millis(480)), "480 ms");
         assert_eq!(duration(Duration::from_millis(12_345)), "12.3 s");
     }

@@ -41,6 +41,19 @@ pub enum Unit {
     Percent,
 }
 
+impl Unit {
+    /// A change or a limit in this unit, to one decimal without a trailing `.0`: `5 pp`,
+    /// `66.7%`.
+    pub fn amount(self, amount: f64) -> String {
+        let text = format!("{amount:.1}");
+        let number = text.strip_suffix(".0").unwrap_or(&text);
+        match self {
+            Unit::PercentagePoints => format!("{number} pp"),
+            Unit::Percent => format!("{number}%"),
+        }
+    }
+}
+
 impl Threshold {
     pub const ALL: [Threshold; 5] = [
         Threshold::PassRateDropPp,

@@ -73,6 +73,11 @@ impl Status {
         parts.into_iter().fold(Status::Skipped, Status::max)
     }
 
+    /// Failed, or could not be judged: what reports list and annotate.
+    pub fn is_bad(self) -> bool {
+        matches!(self, Status::Failed | Status::Error)
+    }
+
     /// Passed or failed: a verdict was reached.
     pub fn is_judged(self) -> bool {
         matches!(self, Status::Passed | Status::Failed)
