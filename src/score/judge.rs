@@ -13,7 +13,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-pub use crate::config::llm::{SIMILARITY_MAX, SIMILARITY_PASS};
 use crate::model::Provider;
 use crate::results::{JudgeUsage, TurnResult};
 
@@ -23,7 +22,8 @@ pub const NO_JUDGE: &str = "no judge configured (set judge: in goldgate.yaml)";
 /// A similarity rating on the 0-4 scale.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JudgeScore {
-    /// In `0.0..=4.0`; passes at [`SIMILARITY_PASS`].
+    /// In `0.0..=4.0`; passes at
+    /// [`SIMILARITY_PASS`](crate::config::llm::SIMILARITY_PASS).
     pub score: f64,
     pub explanation: Option<String>,
 }

@@ -17,8 +17,8 @@ use std::fmt::Write as _;
 use regex::Regex;
 use serde_json::Value;
 
-use super::judge::SIMILARITY_MAX;
 use super::{Grader, Verdict, semantic};
+use crate::config::llm::SIMILARITY_MAX;
 use crate::model::{ArgsMatcher, ExpectedToolCall, MatchType, Matcher, ValueMatcher};
 use crate::results::{Method, Status};
 use crate::transcript::ToolCall;

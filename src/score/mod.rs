@@ -25,6 +25,7 @@ pub use judge::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict, NO_J
 pub use matchers::json_equal;
 pub use metrics::NEEDS_BASELINE;
 
+use crate::config::llm::SIMILARITY_PASS;
 use crate::model::{ArgsMatcher, Case, CheckKind, Location};
 use crate::results::{CheckCategory, CheckResult, JudgeUsage, Method, Status, TurnResult};
 
@@ -38,7 +39,7 @@ pub struct ScoreOptions {
     /// every fact agrees. Default [`semantic::DEFAULT_THRESHOLD`] (0.6).
     pub semantic_threshold: f64,
     /// Pass mark of a judge's 0-4 similarity for `semantic` matches. Default
-    /// [`judge::SIMILARITY_PASS`] (3).
+    /// [`SIMILARITY_PASS`] (3).
     pub similarity_pass: f64,
 }
 
@@ -47,7 +48,7 @@ impl Default for ScoreOptions {
         Self {
             allow_extra_tool_calls: false,
             semantic_threshold: semantic::DEFAULT_THRESHOLD,
-            similarity_pass: judge::SIMILARITY_PASS,
+            similarity_pass: SIMILARITY_PASS,
         }
     }
 }
