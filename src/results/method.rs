@@ -32,12 +32,7 @@ impl Method {
         Method::Deterministic(Cow::Borrowed(name))
     }
 
-    /// The word a report writes.
-    pub fn describe(&self) -> String {
-        self.to_string()
-    }
-
-    /// Reads the word [`Method::describe`] writes; `None` for a judge of an unknown provider.
+    /// Reads the word a report writes (the method's `Display`); `None` for a judge of an unknown provider.
     pub fn parse(word: &str) -> Option<Method> {
         Some(match word {
             LOCAL_SIMILARITY => Method::LocalSimilarity,

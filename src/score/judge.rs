@@ -14,7 +14,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::model::Provider;
-use crate::results::{JudgeUsage, TurnResult};
+use crate::results::{JudgeUsage, Method, TurnResult};
 
 /// Why an LLM-judge check was skipped when no judge is configured.
 pub const NO_JUDGE: &str = "no judge configured (set judge: in goldgate.yaml)";
@@ -89,6 +89,14 @@ pub trait Judge: Send + Sync {
     fn provider(&self) -> Provider;
 
     fn model(&self) -> String;
+
+    /// How the checks this judge decides are said to be judged.
+    fn method(&self) -> Method {
+        Method::Judge {
+            provider: self.provider(),
+            model: self.model(),
+        }
+    }
 
     /// Rates `actual` against `expected` on the 0-4 scale.
     async fn similarity(&self, expected: &str, actual: &str) -> Result<JudgeScore, JudgeError>;

@@ -149,10 +149,7 @@ impl Grader {
     /// The method of `semantic` matches: the judge when configured, else local similarity.
     pub(super) fn semantic_method(&self) -> Method {
         match &self.judge {
-            Some(judge) => Method::Judge {
-                provider: judge.provider(),
-                model: judge.model(),
-            },
+            Some(judge) => judge.method(),
             None => Method::LocalSimilarity,
         }
     }

@@ -271,10 +271,7 @@ impl Grader {
         transcript: &str,
     ) -> Result<(JudgeVerdict, Method), Verdict> {
         let judge = self.judge_for(provider).map_err(Verdict::skipped)?;
-        let method = Method::Judge {
-            provider: judge.provider(),
-            model: judge.model(),
-        };
+        let method = judge.method();
         match judge.criterion(question, transcript).await {
             Ok(verdict) => Ok((verdict, method)),
             Err(err) => Err(Verdict::error(method, err.to_string())),

@@ -116,7 +116,7 @@ async fn deterministic_matchers_over_agent_text() {
         statuses(&checks),
         [Passed, Failed, Passed, Failed, Passed, Failed, Passed]
     );
-    let methods: Vec<String> = checks.iter().map(|c| c.method.describe()).collect();
+    let methods: Vec<String> = checks.iter().map(|c| c.method.to_string()).collect();
     assert_eq!(
         methods,
         [
