@@ -340,20 +340,23 @@ async fn play_turns(
             outcome = play(turn, &request, agent, options) => outcome,
             () = stop.in_flight.cancelled() => Err((AgentError::cancelled(), 1)),
         };
-        match outcome {
+        let graded = match outcome {
             Ok((exchange, attempts)) => {
                 done.usage = done.usage.plus(exchange.reply.usage.unwrap_or_default());
                 // Judge calls stop with the turns on the second Ctrl-C.
-                let Some(checks) = stop
+                match stop
                     .in_flight
                     .run_until_cancelled(grader.grade_turn(turn, &exchange))
                     .await
-                else {
-                    done.error = Some(AgentError::cancelled().to_string());
-                    done.turns
-                        .push(unplayed(turn, AgentError::cancelled().to_string()));
-                    continue;
-                };
+                {
+                    Some(checks) => Ok((exchange, attempts, checks)),
+                    None => Err((AgentError::cancelled(), attempts)),
+                }
+            }
+            Err(failed) => Err(failed),
+        };
+        match graded {
+            Ok((exchange, attempts, checks)) => {
                 done.turns.push(TurnResult {
                     index: turn.index,
                     line: turn.location.line,
