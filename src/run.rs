@@ -251,21 +251,14 @@ async fn run_case(
     };
     let score = Grader::case_score(&case, &turns, &checks).unwrap_or_default();
     CaseResult {
-        id: case.id.clone(),
-        name: case.name.clone(),
-        file: case.location.file.to_string_lossy().into_owned(),
-        line: case.location.line,
-        format: case.format,
-        tags: case.tags.clone(),
-        weight: case.weight,
         status,
         score,
         duration: started.elapsed(),
         error,
         usage,
-        repeats: None,
         turns,
         checks,
+        ..CaseResult::of(&case)
     }
 }
 

@@ -152,21 +152,10 @@ fn turn(
 
 fn case_result(case: Case, status: Status, turns: Vec<TurnResult>, score: f64) -> CaseResult {
     CaseResult {
-        id: case.id.clone(),
-        name: case.name.clone(),
-        file: case.location.file.to_string_lossy().into_owned(),
-        line: case.location.line,
-        format: case.format,
-        tags: case.tags.clone(),
-        weight: case.weight,
         status,
         score,
-        duration: Duration::ZERO,
-        error: None,
-        usage: Usage::default(),
-        repeats: None,
         turns,
-        checks: Vec::new(),
+        ..CaseResult::of(&case)
     }
 }
 

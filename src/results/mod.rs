@@ -27,7 +27,7 @@ pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
 
 use crate::exit::Exit;
-use crate::model::Format;
+use crate::model::{Case, Format};
 use crate::shard::SuiteId;
 use crate::transcript::{Reply, Usage};
 
@@ -202,6 +202,28 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
+    /// `case` as a result knows it (id, name, file, line, format, tags, weight), with nothing
+    /// played or judged yet: skipped, no turns, no checks.
+    pub fn of(case: &Case) -> CaseResult {
+        CaseResult {
+            id: case.id.clone(),
+            name: case.name.clone(),
+            file: case.location.file.to_string_lossy().into_owned(),
+            line: case.location.line,
+            format: case.format,
+            tags: case.tags.clone(),
+            weight: case.weight,
+            status: Status::Skipped,
+            score: 0.0,
+            duration: Duration::ZERO,
+            error: None,
+            usage: Usage::default(),
+            repeats: None,
+            turns: Vec::new(),
+            checks: Vec::new(),
+        }
+    }
+
     /// Every check of the case, turn checks first.
     pub fn all_checks(&self) -> impl Iterator<Item = &CheckResult> {
         self.turns
