@@ -26,10 +26,10 @@ pub fn fisher_worse(before: Tally, now: Tally) -> Option<f64> {
 
 /// Successes among `draws` taken without replacement from `population` items, `successes`
 /// of which succeed.
-struct Hypergeometric {
-    population: u64,
-    successes: u64,
-    draws: u64,
+pub(super) struct Hypergeometric {
+    pub(super) population: u64,
+    pub(super) successes: u64,
+    pub(super) draws: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -39,11 +39,11 @@ enum Step {
 }
 
 impl Hypergeometric {
-    fn lowest(&self) -> u64 {
+    pub(super) fn lowest(&self) -> u64 {
         self.draws.saturating_sub(self.population - self.successes)
     }
 
-    fn highest(&self) -> u64 {
+    pub(super) fn highest(&self) -> u64 {
         self.draws.min(self.successes)
     }
 
@@ -56,7 +56,7 @@ impl Hypergeometric {
         ((n + 1.0) * (k + 1.0) / (total + 2.0)).floor() as u64
     }
 
-    fn pmf(&self, x: u64) -> f64 {
+    pub(super) fn pmf(&self, x: u64) -> f64 {
         let ln = ln_choose(self.successes, x)
             + ln_choose(self.population - self.successes, self.draws - x)
             - ln_choose(self.population, self.draws);

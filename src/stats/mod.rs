@@ -8,7 +8,8 @@
 //!   an exact test, because a flaky case run 5 times is where normal approximations mislead:
 //!   Fisher's for pass counts ([`fisher_worse`]), Farrington–Manning's score test with an
 //!   exact p-value when a rate may drop by a margin ([`rate_worse`]), Mood's quantile test
-//!   for latency percentiles ([`quantile_worse`]).
+//!   for latency percentiles ([`quantile_worse`]), and the exact stratified test when a
+//!   suite's cases each have their own rate ([`stratified_worse`]).
 //! - The p-values of a run are combined by [`holm`](fn@holm), which bounds the chance of
 //!   *any* false alarm under any dependence between cases.
 //! - Adaptive reruns ([`classify_case`]) split `alpha` over a fixed number of [`Looks`].
@@ -28,6 +29,7 @@ mod quantile;
 mod rate;
 mod sequential;
 pub mod sim;
+mod stratified;
 
 #[cfg(test)]
 mod calibration;
@@ -40,6 +42,7 @@ pub use holm::{holm, holm_adjusted};
 pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
 pub use rate::{Direction, RateEvidence, rate_worse, worsening_interval};
 pub use sequential::{CaseCall, Looks, classify_case};
+pub use stratified::stratified_worse;
 
 /// The runs of one case (or one rate's events) that reached a verdict.
 ///
