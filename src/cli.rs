@@ -72,6 +72,27 @@ pub struct GateArgs {
     /// over goldgate.yaml's `thresholds` and gecx's eval.config.json.
     #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
     pub regression_config: Option<PathBuf>,
+
+    /// The most often, in percent, an unchanged agent may trip the gate, over the whole
+    /// suite. Lower means fewer false alarms and more runs needed to show a real regression.
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "1",
+        value_parser = false_alarm_rate,
+        help_heading = "Regression gate"
+    )]
+    pub false_alarm_rate: f64,
+}
+
+/// A false-alarm rate in percent, as a fraction in `(0, 1)`.
+fn false_alarm_rate(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(pct) if pct > 0.0 && pct < 100.0 => Ok(pct / 100.0),
+        _ => Err(format!(
+            "`{text}` is not a percentage between 0 and 100 (exclusive), such as 1 or 0.5"
+        )),
+    }
 }
 
 /// Where and how a run or a saved report is published on GitHub.
@@ -218,6 +239,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "K", help_heading = "Execution")]
     pub min_pass: Option<u32>,
 
+    /// With --baseline: adaptive repeats. Run each case --repeat times, then rerun only what
+    /// the gate cannot decide yet (a case that looks worse but could be noise; every case
+    /// when a metric is undecided), doubling the runs up to N per case.
+    #[arg(long, value_name = "N", requires = "baseline", help_heading = "Execution")]
+    pub max_repeat: Option<u32>,
+
     /// Errors of the run tolerated before exiting 2 [default: 0].
     #[arg(
         long,
@@ -234,6 +261,11 @@ pub struct RunArgs {
     /// With --update-baseline: write even from an incomplete run or one with errors.
     #[arg(long, requires = "update_baseline", help_heading = "Regression gate")]
     pub force: bool,
+
+    /// With --update-baseline: start the baseline's history over instead of folding in the
+    /// previous baseline's (per-case runs and latencies of the last 20 builds).
+    #[arg(long, requires = "update_baseline", help_heading = "Regression gate")]
+    pub no_history: bool,
 
     #[command(flatten)]
     pub gate: GateArgs,
@@ -293,6 +325,16 @@ pub struct ReportArgs {
     /// With --baseline: a gecx regression config (JSON) whose thresholds override the config's.
     #[arg(long, value_name = "FILE", requires = "baseline")]
     pub regression_config: Option<PathBuf>,
+
+    /// With --baseline: the gate's false-alarm rate, in percent (see `goldgate run --help`).
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "1",
+        value_parser = false_alarm_rate,
+        requires = "baseline"
+    )]
+    pub false_alarm_rate: f64,
 
     /// With --baseline: the config file whose `thresholds:` apply (default: ./goldgate.yaml
     /// when it exists).

@@ -1,38 +1,40 @@
-//! The regression gate: a run's report against a committed baseline, under thresholds.
+//! The regression gate: a run's report against a committed baseline, under thresholds, at a
+//! stated false-alarm rate.
 //!
-//! Thresholds keep the names and defaults of gecx (seed 002). A case that passed in the
-//! baseline, or is new, and fails now always trips the gate, whatever the metrics say. Errors
-//! of the run are never regressions: a case that errored now is left out (the run's exit is
-//! decided by `--max-errors`), and so is a metric that was not measured on both sides.
+//! Thresholds keep the names and defaults of gecx (seed 002), and say how large a change
+//! matters; tests say whether the runs show it beyond the noise of an LLM agent. Every
+//! comparison of a run (five metrics, and each case that looks worse) gets a one-sided
+//! p-value from an exact test ([`metrics`], [`cases`]); Holm's procedure over all of them
+//! keeps the chance that an unchanged agent trips the gate at all within the false-alarm rate
+//! (default 1%), whatever the number of cases and however they depend on each other. With
+//! adaptive repeats (`--max-repeat`) the rate is shared evenly between the looks.
 //!
-//! The rules, in full:
-//! - `passRateDropPp`, `deflectionDropPp`: trip when the rate dropped by more than the limit,
-//!   in percentage points (a limit of 0 means any drop).
-//! - `hallucinationRateIncreasePp`: trips when the rate rose by more than the limit, in points.
-//! - `p95LatencyIncreasePct`, `ttftP95IncreasePct`: trip when the p95 rose by more than the
-//!   limit in percent *and* by more than [`LATENCY_FLOOR`]. Below that floor the difference is
-//!   the scheduling noise of a shared CI machine, not the agent: a local agent answering in
-//!   1 ms one run and 2 ms the next has not slowed down by 100%. A baseline p95 of 0 ms (the
-//!   report's resolution is 1 ms) counts as 1 ms, so that the percentage stays finite.
-//! - Cases are matched by file and id (the file compared with `./` and `\` normalised). With
-//!   `--repeat` on both sides, pass fractions are compared instead of verdicts
-//!   ([`repeats::worse_beyond_chance`]: a one-sided Fisher exact test at the 5% level).
+//! Each comparison ends in a [`Decision`]: `regressed` (worse by more than the limit, and
+//! beyond noise: trips the gate), `inconclusive` (looks worse, could be noise, more runs could
+//! tell), `not enough runs` (no result of these runs could be beyond noise) or `clear`.
+//! Errors of the run are never regressions: a case that errored now is left out (the run's
+//! exit is decided by `--max-errors`), and so is a metric that was not measured on both sides.
+//! Cases are matched by file and id (the file compared with `./` and `\` normalised).
 
 pub mod baseline;
-pub mod repeats;
+mod cases;
+mod metrics;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::results::{
-    Aggregates, CaseFlip, CaseResult, Comparison, MetricDelta, Percentiles, Report, Status,
-    Threshold, Unit,
+    Aggregates, CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta,
+    Percentiles, Report, Threshold,
 };
 use crate::shard;
+use crate::stats::holm_adjusted;
 
 pub use crate::config::thresholds::Thresholds;
 
-/// Latency increases smaller than this never trip a threshold (see the module docs).
+/// Latency increases smaller than this never trip a threshold: below it the difference is the
+/// scheduling noise of a shared CI machine, not the agent (a local agent answering in 1 ms one
+/// run and 2 ms the next has not slowed down by 100%).
 pub const LATENCY_FLOOR: Duration = Duration::from_millis(50);
 
 impl Threshold {
@@ -48,7 +50,9 @@ impl Threshold {
         }
     }
 
-    /// How much worse `current` is than `baseline`, in the threshold's unit.
+    /// How much worse `current` is than `baseline`, in the threshold's unit. A baseline
+    /// latency of 0 ms (the report's resolution is 1 ms) counts as 1 ms, so that the
+    /// percentage stays finite.
     fn worsening(self, baseline: f64, current: f64) -> f64 {
         match self {
             Threshold::PassRateDropPp | Threshold::DeflectionDropPp => (baseline - current) * 100.0,
@@ -61,35 +65,33 @@ impl Threshold {
     }
 }
 
-/// Rates are ratios of counts: equal rates computed from different counts may differ in the
-/// last bits, and must not read as a drop when the limit is 0.
-const EPSILON: f64 = 1e-9;
-
 impl MetricDelta {
-    fn new(threshold: Threshold, baseline: &Aggregates, current: &Aggregates, limit: f64) -> Self {
-        let (before, now) = (threshold.value(baseline), threshold.value(current));
-        let change = before
-            .zip(now)
-            .map(|(before, now)| threshold.worsening(before, now));
-        let beyond_floor = || match (threshold.unit(), before, now) {
-            (Unit::Percent, Some(before), Some(now)) => {
-                now - before > LATENCY_FLOOR.as_millis() as f64
-            }
-            _ => true,
-        };
-        Self {
-            threshold,
-            baseline: before,
-            current: now,
-            change,
-            limit,
-            tripped: change.is_some_and(|c| c > limit + EPSILON) && beyond_floor(),
-        }
-    }
-
     /// Worse by more than the limit, but a latency change within [`LATENCY_FLOOR`].
     pub fn within_latency_floor(&self) -> bool {
-        !self.tripped && self.change.is_some_and(|c| c > self.limit + EPSILON)
+        self.decision == Decision::Clear && self.change.is_some_and(|c| c > self.limit + 1e-9)
+    }
+}
+
+/// A comparison's test before the run's p-values are adjusted together.
+#[derive(Clone, Copy, Debug)]
+struct Tested {
+    /// `None` when the values or verdicts decide (nothing to test on).
+    p_value: Option<f64>,
+    /// Worse by more than the limit, as measured.
+    worse: bool,
+    /// Some result of these runs (and those left) could be beyond noise.
+    reachable: bool,
+}
+
+impl Tested {
+    fn decide(self, adjusted_p: Option<f64>, alpha: f64, runs_left: u32) -> Decision {
+        match (self.worse, self.p_value, adjusted_p) {
+            (false, _, _) => Decision::Clear,
+            (true, None, _) => Decision::Regressed,
+            (true, Some(_), Some(p)) if p <= alpha => Decision::Regressed,
+            _ if self.reachable || runs_left > 0 => Decision::Inconclusive,
+            _ => Decision::NotEnoughRuns,
+        }
     }
 }
 
@@ -100,94 +102,129 @@ pub struct Gate {
     pub baseline_name: String,
     pub baseline: Report,
     pub thresholds: Thresholds,
+    /// The most often an unchanged agent may trip the gate, in `(0, 1)`.
+    pub false_alarm_rate: f64,
 }
 
 impl Gate {
-    /// Judges `current` against the baseline.
+    /// A gate at the default false-alarm rate.
+    pub fn new(baseline_name: String, baseline: Report, thresholds: Thresholds) -> Self {
+        Self {
+            baseline_name,
+            baseline,
+            thresholds,
+            false_alarm_rate: DEFAULT_FALSE_ALARM_RATE,
+        }
+    }
+
+    /// Judges `current` against the baseline, once and for all.
     pub fn compare(&self, current: &Report) -> Comparison {
-        let metrics = Threshold::ALL
+        self.compare_with_runs_left(current, 0)
+    }
+
+    /// Judges `current` when up to `runs_left` more runs of each case may follow: what could
+    /// still be decided by them is `inconclusive` rather than `not enough runs`.
+    pub fn compare_with_runs_left(&self, current: &Report, runs_left: u32) -> Comparison {
+        let alpha = self.false_alarm_rate / f64::from(current.looks.max(1));
+        let mut metrics: Vec<(MetricDelta, Tested)> = Threshold::ALL
             .into_iter()
-            .map(|t| {
-                let limit = self.thresholds.limit(t);
-                MetricDelta::new(t, &self.baseline.aggregates, &current.aggregates, limit)
-            })
+            .map(|t| metrics::compare(self, t, current, runs_left, alpha))
             .collect();
-        let before: HashMap<String, &CaseResult> =
-            self.baseline.cases.iter().map(|c| (key(c), c)).collect();
+        let mut worse = Vec::new();
         let mut comparison = Comparison {
             baseline: self.baseline_name.clone(),
-            metrics,
+            false_alarm_rate: self.false_alarm_rate,
             ..Comparison::default()
         };
-        for case in &current.cases {
-            let earlier = before.get(&key(case)).copied();
-            match flip(earlier, case) {
-                Some(Flip::Worse(flip)) => comparison.newly_failing.push(flip),
-                Some(Flip::Better(flip)) => comparison.newly_passing.push(flip),
-                None => {}
+        for movement in cases::compare(&self.baseline, current, runs_left, alpha) {
+            match movement {
+                cases::Movement::Worse(flip, tested) => worse.push((flip, tested)),
+                cases::Movement::Better(flip) => comparison.newly_passing.push(flip),
             }
         }
-        let now: HashSet<String> = current.cases.iter().map(key).collect();
-        comparison.missing = self
-            .baseline
-            .cases
+        // Holm over every p-value of the run: metrics and cases together.
+        let p_values: Vec<f64> = metrics
             .iter()
-            .map(key)
-            .filter(|k| !now.contains(k))
+            .map(|(_, t)| t)
+            .chain(worse.iter().map(|(_, t)| t))
+            .filter_map(|t| t.p_value)
             .collect();
+        let mut adjusted = holm_adjusted(&p_values).into_iter();
+        let mut decide = |tested: Tested, evidence: &mut Option<Evidence>| {
+            let adjusted_p = tested.p_value.and_then(|_| adjusted.next());
+            if let Some(evidence) = evidence {
+                evidence.adjusted_p = adjusted_p;
+            }
+            tested.decide(adjusted_p, alpha, runs_left)
+        };
+        for (delta, tested) in &mut metrics {
+            delta.decision = decide(*tested, &mut delta.evidence);
+            delta.tripped = delta.decision == Decision::Regressed;
+        }
+        for (mut flip, tested) in worse {
+            flip.decision = decide(tested, &mut flip.evidence);
+            match flip.decision {
+                Decision::Regressed => comparison.newly_failing.push(flip),
+                _ => comparison.undecided.push(flip),
+            }
+        }
+        comparison.metrics = metrics.into_iter().map(|(delta, _)| delta).collect();
+        comparison.missing = missing(&self.baseline, current);
+        comparison.notes = notes(&comparison);
         comparison
     }
 }
 
-/// Cases are the same case when their keys agree: file and id, the file's separators and `.`
-/// segments normalised ([`shard::key`]), so that a baseline written on Windows, or from
-/// `./evals` rather than `evals`, still matches.
-fn key(case: &CaseResult) -> String {
-    shard::key(&case.file, &case.id)
+/// Keys of the baseline's cases that did not run now.
+fn missing(baseline: &Report, current: &Report) -> Vec<String> {
+    let now: HashSet<String> = current
+        .cases
+        .iter()
+        .map(|c| shard::key(&c.file, &c.id))
+        .collect();
+    baseline
+        .cases
+        .iter()
+        .map(|c| shard::key(&c.file, &c.id))
+        .filter(|k| !now.contains(k))
+        .collect()
 }
 
-enum Flip {
-    Worse(CaseFlip),
-    Better(CaseFlip),
-}
-
-/// How `case` moved since `earlier` (its baseline run, `None` when it is new).
-fn flip(earlier: Option<&CaseResult>, case: &CaseResult) -> Option<Flip> {
-    let made = |pass_fraction| CaseFlip {
-        id: case.id.clone(),
-        name: case.name.clone(),
-        file: case.file.clone(),
-        line: case.line,
-        baseline: earlier.map(|c| c.status),
-        current: case.status,
-        pass_fraction,
+/// What the run could not tell, and what would.
+fn notes(comparison: &Comparison) -> Vec<String> {
+    let by_verdict = |flip: &&CaseFlip| {
+        flip.evidence
+            .as_ref()
+            .is_some_and(|e| e.test == crate::results::Test::Verdicts)
     };
-    if case.status == Status::Error {
-        return None;
+    let mut notes = Vec::new();
+    let decided_by_verdict = comparison.newly_failing.iter().filter(by_verdict).count();
+    if decided_by_verdict > 0 {
+        notes.push(format!(
+            "{decided_by_verdict} case(s) ran once here and once in the baseline, with no \
+             history: their flips are decided by verdict, as gecx does, and cannot be told from \
+             noise. Repeats (--repeat, --max-repeat) or a baseline with history \
+             (--update-baseline on main) would tell."
+        ));
     }
-    // With repeats on both sides the fractions decide, not the verdicts.
-    if let Some((before, now)) = earlier
-        .and_then(|c| c.repeats.as_ref())
-        .zip(case.repeats.as_ref())
-    {
-        let (before, now) = (repeats::tally(before), repeats::tally(now));
-        let fractions = before.fraction().zip(now.fraction());
-        return if repeats::worse_beyond_chance(before, now) {
-            Some(Flip::Worse(made(fractions)))
-        } else if repeats::worse_beyond_chance(now, before) {
-            Some(Flip::Better(made(fractions)))
-        } else {
-            None
-        };
+    let short = comparison
+        .undecided
+        .iter()
+        .filter(|f| f.decision == Decision::NotEnoughRuns)
+        .count()
+        + comparison
+            .metrics
+            .iter()
+            .filter(|m| m.decision == Decision::NotEnoughRuns)
+            .count();
+    if short > 0 {
+        notes.push(format!(
+            "{short} comparison(s) look worse but no result of these runs could be told from \
+             noise at a {:.2}% false-alarm rate: more repeats, or a baseline with history, would.",
+            comparison.false_alarm_rate * 100.0
+        ));
     }
-    let before = earlier.map(|c| c.status);
-    match case.status {
-        // Only the same failure in the baseline excuses one now: a case that passed, was new,
-        // errored or was skipped then was not known to fail.
-        Status::Failed if before != Some(Status::Failed) => Some(Flip::Worse(made(None))),
-        Status::Passed if before == Some(Status::Failed) => Some(Flip::Better(made(None))),
-        _ => None,
-    }
+    notes
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::results::Aggregates;
 use crate::results::JudgeUsage;
 use crate::results::json::ReadError;
-use crate::results::{CaseResult, Report, SCHEMA_VERSION};
+use crate::results::{CaseResult, Report, SCHEMA_VERSION, Samples};
 use crate::shard::{self, Shard, SuiteId};
 
 /// One report to merge, with the file it came from (for messages).
@@ -141,6 +141,12 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             .unwrap_or_default(),
         agent_log: (!logs.is_empty()).then(|| logs.join("\n")),
         aggregates: Aggregates::of(&cases),
+        samples: parts.iter().fold(Samples::default(), |mut all, p| {
+            all.merge(&p.report.samples);
+            all.builds = all.builds.max(p.report.samples.builds);
+            all
+        }),
+        looks: parts.iter().map(|p| p.report.looks).max().unwrap_or(1),
         // A comparison belongs to one run against one baseline: a merged report has none.
         gate: None,
         cases,

@@ -21,7 +21,9 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::protocol;
 use crate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest, replay};
 use crate::model::{Case, Input, Turn};
-use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Status, TurnResult};
+use crate::results::{
+    Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult,
+};
 use crate::score::Grader;
 use crate::shard::SuiteId;
 use crate::transcript::{Exchange, Reply, Usage};
@@ -181,6 +183,11 @@ pub async fn run_repeated(
     results.sort_by_key(|(index, run, _)| (*index, *run));
     // Cases stopped in flight ended as errors; the run is incomplete either way.
     let incomplete = results.len() < cases.len() * runs || stop.in_flight.is_cancelled();
+    let mut samples = Samples {
+        builds: 1,
+        ..Samples::default()
+    };
+    results.iter().for_each(|(_, _, case)| samples.record(case));
     let joined = join_runs(results, repeat);
     let report = Report {
         schema_version: SCHEMA_VERSION,
@@ -193,6 +200,8 @@ pub async fn run_repeated(
         max_errors: 0,
         agent_log: agent.diagnostics(),
         aggregates: Aggregates::of(&joined),
+        samples,
+        looks: 1,
         gate: None,
         cases: joined,
     };

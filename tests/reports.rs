@@ -379,6 +379,8 @@ fn report_of(cases: Vec<CaseResult>) -> Report {
         max_errors: 0,
         agent_log: None,
         aggregates: Aggregates::of(&cases),
+        samples: Default::default(),
+        looks: 1,
         gate: None,
         cases,
     }

@@ -51,6 +51,7 @@ pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
 pub fn gate(
     baseline: Option<&Path>,
     regression_config: Option<&Path>,
+    false_alarm_rate: f64,
     config: &Config,
 ) -> Result<Option<Gate>, String> {
     let Some(path) = baseline else {
@@ -64,6 +65,11 @@ pub fn gate(
     )
     .map_err(|err| format!("{err}\ngoldgate: the regression thresholds do not load"))?;
     Gate::load(path, thresholds)
-        .map(Some)
+        .map(|gate| {
+            Some(Gate {
+                false_alarm_rate,
+                ..gate
+            })
+        })
         .map_err(|err| format!("goldgate: cannot use the baseline: {err}"))
 }

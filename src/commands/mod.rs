@@ -62,6 +62,7 @@ pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Exit> {
     setup::gate(
         args.baseline.as_deref(),
         args.regression_config.as_deref(),
+        args.false_alarm_rate,
         config,
     )
     .map_err(|message| {
@@ -71,9 +72,14 @@ pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Exit> {
 }
 
 /// `--update-baseline FILE`, saying what happened; exit 2 when refused.
-pub fn update_baseline(path: &Path, report: &Report, force: bool) -> anyhow::Result<Exit> {
+pub fn update_baseline(
+    path: &Path,
+    report: &Report,
+    force: bool,
+    history: baseline::History,
+) -> anyhow::Result<Exit> {
     let shown = path.display();
-    match baseline::update(path, report, force)? {
+    match baseline::update(path, report, force, history)? {
         Update::Refused(reason) => {
             eprintln!(
                 "goldgate: not updating the baseline {shown}: {reason} (--force writes it anyway)"
@@ -83,7 +89,10 @@ pub fn update_baseline(path: &Path, report: &Report, force: bool) -> anyhow::Res
         Update::Forced(reason) => {
             eprintln!("goldgate: updating the baseline despite this (--force): {reason}")
         }
-        Update::Written => {}
+        Update::Written { builds: 1 } => {}
+        Update::Written { builds } => {
+            eprintln!("goldgate: the baseline's history now spans {builds} builds");
+        }
     }
     eprintln!("goldgate: baseline written to {shown}");
     Ok(Exit::Success)

@@ -29,6 +29,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             baseline: args.baseline.clone(),
             fail_on_regress: false,
             regression_config: args.regression_config.clone(),
+            false_alarm_rate: args.false_alarm_rate,
         };
         match super::gate_of(&gate_args, &config) {
             Ok(gate) => report.gate = gate.map(|gate| gate.compare(&report)),

@@ -10,6 +10,7 @@ use globset::GlobBuilder;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use goldgate::agent::connect;
+use goldgate::app::baseline::History;
 use goldgate::app::publish::{self, Publish};
 use goldgate::config::llm::eval_config_models;
 use goldgate::config::thresholds::EVAL_CONFIG_FILE;
@@ -252,7 +253,12 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
     };
     let mut exit = report.exit(gating);
     if let Some(path) = &args.update_baseline {
-        exit = exit.max(super::update_baseline(path, report, args.force)?);
+        let history = if args.no_history {
+            History::Restart
+        } else {
+            History::Keep
+        };
+        exit = exit.max(super::update_baseline(path, report, args.force, history)?);
     }
     Ok(exit)
 }

@@ -10,26 +10,72 @@
 //! - `agent_log`: what a command agent wrote on stderr (timestamps, process ids);
 //! - `gate`: the comparison with the previous baseline.
 //!
-//! Kept: everything else, including the latency and TTFT percentiles in `aggregates`. Those
-//! are measurements too, and will differ between two runs of the same agent, but they are
-//! what `p95LatencyIncreasePct` and `ttftP95IncreasePct` compare with; they are four lines.
+//! Kept: everything else, including the latency and TTFT percentiles in `aggregates` and the
+//! latency `samples`. Those are measurements too, and differ between two runs of the same
+//! agent, but they are what `p95LatencyIncreasePct` and `ttftP95IncreasePct` compare with.
+//!
+//! **History.** A baseline written over a previous one folds that one's history in
+//! ([`fold_history`]), so that the gate measures a case's flake rate and the latency spread
+//! over many builds of main rather than one:
+//! - each case keeps the tallies (passed / judged runs) of up to [`HISTORY_BUILDS`] - 1
+//!   earlier builds, oldest first, plus its own runs: a window of the last 20 builds;
+//! - the latency samples of all builds are pooled and scaled down to at most
+//!   [`SAMPLES_KEPT`] per metric, older ones fading first
+//!   ([`LatencyHistogram::cap`](crate::stats::LatencyHistogram::cap)).
+//!
+//! A case that left the suite leaves its history behind; a new case starts with none.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
 use super::{Gate, Thresholds};
 use crate::results::json::{self, ReadError};
 use crate::results::{CheckCategory, Status};
-use crate::results::{CheckResult, Report};
+use crate::results::{CaseResult, CheckResult, Report};
+use crate::shard;
+
+/// The builds of main a baseline remembers for each case, the latest included.
+pub const HISTORY_BUILDS: usize = 20;
+
+/// The most latencies (and, apart, TTFTs) a baseline keeps.
+pub const SAMPLES_KEPT: u64 = 20_000;
+
+/// Folds `previous` (the baseline being replaced) into `baseline`'s history (see the module
+/// docs). Returns how many builds the history now spans.
+pub fn fold_history(baseline: &mut Report, previous: &Report) -> u32 {
+    let earlier: HashMap<String, &CaseResult> = previous
+        .cases
+        .iter()
+        .map(|c| (shard::key(&c.file, &c.id), c))
+        .collect();
+    for case in &mut baseline.cases {
+        let Some(before) = earlier.get(&shard::key(&case.file, &case.id)) else {
+            continue;
+        };
+        let mut history = before.history.clone();
+        history.push(before.tally());
+        let excess = history.len().saturating_sub(HISTORY_BUILDS - 1);
+        history.drain(..excess);
+        case.history = history;
+    }
+    let samples = &mut baseline.samples;
+    samples.merge(&previous.samples);
+    samples.latency.cap(SAMPLES_KEPT);
+    samples.ttft.cap(SAMPLES_KEPT);
+    let builds = previous.samples.builds.max(1).saturating_add(samples.builds.max(1));
+    samples.builds = builds.min(HISTORY_BUILDS as u32);
+    samples.builds
+}
 
 impl Gate {
     /// Reads the baseline at `path` (a JSON report of this schema version).
     pub fn load(path: &Path, thresholds: Thresholds) -> Result<Gate, ReadError> {
-        Ok(Gate {
-            baseline_name: path.display().to_string(),
-            baseline: json::read_file(path)?,
+        Ok(Gate::new(
+            path.display().to_string(),
+            json::read_file(path)?,
             thresholds,
-        })
+        ))
     }
 }
 

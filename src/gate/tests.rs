@@ -4,58 +4,16 @@ use std::time::Duration;
 
 use super::baseline::{MEASURED, for_baseline, unfit};
 use super::{Gate, Thresholds};
-use crate::model::Format;
 use crate::results::json;
+use crate::results::testing::{case, report};
+use crate::results::Decision;
 use crate::results::{
     Aggregates, CaseResult, CheckCategory, CheckResult, Comparison, Method, Percentiles, Repeats,
-    Report, SCHEMA_VERSION, Status, Threshold,
+    Report, Status, Threshold,
 };
-use crate::shard::SuiteId;
-use crate::transcript::Usage;
-
-fn case(file: &str, id: &str, status: Status) -> CaseResult {
-    CaseResult {
-        id: id.to_owned(),
-        name: format!("{id} name"),
-        file: file.to_owned(),
-        line: 3,
-        format: Format::ScrapiGolden,
-        tags: Vec::new(),
-        weight: 1.0,
-        status,
-        score: if status == Status::Passed { 1.0 } else { 0.0 },
-        duration: Duration::from_millis(12),
-        error: (status == Status::Error).then(|| "timed out".to_owned()),
-        usage: Usage::default(),
-        repeats: None,
-        turns: Vec::new(),
-        checks: Vec::new(),
-    }
-}
-
-fn report(cases: Vec<CaseResult>) -> Report {
-    Report {
-        schema_version: SCHEMA_VERSION,
-        goldgate_version: "0.0.0".to_owned(),
-        agent: "test agent".to_owned(),
-        suite: SuiteId::of([], None),
-        judges: Vec::new(),
-        judge_usage: Vec::new(),
-        incomplete: false,
-        max_errors: 0,
-        agent_log: Some("pid 42 started".to_owned()),
-        aggregates: Aggregates::of(&cases),
-        gate: None,
-        cases,
-    }
-}
 
 fn gate(baseline: Report) -> Gate {
-    Gate {
-        baseline_name: "baseline.json".to_owned(),
-        baseline,
-        thresholds: Thresholds::default(),
-    }
+    Gate::new("baseline.json".to_owned(), baseline, Thresholds::default())
 }
 
 fn tripped(comparison: &Comparison) -> Vec<Threshold> {
@@ -222,6 +180,7 @@ fn with_repeats_only_a_drop_beyond_chance_is_a_regression() {
         5,
     )]));
     assert!(c.newly_failing.is_empty(), "{c:#?}");
+    assert_eq!(c.undecided[0].decision, Decision::NotEnoughRuns);
     // 5/5 then 0/5 is.
     let c = gate(report(vec![repeated(Status::Passed, 5, 5)])).compare(&report(vec![repeated(
         Status::Failed,
@@ -244,10 +203,13 @@ fn with_repeats_only_a_drop_beyond_chance_is_a_regression() {
     }
     let c = gate(report(vec![repeated(Status::Passed, 5, 5)])).compare(&report(vec![errored]));
     assert!(!c.regressed(), "{c:#?}");
-    // A repeated run against a single-run baseline compares verdicts.
+    // A repeated run against a single-run baseline is tested too: one baseline run cannot
+    // show that 2 of 5 is worse, whatever the five runs do.
     let c = gate(report(vec![case("r.yaml", "flaky", Status::Passed)]))
         .compare(&report(vec![repeated(Status::Failed, 2, 5)]));
-    assert_eq!(c.newly_failing.len(), 1);
+    assert!(c.newly_failing.is_empty(), "{c:#?}");
+    assert_eq!(c.undecided[0].decision, Decision::NotEnoughRuns);
+    assert!(c.notes[0].contains("no result of these runs"), "{:?}", c.notes);
 }
 
 #[test]

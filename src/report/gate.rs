@@ -1,17 +1,19 @@
 //! The terminal rendering of the regression gate: each metric against the baseline with its
-//! limit, which threshold tripped and by how much, the cases that flipped either way (with
-//! file and line), then the verdict.
+//! limit, the decision and its evidence, the cases that moved either way (with file and
+//! line), what the run could not tell, then the verdict.
 //!
 //! ```text
-//! Regression gate (baseline: baseline.json)
-//! =========================================
-//! pass rate           100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  TRIPPED
+//! Regression gate (baseline: baseline.json; false-alarm rate 1%)
+//! ==============================================================
+//! pass rate           100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  REGRESSED
+//!                     p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 runs
 //! deflection rate     100.0% -> 100.0%    unchanged (limit 5 pp)        ok
 //! p95 latency         3 ms -> 5 ms        rose 66.7% (limit 20%)        ok: within the 50 ms noise floor
 //! p95 TTFT            not measured in the baseline or now: not compared
 //! hallucination rate  not measured in the baseline or now: not compared
 //! Newly failing (1):
 //!   goldens/orders.yaml:12 order_not_found: passed -> failed
+//!     decided by verdict: one run a side and no history
 //! Gate: REGRESSED: passRateDropPp (pass rate dropped 12.5 pp, limit 0 pp); 1 case newly failing
 //! ```
 //!
@@ -22,7 +24,7 @@ use std::io::{self, Write};
 use super::console::escape;
 use crate::gate::LATENCY_FLOOR;
 use crate::results::Status;
-use crate::results::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+use crate::results::{CaseFlip, Comparison, Decision, MetricDelta, Threshold, Unit};
 
 /// The rendering after a blank line, as it follows the table; says so when a regression
 /// does not decide the exit status (`run` without `--fail-on-regress`).
@@ -45,8 +47,9 @@ pub fn write_after_table(
 /// Writes the whole rendering of `comparison`.
 pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
     let title = format!(
-        "Regression gate (baseline: {})",
-        escape(&comparison.baseline)
+        "Regression gate (baseline: {}; false-alarm rate {})",
+        escape(&comparison.baseline),
+        Unit::Percent.amount(comparison.false_alarm_rate * 100.0)
     );
     writeln!(out, "{title}\n{}", "=".repeat(title.chars().count()))?;
     let width = Threshold::ALL
@@ -61,9 +64,23 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
             delta.threshold.metric(),
             metric_line(delta)
         )?;
+        if let Some(evidence) = delta.evidence.as_ref().filter(|_| delta.decision != Decision::Clear) {
+            writeln!(out, "{:<width$}  {}", "", evidence.describe(delta.threshold.unit()))?;
+        }
     }
     write_flips("Newly failing", &comparison.newly_failing, out)?;
+    write_flips("Looks worse, undecided", &comparison.undecided, out)?;
     write_flips("Newly passing", &comparison.newly_passing, out)?;
+    if comparison.extra_runs > 0 {
+        writeln!(
+            out,
+            "Adaptive repeats: {} extra run(s) to settle open decisions",
+            comparison.extra_runs
+        )?;
+    }
+    for note in &comparison.notes {
+        writeln!(out, "Note: {note}")?;
+    }
     if !comparison.missing.is_empty() {
         writeln!(
             out,
@@ -95,8 +112,10 @@ fn metric_line(delta: &MetricDelta) -> String {
         describe(delta.threshold, change),
         Unit::amount(unit, delta.limit)
     );
-    let verdict = if delta.tripped {
-        "TRIPPED".to_owned()
+    let verdict = if delta.decision == Decision::Regressed {
+        "REGRESSED".to_owned()
+    } else if delta.decision.is_undecided() {
+        delta.decision.name().to_uppercase()
     } else if delta.within_latency_floor() {
         format!(
             "ok: within the {} ms noise floor",
@@ -152,12 +171,18 @@ fn write_flips(title: &str, flips: &[CaseFlip], out: &mut impl Write) -> io::Res
         line.push_str(&format!(": {before} -> {}", flip.current.name()));
         if let Some((before, now)) = flip.pass_fraction {
             line.push_str(&format!(
-                " (runs passed: {:.0}% -> {:.0}%, beyond chance)",
+                " (runs passed: {:.0}% -> {:.0}%)",
                 before * 100.0,
                 now * 100.0
             ));
         }
+        if flip.decision.is_undecided() {
+            line.push_str(&format!(": {}", flip.decision.name()));
+        }
         writeln!(out, "{line}")?;
+        if let Some(evidence) = &flip.evidence {
+            writeln!(out, "    {}", evidence.describe(Unit::PercentagePoints))?;
+        }
     }
     Ok(())
 }
@@ -165,7 +190,13 @@ fn write_flips(title: &str, flips: &[CaseFlip], out: &mut impl Write) -> io::Res
 /// `REGRESSED: what tripped` or `no regression`.
 fn verdict(comparison: &Comparison) -> String {
     if !comparison.regressed() {
-        return "no regression (no threshold tripped, no case newly failing)".to_owned();
+        let undecided = comparison.undecided.len() + comparison.undecided_metrics().count();
+        return match undecided {
+            0 => "no regression (no threshold tripped, no case newly failing)".to_owned(),
+            n => format!(
+                "no regression shown: {n} comparison(s) inconclusive or short of runs (see above)"
+            ),
+        };
     }
     let mut reasons: Vec<String> = comparison
         .tripped()
@@ -194,7 +225,9 @@ fn verdict(comparison: &Comparison) -> String {
 mod tests {
     use super::{describe, write};
     use crate::results::Status;
-    use crate::results::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+    use crate::results::{
+        CaseFlip, Comparison, Decision, Evidence, MetricDelta, Test, Threshold, Unit,
+    };
 
     fn render(comparison: &Comparison) -> String {
         let mut out = Vec::new();
@@ -214,6 +247,15 @@ mod tests {
                     change: Some(12.5),
                     limit: 0.0,
                     tripped: true,
+                    decision: Decision::Regressed,
+                    evidence: Some(Evidence {
+                        test: Test::Stratified,
+                        p_value: Some(0.0004),
+                        adjusted_p: Some(0.002),
+                        effect: Some(12.5),
+                        interval: Some((4.1, 20.9)),
+                        samples: (40, 40),
+                    }),
                 },
                 MetricDelta {
                     threshold: Threshold::P95LatencyIncreasePct,
@@ -222,6 +264,8 @@ mod tests {
                     change: Some(66.66),
                     limit: 20.0,
                     tripped: false,
+                    decision: Decision::Clear,
+                    evidence: None,
                 },
                 MetricDelta {
                     threshold: Threshold::TtftP95IncreasePct,
@@ -230,6 +274,8 @@ mod tests {
                     change: None,
                     limit: 20.0,
                     tripped: false,
+                    decision: Decision::Clear,
+                    evidence: None,
                 },
             ],
             newly_failing: vec![CaseFlip {
@@ -240,14 +286,27 @@ mod tests {
                 baseline: None,
                 current: Status::Failed,
                 pass_fraction: None,
+                decision: Decision::Regressed,
+                evidence: Some(Evidence {
+                    test: Test::Verdicts,
+                    p_value: None,
+                    adjusted_p: None,
+                    effect: None,
+                    interval: None,
+                    samples: (0, 1),
+                }),
             }],
-            newly_passing: Vec::new(),
             missing: vec!["goldens/orders.yaml#old".to_owned()],
+            notes: vec!["1 case(s) ran once".to_owned()],
+            ..Comparison::default()
         };
         let text = render(&comparison);
-        assert!(text.contains("baseline: base\\u{1b}line.json"), "{text}");
+        assert!(text.contains("baseline: base\\u{1b}line.json; false-alarm rate 1%"), "{text}");
         assert!(
-            text.contains("100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  TRIPPED"),
+            text.contains(
+                "100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  REGRESSED\n                    \
+                 p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 runs"
+            ),
             "{text}"
         );
         assert!(
@@ -260,7 +319,8 @@ mod tests {
         );
         assert!(
             text.contains(
-                "Newly failing (1):\n  goldens/orders.yaml:12 order_not_found: new -> failed"
+                "Newly failing (1):\n  goldens/orders.yaml:12 order_not_found: new -> failed\n    \
+                 decided by verdict: one run a side and no history"
             ),
             "{text}"
         );
@@ -272,6 +332,7 @@ mod tests {
             text.contains("Gate: REGRESSED: passRateDropPp (pass rate dropped 12.5 pp, limit 0 pp); 1 case newly failing"),
             "{text}"
         );
+        assert!(text.contains("Note: 1 case(s) ran once"), "{text}");
         let quiet = render(&Comparison::default());
         assert!(
             quiet.ends_with("Gate: no regression (no threshold tripped, no case newly failing)\n")

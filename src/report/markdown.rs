@@ -23,7 +23,7 @@ use self::body::Body;
 use crate::report::{agent_log_tail, duration, rate};
 use crate::results::Status;
 use crate::results::{Aggregates, Percentiles};
-use crate::results::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+use crate::results::{CaseFlip, Comparison, Decision, MetricDelta, Threshold, Unit};
 use crate::results::{CaseResult, CheckResult, Report, TurnResult};
 
 /// GitHub refuses an issue comment longer than this many characters.
@@ -134,12 +134,23 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
         if !tripped.is_empty() {
             parts.push(format!("tripped: {}", tripped.join(", ")));
         }
+        let undecided = comparison.undecided.len() + comparison.undecided_metrics().count();
+        if undecided > 0 {
+            parts.push(format!("{undecided} inconclusive or short of runs"));
+        }
+        if comparison.extra_runs > 0 {
+            parts.push(format!("{} extra runs (adaptive repeats)", comparison.extra_runs));
+        }
         let _ = writeln!(
             out,
-            "Against the baseline {}: {}.\n",
+            "Against the baseline {} at a {} false-alarm rate: {}.\n",
             escape::code_span(escape::cut(&comparison.baseline, 200).0),
+            Unit::Percent.amount(comparison.false_alarm_rate * 100.0),
             parts.join(", ")
         );
+        for note in &comparison.notes {
+            let _ = writeln!(out, "> {}\n", escape::prose(note));
+        }
     }
 }
 
@@ -261,8 +272,21 @@ fn gate(delta: &MetricDelta) -> String {
     if delta.change.is_none() {
         return "not compared".to_owned();
     }
-    let mark = if delta.tripped {
-        "❌ beyond"
+    let evidence = delta
+        .evidence
+        .as_ref()
+        .filter(|_| delta.decision != Decision::Clear)
+        .map_or_else(String::new, |e| {
+            format!(" ({})", escape::prose(&e.describe(delta.threshold.unit())))
+        });
+    let mark = if delta.decision == Decision::Regressed {
+        "❌ regressed, beyond"
+    } else if delta.decision.is_undecided() {
+        return format!(
+            "⚠️ {}: worse than {}, could be noise{evidence}",
+            delta.decision.name(),
+            Unit::amount(delta.threshold.unit(), delta.limit)
+        );
     } else if delta.within_latency_floor() {
         "✅ within the noise floor, limit"
     } else if delta.change.is_some_and(|c| c > 0.0) {
@@ -271,7 +295,7 @@ fn gate(delta: &MetricDelta) -> String {
         "✅ within"
     };
     format!(
-        "{mark} {}",
+        "{mark} {}{evidence}",
         Unit::amount(delta.threshold.unit(), delta.limit)
     )
 }
@@ -289,8 +313,18 @@ fn flips(body: &mut Body, comparison: &Comparison, path: &dyn Fn(&str) -> String
             (None, None) => format!("new, {}", flip.current.name()),
             (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
         };
+        let evidence = flip.evidence.as_ref().map_or_else(String::new, |e| {
+            let decision = match flip.decision {
+                Decision::Regressed => String::new(),
+                other => format!("{}: ", other.name()),
+            };
+            format!(
+                " — {decision}{}",
+                escape::prose(&e.describe(Unit::PercentagePoints))
+            )
+        });
         format!(
-            "- {} {} ({was})\n",
+            "- {} {} ({was}){evidence}\n",
             escape::code_span(&flip.id),
             escape::code_span(&format!("{}:{}", path(&flip.file), flip.line)),
         )
@@ -300,6 +334,11 @@ fn flips(body: &mut Body, comparison: &Comparison, path: &dyn Fn(&str) -> String
             &comparison.newly_failing,
             "Newly failing",
             "newly failing cases",
+        ),
+        (
+            &comparison.undecided,
+            "Looks worse, undecided",
+            "undecided cases",
         ),
         (
             &comparison.newly_passing,

@@ -104,6 +104,115 @@ impl Threshold {
     }
 }
 
+/// What the gate concluded about one comparison (a threshold's metric, or a case).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    /// Worse by more than the limit, and beyond the noise at the suite's false-alarm rate (or,
+    /// with nothing to measure noise on, by verdict as gecx decides: see [`Evidence`]).
+    Regressed,
+    /// Looks worse by more than the limit, but could be noise; more runs could tell.
+    Inconclusive,
+    /// Looks worse by more than the limit, but no result these runs could produce would be
+    /// beyond noise: it takes repeats (`--repeat`, `--max-repeat`) or a baseline with history.
+    NotEnoughRuns,
+    /// Not worse by more than the limit.
+    #[default]
+    Clear,
+}
+
+impl Decision {
+    /// The word reports print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Regressed => "regressed",
+            Decision::Inconclusive => "inconclusive",
+            Decision::NotEnoughRuns => "not enough runs",
+            Decision::Clear => "clear",
+        }
+    }
+
+    /// Looks worse but is not decided: inconclusive, or not enough runs.
+    pub fn is_undecided(self) -> bool {
+        matches!(self, Decision::Inconclusive | Decision::NotEnoughRuns)
+    }
+}
+
+/// How a decision was reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    /// No test: one run a side and no history, so the verdicts decide, as gecx does.
+    Verdicts,
+    /// Fisher's exact test on a case's runs (baseline history included).
+    Fisher,
+    /// The exact stratified (Mantel–Haenszel) test over the cases' runs.
+    Stratified,
+    /// Mood's quantile test on the latencies of every turn of every run.
+    Quantile,
+}
+
+/// The evidence behind a decision.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Evidence {
+    pub test: Test,
+    /// The one-sided p-value: the chance of data at least this bad from an unchanged agent.
+    /// `None` for [`Test::Verdicts`].
+    pub p_value: Option<f64>,
+    /// The p-value adjusted for every comparison of the run (Holm): it decides against the
+    /// false-alarm rate.
+    pub adjusted_p: Option<f64>,
+    /// The measured change, in the threshold's unit (points, percent); for a case, points of
+    /// its pass fraction.
+    pub effect: Option<f64>,
+    /// A confidence interval of the change, in the same unit (at `1 - 2 × rate`): how large
+    /// it may be.
+    pub interval: Option<(f64, f64)>,
+    /// Runs (rates, cases) or latencies (latency tests) compared: baseline, now.
+    pub samples: (u64, u64),
+}
+
+impl Evidence {
+    /// The evidence in words, for reports: `p = 0.0004 (adjusted 0.002); change 4.1 pp to
+    /// 20.9 pp; 100 vs 100 runs`.
+    pub fn describe(&self, unit: Unit) -> String {
+        if self.test == Test::Verdicts {
+            return "decided by verdict: one run a side and no history".to_owned();
+        }
+        let mut parts = Vec::new();
+        if let Some(p) = self.p_value {
+            let adjusted = self
+                .adjusted_p
+                .filter(|a| (a - p).abs() > p * 1e-6)
+                .map_or_else(String::new, |a| format!(" (adjusted {})", p_value(a)));
+            parts.push(format!("p = {}{adjusted}", p_value(p)));
+        }
+        if let Some((lo, hi)) = self.interval {
+            parts.push(format!("interval {} to {}", unit.amount(lo), unit.amount(hi)));
+        }
+        let what = match self.test {
+            Test::Quantile => "latencies",
+            _ => "runs",
+        };
+        parts.push(format!("{} vs {} {what}", self.samples.0, self.samples.1));
+        parts.join("; ")
+    }
+}
+
+/// A p-value with two significant digits: `0.031`, `0.0004`, `< 1e-6`.
+fn p_value(p: f64) -> String {
+    if p < 1e-6 {
+        "< 1e-6".to_owned()
+    } else if p >= 0.1 {
+        format!("{p:.2}")
+    } else {
+        let digits = (-p.log10()).ceil() as usize + 1;
+        format!("{p:.digits$}")
+    }
+}
+
 /// One metric of the run against the baseline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricDelta {
@@ -117,7 +226,12 @@ pub struct MetricDelta {
     pub change: Option<f64>,
     /// The threshold's limit in the same unit.
     pub limit: f64,
+    /// `decision == regressed` (kept for readers of the first reports).
     pub tripped: bool,
+    #[serde(default)]
+    pub decision: Decision,
+    #[serde(default)]
+    pub evidence: Option<Evidence>,
 }
 
 /// A case whose verdict differs from the baseline's.
@@ -130,33 +244,81 @@ pub struct CaseFlip {
     /// `None` when the case is new (not in the baseline).
     pub baseline: Option<Status>,
     pub current: Status,
-    /// With repeats: the pass fractions compared (passed / judged runs), baseline then now.
+    /// With repeats or history: the pass fractions compared (passed / judged runs, the
+    /// baseline's history included), baseline then now.
     pub pass_fraction: Option<(f64, f64)>,
+    #[serde(default)]
+    pub decision: Decision,
+    #[serde(default)]
+    pub evidence: Option<Evidence>,
 }
 
 /// Everything the gate found. It is part of the JSON report (`gate`), so that `compare`, the
 /// Markdown summary and the PR comment render the same facts.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// The baseline file compared with, as given.
     pub baseline: String,
     pub metrics: Vec<MetricDelta>,
-    /// Passed in the baseline (or new) and failed now: these always trip the gate.
+    /// The suite's false-alarm rate: the most often an unchanged agent may trip the gate.
+    #[serde(default = "default_false_alarm_rate")]
+    pub false_alarm_rate: f64,
+    /// Cases that regressed: these trip the gate.
     pub newly_failing: Vec<CaseFlip>,
+    /// Cases that look worse but are not decided (`inconclusive`, `not enough runs`): these
+    /// do not trip the gate.
+    #[serde(default)]
+    pub undecided: Vec<CaseFlip>,
     /// Failed in the baseline and passed now.
     pub newly_passing: Vec<CaseFlip>,
     /// Keys (`file#id`, see [`crate::shard::key`]) of the baseline's cases that did not run now.
     pub missing: Vec<String>,
+    /// Runs beyond `--repeat` that adaptive repeats spent to settle open decisions.
+    #[serde(default)]
+    pub extra_runs: u64,
+    /// What the run could not tell, and what would tell it.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
+
+impl Default for Comparison {
+    fn default() -> Self {
+        Self {
+            baseline: String::new(),
+            metrics: Vec::new(),
+            false_alarm_rate: DEFAULT_FALSE_ALARM_RATE,
+            newly_failing: Vec::new(),
+            undecided: Vec::new(),
+            newly_passing: Vec::new(),
+            missing: Vec::new(),
+            extra_runs: 0,
+            notes: Vec::new(),
+        }
+    }
+}
+
+fn default_false_alarm_rate() -> f64 {
+    DEFAULT_FALSE_ALARM_RATE
+}
+
+/// The false-alarm rate a gated run promises unless told otherwise: 1%.
+pub const DEFAULT_FALSE_ALARM_RATE: f64 = 0.01;
 
 impl Comparison {
     /// True when the gate trips: a threshold, or a case that newly fails.
     pub fn regressed(&self) -> bool {
-        !self.newly_failing.is_empty() || self.metrics.iter().any(|m| m.tripped)
+        !self.newly_failing.is_empty() || self.tripped().next().is_some()
     }
 
     /// The thresholds that tripped.
     pub fn tripped(&self) -> impl Iterator<Item = &MetricDelta> {
-        self.metrics.iter().filter(|m| m.tripped)
+        self.metrics
+            .iter()
+            .filter(|m| m.decision == Decision::Regressed)
+    }
+
+    /// The metrics that look worse but are not decided.
+    pub fn undecided_metrics(&self) -> impl Iterator<Item = &MetricDelta> {
+        self.metrics.iter().filter(|m| m.decision.is_undecided())
     }
 }

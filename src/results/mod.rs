@@ -10,11 +10,14 @@
 
 mod aggregates;
 mod comparison;
+mod history;
 pub mod json;
 mod method;
 pub mod millis;
 mod repeats;
 mod reply;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::time::Duration;
 
@@ -22,7 +25,11 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use aggregates::ratio;
 pub use aggregates::{Aggregates, Counts, Percentiles, nearest_rank};
-pub use comparison::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
+pub use comparison::{
+    CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta, Test, Threshold,
+    Unit,
+};
+pub use history::Samples;
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
 
@@ -199,6 +206,11 @@ pub struct CaseResult {
     pub turns: Vec<TurnResult>,
     /// Checks over the whole conversation.
     pub checks: Vec<CheckResult>,
+    /// In a baseline: the case's runs in earlier builds of main, oldest first (see
+    /// [`crate::gate::baseline`]); empty in the report of a run.
+    #[serde(default)]
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub history: Vec<crate::stats::Tally>,
 }
 
 impl CaseResult {
@@ -221,6 +233,7 @@ impl CaseResult {
             repeats: None,
             turns: Vec::new(),
             checks: Vec::new(),
+            history: Vec::new(),
         }
     }
 
@@ -295,9 +308,20 @@ pub struct Report {
     /// What a command agent wrote on stderr (its last 64 KiB), for debugging errors.
     pub agent_log: Option<String>,
     pub aggregates: Aggregates,
+    /// The latencies the gate's tests compare (every turn of every run).
+    #[serde(default)]
+    pub samples: Samples,
+    /// How many times the gate looked at the runs (1, or more with `--max-repeat`): its
+    /// false-alarm rate is shared between the looks.
+    #[serde(default = "one")]
+    pub looks: u32,
     /// The comparison with `--baseline`; `null` without one.
     pub gate: Option<Comparison>,
     pub cases: Vec<CaseResult>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// What decides a command's exit status besides whether the run could be judged.

@@ -172,6 +172,7 @@ mod tests {
             repeats: None,
             turns: Vec::new(),
             checks: Vec::new(),
+            history: Vec::new(),
         }
     }
 

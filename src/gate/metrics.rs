@@ -1,0 +1,242 @@
+//! Each threshold's metric against the baseline, with its test.
+//!
+//! - Rates (`passRateDropPp`, `deflectionDropPp`, `hallucinationRateIncreasePp`): the exact
+//!   stratified test over the cases both runs judged ([`stratified_worse`]), each case a
+//!   stratum, so that cases with their own rates and histories of different lengths cannot
+//!   fake a change. The pass rate counts runs: the baseline's (its history included) and the
+//!   complete rounds of this run (every case run as often; adaptive reruns of single cases
+//!   would otherwise weigh the cases that failed).
+//! - Latencies (`p95LatencyIncreasePct`, `ttftP95IncreasePct`): Mood's quantile test of "the
+//!   p95 rose by more than the limit" on every turn of every run ([`quantile_worse`]), with
+//!   the [`LATENCY_FLOOR`](super::LATENCY_FLOOR) on the measured rise. A baseline without
+//!   samples (written before they were kept) is compared as before: by the values alone.
+
+use super::{Gate, LATENCY_FLOOR, Tested};
+use crate::results::{
+    CaseResult, CheckCategory, Evidence, MetricDelta, Report, Test, Threshold, Unit,
+};
+use crate::shard;
+use crate::stats::{
+    Direction, LatencyHistogram, QuantileTest, Tally, quantile_worse, stratified_worse,
+    worsening_interval,
+};
+
+/// Rates are ratios of counts: equal rates computed from different counts may differ in the
+/// last bits, and must not read as a drop when the limit is 0.
+const EPSILON: f64 = 1e-9;
+
+/// A latency far beyond any real one: what "every remaining turn as slow as can be" is.
+const SLOWEST: f64 = 1e12;
+
+/// `threshold`'s metric in `current` against the gate's baseline, tested at `alpha` (used
+/// for the interval and for whether the test can reach it at all).
+pub(super) fn compare(
+    gate: &Gate,
+    threshold: Threshold,
+    current: &Report,
+    runs_left: u32,
+    alpha: f64,
+) -> (MetricDelta, Tested) {
+    let limit = gate.thresholds.limit(threshold);
+    let mut delta = MetricDelta::of_aggregates(threshold, &gate.baseline, current, limit);
+    let tested = match threshold.unit() {
+        Unit::PercentagePoints => rate(gate, threshold, current, runs_left, alpha, &mut delta),
+        Unit::Percent => latency(gate, threshold, current, alpha, &mut delta),
+    };
+    let tested = tested.unwrap_or_else(|| by_values(&mut delta));
+    (delta, tested)
+}
+
+/// No test is possible (nothing measured on one side, or no samples in the baseline): the
+/// values decide, as gecx's gate does.
+fn by_values(delta: &mut MetricDelta) -> Tested {
+    let worse = delta.change.is_some_and(|c| c > delta.limit + EPSILON) && beyond_floor(delta);
+    if worse {
+        delta.evidence = Some(Evidence {
+            test: Test::Verdicts,
+            p_value: None,
+            adjusted_p: None,
+            effect: delta.change,
+            interval: None,
+            samples: (1, 1),
+        });
+    }
+    Tested {
+        p_value: None,
+        worse,
+        reachable: true,
+    }
+}
+
+fn beyond_floor(delta: &MetricDelta) -> bool {
+    match (delta.threshold.unit(), delta.baseline, delta.current) {
+        (Unit::Percent, Some(before), Some(now)) => now - before > LATENCY_FLOOR.as_millis() as f64,
+        _ => true,
+    }
+}
+
+impl MetricDelta {
+    /// The metric as the two reports' aggregates give it, not yet decided.
+    fn of_aggregates(threshold: Threshold, baseline: &Report, current: &Report, limit: f64) -> Self {
+        let (before, now) = (
+            threshold.value(&baseline.aggregates),
+            threshold.value(&current.aggregates),
+        );
+        Self {
+            threshold,
+            baseline: before,
+            current: now,
+            change: before.zip(now).map(|(b, n)| threshold.worsening(b, n)),
+            limit,
+            tripped: false,
+            decision: Default::default(),
+            evidence: None,
+        }
+    }
+}
+
+/// The cases both reports judged, as (baseline, now) tallies of the rate's good outcomes.
+fn strata(gate: &Gate, current: &Report, good: impl Fn(&CaseResult, bool) -> Tally) -> Vec<(Tally, Tally)> {
+    let before: std::collections::HashMap<String, &CaseResult> = gate
+        .baseline
+        .cases
+        .iter()
+        .map(|c| (shard::key(&c.file, &c.id), c))
+        .collect();
+    current
+        .cases
+        .iter()
+        .filter_map(|now| {
+            let earlier = before.get(&shard::key(&now.file, &now.id))?;
+            Some((good(earlier, true), good(now, false)))
+        })
+        .collect()
+}
+
+/// The runs every case of `report` had: its complete rounds.
+fn rounds(report: &Report) -> usize {
+    report.cases.iter().map(CaseResult::runs).min().unwrap_or(0)
+}
+
+fn rate(
+    gate: &Gate,
+    threshold: Threshold,
+    current: &Report,
+    runs_left: u32,
+    alpha: f64,
+    delta: &mut MetricDelta,
+) -> Option<Tested> {
+    let rounds = rounds(current);
+    let strata = match threshold {
+        Threshold::PassRateDropPp => strata(gate, current, |case, baseline| {
+            if baseline {
+                case.tally_with_history()
+            } else {
+                case.tally_of_first(rounds)
+            }
+        }),
+        Threshold::DeflectionDropPp => strata(gate, current, |case, _| deflected(case)),
+        _ => strata(gate, current, |case, _| clean(case)),
+    };
+    let p_value = stratified_worse(&strata)?;
+    let (before, now) = strata
+        .iter()
+        .filter(|(b, n)| b.judged > 0 && n.judged > 0)
+        .fold((Tally::default(), Tally::default()), |(b, n), &(cb, cn)| (b + cb, n + cn));
+    let effect = (before.fraction()? - now.fraction()?) * 100.0;
+    // The most extreme result these runs (and the rounds left) could give: every run failing.
+    let extreme: Vec<(Tally, Tally)> = strata
+        .iter()
+        .map(|&(b, n)| {
+            let judged = n.judged.saturating_add(if n.judged > 0 { runs_left } else { 0 });
+            (b, Tally { passed: 0, judged })
+        })
+        .collect();
+    let interval = worsening_interval(before, now, Direction::LowerIsWorse, 1.0 - 2.0 * alpha)
+        .map(|i| (i.lo * 100.0, i.hi * 100.0));
+    delta.evidence = Some(Evidence {
+        test: Test::Stratified,
+        p_value: Some(p_value),
+        adjusted_p: None,
+        effect: Some(effect),
+        interval,
+        samples: (u64::from(before.judged), u64::from(now.judged)),
+    });
+    Some(Tested {
+        p_value: Some(p_value),
+        worse: effect > delta.limit + EPSILON,
+        reachable: stratified_worse(&extreme).is_some_and(|p| p <= alpha),
+    })
+}
+
+/// Whether the case reached the agent and was not handed off: one outcome of one.
+fn deflected(case: &CaseResult) -> Tally {
+    let played = case.turns.iter().any(|t| t.reply.is_some());
+    let handed_off = case
+        .turns
+        .iter()
+        .any(|t| t.reply.as_ref().is_some_and(|r| r.handoff().is_some()));
+    Tally {
+        passed: u32::from(played && !handed_off),
+        judged: u32::from(played),
+    }
+}
+
+/// The case's hallucination checks that found none, of those judged.
+fn clean(case: &CaseResult) -> Tally {
+    case.all_checks()
+        .filter(|c| c.category == CheckCategory::Hallucination && c.status.is_judged())
+        .fold(Tally::default(), |sum, c| {
+            sum + Tally {
+                passed: u32::from(!c.status.is_bad()),
+                judged: 1,
+            }
+        })
+}
+
+fn latency(
+    gate: &Gate,
+    threshold: Threshold,
+    current: &Report,
+    alpha: f64,
+    delta: &mut MetricDelta,
+) -> Option<Tested> {
+    let histogram = |report: &Report| -> LatencyHistogram {
+        match threshold {
+            Threshold::TtftP95IncreasePct => report.samples.ttft.clone(),
+            _ => report.samples.latency.clone(),
+        }
+    };
+    let before: Vec<f64> = histogram(&gate.baseline).samples().collect();
+    let now: Vec<f64> = histogram(current).samples().collect();
+    let test = QuantileTest {
+        quantile: 0.95,
+        ratio_limit: 1.0 + delta.limit / 100.0,
+        floor: LATENCY_FLOOR.as_secs_f64() * 1000.0,
+        confidence: 1.0 - 2.0 * alpha,
+        seed: 95,
+    };
+    let found = quantile_worse(&before, &now, &test)?;
+    let extreme = quantile_worse(&before, &vec![SLOWEST; now.len()], &test)?;
+    let percent = |ratio: f64| (ratio - 1.0) * 100.0;
+    // The metric shown is the one tested: the p95 over every run's turns.
+    delta.baseline = Some(found.before);
+    delta.current = Some(found.now);
+    delta.change = Some(threshold.worsening(found.before, found.now));
+    delta.evidence = Some(Evidence {
+        test: Test::Quantile,
+        p_value: Some(found.p_value),
+        adjusted_p: None,
+        effect: delta.change,
+        interval: Some((
+            percent(found.ratio_interval.lo),
+            percent(found.ratio_interval.hi),
+        )),
+        samples: (before.len() as u64, now.len() as u64),
+    });
+    Some(Tested {
+        p_value: Some(found.p_value),
+        worse: delta.change.is_some_and(|c| c > delta.limit + EPSILON) && found.exceeds_floor,
+        reachable: extreme.p_value <= alpha,
+    })
+}

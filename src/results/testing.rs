@@ -1,0 +1,48 @@
+//! Hand-made results for the unit tests of the modules that read them.
+
+use std::time::Duration;
+
+use super::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status};
+use crate::model::Format;
+use crate::shard::SuiteId;
+use crate::transcript::Usage;
+
+pub(crate) fn case(file: &str, id: &str, status: Status) -> CaseResult {
+    CaseResult {
+        id: id.to_owned(),
+        name: format!("{id} name"),
+        file: file.to_owned(),
+        line: 3,
+        format: Format::ScrapiGolden,
+        tags: Vec::new(),
+        weight: 1.0,
+        status,
+        score: if status == Status::Passed { 1.0 } else { 0.0 },
+        duration: Duration::from_millis(12),
+        error: (status == Status::Error).then(|| "timed out".to_owned()),
+        usage: Usage::default(),
+        repeats: None,
+        turns: Vec::new(),
+        checks: Vec::new(),
+        history: Vec::new(),
+    }
+}
+
+pub(crate) fn report(cases: Vec<CaseResult>) -> Report {
+    Report {
+        schema_version: SCHEMA_VERSION,
+        goldgate_version: "0.0.0".to_owned(),
+        agent: "test agent".to_owned(),
+        suite: SuiteId::of([], None),
+        judges: Vec::new(),
+        judge_usage: Vec::new(),
+        incomplete: false,
+        max_errors: 0,
+        agent_log: Some("pid 42 started".to_owned()),
+        aggregates: Aggregates::of(&cases),
+        samples: Samples::default(),
+        looks: 1,
+        gate: None,
+        cases,
+    }
+}
