@@ -242,7 +242,12 @@ pub struct RunArgs {
     /// With --baseline: adaptive repeats. Run each case --repeat times, then rerun only what
     /// the gate cannot decide yet (a case that looks worse but could be noise; every case
     /// when a metric is undecided), doubling the runs up to N per case.
-    #[arg(long, value_name = "N", requires = "baseline", help_heading = "Execution")]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "baseline",
+        help_heading = "Execution"
+    )]
     pub max_repeat: Option<u32>,
 
     /// Errors of the run tolerated before exiting 2 [default: 0].

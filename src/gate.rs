@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use crate::results::{
     Aggregates, CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta,
-    Percentiles, Report, Threshold,
+    Percentiles, Report, Threshold, Unit,
 };
 use crate::shard;
 use crate::stats::holm_adjusted;
@@ -68,7 +68,9 @@ impl Threshold {
 impl MetricDelta {
     /// Worse by more than the limit, but a latency change within [`LATENCY_FLOOR`].
     pub fn within_latency_floor(&self) -> bool {
-        self.decision == Decision::Clear && self.change.is_some_and(|c| c > self.limit + 1e-9)
+        self.threshold.unit() == Unit::Percent
+            && self.decision == Decision::Clear
+            && self.change.is_some_and(|c| c > self.limit + 1e-9)
     }
 }
 

@@ -21,9 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::protocol;
 use crate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest, replay};
 use crate::model::{Case, Input, Turn};
-use crate::results::{
-    Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult,
-};
+use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult};
 use crate::score::Grader;
 use crate::shard::SuiteId;
 use crate::transcript::{Exchange, Reply, Usage};

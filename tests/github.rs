@@ -433,7 +433,7 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
     assert_eq!(ran.code, Some(1), "{}", ran.stderr);
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(
-        summary.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ❌ beyond 0 pp |"),
+        summary.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"),
         "{summary}"
     );
     assert!(
@@ -445,7 +445,7 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
         "{summary}"
     );
     assert!(
-        summary.contains("1 newly failing, 0 newly passing, tripped: `passRateDropPp`"),
+        summary.contains("at a 1% false-alarm rate: 1 newly failing, 0 newly passing."),
         "{summary}"
     );
     assert!(summary.contains("· newly failing</summary>"), "{summary}");
@@ -470,7 +470,7 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
     assert_eq!(output.status.code(), Some(1));
     let again = fs::read_to_string(dir.path().join("again.md")).unwrap();
     assert!(
-        again.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ❌ beyond 0 pp |"),
+        again.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"),
         "{again}"
     );
 }

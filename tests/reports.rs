@@ -661,6 +661,8 @@ fn json_report_fields() {
             "max_errors",
             "agent_log",
             "aggregates",
+            "samples",
+            "looks",
             "gate",
             "cases"
         ]

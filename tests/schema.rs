@@ -128,9 +128,12 @@ fn reports_of_a_real_run_validate_against_the_report_schema() {
     let first_report = json_of(&fs::read_to_string(&first).unwrap());
     assert_eq!(errors(&schema, &first_report), "");
 
-    // A baseline in which the first case failed: it passes now, so the gate reports a flip.
+    // A baseline in which the first case failed, in it and in the 20 runs of its history:
+    // it passes both runs now, beyond chance, so the gate reports a flip.
     let mut old = first_report.clone();
     old["cases"][0]["status"] = json!("failed");
+    old["cases"][0]["history"] = json!([{"passed": 0, "judged": 20}]);
+    assert_eq!(errors(&schema, &old), "");
     fs::write(&baseline, old.to_string()).unwrap();
     let status = common::command()
         .args(["run", "examples/suite", "--repeat", "2", "--min-pass", "1"])

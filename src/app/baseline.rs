@@ -32,7 +32,12 @@ pub enum History {
 /// errors, unless `force`; refused too when the file at `path` is not a baseline this build
 /// can read (its history would be lost), unless `history` is [`History::Restart`]. An I/O
 /// error names the file.
-pub fn update(path: &Path, report: &Report, force: bool, history: History) -> anyhow::Result<Update> {
+pub fn update(
+    path: &Path,
+    report: &Report,
+    force: bool,
+    history: History,
+) -> anyhow::Result<Update> {
     let unfit = baseline::unfit(report);
     if let (Some(reason), false) = (&unfit, force) {
         return Ok(Update::Refused(reason.clone()));

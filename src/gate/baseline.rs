@@ -31,8 +31,8 @@ use std::time::Duration;
 
 use super::{Gate, Thresholds};
 use crate::results::json::{self, ReadError};
-use crate::results::{CheckCategory, Status};
 use crate::results::{CaseResult, CheckResult, Report};
+use crate::results::{CheckCategory, Status};
 use crate::shard;
 
 /// The builds of main a baseline remembers for each case, the latest included.
@@ -63,7 +63,11 @@ pub fn fold_history(baseline: &mut Report, previous: &Report) -> u32 {
     samples.merge(&previous.samples);
     samples.latency.cap(SAMPLES_KEPT);
     samples.ttft.cap(SAMPLES_KEPT);
-    let builds = previous.samples.builds.max(1).saturating_add(samples.builds.max(1));
+    let builds = previous
+        .samples
+        .builds
+        .max(1)
+        .saturating_add(samples.builds.max(1));
     samples.builds = builds.min(HISTORY_BUILDS as u32);
     samples.builds
 }

@@ -21,7 +21,12 @@ pub(super) enum Movement {
 
 /// Every case of `current` that moved against `baseline`. Errored cases are left out: an
 /// error of the run is not a verdict of the agent.
-pub(super) fn compare(baseline: &Report, current: &Report, runs_left: u32, alpha: f64) -> Vec<Movement> {
+pub(super) fn compare(
+    baseline: &Report,
+    current: &Report,
+    runs_left: u32,
+    alpha: f64,
+) -> Vec<Movement> {
     let before: HashMap<String, &CaseResult> = baseline
         .cases
         .iter()
@@ -38,7 +43,12 @@ pub(super) fn compare(baseline: &Report, current: &Report, runs_left: u32, alpha
         .collect()
 }
 
-fn movement(earlier: Option<&CaseResult>, case: &CaseResult, runs_left: u32, alpha: f64) -> Option<Movement> {
+fn movement(
+    earlier: Option<&CaseResult>,
+    case: &CaseResult,
+    runs_left: u32,
+    alpha: f64,
+) -> Option<Movement> {
     let flip = |pass_fraction| CaseFlip {
         id: case.id.clone(),
         name: case.name.clone(),

@@ -53,7 +53,7 @@ fn by_values(delta: &mut MetricDelta) -> Tested {
     let worse = delta.change.is_some_and(|c| c > delta.limit + EPSILON) && beyond_floor(delta);
     if worse {
         delta.evidence = Some(Evidence {
-            test: Test::Verdicts,
+            test: Test::Values,
             p_value: None,
             adjusted_p: None,
             effect: delta.change,
@@ -77,7 +77,12 @@ fn beyond_floor(delta: &MetricDelta) -> bool {
 
 impl MetricDelta {
     /// The metric as the two reports' aggregates give it, not yet decided.
-    fn of_aggregates(threshold: Threshold, baseline: &Report, current: &Report, limit: f64) -> Self {
+    fn of_aggregates(
+        threshold: Threshold,
+        baseline: &Report,
+        current: &Report,
+        limit: f64,
+    ) -> Self {
         let (before, now) = (
             threshold.value(&baseline.aggregates),
             threshold.value(&current.aggregates),
@@ -96,7 +101,11 @@ impl MetricDelta {
 }
 
 /// The cases both reports judged, as (baseline, now) tallies of the rate's good outcomes.
-fn strata(gate: &Gate, current: &Report, good: impl Fn(&CaseResult, bool) -> Tally) -> Vec<(Tally, Tally)> {
+fn strata(
+    gate: &Gate,
+    current: &Report,
+    good: impl Fn(&CaseResult, bool) -> Tally,
+) -> Vec<(Tally, Tally)> {
     let before: std::collections::HashMap<String, &CaseResult> = gate
         .baseline
         .cases
@@ -142,13 +151,17 @@ fn rate(
     let (before, now) = strata
         .iter()
         .filter(|(b, n)| b.judged > 0 && n.judged > 0)
-        .fold((Tally::default(), Tally::default()), |(b, n), &(cb, cn)| (b + cb, n + cn));
+        .fold((Tally::default(), Tally::default()), |(b, n), &(cb, cn)| {
+            (b + cb, n + cn)
+        });
     let effect = (before.fraction()? - now.fraction()?) * 100.0;
     // The most extreme result these runs (and the rounds left) could give: every run failing.
     let extreme: Vec<(Tally, Tally)> = strata
         .iter()
         .map(|&(b, n)| {
-            let judged = n.judged.saturating_add(if n.judged > 0 { runs_left } else { 0 });
+            let judged = n
+                .judged
+                .saturating_add(if n.judged > 0 { runs_left } else { 0 });
             (b, Tally { passed: 0, judged })
         })
         .collect();

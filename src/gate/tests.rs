@@ -4,9 +4,9 @@ use std::time::Duration;
 
 use super::baseline::{MEASURED, for_baseline, unfit};
 use super::{Gate, Thresholds};
+use crate::results::Decision;
 use crate::results::json;
 use crate::results::testing::{case, report};
-use crate::results::Decision;
 use crate::results::{
     Aggregates, CaseResult, CheckCategory, CheckResult, Comparison, Method, Percentiles, Repeats,
     Report, Status, Threshold,
@@ -209,7 +209,11 @@ fn with_repeats_only_a_drop_beyond_chance_is_a_regression() {
         .compare(&report(vec![repeated(Status::Failed, 2, 5)]));
     assert!(c.newly_failing.is_empty(), "{c:#?}");
     assert_eq!(c.undecided[0].decision, Decision::NotEnoughRuns);
-    assert!(c.notes[0].contains("no result of these runs"), "{:?}", c.notes);
+    assert!(
+        c.notes[0].contains("no result of these runs"),
+        "{:?}",
+        c.notes
+    );
 }
 
 #[test]

@@ -64,8 +64,17 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
             delta.threshold.metric(),
             metric_line(delta)
         )?;
-        if let Some(evidence) = delta.evidence.as_ref().filter(|_| delta.decision != Decision::Clear) {
-            writeln!(out, "{:<width$}  {}", "", evidence.describe(delta.threshold.unit()))?;
+        if let Some(evidence) = delta
+            .evidence
+            .as_ref()
+            .filter(|_| delta.decision != Decision::Clear)
+        {
+            writeln!(
+                out,
+                "{:<width$}  {}",
+                "",
+                evidence.describe(delta.threshold.unit())
+            )?;
         }
     }
     write_flips("Newly failing", &comparison.newly_failing, out)?;
@@ -301,7 +310,10 @@ mod tests {
             ..Comparison::default()
         };
         let text = render(&comparison);
-        assert!(text.contains("baseline: base\\u{1b}line.json; false-alarm rate 1%"), "{text}");
+        assert!(
+            text.contains("baseline: base\\u{1b}line.json; false-alarm rate 1%"),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  REGRESSED\n                    \

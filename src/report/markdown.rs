@@ -15,16 +15,17 @@
 
 mod body;
 mod escape;
+mod gate;
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use self::body::Body;
+use self::gate::{baseline_value, change, flips, gate};
 use crate::report::{agent_log_tail, duration, rate};
 use crate::results::Status;
 use crate::results::{Aggregates, Percentiles};
-use crate::results::{CaseFlip, Comparison, Decision, MetricDelta, Threshold, Unit};
 use crate::results::{CaseResult, CheckResult, Report, TurnResult};
+use crate::results::{Comparison, Threshold, Unit};
 
 /// GitHub refuses an issue comment longer than this many characters.
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -139,7 +140,10 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
             parts.push(format!("{undecided} inconclusive or short of runs"));
         }
         if comparison.extra_runs > 0 {
-            parts.push(format!("{} extra runs (adaptive repeats)", comparison.extra_runs));
+            parts.push(format!(
+                "{} extra runs (adaptive repeats)",
+                comparison.extra_runs
+            ));
         }
         let _ = writeln!(
             out,
@@ -233,147 +237,6 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
         }
     }
     out.push('\n');
-}
-
-/// A gated metric's value as the comparison holds it: a rate, or the p95 in milliseconds.
-/// The latency thresholds compare p95s, so only the p95 is shown for the baseline.
-fn baseline_value(delta: &MetricDelta) -> String {
-    match (delta.threshold.unit(), delta.baseline) {
-        (_, None) => "n/a".to_owned(),
-        (Unit::PercentagePoints, Some(v)) => rate(Some(v)),
-        // Milliseconds, whole and non-negative: `as` saturates.
-        (Unit::Percent, Some(v)) => format!(
-            "p95 {}",
-            duration(Duration::from_millis(v.round().max(0.0) as u64))
-        ),
-    }
-}
-
-/// Which way the metric moved, and by how much in the threshold's unit.
-fn change(delta: &MetricDelta) -> String {
-    let (Some(before), Some(now), Some(worse)) = (delta.baseline, delta.current, delta.change)
-    else {
-        return "n/a".to_owned();
-    };
-    let arrow = if now > before {
-        "↑"
-    } else if now < before {
-        "↓"
-    } else {
-        "→"
-    };
-    format!(
-        "{arrow} {}",
-        Unit::amount(delta.threshold.unit(), worse.abs())
-    )
-}
-
-fn gate(delta: &MetricDelta) -> String {
-    if delta.change.is_none() {
-        return "not compared".to_owned();
-    }
-    let evidence = delta
-        .evidence
-        .as_ref()
-        .filter(|_| delta.decision != Decision::Clear)
-        .map_or_else(String::new, |e| {
-            format!(" ({})", escape::prose(&e.describe(delta.threshold.unit())))
-        });
-    let mark = if delta.decision == Decision::Regressed {
-        "❌ regressed, beyond"
-    } else if delta.decision.is_undecided() {
-        return format!(
-            "⚠️ {}: worse than {}, could be noise{evidence}",
-            delta.decision.name(),
-            Unit::amount(delta.threshold.unit(), delta.limit)
-        );
-    } else if delta.within_latency_floor() {
-        "✅ within the noise floor, limit"
-    } else if delta.change.is_some_and(|c| c > 0.0) {
-        "⚠️ worse, within"
-    } else {
-        "✅ within"
-    };
-    format!(
-        "{mark} {}{evidence}",
-        Unit::amount(delta.threshold.unit(), delta.limit)
-    )
-}
-
-/// `12.5 pp`, `20%`: a change or a limit in its threshold's unit.
-/// Newly failing, newly passing and missing cases, by name and place.
-fn flips(body: &mut Body, comparison: &Comparison, path: &dyn Fn(&str) -> String) {
-    let item = |flip: &CaseFlip| {
-        let was = match (flip.baseline, flip.pass_fraction) {
-            (_, Some((before, now))) => format!(
-                "{} → {} of runs passed",
-                rate(Some(before)),
-                rate(Some(now))
-            ),
-            (None, None) => format!("new, {}", flip.current.name()),
-            (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
-        };
-        let evidence = flip.evidence.as_ref().map_or_else(String::new, |e| {
-            let decision = match flip.decision {
-                Decision::Regressed => String::new(),
-                other => format!("{}: ", other.name()),
-            };
-            format!(
-                " — {decision}{}",
-                escape::prose(&e.describe(Unit::PercentagePoints))
-            )
-        });
-        format!(
-            "- {} {} ({was}){evidence}\n",
-            escape::code_span(&flip.id),
-            escape::code_span(&format!("{}:{}", path(&flip.file), flip.line)),
-        )
-    };
-    for (flips, title, what) in [
-        (
-            &comparison.newly_failing,
-            "Newly failing",
-            "newly failing cases",
-        ),
-        (
-            &comparison.undecided,
-            "Looks worse, undecided",
-            "undecided cases",
-        ),
-        (
-            &comparison.newly_passing,
-            "Newly passing",
-            "newly passing cases",
-        ),
-    ] {
-        let mut items: Vec<String> = flips.iter().take(FLIPS_SHOWN).map(item).collect();
-        if flips.len() > FLIPS_SHOWN {
-            items.push(format!("- …and {} more\n", flips.len() - FLIPS_SHOWN));
-        }
-        body.section(format!("#### {title} ({})\n\n", flips.len()), items, what);
-    }
-    if !comparison.missing.is_empty() {
-        let mut items: Vec<String> = comparison
-            .missing
-            .iter()
-            .take(FLIPS_SHOWN)
-            .map(|key| format!("- {}\n", escape::code_span(key)))
-            .collect();
-        if comparison.missing.len() > FLIPS_SHOWN {
-            items.push(format!(
-                "- …and {} more\n",
-                comparison.missing.len() - FLIPS_SHOWN
-            ));
-        }
-        body.section(
-            format!(
-                "#### In the baseline, not run now ({})\n\n",
-                comparison.missing.len()
-            ),
-            items,
-            "cases not run",
-        );
-    }
 }
 
 /// One folded block per failing or errored case; newly failing ones first.
@@ -597,6 +460,8 @@ fn thousands(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

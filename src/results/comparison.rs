@@ -146,6 +146,9 @@ impl Decision {
 pub enum Test {
     /// No test: one run a side and no history, so the verdicts decide, as gecx does.
     Verdicts,
+    /// No test: a side has nothing to test on (a baseline written before goldgate kept
+    /// latency samples, a rate set by hand), so the values decide, as gecx does.
+    Values,
     /// Fisher's exact test on a case's runs (baseline history included).
     Fisher,
     /// The exact stratified (Mantel–Haenszel) test over the cases' runs.
@@ -159,7 +162,7 @@ pub enum Test {
 pub struct Evidence {
     pub test: Test,
     /// The one-sided p-value: the chance of data at least this bad from an unchanged agent.
-    /// `None` for [`Test::Verdicts`].
+    /// `None` for [`Test::Verdicts`] and [`Test::Values`].
     pub p_value: Option<f64>,
     /// The p-value adjusted for every comparison of the run (Holm): it decides against the
     /// false-alarm rate.
@@ -178,8 +181,15 @@ impl Evidence {
     /// The evidence in words, for reports: `p = 0.0004 (adjusted 0.002); change 4.1 pp to
     /// 20.9 pp; 100 vs 100 runs`.
     pub fn describe(&self, unit: Unit) -> String {
-        if self.test == Test::Verdicts {
-            return "decided by verdict: one run a side and no history".to_owned();
+        match self.test {
+            Test::Verdicts => {
+                return "decided by verdict: one run a side and no history".to_owned();
+            }
+            Test::Values => {
+                return "decided by the values: nothing to test on in the baseline or now"
+                    .to_owned();
+            }
+            _ => {}
         }
         let mut parts = Vec::new();
         if let Some(p) = self.p_value {
@@ -190,7 +200,11 @@ impl Evidence {
             parts.push(format!("p = {}{adjusted}", p_value(p)));
         }
         if let Some((lo, hi)) = self.interval {
-            parts.push(format!("interval {} to {}", unit.amount(lo), unit.amount(hi)));
+            parts.push(format!(
+                "interval {} to {}",
+                unit.amount(lo),
+                unit.amount(hi)
+            ));
         }
         let what = match self.test {
             Test::Quantile => "latencies",

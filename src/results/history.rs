@@ -13,9 +13,12 @@ use crate::stats::{LatencyHistogram, Tally};
 pub struct Samples {
     /// How many runs of the suite the samples come from (1 for a report of one run).
     pub builds: u32,
-    #[schemars(with = "serde_json::Value")]
+    /// Latencies in milliseconds, as `bucket:count` pairs: bucket `b` holds the values
+    /// within 1% of `1.02^b - 1` ms (see [`LatencyHistogram`]).
+    #[schemars(with = "String")]
     pub latency: LatencyHistogram,
-    #[schemars(with = "serde_json::Value")]
+    /// Times to first token, the same way.
+    #[schemars(with = "String")]
     pub ttft: LatencyHistogram,
 }
 
@@ -85,13 +88,43 @@ mod tests {
     #[test]
     fn a_case_counts_its_judged_runs_and_its_history() {
         let mut case = crate::results::testing::case("a.yaml", "c", Status::Failed);
-        assert_eq!(case.tally(), Tally { passed: 0, judged: 1 });
+        assert_eq!(
+            case.tally(),
+            Tally {
+                passed: 0,
+                judged: 1
+            }
+        );
         use Status::{Error as E, Failed as F, Passed as P};
         case.repeats = Some(Repeats::of(vec![P, F, E, P], 2));
-        assert_eq!(case.tally(), Tally { passed: 2, judged: 3 });
-        assert_eq!(case.tally_of_first(2), Tally { passed: 1, judged: 2 });
+        assert_eq!(
+            case.tally(),
+            Tally {
+                passed: 2,
+                judged: 3
+            }
+        );
+        assert_eq!(
+            case.tally_of_first(2),
+            Tally {
+                passed: 1,
+                judged: 2
+            }
+        );
         assert_eq!(case.runs(), 4);
-        case.history = vec![Tally { passed: 5, judged: 5 }; 2];
-        assert_eq!(case.tally_with_history(), Tally { passed: 12, judged: 13 });
+        case.history = vec![
+            Tally {
+                passed: 5,
+                judged: 5
+            };
+            2
+        ];
+        assert_eq!(
+            case.tally_with_history(),
+            Tally {
+                passed: 12,
+                judged: 13
+            }
+        );
     }
 }

@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) use aggregates::ratio;
 pub use aggregates::{Aggregates, Counts, Percentiles, nearest_rank};
 pub use comparison::{
-    CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta, Test, Threshold,
-    Unit,
+    CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta, Test,
+    Threshold, Unit,
 };
 pub use history::Samples;
 pub use method::Method;

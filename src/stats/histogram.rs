@@ -3,8 +3,9 @@
 //! Buckets are logarithmic in `ms + 1`, each 2% wide, so a value comes back within 1% of
 //! `ms + 1`: within 2% of `ms` from 1 ms up and within 0.02 ms below. That is finer than the
 //! noise of any latency worth gating on, and a whole history fits in a few hundred buckets.
-//! They are stored sparsely, as `[bucket, count]` pairs in ascending bucket order, so the
-//! JSON is small and a given history always serialises the same.
+//! They are stored sparsely, as one line of `bucket:count` pairs in ascending bucket order
+//! (`"0:1 90:1 349:2"`), so the JSON is small, a committed baseline's diff shows a changed
+//! histogram as one changed line, and a given history always serialises the same.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,26 +13,42 @@ use serde::{Deserialize, Serialize};
 const GROWTH: f64 = 1.02;
 
 /// Latencies in milliseconds, bucketed (see the module docs).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "UncheckedHistogram")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
 pub struct LatencyHistogram {
     /// `(bucket, count)`, ascending by bucket, no zero counts.
     buckets: Vec<(u32, u64)>,
 }
 
-/// The file's form before its buckets are known sorted, distinct and non-zero.
-#[derive(Deserialize)]
-struct UncheckedHistogram {
-    buckets: Vec<(u32, u64)>,
+impl Serialize for LatencyHistogram {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let pairs: Vec<String> = self
+            .buckets
+            .iter()
+            .map(|(bucket, count)| format!("{bucket}:{count}"))
+            .collect();
+        serializer.serialize_str(&pairs.join(" "))
+    }
 }
 
-impl From<UncheckedHistogram> for LatencyHistogram {
-    fn from(unchecked: UncheckedHistogram) -> Self {
+/// Reads the file's form, normalised: sorted, duplicates merged, zero counts dropped.
+impl TryFrom<String> for LatencyHistogram {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
         let mut histogram = LatencyHistogram::default();
-        for (bucket, count) in unchecked.buckets {
+        for pair in text.split_whitespace() {
+            let parsed = pair
+                .split_once(':')
+                .and_then(|(b, c)| Some((b.parse().ok()?, c.parse().ok()?)));
+            let Some((bucket, count)) = parsed else {
+                return Err(format!(
+                    "`{pair}` is not a latency bucket: expected `bucket:count`"
+                ));
+            };
             histogram.add(bucket, count);
         }
-        histogram
+        Ok(histogram)
     }
 }
 
@@ -150,14 +167,21 @@ mod tests {
     fn the_json_is_sparse_sorted_and_round_trips() {
         let histogram = histogram_of([1000.0, 0.0, 1000.0, 5.0]);
         let json = serde_json::to_string(&histogram).unwrap();
-        assert_eq!(json, r#"{"buckets":[[0,1],[90,1],[349,2]]}"#);
+        assert_eq!(json, r#""0:1 90:1 349:2""#);
         let back: LatencyHistogram = serde_json::from_str(&json).unwrap();
         assert_eq!(back, histogram);
         // A hand-edited file is normalised: sorted, duplicates merged, zeros dropped.
-        let messy = r#"{"buckets":[[349,1],[0,1],[7,0],[90,1],[349,1]]}"#;
+        let messy = r#""349:1  0:1 7:0 90:1 349:1""#;
         assert_eq!(
             serde_json::from_str::<LatencyHistogram>(messy).unwrap(),
             histogram
+        );
+        let broken = serde_json::from_str::<LatencyHistogram>(r#""12:x""#).unwrap_err();
+        assert!(
+            broken
+                .to_string()
+                .contains("`12:x` is not a latency bucket"),
+            "{broken}"
         );
     }
 

@@ -18,9 +18,9 @@
 
 use serde::Serialize;
 
-use super::sim::uniform_order_statistic;
 use super::Interval;
 use super::dist::ln_choose;
+use super::sim::uniform_order_statistic;
 
 /// Resamples of the bootstrap interval: a percentile interval's end moves by well under 1%
 /// of its width between seeds at this count.
@@ -139,9 +139,8 @@ pub(super) fn exceedance_p_value(
         return Some(1.0);
     }
     let ln_total = ln_choose(b + n, n);
-    let term = |m: u64| {
-        (ln_choose(k - 1 + n - m, n - m) + ln_choose(b - k + m, m) - ln_total).exp()
-    };
+    let term =
+        |m: u64| (ln_choose(k - 1 + n - m, n - m) + ln_choose(b - k + m, m) - ln_total).exp();
     Some((above..=n).map(term).sum::<f64>().min(1.0))
 }
 

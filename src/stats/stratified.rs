@@ -70,9 +70,19 @@ mod tests {
 
     #[test]
     fn one_case_is_fishers_test() {
-        for (before, now) in [(t(5, 5), t(0, 5)), (t(9, 10), t(3, 4)), (t(17, 20), t(1, 1))] {
-            let (one, fisher) = (stratified_worse(&[(before, now)]), fisher_worse(before, now));
-            assert!((one.unwrap() - fisher.unwrap()).abs() < 1e-12, "{before:?} {now:?}");
+        for (before, now) in [
+            (t(5, 5), t(0, 5)),
+            (t(9, 10), t(3, 4)),
+            (t(17, 20), t(1, 1)),
+        ] {
+            let (one, fisher) = (
+                stratified_worse(&[(before, now)]),
+                fisher_worse(before, now),
+            );
+            assert!(
+                (one.unwrap() - fisher.unwrap()).abs() < 1e-12,
+                "{before:?} {now:?}"
+            );
         }
     }
 
@@ -115,7 +125,10 @@ mod tests {
         }
         let rate = alarms as f64 / f64::from(trials);
         assert!(rate <= alpha, "{rate}");
-        assert!(pooled_alarms > 10 * alarms.max(1), "{pooled_alarms} {alarms}");
+        assert!(
+            pooled_alarms > 10 * alarms.max(1),
+            "{pooled_alarms} {alarms}"
+        );
     }
 
     #[test]
