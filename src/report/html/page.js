@@ -59,7 +59,8 @@
   });
 
   // ---- word diff -------------------------------------------------------------------------
-  var TOKEN = /\s+|[\p{L}\p{N}_]+|[^\s\p{L}\p{N}_]/gu;
+  // Words (joined by - ' . / : as in ORD-12345, don't, 3.5, 10:30), spaces, other characters.
+  var TOKEN = /\s+|[\p{L}\p{N}_]+(?:[-'\u2019.\/:][\p{L}\p{N}_]+)*|[^\s\p{L}\p{N}_]/gu;
   var DIFF_LIMIT = 250000;
   // The tokens of `a` and `b` marked as common or not, by a longest common subsequence; null
   // when the texts are too long to compare.
@@ -165,7 +166,8 @@
         (t.attempts > 1 ? " · " + t.attempts + " attempts" : ""));
       var turn = el("div", "turn", head, el("div", "bubble user", el("div", "who", "user"), el("pre", null, t.input)));
       if (t.reply) turn.appendChild(reply(t.reply));
-      if (t.error) turn.appendChild(el("pre", "bubble error-text", "error: " + t.error));
+      // The case's error is shown once, above.
+      if (t.error && t.error !== c.error) turn.appendChild(el("pre", "bubble error-text", "error: " + t.error));
       if (t.checks.length) turn.appendChild(checksTable(t.checks));
       box.appendChild(turn);
     });
