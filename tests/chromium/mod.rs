@@ -129,10 +129,10 @@ impl Chromium {
         loop {
             if let Ok(text) = std::fs::read_to_string(&file) {
                 let mut lines = text.lines();
-                if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
-                    if let Ok(port) = port.trim().parse() {
-                        return (port, path.trim().to_owned());
-                    }
+                if let (Some(port), Some(path)) = (lines.next(), lines.next())
+                    && let Ok(port) = port.trim().parse()
+                {
+                    return (port, path.trim().to_owned());
                 }
             }
             if let Ok(Some(status)) = self.child.try_wait() {
