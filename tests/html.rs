@@ -10,7 +10,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use axum::Json;
 use axum::extract::State;
@@ -36,13 +36,18 @@ fn hostile_reply() -> String {
     text
 }
 
+/// How often `sometimes` was asked: it is right on the 1st, 3rd, 5th... time only.
+static SOMETIMES: AtomicUsize = AtomicUsize::new(0);
+
 /// The agent: right for every case when `good`; otherwise wrong for `order_wrong`, hostile
-/// for `hostile`, and for `hostile_error` a refusal whose body lands in the error of the run.
+/// for `hostile`, for `hostile_error` a refusal whose body lands in the error of the run, and
+/// right every other time for `sometimes` (flaky under `--repeat`).
 async fn agent(State(good): State<Arc<AtomicBool>>, Json(request): Json<Value>) -> Response {
     let name = request["conversation"].as_str().unwrap_or_default();
     let text = match name {
         _ if good.load(Ordering::SeqCst) => GOOD.to_owned(),
         "order_wrong" => WRONG.to_owned(),
+        "sometimes" if SOMETIMES.fetch_add(1, Ordering::SeqCst) % 2 == 1 => WRONG.to_owned(),
         "hostile" => hostile_reply(),
         "hostile_error" => {
             let body = format!("@octocat {PWN} [click](https://evil.example) #1 `x`");
@@ -292,6 +297,13 @@ fn click_case(id: &str) -> String {
     )
 }
 
+/// The unfolded detail row of the case whose id is `id`.
+fn detail_of(id: &str) -> String {
+    format!(
+        "Array.from(document.querySelectorAll('tr.case')).find(r => r.querySelector('code').textContent === {id:?}).nextElementSibling"
+    )
+}
+
 #[test]
 fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     let binary = chromium::find();
@@ -302,10 +314,27 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
         Some(0)
     );
     good.store(false, Ordering::SeqCst);
+    // A second file, with a case that passes two runs of three: flaky.
+    fs::write(
+        dir.path().join("goldens/flaky.yaml"),
+        format!(
+            "conversations:\n- conversation: sometimes\n  turns:\n    - user: Where is ORD-12345?\n      agent: {GOOD}\n"
+        ),
+    )
+    .unwrap();
     let ran = run(
         dir.path(),
         &url,
-        &["--baseline", "baseline.json", "--html", "report.html"],
+        &[
+            "--baseline",
+            "baseline.json",
+            "--repeat",
+            "3",
+            "--min-pass",
+            "2",
+            "--html",
+            "report.html",
+        ],
     );
     assert_eq!(ran.code, Some(1), "{}", ran.stderr);
     let out = output_dir();
@@ -326,7 +355,7 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     browser.wait_for("Page.loadEventFired");
 
     // Every case is listed, worst first.
-    assert_eq!(browser.eval(ROWS), 4);
+    assert_eq!(browser.eval(ROWS), 5);
     assert_eq!(
         browser.eval("document.querySelector('tr.case .badge').textContent"),
         "error"
@@ -336,16 +365,36 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     assert_eq!(browser.eval(ROWS), 2);
     assert_eq!(
         browser.eval("document.getElementById('shown').textContent"),
-        "showing 2 of 4 cases"
+        "showing 2 of 5 cases"
+    );
+    // Flaky: the case whose runs disagree, with each run shown.
+    browser.eval(&click(".status-filter button[data-status='flaky']"));
+    assert_eq!(browser.eval(ROWS), 1);
+    assert_eq!(browser.eval(&click_case("sometimes")), "true");
+    assert_eq!(
+        browser.eval("document.querySelectorAll('tr.detail .runs span.passed').length"),
+        2
+    );
+    assert!(
+        browser
+            .eval("document.querySelector('tr.detail .runs').textContent")
+            .as_str()
+            .unwrap()
+            .contains("2 of 3 passed (at least 2 needed)")
     );
     browser.eval(&click(".status-filter button[data-status='']"));
-    assert_eq!(browser.eval(ROWS), 4);
-    // Typing in the search box: the wrong order number is in one reply only.
+    assert_eq!(browser.eval(ROWS), 5);
+    // The file filter.
+    browser.eval("{ const f = document.getElementById('file-filter'); f.value = 'goldens/flaky.yaml'; f.dispatchEvent(new Event('change', { bubbles: true })); }");
+    assert_eq!(browser.eval(ROWS), 1);
+    browser.eval("{ const f = document.getElementById('file-filter'); f.value = ''; f.dispatchEvent(new Event('change', { bubbles: true })); }");
+    // Typing in the search box: the wrong order number is in two replies (the flaky case
+    // shows its failed run).
     browser.eval("document.getElementById('search').focus()");
     browser.call("Input.insertText", json!({ "text": "ORD-12346" }));
-    assert_eq!(browser.eval(ROWS), 1);
+    assert_eq!(browser.eval(ROWS), 2);
     browser.eval("{ const s = document.getElementById('search'); s.value = ''; s.dispatchEvent(new Event('input', { bubbles: true })); }");
-    assert_eq!(browser.eval(ROWS), 4);
+    assert_eq!(browser.eval(ROWS), 5);
     // The tag filter lists the hostile tag as text, and filters.
     browser.eval("{ const t = document.getElementById('tag-filter'); t.value = 'P0'; t.dispatchEvent(new Event('change', { bubbles: true })); }");
     assert_eq!(browser.eval(ROWS), 1);
@@ -358,12 +407,12 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     browser.eval(&click("#case-table th[data-sort='id']"));
     assert_eq!(
         browser.eval("Array.from(document.querySelectorAll('tr.case code')).map(c => c.textContent).join(' ')"),
-        "hostile hostile_error order_lookup order_wrong"
+        "hostile hostile_error order_lookup order_wrong sometimes"
     );
 
     // The hostile case unfolded: its script, markup and forged block end are text.
     assert_eq!(browser.eval(&click_case("hostile")), "true");
-    let shown = browser.eval("document.querySelector('tr.detail').textContent");
+    let shown = browser.eval(&format!("{}.textContent", detail_of("hostile")));
     let shown = shown.as_str().unwrap();
     for text in [
         "<script>window.pwned=1</script>",
@@ -381,12 +430,18 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     // The failing case: expected and actual with the differing words marked, and the method.
     assert_eq!(browser.eval(&click_case("order_wrong")), "true");
     assert_eq!(
-        browser.eval("Array.from(document.querySelectorAll('tr.detail ins')).map(e => e.textContent).join(' ')"),
+        browser.eval(&format!(
+            "Array.from({}.querySelectorAll('ins')).map(e => e.textContent).join(' ')",
+            detail_of("order_wrong")
+        )),
         "ORD-12346 was cancelled"
     );
     assert!(
         browser
-            .eval("document.querySelector('tr.detail .method code').textContent")
+            .eval(&format!(
+                "{}.querySelector('.method code').textContent",
+                detail_of("order_wrong")
+            ))
             .as_str()
             .unwrap()
             .contains("local-similarity")
