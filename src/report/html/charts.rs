@@ -12,11 +12,14 @@ use crate::report::rate;
 use crate::results::{Comparison, Report, Threshold};
 
 const WIDTH: f64 = 640.0;
-const HEIGHT: f64 = 220.0;
+const HEIGHT: f64 = 240.0;
 const LEFT: f64 = 44.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 22.0;
+/// Room above the plot for the p50, p95 and baseline labels, one row each.
+const TOP: f64 = 44.0;
 const BOTTOM: f64 = 34.0;
+/// The rates chart's room above its bars, for the legend.
+const RATES_TOP: f64 = 22.0;
 /// About this many bars, at a round width.
 const BINS: u64 = 24;
 
@@ -157,8 +160,9 @@ fn latency(report: &Report) -> String {
         };
         let _ = write!(
             out,
-            "<line class=\"{class}\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{bottom}\"/><text class=\"label {class}\" x=\"{label_x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{name} {}</text>",
-            TOP + 10.0 + 13.0 * row as f64,
+            "<line class=\"{class}\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom}\"/><text class=\"label {class}\" x=\"{label_x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{name} {}</text>",
+            14.0 + 12.0 * row as f64,
+            11.0 + 12.0 * row as f64,
             short(*ms)
         );
     }
@@ -221,7 +225,7 @@ fn rates(report: &Report) -> String {
     let label_w = 130.0;
     let plot_w = WIDTH - label_w - 70.0;
     let row_h = if compared { 36.0 } else { 22.0 };
-    let height = TOP + row_h * rows.len() as f64 + 8.0;
+    let height = RATES_TOP + row_h * rows.len() as f64 + 8.0;
     let _ = write!(
         out,
         "<svg viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"{caption}\"><title>{caption}</title>"
@@ -236,7 +240,7 @@ fn rates(report: &Report) -> String {
         );
     }
     for (i, (name, now, before)) in rows.iter().enumerate() {
-        let y = TOP + row_h * i as f64;
+        let y = RATES_TOP + row_h * i as f64;
         let _ = write!(
             out,
             "<text class=\"label\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{name}</text>",

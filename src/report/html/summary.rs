@@ -155,9 +155,15 @@ fn metric_row(page: &mut String, delta: &MetricDelta) {
         // Milliseconds, whole and non-negative: `as` saturates.
         (Unit::Percent, Some(v)) => duration(Duration::from_millis(v.round().max(0.0) as u64)),
     };
+    // Over the limit yet not tripped: the gate forgives latency changes smaller than its
+    // noise floor in absolute time; the comparison records the decision, not the rule.
     let (decision, class) = match delta.change {
         None => ("not compared", "skipped"),
         Some(_) if delta.tripped => ("tripped", "failed"),
+        Some(change) if change > delta.limit && unit == Unit::Percent => {
+            ("not tripped: within the latency noise floor", "warn")
+        }
+        Some(change) if change > delta.limit => ("not tripped", "warn"),
         Some(change) if change > 0.0 => ("worse, within the limit", "warn"),
         Some(_) => ("within the limit", "passed"),
     };
