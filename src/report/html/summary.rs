@@ -211,3 +211,67 @@ fn flips(page: &mut String, title: &str, class: &str, flips: &[CaseFlip]) {
     }
     page.push_str("</ul>\n");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{gate, metric_row};
+    use crate::results::{CaseFlip, Comparison, MetricDelta, Status, Threshold};
+
+    fn delta(threshold: Threshold, change: Option<f64>, limit: f64, tripped: bool) -> String {
+        let mut out = String::new();
+        metric_row(
+            &mut out,
+            &MetricDelta {
+                threshold,
+                baseline: Some(1.0),
+                current: Some(0.5),
+                change,
+                limit,
+                tripped,
+            },
+        );
+        out
+    }
+
+    #[test]
+    fn each_threshold_says_what_the_gate_decided() {
+        let tripped = delta(Threshold::PassRateDropPp, Some(50.0), 0.0, true);
+        assert!(tripped.contains("<td class=\"num\">100.0%</td><td class=\"num\">50.0%</td><td class=\"num\">50 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge failed\">tripped</span>"), "{tripped}");
+        let floor = delta(Threshold::P95LatencyIncreasePct, Some(275.0), 20.0, false);
+        assert!(floor.contains("within the latency noise floor"), "{floor}");
+        let worse = delta(Threshold::DeflectionDropPp, Some(2.0), 5.0, false);
+        assert!(worse.contains("worse, within the limit"), "{worse}");
+        let better = delta(Threshold::DeflectionDropPp, Some(-2.0), 5.0, false);
+        assert!(better.contains(">within the limit<"), "{better}");
+        let unmeasured = delta(Threshold::TtftP95IncreasePct, None, 20.0, false);
+        assert!(unmeasured.contains("not compared"), "{unmeasured}");
+    }
+
+    #[test]
+    fn names_from_report_files_are_escaped() {
+        let hostile = "<script>window.pwned=1</script>";
+        let comparison = Comparison {
+            baseline: hostile.to_owned(),
+            metrics: Vec::new(),
+            newly_failing: vec![CaseFlip {
+                id: hostile.to_owned(),
+                name: hostile.to_owned(),
+                file: "<img src=x onerror=alert(1)>.yaml".to_owned(),
+                line: 3,
+                baseline: Some(Status::Passed),
+                current: Status::Failed,
+                pass_fraction: None,
+            }],
+            newly_passing: Vec::new(),
+            missing: vec![format!("a.yaml#{hostile}")],
+        };
+        let mut out = String::new();
+        gate(&mut out, Some(&comparison));
+        assert!(!out.contains("<script") && !out.contains("<img"), "{out}");
+        assert!(out.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;"));
+        assert!(out.contains("<span class=\"badge failed\">regressed</span>"));
+        assert!(out.contains("<h3>Newly failing (1)</h3>"));
+        assert!(out.contains("(passed → failed)"));
+        assert!(out.contains("<h3>In the baseline, not run now (1)</h3>"));
+    }
+}
