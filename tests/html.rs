@@ -270,14 +270,23 @@ fn output_dir() -> PathBuf {
     dir
 }
 
-/// The `file://` URL of an absolute path.
+/// The `file://` URL of an absolute path, percent-encoded (a space or `#` in the target
+/// directory must not cut it).
 fn file_url(path: &Path) -> String {
     let path = path.to_string_lossy().replace('\\', "/");
-    if path.starts_with('/') {
-        format!("file://{path}")
+    let mut url = String::from(if path.starts_with('/') {
+        "file://"
     } else {
-        format!("file:///{path}")
+        "file:///"
+    });
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~:".contains(&byte) {
+            url.push(char::from(byte));
+        } else {
+            url.push_str(&format!("%{byte:02X}"));
+        }
     }
+    url
 }
 
 /// How many case rows the table shows.
@@ -469,10 +478,28 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     println!("the screenshot: {}", screenshot.display());
 
     let errors = browser.errors();
-    browser.close();
     assert!(
         errors.is_empty(),
         "the page reported errors:\n{}",
         errors.join("\n")
     );
+
+    // The checks above are live: an error is caught, and the policy itself refuses a script
+    // or an image that did get into the page (and says so, as an error).
+    browser.eval("console.error('goldgate probe')");
+    browser.eval("{ const s = document.createElement('script'); s.textContent = 'window.pwned = 9'; document.body.appendChild(s); }");
+    browser.eval("{ const i = document.createElement('img'); i.src = 'https://example.invalid/pixel.png'; document.body.appendChild(i); }");
+    browser.eval("new Promise(r => setTimeout(r, 300))");
+    assert_eq!(
+        browser.eval("typeof window.pwned"),
+        "undefined",
+        "the CSP let an injected script run"
+    );
+    let probes = browser.errors().join("\n");
+    assert!(probes.contains("goldgate probe"), "{probes}");
+    assert!(
+        probes.matches("Content Security Policy").count() >= 2,
+        "the CSP did not refuse both the script and the image:\n{probes}"
+    );
+    browser.close();
 }
