@@ -31,9 +31,9 @@ use crate::results::Report;
 const CSS: &str = include_str!("html/page.css");
 const JS: &str = include_str!("html/page.js");
 
-/// The whole page.
-pub fn render(report: &Report) -> String {
-    let json = serde_json::to_string(report).unwrap_or_else(|_| "null".to_owned());
+/// The whole page. The same report always makes the same page (no time, no random nonce).
+pub fn render(report: &Report) -> serde_json::Result<String> {
+    let json = serde_json::to_string(report)?;
     let mut page = String::with_capacity(json.len() + CSS.len() + JS.len() + 16_384);
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     page.push_str(&format!(
@@ -59,12 +59,12 @@ pub fn render(report: &Report) -> String {
         escape::script_json(&json)
     ));
     page.push_str(&format!("<script>{JS}</script>\n</body>\n</html>\n"));
-    page
+    Ok(page)
 }
 
 /// Writes the page to `path` atomically (see [`crate::atomic`]).
 pub fn write_file(path: &Path, report: &Report) -> io::Result<()> {
-    let page = render(report);
+    let page = render(report).map_err(io::Error::other)?;
     crate::atomic::write(path, |out: &mut dyn Write| out.write_all(page.as_bytes()))
 }
 
