@@ -330,19 +330,20 @@ pub enum SchemaName {
     Scenario,
 }
 
+/// The long help of `--html`; clap wraps its paragraphs to the terminal.
 const HTML_HELP: &str = "\
-Write the HTML report to FILE: one self-contained page (no network, nothing to install) to
+Write the HTML report to FILE: one self-contained page (no network, nothing to install) to \
 open in a browser or keep as a CI artifact.
 
-It shows the verdict and the regression gate's evidence (each threshold's metric in the
-baseline and now, its limit, whether it tripped; the cases newly failing, newly passing or not
-run), the aggregates, a latency histogram and the rates against the baseline; then every case,
-filterable by status, tag, file and text and sortable by column. Click a case for its
-transcript turn by turn: the input, the agent's reply, and each check's expected and actual
-text with the differing words highlighted and the method that judged it; repeated cases show
+It shows the verdict and the regression gate's evidence (each threshold's metric in the \
+baseline and now, its limit, whether it tripped; the cases newly failing, newly passing or not \
+run), the aggregates, a latency histogram and the rates against the baseline; then every case, \
+filterable by status, tag, file and text and sortable by column. Click a case for its \
+transcript turn by turn: the input, the agent's reply, and each check's expected and actual \
+text with the differing words highlighted and the method that judged it; repeated cases show \
 each run and whether they are flaky.
 
-Agent text is shown as text only: a Content-Security-Policy lets nothing but the page's own
+Agent text is shown as text only: a Content-Security-Policy lets nothing but the page's own \
 script and style run, and nothing load. Written atomically.
 
   goldgate run --output report.json --html report.html evals/
