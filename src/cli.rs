@@ -46,7 +46,7 @@ pub enum Command {
     Compare(CompareArgs),
     /// Join shard reports (`run --shard K/N`) into one report, aggregates recomputed.
     Merge(MergeArgs),
-    /// Render outputs (JUnit, Markdown, PR comment) from a saved JSON report.
+    /// Render outputs (JUnit, HTML, Markdown, PR comment) from a saved JSON report.
     ///
     /// Lets a trusted workflow comment on a pull request for an untrusted one (forks): the
     /// untrusted job uploads its report, the trusted one runs `goldgate report REPORT --comment`.
@@ -216,6 +216,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub junit: Option<PathBuf>,
 
+    #[arg(long, value_name = "FILE", help_heading = "Output", long_help = HTML_HELP)]
+    /// Write the HTML report to FILE: one self-contained page to open in a browser or keep as
+    /// a CI artifact.
+    pub html: Option<PathBuf>,
+
     /// Leave testcase `file` and `line` out of the JUnit XML: they are outside Jenkins' and
     /// Surefire's schemas, which strict validators (Jenkins' xUnit plugin) enforce. GitLab and
     /// action-junit-report read them to link and annotate the failing line.
@@ -309,7 +314,7 @@ pub struct MergeArgs {
     pub output: PathBuf,
 }
 
-/// `goldgate report REPORT [--junit F] [--markdown F] [--comment]`.
+/// `goldgate report REPORT [--junit F] [--html F] [--markdown F] [--comment]`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A JSON report written by `goldgate run --output`.
@@ -322,6 +327,10 @@ pub struct ReportArgs {
     /// Leave testcase `file` and `line` out of the JUnit XML (see `goldgate run --help`).
     #[arg(long, requires = "junit")]
     pub junit_strict: bool,
+
+    #[arg(long, value_name = "FILE", long_help = HTML_HELP)]
+    /// Write the HTML report to FILE (see `goldgate run --help`).
+    pub html: Option<PathBuf>,
 
     /// Compare with this baseline for the deltas in the Markdown and the comment.
     #[arg(long, value_name = "FILE")]
@@ -367,6 +376,25 @@ pub enum SchemaName {
     /// A gecx `*.scenario.yaml`.
     Scenario,
 }
+
+/// The long help of `--html`; clap wraps its paragraphs to the terminal.
+const HTML_HELP: &str = "\
+Write the HTML report to FILE: one self-contained page (no network, nothing to install) to \
+open in a browser or keep as a CI artifact.
+
+It shows the verdict and the regression gate's evidence (each threshold's metric in the \
+baseline and now, its limit, whether it tripped; the cases newly failing, newly passing or not \
+run), the aggregates, a latency histogram and the rates against the baseline; then every case, \
+filterable by status, tag, file and text and sortable by column. Click a case for its \
+transcript turn by turn: the input, the agent's reply, and each check's expected and actual \
+text with the differing words highlighted and the method that judged it; repeated cases show \
+each run and whether they are flaky.
+
+Agent text is shown as text only: a Content-Security-Policy lets nothing but the page's own \
+script and style run, and nothing load. Written atomically.
+
+  goldgate run --output report.json --html report.html evals/
+  goldgate report report.json --baseline baseline.json --html report.html";
 
 const RUN_AFTER_HELP: &str = "\
 Examples:

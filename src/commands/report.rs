@@ -1,4 +1,4 @@
-//! `goldgate report REPORT`: the JUnit XML and the GitHub outputs of a saved JSON report, so
+//! `goldgate report REPORT`: the JUnit XML, the HTML page and the GitHub outputs of a saved JSON report, so
 //! that a trusted job can publish for an untrusted one. It exits as the run did (see
 //! [`goldgate::results::Report::exit`]).
 
@@ -6,7 +6,7 @@ use anyhow::Context as _;
 
 use goldgate::app::publish::{DEFAULT_SUITE, Publish};
 use goldgate::exit::Exit;
-use goldgate::report::junit;
+use goldgate::report::{html, junit};
 use goldgate::results::Gating;
 use goldgate::results::json;
 
@@ -40,6 +40,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         junit::Options::from_env(!args.junit_strict)
             .and_then(|options| junit::write_file(path, &report, &options))
             .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
+    }
+    if let Some(path) = &args.html {
+        html::write_file(path, &report)
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
     }
     super::publish(
         &Publish {

@@ -21,7 +21,7 @@ use goldgate::llm::client::{Patience, SetupError};
 use goldgate::llm::judge::JudgePanel;
 use goldgate::load::Suite;
 use goldgate::model::Case;
-use goldgate::report::{console, gate, junit, lint};
+use goldgate::report::{console, gate, html, junit, lint};
 use goldgate::results::json;
 use goldgate::results::{CaseResult, Gating, Report, Status};
 use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
@@ -409,6 +409,10 @@ fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow:
         junit::Options::from_env(!args.junit_strict)
             .and_then(|options| junit::write_file(path, report, &options))
             .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
+    }
+    if let Some(path) = &args.html {
+        html::write_file(path, report)
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
     }
     if report.incomplete {
         eprintln!(

@@ -3,6 +3,7 @@
 pub mod annotations;
 pub mod console;
 pub mod gate;
+pub mod html;
 pub mod junit;
 pub mod lint;
 pub mod markdown;

@@ -1,0 +1,277 @@
+//! The top of the page, written from the typed results: the verdict, the aggregates, and the
+//! regression gate's evidence (each threshold's metric before, now and its limit, whether it
+//! tripped; the cases newly failing or passing; the baseline's cases not run now).
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::escape::text;
+use crate::report::{agent_log_tail, duration, rate};
+use crate::results::{Aggregates, CaseFlip, Comparison, MetricDelta, Percentiles};
+use crate::results::{Report, Unit};
+
+/// The verdict in a few words, also the page's title.
+pub fn headline(report: &Report) -> String {
+    let cases = &report.aggregates.cases;
+    if report.incomplete {
+        "stopped early: some cases did not run".to_owned()
+    } else if cases.errors > 0 {
+        format!(
+            "could not be judged: {} of {} cases errored",
+            cases.errors, cases.total
+        )
+    } else if cases.failed > 0 {
+        format!("{} of {} cases failed", cases.failed, cases.total)
+    } else if report.gate.as_ref().is_some_and(Comparison::regressed) {
+        "regressed against the baseline".to_owned()
+    } else {
+        format!("all {} cases passed", cases.passed)
+    }
+}
+
+/// The header, the aggregates and the gate panel.
+pub fn write(page: &mut String, report: &Report) {
+    let cases = &report.aggregates.cases;
+    let class = if report.incomplete || cases.errors > 0 {
+        "error"
+    } else if cases.failed > 0 || report.gate.as_ref().is_some_and(Comparison::regressed) {
+        "failed"
+    } else {
+        "passed"
+    };
+    let _ = write!(
+        page,
+        "<header class=\"verdict {class}\" id=\"verdict\">\n<h1>goldgate: {}</h1>\n",
+        text(&headline(report))
+    );
+    let _ = writeln!(
+        page,
+        "<p class=\"counts\"><b>{}</b> passed · <b>{}</b> failed · <b>{}</b> errors · <b>{}</b> skipped · {} turns</p>",
+        cases.passed, cases.failed, cases.errors, cases.skipped, report.aggregates.turns.total
+    );
+    let mut about = vec![
+        format!("agent {}", text(&report.agent)),
+        format!("goldgate {}", text(&report.goldgate_version)),
+    ];
+    if let Some(shard) = &report.suite.shard {
+        about.push(format!("shard {}", text(&shard.to_string())));
+    }
+    if report.judges.is_empty() {
+        about.push("no LLM judge (judge checks skipped)".to_owned());
+    } else {
+        about.push(format!("judges {}", text(&report.judges.join(", "))));
+    }
+    let _ = writeln!(
+        page,
+        "<p class=\"about\">{}</p>\n</header>",
+        about.join(" · ")
+    );
+    metrics(page, &report.aggregates);
+    gate(page, report.gate.as_ref());
+    if let Some((lines, total)) = agent_log_tail(report) {
+        let _ = writeln!(
+            page,
+            "<section id=\"agent-log\"><h2>Agent stderr</h2><p>The last {} of {total} lines the agent wrote.</p><pre>{}</pre></section>",
+            lines.len(),
+            text(&lines.join("\n"))
+        );
+    }
+}
+
+fn metrics(page: &mut String, aggregates: &Aggregates) {
+    let percentiles = |p: Option<Percentiles>| {
+        p.map_or_else(
+            || "not measured".to_owned(),
+            |p| format!("{} / {}", duration(p.p50), duration(p.p95)),
+        )
+    };
+    let rows = [
+        ("Pass rate", rate(aggregates.pass_rate)),
+        ("Turn pass rate", rate(aggregates.turn_pass_rate)),
+        ("Deflection rate", rate(aggregates.deflection_rate)),
+        ("Latency p50 / p95", percentiles(aggregates.latency)),
+        ("TTFT p50 / p95", percentiles(aggregates.ttft)),
+        ("Hallucination rate", rate(aggregates.hallucination_rate)),
+        ("Tool-call accuracy", rate(aggregates.tool_call_accuracy)),
+        ("Suite score", rate(aggregates.suite_score)),
+        ("Flake rate", rate(aggregates.flake_rate)),
+        (
+            "Tokens in / out",
+            format!(
+                "{} / {}",
+                aggregates.tokens.input_tokens, aggregates.tokens.output_tokens
+            ),
+        ),
+    ];
+    page.push_str("<section id=\"metrics\"><h2>Aggregates</h2><dl class=\"metrics\">");
+    for (name, value) in rows {
+        let _ = write!(page, "<div><dt>{name}</dt><dd>{}</dd></div>", text(&value));
+    }
+    page.push_str("</dl></section>\n");
+}
+
+fn gate(page: &mut String, comparison: Option<&Comparison>) {
+    page.push_str("<section id=\"gate\"><h2>Regression gate</h2>\n");
+    let Some(comparison) = comparison else {
+        page.push_str("<p>No baseline: run with <code>--baseline FILE</code> (a committed JSON report) to compare each metric and case with it.</p></section>\n");
+        return;
+    };
+    let verdict = if comparison.regressed() {
+        "<span class=\"badge failed\">regressed</span>"
+    } else {
+        "<span class=\"badge passed\">no regression</span>"
+    };
+    let _ = writeln!(
+        page,
+        "<p>{verdict} against the baseline <code>{}</code>: a threshold that trips or a case that newly fails is a regression.</p>",
+        text(&comparison.baseline)
+    );
+    page.push_str("<table class=\"gate\"><thead><tr><th>Threshold</th><th>Metric</th><th class=\"num\">Baseline</th><th class=\"num\">Now</th><th class=\"num\">Worse by</th><th class=\"num\">Limit</th><th>Decision</th></tr></thead><tbody>\n");
+    for delta in &comparison.metrics {
+        metric_row(page, delta);
+    }
+    page.push_str("</tbody></table>\n");
+    flips(page, "Newly failing", "failed", &comparison.newly_failing);
+    flips(page, "Newly passing", "passed", &comparison.newly_passing);
+    if !comparison.missing.is_empty() {
+        let _ = write!(
+            page,
+            "<h3>In the baseline, not run now ({})</h3><ul class=\"flips\">",
+            comparison.missing.len()
+        );
+        for key in &comparison.missing {
+            let _ = write!(page, "<li><code>{}</code></li>", text(key));
+        }
+        page.push_str("</ul>\n");
+    }
+    page.push_str("</section>\n");
+}
+
+fn metric_row(page: &mut String, delta: &MetricDelta) {
+    let unit = delta.threshold.unit();
+    let value = |v: Option<f64>| match (unit, v) {
+        (_, None) => "not measured".to_owned(),
+        (Unit::PercentagePoints, Some(v)) => rate(Some(v)),
+        // Milliseconds, whole and non-negative: `as` saturates.
+        (Unit::Percent, Some(v)) => duration(Duration::from_millis(v.round().max(0.0) as u64)),
+    };
+    // Over the limit yet not tripped: the gate forgives latency changes smaller than its
+    // noise floor in absolute time; the comparison records the decision, not the rule.
+    let (decision, class) = match delta.change {
+        None => ("not compared", "skipped"),
+        Some(_) if delta.tripped => ("tripped", "failed"),
+        Some(change) if change > delta.limit && unit == Unit::Percent => {
+            ("not tripped: within the latency noise floor", "warn")
+        }
+        Some(change) if change > delta.limit => ("not tripped", "warn"),
+        Some(change) if change > 0.0 => ("worse, within the limit", "warn"),
+        Some(_) => ("within the limit", "passed"),
+    };
+    let _ = writeln!(
+        page,
+        "<tr class=\"{class}\"><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span class=\"badge {class}\">{decision}</span></td></tr>",
+        delta.threshold.name(),
+        delta.threshold.metric(),
+        text(&value(delta.baseline)),
+        text(&value(delta.current)),
+        delta
+            .change
+            .map_or_else(|| "n/a".to_owned(), |c| text(&Unit::amount(unit, c))),
+        text(&Unit::amount(unit, delta.limit)),
+    );
+}
+
+fn flips(page: &mut String, title: &str, class: &str, flips: &[CaseFlip]) {
+    if flips.is_empty() {
+        return;
+    }
+    let _ = write!(
+        page,
+        "<h3>{title} ({})</h3><ul class=\"flips {class}\">",
+        flips.len()
+    );
+    for flip in flips {
+        let was = match (flip.baseline, flip.pass_fraction) {
+            (_, Some((before, now))) => format!(
+                "{} → {} of runs passed",
+                rate(Some(before)),
+                rate(Some(now))
+            ),
+            (None, None) => format!("new, {}", flip.current.name()),
+            (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
+        };
+        let _ = write!(
+            page,
+            "<li><code>{}</code> <span class=\"where\">{}:{}</span> ({})</li>",
+            text(&flip.id),
+            text(&flip.file),
+            flip.line,
+            text(&was)
+        );
+    }
+    page.push_str("</ul>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{gate, metric_row};
+    use crate::results::{CaseFlip, Comparison, MetricDelta, Status, Threshold};
+
+    fn delta(threshold: Threshold, change: Option<f64>, limit: f64, tripped: bool) -> String {
+        let mut out = String::new();
+        metric_row(
+            &mut out,
+            &MetricDelta {
+                threshold,
+                baseline: Some(1.0),
+                current: Some(0.5),
+                change,
+                limit,
+                tripped,
+            },
+        );
+        out
+    }
+
+    #[test]
+    fn each_threshold_says_what_the_gate_decided() {
+        let tripped = delta(Threshold::PassRateDropPp, Some(50.0), 0.0, true);
+        assert!(tripped.contains("<td class=\"num\">100.0%</td><td class=\"num\">50.0%</td><td class=\"num\">50 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge failed\">tripped</span>"), "{tripped}");
+        let floor = delta(Threshold::P95LatencyIncreasePct, Some(275.0), 20.0, false);
+        assert!(floor.contains("within the latency noise floor"), "{floor}");
+        let worse = delta(Threshold::DeflectionDropPp, Some(2.0), 5.0, false);
+        assert!(worse.contains("worse, within the limit"), "{worse}");
+        let better = delta(Threshold::DeflectionDropPp, Some(-2.0), 5.0, false);
+        assert!(better.contains(">within the limit<"), "{better}");
+        let unmeasured = delta(Threshold::TtftP95IncreasePct, None, 20.0, false);
+        assert!(unmeasured.contains("not compared"), "{unmeasured}");
+    }
+
+    #[test]
+    fn names_from_report_files_are_escaped() {
+        let hostile = "<script>window.pwned=1</script>";
+        let comparison = Comparison {
+            baseline: hostile.to_owned(),
+            metrics: Vec::new(),
+            newly_failing: vec![CaseFlip {
+                id: hostile.to_owned(),
+                name: hostile.to_owned(),
+                file: "<img src=x onerror=alert(1)>.yaml".to_owned(),
+                line: 3,
+                baseline: Some(Status::Passed),
+                current: Status::Failed,
+                pass_fraction: None,
+            }],
+            newly_passing: Vec::new(),
+            missing: vec![format!("a.yaml#{hostile}")],
+        };
+        let mut out = String::new();
+        gate(&mut out, Some(&comparison));
+        assert!(!out.contains("<script") && !out.contains("<img"), "{out}");
+        assert!(out.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;"));
+        assert!(out.contains("<span class=\"badge failed\">regressed</span>"));
+        assert!(out.contains("<h3>Newly failing (1)</h3>"));
+        assert!(out.contains("(passed → failed)"));
+        assert!(out.contains("<h3>In the baseline, not run now (1)</h3>"));
+    }
+}
