@@ -1,6 +1,7 @@
 //! The top of the page, written from the typed results: the verdict, the aggregates, and the
-//! regression gate's evidence (each threshold's metric before, now and its limit, whether it
-//! tripped; the cases newly failing or passing; the baseline's cases not run now).
+//! regression gate (each threshold's metric before, now and its limit, and its decision with
+//! the evidence; the cases newly failing, undecided or passing; the baseline's cases not run
+//! now).
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use super::escape::text;
 use crate::report::{agent_log_tail, duration, rate};
 use crate::results::{Aggregates, CaseFlip, Comparison, MetricDelta, Percentiles};
-use crate::results::{Report, Unit};
+use crate::results::{Decision, Report, Unit};
 
 /// The verdict in a few words, also the page's title.
 pub fn headline(report: &Report) -> String {
@@ -123,16 +124,33 @@ fn gate(page: &mut String, comparison: Option<&Comparison>) {
     };
     let _ = writeln!(
         page,
-        "<p>{verdict} against the baseline <code>{}</code>: a threshold that trips or a case that newly fails is a regression.</p>",
-        text(&comparison.baseline)
+        "<p>{verdict} against the baseline <code>{}</code> at a {} false-alarm rate: a metric worse than its limit beyond noise, or a case that regressed, trips the gate.</p>",
+        text(&comparison.baseline),
+        text(&Unit::Percent.amount(comparison.false_alarm_rate * 100.0))
     );
-    page.push_str("<table class=\"gate\"><thead><tr><th>Threshold</th><th>Metric</th><th class=\"num\">Baseline</th><th class=\"num\">Now</th><th class=\"num\">Worse by</th><th class=\"num\">Limit</th><th>Decision</th></tr></thead><tbody>\n");
+    page.push_str("<table class=\"gate\"><thead><tr><th>Threshold</th><th>Metric</th><th class=\"num\">Baseline</th><th class=\"num\">Now</th><th class=\"num\">Worse by</th><th class=\"num\">Limit</th><th>Decision</th><th>Evidence</th></tr></thead><tbody>\n");
     for delta in &comparison.metrics {
         metric_row(page, delta);
     }
     page.push_str("</tbody></table>\n");
     flips(page, "Newly failing", "failed", &comparison.newly_failing);
+    flips(
+        page,
+        "Looks worse, undecided",
+        "warn",
+        &comparison.undecided,
+    );
     flips(page, "Newly passing", "passed", &comparison.newly_passing);
+    if comparison.extra_runs > 0 {
+        let _ = writeln!(
+            page,
+            "<p>Adaptive repeats: {} extra run(s) to settle open decisions.</p>",
+            comparison.extra_runs
+        );
+    }
+    for note in &comparison.notes {
+        let _ = writeln!(page, "<p class=\"note\">{}</p>", text(note));
+    }
     if !comparison.missing.is_empty() {
         let _ = write!(
             page,
@@ -155,21 +173,23 @@ fn metric_row(page: &mut String, delta: &MetricDelta) {
         // Milliseconds, whole and non-negative: `as` saturates.
         (Unit::Percent, Some(v)) => duration(Duration::from_millis(v.round().max(0.0) as u64)),
     };
-    // Over the limit yet not tripped: the gate forgives latency changes smaller than its
-    // noise floor in absolute time; the comparison records the decision, not the rule.
-    let (decision, class) = match delta.change {
-        None => ("not compared", "skipped"),
-        Some(_) if delta.tripped => ("tripped", "failed"),
-        Some(change) if change > delta.limit && unit == Unit::Percent => {
-            ("not tripped: within the latency noise floor", "warn")
-        }
-        Some(change) if change > delta.limit => ("not tripped", "warn"),
-        Some(change) if change > 0.0 => ("worse, within the limit", "warn"),
-        Some(_) => ("within the limit", "passed"),
+    let (decision, class) = match (delta.change, delta.decision) {
+        (None, _) => ("not compared", "skipped"),
+        (_, Decision::Regressed) => ("regressed", "failed"),
+        (_, Decision::Inconclusive) => ("inconclusive: could be noise", "warn"),
+        (_, Decision::NotEnoughRuns) => ("not enough runs to tell", "warn"),
+        _ if delta.within_latency_floor() => ("within the latency noise floor", "warn"),
+        (Some(change), _) if change > delta.limit => ("within the limit, case by case", "warn"),
+        (Some(change), _) if change > 0.0 => ("worse, within the limit", "warn"),
+        (Some(_), _) => ("within the limit", "passed"),
     };
+    let evidence = delta
+        .evidence
+        .as_ref()
+        .map_or_else(String::new, |e| e.describe(unit));
     let _ = writeln!(
         page,
-        "<tr class=\"{class}\"><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span class=\"badge {class}\">{decision}</span></td></tr>",
+        "<tr class=\"{class}\"><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span class=\"badge {class}\">{decision}</span></td><td class=\"evidence\">{}</td></tr>",
         delta.threshold.name(),
         delta.threshold.metric(),
         text(&value(delta.baseline)),
@@ -178,6 +198,7 @@ fn metric_row(page: &mut String, delta: &MetricDelta) {
             .change
             .map_or_else(|| "n/a".to_owned(), |c| text(&Unit::amount(unit, c))),
         text(&Unit::amount(unit, delta.limit)),
+        text(&evidence),
     );
 }
 
@@ -200,13 +221,21 @@ fn flips(page: &mut String, title: &str, class: &str, flips: &[CaseFlip]) {
             (None, None) => format!("new, {}", flip.current.name()),
             (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
         };
+        let evidence = flip.evidence.as_ref().map_or_else(String::new, |e| {
+            let decision = match flip.decision {
+                Decision::Regressed => String::new(),
+                other => format!("{}: ", other.name()),
+            };
+            format!(" — {decision}{}", e.describe(Unit::PercentagePoints))
+        });
         let _ = write!(
             page,
-            "<li><code>{}</code> <span class=\"where\">{}:{}</span> ({})</li>",
+            "<li><code>{}</code> <span class=\"where\">{}:{}</span> ({}){}</li>",
             text(&flip.id),
             text(&flip.file),
             flip.line,
-            text(&was)
+            text(&was),
+            text(&evidence)
         );
     }
     page.push_str("</ul>\n");
@@ -215,9 +244,9 @@ fn flips(page: &mut String, title: &str, class: &str, flips: &[CaseFlip]) {
 #[cfg(test)]
 mod tests {
     use super::{gate, metric_row};
-    use crate::results::{CaseFlip, Comparison, MetricDelta, Status, Threshold};
+    use crate::results::{CaseFlip, Comparison, Decision, MetricDelta, Status, Threshold};
 
-    fn delta(threshold: Threshold, change: Option<f64>, limit: f64, tripped: bool) -> String {
+    fn delta(threshold: Threshold, change: Option<f64>, limit: f64, decision: Decision) -> String {
         let mut out = String::new();
         metric_row(
             &mut out,
@@ -227,7 +256,9 @@ mod tests {
                 current: Some(0.5),
                 change,
                 limit,
-                tripped,
+                tripped: decision == Decision::Regressed,
+                decision,
+                evidence: None,
             },
         );
         out
@@ -235,15 +266,37 @@ mod tests {
 
     #[test]
     fn each_threshold_says_what_the_gate_decided() {
-        let tripped = delta(Threshold::PassRateDropPp, Some(50.0), 0.0, true);
-        assert!(tripped.contains("<td class=\"num\">100.0%</td><td class=\"num\">50.0%</td><td class=\"num\">50 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge failed\">tripped</span>"), "{tripped}");
-        let floor = delta(Threshold::P95LatencyIncreasePct, Some(275.0), 20.0, false);
+        let tripped = delta(
+            Threshold::PassRateDropPp,
+            Some(50.0),
+            0.0,
+            Decision::Regressed,
+        );
+        assert!(tripped.contains("<td class=\"num\">100.0%</td><td class=\"num\">50.0%</td><td class=\"num\">50 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge failed\">regressed</span>"), "{tripped}");
+        let open = delta(
+            Threshold::PassRateDropPp,
+            Some(50.0),
+            0.0,
+            Decision::Inconclusive,
+        );
+        assert!(open.contains("inconclusive: could be noise"), "{open}");
+        let floor = delta(
+            Threshold::P95LatencyIncreasePct,
+            Some(275.0),
+            20.0,
+            Decision::Clear,
+        );
         assert!(floor.contains("within the latency noise floor"), "{floor}");
-        let worse = delta(Threshold::DeflectionDropPp, Some(2.0), 5.0, false);
+        let worse = delta(Threshold::DeflectionDropPp, Some(2.0), 5.0, Decision::Clear);
         assert!(worse.contains("worse, within the limit"), "{worse}");
-        let better = delta(Threshold::DeflectionDropPp, Some(-2.0), 5.0, false);
+        let better = delta(
+            Threshold::DeflectionDropPp,
+            Some(-2.0),
+            5.0,
+            Decision::Clear,
+        );
         assert!(better.contains(">within the limit<"), "{better}");
-        let unmeasured = delta(Threshold::TtftP95IncreasePct, None, 20.0, false);
+        let unmeasured = delta(Threshold::TtftP95IncreasePct, None, 20.0, Decision::Clear);
         assert!(unmeasured.contains("not compared"), "{unmeasured}");
     }
 
@@ -261,9 +314,11 @@ mod tests {
                 baseline: Some(Status::Passed),
                 current: Status::Failed,
                 pass_fraction: None,
+                decision: Decision::Regressed,
+                evidence: None,
             }],
-            newly_passing: Vec::new(),
             missing: vec![format!("a.yaml#{hostile}")],
+            ..Comparison::default()
         };
         let mut out = String::new();
         gate(&mut out, Some(&comparison));
