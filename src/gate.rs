@@ -16,9 +16,11 @@
 //! exit is decided by `--max-errors`), and so is a metric that was not measured on both sides.
 //! Cases are matched by file and id (the file compared with `./` and `\` normalised).
 
+pub mod adaptive;
 pub mod baseline;
 mod cases;
 mod metrics;
+pub mod simulation;
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -81,17 +83,21 @@ struct Tested {
     p_value: Option<f64>,
     /// Worse by more than the limit, as measured.
     worse: bool,
+    /// Not worse than the limit as measured, but too roughly measured yet to clear: more
+    /// runs are worth it (adaptive repeats only).
+    open: bool,
     /// Some result of these runs (and those left) could be beyond noise.
     reachable: bool,
 }
 
 impl Tested {
-    fn decide(self, adjusted_p: Option<f64>, alpha: f64, runs_left: u32) -> Decision {
+    fn decide(self, adjusted_p: Option<f64>, alpha: f64) -> Decision {
         match (self.worse, self.p_value, adjusted_p) {
+            (false, _, _) if self.open => Decision::Inconclusive,
             (false, _, _) => Decision::Clear,
             (true, None, _) => Decision::Regressed,
             (true, Some(_), Some(p)) if p <= alpha => Decision::Regressed,
-            _ if self.reachable || runs_left > 0 => Decision::Inconclusive,
+            _ if self.reachable => Decision::Inconclusive,
             _ => Decision::NotEnoughRuns,
         }
     }
@@ -121,13 +127,15 @@ impl Gate {
 
     /// Judges `current` against the baseline, once and for all.
     pub fn compare(&self, current: &Report) -> Comparison {
-        self.compare_with_runs_left(current, 0)
+        self.compare_at(current, &adaptive::Look::last())
     }
 
-    /// Judges `current` when up to `runs_left` more runs of each case may follow: what could
-    /// still be decided by them is `inconclusive` rather than `not enough runs`.
-    pub fn compare_with_runs_left(&self, current: &Report, runs_left: u32) -> Comparison {
-        let alpha = self.false_alarm_rate / f64::from(current.looks.max(1));
+    /// Judges `current` at one look of adaptive repeats: what more runs could still decide
+    /// is `inconclusive` rather than `not enough runs`, and cases settled at an earlier look
+    /// keep that look's decision (see [`adaptive`]).
+    pub fn compare_at(&self, current: &Report, look: &adaptive::Look) -> Comparison {
+        let runs_left = look.runs_left;
+        let alpha = self.false_alarm_rate * current.alpha_share.clamp(f64::MIN_POSITIVE, 1.0);
         let mut metrics: Vec<(MetricDelta, Tested)> = Threshold::ALL
             .into_iter()
             .map(|t| metrics::compare(self, t, current, runs_left, alpha))
@@ -138,7 +146,8 @@ impl Gate {
             false_alarm_rate: self.false_alarm_rate,
             ..Comparison::default()
         };
-        for movement in cases::compare(&self.baseline, current, runs_left, alpha) {
+        let unsettled = |key: &str| !look.settled.contains_key(key);
+        for movement in cases::compare(&self.baseline, current, runs_left, alpha, unsettled) {
             match movement {
                 cases::Movement::Worse(flip, tested) => worse.push((flip, tested)),
                 cases::Movement::Better(flip) => comparison.newly_passing.push(flip),
@@ -157,14 +166,17 @@ impl Gate {
             if let Some(evidence) = evidence {
                 evidence.adjusted_p = adjusted_p;
             }
-            tested.decide(adjusted_p, alpha, runs_left)
+            tested.decide(adjusted_p, alpha)
         };
         for (delta, tested) in &mut metrics {
             delta.decision = decide(*tested, &mut delta.evidence);
             delta.tripped = delta.decision == Decision::Regressed;
         }
-        for (mut flip, tested) in worse {
+        let decided = worse.into_iter().map(|(mut flip, tested)| {
             flip.decision = decide(tested, &mut flip.evidence);
+            flip
+        });
+        for flip in decided.chain(look.settled.values().flatten().cloned()) {
             match flip.decision {
                 Decision::Regressed => comparison.newly_failing.push(flip),
                 _ => comparison.undecided.push(flip),

@@ -146,7 +146,10 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             all.builds = all.builds.max(p.report.samples.builds);
             all
         }),
-        looks: parts.iter().map(|p| p.report.looks).max().unwrap_or(1),
+        alpha_share: parts
+            .iter()
+            .map(|p| p.report.alpha_share)
+            .fold(1.0, f64::min),
         // A comparison belongs to one run against one baseline: a merged report has none.
         gate: None,
         cases,

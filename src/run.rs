@@ -199,7 +199,7 @@ pub async fn run_repeated(
         agent_log: agent.diagnostics(),
         aggregates: Aggregates::of(&joined),
         samples,
-        looks: 1,
+        alpha_share: 1.0,
         gate: None,
         cases: joined,
     };

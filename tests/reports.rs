@@ -380,7 +380,7 @@ fn report_of(cases: Vec<CaseResult>) -> Report {
         agent_log: None,
         aggregates: Aggregates::of(&cases),
         samples: Default::default(),
-        looks: 1,
+        alpha_share: 1.0,
         gate: None,
         cases,
     }
@@ -662,7 +662,7 @@ fn json_report_fields() {
             "agent_log",
             "aggregates",
             "samples",
-            "looks",
+            "alpha_share",
             "gate",
             "cases"
         ]

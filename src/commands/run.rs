@@ -1,5 +1,6 @@
 //! `goldgate run`: config and flags into a plan, load, play against the agent, report.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +17,8 @@ use goldgate::config::llm::eval_config_models;
 use goldgate::config::thresholds::EVAL_CONFIG_FILE;
 use goldgate::config::{AgentConfig, Config, JudgeConfig};
 use goldgate::exit::Exit;
+use goldgate::gate::Gate;
+use goldgate::gate::adaptive::{self, Schedule};
 use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{Patience, SetupError};
 use goldgate::llm::judge::JudgePanel;
@@ -26,7 +29,7 @@ use goldgate::results::json;
 use goldgate::results::{CaseResult, Gating, Report, Status};
 use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
 use goldgate::score::{Grader, Judge, ScoreOptions};
-use goldgate::shard::{Shard, SuiteId};
+use goldgate::shard::{self, Shard, SuiteId};
 
 use crate::cli::RunArgs;
 
@@ -64,7 +67,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(grader) => grader,
         Err(message) => return Ok(fail(&message)),
     };
-    let played = play(agent_config.as_ref(), cases, repeat, grader, &options)?;
+    let adaptive = match (&gate, args.max_repeat) {
+        (Some(gate), Some(max_repeat)) => Some((gate, Schedule::new(repeat.runs(), max_repeat))),
+        _ => None,
+    };
+    let played = play(
+        agent_config.as_ref(),
+        cases,
+        repeat,
+        grader,
+        &options,
+        adaptive,
+    )?;
     let Played {
         mut report,
         duration,
@@ -74,7 +88,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     };
     report.suite = suite_id;
     report.max_errors = args.max_errors;
-    report.gate = gate.map(|gate| gate.compare(&report));
+    if report.gate.is_none() {
+        report.gate = gate.map(|gate| gate.compare(&report));
+    }
     finish(args, &report, duration)
 }
 
@@ -188,12 +204,15 @@ fn build_grader(args: &RunArgs, config: &Config, options: &RunOptions) -> Result
 
 /// Plays `cases` on a fresh async runtime, with a progress bar and Ctrl-C handling. The inner
 /// error is why the agent could not be reached.
+/// Plays the cases; with adaptive repeats (a gate and its schedule), reruns what the gate
+/// leaves open and returns the report with its final comparison.
 fn play(
     agent_config: Option<&AgentConfig>,
     cases: Vec<Arc<Case>>,
     repeat: Repeat,
     grader: Grader,
     options: &RunOptions,
+    adaptive: Option<(&Gate, Schedule)>,
 ) -> anyhow::Result<Result<Played, String>> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -216,16 +235,53 @@ fn play(
                 }
             }
         });
-        let played = run::run_repeated(
-            cases,
+        let grader = Arc::new(grader);
+        let mut played = run::run_repeated(
+            cases.clone(),
             repeat,
-            agent,
-            Arc::new(grader),
+            Arc::clone(&agent),
+            Arc::clone(&grader),
             options,
             &stop,
-            on_event,
+            Arc::clone(&on_event),
         )
         .await;
+        if let Some((gate, schedule)) = adaptive {
+            let started = std::time::Instant::now();
+            let rerun = |keys: Option<HashSet<String>>, runs: u32| {
+                let chosen: Vec<Arc<Case>> = cases
+                    .iter()
+                    .filter(|c| {
+                        keys.as_ref()
+                            .is_none_or(|k| k.contains(&shard::case_key(c)))
+                    })
+                    .cloned()
+                    .collect();
+                progress.inc_length((chosen.len() * runs as usize) as u64);
+                let (agent, grader, on_event) = (
+                    Arc::clone(&agent),
+                    Arc::clone(&grader),
+                    Arc::clone(&on_event),
+                );
+                let stop = stop.clone();
+                async move {
+                    let more = Repeat::new(runs, Some(1)).unwrap_or(Repeat::ONCE);
+                    run::run_repeated(chosen, more, agent, grader, options, &stop, on_event)
+                        .await
+                        .report
+                }
+            };
+            let settled = adaptive::settle(
+                gate,
+                &mut played.report,
+                &schedule,
+                repeat.min_pass(),
+                rerun,
+            )
+            .await;
+            played.report.gate = Some(settled);
+            played.duration += started.elapsed();
+        }
         progress.finish_and_clear();
         Ok(played)
     }))
@@ -299,6 +355,12 @@ fn plan_arguments(args: &RunArgs) -> Result<(Option<Shard>, Repeat), String> {
     };
     let repeat = Repeat::new(args.repeat, args.min_pass)
         .map_err(|e| format!("--repeat / --min-pass: {e}"))?;
+    if let Some(max_repeat) = args.max_repeat.filter(|&max| max < args.repeat) {
+        return Err(format!(
+            "--max-repeat {max_repeat} is below --repeat {}: adaptive repeats add runs to those",
+            args.repeat
+        ));
+    }
     Ok((shard, repeat))
 }
 

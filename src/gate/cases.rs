@@ -19,13 +19,14 @@ pub(super) enum Movement {
     Better(CaseFlip),
 }
 
-/// Every case of `current` that moved against `baseline`. Errored cases are left out: an
-/// error of the run is not a verdict of the agent.
+/// Every case of `current` that moved against `baseline`, of those `include` keeps (by key).
+/// Errored cases are left out: an error of the run is not a verdict of the agent.
 pub(super) fn compare(
     baseline: &Report,
     current: &Report,
     runs_left: u32,
     alpha: f64,
+    include: impl Fn(&str) -> bool,
 ) -> Vec<Movement> {
     let before: HashMap<String, &CaseResult> = baseline
         .cases
@@ -37,7 +38,11 @@ pub(super) fn compare(
         .iter()
         .filter(|case| case.status != Status::Error)
         .filter_map(|case| {
-            let earlier = before.get(&shard::key(&case.file, &case.id)).copied();
+            let key = shard::key(&case.file, &case.id);
+            if !include(&key) {
+                return None;
+            }
+            let earlier = before.get(&key).copied();
             movement(earlier, case, runs_left, alpha)
         })
         .collect()
@@ -111,6 +116,7 @@ fn tested(
     let tested = Tested {
         p_value: Some(p_value),
         worse: true,
+        open: false,
         reachable: fisher_worse(before, extreme).is_some_and(|p| p <= alpha),
     };
     Some(Movement::Worse(made, tested))
@@ -137,6 +143,7 @@ fn by_verdict(
             let tested = Tested {
                 p_value: None,
                 worse: true,
+                open: false,
                 reachable: true,
             };
             Some(Movement::Worse(made, tested))

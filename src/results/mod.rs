@@ -16,8 +16,7 @@ mod method;
 pub mod millis;
 mod repeats;
 mod reply;
-#[cfg(test)]
-pub(crate) mod testing;
+pub mod testing;
 
 use std::time::Duration;
 
@@ -311,17 +310,18 @@ pub struct Report {
     /// The latencies the gate's tests compare (every turn of every run).
     #[serde(default)]
     pub samples: Samples,
-    /// How many times the gate looked at the runs (1, or more with `--max-repeat`): its
-    /// false-alarm rate is shared between the looks.
-    #[serde(default = "one")]
-    pub looks: u32,
+    /// The share of the gate's false-alarm rate that its decisions on this report spend: 1,
+    /// or with adaptive repeats (`--max-repeat`) the share of the last look made (the looks
+    /// share the rate in proportion to the runs each adds).
+    #[serde(default = "whole")]
+    pub alpha_share: f64,
     /// The comparison with `--baseline`; `null` without one.
     pub gate: Option<Comparison>,
     pub cases: Vec<CaseResult>,
 }
 
-fn one() -> u32 {
-    1
+fn whole() -> f64 {
+    1.0
 }
 
 /// What decides a command's exit status besides whether the run could be judged.

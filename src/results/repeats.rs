@@ -129,6 +129,51 @@ impl CaseResult {
     }
 }
 
+impl CaseResult {
+    /// Joins `more`, further runs of this case (adaptive repeats), into it: the runs' statuses
+    /// in order, the verdict with `min_pass` of every `repeat` runs as the share that must
+    /// pass, the shown run picked again, scores averaged over the judged runs, time and tokens
+    /// summed.
+    pub fn join(&mut self, more: CaseResult, repeat: u32, min_pass: u32) {
+        let statuses = |case: &CaseResult| -> Vec<Status> {
+            case.repeats
+                .as_ref()
+                .map_or_else(|| vec![case.status], |r| r.runs.clone())
+        };
+        let (mine, theirs) = (statuses(self), statuses(&more));
+        let judged = |runs: &[Status]| runs.iter().filter(|s| s.is_judged()).count() as f64;
+        let (n1, n2) = (judged(&mine), judged(&theirs));
+        let score = if n1 + n2 > 0.0 {
+            (self.score * n1 + more.score * n2) / (n1 + n2)
+        } else {
+            self.score
+        };
+        let runs = [mine, theirs].concat();
+        let total = len(&runs);
+        // The share K/N of the first runs, over all of them, rounded up.
+        let min_pass = (u64::from(total) * u64::from(min_pass)).div_ceil(u64::from(repeat.max(1)));
+        let repeats = Repeats::of(runs, u32::try_from(min_pass).unwrap_or(u32::MAX));
+        let status = repeats.status(total);
+        let (duration, usage) = (self.duration + more.duration, self.usage.plus(more.usage));
+        let target = match status {
+            Status::Passed if repeats.flaky => Status::Failed,
+            status => status,
+        };
+        if self.status != target && more.status == target {
+            let history = std::mem::take(&mut self.history);
+            *self = CaseResult { history, ..more };
+        }
+        self.status = status;
+        self.score = score;
+        self.duration = duration;
+        self.usage = usage;
+        if status != Status::Error {
+            self.error = None;
+        }
+        self.repeats = Some(repeats);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

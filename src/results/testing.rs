@@ -1,4 +1,5 @@
-//! Hand-made results for the unit tests of the modules that read them.
+//! Hand-made results, for the unit tests of the modules that read them and for the gate's
+//! simulations ([`crate::gate::simulation`]).
 
 use std::time::Duration;
 
@@ -7,7 +8,8 @@ use crate::model::Format;
 use crate::shard::SuiteId;
 use crate::transcript::Usage;
 
-pub(crate) fn case(file: &str, id: &str, status: Status) -> CaseResult {
+/// A case of one run in `file`, with `status` and no turns.
+pub fn case(file: &str, id: &str, status: Status) -> CaseResult {
     CaseResult {
         id: id.to_owned(),
         name: format!("{id} name"),
@@ -28,7 +30,8 @@ pub(crate) fn case(file: &str, id: &str, status: Status) -> CaseResult {
     }
 }
 
-pub(crate) fn report(cases: Vec<CaseResult>) -> Report {
+/// The report of a run of `cases`.
+pub fn report(cases: Vec<CaseResult>) -> Report {
     Report {
         schema_version: SCHEMA_VERSION,
         goldgate_version: "0.0.0".to_owned(),
@@ -41,7 +44,7 @@ pub(crate) fn report(cases: Vec<CaseResult>) -> Report {
         agent_log: Some("pid 42 started".to_owned()),
         aggregates: Aggregates::of(&cases),
         samples: Samples::default(),
-        looks: 1,
+        alpha_share: 1.0,
         gate: None,
         cases,
     }

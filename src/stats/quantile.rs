@@ -56,6 +56,9 @@ pub struct QuantileEvidence {
     pub ratio_interval: Interval,
     /// The one-sided p-value of "slower than the ratio limit allows".
     pub p_value: f64,
+    /// The smallest p-value samples of these sizes can give (every value now above the
+    /// baseline's quantile): above the level, no result could be beyond noise.
+    pub best_p_value: f64,
     /// Whether `now - before` exceeds the test's floor.
     pub exceeds_floor: bool,
 }
@@ -102,6 +105,12 @@ pub fn quantile_worse(
         ratio: ratio(now_q, before_q),
         ratio_interval: bootstrap_ratio_interval(&before, &now, test)?,
         p_value: exceedance_p_value(&before, &now, test.quantile, test.ratio_limit)?,
+        best_p_value: exceedance_tail(
+            before.len() as u64,
+            now.len() as u64,
+            test.quantile,
+            now.len() as u64,
+        )?,
         exceeds_floor: now_q - before_q > test.floor,
     })
 }
@@ -130,10 +139,15 @@ pub(super) fn exceedance_p_value(
     q: f64,
     ratio_limit: f64,
 ) -> Option<f64> {
-    let (b, n) = (before.len() as u64, now.len() as u64);
-    let k = nearest_rank(b, q)?;
+    let k = nearest_rank(before.len() as u64, q)?;
     let split = before[usize::try_from(k).ok()? - 1];
     let above = now.iter().filter(|&&x| x / ratio_limit > split).count() as u64;
+    exceedance_tail(before.len() as u64, now.len() as u64, q, above)
+}
+
+/// `P(M >= above)` for `b` values before and `n` now (see the module docs).
+fn exceedance_tail(b: u64, n: u64, q: f64, above: u64) -> Option<f64> {
+    let k = nearest_rank(b, q)?;
     if above == 0 {
         // The whole law: 1 exactly, not a sum that rounds below it.
         return Some(1.0);

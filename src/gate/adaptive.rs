@@ -1,0 +1,223 @@
+//! Adaptive repeats (`--max-repeat N`): run every case `--repeat` times, look, and rerun only
+//! what the gate cannot decide yet, doubling the runs of those cases at each look up to N.
+//!
+//! The looks are planned before the first run ([`Schedule`]), and the false-alarm rate is
+//! shared between them in proportion to the runs each adds (the report's `alpha_share`), so
+//! looking several times cannot raise it. At each look:
+//! - a metric that is `inconclusive` reruns every case: the rate tests count complete rounds
+//!   only, so that the cases rerun for their own sake cannot weigh on a suite's rate;
+//! - once the gate has tripped nothing is rerun: more runs cannot undo a regression;
+//! - otherwise the `inconclusive` cases are rerun, and every other case is settled: its
+//!   decision at this look stands, and it leaves the later looks' tests. Stopping a case only
+//!   removes chances to reject, so no stopping rule raises the false-alarm rate.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+
+use super::Gate;
+use crate::results::Unit;
+use crate::results::{Aggregates, CaseFlip, CaseResult, Comparison, Decision, JudgeUsage, Report};
+use crate::shard;
+
+/// The runs every case has had by each look: `repeat`, doubling, then `max_repeat`
+/// (`1, 2, 5` for `--max-repeat 5`): few looks, since each takes a share of the false-alarm
+/// rate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    runs: Vec<u32>,
+}
+
+impl Schedule {
+    /// The looks for `--repeat repeat --max-repeat max_repeat` (one look when `max_repeat`
+    /// is not above `repeat`).
+    pub fn new(repeat: u32, max_repeat: u32) -> Self {
+        let mut runs = vec![repeat.max(1)];
+        // Doubling while there is room to double twice more; then straight to the most.
+        while let Some(&last) = runs
+            .last()
+            .filter(|&&last| last.saturating_mul(4) <= max_repeat)
+        {
+            runs.push(last * 2);
+        }
+        if runs.last().is_some_and(|&last| last < max_repeat) {
+            runs.push(max_repeat);
+        }
+        Self { runs }
+    }
+
+    /// The runs each case has had by each look, ascending.
+    pub fn runs(&self) -> &[u32] {
+        &self.runs
+    }
+
+    /// The share of the false-alarm rate look `index` (from 0) spends: the share of the runs
+    /// it adds. The shares add up to 1, so the looks together keep the rate (Bonferroni);
+    /// the last look, with the most runs and the most power, spends the most.
+    pub fn share(&self, index: usize) -> f64 {
+        let before = index.checked_sub(1).map_or(0, |i| self.runs[i]);
+        let last = self.runs[self.runs.len() - 1];
+        f64::from(self.runs.get(index).map_or(0, |&n| n - before)) / f64::from(last)
+    }
+}
+
+/// Where the gate stands at one look.
+#[derive(Clone, Debug, Default)]
+pub struct Look {
+    /// More runs each case may still get.
+    pub runs_left: u32,
+    /// Cases (by key) settled at an earlier look, with the flip they settled on (`None`:
+    /// clear).
+    pub settled: HashMap<String, Option<CaseFlip>>,
+}
+
+impl Look {
+    /// The only look, or the last: nothing more will run.
+    pub fn last() -> Self {
+        Self::default()
+    }
+}
+
+/// What to run again after a look.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rerun {
+    /// Every decision is settled.
+    Nothing,
+    /// A metric is open: every case, a complete round.
+    All,
+    /// These cases (by key) are open.
+    Cases(HashSet<String>),
+}
+
+/// Whether a rate with p-value `p` at look `index` (from 0) is worth another round of every
+/// case: rates are tested on complete rounds, and a round costs every case, the later ones
+/// more. The bar halves at each look: `p <= 1/2` after the first, `1/4` after the second.
+/// (Latency is not held to it: its first round of one latency a case has little power, and
+/// a latency stays open only while it measures worse than half its limit.) Stopping only
+/// forgoes chances to reject, so it cannot raise the false-alarm rate.
+pub fn worth_a_round(p: f64, index: usize) -> bool {
+    p <= 0.5_f64.powi(i32::try_from(index).unwrap_or(i32::MAX).saturating_add(1))
+}
+
+/// What `comparison` (made at `look`) leaves open, settling in `look` every case it does
+/// not rerun.
+pub fn plan(current: &Report, comparison: &Comparison, look: &mut Look, index: usize) -> Rerun {
+    // The gate's verdict is what the runs are for: once it trips, more runs cannot undo it.
+    if comparison.regressed() {
+        return Rerun::Nothing;
+    }
+    let open = |decision: Decision| decision == Decision::Inconclusive;
+    let promising = |m: &&crate::results::MetricDelta| {
+        m.threshold.unit() == Unit::Percent
+            || m.evidence
+                .as_ref()
+                .and_then(|e| e.p_value)
+                .is_some_and(|p| worth_a_round(p, index))
+    };
+    if comparison
+        .metrics
+        .iter()
+        .filter(promising)
+        .any(|m| open(m.decision))
+    {
+        return Rerun::All;
+    }
+    let keyed = |flip: &CaseFlip| shard::key(&flip.file, &flip.id);
+    let reruns: HashSet<String> = comparison
+        .undecided
+        .iter()
+        .filter(|f| open(f.decision) && !look.settled.contains_key(&keyed(f)))
+        .map(keyed)
+        .collect();
+    let flips: HashMap<String, &CaseFlip> = comparison
+        .newly_failing
+        .iter()
+        .chain(&comparison.undecided)
+        .map(|f| (keyed(f), f))
+        .collect();
+    for case in &current.cases {
+        let key = shard::key(&case.file, &case.id);
+        if !reruns.contains(&key) && !look.settled.contains_key(&key) {
+            let flip = flips.get(&key).map(|&f| f.clone());
+            look.settled.insert(key, flip);
+        }
+    }
+    if reruns.is_empty() {
+        Rerun::Nothing
+    } else {
+        Rerun::Cases(reruns)
+    }
+}
+
+/// Joins `more` (further runs of some of `report`'s cases) into `report`: each case's runs,
+/// the latency samples, tokens and judge usage; the aggregates recomputed. `min_pass` of
+/// `repeat` runs is the share that must pass, kept as more runs come.
+pub fn join(report: &mut Report, more: Report, repeat: u32, min_pass: u32) {
+    let mut extra: HashMap<String, CaseResult> = more
+        .cases
+        .into_iter()
+        .map(|c| (shard::key(&c.file, &c.id), c))
+        .collect();
+    for case in &mut report.cases {
+        if let Some(runs) = extra.remove(&shard::key(&case.file, &case.id)) {
+            case.join(runs, repeat, min_pass);
+        }
+    }
+    report.samples.merge(&more.samples);
+    report.judge_usage = JudgeUsage::sum(report.judge_usage.iter().chain(&more.judge_usage));
+    report.incomplete |= more.incomplete;
+    report.aggregates = Aggregates::of(&report.cases);
+}
+
+/// Plays adaptive repeats to the end and returns the final comparison. `report` holds the
+/// first look's runs (every case run `schedule.runs()[0]` times) and gets every later run
+/// joined in; `play(cases, runs)` plays the cases given by key (all when `None`) `runs` more
+/// times each and returns their report. `report.alpha_share` is set to the share of the look
+/// that decided.
+pub async fn settle<Play, Played>(
+    gate: &Gate,
+    report: &mut Report,
+    schedule: &Schedule,
+    min_pass: u32,
+    mut play: Play,
+) -> Comparison
+where
+    Play: FnMut(Option<HashSet<String>>, u32) -> Played,
+    Played: Future<Output = Report>,
+{
+    let runs = schedule.runs();
+    let (first, last) = (runs[0], runs[runs.len() - 1]);
+    let mut look = Look::default();
+    let mut extra_runs = 0_u64;
+    for (index, &had) in runs.iter().enumerate() {
+        look.runs_left = last - had;
+        report.alpha_share = schedule.share(index);
+        let mut comparison = gate.compare_at(report, &look);
+        let Some(&next) = runs.get(index + 1) else {
+            comparison.extra_runs = extra_runs;
+            return comparison;
+        };
+        let which = match plan(report, &comparison, &mut look, index) {
+            Rerun::Nothing => {
+                // Nothing more will run: decided as the last look.
+                look.runs_left = 0;
+                let mut comparison = gate.compare_at(report, &look);
+                comparison.extra_runs = extra_runs;
+                return comparison;
+            }
+            Rerun::All => None,
+            Rerun::Cases(keys) => Some(keys),
+        };
+        let more = play(which, next - had).await;
+        extra_runs += more.cases.iter().map(|c| c.runs() as u64).sum::<u64>();
+        let stopped = more.incomplete;
+        join(report, more, first, min_pass);
+        if stopped {
+            // Interrupted: decide on what ran, as the last look.
+            look.runs_left = 0;
+            let mut comparison = gate.compare_at(report, &look);
+            comparison.extra_runs = extra_runs;
+            return comparison;
+        }
+    }
+    unreachable!("a schedule has at least one look")
+}
