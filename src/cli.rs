@@ -51,6 +51,11 @@ pub enum Command {
     /// Lets a trusted workflow comment on a pull request for an untrusted one (forks): the
     /// untrusted job uploads its report, the trusted one runs `goldgate report REPORT --comment`.
     Report(ReportArgs),
+    /// List the cases a run would play, by file, without calling any agent.
+    ///
+    /// Takes the paths and the selection flags of `run` (`--filter`, `--name`, `--shard`) and
+    /// selects exactly as `run` does. `--json` prints one JSON document (see the README).
+    List(ListArgs),
     /// Convert between SCRAPI YAML, CES CSV and scenario YAML.
     Convert(PendingArgs),
     /// Print the JSON Schema of a file kind.
@@ -72,6 +77,22 @@ pub struct GateArgs {
     /// over goldgate.yaml's `thresholds` and gecx's eval.config.json.
     #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
     pub regression_config: Option<PathBuf>,
+}
+
+/// Which cases are played, shared by `run` and `list` so that both select alike.
+#[derive(Debug, Args)]
+pub struct SelectionArgs {
+    /// Only cases with this tag (repeatable: any of them).
+    #[arg(long = "filter", value_name = "TAG", help_heading = "Selection")]
+    pub filters: Vec<String>,
+
+    /// Only cases whose id or name matches this glob, e.g. `order_*`.
+    #[arg(long, value_name = "GLOB", help_heading = "Selection")]
+    pub name: Option<String>,
+
+    /// Only shard K of N (e.g. `2/3`); cases are split by a stable hash of their file and id.
+    #[arg(long, value_name = "K/N", help_heading = "Selection")]
+    pub shard: Option<String>,
 }
 
 /// Where and how a run or a saved report is published on GitHub.
@@ -109,13 +130,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
     pub config: Option<PathBuf>,
 
-    /// Run only cases with this tag (repeatable: any of them).
-    #[arg(long = "filter", value_name = "TAG", help_heading = "Selection")]
-    pub filters: Vec<String>,
-
-    /// Run only cases whose id or name matches this glob, e.g. `order_*`.
-    #[arg(long, value_name = "GLOB", help_heading = "Selection")]
-    pub name: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 
     /// Test the agent at this URL (the HTTP protocol), instead of the config's agent.
     #[arg(
@@ -201,10 +217,6 @@ pub struct RunArgs {
     #[arg(long, requires = "junit", help_heading = "Output")]
     pub junit_strict: bool,
 
-    /// Run only shard K of N (e.g. `2/3`); cases are split by a stable hash of their id.
-    #[arg(long, value_name = "K/N", help_heading = "Selection")]
-    pub shard: Option<String>,
-
     /// Run each case N times, in independent sessions.
     #[arg(
         long,
@@ -240,6 +252,25 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub github: GithubArgs,
+}
+
+/// `goldgate list [PATH...]`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Files or directories holding goldens and scenarios.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// The config file (default: ./goldgate.yaml when it exists); it must load, as for `run`.
+    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+
+    /// Print one JSON document on stdout instead of the listing.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `goldgate compare REPORT --baseline FILE`.

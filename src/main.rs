@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
         Command::Lint(args) => commands::lint::run(&args),
+        Command::List(args) => commands::list::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
         Command::Compare(args) => commands::compare::run(&args),

@@ -4,5 +4,7 @@
 //! prints as they are.
 
 pub mod baseline;
+pub mod list;
 pub mod publish;
+pub mod select;
 pub mod setup;
