@@ -56,8 +56,12 @@ pub enum Command {
     /// Takes the paths and the selection flags of `run` (`--filter`, `--name`, `--shard`) and
     /// selects exactly as `run` does. `--json` prints one JSON document (see the README).
     List(ListArgs),
-    /// Convert between SCRAPI YAML, CES CSV and scenario YAML.
-    Convert(PendingArgs),
+    /// Convert a golden file to SCRAPI YAML, CES CSV or gecx scenario YAML.
+    ///
+    /// Every construct with a counterpart in the target converts; each one without is a warning
+    /// naming its file and line, never dropped silently. The output is written atomically and
+    /// never over the input.
+    Convert(ConvertArgs),
     /// Print the JSON Schema of a file kind.
     Schema(SchemaArgs),
 }
@@ -108,11 +112,30 @@ pub struct GithubArgs {
     pub markdown: Option<PathBuf>,
 }
 
-/// Arguments of a command that later releases fill in; accepted so that `--help` lists it.
+/// `goldgate convert FILE --to FORMAT -o OUT`.
 #[derive(Debug, Args)]
-pub struct PendingArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+pub struct ConvertArgs {
+    /// The golden file to convert (any of the four formats, told from its content).
+    pub file: PathBuf,
+
+    /// The format to write.
+    #[arg(long, value_enum)]
+    pub to: ConvertTo,
+
+    /// Where to write. For several cases converted to scenarios, a directory that receives one
+    /// `<id>.scenario.yaml` per case.
+    #[arg(long, short = 'o', value_name = "OUT")]
+    pub output: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTo {
+    /// A SCRAPI golden (`conversations:`).
+    Scrapi,
+    /// A CES golden CSV.
+    CesCsv,
+    /// gecx `*.scenario.yaml`, one per case.
+    Scenario,
 }
 
 /// `goldgate run`: discover, play, score, report.

@@ -21,10 +21,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Schema(args) => commands::schema::run(&args),
-        Command::Convert(_) => {
-            eprintln!("goldgate: this command is not yet available in this version");
-            Ok(Exit::Error)
-        }
+        Command::Convert(args) => commands::convert::run(&args),
     };
     match exit {
         Ok(exit) => ExitCode::from(exit.code()),

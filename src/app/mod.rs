@@ -4,6 +4,7 @@
 //! prints as they are.
 
 pub mod baseline;
+pub mod convert;
 pub mod list;
 pub mod publish;
 pub mod select;

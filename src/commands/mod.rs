@@ -3,6 +3,7 @@
 //! another command.
 
 pub mod compare;
+pub mod convert;
 pub mod lint;
 pub mod list;
 pub mod merge;

@@ -14,6 +14,7 @@ mod dataset;
 mod exported;
 mod matcher;
 mod turn;
+pub mod write;
 
 use serde_json::{Map, Value as Json};
 
