@@ -1,0 +1,204 @@
+//! A SCRAPI simulation played against a real HTTP agent with a simulated user on each of the
+//! three providers (loopback fakes): an agent that reaches the user's goal completes the
+//! simulation, one that never does fails at the step's max_turns, and an agent that ends the
+//! session stops it.
+
+mod common;
+mod llm_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use serde_json::{Value, json};
+
+use goldgate::agent::Agent;
+use goldgate::agent::connect;
+use goldgate::config::{AgentConfig, Endpoint};
+use goldgate::llm::client::{LlmClient, Patience};
+use goldgate::llm::simulator::{Simulator, Step, StepStatus};
+use goldgate::model::Provider as Model;
+use goldgate::simulate::{self, Plan, Stop};
+
+use llm_support::{Answer, FakeProvider, KEY, Provider, Seen};
+
+fn model(provider: Provider) -> Model {
+    match provider {
+        Provider::Anthropic => Model::Anthropic,
+        Provider::OpenAi => Model::OpenAi,
+        Provider::Gemini => Model::Gemini,
+    }
+}
+
+fn simulator(fake: &FakeProvider) -> Simulator {
+    let base = fake.base_url();
+    let env = move |name: &str| (name == fake.provider.key_var()).then(|| KEY.to_owned());
+    let client = LlmClient::new(
+        model(fake.provider),
+        &Endpoint {
+            model: None,
+            base_url: Some(base),
+        },
+        &env,
+        connect::http_client().unwrap(),
+        Patience {
+            timeout: Duration::from_secs(10),
+            retries: 0,
+            backoff: Duration::from_millis(1),
+        },
+    )
+    .unwrap();
+    Simulator::new(client, None)
+}
+
+/// A user who wants to know where ORD-12345 is: greets, asks, gives the id when asked, and
+/// marks the step completed once the agent says the order shipped.
+fn user() -> llm_support::Brain {
+    Arc::new(|seen: &Seen| {
+        let conversation = seen.user.split("<conversation>").nth(1).unwrap_or("");
+        let shipped = conversation.contains("has shipped");
+        let asked_for_id = conversation.contains("order number");
+        let (say, status) = match (shipped, asked_for_id) {
+            (true, _) => ("", "completed"),
+            (false, true) => ("It's ORD-12345.", "in_progress"),
+            (false, false) => ("Where is my order?", "in_progress"),
+        };
+        Answer::Calls(vec![(
+            seen.forced.clone().unwrap_or_default(),
+            json!({"next_user_utterance": say, "step_progresses": [
+                {"step": 1, "status": status, "justification": "From the agent's last message."}]}),
+        )])
+    })
+}
+
+/// An order agent: asks for the order number, then reports it; or, `helpful: false`, never
+/// understands; or, with `ends`, hangs up at once.
+fn agent(kind: &'static str) -> std::net::SocketAddr {
+    common::serve_turn(
+        move |Json(request): Json<Value>| async move {
+            let text = request["input"]["text"].as_str().unwrap_or("");
+            let mut reply = match (kind, text) {
+                ("ends", _) => json!({"messages": [{"text": "Goodbye."}],
+                    "tool_calls": [{"name": "end_session", "args": {}}]}),
+                ("unhelpful", _) => json!({"messages": [{"text": "Sorry, I did not get that."}]}),
+                (_, t) if t.contains("ORD-12345") => {
+                    json!({"messages": [{"text": "Your order ORD-12345 has shipped."}]})
+                }
+                (_, "") => json!({"messages": [{"text": "Welcome to Acme! How can I help?"}]}),
+                _ => json!({"messages": [{"text": "Sure, what is your order number?"}]}),
+            };
+            reply["id"] = request["id"].clone();
+            Json(reply)
+        },
+        (),
+    )
+}
+
+async fn connect_to(addr: std::net::SocketAddr) -> Arc<dyn Agent> {
+    connect::connect(&AgentConfig::Http {
+        url: format!("http://{addr}/turn"),
+        headers: Vec::new(),
+    })
+    .await
+    .unwrap()
+}
+
+fn plan() -> Plan {
+    let mut plan = Plan::new(
+        "order_status",
+        vec![Step {
+            goal: "Find out where order ORD-12345 is".into(),
+            success_criteria: Some("The agent says the order's status".into()),
+            response_guide: Some("Give ORD-12345 when asked for the order".into()),
+            max_turns: Some(4),
+        }],
+    );
+    plan.session_parameters
+        .insert("customer".into(), json!("gold"));
+    plan
+}
+
+#[tokio::test]
+async fn a_helpful_agent_completes_the_goal_and_an_unhelpful_one_fails_at_max_turns() {
+    let helpful = connect_to(agent("helpful")).await;
+    let unhelpful = connect_to(agent("unhelpful")).await;
+    for provider in Provider::ALL {
+        let fake = FakeProvider::start(provider, user());
+        let user = simulator(&fake);
+
+        let played = simulate::play(helpful.as_ref(), &user, &plan(), "s-1")
+            .await
+            .unwrap();
+        assert_eq!(played.stop, Stop::Completed, "{provider:?}");
+        assert!(played.goals_met());
+        // welcome, "Where is my order?", "It's ORD-12345."
+        assert_eq!(played.turns.len(), 3, "{provider:?}: {:#?}", played.turns);
+        assert!(played.simulator_usage.input_tokens > 0);
+
+        let played = simulate::play(unhelpful.as_ref(), &user, &plan(), "s-2")
+            .await
+            .unwrap();
+        assert_eq!(played.stop, Stop::OutOfTurns { step: 1 }, "{provider:?}");
+        assert_eq!(played.turns.len(), 4, "{provider:?}: max_turns is 4");
+        assert_eq!(played.steps[0].status, StepStatus::Failed);
+        assert!(
+            played.steps[0].justification.contains("max_turns (4)"),
+            "{}",
+            played.steps[0].justification
+        );
+        assert!(!played.goals_met());
+        fake.assert_valid();
+    }
+}
+
+#[tokio::test]
+async fn the_first_turn_is_the_welcome_event_or_the_opening_with_the_session_parameters() {
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let tx = Arc::new(std::sync::Mutex::new(tx));
+    let addr = common::serve_turn(
+        move |Json(request): Json<Value>| {
+            let tx = Arc::clone(&tx);
+            async move {
+                tx.lock().unwrap().send(request.clone()).unwrap();
+                Json(
+                    json!({"id": request["id"], "messages": [{"text": "Goodbye."}],
+                    "tool_calls": [{"name": "end_session", "args": {}}]}),
+                )
+            }
+        },
+        (),
+    );
+    let agent = connect_to(addr).await;
+    let fake = FakeProvider::start(Provider::Gemini, user());
+    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan(), "s-3")
+        .await
+        .unwrap();
+    assert_eq!(played.stop, Stop::AgentEnded);
+    let first = rx.recv().unwrap();
+    assert_eq!(first["input"], json!({"event": "welcome"}));
+    assert_eq!(first["session_parameters"], json!({"customer": "gold"}));
+    assert_eq!(first["conversation"], "order_status");
+
+    let mut opening = plan();
+    opening.opening = Some("Hi, where is ORD-12345?".into());
+    simulate::play(agent.as_ref(), &simulator(&fake), &opening, "s-4")
+        .await
+        .unwrap();
+    let first = rx.recv().unwrap();
+    assert_eq!(first["input"], json!({"text": "Hi, where is ORD-12345?"}));
+}
+
+#[tokio::test]
+async fn the_turn_cap_stops_a_conversation_that_never_ends() {
+    let agent = connect_to(agent("unhelpful")).await;
+    let fake = FakeProvider::start(Provider::OpenAi, user());
+    let mut plan = plan();
+    plan.steps[0].max_turns = None;
+    plan.turn_cap = 5;
+    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-5")
+        .await
+        .unwrap();
+    assert_eq!(played.stop, Stop::TurnCap);
+    assert_eq!(played.turns.len(), 5);
+    assert_eq!(played.steps[0].status, StepStatus::InProgress);
+}
