@@ -6,8 +6,11 @@
 //! the user has nothing more to say, or when the agent ends the session (an `end_session` tool
 //! call, or a handoff).
 //!
-//! This is the runner's loop, tested against real agents and the three providers; loading
-//! simulation files into it and reporting its results are still to come (see issue 14).
+//! A step's `inject_variables` go with the first turn played while it is the current step, and
+//! a later step's `static_utterance` is said word for word when it starts. This is the runner's
+//! loop, tested against real agents and the three providers, over simulations loaded by
+//! [`crate::formats::scrapi::simulation`] ([`Plan::of`]); running it from `goldgate run`
+//! (discovery, selection, judging the expectations, reports) is still to come (issue 14).
 
 use std::fmt;
 
@@ -18,7 +21,7 @@ use crate::agent::{Agent, AgentError, TurnRequest};
 use crate::llm::simulator::{
     Line, Simulator, SimulatorError, Step, StepProgress, StepStatus, TURN_CAP,
 };
-use crate::model::Input;
+use crate::model::{Input, Simulation};
 use crate::transcript::{Exchange, Reply, Usage};
 
 /// The tool call by which an agent ends the session (SCRAPI's rule).
@@ -42,6 +45,20 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The plan of a loaded simulation: its first step's `static_utterance` opens it.
+    pub fn of(simulation: &Simulation) -> Self {
+        Self {
+            name: simulation.name.clone(),
+            opening: simulation
+                .steps
+                .first()
+                .and_then(|s| s.static_utterance.clone()),
+            steps: simulation.steps.clone(),
+            session_parameters: simulation.session_parameters.clone(),
+            turn_cap: TURN_CAP,
+        }
+    }
+
     pub fn new(name: impl Into<String>, steps: Vec<Step>) -> Self {
         Self {
             name: name.into(),
@@ -83,7 +100,9 @@ impl fmt::Display for Stop {
 /// One user turn and the agent's answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlayedTurn {
-    pub input: Input,
+    /// What the user sent: the step's injected variables first, when it starts, then the
+    /// text or event.
+    pub inputs: Vec<Input>,
     pub exchange: Exchange,
 }
 
@@ -125,7 +144,7 @@ pub async fn play(
     plan: &Plan,
     session: &str,
 ) -> Result<Played, SimulateError> {
-    let mut input = match &plan.opening {
+    let mut said = match &plan.opening {
         Some(text) => Input::Text(text.clone()),
         None => Input::Event(WELCOME_EVENT.to_owned()),
     };
@@ -134,15 +153,26 @@ pub async fn play(
     let mut spent = vec![0u32; plan.steps.len()];
     let mut usage = Usage::default();
     let mut current = 0;
+    let mut injected = vec![false; plan.steps.len()];
     loop {
         let number = turns.len() + 1;
+        let mut inputs = Vec::new();
+        if let Some(step) = plan.steps.get(current)
+            && !injected[current]
+        {
+            injected[current] = true;
+            if !step.inject_variables.is_empty() {
+                inputs.push(Input::Variables(step.inject_variables.clone()));
+            }
+        }
+        inputs.push(said);
         let request = TurnRequest {
             id: None,
             session: session.to_owned(),
             conversation: plan.name.clone(),
             case: plan.name.clone(),
             turn: number,
-            input: input_object(std::slice::from_ref(&input)),
+            input: input_object(&inputs),
             session_parameters: if number == 1 {
                 plan.session_parameters.clone()
             } else {
@@ -163,14 +193,14 @@ pub async fn play(
         if let Some(count) = spent.get_mut(current) {
             *count += 1;
         }
-        conversation.push(match &input {
-            Input::Text(text) => Line::User(text.clone()),
-            Input::Event(name) => Line::User(format!("(event: {name})")),
+        conversation.push(match inputs.last() {
+            Some(Input::Text(text)) => Line::User(text.clone()),
+            Some(Input::Event(name)) => Line::User(format!("(event: {name})")),
             other => Line::User(format!("{other:?}")),
         });
         conversation.push(Line::Agent(describe(&exchange.reply)));
         let ended = ends_session(&exchange.reply);
-        turns.push(PlayedTurn { input, exchange });
+        turns.push(PlayedTurn { inputs, exchange });
 
         let (turn, spent_tokens) = simulator.next_turn(&plan.steps, &conversation).await?;
         usage = usage.plus(spent_tokens);
@@ -205,11 +235,18 @@ pub async fn play(
                 simulator_usage: usage,
             });
         }
-        current = steps
+        let next = steps
             .iter()
             .position(|s| !matches!(s.status, StepStatus::Completed | StepStatus::Failed))
             .unwrap_or(current);
-        input = Input::Text(turn.utterance.unwrap_or_default());
+        // A step that opens with a static utterance says it, word for word, when it starts.
+        let opening = plan
+            .steps
+            .get(next)
+            .and_then(|step| step.static_utterance.clone())
+            .filter(|_| next != current && !injected[next]);
+        current = next;
+        said = Input::Text(opening.unwrap_or_else(|| turn.utterance.unwrap_or_default()));
     }
 }
 

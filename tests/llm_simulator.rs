@@ -53,6 +53,7 @@ fn steps() -> Vec<Step> {
             success_criteria: Some("The agent gives the order's status".into()),
             response_guide: Some("Give the order id when asked".into()),
             max_turns: Some(4),
+            ..Step::default()
         },
         Step {
             goal: "Ask for a refund".into(),

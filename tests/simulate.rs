@@ -111,6 +111,7 @@ fn plan() -> Plan {
             success_criteria: Some("The agent says the order's status".into()),
             response_guide: Some("Give ORD-12345 when asked for the order".into()),
             max_turns: Some(4),
+            ..Step::default()
         }],
     );
     plan.session_parameters
@@ -201,4 +202,60 @@ async fn the_turn_cap_stops_a_conversation_that_never_ends() {
     assert_eq!(played.stop, Stop::TurnCap);
     assert_eq!(played.turns.len(), 5);
     assert_eq!(played.steps[0].status, StepStatus::InProgress);
+}
+
+#[tokio::test]
+async fn a_loaded_simulation_opens_with_its_static_utterance_and_injects_each_steps_variables() {
+    let yaml = "evals:\n  - name: two_steps\n    steps:\n      - static_utterance: Hi, where is ORD-12345?\n        inject_variables: { channel: web }\n      - goal: Ask for a refund\n        static_utterance: I also want a refund.\n        inject_variables: { refund: true }\n    session_parameters: { customer: gold }\n";
+    let root = goldgate::yaml::parse(yaml).unwrap();
+    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
+    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
+    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
+    assert!(diags.items.is_empty(), "{:?}", diags.items);
+    let plan = Plan::of(&simulations[0]);
+
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let tx = Arc::new(std::sync::Mutex::new(tx));
+    let addr = common::serve_turn(
+        move |Json(request): Json<Value>| {
+            let tx = Arc::clone(&tx);
+            async move {
+                tx.lock().unwrap().send(request.clone()).unwrap();
+                Json(
+                    json!({"id": request["id"], "messages": [{"text": "Your order has shipped."}]}),
+                )
+            }
+        },
+        (),
+    );
+    let agent = connect_to(addr).await;
+    // Step 1 completes at once; step 2 then stays open until the cap.
+    let fake = FakeProvider::start(
+        Provider::Anthropic,
+        Arc::new(|seen: &Seen| {
+            Answer::Calls(vec![(
+                seen.forced.clone().unwrap_or_default(),
+                json!({"next_user_utterance": "And?", "step_progresses": [
+                    {"step": 1, "status": "completed", "justification": "."},
+                    {"step": 2, "status": "in_progress", "justification": "."}]}),
+            )])
+        }),
+    );
+    let mut plan = plan;
+    plan.turn_cap = 3;
+    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-6")
+        .await
+        .unwrap();
+    assert_eq!(played.stop, Stop::TurnCap);
+    let sent: Vec<Value> = (0..3)
+        .map(|_| rx.recv().unwrap()["input"].clone())
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            json!({"variables": {"channel": "web"}, "text": "Hi, where is ORD-12345?"}),
+            json!({"variables": {"refund": true}, "text": "I also want a refund."}),
+            json!({"text": "And?"}),
+        ]
+    );
 }

@@ -13,6 +13,7 @@
 mod dataset;
 mod exported;
 mod matcher;
+pub mod simulation;
 mod turn;
 pub mod write;
 
