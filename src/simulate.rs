@@ -21,7 +21,8 @@ use crate::agent::{Agent, AgentError, TurnRequest};
 use crate::llm::simulator::{
     Line, Simulator, SimulatorError, Step, StepProgress, StepStatus, TURN_CAP,
 };
-use crate::model::{Input, Simulation};
+use crate::model::{CaseCheck, CheckKind, Input, Simulation};
+use crate::score::judge::{Judge, JudgeQuestion, NO_JUDGE};
 use crate::transcript::{Exchange, Reply, Usage};
 
 /// The tool call by which an agent ends the session (SCRAPI's rule).
@@ -285,4 +286,106 @@ fn describe(reply: &Reply) -> String {
 
 fn ends_session(reply: &Reply) -> bool {
     reply.tool_calls.iter().any(|c| c.name == END_SESSION_TOOL) || reply.handoff().is_some()
+}
+
+/// What became of one expectation of a simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpectationVerdict {
+    pub criterion: String,
+    /// `None` when it was not judged (see `reason`).
+    pub met: Option<bool>,
+    /// The judge's explanation, or why it was not judged.
+    pub reason: Option<String>,
+    /// The judge could not answer: an error of the run.
+    pub error: bool,
+}
+
+/// A simulation's outcome, SCRAPI's rule: it passes when every step completed and every
+/// expectation is met.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    /// A step did not complete, or an expectation is not met.
+    Failed,
+    /// Nothing failed, but an expectation could not be judged (no judge): never a pass.
+    Skipped(String),
+    /// Nothing failed, but the judge could not answer.
+    Error(String),
+}
+
+/// Judges the `expectations` (free-text criteria) of a played simulation over its transcript,
+/// then gives the verdict. Without a judge the expectations are skipped with
+/// [`NO_JUDGE`], and so is the simulation unless a step already failed it.
+pub async fn judge(
+    played: &Played,
+    expectations: &[CaseCheck],
+    judge: Option<&dyn Judge>,
+) -> (Verdict, Vec<ExpectationVerdict>) {
+    let transcript = transcript(played);
+    let mut verdicts = Vec::with_capacity(expectations.len());
+    for check in expectations {
+        let CheckKind::Criterion(criterion) = &check.kind else {
+            continue;
+        };
+        let verdict = match judge {
+            None => ExpectationVerdict {
+                criterion: criterion.clone(),
+                met: None,
+                reason: Some(NO_JUDGE.to_owned()),
+                error: false,
+            },
+            Some(judge) => match judge
+                .criterion(JudgeQuestion::Criterion(criterion), &transcript)
+                .await
+            {
+                Ok(answer) => ExpectationVerdict {
+                    criterion: criterion.clone(),
+                    met: Some(answer.passed),
+                    reason: answer.explanation,
+                    error: false,
+                },
+                Err(err) => ExpectationVerdict {
+                    criterion: criterion.clone(),
+                    met: None,
+                    reason: Some(err.to_string()),
+                    error: true,
+                },
+            },
+        };
+        verdicts.push(verdict);
+    }
+    let failed = !played.goals_met() || verdicts.iter().any(|v| v.met == Some(false));
+    let first_reason = |error: bool| {
+        verdicts
+            .iter()
+            .find(|v| v.met.is_none() && v.error == error)
+            .map(|v| v.reason.clone().unwrap_or_default())
+    };
+    let verdict = if failed {
+        Verdict::Failed
+    } else if let Some(reason) = first_reason(true) {
+        Verdict::Error(reason)
+    } else if let Some(reason) = first_reason(false) {
+        Verdict::Skipped(reason)
+    } else {
+        Verdict::Passed
+    };
+    (verdict, verdicts)
+}
+
+/// The played simulation as text for the judge: each user turn and what the agent did.
+pub fn transcript(played: &Played) -> String {
+    let mut out = String::new();
+    for (i, turn) in played.turns.iter().enumerate() {
+        let said = match turn.inputs.last() {
+            Some(Input::Text(text)) => text.clone(),
+            Some(Input::Event(name)) => format!("(event: {name})"),
+            _ => String::new(),
+        };
+        out.push_str(&format!("[turn {}] user: {said}\n", i + 1));
+        for line in describe(&turn.exchange.reply).lines() {
+            out.push_str(&format!("agent: {line}\n"));
+        }
+    }
+    out
 }

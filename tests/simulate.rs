@@ -259,3 +259,93 @@ async fn a_loaded_simulation_opens_with_its_static_utterance_and_injects_each_st
         ]
     );
 }
+
+/// A judge that meets a criterion when the transcript holds its `needle`, or cannot answer.
+struct Needle(Option<&'static str>);
+
+#[async_trait::async_trait]
+impl goldgate::score::Judge for Needle {
+    fn provider(&self) -> Model {
+        Model::Anthropic
+    }
+
+    fn model(&self) -> String {
+        "needle".into()
+    }
+
+    async fn similarity(
+        &self,
+        _: &str,
+        _: &str,
+    ) -> Result<goldgate::score::JudgeScore, goldgate::score::JudgeError> {
+        unreachable!("simulations judge criteria only")
+    }
+
+    async fn criterion(
+        &self,
+        _: goldgate::score::JudgeQuestion<'_>,
+        transcript: &str,
+    ) -> Result<goldgate::score::JudgeVerdict, goldgate::score::JudgeError> {
+        let needle = self
+            .0
+            .ok_or_else(|| goldgate::score::JudgeError::Request("HTTP 503".into()))?;
+        Ok(goldgate::score::JudgeVerdict {
+            passed: transcript.contains(needle),
+            score: None,
+            explanation: Some(format!("looked for {needle}")),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_simulation_passes_when_every_step_completed_and_every_expectation_is_met() {
+    use goldgate::simulate::Verdict;
+    let helpful = connect_to(agent("helpful")).await;
+    let unhelpful = connect_to(agent("unhelpful")).await;
+    let fake = FakeProvider::start(Provider::Anthropic, user());
+    let user = simulator(&fake);
+    let expectations = [goldgate::model::CaseCheck {
+        location: goldgate::model::Location::new(&Arc::from(std::path::Path::new("s.yaml")), 7, 7),
+        label: "criterion".into(),
+        kind: goldgate::model::CheckKind::Criterion("The agent gives the order's status".into()),
+    }];
+    let reached = simulate::play(helpful.as_ref(), &user, &plan(), "j-1")
+        .await
+        .unwrap();
+    assert!(reached.goals_met());
+    let transcript = simulate::transcript(&reached);
+    assert!(
+        transcript
+            .contains("[turn 3] user: It's ORD-12345.\nagent: Your order ORD-12345 has shipped."),
+        "{transcript}"
+    );
+
+    let met = Needle(Some("has shipped"));
+    let (verdict, judged) = simulate::judge(&reached, &expectations, Some(&met)).await;
+    assert_eq!(verdict, Verdict::Passed);
+    assert_eq!(judged[0].met, Some(true));
+
+    let unmet = Needle(Some("refund"));
+    let (verdict, _) = simulate::judge(&reached, &expectations, Some(&unmet)).await;
+    assert_eq!(verdict, Verdict::Failed);
+
+    let (verdict, judged) = simulate::judge(&reached, &expectations, None).await;
+    assert_eq!(verdict, Verdict::Skipped(goldgate::score::NO_JUDGE.into()));
+    assert_eq!(judged[0].met, None);
+
+    let (verdict, _) = simulate::judge(&reached, &expectations, Some(&Needle(None))).await;
+    assert!(
+        matches!(verdict, Verdict::Error(ref why) if why.contains("503")),
+        "{verdict:?}"
+    );
+
+    let missed = simulate::play(unhelpful.as_ref(), &user, &plan(), "j-2")
+        .await
+        .unwrap();
+    let (verdict, _) = simulate::judge(&missed, &expectations, None).await;
+    assert_eq!(
+        verdict,
+        Verdict::Failed,
+        "a failed step fails it even without a judge"
+    );
+}
