@@ -51,8 +51,17 @@ pub enum Command {
     /// Lets a trusted workflow comment on a pull request for an untrusted one (forks): the
     /// untrusted job uploads its report, the trusted one runs `goldgate report REPORT --comment`.
     Report(ReportArgs),
-    /// Convert between SCRAPI YAML, CES CSV and scenario YAML.
-    Convert(PendingArgs),
+    /// List the cases a run would play, by file, without calling any agent.
+    ///
+    /// Takes the paths and the selection flags of `run` (`--filter`, `--name`, `--shard`) and
+    /// selects exactly as `run` does. `--json` prints one JSON document (see the README).
+    List(ListArgs),
+    /// Convert a golden file to SCRAPI YAML, CES CSV or gecx scenario YAML.
+    ///
+    /// Every construct with a counterpart in the target converts; each one without is a warning
+    /// naming its file and line, never dropped silently. The output is written atomically and
+    /// never over the input.
+    Convert(ConvertArgs),
     /// Print the JSON Schema of a file kind.
     Schema(SchemaArgs),
 }
@@ -95,6 +104,22 @@ fn false_alarm_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Which cases are played, shared by `run` and `list` so that both select alike.
+#[derive(Debug, Args)]
+pub struct SelectionArgs {
+    /// Only cases with this tag (repeatable: any of them).
+    #[arg(long = "filter", value_name = "TAG", help_heading = "Selection")]
+    pub filters: Vec<String>,
+
+    /// Only cases whose id or name matches this glob, e.g. `order_*`.
+    #[arg(long, value_name = "GLOB", help_heading = "Selection")]
+    pub name: Option<String>,
+
+    /// Only shard K of N (e.g. `2/3`); cases are split by a stable hash of their file and id.
+    #[arg(long, value_name = "K/N", help_heading = "Selection")]
+    pub shard: Option<String>,
+}
+
 /// Where and how a run or a saved report is published on GitHub.
 #[derive(Debug, Args)]
 pub struct GithubArgs {
@@ -108,11 +133,30 @@ pub struct GithubArgs {
     pub markdown: Option<PathBuf>,
 }
 
-/// Arguments of a command that later releases fill in; accepted so that `--help` lists it.
+/// `goldgate convert FILE --to FORMAT -o OUT`.
 #[derive(Debug, Args)]
-pub struct PendingArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+pub struct ConvertArgs {
+    /// The golden file to convert (any of the four formats, told from its content).
+    pub file: PathBuf,
+
+    /// The format to write.
+    #[arg(long, value_enum)]
+    pub to: ConvertTo,
+
+    /// Where to write. For several cases converted to scenarios, a directory that receives one
+    /// `<id>.scenario.yaml` per case.
+    #[arg(long, short = 'o', value_name = "OUT")]
+    pub output: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConvertTo {
+    /// A SCRAPI golden (`conversations:`).
+    Scrapi,
+    /// A CES golden CSV.
+    CesCsv,
+    /// gecx `*.scenario.yaml`, one per case.
+    Scenario,
 }
 
 /// `goldgate run`: discover, play, score, report.
@@ -130,13 +174,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
     pub config: Option<PathBuf>,
 
-    /// Run only cases with this tag (repeatable: any of them).
-    #[arg(long = "filter", value_name = "TAG", help_heading = "Selection")]
-    pub filters: Vec<String>,
-
-    /// Run only cases whose id or name matches this glob, e.g. `order_*`.
-    #[arg(long, value_name = "GLOB", help_heading = "Selection")]
-    pub name: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 
     /// Test the agent at this URL (the HTTP protocol), instead of the config's agent.
     #[arg(
@@ -227,10 +266,6 @@ pub struct RunArgs {
     #[arg(long, requires = "junit", help_heading = "Output")]
     pub junit_strict: bool,
 
-    /// Run only shard K of N (e.g. `2/3`); cases are split by a stable hash of their id.
-    #[arg(long, value_name = "K/N", help_heading = "Selection")]
-    pub shard: Option<String>,
-
     /// Run each case N times, in independent sessions.
     #[arg(
         long,
@@ -282,6 +317,25 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub github: GithubArgs,
+}
+
+/// `goldgate list [PATH...]`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Files or directories holding goldens and scenarios.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// The config file (default: ./goldgate.yaml when it exists); it must load, as for `run`.
+    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+
+    /// Print one JSON document on stdout instead of the listing.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `goldgate compare REPORT --baseline FILE`.

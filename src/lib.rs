@@ -26,6 +26,7 @@ pub mod run;
 pub mod schema;
 pub mod score;
 pub mod shard;
+pub mod simulate;
 pub mod stats;
 pub mod transcript;
 pub mod yaml;

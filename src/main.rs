@@ -15,15 +15,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let exit = match cli.command {
         Command::Lint(args) => commands::lint::run(&args),
+        Command::List(args) => commands::list::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Merge(args) => commands::merge::run(&args),
         Command::Compare(args) => commands::compare::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Schema(args) => commands::schema::run(&args),
-        Command::Convert(_) => {
-            eprintln!("goldgate: this command is not yet available in this version");
-            Ok(Exit::Error)
-        }
+        Command::Convert(args) => commands::convert::run(&args),
     };
     match exit {
         Ok(exit) => ExitCode::from(exit.code()),

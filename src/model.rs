@@ -399,3 +399,35 @@ pub enum Metric {
     Tone,
     Regression,
 }
+
+/// A SCRAPI simulation: an LLM plays the user towards the goals of its steps, in order, and
+/// the conversation is judged by whether every step completed and every expectation is met.
+/// Loaded by [`crate::formats::scrapi::simulation`], played by [`crate::simulate`].
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    pub name: String,
+    pub location: Location,
+    pub tags: Vec<String>,
+    pub steps: Vec<SimulationStep>,
+    /// Free-text criteria an LLM judge checks over the transcript ([`CheckKind::Criterion`]).
+    pub expectations: Vec<CaseCheck>,
+    /// Sent with the first turn.
+    pub session_parameters: Map<String, Value>,
+}
+
+/// One step of a [`Simulation`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SimulationStep {
+    /// What the simulated user wants from this step (empty for a step that only says its
+    /// `static_utterance`).
+    pub goal: String,
+    pub success_criteria: Option<String>,
+    /// How the user answers the agent (facts to give, tone).
+    pub response_guide: Option<String>,
+    /// User turns allowed for this step before it fails.
+    pub max_turns: Option<u32>,
+    /// What the user says, word for word, when the step starts.
+    pub static_utterance: Option<String>,
+    /// Variables sent to the agent when the step starts.
+    pub inject_variables: Map<String, Value>,
+}

@@ -4,5 +4,8 @@
 //! prints as they are.
 
 pub mod baseline;
+pub mod convert;
+pub mod list;
 pub mod publish;
+pub mod select;
 pub mod setup;

@@ -3,7 +3,9 @@
 //! another command.
 
 pub mod compare;
+pub mod convert;
 pub mod lint;
+pub mod list;
 pub mod merge;
 pub mod report;
 pub mod run;
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use goldgate::app::baseline::{self, Update};
 use goldgate::app::publish::{self, Publish};
+use goldgate::app::select::Selection;
 use goldgate::app::setup::{self, LoadError};
 use goldgate::config::Config;
 use goldgate::exit::Exit;
@@ -21,7 +24,10 @@ use goldgate::gate::Gate;
 use goldgate::load::Suite;
 use goldgate::results::Report;
 
-use crate::cli::GateArgs;
+use goldgate::report::lint as problems;
+use goldgate::shard::Shard;
+
+use crate::cli::{GateArgs, SelectionArgs};
 
 /// Colour when writing to a terminal and `NO_COLOR` is not set (https://no-color.org).
 pub fn use_color(stream: &impl IsTerminal) -> bool {
@@ -38,6 +44,39 @@ pub fn discover_and_load(paths: &[PathBuf]) -> anyhow::Result<Option<Suite>> {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// The goldens under `paths`, their problems printed; `None` when errors leave nothing to play
+/// (or nothing was found): then nothing was `done`. `run` and `list` share it, so that `list`
+/// refuses exactly what `run` refuses.
+pub fn load_goldens(paths: &[PathBuf], done: &str) -> anyhow::Result<Option<Suite>> {
+    let Some(suite) = discover_and_load(paths)? else {
+        return Ok(None);
+    };
+    if suite.warning_count() + suite.error_count() > 0 {
+        problems::write_human(&suite, &mut io::stderr().lock())?;
+    }
+    if suite.error_count() > 0 {
+        eprintln!(
+            "goldgate: {} in the goldens; nothing was {done} (see `goldgate lint`)",
+            problems::summary(&suite)
+        );
+        return Ok(None);
+    }
+    Ok(Some(suite))
+}
+
+/// The selection flags, checked before anything is loaded.
+pub fn selection_of(args: &SelectionArgs) -> Result<Selection, String> {
+    let shard = match &args.shard {
+        Some(text) => Some(text.parse::<Shard>().map_err(|e| format!("--shard: {e}"))?),
+        None => None,
+    };
+    Ok(Selection {
+        filters: args.filters.clone(),
+        name: args.name.clone(),
+        shard,
+    })
 }
 
 /// The config of `--config` (or `GOLDGATE_CONFIG`, or ./goldgate.yaml); `None` after saying

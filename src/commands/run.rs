@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use globset::GlobBuilder;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use goldgate::agent::connect;
 use goldgate::app::baseline::History;
 use goldgate::app::publish::{self, Publish};
+use goldgate::app::select::{self, Selected, Selection};
 use goldgate::config::llm::eval_config_models;
 use goldgate::config::thresholds::EVAL_CONFIG_FILE;
 use goldgate::config::{AgentConfig, Config, JudgeConfig};
@@ -22,19 +22,18 @@ use goldgate::gate::adaptive::{self, Schedule};
 use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{Patience, SetupError};
 use goldgate::llm::judge::JudgePanel;
-use goldgate::load::Suite;
 use goldgate::model::Case;
-use goldgate::report::{console, gate, html, junit, lint};
+use goldgate::report::{console, gate, html, junit};
 use goldgate::results::json;
 use goldgate::results::{CaseResult, Gating, Report, Status};
 use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
 use goldgate::score::{Grader, Judge, ScoreOptions};
-use goldgate::shard::{self, Shard, SuiteId};
+use goldgate::shard;
 
 use crate::cli::RunArgs;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
-    let (shard, repeat) = match plan_arguments(args) {
+    let (selection, repeat) = match plan_arguments(args) {
         Ok(plan) => plan,
         Err(message) => return Ok(fail(&message)),
     };
@@ -45,13 +44,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(gate) => gate,
         Err(exit) => return Ok(exit),
     };
-    let Some(suite) = load_goldens(args)? else {
+    let Some(suite) = super::load_goldens(&args.paths, "run")? else {
         return Ok(Exit::Error);
     };
-    let (cases, suite_id) = match cases_to_run(&suite, args, shard) {
+    let selected = match select::select(&suite, &selection) {
         Ok(selected) => selected,
-        Err(message) => return Ok(fail(&message)),
+        Err(err) => return Ok(fail(&err.to_string())),
     };
+    if let Some(note) = selected.empty_shard_note() {
+        eprintln!("goldgate: {note}");
+    }
+    let Selected {
+        cases,
+        suite: suite_id,
+    } = selected;
     let agent_config = match agent_to_test(args, &config, &cases) {
         Ok(agent_config) => agent_config,
         Err(message) => return Ok(fail(&message)),
@@ -98,56 +104,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
 fn fail(message: &str) -> Exit {
     eprintln!("goldgate: {message}");
     Exit::Error
-}
-
-/// The goldens found at `--paths`, their problems printed; `None` when errors leave nothing to
-/// run (or nothing was found).
-fn load_goldens(args: &RunArgs) -> anyhow::Result<Option<Suite>> {
-    let Some(suite) = super::discover_and_load(&args.paths)? else {
-        return Ok(None);
-    };
-    if suite.warning_count() + suite.error_count() > 0 {
-        lint::write_human(&suite, &mut io::stderr().lock())?;
-    }
-    if suite.error_count() > 0 {
-        eprintln!(
-            "goldgate: {} in the goldens; nothing was run (see `goldgate lint`)",
-            lint::summary(&suite)
-        );
-        return Ok(None);
-    }
-    Ok(Some(suite))
-}
-
-/// The selected cases of this shard, and the suite they belong to: what was selected before
-/// sharding, so that the shards of one suite share it. An empty shard is only a warning.
-fn cases_to_run(
-    suite: &Suite,
-    args: &RunArgs,
-    shard: Option<Shard>,
-) -> Result<(Vec<Arc<Case>>, SuiteId), String> {
-    let cases = select(suite, args)?;
-    if cases.is_empty() {
-        return Err(format!(
-            "no case matches the --filter / --name given ({} cases loaded)",
-            suite.case_count()
-        ));
-    }
-    let suite_id = SuiteId::of(cases.iter().map(|c| c.as_ref()), shard);
-    let Some(shard) = shard else {
-        return Ok((cases, suite_id));
-    };
-    let kept: Vec<Arc<Case>> = cases
-        .into_iter()
-        .filter(|c| shard.contains_case(c))
-        .collect();
-    if kept.is_empty() {
-        eprintln!(
-            "goldgate: shard {shard} holds none of the {} selected cases",
-            suite_id.cases
-        );
-    }
-    Ok((kept, suite_id))
 }
 
 /// The agent the flags or the config name; none is needed when the goldens record every reply.
@@ -347,12 +303,9 @@ fn build_judge(
     )?))
 }
 
-/// `--shard` and `--repeat` / `--min-pass`, checked before anything is loaded.
-fn plan_arguments(args: &RunArgs) -> Result<(Option<Shard>, Repeat), String> {
-    let shard = match &args.shard {
-        Some(text) => Some(text.parse::<Shard>().map_err(|e| format!("--shard: {e}"))?),
-        None => None,
-    };
+/// The selection and `--repeat` / `--min-pass`, checked before anything is loaded.
+fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
+    let selection = super::selection_of(&args.selection)?;
     let repeat = Repeat::new(args.repeat, args.min_pass)
         .map_err(|e| format!("--repeat / --min-pass: {e}"))?;
     if let Some(max_repeat) = args.max_repeat.filter(|&max| max < args.repeat) {
@@ -361,7 +314,7 @@ fn plan_arguments(args: &RunArgs) -> Result<(Option<Shard>, Repeat), String> {
             args.repeat
         ));
     }
-    Ok((shard, repeat))
+    Ok((selection, repeat))
 }
 
 fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
@@ -385,30 +338,6 @@ fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
         });
     }
     config.agent.clone()
-}
-
-/// The cases to run: every loaded case, narrowed by `--filter` (any tag) and `--name`.
-fn select(suite: &Suite, args: &RunArgs) -> Result<Vec<Arc<Case>>, String> {
-    let name = match &args.name {
-        Some(glob) => Some(
-            GlobBuilder::new(glob)
-                .build()
-                .map_err(|e| format!("--name: {e}"))?
-                .compile_matcher(),
-        ),
-        None => None,
-    };
-    Ok(suite
-        .files
-        .iter()
-        .flat_map(|f| &f.cases)
-        .filter(|c| args.filters.is_empty() || c.tags.iter().any(|t| args.filters.contains(t)))
-        .filter(|c| {
-            name.as_ref()
-                .is_none_or(|m| m.is_match(&c.id) || m.is_match(&c.name))
-        })
-        .map(|c| Arc::new(c.clone()))
-        .collect())
 }
 
 /// Ctrl-C once: stop scheduling; twice: cancel what is in flight. Reports are written either way.

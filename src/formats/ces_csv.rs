@@ -10,6 +10,7 @@
 
 mod action;
 mod columns;
+pub mod write;
 
 use std::collections::HashMap;
 

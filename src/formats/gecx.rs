@@ -7,6 +7,7 @@
 //! discovery, not here.
 
 pub mod scorers;
+pub mod write;
 
 use serde_json::Map;
 

@@ -9,6 +9,7 @@ pub mod ces_csv;
 pub mod gecx;
 pub mod regtrace;
 pub mod scrapi;
+pub mod write;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -13,7 +13,9 @@
 mod dataset;
 mod exported;
 mod matcher;
+pub mod simulation;
 mod turn;
+pub mod write;
 
 use serde_json::{Map, Value as Json};
 

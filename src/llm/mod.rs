@@ -15,6 +15,7 @@ pub mod client;
 pub mod gemini;
 pub mod judge;
 pub mod openai;
+pub mod simulator;
 
 use serde_json::Value;
 

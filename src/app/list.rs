@@ -1,0 +1,154 @@
+//! `goldgate list`: the cases a run would play, as a listing for people (grouped by file, like
+//! `cargo nextest list`) or as one JSON document for machines.
+//!
+//! The JSON shape is stable; keys keep this order and new keys are only ever added:
+//!
+//! ```json
+//! {
+//!   "suite": {"fingerprint": "9f0c5d1e2a3b4c5d", "cases": 8, "shard": "1/2"},
+//!   "cases": [
+//!     {"id": "order_status", "name": "order_status", "file": "evals/goldens/orders.yaml",
+//!      "line": 3, "format": "scrapi", "tags": ["orders"], "turns": 2, "checks": 0,
+//!      "shard": "1/2"}
+//!   ]
+//! }
+//! ```
+//!
+//! `suite` is the report's `suite` (the selection before sharding, see [`crate::shard`]), so a
+//! listing and the report of the run it announces carry the same fingerprint. `cases` are in
+//! the order the run schedules them; `file` is the path as loaded, as in the report; `checks`
+//! counts the checks over the whole conversation (gecx scorers, SCRAPI `expectations`,
+//! Regtrace metrics); `shard` is `--shard`'s `K/N`, `null` without it.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::app::select::Selected;
+use crate::model::{Case, Format};
+use crate::shard::{Shard, SuiteId};
+
+/// What `goldgate list --json` prints.
+#[derive(Debug, Serialize)]
+pub struct Listing {
+    pub suite: SuiteId,
+    pub cases: Vec<Listed>,
+}
+
+/// One case of a [`Listing`].
+#[derive(Debug, Serialize)]
+pub struct Listed {
+    pub id: String,
+    pub name: String,
+    pub file: String,
+    pub line: u32,
+    pub format: Format,
+    pub tags: Vec<String>,
+    pub turns: usize,
+    pub checks: usize,
+    pub shard: Option<Shard>,
+}
+
+impl Listing {
+    pub fn of(selected: &Selected) -> Self {
+        Self {
+            suite: selected.suite.clone(),
+            cases: selected
+                .cases
+                .iter()
+                .map(|case| Listed::of(case, selected.suite.shard))
+                .collect(),
+        }
+    }
+
+    /// How many files the listed cases come from.
+    pub fn file_count(&self) -> usize {
+        self.groups().len()
+    }
+
+    /// The cases grouped by file, files in the order their first case comes.
+    fn groups(&self) -> Vec<(&str, Vec<&Listed>)> {
+        let mut groups: Vec<(&str, Vec<&Listed>)> = Vec::new();
+        for case in &self.cases {
+            match groups.iter_mut().find(|(file, _)| *file == case.file) {
+                Some((_, cases)) => cases.push(case),
+                None => groups.push((&case.file, vec![case])),
+            }
+        }
+        groups
+    }
+
+    /// The listing for people: each file with its format, then one line per case with its
+    /// id (and name when it differs), turns, tags and shard.
+    pub fn write_human(&self, out: &mut impl Write) -> io::Result<()> {
+        for (file, cases) in self.groups() {
+            writeln!(out, "{file} ({}):", cases[0].format)?;
+            let width = cases
+                .iter()
+                .map(|c| c.id.chars().count())
+                .max()
+                .unwrap_or(0);
+            let counts: Vec<String> = cases.iter().map(|c| c.counts()).collect();
+            let count_width = counts.iter().map(String::len).max().unwrap_or(0);
+            for (case, count) in cases.iter().zip(&counts) {
+                write!(out, "    {:<width$}  {count:<count_width$}", case.id)?;
+                if !case.tags.is_empty() {
+                    write!(out, "  tags: {}", case.tags.join(", "))?;
+                }
+                if let Some(shard) = case.shard {
+                    write!(out, "  shard {shard}")?;
+                }
+                if case.name != case.id {
+                    write!(out, "  ({})", case.name)?;
+                }
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One line saying how much was listed, for stderr.
+    pub fn summary(&self) -> String {
+        let cases = self.cases.len();
+        let files = self.file_count();
+        let mut line = format!(
+            "{cases} case{} in {files} file{}",
+            if cases == 1 { "" } else { "s" },
+            if files == 1 { "" } else { "s" }
+        );
+        if let Some(shard) = self.suite.shard {
+            line.push_str(&format!(
+                " (shard {shard} of {} selected)",
+                self.suite.cases
+            ));
+        }
+        line
+    }
+}
+
+impl Listed {
+    /// `2 turns` or `1 turn, 3 checks`.
+    fn counts(&self) -> String {
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        let mut text = plural(self.turns, "turn");
+        if self.checks > 0 {
+            text.push_str(", ");
+            text.push_str(&plural(self.checks, "check"));
+        }
+        text
+    }
+
+    fn of(case: &Case, shard: Option<Shard>) -> Self {
+        Self {
+            id: case.id.clone(),
+            name: case.name.clone(),
+            file: case.location.file.to_string_lossy().into_owned(),
+            line: case.location.line,
+            format: case.format,
+            tags: case.tags.clone(),
+            turns: case.turns.len(),
+            checks: case.checks.len(),
+            shard,
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Which loaded cases a command plays: `--filter` (any of the tags), `--name` (a glob over the
+//! id or the name), then `--shard K/N`. `run` and `list` both call [`select`], so that the list
+//! is what a run with the same flags then plays.
+
+use std::sync::Arc;
+
+use globset::GlobBuilder;
+
+use crate::load::Suite;
+use crate::model::Case;
+use crate::shard::{Shard, SuiteId};
+
+/// The selection flags, parsed.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Tags: a case with any of them is selected; none selects every case.
+    pub filters: Vec<String>,
+    /// A glob matched against the case id and the case name.
+    pub name: Option<String>,
+    pub shard: Option<Shard>,
+}
+
+/// The cases selected, in load order.
+#[derive(Debug)]
+pub struct Selected {
+    /// The cases of this shard (all selected cases without a shard).
+    pub cases: Vec<Arc<Case>>,
+    /// The suite they belong to: every case selected before sharding, so that the shards of one
+    /// suite share it.
+    pub suite: SuiteId,
+}
+
+impl Selected {
+    /// A note for people when the shard holds none of the selected cases (not an error: with
+    /// more shards than cases some are empty).
+    pub fn empty_shard_note(&self) -> Option<String> {
+        let shard = self.suite.shard?;
+        self.cases.is_empty().then(|| {
+            format!(
+                "shard {shard} holds none of the {} selected cases",
+                self.suite.cases
+            )
+        })
+    }
+}
+
+/// Why nothing can be selected.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error("--name: {0}")]
+    Glob(#[from] globset::Error),
+    #[error("no case matches the --filter / --name given ({loaded} cases loaded)")]
+    NoMatch { loaded: usize },
+}
+
+/// The cases of `suite` that `selection` picks; an error when the filters match nothing.
+pub fn select(suite: &Suite, selection: &Selection) -> Result<Selected, SelectError> {
+    let name = match &selection.name {
+        Some(glob) => Some(GlobBuilder::new(glob).build()?.compile_matcher()),
+        None => None,
+    };
+    let cases: Vec<Arc<Case>> = suite
+        .files
+        .iter()
+        .flat_map(|f| &f.cases)
+        .filter(|c| {
+            selection.filters.is_empty() || c.tags.iter().any(|t| selection.filters.contains(t))
+        })
+        .filter(|c| {
+            name.as_ref()
+                .is_none_or(|m| m.is_match(&c.id) || m.is_match(&c.name))
+        })
+        .map(|c| Arc::new(c.clone()))
+        .collect();
+    if cases.is_empty() {
+        return Err(SelectError::NoMatch {
+            loaded: suite.case_count(),
+        });
+    }
+    let suite_id = SuiteId::of(cases.iter().map(|c| c.as_ref()), selection.shard);
+    let cases = match selection.shard {
+        Some(shard) => cases
+            .into_iter()
+            .filter(|c| shard.contains_case(c))
+            .collect(),
+        None => cases,
+    };
+    Ok(Selected {
+        cases,
+        suite: suite_id,
+    })
+}

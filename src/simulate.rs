@@ -1,0 +1,391 @@
+//! Plays one SCRAPI simulation (issue 14, part 1) against the agent under test: the first turn
+//! is the `welcome` event or the first step's `static_utterance`, sent with the session
+//! parameters; after every reply the simulated user ([`Simulator`]) says where each step stands
+//! and what the user says next. The conversation stops when every step is completed, when the
+//! current step has used its `max_turns` (it is then failed), at [`TURN_CAP`] user turns, when
+//! the user has nothing more to say, or when the agent ends the session (an `end_session` tool
+//! call, or a handoff).
+//!
+//! A step's `inject_variables` go with the first turn played while it is the current step, and
+//! a later step's `static_utterance` is said word for word when it starts. This is the runner's
+//! loop, tested against real agents and the three providers, over simulations loaded by
+//! [`crate::formats::scrapi::simulation`] ([`Plan::of`]); running it from `goldgate run`
+//! (discovery, selection, judging the expectations, reports) is still to come (issue 14).
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::agent::protocol::input_object;
+use crate::agent::{Agent, AgentError, TurnRequest};
+use crate::llm::simulator::{
+    Line, Simulator, SimulatorError, Step, StepProgress, StepStatus, TURN_CAP,
+};
+use crate::model::{CaseCheck, CheckKind, Input, Simulation};
+use crate::score::judge::{Judge, JudgeQuestion, NO_JUDGE};
+use crate::transcript::{Exchange, Reply, Usage};
+
+/// The tool call by which an agent ends the session (SCRAPI's rule).
+pub const END_SESSION_TOOL: &str = "end_session";
+
+/// The event sent first when the first step has no `static_utterance`.
+pub const WELCOME_EVENT: &str = "welcome";
+
+/// One simulation, ready to play.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The simulation's name: the `conversation` of every request.
+    pub name: String,
+    pub steps: Vec<Step>,
+    /// What the user says first (the first step's `static_utterance`); `None`: the `welcome`
+    /// event.
+    pub opening: Option<String>,
+    pub session_parameters: Map<String, Value>,
+    /// At most this many user turns (SCRAPI: [`TURN_CAP`]).
+    pub turn_cap: usize,
+}
+
+impl Plan {
+    /// The plan of a loaded simulation: its first step's `static_utterance` opens it.
+    pub fn of(simulation: &Simulation) -> Self {
+        Self {
+            name: simulation.name.clone(),
+            opening: simulation
+                .steps
+                .first()
+                .and_then(|s| s.static_utterance.clone()),
+            steps: simulation.steps.clone(),
+            session_parameters: simulation.session_parameters.clone(),
+            turn_cap: TURN_CAP,
+        }
+    }
+
+    pub fn new(name: impl Into<String>, steps: Vec<Step>) -> Self {
+        Self {
+            name: name.into(),
+            steps,
+            opening: None,
+            session_parameters: Map::new(),
+            turn_cap: TURN_CAP,
+        }
+    }
+}
+
+/// Why the conversation stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every step is completed.
+    Completed,
+    /// Step N (from 1) used its `max_turns` without completing.
+    OutOfTurns { step: usize },
+    /// The simulation reached its cap of user turns.
+    TurnCap,
+    /// The simulated user had nothing more to say.
+    UserDone,
+    /// The agent ended the session.
+    AgentEnded,
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::Completed => f.write_str("every step completed"),
+            Stop::OutOfTurns { step } => write!(f, "step {step} used all its max_turns"),
+            Stop::TurnCap => f.write_str("the cap of user turns was reached"),
+            Stop::UserDone => f.write_str("the simulated user had nothing more to say"),
+            Stop::AgentEnded => f.write_str("the agent ended the session"),
+        }
+    }
+}
+
+/// One user turn and the agent's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayedTurn {
+    /// What the user sent: the step's injected variables first, when it starts, then the
+    /// text or event.
+    pub inputs: Vec<Input>,
+    pub exchange: Exchange,
+}
+
+/// A played simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Played {
+    pub turns: Vec<PlayedTurn>,
+    /// Every step's final status, with the simulator's justification.
+    pub steps: Vec<StepProgress>,
+    pub stop: Stop,
+    /// Tokens the simulated user spent.
+    pub simulator_usage: Usage,
+}
+
+impl Played {
+    /// SCRAPI's verdict on the steps: all completed (expectations are judged apart).
+    pub fn goals_met(&self) -> bool {
+        self.steps.iter().all(|s| s.status == StepStatus::Completed)
+    }
+}
+
+/// Why a simulation could not be played: an error of the run, never a test failure.
+#[derive(Debug, thiserror::Error)]
+pub enum SimulateError {
+    #[error("turn {turn}: {source}")]
+    Agent {
+        turn: usize,
+        #[source]
+        source: AgentError,
+    },
+    #[error(transparent)]
+    Simulator(#[from] SimulatorError),
+}
+
+/// Plays `plan` against `agent` in session `session`, with `simulator` as the user.
+pub async fn play(
+    agent: &dyn Agent,
+    simulator: &Simulator,
+    plan: &Plan,
+    session: &str,
+) -> Result<Played, SimulateError> {
+    let mut said = match &plan.opening {
+        Some(text) => Input::Text(text.clone()),
+        None => Input::Event(WELCOME_EVENT.to_owned()),
+    };
+    let mut turns: Vec<PlayedTurn> = Vec::new();
+    let mut conversation: Vec<Line> = Vec::new();
+    let mut spent = vec![0u32; plan.steps.len()];
+    let mut usage = Usage::default();
+    let mut current = 0;
+    let mut injected = vec![false; plan.steps.len()];
+    loop {
+        let number = turns.len() + 1;
+        let mut inputs = Vec::new();
+        if let Some(step) = plan.steps.get(current)
+            && !injected[current]
+        {
+            injected[current] = true;
+            if !step.inject_variables.is_empty() {
+                inputs.push(Input::Variables(step.inject_variables.clone()));
+            }
+        }
+        inputs.push(said);
+        let request = TurnRequest {
+            id: None,
+            session: session.to_owned(),
+            conversation: plan.name.clone(),
+            case: plan.name.clone(),
+            turn: number,
+            input: input_object(&inputs),
+            session_parameters: if number == 1 {
+                plan.session_parameters.clone()
+            } else {
+                Map::new()
+            },
+            tool_mocks: Map::new(),
+            mocks: Vec::new(),
+            system_prompt: None,
+            context: Vec::new(),
+        };
+        let exchange = agent
+            .send(&request)
+            .await
+            .map_err(|source| SimulateError::Agent {
+                turn: number,
+                source,
+            })?;
+        if let Some(count) = spent.get_mut(current) {
+            *count += 1;
+        }
+        conversation.push(match inputs.last() {
+            Some(Input::Text(text)) => Line::User(text.clone()),
+            Some(Input::Event(name)) => Line::User(format!("(event: {name})")),
+            other => Line::User(format!("{other:?}")),
+        });
+        conversation.push(Line::Agent(describe(&exchange.reply)));
+        let ended = ends_session(&exchange.reply);
+        turns.push(PlayedTurn { inputs, exchange });
+
+        let (turn, spent_tokens) = simulator.next_turn(&plan.steps, &conversation).await?;
+        usage = usage.plus(spent_tokens);
+        let mut steps = turn.steps;
+        let stop = if steps.iter().all(|s| s.status == StepStatus::Completed) {
+            Some(Stop::Completed)
+        } else if ended {
+            Some(Stop::AgentEnded)
+        } else if let Some(step) = out_of_turns(&plan.steps, &steps, &spent, current) {
+            let max = plan.steps[step].max_turns.unwrap_or_default();
+            steps[step] = StepProgress {
+                status: StepStatus::Failed,
+                justification: format!(
+                    "not completed within its max_turns ({max}); the simulated user said: {}",
+                    steps[step].justification
+                ),
+            };
+            Some(Stop::OutOfTurns { step: step + 1 })
+        } else if turn.utterance.is_none() {
+            Some(Stop::UserDone)
+        } else if turns.len() >= plan.turn_cap {
+            Some(Stop::TurnCap)
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            agent.end_session(session).await;
+            return Ok(Played {
+                turns,
+                steps,
+                stop,
+                simulator_usage: usage,
+            });
+        }
+        let next = steps
+            .iter()
+            .position(|s| !matches!(s.status, StepStatus::Completed | StepStatus::Failed))
+            .unwrap_or(current);
+        // A step that opens with a static utterance says it, word for word, when it starts.
+        let opening = plan
+            .steps
+            .get(next)
+            .and_then(|step| step.static_utterance.clone())
+            .filter(|_| next != current && !injected[next]);
+        current = next;
+        said = Input::Text(opening.unwrap_or_else(|| turn.utterance.unwrap_or_default()));
+    }
+}
+
+/// The step (0-based) that is still open and has used its `max_turns`.
+fn out_of_turns(
+    plan: &[Step],
+    progress: &[StepProgress],
+    spent: &[u32],
+    current: usize,
+) -> Option<usize> {
+    let max = plan.get(current)?.max_turns?;
+    let open = progress
+        .get(current)
+        .is_some_and(|p| p.status != StepStatus::Completed);
+    (open && spent[current] >= max).then_some(current)
+}
+
+/// The agent's turn as the simulated user sees it: its messages, tool calls and transfer.
+fn describe(reply: &Reply) -> String {
+    let mut parts: Vec<String> = reply.messages.iter().map(|m| m.text.clone()).collect();
+    for call in &reply.tool_calls {
+        parts.push(format!("[calls tool {} with {}]", call.name, call.args));
+    }
+    if let Some(transfer) = &reply.transfer {
+        parts.push(format!("[transfers to {}]", transfer.agent));
+    }
+    if reply.handoff().is_some() {
+        parts.push("[hands the conversation off to a person]".to_owned());
+    }
+    if parts.is_empty() {
+        "(says nothing)".to_owned()
+    } else {
+        parts.join("\n")
+    }
+}
+
+fn ends_session(reply: &Reply) -> bool {
+    reply.tool_calls.iter().any(|c| c.name == END_SESSION_TOOL) || reply.handoff().is_some()
+}
+
+/// What became of one expectation of a simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpectationVerdict {
+    pub criterion: String,
+    /// `None` when it was not judged (see `reason`).
+    pub met: Option<bool>,
+    /// The judge's explanation, or why it was not judged.
+    pub reason: Option<String>,
+    /// The judge could not answer: an error of the run.
+    pub error: bool,
+}
+
+/// A simulation's outcome, SCRAPI's rule: it passes when every step completed and every
+/// expectation is met.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    /// A step did not complete, or an expectation is not met.
+    Failed,
+    /// Nothing failed, but an expectation could not be judged (no judge): never a pass.
+    Skipped(String),
+    /// Nothing failed, but the judge could not answer.
+    Error(String),
+}
+
+/// Judges the `expectations` (free-text criteria) of a played simulation over its transcript,
+/// then gives the verdict. Without a judge the expectations are skipped with
+/// [`NO_JUDGE`], and so is the simulation unless a step already failed it.
+pub async fn judge(
+    played: &Played,
+    expectations: &[CaseCheck],
+    judge: Option<&dyn Judge>,
+) -> (Verdict, Vec<ExpectationVerdict>) {
+    let transcript = transcript(played);
+    let mut verdicts = Vec::with_capacity(expectations.len());
+    for check in expectations {
+        let CheckKind::Criterion(criterion) = &check.kind else {
+            continue;
+        };
+        let verdict = match judge {
+            None => ExpectationVerdict {
+                criterion: criterion.clone(),
+                met: None,
+                reason: Some(NO_JUDGE.to_owned()),
+                error: false,
+            },
+            Some(judge) => match judge
+                .criterion(JudgeQuestion::Criterion(criterion), &transcript)
+                .await
+            {
+                Ok(answer) => ExpectationVerdict {
+                    criterion: criterion.clone(),
+                    met: Some(answer.passed),
+                    reason: answer.explanation,
+                    error: false,
+                },
+                Err(err) => ExpectationVerdict {
+                    criterion: criterion.clone(),
+                    met: None,
+                    reason: Some(err.to_string()),
+                    error: true,
+                },
+            },
+        };
+        verdicts.push(verdict);
+    }
+    let failed = !played.goals_met() || verdicts.iter().any(|v| v.met == Some(false));
+    let first_reason = |error: bool| {
+        verdicts
+            .iter()
+            .find(|v| v.met.is_none() && v.error == error)
+            .map(|v| v.reason.clone().unwrap_or_default())
+    };
+    let verdict = if failed {
+        Verdict::Failed
+    } else if let Some(reason) = first_reason(true) {
+        Verdict::Error(reason)
+    } else if let Some(reason) = first_reason(false) {
+        Verdict::Skipped(reason)
+    } else {
+        Verdict::Passed
+    };
+    (verdict, verdicts)
+}
+
+/// The played simulation as text for the judge: each user turn and what the agent did.
+pub fn transcript(played: &Played) -> String {
+    let mut out = String::new();
+    for (i, turn) in played.turns.iter().enumerate() {
+        let said = match turn.inputs.last() {
+            Some(Input::Text(text)) => text.clone(),
+            Some(Input::Event(name)) => format!("(event: {name})"),
+            _ => String::new(),
+        };
+        out.push_str(&format!("[turn {}] user: {said}\n", i + 1));
+        for line in describe(&turn.exchange.reply).lines() {
+            out.push_str(&format!("agent: {line}\n"));
+        }
+    }
+    out
+}
