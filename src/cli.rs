@@ -131,6 +131,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD", help_heading = "Agent")]
     pub agent_cmd: Option<String>,
 
+    /// Time a command agent may take to answer its start-up ping, building included, timed
+    /// apart from the turns [default: 10m, or the config's `startup_timeout`].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Agent")]
+    pub startup_timeout: Option<std::time::Duration>,
+
     #[arg(
         long,
         value_name = "N",

@@ -46,6 +46,8 @@ pub enum AgentConfig {
         processes: usize,
         /// Where the command runs: the config file's directory.
         working_dir: Option<PathBuf>,
+        /// How long a process may take to answer its start-up ping (building it included).
+        startup_timeout: Duration,
     },
     Replay {
         dir: PathBuf,
@@ -266,6 +268,7 @@ fn parse_command(
     base: &Path,
     diags: &mut Diagnostics,
 ) -> Option<AgentConfig> {
+    let mut startup_timeout = DEFAULT_STARTUP_TIMEOUT;
     let (argv_node, processes) = match &value.value {
         Value::Map(_) => {
             let mut fields = Fields::of(value, path, diags)?;
@@ -274,7 +277,11 @@ fn parse_command(
                 .take("processes")
                 .and_then(|n| positive_integer(n, &format!("{path}.processes"), diags))
                 .unwrap_or(1);
-            fields.finish(&["argv", "processes"], diags);
+            if let Some(n) = fields.take("startup_timeout") {
+                let field = format!("{path}.startup_timeout");
+                startup_timeout = duration_field(n, &field, diags).unwrap_or(startup_timeout);
+            }
+            fields.finish(&["argv", "processes", "startup_timeout"], diags);
             (argv?, processes)
         }
         _ => (value, 1),
@@ -305,7 +312,29 @@ fn parse_command(
         argv,
         processes,
         working_dir: Some(base.to_path_buf()),
+        startup_timeout,
     })
+}
+
+/// How long a command agent may take to start by default: long enough for `cargo run` to build
+/// it on a fresh clone, since start-up is timed apart from the turns.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A duration such as `30s`; an error at the node otherwise.
+fn duration_field(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<Duration> {
+    let parsed = node
+        .scalar_text()
+        .ok_or_else(|| format!("expected a duration such as `30s`, found {}", node.kind()))
+        .and_then(|text| parse_duration(&text));
+    match parsed {
+        Ok(duration) => Some(duration),
+        Err(message) => {
+            diags
+                .error(Code::G101, node.line, node.column, message)
+                .field(field);
+            None
+        }
+    }
 }
 
 fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
@@ -318,19 +347,11 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
     {
         run.concurrency = n;
     }
-    if let Some(n) = fields.take("timeout") {
-        let parsed = n
-            .scalar_text()
-            .ok_or_else(|| format!("expected a duration such as `30s`, found {}", n.kind()))
-            .and_then(|text| parse_duration(&text));
-        match parsed {
-            Ok(timeout) => run.timeout = timeout,
-            Err(message) => {
-                diags
-                    .error(Code::G101, n.line, n.column, message)
-                    .field("run.timeout");
-            }
-        }
+    if let Some(timeout) = fields
+        .take("timeout")
+        .and_then(|n| duration_field(n, "run.timeout", diags))
+    {
+        run.timeout = timeout;
     }
     if let Some(n) = fields.take("retries") {
         match n.value {

@@ -140,7 +140,14 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             .max()
             .unwrap_or_default(),
         agent_log: (!logs.is_empty()).then(|| logs.join("\n")),
-        aggregates: Aggregates::of(&cases),
+        aggregates: Aggregates {
+            // Shards start their agents side by side: the slowest start-up is the run's.
+            agent_startup: parts
+                .iter()
+                .filter_map(|p| p.report.aggregates.agent_startup)
+                .max(),
+            ..Aggregates::of(&cases)
+        },
         // A comparison belongs to one run against one baseline: a merged report has none.
         gate: None,
         cases,

@@ -60,6 +60,7 @@ impl Aggregates {
             suite_score: (total_weight > 0.0).then(|| weighted / total_weight),
             flake_rate: ratio(flaky, repeated.count()),
             tokens: cases.iter().map(|c| c.usage).sum(),
+            agent_startup: None,
         }
     }
 }

@@ -192,7 +192,10 @@ pub async fn run_repeated(
         incomplete,
         max_errors: 0,
         agent_log: agent.diagnostics(),
-        aggregates: Aggregates::of(&joined),
+        aggregates: Aggregates {
+            agent_startup: agent.startup(),
+            ..Aggregates::of(&joined)
+        },
         gate: None,
         cases: joined,
     };

@@ -28,6 +28,14 @@ pub trait Agent: Send + Sync {
     /// Called once a case is over, so that an agent can drop the session's state.
     async fn end_session(&self, _session: &str) {}
 
+    /// Called once the run is over: stops what the agent started (subprocesses).
+    async fn shutdown(&self) {}
+
+    /// How long the agent took to become ready, timed apart from the turns (command agents).
+    fn startup(&self) -> Option<Duration> {
+        None
+    }
+
     /// What the report shows about the agent (never a secret).
     fn describe(&self) -> String;
 

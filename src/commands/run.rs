@@ -140,6 +140,17 @@ fn agent_to_test(
     cases: &[Arc<Case>],
 ) -> Result<Option<AgentConfig>, String> {
     match agent_config(args, config) {
+        Some(AgentConfig::Command {
+            argv,
+            processes,
+            working_dir,
+            startup_timeout,
+        }) => Ok(Some(AgentConfig::Command {
+            argv,
+            processes,
+            working_dir,
+            startup_timeout: args.startup_timeout.unwrap_or(startup_timeout),
+        })),
         Some(agent) => Ok(Some(agent)),
         None if cases
             .iter()
@@ -199,12 +210,17 @@ fn play(
         .build()
         .context("cannot start the async runtime")?;
     Ok(runtime.block_on(async {
-        let agent = match agent_config {
-            Some(agent_config) => connect::connect(agent_config).await?,
-            None => Arc::new(connect::NoAgent),
-        };
         let stop = Stop::default();
         watch_ctrl_c(stop.clone());
+        let agent = match agent_config {
+            // Start-up may take minutes (a build): Ctrl-C or SIGTERM stops it like a run, with
+            // the reports written and marked incomplete (no case ran).
+            Some(agent_config) => tokio::select! {
+                agent = connect::connect(agent_config) => agent?,
+                () = stop.scheduling.cancelled() => Arc::new(connect::Interrupted),
+            },
+            None => Arc::new(connect::NoAgent),
+        };
         let progress = progress_bar(cases.len() * repeat.runs() as usize);
         let shown = progress.clone();
         let on_event: OnEvent = Arc::new(move |event: Event<'_>| {
@@ -218,13 +234,15 @@ fn play(
         let played = run::run_repeated(
             cases,
             repeat,
-            agent,
+            Arc::clone(&agent),
             Arc::new(grader),
             options,
             &stop,
             on_event,
         )
         .await;
+        // Before the reports: no agent process outlives the run, even one ignoring SIGTERM.
+        agent.shutdown().await;
         progress.finish_and_clear();
         Ok(played)
     }))
@@ -314,6 +332,7 @@ fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
             argv,
             processes: 1,
             working_dir: None,
+            startup_timeout: goldgate::config::DEFAULT_STARTUP_TIMEOUT,
         });
     }
     config.agent.clone()
@@ -345,6 +364,22 @@ fn select(suite: &Suite, args: &RunArgs) -> Result<Vec<Arc<Case>>, String> {
 
 /// Ctrl-C once: stop scheduling; twice: cancel what is in flight. Reports are written either way.
 fn watch_ctrl_c(stop: Stop) {
+    // SIGTERM is how CI cancels a job (GitHub sends it after SIGINT): the job is going away,
+    // so the cases in flight are cancelled at once and the reports written, marked incomplete.
+    #[cfg(unix)]
+    {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            if let Ok(mut terminated) = signal(SignalKind::terminate())
+                && terminated.recv().await.is_some()
+            {
+                eprintln!("\ngoldgate: terminated: cancelling the cases in flight");
+                stop.scheduling.cancel();
+                stop.in_flight.cancel();
+            }
+        });
+    }
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!(

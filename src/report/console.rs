@@ -212,6 +212,13 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
     if report.incomplete {
         writeln!(out, "Stopped early: some conversations did not run")?;
     }
+    if let Some(startup) = report.aggregates.agent_startup {
+        writeln!(
+            out,
+            "Agent start-up: {} (not counted in turn latency)",
+            duration(startup)
+        )?;
+    }
     writeln!(out, "Duration: {}", duration(elapsed))
 }
 

@@ -120,6 +120,12 @@ pub struct Aggregates {
     pub flake_rate: Option<f64>,
     /// Tokens the agent reported, summed over every case (every run of it).
     pub tokens: Usage,
+    /// How long the agent took to start and answer its start-up ping (command agents), timed
+    /// apart from every turn's latency. Not computed from the cases: the runner sets it.
+    /// Absent from older reports.
+    #[serde(rename = "agent_startup_ms", default, with = "millis::option")]
+    #[schemars(with = "Option<u64>")]
+    pub agent_startup: Option<Duration>,
 }
 
 #[cfg(test)]
