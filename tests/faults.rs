@@ -81,3 +81,575 @@ done"#
         outcome.stdout
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bounds every fault test shares
+
+/// The most memory any process this test binary started (goldgate, agents) ever held: Linux
+/// reports the peak of each waited-for child and grandchild, so one number covers every run.
+#[cfg(unix)]
+fn assert_children_stayed_small() {
+    // SAFETY: getrusage fills the struct it is given and touches nothing else.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    // Kilobytes on Linux, bytes on macOS: the bound holds either way.
+    let peak = usage.ru_maxrss as u64;
+    assert!(peak < 200 * 1024, "a child process peaked at {peak} KiB");
+}
+
+/// A fault run: exit 2, within `limit`, memory bounded; the report and all output as text.
+fn run_fault(dir: &Path, extra: &[&str], limit: Duration) -> (Option<Value>, String) {
+    let (outcome, report, elapsed) = run(dir, extra);
+    let text = format!("{}\n{}", outcome.stdout, outcome.stderr);
+    assert_eq!(outcome.code, Some(2), "{text}");
+    assert!(elapsed < limit, "took {elapsed:?}: {text}");
+    #[cfg(unix)]
+    assert_children_stayed_small();
+    (report, text)
+}
+
+/// The error a run's only case ended in.
+fn case_error(report: &Option<Value>) -> String {
+    let report = report.as_ref().expect("a report");
+    report["cases"][0]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Whether `pid` is still a live process (a zombie waiting for a parent that never reaps,
+/// as in some containers, counts as gone: it holds no resources but its pid).
+#[cfg(unix)]
+fn alive(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // Without /proc (macOS): kill -0 says whether it exists.
+        Err(_) if !Path::new("/proc/self").exists() => std::process::Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success()),
+        Err(_) => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP agents at fault: raw loopback servers that misbehave on purpose
+
+/// A loopback server that hands each connection, once its request has been read, to `answer`
+/// on a thread of its own. Returns the agent URL.
+fn raw_server(answer: fn(std::net::TcpStream)) -> String {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if line == "\r\n" {
+                        break;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                answer(stream);
+            });
+        }
+    });
+    format!("http://{addr}/turn")
+}
+
+/// A one-case suite against the HTTP agent at `url`, with no retries (unless `settings` say).
+fn http_suite(dir: &Path, url: &str) {
+    suite(dir, 1);
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 0 }}\n"),
+    )
+    .unwrap();
+}
+
+fn write_all(mut stream: &std::net::TcpStream, bytes: &[u8]) -> bool {
+    use std::io::Write;
+    stream
+        .write_all(bytes)
+        .and_then(|()| stream.flush())
+        .is_ok()
+}
+
+const FOREVER: Duration = Duration::from_secs(3600);
+
+#[test]
+fn http_server_that_accepts_and_never_answers_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|_stream| std::thread::sleep(FOREVER)),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.contains("timed out: no complete reply within 1s"),
+        "{error}"
+    );
+}
+
+#[test]
+fn http_server_dripping_a_byte_a_second_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            while write_all(&stream, b" ") {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "2s"], Duration::from_secs(20));
+    assert!(case_error(&report).contains("timed out"), "{report:?}");
+}
+
+#[test]
+fn http_connection_reset_mid_body_is_a_connection_error() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"messages\":[";
+            write_all(&stream, head.as_bytes());
+            // SO_LINGER 0: closing sends RST instead of FIN.
+            let socket = tokio::net::TcpStream::from_std(stream);
+            if let Ok(socket) = socket {
+                #[allow(deprecated)]
+                // set_linger is deprecated for blocking on drop; that is the point
+                let _ = socket.set_linger(Some(Duration::ZERO));
+                drop(socket);
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(error.starts_with("connection failed"), "{error}");
+}
+
+#[test]
+fn http_200_mb_body_is_refused_past_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            // No Content-Length: the size is only known by reading.
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            let chunk = vec![b' '; 64 * 1024];
+            for _ in 0..(200 * 16) {
+                if !write_all(&stream, &chunk) {
+                    break;
+                }
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "30s"], Duration::from_secs(40));
+    let error = case_error(&report);
+    assert!(error.contains("larger than 16 MiB"), "{error}");
+}
+
+#[test]
+fn http_200_mb_streamed_body_is_refused_past_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: 209715200\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            let line = format!(
+                "{{\"messages\":[{{\"text\":\"{}\"}}]}}\n",
+                "x".repeat(60_000)
+            );
+            for _ in 0..4000 {
+                if !write_all(&stream, line.as_bytes()) {
+                    break;
+                }
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "30s"], Duration::from_secs(40));
+    let error = case_error(&report);
+    assert!(error.contains("larger than 16 MiB"), "{error}");
+}
+
+#[test]
+fn http_invalid_utf8_is_a_protocol_error() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let body = b"{\"messages\":[{\"text\":\"caf\xe9 \xff\xfe\"}]}";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            write_all(&stream, head.as_bytes());
+            write_all(&stream, body);
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.starts_with("bad reply: reply is not protocol JSON"),
+        "{error}"
+    );
+}
+
+#[test]
+fn http_ndjson_stream_that_never_ends_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            let line = "{\"messages\":[{\"text\":\"more\"}]}\n";
+            let chunk = format!("{:x}\r\n{line}\r\n", line.len());
+            while write_all(&stream, chunk.as_bytes()) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "2s"], Duration::from_secs(20));
+    assert!(case_error(&report).contains("timed out"), "{report:?}");
+}
+
+#[test]
+fn http_redirect_loop_is_an_error_without_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    let url = raw_server(|stream| {
+        // 307 keeps the method and body: the loop is followed until reqwest's limit.
+        write_all(
+            &stream,
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /turn\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    });
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 2 }}\n"),
+    )
+    .unwrap();
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(error.contains("redirects in a loop"), "{error}");
+    let attempts = &report.unwrap()["cases"][0]["turns"][0]["attempts"];
+    assert_eq!(attempts, 1, "a redirect loop is not retried");
+}
+
+#[test]
+fn http_self_signed_tls_certificate_is_refused() {
+    use std::sync::Arc;
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let certificates = {
+        use rustls::pki_types::pem::PemObject;
+        let certs: Vec<_> =
+            rustls::pki_types::CertificateDer::pem_file_iter(tls.join("self-signed.pem"))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+        let key =
+            rustls::pki_types::PrivateKeyDer::from_pem_file(tls.join("self-signed.key")).unwrap();
+        (certs, key)
+    };
+    let config = Arc::new(
+        rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(certificates.0, certificates.1)
+            .unwrap(),
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut connection = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
+            // The client gives up during the handshake; this side only has to offer the cert.
+            let _ = connection.complete_io(&mut stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &format!("https://127.0.0.1:{}/turn", addr.port()),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(error.contains("certificate is not trusted"), "{error}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command agents at fault
+
+/// Answers the start-up ping (the first line) and nothing after it unless `then` does.
+fn after_ping(then: &str) -> String {
+    format!("{SH_REPLY}\nIFS= read -r line; reply_with_rest '\"messages\":[]'\n{then}")
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_exits_at_start_up_is_an_error_with_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), "echo 'no model key set' >&2; exit 3", "");
+    let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
+    assert!(text.contains("agent process exited"), "{text}");
+    assert!(text.contains("exit status: 3"), "{text}");
+    assert!(text.contains("no model key set"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_exits_on_a_turn_is_an_error_after_its_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), &after_ping("IFS= read -r line; exit 4"), "");
+    let (report, _) = run_fault(dir.path(), &["--retries", "1"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.contains("agent process exited: exit status: 4"),
+        "{error}"
+    );
+    assert_eq!(report.unwrap()["cases"][0]["turns"][0]["attempts"], 2);
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_printing_garbage_is_bounded_and_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    // 64 MB of random bytes on stdout, then silence.
+    let script = after_ping("head -c 67108864 /dev/urandom; sleep 3600");
+    command_agent(dir.path(), &script, "");
+    let (report, text) = run_fault(dir.path(), &["--timeout", "3s"], Duration::from_secs(30));
+    assert!(case_error(&report).contains("timed out"), "{text}");
+    let log = report.unwrap()["agent_log"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        log.contains("unparseable stdout line") || log.contains("dropped a stdout line"),
+        "{log}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_never_answers_a_turn_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), &after_ping("cat > /dev/null"), "");
+    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.contains("timed out: no complete reply within 1s"),
+        "{error}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_never_answers_its_ping_fails_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), "cat > /dev/null", ", startup_timeout: 1s");
+    let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
+    assert!(
+        text.contains("did not answer the start-up ping within 1s"),
+        "{text}"
+    );
+}
+
+/// Reads the pids an agent wrote into `dir/pids`, waiting for the file.
+#[cfg(unix)]
+fn pids_in(dir: &Path) -> Vec<u32> {
+    let path = dir.join("pids");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_ignoring_sigterm_is_killed_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    // Ignores SIGTERM (its children inherit that), starts a child, and never answers a turn.
+    let script =
+        after_ping("trap '' TERM\nsleep 3600 &\necho $$ $! > pids\nwhile :; do sleep 1; done");
+    command_agent(dir.path(), &script, "");
+    let started = Instant::now();
+    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
+    assert!(case_error(&report).contains("timed out"));
+    // One second of turn, then the grace period before SIGKILL: not much more.
+    assert!(started.elapsed() < Duration::from_secs(10));
+    for pid in pids_in(dir.path()) {
+        assert!(!alive(pid), "agent process {pid} outlived goldgate");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// goldgate's own faults
+
+#[cfg(unix)]
+#[test]
+fn sigterm_to_goldgate_writes_the_reports_marked_incomplete_and_stops_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 3);
+    command_agent(
+        dir.path(),
+        &after_ping("echo $$ > pids\ncat > /dev/null"),
+        "",
+    );
+    let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "goldens",
+            "--timeout",
+            "5m",
+            "--output",
+            "report.json",
+        ])
+        .args(["--junit", "junit.xml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if dir.path().join("pids").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A moment for the turns to be sent, then one SIGTERM, as a CI cancel sends.
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    std::process::Command::new("kill")
+        .args(["-TERM", &goldgate.id().to_string()])
+        .status()
+        .unwrap();
+    let mut exited = None;
+    while sent.elapsed() < Duration::from_secs(15) {
+        if let Some(status) = goldgate.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let Some(status) = exited else {
+        let _ = goldgate.kill();
+        panic!("goldgate did not stop within 15 s of SIGTERM");
+    };
+    let output = goldgate.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("terminated"), "{stderr}");
+    let report: Value =
+        serde_json::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["incomplete"], true);
+    assert!(dir.path().join("junit.xml").is_file());
+    for pid in pids_in(dir.path()) {
+        assert!(!alive(pid), "agent process {pid} outlived goldgate");
+    }
+}
+
+/// A directory nobody may write in: a read-only one, or /sys where the tests run as root.
+#[cfg(unix)]
+fn read_only_dir(base: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = base.join("read-only");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
+    if fs::write(dir.join("probe"), "").is_ok() {
+        // Root ignores the mode bits; sysfs refuses new files even to root.
+        let _ = fs::remove_file(dir.join("probe"));
+        return Path::new("/sys").to_path_buf();
+    }
+    dir
+}
+
+#[cfg(unix)]
+#[test]
+fn output_into_a_read_only_directory_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), "touch agent-started; cat > /dev/null", "");
+    let read_only = read_only_dir(dir.path());
+    let target = read_only.join("report.json");
+    let target = target.to_str().unwrap();
+    let outcome = common::goldgate(dir.path(), &["run", "goldens", "--output", target]);
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains(&format!("--output {target}: cannot write in")),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!Path::new(target).exists());
+    assert!(
+        !dir.path().join("agent-started").exists(),
+        "the agent was started"
+    );
+    if read_only.starts_with(dir.path()) {
+        let written = fs::read_dir(&read_only).unwrap().count();
+        assert_eq!(written, 0, "something was half-written");
+    }
+}
+
+#[test]
+fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  command: [\"true\"]\n",
+    )
+    .unwrap();
+    let whole = r#"{"schema_version": 1, "goldgate_version": "0.1.0", "agent": "x", "cases": ["#;
+    fs::write(dir.path().join("truncated.json"), whole).unwrap();
+    fs::write(
+        dir.path().join("package.json"),
+        r#"{"name": "web", "version": "1.0.0", "dependencies": {}}"#,
+    )
+    .unwrap();
+    for (file, words) in [
+        ("truncated.json", "truncated?"),
+        ("package.json", "not a goldgate JSON report"),
+    ] {
+        let outcome = common::goldgate(
+            dir.path(),
+            &["run", "goldens", "--baseline", file, "--fail-on-regress"],
+        );
+        assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+        assert!(outcome.stderr.contains(file), "{}", outcome.stderr);
+        assert!(outcome.stderr.contains(words), "{}", outcome.stderr);
+    }
+}

@@ -34,6 +34,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(plan) => plan,
         Err(message) => return Ok(fail(&message)),
     };
+    if let Err(message) = check_outputs(args) {
+        return Ok(fail(&message));
+    }
     let Some(config) = super::load_config(args.config.as_deref(), "run") else {
         return Ok(Exit::Error);
     };
@@ -75,6 +78,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     report.max_errors = args.max_errors;
     report.gate = gate.map(|gate| gate.compare(&report));
     finish(args, &report, duration)
+}
+
+/// Every file the run will write can be written: found out before the agent is called, not
+/// after the whole run (a read-only directory, a missing one).
+fn check_outputs(args: &RunArgs) -> Result<(), String> {
+    let outputs = [
+        ("--output", &args.output),
+        ("--junit", &args.junit),
+        ("--markdown", &args.github.markdown),
+        ("--update-baseline", &args.update_baseline),
+    ];
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            goldgate::atomic::check_writable(path)
+                .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Says why nothing (more) can be done; the run ends with [`Exit::Error`].
