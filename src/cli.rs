@@ -167,6 +167,11 @@ pub struct RunArgs {
     )]
     pub retries: Option<u32>,
 
+    /// How long a rate limit (HTTP 429) is waited out per request before it is an error; such
+    /// waits do not count against --retries [default: 5m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Execution")]
+    pub rate_limit_wait: Option<std::time::Duration>,
+
     /// Do not fail a turn for tool calls the golden does not list.
     #[arg(long, help_heading = "Execution")]
     pub allow_extra_tool_calls: bool,

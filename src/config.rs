@@ -28,6 +28,8 @@ pub struct Config {
     /// The file it came from, if any: relative paths in it are relative to its directory.
     pub path: Option<PathBuf>,
     pub agent: Option<AgentConfig>,
+    /// The agent's known quota (`agent.rate_limit`), whatever its kind.
+    pub agent_rate_limit: RateLimit,
     pub judge: Option<JudgeConfig>,
     pub run: RunSettings,
     /// Regression thresholds set in the file (`passRateDropPp`, ...), over the defaults.
@@ -76,6 +78,40 @@ pub struct JudgeConfig {
     pub votes: u32,
     /// Pass mark of the 0-4 similarity of `semantic` matches.
     pub similarity_pass: f64,
+    /// The judge provider's known quota (`judge.rate_limit`).
+    pub rate_limit: RateLimit,
+}
+
+/// `rate_limit: { requests_per_minute, tokens_per_minute }`: a quota goldgate paces itself to,
+/// so that it is not hit in the first place (a limit hit anyway is waited out).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateLimit {
+    pub requests_per_minute: Option<f64>,
+    pub tokens_per_minute: Option<f64>,
+}
+
+/// Reads a `rate_limit:` block at `path`.
+pub(crate) fn parse_rate_limit(node: &Node, path: &str, diags: &mut Diagnostics) -> RateLimit {
+    let Some(mut fields) = Fields::of(node, path, diags) else {
+        return RateLimit::default();
+    };
+    let mut per_minute = |key: &str, diags: &mut Diagnostics| {
+        let node = fields.take(key)?;
+        match node.as_f64() {
+            Some(value) if value > 0.0 && value.is_finite() => Some(value),
+            _ => {
+                node.wrong_type("a number above 0", diags)
+                    .field(format!("{path}.{key}"));
+                None
+            }
+        }
+    };
+    let limit = RateLimit {
+        requests_per_minute: per_minute("requests_per_minute", diags),
+        tokens_per_minute: per_minute("tokens_per_minute", diags),
+    };
+    fields.finish(&["requests_per_minute", "tokens_per_minute"], diags);
+    limit
 }
 
 /// Where a client points, as configured (before the environment is read).
@@ -182,6 +218,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         .filter(|dir| !dir.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     if let Some(agent) = fields.take("agent") {
+        if let Some(limit) = agent.get("rate_limit") {
+            config.agent_rate_limit = parse_rate_limit(limit, "agent.rate_limit", diags);
+        }
         config.agent = parse_agent(agent, &base, diags);
     }
     if let Some(judge) = fields.take("judge") {
@@ -200,8 +239,11 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
 }
 
 fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<AgentConfig> {
-    let entries = node.as_map().filter(|m| m.len() == 1);
-    let Some([(kind, value)]) = entries else {
+    // `rate_limit` sits beside the kind (read by the caller); the kind is the one other key.
+    let kinds: Option<Vec<&(yaml::Key, Node)>> = node
+        .as_map()
+        .map(|m| m.iter().filter(|(k, _)| k.name != "rate_limit").collect());
+    let Some([(kind, value)]) = kinds.as_deref() else {
         diags
             .error(Code::G101, node.line, node.column, "expected exactly one agent kind")
             .field("agent")

@@ -61,6 +61,7 @@ impl Aggregates {
             flake_rate: ratio(flaky, repeated.count()),
             tokens: cases.iter().map(|c| c.usage).sum(),
             agent_startup: None,
+            rate_limits: Vec::new(),
         }
     }
 }

@@ -15,6 +15,7 @@ use goldgate::config::llm::eval_config_models;
 use goldgate::config::thresholds::EVAL_CONFIG_FILE;
 use goldgate::config::{AgentConfig, Config, JudgeConfig};
 use goldgate::exit::Exit;
+use goldgate::limit::{self, Limits};
 use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{Patience, SetupError};
 use goldgate::llm::judge::JudgePanel;
@@ -55,12 +56,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(agent_config) => agent_config,
         Err(message) => return Ok(fail(&message)),
     };
+    let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
+    let limits = Limits::new(
+        concurrency,
+        args.rate_limit_wait.unwrap_or(limit::DEFAULT_WAIT_BUDGET),
+    );
     let options = RunOptions {
-        concurrency: args.concurrency.unwrap_or(config.run.concurrency),
+        concurrency,
         timeout: args.timeout.unwrap_or(config.run.timeout),
         retries: args.retries.unwrap_or(config.run.retries),
         backoff: Duration::from_millis(200),
         record: args.record.clone(),
+        limits: Some(limits),
+        agent_pacing: config.agent_rate_limit,
     };
     let grader = match build_grader(args, &config, &options) {
         Ok(grader) => grader,
@@ -243,6 +251,9 @@ fn play(
             None => Arc::new(connect::NoAgent),
         };
         let progress = progress_bar(cases.len() * repeat.runs() as usize);
+        if let Some(limits) = &options.limits {
+            limits.observe(rate_limit_notice(progress.clone()));
+        }
         let shown = progress.clone();
         let on_event: OnEvent = Arc::new(move |event: Event<'_>| {
             if let Event::CaseFinished { case, status } = event {
@@ -319,8 +330,14 @@ fn build_judge(
     } else {
         Vec::new()
     };
+    let limits = options.limits.clone();
     Ok(Arc::new(JudgePanel::build(
-        judge, &models, cache, patience, &http,
+        judge,
+        &models,
+        cache,
+        patience,
+        &http,
+        limits.as_deref(),
     )?))
 }
 
@@ -413,6 +430,25 @@ fn watch_ctrl_c(stop: Stop) {
             }
         }
     });
+}
+
+/// Says when an endpoint makes the run wait: on the progress bar on a terminal; in a CI log,
+/// one line the first time (the report sums every wait).
+fn rate_limit_notice(progress: ProgressBar) -> limit::OnWait {
+    let told = std::sync::atomic::AtomicBool::new(false);
+    Arc::new(move |endpoint: &str, wait: Duration, why: &str| {
+        let line = format!(
+            "waiting {:.1}s on the {endpoint}'s rate limit ({why})",
+            wait.as_secs_f64()
+        );
+        if progress.is_hidden() {
+            if !told.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("goldgate: {line}; further waits are summed at the end");
+            }
+        } else {
+            progress.set_message(line);
+        }
+    })
 }
 
 /// A bar on a terminal; hidden (by indicatif) when stderr is not one, as in CI logs.

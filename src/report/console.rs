@@ -219,6 +219,16 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
             duration(startup)
         )?;
     }
+    for waits in &report.aggregates.rate_limits {
+        writeln!(
+            out,
+            "Rate limit: {} asked to slow down {} time{}; waited {}",
+            escape(&waits.endpoint),
+            waits.waits,
+            if waits.waits == 1 { "" } else { "s" },
+            duration(waits.waited)
+        )?;
+    }
     writeln!(out, "Duration: {}", duration(elapsed))
 }
 

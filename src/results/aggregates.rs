@@ -126,6 +126,23 @@ pub struct Aggregates {
     #[serde(rename = "agent_startup_ms", default, with = "millis::option")]
     #[schemars(with = "Option<u64>")]
     pub agent_startup: Option<Duration>,
+    /// Each endpoint (the agent, a judge provider) that answered 429 or 503: how often, and how
+    /// long its requests were paused for it. Empty when none did; absent from older reports.
+    #[serde(default)]
+    pub rate_limits: Vec<RateLimitWaits>,
+}
+
+/// How a run waited on one endpoint's rate limit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RateLimitWaits {
+    /// `agent`, `judge anthropic`, ...
+    pub endpoint: String,
+    /// Answers that asked to slow down (429, 503).
+    pub waits: u64,
+    /// Wall time during which requests to the endpoint were paused.
+    #[serde(rename = "waited_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub waited: Duration,
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use aggregates::ratio;
-pub use aggregates::{Aggregates, Counts, Percentiles, nearest_rank};
+pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, nearest_rank};
 pub use comparison::{CaseFlip, Comparison, MetricDelta, Threshold, Unit};
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
