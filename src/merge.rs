@@ -15,9 +15,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::results::Aggregates;
-use crate::results::JudgeUsage;
 use crate::results::json::ReadError;
 use crate::results::{CaseResult, Report, SCHEMA_VERSION};
+use crate::results::{JudgeUsage, RateLimitWaits};
 use crate::shard::{self, Shard, SuiteId};
 
 /// One report to merge, with the file it came from (for messages).
@@ -146,6 +146,9 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
                 .iter()
                 .filter_map(|p| p.report.aggregates.agent_startup)
                 .max(),
+            rate_limits: RateLimitWaits::sum(
+                parts.iter().flat_map(|p| &p.report.aggregates.rate_limits),
+            ),
             ..Aggregates::of(&cases)
         },
         // A comparison belongs to one run against one baseline: a merged report has none.

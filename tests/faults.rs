@@ -516,18 +516,12 @@ fn command_agent_ignoring_sigterm_is_killed_with_its_children() {
 // ---------------------------------------------------------------------------------------------
 // goldgate's own faults
 
+/// Runs goldgate on the suite in `dir` until the agent has written `dir/pids`, then sends it
+/// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
 #[cfg(unix)]
-#[test]
-fn sigterm_to_goldgate_writes_the_reports_marked_incomplete_and_stops_the_agent() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path(), 3);
-    command_agent(
-        dir.path(),
-        &after_ping("echo $$ > pids\ncat > /dev/null"),
-        "",
-    );
+fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
     let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env("NO_COLOR", "1")
         .args([
             "run",
@@ -543,12 +537,12 @@ fn sigterm_to_goldgate_writes_the_reports_marked_incomplete_and_stops_the_agent(
         .spawn()
         .unwrap();
     for _ in 0..600 {
-        if dir.path().join("pids").exists() {
+        if dir.join("pids").exists() {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    // A moment for the turns to be sent, then one SIGTERM, as a CI cancel sends.
+    // A moment for the turns to be sent.
     std::thread::sleep(Duration::from_millis(300));
     let sent = Instant::now();
     std::process::Command::new("kill")
@@ -563,21 +557,64 @@ fn sigterm_to_goldgate_writes_the_reports_marked_incomplete_and_stops_the_agent(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let Some(status) = exited else {
+    if exited.is_none() {
         let _ = goldgate.kill();
         panic!("goldgate did not stop within 15 s of SIGTERM");
-    };
+    }
     let output = goldgate.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(status.code(), Some(2), "{stderr}");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The reports were written, marked incomplete, and no agent process is left.
+#[cfg(unix)]
+fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String)) {
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("terminated"), "{stderr}");
     let report: Value =
-        serde_json::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+        serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["incomplete"], true);
-    assert!(dir.path().join("junit.xml").is_file());
-    for pid in pids_in(dir.path()) {
+    assert!(dir.join("junit.xml").is_file());
+    for pid in pids_in(dir) {
         assert!(!alive(pid), "agent process {pid} outlived goldgate");
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_to_goldgate_writes_the_reports_marked_incomplete_and_stops_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 3);
+    command_agent(
+        dir.path(),
+        &after_ping("echo $$ > pids\ncat > /dev/null"),
+        "",
+    );
+    let stopped = terminate_goldgate(dir.path());
+    assert_stopped_cleanly(dir.path(), stopped);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_the_agents_start_up_still_writes_the_reports_and_stops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 2);
+    // A build that takes a minute: its `sleep` is a child of the agent, in its process group.
+    let script = format!("sleep 60 &\necho $$ $! > pids\nwait\n{}", after_ping("cat"));
+    command_agent(dir.path(), &script, "");
+    let stopped = terminate_goldgate(dir.path());
+    let report: Value =
+        serde_json::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert!(
+        report["agent"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted during its start-up"),
+        "{report}"
+    );
+    assert_stopped_cleanly(dir.path(), stopped);
 }
 
 /// A directory nobody may write in: a read-only one, or /sys where the tests run as root.

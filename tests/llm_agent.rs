@@ -293,7 +293,10 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
     // A 429 is waited out by the agent's rate limiter: not an attempt (issue 12).
     assert_eq!(case(&ran.report, "two_orders")["turns"][0]["attempts"], 1);
     assert_eq!(fake.requests(), 3);
-    assert_eq!(ran.report["aggregates"]["rate_limits"][0]["endpoint"], "agent");
+    assert_eq!(
+        ran.report["aggregates"]["rate_limits"][0]["endpoint"],
+        "agent"
+    );
 }
 
 #[test]

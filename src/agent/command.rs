@@ -32,11 +32,15 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+mod process;
+
+use process::{Group, Line, Signal, kill_group, read_line, terminate};
 
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
 use crate::transcript::{Exchange, Reply};
@@ -466,105 +470,6 @@ async fn supervise(
     };
     routes.close(AgentError::new(AgentErrorKind::Crashed, message));
 }
-
-/// SIGTERM to the process group, then SIGKILL to whatever is left after [`STOP_GRACE`].
-async fn terminate(child: &mut Child, pid: Option<u32>) {
-    kill_group(pid, Signal::Term);
-    if tokio::time::timeout(STOP_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        kill_group(pid, Signal::Kill);
-        let _ = child.kill().await;
-    } else {
-        // The leader left; its children may not have.
-        kill_group(pid, Signal::Kill);
-    }
-}
-
-/// How a bounded line read ended.
-enum Line {
-    /// A line (with its newline, unless the stream ended first) is in the buffer.
-    Complete,
-    /// The line was longer than the limit and was skipped up to its newline.
-    TooLong,
-    /// The stream ended.
-    End,
-}
-
-/// `read_until(b'\n')` that keeps at most `limit` bytes: the rest of a longer line is read and
-/// thrown away, so memory stays bounded whatever the process prints.
-async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
-    reader: &mut R,
-    line: &mut Vec<u8>,
-    limit: usize,
-) -> std::io::Result<Line> {
-    let mut too_long = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(match (too_long, line.is_empty()) {
-                (true, _) => Line::TooLong,
-                (false, true) => Line::End,
-                (false, false) => Line::Complete,
-            });
-        }
-        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(newline) => (&available[..=newline], true),
-            None => (available, false),
-        };
-        let used = chunk.len();
-        if !too_long && line.len() + used <= limit {
-            line.extend_from_slice(chunk);
-        } else {
-            too_long = true;
-            line.clear();
-        }
-        reader.consume(used);
-        if done {
-            return Ok(if too_long {
-                Line::TooLong
-            } else {
-                Line::Complete
-            });
-        }
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Signal {
-    Term,
-    Kill,
-}
-
-/// A process group to kill when the process is dropped: the last word against orphans.
-struct Group(Option<u32>);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        kill_group(self.0, Signal::Kill);
-    }
-}
-
-/// Sends `signal` to the process group led by `pid` (started with `process_group(0)`).
-#[cfg(unix)]
-fn kill_group(pid: Option<u32>, signal: Signal) {
-    let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) else {
-        return;
-    };
-    let signal = match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    };
-    // SAFETY: kill(2) takes plain integers and touches no memory of ours; a group that is
-    // already gone is ESRCH, which is fine.
-    unsafe {
-        libc::kill(-pid, signal);
-    }
-}
-
-#[cfg(not(unix))]
-fn kill_group(_pid: Option<u32>, _signal: Signal) {}
 
 /// Hands one stdout line to the request it answers. A line without a readable `id` cannot be
 /// routed, so it fails nothing and is kept in the diagnostics instead.

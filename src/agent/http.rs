@@ -180,7 +180,7 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, Age
 }
 
 /// A whole (not streamed) reply, up to [`MAX_BODY`].
-async fn read_body(mut response: Response) -> Result<Vec<u8>, AgentError> {
+pub(crate) async fn read_body(mut response: Response) -> Result<Vec<u8>, AgentError> {
     if response
         .content_length()
         .is_some_and(|length| length > MAX_BODY as u64)

@@ -20,7 +20,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::{ChatRequest, ChatResponse, anthropic, gemini, info, openai};
-use crate::agent::http::{retry_after, transport_error};
+use crate::agent::http::{read_body, retry_after, transport_error};
 use crate::agent::{AgentError, AgentErrorKind};
 use crate::config::Endpoint;
 use crate::limit::Limiter;
@@ -234,10 +234,9 @@ impl LlmClient {
         if !response.status().is_success() {
             return Err(self.status_error(response).await);
         }
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| self.redacted(transport_error(e)))?;
+        // Capped, as an agent's reply is: a provider (or a proxy) sending without end cannot
+        // fill memory.
+        let bytes = read_body(response).await.map_err(|e| self.redacted(e))?;
         let name = self.provider.name();
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             AgentError::new(

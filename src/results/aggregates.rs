@@ -145,6 +145,24 @@ pub struct RateLimitWaits {
     pub waited: Duration,
 }
 
+impl RateLimitWaits {
+    /// The waits of several reports (shards) per endpoint, in the order endpoints first appear.
+    /// Shards run side by side, so their waits add up as work, not as wall time.
+    pub fn sum<'a>(all: impl IntoIterator<Item = &'a RateLimitWaits>) -> Vec<RateLimitWaits> {
+        let mut summed: Vec<RateLimitWaits> = Vec::new();
+        for waits in all {
+            match summed.iter_mut().find(|s| s.endpoint == waits.endpoint) {
+                Some(total) => {
+                    total.waits += waits.waits;
+                    total.waited += waits.waited;
+                }
+                None => summed.push(waits.clone()),
+            }
+        }
+        summed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
