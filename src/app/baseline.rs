@@ -24,7 +24,13 @@ pub fn update(path: &Path, report: &Report, force: bool) -> anyhow::Result<Updat
     if let (Some(reason), false) = (&unfit, force) {
         return Ok(Update::Refused(reason.clone()));
     }
-    json::write_file_atomically(path, &baseline::for_baseline(report))
+    let mut committed = baseline::for_baseline(report);
+    // Timings of the run's surroundings, not of the agent's answers: they would change on every
+    // update and make the baseline's diff noisy. (Kept here rather than in `for_baseline`,
+    // which belongs to the gate.)
+    committed.aggregates.agent_startup = None;
+    committed.aggregates.rate_limits.clear();
+    json::write_file_atomically(path, &committed)
         .map_err(|e| anyhow::anyhow!("cannot write the baseline to {}: {e}", path.display()))?;
     Ok(match unfit {
         Some(reason) => Update::Forced(reason),
