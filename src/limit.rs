@@ -417,4 +417,65 @@ mod tests {
         assert!(elapsed >= Duration::from_millis(195), "{elapsed:?}");
         assert!(elapsed < Duration::from_millis(600), "{elapsed:?}");
     }
+
+    #[tokio::test]
+    async fn token_pacing_delays_the_next_start_by_what_an_answer_cost() {
+        let pacing = Pacing {
+            requests_per_minute: None,
+            tokens_per_minute: Some(60_000.0),
+        };
+        let limiter = Limiter::standalone("agent", 8, Duration::from_secs(60), pacing);
+        let started = Instant::now();
+        for _ in 0..4 {
+            // 100 tokens at 1,000 a second: the next request starts 100 ms later.
+            let answer = limiter
+                .call(|| async { Ok::<u64, AgentError>(100) }, |t| *t)
+                .await;
+            assert_eq!(answer, Ok(100));
+        }
+        let elapsed = started.elapsed();
+        assert!(elapsed >= Duration::from_millis(295), "{elapsed:?}");
+        assert!(elapsed < Duration::from_millis(800), "{elapsed:?}");
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_429s_cuts_the_limit_once() {
+        let limiter = Limiter::standalone("agent", 8, Duration::from_secs(60), Pacing::default());
+        // Eight requests in flight together all answered 429: one congestion event, not eight.
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+        let calls = (0..8).map(|_| {
+            let (limiter, barrier) = (
+                std::sync::Arc::clone(&limiter),
+                std::sync::Arc::clone(&barrier),
+            );
+            tokio::spawn(async move {
+                let mut first = true;
+                limiter
+                    .call(
+                        || {
+                            let limited = std::mem::take(&mut first);
+                            let barrier = std::sync::Arc::clone(&barrier);
+                            async move {
+                                if limited {
+                                    barrier.wait().await;
+                                    return Err(too_many(Duration::from_millis(50)));
+                                }
+                                Ok(())
+                            }
+                        },
+                        |_| 0,
+                    )
+                    .await
+            })
+        });
+        for call in futures_util::future::join_all(calls).await {
+            assert_eq!(call.unwrap(), Ok(()));
+        }
+        assert!(
+            limiter.limit() >= 4,
+            "cut more than once: {}",
+            limiter.limit()
+        );
+        assert_eq!(limiter.waits().waits, 8);
+    }
 }
