@@ -107,7 +107,15 @@ fn run_fault(dir: &Path, extra: &[&str], limit: Duration) -> (Option<Value>, Str
     assert_eq!(outcome.code, Some(2), "{text}");
     assert!(elapsed < limit, "took {elapsed:?}: {text}");
     #[cfg(unix)]
-    assert_children_stayed_small();
+    {
+        assert_children_stayed_small();
+        // Every agent process that noted its pid is gone with goldgate.
+        if dir.join("pids").exists() {
+            for pid in pids_in(dir) {
+                assert!(!alive(pid), "agent process {pid} outlived goldgate");
+            }
+        }
+    }
     (report, text)
 }
 
@@ -120,10 +128,23 @@ fn case_error(report: &Option<Value>) -> String {
         .to_owned()
 }
 
-/// Whether `pid` is still a live process (a zombie waiting for a parent that never reaps,
-/// as in some containers, counts as gone: it holds no resources but its pid).
+/// Whether `pid` is still a live process a second after it was told to go (SIGKILL is
+/// delivered asynchronously).
 #[cfg(unix)]
 fn alive(pid: u32) -> bool {
+    for _ in 0..20 {
+        if !alive_now(pid) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+/// Whether `pid` is a live process now (a zombie waiting for a parent that never reaps, as in
+/// some containers, counts as gone: it holds no resources but its pid).
+#[cfg(unix)]
+fn alive_now(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat
             .rsplit(')')
@@ -405,9 +426,12 @@ fn http_self_signed_tls_certificate_is_refused() {
 // ---------------------------------------------------------------------------------------------
 // Command agents at fault
 
-/// Answers the start-up ping (the first line) and nothing after it unless `then` does.
+/// Notes its pid in `pids` (for the check that no agent is left), answers the start-up ping
+/// (the first line) and nothing after it unless `then` does.
 fn after_ping(then: &str) -> String {
-    format!("{SH_REPLY}\nIFS= read -r line; reply_with_rest '\"messages\":[]'\n{then}")
+    format!(
+        "{SH_REPLY}\necho $$ >> pids\nIFS= read -r line; reply_with_rest '\"messages\":[]'\n{then}"
+    )
 }
 
 #[cfg(unix)]
