@@ -255,18 +255,33 @@ fn http_connection_reset_mid_body_is_a_connection_error() {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"messages\":[";
             write_all(&stream, head.as_bytes());
             // SO_LINGER 0: closing sends RST instead of FIN.
-            let socket = tokio::net::TcpStream::from_std(stream);
-            if let Ok(socket) = socket {
-                #[allow(deprecated)]
-                // set_linger is deprecated for blocking on drop; that is the point
-                let _ = socket.set_linger(Some(Duration::ZERO));
-                drop(socket);
+            #[cfg(unix)]
+            {
+                use std::os::fd::AsRawFd;
+                let linger = libc::linger {
+                    l_onoff: 1,
+                    l_linger: 0,
+                };
+                // SAFETY: a valid socket and a pointer to a linger struct of the size given.
+                let set = unsafe {
+                    libc::setsockopt(
+                        stream.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        libc::SO_LINGER,
+                        (&raw const linger).cast(),
+                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                    )
+                };
+                assert_eq!(set, 0, "SO_LINGER");
             }
+            drop(stream);
         }),
     );
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
     assert!(error.starts_with("connection failed"), "{error}");
+    #[cfg(unix)]
+    assert!(error.contains("reset"), "{error}");
 }
 
 #[test]
