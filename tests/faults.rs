@@ -391,6 +391,7 @@ fn http_redirect_loop_is_an_error_without_retries() {
     .unwrap();
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
+    assert!(error.starts_with("refused: "), "{error}");
     assert!(error.contains("redirects in a loop"), "{error}");
     let attempts = &report.unwrap()["cases"][0]["turns"][0]["attempts"];
     assert_eq!(attempts, 1, "a redirect loop is not retried");
@@ -435,6 +436,7 @@ fn http_self_signed_tls_certificate_is_refused() {
     );
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
+    assert!(error.starts_with("refused: "), "{error}");
     assert!(error.contains("certificate is not trusted"), "{error}");
 }
 

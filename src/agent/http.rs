@@ -229,10 +229,10 @@ pub(crate) fn transport_error(error: reqwest::Error) -> AgentError {
     }
     // Neither passes on a second try: not worth the retries a dropped connection gets.
     if redirect {
-        kind = AgentErrorKind::Protocol;
+        kind = AgentErrorKind::Refused;
         message.push_str(" (the URL redirects in a loop, or too many times: give the final URL)");
     } else if certificate {
-        kind = AgentErrorKind::Protocol;
+        kind = AgentErrorKind::Refused;
         message.push_str(
             " (the server's TLS certificate is not trusted: a self-signed certificate is refused)",
         );
