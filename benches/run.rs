@@ -204,6 +204,8 @@ fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> Played {
         retries: 0,
         backoff: Duration::from_millis(100),
         record: None,
+        limits: None,
+        agent_pacing: goldgate::limit::Pacing::default(),
     };
     let cases = cases(count);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -29,6 +29,21 @@ pub fn write(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
     written
 }
 
+/// Whether `path` could be written by [`write`]: a temporary file is created next to it and
+/// removed. Checked before a run, so that an output that cannot be written is an error before
+/// any agent is called rather than after the whole run. Names the directory on failure.
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let (temporary, file) = create_temporary(dir, name.as_deref().unwrap_or("output"))
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write in {}: {e}", dir.display())))?;
+    drop(file);
+    fs::remove_file(&temporary)
+}
+
 /// A new file next to the target, with a name no other writer (process or task) picks. The
 /// name does not end like the target's, so a leftover is never read as one.
 fn create_temporary(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {

@@ -191,6 +191,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD", help_heading = "Agent")]
     pub agent_cmd: Option<String>,
 
+    /// Time a command agent may take to answer its start-up ping, building included, timed
+    /// apart from the turns [default: 10m, or the config's `startup_timeout`].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Agent")]
+    pub startup_timeout: Option<std::time::Duration>,
+
     #[arg(
         long,
         value_name = "N",
@@ -221,6 +226,11 @@ pub struct RunArgs {
         )
     )]
     pub retries: Option<u32>,
+
+    /// How long a rate limit (HTTP 429) is waited out per request before it is an error; such
+    /// waits do not count against --retries [default: 5m].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Execution")]
+    pub rate_limit_wait: Option<std::time::Duration>,
 
     /// Do not fail a turn for tool calls the golden does not list.
     #[arg(long, help_heading = "Execution")]

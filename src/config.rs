@@ -28,6 +28,8 @@ pub struct Config {
     /// The file it came from, if any: relative paths in it are relative to its directory.
     pub path: Option<PathBuf>,
     pub agent: Option<AgentConfig>,
+    /// The agent's known quota (`agent.rate_limit`), whatever its kind.
+    pub agent_rate_limit: RateLimit,
     pub judge: Option<JudgeConfig>,
     pub run: RunSettings,
     /// Regression thresholds set in the file (`passRateDropPp`, ...), over the defaults.
@@ -46,6 +48,8 @@ pub enum AgentConfig {
         processes: usize,
         /// Where the command runs: the config file's directory.
         working_dir: Option<PathBuf>,
+        /// How long a process may take to answer its start-up ping (building it included).
+        startup_timeout: Duration,
     },
     Replay {
         dir: PathBuf,
@@ -74,6 +78,40 @@ pub struct JudgeConfig {
     pub votes: u32,
     /// Pass mark of the 0-4 similarity of `semantic` matches.
     pub similarity_pass: f64,
+    /// The judge provider's known quota (`judge.rate_limit`).
+    pub rate_limit: RateLimit,
+}
+
+/// `rate_limit: { requests_per_minute, tokens_per_minute }`: a quota goldgate paces itself to,
+/// so that it is not hit in the first place (a limit hit anyway is waited out).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateLimit {
+    pub requests_per_minute: Option<f64>,
+    pub tokens_per_minute: Option<f64>,
+}
+
+/// Reads a `rate_limit:` block at `path`.
+pub(crate) fn parse_rate_limit(node: &Node, path: &str, diags: &mut Diagnostics) -> RateLimit {
+    let Some(mut fields) = Fields::of(node, path, diags) else {
+        return RateLimit::default();
+    };
+    let mut per_minute = |key: &str, diags: &mut Diagnostics| {
+        let node = fields.take(key)?;
+        match node.as_f64() {
+            Some(value) if value > 0.0 && value.is_finite() => Some(value),
+            _ => {
+                node.wrong_type("a number above 0", diags)
+                    .field(format!("{path}.{key}"));
+                None
+            }
+        }
+    };
+    let limit = RateLimit {
+        requests_per_minute: per_minute("requests_per_minute", diags),
+        tokens_per_minute: per_minute("tokens_per_minute", diags),
+    };
+    fields.finish(&["requests_per_minute", "tokens_per_minute"], diags);
+    limit
 }
 
 /// Where a client points, as configured (before the environment is read).
@@ -180,6 +218,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         .filter(|dir| !dir.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     if let Some(agent) = fields.take("agent") {
+        if let Some(limit) = agent.get("rate_limit") {
+            config.agent_rate_limit = parse_rate_limit(limit, "agent.rate_limit", diags);
+        }
         config.agent = parse_agent(agent, &base, diags);
     }
     if let Some(judge) = fields.take("judge") {
@@ -198,8 +239,11 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
 }
 
 fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<AgentConfig> {
-    let entries = node.as_map().filter(|m| m.len() == 1);
-    let Some([(kind, value)]) = entries else {
+    // `rate_limit` sits beside the kind (read by the caller); the kind is the one other key.
+    let kinds: Option<Vec<&(yaml::Key, Node)>> = node
+        .as_map()
+        .map(|m| m.iter().filter(|(k, _)| k.name != "rate_limit").collect());
+    let Some([(kind, value)]) = kinds.as_deref() else {
         diags
             .error(Code::G101, node.line, node.column, "expected exactly one agent kind")
             .field("agent")
@@ -266,6 +310,7 @@ fn parse_command(
     base: &Path,
     diags: &mut Diagnostics,
 ) -> Option<AgentConfig> {
+    let mut startup_timeout = DEFAULT_STARTUP_TIMEOUT;
     let (argv_node, processes) = match &value.value {
         Value::Map(_) => {
             let mut fields = Fields::of(value, path, diags)?;
@@ -274,7 +319,11 @@ fn parse_command(
                 .take("processes")
                 .and_then(|n| positive_integer(n, &format!("{path}.processes"), diags))
                 .unwrap_or(1);
-            fields.finish(&["argv", "processes"], diags);
+            if let Some(n) = fields.take("startup_timeout") {
+                let field = format!("{path}.startup_timeout");
+                startup_timeout = duration_field(n, &field, diags).unwrap_or(startup_timeout);
+            }
+            fields.finish(&["argv", "processes", "startup_timeout"], diags);
             (argv?, processes)
         }
         _ => (value, 1),
@@ -305,7 +354,29 @@ fn parse_command(
         argv,
         processes,
         working_dir: Some(base.to_path_buf()),
+        startup_timeout,
     })
+}
+
+/// How long a command agent may take to start by default: long enough for `cargo run` to build
+/// it on a fresh clone, since start-up is timed apart from the turns.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A duration such as `30s`; an error at the node otherwise.
+fn duration_field(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<Duration> {
+    let parsed = node
+        .scalar_text()
+        .ok_or_else(|| format!("expected a duration such as `30s`, found {}", node.kind()))
+        .and_then(|text| parse_duration(&text));
+    match parsed {
+        Ok(duration) => Some(duration),
+        Err(message) => {
+            diags
+                .error(Code::G101, node.line, node.column, message)
+                .field(field);
+            None
+        }
+    }
 }
 
 fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
@@ -318,19 +389,11 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
     {
         run.concurrency = n;
     }
-    if let Some(n) = fields.take("timeout") {
-        let parsed = n
-            .scalar_text()
-            .ok_or_else(|| format!("expected a duration such as `30s`, found {}", n.kind()))
-            .and_then(|text| parse_duration(&text));
-        match parsed {
-            Ok(timeout) => run.timeout = timeout,
-            Err(message) => {
-                diags
-                    .error(Code::G101, n.line, n.column, message)
-                    .field("run.timeout");
-            }
-        }
+    if let Some(timeout) = fields
+        .take("timeout")
+        .and_then(|n| duration_field(n, "run.timeout", diags))
+    {
+        run.timeout = timeout;
     }
     if let Some(n) = fields.take("retries") {
         match n.value {

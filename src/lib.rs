@@ -15,6 +15,7 @@ pub mod exit;
 pub mod formats;
 pub mod gate;
 pub mod github;
+pub mod limit;
 pub mod llm;
 pub mod load;
 pub mod merge;

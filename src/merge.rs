@@ -15,9 +15,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::results::Aggregates;
-use crate::results::JudgeUsage;
 use crate::results::json::ReadError;
 use crate::results::{CaseResult, Report, SCHEMA_VERSION, Samples};
+use crate::results::{JudgeUsage, RateLimitWaits};
 use crate::shard::{self, Shard, SuiteId};
 
 /// One report to merge, with the file it came from (for messages).
@@ -140,6 +140,9 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             .max()
             .unwrap_or_default(),
         agent_log: (!logs.is_empty()).then(|| logs.join("\n")),
+        // Shards start their agents side by side: the slowest start-up is the run's.
+        agent_startup: parts.iter().filter_map(|p| p.report.agent_startup).max(),
+        rate_limits: RateLimitWaits::sum(parts.iter().flat_map(|p| &p.report.rate_limits)),
         aggregates: Aggregates::of(&cases),
         samples: parts.iter().fold(Samples::default(), |mut all, p| {
             all.merge(&p.report.samples);

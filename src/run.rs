@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::protocol;
 use crate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest, replay};
+use crate::limit::{DEFAULT_WAIT_BUDGET, Limiter, Limits, Pacing};
 use crate::model::{Case, Input, Turn};
 use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult};
 use crate::score::Grader;
@@ -38,6 +39,11 @@ pub struct RunOptions {
     pub backoff: Duration,
     /// Write each case's transcript here (`--record`).
     pub record: Option<PathBuf>,
+    /// The run's rate limiters (agent and judges share one registry, so the report lists
+    /// both); `None`: a registry of the run's own, at `concurrency`, with the default budget.
+    pub limits: Option<Arc<Limits>>,
+    /// The agent's known quota (`agent.rate_limit`).
+    pub agent_pacing: Pacing,
 }
 
 /// The two steps of stopping (see the module doc).
@@ -144,6 +150,11 @@ pub async fn run_repeated(
         .flat_map(|(index, case)| (0..runs).map(move |run| (index, run, Arc::clone(case))));
     // Each case is a task of its own, so that scoring spreads over the runtime's threads;
     // at most `concurrency` are in flight, and none is started once scheduling stops.
+    let limits = options
+        .limits
+        .clone()
+        .unwrap_or_else(|| Limits::new(options.concurrency, DEFAULT_WAIT_BUDGET));
+    let limiter = limits.endpoint("agent", options.agent_pacing);
     let options = Arc::new(options.clone());
     let mut in_flight = JoinSet::new();
     let mut results: Vec<(usize, usize, CaseResult)> = Vec::new();
@@ -153,13 +164,14 @@ pub async fn run_repeated(
                 break;
             };
             let (agent, options, stop) = (Arc::clone(&agent), Arc::clone(&options), stop.clone());
+            let limiter = Arc::clone(&limiter);
             let on_event = Arc::clone(&on_event);
             // Each run is its own sample for the judge too (its cache keys the run).
             let grader = grader.for_repeat(u32::try_from(run).unwrap_or(u32::MAX));
             in_flight.spawn(async move {
                 on_event(Event::CaseStarted { case: &case });
-                let result =
-                    run_case(Arc::clone(&case), agent.as_ref(), &grader, &options, &stop).await;
+                let asked = (agent.as_ref(), limiter.as_ref());
+                let result = run_case(Arc::clone(&case), asked, &grader, &options, &stop).await;
                 on_event(Event::CaseFinished {
                     case: &case,
                     status: result.status,
@@ -197,6 +209,8 @@ pub async fn run_repeated(
         incomplete,
         max_errors: 0,
         agent_log: agent.diagnostics(),
+        agent_startup: agent.startup(),
+        rate_limits: limits.waits(),
         aggregates: Aggregates::of(&joined),
         samples,
         alpha_share: 1.0,
@@ -211,7 +225,7 @@ pub async fn run_repeated(
 
 async fn run_case(
     case: Arc<Case>,
-    agent: &dyn Agent,
+    (agent, limiter): (&dyn Agent, &Limiter),
     grader: &Grader,
     options: &RunOptions,
     stop: &Stop,
@@ -223,7 +237,7 @@ async fn run_case(
         played,
         usage,
         mut error,
-    } = play_turns(&case, &session, agent, grader, options, stop).await;
+    } = play_turns(&case, &session, (agent, limiter), grader, options, stop).await;
     agent.end_session(&session).await;
     let checks = match &error {
         None => {
@@ -318,7 +332,7 @@ struct Session {
 async fn play_turns(
     case: &Case,
     session: &str,
-    agent: &dyn Agent,
+    (agent, limiter): (&dyn Agent, &Limiter),
     grader: &Grader,
     options: &RunOptions,
     stop: &Stop,
@@ -337,7 +351,7 @@ async fn play_turns(
         }
         let request = request_for(case, turn, session);
         let outcome = tokio::select! {
-            outcome = play(turn, &request, agent, options) => outcome,
+            outcome = play(turn, &request, (agent, limiter), options) => outcome,
             () = stop.in_flight.cancelled() => Err((AgentError::cancelled(), 1)),
         };
         let graded = match outcome {
@@ -383,12 +397,13 @@ async fn play_turns(
     done
 }
 
-/// One turn: a reply recorded in the golden is used as is; otherwise the agent is asked, with
-/// retries. Returns the exchange (or the last error) and the number of attempts.
+/// One turn: a reply recorded in the golden is used as is; otherwise the agent is asked
+/// through its limiter (which waits 429s out, uncounted), with retries for other errors.
+/// Returns the exchange (or the last error) and the number of attempts.
 async fn play(
     turn: &Turn,
     request: &TurnRequest,
-    agent: &dyn Agent,
+    (agent, limiter): (&dyn Agent, &Limiter),
     options: &RunOptions,
 ) -> Result<(Exchange, u32), (AgentError, u32)> {
     if let Some(text) = &turn.recorded_reply {
@@ -411,13 +426,20 @@ async fn play(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let result = match tokio::time::timeout(options.timeout, agent.send(request)).await {
-            Ok(result) => result,
-            Err(_) => Err(AgentError::new(
-                AgentErrorKind::Timeout,
-                format!("no complete reply within {:?}", options.timeout),
-            )),
+        let once = || async {
+            match tokio::time::timeout(options.timeout, agent.send(request)).await {
+                Ok(result) => result,
+                Err(_) => Err(AgentError::new(
+                    AgentErrorKind::Timeout,
+                    format!("no complete reply within {:?}", options.timeout),
+                )),
+            }
         };
+        let tokens = |exchange: &Exchange| {
+            let usage = exchange.reply.usage.unwrap_or_default();
+            usage.input_tokens.saturating_add(usage.output_tokens)
+        };
+        let result = limiter.call(once, tokens).await;
         match result {
             Ok(exchange) => return Ok((exchange, attempt)),
             Err(err) if err.is_retryable() && attempt <= options.retries => {

@@ -270,14 +270,21 @@ fn http_describe_hides_credentials_and_query() {
 
 async fn example_agent(processes: usize) -> Arc<CommandAgent> {
     let argv = vec![common::support_agent().to_string_lossy().into_owned()];
-    Arc::new(CommandAgent::spawn(argv, processes, None).await.unwrap())
+    Arc::new(
+        CommandAgent::spawn(argv, processes, None, STARTUP)
+            .await
+            .unwrap(),
+    )
 }
 
 #[cfg(unix)]
 async fn script_agent(script: &str) -> CommandAgent {
     let argv = ["sh", "-c", script].map(String::from).to_vec();
-    CommandAgent::spawn(argv, 1, None).await.unwrap()
+    CommandAgent::spawn(argv, 1, None, STARTUP).await.unwrap()
 }
+
+/// How long a test agent may take to answer its start-up ping.
+const STARTUP: Duration = Duration::from_secs(60);
 
 /// Replies `{"id":N, ...rest}` to every request line: `reply_with_rest '"messages":[…]'`.
 #[cfg(unix)]
@@ -419,7 +426,13 @@ done"#
 #[cfg(unix)]
 #[tokio::test]
 async fn command_exit_fails_every_request_in_flight() {
-    let agent = script_agent("read line; read line; exit 3").await;
+    // Answers the start-up ping, then reads two requests and exits without answering.
+    let script = format!(
+        r#"{SH_REPLY}
+read -r line; reply_with_rest '"messages":[]'
+read -r line; read -r line; exit 3"#
+    );
+    let agent = script_agent(&script).await;
     let (one, two) = (request("a", 1, "one"), request("b", 1, "two"));
     let (first, second) = tokio::join!(agent.send(&one), agent.send(&two));
     for result in [first, second] {
@@ -463,7 +476,10 @@ done"#
 #[tokio::test]
 async fn command_that_cannot_start_is_a_connect_error() {
     let argv = vec!["/nonexistent/goldgate-agent".to_owned()];
-    let error = CommandAgent::spawn(argv, 1, None).await.err().unwrap();
+    let error = CommandAgent::spawn(argv, 1, None, STARTUP)
+        .await
+        .err()
+        .unwrap();
     assert_error(
         &error,
         AgentErrorKind::Connect,

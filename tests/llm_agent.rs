@@ -290,8 +290,10 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
         dir.path(),
     );
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
-    assert_eq!(case(&ran.report, "two_orders")["turns"][0]["attempts"], 2);
+    // A 429 is waited out by the agent's rate limiter: not an attempt (issue 12).
+    assert_eq!(case(&ran.report, "two_orders")["turns"][0]["attempts"], 1);
     assert_eq!(fake.requests(), 3);
+    assert_eq!(ran.report["rate_limits"][0]["endpoint"], "agent");
 }
 
 #[test]

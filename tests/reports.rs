@@ -378,6 +378,8 @@ fn report_of(cases: Vec<CaseResult>) -> Report {
         incomplete: false,
         max_errors: 0,
         agent_log: None,
+        agent_startup: None,
+        rate_limits: Vec::new(),
         aggregates: Aggregates::of(&cases),
         samples: Default::default(),
         alpha_share: 1.0,

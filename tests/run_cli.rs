@@ -189,8 +189,9 @@ fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout
 fn ctrl_c_still_writes_the_reports_marked_incomplete() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path());
-    // An agent that takes the first request, says so with a file, and never answers.
-    let agent = "read line; touch got-request; cat > /dev/null";
+    // An agent that answers its start-up ping (id 1), takes the first request, says so with a
+    // file, and never answers.
+    let agent = r#"read line; echo '{"id":1}'; read line; touch got-request; cat > /dev/null"#;
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
         .current_dir(dir.path())
         .args([
@@ -248,7 +249,14 @@ fn a_command_agent_does_not_inherit_the_github_token() {
             "--agent-cmd",
             "env > agent-env.txt; cat > /dev/null",
         ])
-        .args(["--timeout", "1s", "--retries", "0"])
+        .args([
+            "--timeout",
+            "1s",
+            "--retries",
+            "0",
+            "--startup-timeout",
+            "1s",
+        ])
         .env("GITHUB_TOKEN", "ghs_not_for_the_agent")
         .env("GOLDGATE_VISIBLE", "yes")
         .assert()

@@ -7,6 +7,17 @@
 //! session always goes to the same one (a stable hash of its id), since the agent keeps the
 //! session's state in memory.
 //!
+//! Start-up is a handshake, timed apart from the turns: each process is sent a ping,
+//! `{"id":N,"ping":true,"session":"goldgate-ping","conversation":"goldgate-ping","turn":0,
+//! "input":{}}`, and is ready once a line with that `id` comes back (whatever else it holds, so
+//! that an agent which answers every request also answers this one). No turn is sent before,
+//! so building the agent (`cargo run`) never lands in a turn's latency; a process restarted
+//! after a crash is pinged again before its first turn is timed.
+//!
+//! Each process leads a process group of its own. Shutting down sends SIGTERM to the group,
+//! then SIGKILL after a grace period, so that neither an agent that ignores SIGTERM nor the
+//! children of `sh -c` outlive goldgate; dropping a process kills its group at once.
+//!
 //! A process that exits fails every request in flight with [`AgentErrorKind::Crashed`] (exit
 //! status and last stderr lines in the message) and is started again on the next request; the
 //! runner decides whether to retry. Its stderr is kept (the last 64 KiB) for
@@ -21,11 +32,15 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+mod process;
+
+use process::{Group, Line, Signal, kill_group, read_line, terminate};
 
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
 use crate::transcript::{Exchange, Reply};
@@ -38,6 +53,13 @@ const CRASH_STDERR_LINES: usize = 10;
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How much of an unroutable stdout line is quoted in the diagnostics.
 const QUOTED_LINE_CHARS: usize = 200;
+/// The longest stdout line read: a longer one is dropped (and noted), so that an agent which
+/// prints without end cannot fill goldgate's memory.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// How long a process told to stop (SIGTERM) may take before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+/// The session a start-up ping names.
+const PING_SESSION: &str = "goldgate-ping";
 
 type Answer = Result<Reply, AgentError>;
 
@@ -46,18 +68,23 @@ pub struct CommandAgent {
     command: Command,
     slots: Vec<Slot>,
     next_id: AtomicU64,
+    /// How long the processes took to answer their first ping (the slowest of them).
+    startup: Duration,
 }
 
 /// What is needed to start (and restart) a process.
 struct Command {
     argv: Vec<String>,
     working_dir: Option<PathBuf>,
+    startup_timeout: Duration,
 }
 
 /// One process position: the running process, if any, and its stderr across restarts.
 struct Slot {
     log: Arc<Tail>,
     process: StdMutex<Option<Process>>,
+    /// Held while a process is started and pinged, so that one restart serves every waiter.
+    starting: tokio::sync::Mutex<()>,
 }
 
 struct Process {
@@ -65,16 +92,22 @@ struct Process {
     /// would corrupt the stream for every later request.
     lines: mpsc::UnboundedSender<Vec<u8>>,
     routes: Arc<Routes>,
-    /// Dropping the process stops its supervisor, which kills the child.
+    /// Cancelled to stop the process gracefully; the supervisor then answers on `stopped`.
+    stop: CancellationToken,
+    stopped: Option<oneshot::Receiver<()>>,
+    /// Dropping the process stops its supervisor and kills its process group.
+    _group: Group,
     _supervisor: DropGuard,
 }
 
 impl CommandAgent {
-    /// Starts `processes` copies (at least one) of `argv`, in `working_dir` when given.
+    /// Starts `processes` copies (at least one) of `argv`, in `working_dir` when given, and
+    /// waits until each has answered its start-up ping, for at most `startup_timeout`.
     pub async fn spawn(
         argv: Vec<String>,
         processes: usize,
         working_dir: Option<PathBuf>,
+        startup_timeout: Duration,
     ) -> Result<Self, AgentError> {
         if argv.is_empty() {
             return Err(AgentError::new(
@@ -82,21 +115,50 @@ impl CommandAgent {
                 "the agent command is empty",
             ));
         }
-        let command = Command { argv, working_dir };
+        let command = Command {
+            argv,
+            working_dir,
+            startup_timeout,
+        };
+        let next_id = AtomicU64::new(1);
+        let started = Instant::now();
         let mut slots = Vec::new();
+        let mut pings = Vec::new();
         for _ in 0..processes.max(1) {
             let log = Arc::new(Tail::default());
             let process = command.start(&log)?;
+            pings.push(process.ping(next_id.fetch_add(1, Ordering::Relaxed), &command));
             slots.push(Slot {
                 log,
                 process: StdMutex::new(Some(process)),
+                starting: tokio::sync::Mutex::new(()),
             });
+        }
+        // All at once: with several processes the start-up is the slowest one's, not the sum.
+        for ready in futures_util::future::join_all(pings).await {
+            ready?;
         }
         Ok(Self {
             command,
             slots,
-            next_id: AtomicU64::new(1),
+            next_id,
+            startup: started.elapsed(),
         })
+    }
+
+    /// Stops every process: SIGTERM to its group, SIGKILL after [`STOP_GRACE`].
+    pub async fn stop(&self) {
+        let stopping = self.slots.iter().filter_map(|slot| {
+            let mut process = lock(&slot.process).take()?;
+            process.stop.cancel();
+            let stopped = process.stopped.take()?;
+            Some(async move {
+                // The supervisor answers within the grace period plus the kill.
+                let _ = tokio::time::timeout(STOP_GRACE * 2, stopped).await;
+                drop(process);
+            })
+        });
+        futures_util::future::join_all(stopping).await;
     }
 }
 
@@ -112,8 +174,13 @@ impl Agent for CommandAgent {
             .map_err(|e| AgentError::new(AgentErrorKind::Protocol, e.to_string()))?;
         line.push(b'\n');
         let slot = &self.slots[slot_index(&request.session, self.slots.len())];
+        // A restart's start-up is not the turn's latency.
+        slot.ensure_running(&self.command, || {
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        })
+        .await?;
         let start = Instant::now();
-        let (answer, _route) = slot.dispatch(id, line, &self.command)?;
+        let (answer, _route) = slot.dispatch(id, line)?;
         let reply = answer.await.unwrap_or_else(|_| {
             Err(AgentError::new(
                 AgentErrorKind::Crashed,
@@ -125,6 +192,14 @@ impl Agent for CommandAgent {
             latency: start.elapsed(),
             ttft: None,
         })
+    }
+
+    async fn shutdown(&self) {
+        self.stop().await;
+    }
+
+    fn startup(&self) -> Option<Duration> {
+        Some(self.startup)
     }
 
     fn describe(&self) -> String {
@@ -153,20 +228,46 @@ impl Agent for CommandAgent {
 }
 
 impl Slot {
-    /// Registers the request and queues its line, starting the process first if it is not
-    /// running. The route guard withdraws the request if the caller stops waiting (a timeout).
+    fn is_running(&self) -> bool {
+        lock(&self.process)
+            .as_ref()
+            .is_some_and(|process| process.routes.is_open())
+    }
+
+    /// Starts the process again if it exited, and waits for its ping answer.
+    async fn ensure_running(
+        &self,
+        command: &Command,
+        next_id: impl FnOnce() -> u64,
+    ) -> Result<(), AgentError> {
+        if self.is_running() {
+            return Ok(());
+        }
+        let _one = self.starting.lock().await;
+        if self.is_running() {
+            return Ok(());
+        }
+        let process = command.start(&self.log)?;
+        // A process that did not get ready is dropped (killed); the next request starts another.
+        process.ping(next_id(), command).await?;
+        *lock(&self.process) = Some(process);
+        Ok(())
+    }
+
+    /// Registers the request and queues its line. The route guard withdraws the request if
+    /// the caller stops waiting (a timeout).
     fn dispatch(
         &self,
         id: u64,
         line: Vec<u8>,
-        command: &Command,
     ) -> Result<(oneshot::Receiver<Answer>, RouteGuard), AgentError> {
-        let mut running = lock(&self.process);
-        let process = match running.take() {
-            Some(process) if process.routes.is_open() => process,
-            _ => command.start(&self.log)?,
+        let running = lock(&self.process);
+        let Some(process) = running.as_ref() else {
+            return Err(AgentError::new(
+                AgentErrorKind::Crashed,
+                "the agent process was stopped",
+            ));
         };
-        let process = running.insert(process);
         let answer = process.routes.register(id)?;
         let route = RouteGuard {
             routes: Arc::clone(&process.routes),
@@ -176,6 +277,73 @@ impl Slot {
         // its supervisor will fail this request with the exit status.
         let _ = process.lines.send(line);
         Ok((answer, route))
+    }
+}
+
+impl Process {
+    /// The start-up ping of this process, as a future that owns what it needs.
+    fn ping(
+        &self,
+        id: u64,
+        command: &Command,
+    ) -> impl Future<Output = Result<(), AgentError>> + use<> {
+        let (routes, lines) = (Arc::clone(&self.routes), self.lines.clone());
+        let (timeout, name) = (command.startup_timeout, command.argv.join(" "));
+        async move { ping(id, &routes, &lines, timeout, &name).await }
+    }
+}
+
+/// Sends the start-up ping and waits for a line with its id: any answer means ready.
+async fn ping(
+    id: u64,
+    routes: &Arc<Routes>,
+    lines: &mpsc::UnboundedSender<Vec<u8>>,
+    timeout: Duration,
+    name: &str,
+) -> Result<(), AgentError> {
+    let request = serde_json::json!({
+        "id": id,
+        "ping": true,
+        "session": PING_SESSION,
+        "conversation": PING_SESSION,
+        "turn": 0,
+        "input": {},
+    });
+    let mut line = request.to_string().into_bytes();
+    line.push(b'\n');
+    let answer = routes.register(id)?;
+    let _route = RouteGuard {
+        routes: Arc::clone(routes),
+        id,
+    };
+    let _ = lines.send(line);
+    match tokio::time::timeout(timeout, answer).await {
+        // A reply that is not protocol JSON still shows the agent reads and answers.
+        Ok(Ok(
+            Ok(_)
+            | Err(AgentError {
+                kind: AgentErrorKind::Protocol,
+                ..
+            }),
+        )) => Ok(()),
+        Ok(Ok(Err(error))) => Err(AgentError::new(
+            error.kind,
+            format!("before it was ready: {}", error.message),
+        )),
+        Ok(Err(_)) => Err(AgentError::new(
+            AgentErrorKind::Crashed,
+            "the agent process's supervisor stopped during start-up",
+        )),
+        Err(_) => Err(AgentError::new(
+            AgentErrorKind::Timeout,
+            format!(
+                "`{}` did not answer the start-up ping within {:?}: a command agent must \
+                 answer each request line, the ping `{{\"id\":{id},\"ping\":true,...}}` \
+                 included, with a line carrying the same `id` (raise \
+                 `agent.command.startup_timeout` if it is still building)",
+                name, timeout
+            ),
+        )),
     }
 }
 
@@ -189,6 +357,9 @@ impl Command {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group, so that stopping it reaches the processes it started too.
+        #[cfg(unix)]
+        command.process_group(0);
         // goldgate's own GitHub token is for the PR comment, not for the agent under test.
         for secret in ["GITHUB_TOKEN", "GH_TOKEN"] {
             command.env_remove(secret);
@@ -210,30 +381,44 @@ impl Command {
                 "its standard streams are not available".into(),
             ));
         };
+        let group = Group(child.id());
         let stderr_copy = tokio::spawn(keep_stderr(stderr, Arc::clone(log)));
         let (lines, queued) = mpsc::unbounded_channel();
         tokio::spawn(write_lines(stdin, queued, Arc::clone(log)));
         let routes = Arc::new(Routes::new());
         let stop = CancellationToken::new();
-        tokio::spawn(supervise(
-            child,
-            stdout,
-            stderr_copy,
-            Arc::clone(&routes),
-            Arc::clone(log),
-            stop.clone(),
-        ));
+        let (routes_for_supervisor, log_for_supervisor, stop_for_supervisor) =
+            (Arc::clone(&routes), Arc::clone(log), stop.clone());
+        let (stopped_tx, stopped) = oneshot::channel();
+        tokio::spawn(async move {
+            supervise(
+                child,
+                group.0,
+                stdout,
+                stderr_copy,
+                Arc::clone(&routes_for_supervisor),
+                log_for_supervisor,
+                stop_for_supervisor,
+            )
+            .await;
+            let _ = stopped_tx.send(());
+        });
         Ok(Process {
             lines,
             routes,
+            stop: stop.clone(),
+            stopped: Some(stopped),
+            _group: group,
             _supervisor: stop.drop_guard(),
         })
     }
 }
 
 /// Routes stdout replies until the process goes away, then fails whatever is still waiting.
+/// When told to stop, it stops the process group gracefully (see [`terminate`]).
 async fn supervise(
     mut child: Child,
+    pid: Option<u32>,
     stdout: ChildStdout,
     stderr_copy: JoinHandle<()>,
     routes: Arc<Routes>,
@@ -246,13 +431,16 @@ async fn supervise(
         line.clear();
         tokio::select! {
             () = stop.cancelled() => {
-                let _ = child.kill().await;
                 routes.close(AgentError::new(AgentErrorKind::Crashed, "the agent was shut down"));
+                terminate(&mut child, pid).await;
                 return;
             }
-            read = stdout.read_until(b'\n', &mut line) => match read {
-                Ok(0) => break,
-                Ok(_) => route(&line, &routes, &log),
+            read = read_line(&mut stdout, &mut line, MAX_LINE) => match read {
+                Ok(Line::End) => break,
+                Ok(Line::Complete) => route(&line, &routes, &log),
+                Ok(Line::TooLong) => log.note(&format!(
+                    "dropped a stdout line longer than {} MiB", MAX_LINE / (1024 * 1024)
+                )),
                 Err(error) => {
                     log.note(&format!("could not read stdout: {error}"));
                     break;
@@ -265,6 +453,7 @@ async fn supervise(
         Ok(Ok(status)) => status.to_string(),
         Ok(Err(error)) => format!("exit status unknown ({error})"),
         Err(_) => {
+            kill_group(pid, Signal::Kill);
             let _ = child.kill().await;
             "closed its stdout, so it was killed".to_owned()
         }

@@ -48,10 +48,16 @@ pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
             argv,
             processes,
             working_dir,
+            startup_timeout,
         } => {
-            let agent = CommandAgent::spawn(argv.clone(), *processes, working_dir.clone())
-                .await
-                .map_err(|e| e.to_string())?;
+            let agent = CommandAgent::spawn(
+                argv.clone(),
+                *processes,
+                working_dir.clone(),
+                *startup_timeout,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
             Ok(Arc::new(agent))
         }
         AgentConfig::Replay { dir } => {
@@ -116,5 +122,23 @@ impl Agent for NoAgent {
 
     fn describe(&self) -> String {
         "none (replies recorded in the goldens)".to_owned()
+    }
+}
+
+/// Stands in for an agent whose start-up was interrupted (Ctrl-C, SIGTERM): no case is
+/// scheduled after that, so it is never asked either.
+pub struct Interrupted;
+
+#[async_trait::async_trait]
+impl Agent for Interrupted {
+    async fn send(
+        &self,
+        _request: &super::TurnRequest,
+    ) -> Result<super::Exchange, super::AgentError> {
+        Err(super::AgentError::cancelled())
+    }
+
+    fn describe(&self) -> String {
+        "not started (interrupted during its start-up)".to_owned()
     }
 }

@@ -22,6 +22,9 @@ use crate::transcript::{Exchange, Reply};
 
 /// How much of an error body is quoted in the error message.
 const ERROR_BODY_CHARS: usize = 200;
+/// The largest reply read, streamed or not: a bigger one is a protocol error, so that an agent
+/// sending hundreds of megabytes cannot fill goldgate's memory.
+pub const MAX_BODY: usize = 16 * 1024 * 1024;
 
 /// Posts each turn to one URL. Cheap to share: the [`Client`] holds the connection pool.
 pub struct HttpAgent {
@@ -87,7 +90,7 @@ impl HttpAgent {
         if is_stream(response.headers()) {
             read_stream(response, start).await
         } else {
-            let body = response.bytes().await.map_err(transport_error)?;
+            let body = read_body(response).await?;
             let reply = serde_json::from_slice::<Reply>(&body).map_err(|e| {
                 AgentError::new(
                     AgentErrorKind::Protocol,
@@ -153,8 +156,14 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, Age
         reply.absorb(fragment);
         Ok(())
     };
+    let mut read = 0;
     while let Some(chunk) = chunks.next().await {
-        pending.extend_from_slice(&chunk.map_err(transport_error)?);
+        let chunk = chunk.map_err(transport_error)?;
+        read += chunk.len();
+        if read > MAX_BODY {
+            return Err(too_big());
+        }
+        pending.extend_from_slice(&chunk);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             line_number += 1;
             absorb_line(&pending[..end], line_number)?;
@@ -170,24 +179,86 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, Age
     })
 }
 
+/// A whole (not streamed) reply, up to [`MAX_BODY`].
+pub(crate) async fn read_body(mut response: Response) -> Result<Vec<u8>, AgentError> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > MAX_BODY as u64)
+    {
+        return Err(too_big());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(too_big());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn too_big() -> AgentError {
+    AgentError::new(
+        AgentErrorKind::Protocol,
+        format!(
+            "the reply is larger than {} MiB, so it was not read",
+            MAX_BODY / (1024 * 1024)
+        ),
+    )
+}
+
 /// Maps a failure to reach the server or to read its answer. The URL is left out of the
 /// message: it may carry credentials.
 pub(crate) fn transport_error(error: reqwest::Error) -> AgentError {
-    let kind = if error.is_timeout() {
+    let mut kind = if error.is_timeout() {
         AgentErrorKind::Timeout
     } else {
         AgentErrorKind::Connect
     };
+    let redirect = error.is_redirect();
     let error = error.without_url();
     // reqwest's own text is generic ("error sending request"); the cause says why.
     let mut message = error.to_string();
     let mut source = error.source();
+    let mut certificate = false;
     while let Some(cause) = source {
+        certificate |= is_certificate_error(cause);
         message.push_str(": ");
         message.push_str(&cause.to_string());
         source = cause.source();
     }
+    // Neither passes on a second try: not worth the retries a dropped connection gets.
+    if redirect {
+        kind = AgentErrorKind::Refused;
+        message.push_str(" (the URL redirects in a loop, or too many times: give the final URL)");
+    } else if certificate {
+        kind = AgentErrorKind::Refused;
+        message.push_str(
+            " (the server's TLS certificate is not trusted: a self-signed certificate is refused)",
+        );
+    }
     AgentError::new(kind, message)
+}
+
+/// A TLS certificate refused, directly or inside the `io::Error` the connector wraps it in
+/// (whose `source` skips the wrapped error itself). The connector may box it once more, out
+/// of reach of a downcast: then rustls's own words for it are what is left to go by.
+fn is_certificate_error(cause: &(dyn std::error::Error + 'static)) -> bool {
+    const RUSTLS_WORDS: [&str; 2] = ["invalid peer certificate", "no certificates presented"];
+    let text = cause.to_string();
+    if RUSTLS_WORDS.iter().any(|words| text.contains(words)) {
+        return true;
+    }
+    let tls = cause.downcast_ref::<rustls::Error>().or_else(|| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(|e| e.get_ref())
+            .and_then(|e| e.downcast_ref::<rustls::Error>())
+    });
+    matches!(
+        tls,
+        Some(rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented)
+    )
 }
 
 /// Turns a non-2xx answer into an error quoting the start of its body.

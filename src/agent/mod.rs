@@ -28,6 +28,14 @@ pub trait Agent: Send + Sync {
     /// Called once a case is over, so that an agent can drop the session's state.
     async fn end_session(&self, _session: &str) {}
 
+    /// Called once the run is over: stops what the agent started (subprocesses).
+    async fn shutdown(&self) {}
+
+    /// How long the agent took to become ready, timed apart from the turns (command agents).
+    fn startup(&self) -> Option<Duration> {
+        None
+    }
+
     /// What the report shows about the agent (never a secret).
     fn describe(&self) -> String;
 
@@ -56,6 +64,9 @@ pub enum AgentErrorKind {
     Status(u16),
     /// A reply that is not the protocol's JSON.
     Protocol,
+    /// An endpoint goldgate will not follow or trust: a redirect loop, a TLS certificate that
+    /// is not trusted. A second try cannot pass.
+    Refused,
     /// The agent process exited.
     Crashed,
     /// Nothing recorded for this turn (replay).
@@ -88,6 +99,7 @@ impl AgentError {
             AgentErrorKind::Status(code) => code == 429 || (500..600).contains(&code),
             AgentErrorKind::Timeout
             | AgentErrorKind::Protocol
+            | AgentErrorKind::Refused
             | AgentErrorKind::NotRecorded
             | AgentErrorKind::Cancelled => false,
         }
@@ -101,6 +113,7 @@ impl fmt::Display for AgentError {
             AgentErrorKind::Timeout => "timed out".to_owned(),
             AgentErrorKind::Status(code) => format!("HTTP {code}"),
             AgentErrorKind::Protocol => "bad reply".to_owned(),
+            AgentErrorKind::Refused => "refused".to_owned(),
             AgentErrorKind::Crashed => "agent process exited".to_owned(),
             AgentErrorKind::NotRecorded => "not recorded".to_owned(),
             // Says all there is to say: no reason to add.

@@ -19,6 +19,7 @@ use goldgate::config::{AgentConfig, Config, JudgeConfig};
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::gate::adaptive::{self, Schedule};
+use goldgate::limit::{self, Limits};
 use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{Patience, SetupError};
 use goldgate::llm::judge::JudgePanel;
@@ -37,6 +38,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(plan) => plan,
         Err(message) => return Ok(fail(&message)),
     };
+    if let Err(message) = check_outputs(args) {
+        return Ok(fail(&message));
+    }
     let Some(config) = super::load_config(args.config.as_deref(), "run") else {
         return Ok(Exit::Error);
     };
@@ -62,12 +66,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(agent_config) => agent_config,
         Err(message) => return Ok(fail(&message)),
     };
+    let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
+    let limits = Limits::new(
+        concurrency,
+        args.rate_limit_wait.unwrap_or(limit::DEFAULT_WAIT_BUDGET),
+    );
     let options = RunOptions {
-        concurrency: args.concurrency.unwrap_or(config.run.concurrency),
+        concurrency,
         timeout: args.timeout.unwrap_or(config.run.timeout),
         retries: args.retries.unwrap_or(config.run.retries),
         backoff: Duration::from_millis(200),
         record: args.record.clone(),
+        limits: Some(limits),
+        agent_pacing: config.agent_rate_limit,
     };
     let grader = match build_grader(args, &config, &options) {
         Ok(grader) => grader,
@@ -100,6 +111,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     finish(args, &report, duration)
 }
 
+/// Every file the run will write can be written: found out before the agent is called, not
+/// after the whole run (a read-only directory, a missing one).
+fn check_outputs(args: &RunArgs) -> Result<(), String> {
+    let outputs = [
+        ("--output", &args.output),
+        ("--junit", &args.junit),
+        ("--markdown", &args.github.markdown),
+        ("--update-baseline", &args.update_baseline),
+    ];
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            goldgate::atomic::check_writable(path)
+                .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// Says why nothing (more) can be done; the run ends with [`Exit::Error`].
 fn fail(message: &str) -> Exit {
     eprintln!("goldgate: {message}");
@@ -113,6 +142,17 @@ fn agent_to_test(
     cases: &[Arc<Case>],
 ) -> Result<Option<AgentConfig>, String> {
     match agent_config(args, config) {
+        Some(AgentConfig::Command {
+            argv,
+            processes,
+            working_dir,
+            startup_timeout,
+        }) => Ok(Some(AgentConfig::Command {
+            argv,
+            processes,
+            working_dir,
+            startup_timeout: args.startup_timeout.unwrap_or(startup_timeout),
+        })),
         Some(agent) => Ok(Some(agent)),
         None if cases
             .iter()
@@ -175,13 +215,21 @@ fn play(
         .build()
         .context("cannot start the async runtime")?;
     Ok(runtime.block_on(async {
-        let agent = match agent_config {
-            Some(agent_config) => connect::connect(agent_config).await?,
-            None => Arc::new(connect::NoAgent),
-        };
         let stop = Stop::default();
         watch_ctrl_c(stop.clone());
+        let agent = match agent_config {
+            // Start-up may take minutes (a build): Ctrl-C or SIGTERM stops it like a run, with
+            // the reports written and marked incomplete (no case ran).
+            Some(agent_config) => tokio::select! {
+                agent = connect::connect(agent_config) => agent?,
+                () = stop.scheduling.cancelled() => Arc::new(connect::Interrupted),
+            },
+            None => Arc::new(connect::NoAgent),
+        };
         let progress = progress_bar(cases.len() * repeat.runs() as usize);
+        if let Some(limits) = &options.limits {
+            limits.observe(rate_limit_notice(progress.clone()));
+        }
         let shown = progress.clone();
         let on_event: OnEvent = Arc::new(move |event: Event<'_>| {
             if let Event::CaseFinished { case, status } = event {
@@ -238,6 +286,8 @@ fn play(
             played.report.gate = Some(settled);
             played.duration += started.elapsed();
         }
+        // Before the reports: no agent process outlives the run, even one ignoring SIGTERM.
+        agent.shutdown().await;
         progress.finish_and_clear();
         Ok(played)
     }))
@@ -298,8 +348,14 @@ fn build_judge(
     } else {
         Vec::new()
     };
+    let limits = options.limits.clone();
     Ok(Arc::new(JudgePanel::build(
-        judge, &models, cache, patience, &http,
+        judge,
+        &models,
+        cache,
+        patience,
+        &http,
+        limits.as_deref(),
     )?))
 }
 
@@ -335,6 +391,7 @@ fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
             argv,
             processes: 1,
             working_dir: None,
+            startup_timeout: goldgate::config::DEFAULT_STARTUP_TIMEOUT,
         });
     }
     config.agent.clone()
@@ -342,6 +399,22 @@ fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
 
 /// Ctrl-C once: stop scheduling; twice: cancel what is in flight. Reports are written either way.
 fn watch_ctrl_c(stop: Stop) {
+    // SIGTERM is how CI cancels a job (GitHub sends it after SIGINT): the job is going away,
+    // so the cases in flight are cancelled at once and the reports written, marked incomplete.
+    #[cfg(unix)]
+    {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            if let Ok(mut terminated) = signal(SignalKind::terminate())
+                && terminated.recv().await.is_some()
+            {
+                eprintln!("\ngoldgate: terminated: cancelling the cases in flight");
+                stop.scheduling.cancel();
+                stop.in_flight.cancel();
+            }
+        });
+    }
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!(
@@ -354,6 +427,25 @@ fn watch_ctrl_c(stop: Stop) {
             }
         }
     });
+}
+
+/// Says when an endpoint makes the run wait: on the progress bar on a terminal; in a CI log,
+/// one line the first time (the report sums every wait).
+fn rate_limit_notice(progress: ProgressBar) -> limit::OnWait {
+    let told = std::sync::atomic::AtomicBool::new(false);
+    Arc::new(move |endpoint: &str, wait: Duration, why: &str| {
+        let line = format!(
+            "waiting {:.1}s on the {endpoint}'s rate limit ({why})",
+            wait.as_secs_f64()
+        );
+        if progress.is_hidden() {
+            if !told.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("goldgate: {line}; further waits are summed at the end");
+            }
+        } else {
+            progress.set_message(line);
+        }
+    })
 }
 
 /// A bar on a terminal; hidden (by indicatif) when stderr is not one, as in CI logs.

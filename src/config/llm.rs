@@ -26,7 +26,14 @@ const AGENT_KEYS: [&str; 6] = [
     "temperature",
     "max_tool_rounds",
 ];
-const JUDGE_KEYS: [&str; 5] = ["provider", "model", "base_url", "votes", "similarity_pass"];
+const JUDGE_KEYS: [&str; 6] = [
+    "provider",
+    "model",
+    "base_url",
+    "votes",
+    "similarity_pass",
+    "rate_limit",
+];
 
 /// The top of the similarity scale.
 pub const SIMILARITY_MAX: f64 = 4.0;
@@ -196,6 +203,10 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
     let similarity_pass = fields
         .take("similarity_pass")
         .and_then(|n| number_from_0_to(n, SIMILARITY_MAX, "judge.similarity_pass", diags));
+    let rate_limit = fields
+        .take("rate_limit")
+        .map(|n| crate::config::parse_rate_limit(n, "judge.rate_limit", diags))
+        .unwrap_or_default();
     fields.finish(&JUDGE_KEYS, diags);
     let provider_node = provider_node?;
     let name = yaml::expect_text(provider_node, "judge.provider", diags)?;
@@ -216,6 +227,7 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
         endpoint,
         votes: votes.unwrap_or(1),
         similarity_pass: similarity_pass.unwrap_or(SIMILARITY_PASS),
+        rate_limit,
     })
 }
 

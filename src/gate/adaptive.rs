@@ -165,6 +165,8 @@ pub fn join(report: &mut Report, more: Report, repeat: u32, min_pass: u32) {
     report.samples.merge(&more.samples);
     report.judge_usage = JudgeUsage::sum(report.judge_usage.iter().chain(&more.judge_usage));
     report.incomplete |= more.incomplete;
+    // The limits are shared by every play of the run: the latest holds all the waits.
+    report.rate_limits = more.rate_limits;
     report.aggregates = Aggregates::of(&report.cases);
 }
 

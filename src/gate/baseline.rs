@@ -8,6 +8,8 @@
 //! - the measured values of latency checks (`latency-p95-under` and the like): their
 //!   `actual` and `reason` (`p95 = 8 ms over 2 turns`); their verdict is kept;
 //! - `agent_log`: what a command agent wrote on stderr (timestamps, process ids);
+//! - `agent_startup_ms` and `rate_limits`: timings of the run's surroundings, not of the
+//!   agent's answers;
 //! - `gate`: the comparison with the previous baseline.
 //!
 //! Kept: everything else, including the latency and TTFT percentiles in `aggregates` and the
@@ -87,6 +89,8 @@ impl Gate {
 pub fn for_baseline(report: &Report) -> Report {
     let mut baseline = report.clone();
     baseline.agent_log = None;
+    baseline.agent_startup = None;
+    baseline.rate_limits.clear();
     baseline.gate = None;
     for case in &mut baseline.cases {
         case.duration = Duration::ZERO;

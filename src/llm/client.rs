@@ -11,6 +11,7 @@
 //! through unchanged. The key is sent in a sensitive header only and cut out of any message.
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -19,9 +20,10 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::{ChatRequest, ChatResponse, anthropic, gemini, info, openai};
-use crate::agent::http::{retry_after, transport_error};
+use crate::agent::http::{read_body, retry_after, transport_error};
 use crate::agent::{AgentError, AgentErrorKind};
 use crate::config::Endpoint;
+use crate::limit::Limiter;
 use crate::model::Provider;
 
 /// How much of an error answer is read, and how much of a non-JSON one is quoted.
@@ -72,6 +74,8 @@ pub struct LlmClient {
     patience: Patience,
     /// Requests sent, retries included.
     requests: AtomicU64,
+    /// Adaptive concurrency and pacing for this provider, shared by every judge using it.
+    limiter: Option<Arc<Limiter>>,
 }
 
 impl LlmClient {
@@ -138,7 +142,15 @@ impl LlmClient {
             http,
             patience,
             requests: AtomicU64::new(0),
+            limiter: None,
         })
+    }
+
+    /// Sends every request through `limiter`: 429s are waited out (not counted as retries),
+    /// and the provider's in-flight requests adapt to its limit.
+    pub fn limited_by(mut self, limiter: Arc<Limiter>) -> Self {
+        self.limiter = Some(limiter);
+        self
     }
 
     pub fn provider(&self) -> Provider {
@@ -187,7 +199,16 @@ impl LlmClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.send_once(body).await {
+            let sent = match &self.limiter {
+                Some(limiter) => {
+                    let tokens = |r: &ChatResponse| {
+                        r.usage.input_tokens.saturating_add(r.usage.output_tokens)
+                    };
+                    limiter.call(|| self.send_once(body), tokens).await
+                }
+                None => self.send_once(body).await,
+            };
+            match sent {
                 Ok(response) => return Ok(response),
                 Err(err) if err.is_retryable() && attempt <= self.patience.retries => {
                     let wait =
@@ -213,10 +234,9 @@ impl LlmClient {
         if !response.status().is_success() {
             return Err(self.status_error(response).await);
         }
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| self.redacted(transport_error(e)))?;
+        // Capped, as an agent's reply is: a provider (or a proxy) sending without end cannot
+        // fill memory.
+        let bytes = read_body(response).await.map_err(|e| self.redacted(e))?;
         let name = self.provider.name();
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             AgentError::new(

@@ -26,6 +26,7 @@ use crate::agent::connect::expanded;
 use crate::config::Endpoint;
 use crate::config::JudgeConfig;
 use crate::config::tools::ToolSpec;
+use crate::limit::{Limits, Pacing};
 use crate::model::Provider;
 use crate::results::JudgeUsage;
 use crate::score::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict};
@@ -260,6 +261,7 @@ impl JudgePanel {
         cache: Option<JudgeCache>,
         patience: Patience,
         http: &reqwest::Client,
+        limits: Option<&Limits>,
     ) -> Result<Self, SetupError> {
         let model_of = |provider: Provider| {
             models
@@ -267,9 +269,21 @@ impl JudgePanel {
                 .find(|(p, _)| *p == provider)
                 .map(|(_, model)| model.clone())
         };
-        let judge = |provider, endpoint: &Endpoint| {
-            LlmClient::from_env(provider, endpoint, http.clone(), patience)
-                .map(|client| LlmJudge::new(client, config.votes, cache.clone()))
+        // One limiter per provider: its quota is the account's, whichever model asks.
+        let judge = |provider: Provider, endpoint: &Endpoint| {
+            LlmClient::from_env(provider, endpoint, http.clone(), patience).map(|client| {
+                let pacing = if provider == config.provider {
+                    config.rate_limit
+                } else {
+                    Pacing::default()
+                };
+                let client = match limits {
+                    Some(limits) => client
+                        .limited_by(limits.endpoint(&format!("judge {}", provider.name()), pacing)),
+                    None => client,
+                };
+                LlmJudge::new(client, config.votes, cache.clone())
+            })
         };
         let endpoint = Endpoint {
             base_url: expanded(config.endpoint.base_url.as_deref(), "judge")

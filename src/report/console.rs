@@ -212,6 +212,23 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
     if report.incomplete {
         writeln!(out, "Stopped early: some conversations did not run")?;
     }
+    if let Some(startup) = report.agent_startup {
+        writeln!(
+            out,
+            "Agent start-up: {} (not counted in turn latency)",
+            duration(startup)
+        )?;
+    }
+    for waits in &report.rate_limits {
+        writeln!(
+            out,
+            "Rate limit: {} asked to slow down {} time{}; waited {}",
+            escape(&waits.endpoint),
+            waits.waits,
+            if waits.waits == 1 { "" } else { "s" },
+            duration(waits.waited)
+        )?;
+    }
     writeln!(out, "Duration: {}", duration(elapsed))
 }
 

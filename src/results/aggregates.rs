@@ -122,6 +122,37 @@ pub struct Aggregates {
     pub tokens: Usage,
 }
 
+/// How a run waited on one endpoint's rate limit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RateLimitWaits {
+    /// `agent`, `judge anthropic`, ...
+    pub endpoint: String,
+    /// Answers that asked to slow down (429, 503).
+    pub waits: u64,
+    /// Wall time during which requests to the endpoint were paused.
+    #[serde(rename = "waited_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub waited: Duration,
+}
+
+impl RateLimitWaits {
+    /// The waits of several reports (shards) per endpoint, in the order endpoints first appear.
+    /// Shards run side by side, so their waits add up as work, not as wall time.
+    pub fn sum<'a>(all: impl IntoIterator<Item = &'a RateLimitWaits>) -> Vec<RateLimitWaits> {
+        let mut summed: Vec<RateLimitWaits> = Vec::new();
+        for waits in all {
+            match summed.iter_mut().find(|s| s.endpoint == waits.endpoint) {
+                Some(total) => {
+                    total.waits += waits.waits;
+                    total.waited += waits.waited;
+                }
+                None => summed.push(waits.clone()),
+            }
+        }
+        summed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

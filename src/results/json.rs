@@ -16,7 +16,7 @@ use super::{Report, SCHEMA_VERSION};
 pub enum ReadError {
     #[error("{}: cannot read the report: {error}", path.display())]
     Io { path: PathBuf, error: io::Error },
-    #[error("{}: not a goldgate JSON report: {error}", path.display())]
+    #[error("{}: not a goldgate JSON report: {error}{}", path.display(), truncated_hint(error))]
     Parse {
         path: PathBuf,
         error: serde_json::Error,
@@ -26,6 +26,16 @@ pub enum ReadError {
         path.display()
     )]
     Version { path: PathBuf, found: u64 },
+}
+
+/// Says so when the text stops in the middle of the JSON: a file cut short, often by a full disk
+/// or an interrupted copy.
+fn truncated_hint(error: &serde_json::Error) -> &'static str {
+    if error.is_eof() {
+        " (the file ends in the middle of the JSON: truncated?)"
+    } else {
+        ""
+    }
 }
 
 /// Reads a report written by [`write`], refusing another schema version before it could be

@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use aggregates::ratio;
-pub use aggregates::{Aggregates, Counts, Percentiles, nearest_rank};
+pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, nearest_rank};
 pub use comparison::{
     CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta, Test,
     Threshold, Unit,
@@ -306,6 +306,15 @@ pub struct Report {
     pub max_errors: usize,
     /// What a command agent wrote on stderr (its last 64 KiB), for debugging errors.
     pub agent_log: Option<String>,
+    /// How long the agent took to start and answer its start-up ping (command agents), timed
+    /// apart from every turn's latency. Absent from older reports.
+    #[serde(rename = "agent_startup_ms", default, with = "millis::option")]
+    #[schemars(with = "Option<u64>")]
+    pub agent_startup: Option<Duration>,
+    /// Each endpoint (the agent, a judge provider) that answered 429 or 503: how often, and how
+    /// long its requests were paused for it. Empty when none did; absent from older reports.
+    #[serde(default)]
+    pub rate_limits: Vec<RateLimitWaits>,
     pub aggregates: Aggregates,
     /// The latencies the gate's tests compare (every turn of every run).
     #[serde(default)]

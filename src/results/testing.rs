@@ -42,6 +42,8 @@ pub fn report(cases: Vec<CaseResult>) -> Report {
         incomplete: false,
         max_errors: 0,
         agent_log: Some("pid 42 started".to_owned()),
+        agent_startup: None,
+        rate_limits: Vec::new(),
         aggregates: Aggregates::of(&cases),
         samples: Samples::default(),
         alpha_share: 1.0,

@@ -106,6 +106,10 @@ impl Turn {
 }
 
 fn answer(request: &Value, sessions: &mut HashMap<String, Map<String, Value>>) -> Value {
+    // goldgate's start-up ping: answering it says the agent is ready for the first turn.
+    if request["ping"] == true {
+        return json!({ "id": request["id"] });
+    }
     let session = request["session"].as_str().unwrap_or_default();
     let facts = sessions.entry(session.to_owned()).or_default();
     if let Some(parameters) = request["session_parameters"].as_object() {

@@ -1,0 +1,129 @@
+//! The operating-system side of a command agent's process: stopping its whole process group
+//! (SIGTERM, then SIGKILL after a grace period), and reading its stdout a bounded line at a
+//! time, so that neither a stubborn agent nor an endless one outlives or outgrows goldgate.
+
+use tokio::io::AsyncBufReadExt;
+use tokio::process::Child;
+
+use super::STOP_GRACE;
+
+/// SIGTERM to the process group, then SIGKILL to whatever is left after [`STOP_GRACE`].
+pub(super) async fn terminate(child: &mut Child, pid: Option<u32>) {
+    kill_group(pid, Signal::Term);
+    if tokio::time::timeout(STOP_GRACE, child.wait())
+        .await
+        .is_err()
+    {
+        kill_group(pid, Signal::Kill);
+        let _ = child.kill().await;
+    } else {
+        // The leader left; its children may not have.
+        kill_group(pid, Signal::Kill);
+    }
+}
+
+/// How a bounded line read ended.
+pub(super) enum Line {
+    /// A line (with its newline, unless the stream ended first) is in the buffer.
+    Complete,
+    /// The line was longer than the limit and was skipped up to its newline.
+    TooLong,
+    /// The stream ended.
+    End,
+}
+
+/// `read_until(b'\n')` that keeps at most `limit` bytes: the rest of a longer line is read and
+/// thrown away, so memory stays bounded whatever the process prints.
+pub(super) async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Line> {
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match (too_long, line.is_empty()) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::End,
+                (false, false) => Line::Complete,
+            });
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(newline) => (&available[..=newline], true),
+            None => (available, false),
+        };
+        let used = chunk.len();
+        if !too_long && line.len() + used <= limit {
+            line.extend_from_slice(chunk);
+        } else {
+            too_long = true;
+            line.clear();
+        }
+        reader.consume(used);
+        if done {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Signal {
+    Term,
+    Kill,
+}
+
+/// A process group to kill when the process is dropped: the last word against orphans.
+pub(super) struct Group(pub(super) Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        kill_group(self.0, Signal::Kill);
+    }
+}
+
+/// Sends `signal` to the process group led by `pid` (started with `process_group(0)`).
+#[cfg(unix)]
+pub(super) fn kill_group(pid: Option<u32>, signal: Signal) {
+    let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) else {
+        return;
+    };
+    let signal = match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours; a group that is
+    // already gone is ESRCH, which is fine.
+    unsafe {
+        libc::kill(-pid, signal);
+    }
+}
+
+#[cfg(not(unix))]
+pub(super) fn kill_group(_pid: Option<u32>, _signal: Signal) {}
+
+#[cfg(test)]
+mod tests {
+    use super::{Line, read_line};
+
+    #[tokio::test]
+    async fn a_line_past_the_limit_is_skipped_whole_and_the_next_one_read() {
+        let text = format!("{}\n{{\"id\":1}}\nend", "x".repeat(100));
+        let mut reader = tokio::io::BufReader::with_capacity(8, text.as_bytes());
+        let mut line = Vec::new();
+        let mut read = Vec::new();
+        loop {
+            line.clear();
+            match read_line(&mut reader, &mut line, 32).await.unwrap() {
+                Line::End => break,
+                Line::TooLong => read.push("too long".to_owned()),
+                Line::Complete => read.push(String::from_utf8(line.clone()).unwrap()),
+            }
+        }
+        assert_eq!(read, ["too long", "{\"id\":1}\n", "end"]);
+    }
+}

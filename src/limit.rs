@@ -1,0 +1,481 @@
+//! Adaptive concurrency and pacing per endpoint (the agent, each judge provider), so that a
+//! provider's rate limit slows a run down instead of failing it.
+//!
+//! Each endpoint has a [`Limiter`]: an in-flight limit that starts at `--concurrency` and moves
+//! as TCP's congestion window does (AIMD). A 429 or 503 halves it (once per burst: only an
+//! answer to a request sent after the last cut cuts again) and pauses every worker of that
+//! endpoint until its `Retry-After` has passed (1 s without one); each success raises it by
+//! `1/limit`, back towards `--concurrency`. [`Limiter::call`] waits a 429 out within
+//! `--rate-limit-wait` without counting it as an attempt, so that `--retries` stays for real
+//! failures; past the budget the 429 is an error of the run saying so.
+//!
+//! Optional pacing (`rate_limit: { requests_per_minute, tokens_per_minute }`) spaces request
+//! starts evenly, and pushes the next start back by the tokens each answer reports, so that a
+//! known quota is never hit in the first place. Every pause is counted and timed for the
+//! report ([`RateLimitWaits`]); an observer hears when a pause starts (the terminal shows it).
+
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::agent::{AgentError, AgentErrorKind};
+use crate::results::RateLimitWaits;
+
+/// How long to pause after a 429 or 503 that says nothing about when to come back.
+const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
+/// The longest single pause a `Retry-After` can ask for.
+const MAX_PAUSE: Duration = Duration::from_secs(300);
+
+/// A known quota, from `rate_limit:` in goldgate.yaml.
+pub use crate::config::RateLimit as Pacing;
+
+/// Told when an endpoint starts waiting: its name, how long, and why.
+pub type OnWait = Arc<dyn Fn(&str, Duration, &str) + Send + Sync>;
+
+/// How long a 429 is waited out by default (`--rate-limit-wait`).
+pub const DEFAULT_WAIT_BUDGET: Duration = Duration::from_secs(300);
+
+/// Every endpoint's limiter of one run, so that the report and the terminal see them all.
+pub struct Limits {
+    max: usize,
+    budget: Duration,
+    endpoints: Mutex<Vec<Arc<Limiter>>>,
+    observer: Arc<Mutex<Option<OnWait>>>,
+}
+
+impl Limits {
+    /// Limiters that allow up to `max` requests in flight and wait a 429 out for `budget`.
+    pub fn new(max: usize, budget: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            max: max.max(1),
+            budget,
+            endpoints: Mutex::new(Vec::new()),
+            observer: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// The limiter of the endpoint called `name` (`agent`, `judge anthropic`), made on first
+    /// use; the pacing given the first time holds.
+    pub fn endpoint(&self, name: &str, pacing: Pacing) -> Arc<Limiter> {
+        let mut endpoints = lock(&self.endpoints);
+        if let Some(found) = endpoints.iter().find(|l| l.name == name) {
+            return Arc::clone(found);
+        }
+        let limiter = Arc::new(Limiter {
+            name: name.to_owned(),
+            max: self.max,
+            budget: self.budget,
+            pacing,
+            state: Mutex::new(State {
+                limit: self.max as f64,
+                in_flight: 0,
+                paused_until: None,
+                next_start: None,
+                cut_at: None,
+                waits: 0,
+                waited: Duration::ZERO,
+            }),
+            freed: Notify::new(),
+            observer: Arc::clone(&self.observer),
+        });
+        endpoints.push(Arc::clone(&limiter));
+        limiter
+    }
+
+    /// Who hears of each pause (the progress display).
+    pub fn observe(&self, observer: OnWait) {
+        *lock(&self.observer) = Some(observer);
+    }
+
+    /// What each endpoint that ever waited waited, in the order they were made.
+    pub fn waits(&self) -> Vec<RateLimitWaits> {
+        lock(&self.endpoints)
+            .iter()
+            .map(|l| l.waits())
+            .filter(|w| w.waits > 0)
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for Limits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limits")
+            .field("max", &self.max)
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One endpoint's in-flight limit, pause and pacing (see the module doc).
+pub struct Limiter {
+    name: String,
+    max: usize,
+    budget: Duration,
+    pacing: Pacing,
+    state: Mutex<State>,
+    /// Woken when a request ends, so that a worker waiting for a free place looks again.
+    freed: Notify,
+    observer: Arc<Mutex<Option<OnWait>>>,
+}
+
+impl std::fmt::Debug for Limiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limiter")
+            .field("name", &self.name)
+            .field("limit", &self.limit())
+            .finish_non_exhaustive()
+    }
+}
+
+struct State {
+    /// The congestion window: `floor(limit)` requests may be in flight (at least one).
+    limit: f64,
+    in_flight: usize,
+    /// Every worker waits until then (a 429's `Retry-After`).
+    paused_until: Option<Instant>,
+    /// Pacing: the next request may not start before then.
+    next_start: Option<Instant>,
+    /// When the limit was last cut: answers to requests sent before then do not cut it again.
+    cut_at: Option<Instant>,
+    waits: u64,
+    waited: Duration,
+}
+
+/// A place among the requests in flight; given back when dropped.
+pub struct Permit<'a> {
+    limiter: &'a Limiter,
+    sent: Instant,
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        lock(&self.limiter.state).in_flight -= 1;
+        self.limiter.freed.notify_waiters();
+    }
+}
+
+impl Limiter {
+    /// A limiter on its own, for tests and single-endpoint callers.
+    pub fn standalone(name: &str, max: usize, budget: Duration, pacing: Pacing) -> Arc<Self> {
+        Limits::new(max, budget).endpoint(name, pacing)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs `attempt` once a place is free, waiting out 429s within the budget (each one
+    /// retried without counting); `tokens_of` reads what a success cost, for pacing. Any
+    /// other outcome is returned for the caller's own retries.
+    pub async fn call<T, F, Fut>(
+        &self,
+        mut attempt: F,
+        tokens_of: impl Fn(&T) -> u64,
+    ) -> Result<T, AgentError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, AgentError>>,
+    {
+        let mut limited_since: Option<Instant> = None;
+        loop {
+            let permit = self.acquire().await;
+            let result = attempt().await;
+            match &result {
+                Ok(value) => self.succeeded(&permit, tokens_of(value)),
+                Err(error) if is_limit(error) => {
+                    self.limited(&permit, error);
+                    if error.kind == AgentErrorKind::Status(429) {
+                        let since = *limited_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() < self.budget {
+                            continue;
+                        }
+                        return Err(AgentError::new(
+                            AgentErrorKind::Timeout,
+                            format!(
+                                "still rate limited after waiting {:?} (--rate-limit-wait): {error}",
+                                self.budget
+                            ),
+                        ));
+                    }
+                }
+                Err(_) => {}
+            }
+            return result;
+        }
+    }
+
+    /// Waits for the pause to pass, for a place under the limit and for the pacing.
+    pub async fn acquire(&self) -> Permit<'_> {
+        enum Next {
+            Paused(Duration),
+            Full,
+            Start(Instant),
+        }
+        loop {
+            let freed = self.freed.notified();
+            let next = {
+                let mut state = lock(&self.state);
+                let now = Instant::now();
+                match state.paused_until.filter(|until| *until > now) {
+                    Some(until) => Next::Paused(until - now),
+                    None if state.in_flight >= (state.limit.floor() as usize).max(1) => Next::Full,
+                    None => {
+                        // A place is free: take it, and the next pacing slot.
+                        let start = state.next_start.map_or(now, |next| next.max(now));
+                        if let Some(rpm) = self.pacing.requests_per_minute {
+                            state.next_start = Some(start + Duration::from_secs_f64(60.0 / rpm));
+                        }
+                        state.in_flight += 1;
+                        Next::Start(start)
+                    }
+                }
+            };
+            match next {
+                Next::Paused(pause) => tokio::time::sleep(pause).await,
+                Next::Full => freed.await,
+                Next::Start(start) => {
+                    let permit = Permit {
+                        limiter: self,
+                        sent: start,
+                    };
+                    tokio::time::sleep_until(start).await;
+                    return permit;
+                }
+            }
+        }
+    }
+
+    fn succeeded(&self, permit: &Permit<'_>, tokens: u64) {
+        let mut state = lock(&self.state);
+        state.limit = (state.limit + 1.0 / state.limit).min(self.max as f64);
+        if let (Some(tpm), true) = (self.pacing.tokens_per_minute, tokens > 0) {
+            let cost = Duration::from_secs_f64(tokens as f64 * 60.0 / tpm);
+            let now = Instant::now();
+            let next = state.next_start.map_or(now, |next| next.max(now));
+            state.next_start = Some(next + cost);
+        }
+        let _ = permit;
+    }
+
+    /// A 429 or 503: cut the limit (once per burst) and pause every worker.
+    fn limited(&self, permit: &Permit<'_>, error: &AgentError) {
+        let now = Instant::now();
+        let pause = error
+            .retry_after
+            .unwrap_or(DEFAULT_PAUSE)
+            .min(MAX_PAUSE)
+            .max(Duration::from_millis(1));
+        let started_pause = {
+            let mut state = lock(&self.state);
+            if state.cut_at.is_none_or(|cut| permit.sent >= cut) {
+                state.limit = (state.limit / 2.0).max(1.0);
+                state.cut_at = Some(now);
+            }
+            let until = now + pause;
+            let paused_to = state.paused_until.map_or(now, |p| p.max(now));
+            state.waits += 1;
+            if until > paused_to {
+                state.waited += until - paused_to;
+                state.paused_until = Some(until);
+            }
+            paused_to <= now
+        };
+        if started_pause {
+            let observer = lock(&self.observer).clone();
+            if let Some(observer) = observer {
+                observer(&self.name, pause, &error.to_string());
+            }
+        }
+    }
+
+    /// How often this endpoint answered 429/503 and how long its workers were paused.
+    pub fn waits(&self) -> RateLimitWaits {
+        let state = lock(&self.state);
+        RateLimitWaits {
+            endpoint: self.name.clone(),
+            waits: state.waits,
+            waited: state.waited,
+        }
+    }
+
+    /// The current in-flight limit (for tests).
+    pub fn limit(&self) -> usize {
+        (lock(&self.state).limit.floor() as usize).max(1)
+    }
+}
+
+/// A 429 (too many requests) or 503 (unavailable): the endpoint asks for less.
+fn is_limit(error: &AgentError) -> bool {
+    matches!(error.kind, AgentErrorKind::Status(429 | 503))
+}
+
+/// A poisoned lock only means another task panicked mid-update of plain numbers; keep going.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::{Limiter, Pacing};
+    use crate::agent::{AgentError, AgentErrorKind};
+
+    fn too_many(retry_after: Duration) -> AgentError {
+        AgentError {
+            retry_after: Some(retry_after),
+            ..AgentError::new(AgentErrorKind::Status(429), "slow down")
+        }
+    }
+
+    #[tokio::test]
+    async fn a_429_halves_the_limit_pauses_and_is_waited_out() {
+        let limiter = Limiter::standalone("agent", 16, Duration::from_secs(60), Pacing::default());
+        let mut calls = 0;
+        let started = Instant::now();
+        let result = limiter
+            .call(
+                || {
+                    calls += 1;
+                    let answer = if calls == 1 {
+                        Err(too_many(Duration::from_millis(200)))
+                    } else {
+                        Ok(7)
+                    };
+                    async move { answer }
+                },
+                |_| 0,
+            )
+            .await;
+        assert_eq!(result, Ok(7));
+        assert_eq!(calls, 2);
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        assert_eq!(limiter.limit(), 8);
+        let waits = limiter.waits();
+        assert_eq!(waits.waits, 1);
+        assert!(waits.waited >= Duration::from_millis(190), "{waits:?}");
+    }
+
+    #[tokio::test]
+    async fn a_429_past_the_budget_is_an_error_saying_so() {
+        let limiter =
+            Limiter::standalone("agent", 4, Duration::from_millis(300), Pacing::default());
+        let result: Result<(), _> = limiter
+            .call(
+                || async { Err(too_many(Duration::from_millis(100))) },
+                |_| 0,
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert_eq!(error.kind, AgentErrorKind::Timeout);
+        assert!(error.message.contains("--rate-limit-wait"), "{error}");
+        assert_eq!(limiter.limit(), 1);
+    }
+
+    #[tokio::test]
+    async fn successes_raise_the_limit_back_to_the_maximum() {
+        let limiter = Limiter::standalone("agent", 8, Duration::from_secs(60), Pacing::default());
+        let mut calls = 0;
+        for _ in 0..100 {
+            let _ = limiter
+                .call(
+                    || {
+                        calls += 1;
+                        let answer = if calls == 1 {
+                            Err(too_many(Duration::from_millis(10)))
+                        } else {
+                            Ok(())
+                        };
+                        async move { answer }
+                    },
+                    |_| 0,
+                )
+                .await;
+            if calls == 2 {
+                assert_eq!(limiter.limit(), 4);
+            }
+        }
+        assert_eq!(limiter.limit(), 8);
+    }
+
+    #[tokio::test]
+    async fn pacing_spaces_request_starts() {
+        let pacing = Pacing {
+            requests_per_minute: Some(1200.0),
+            tokens_per_minute: None,
+        };
+        let limiter = Limiter::standalone("judge", 8, Duration::from_secs(60), pacing);
+        let started = Instant::now();
+        for _ in 0..5 {
+            drop(limiter.acquire().await);
+        }
+        // Starts at 0, 50, 100, 150 and 200 ms.
+        let elapsed = started.elapsed();
+        assert!(elapsed >= Duration::from_millis(195), "{elapsed:?}");
+        assert!(elapsed < Duration::from_millis(600), "{elapsed:?}");
+    }
+
+    #[tokio::test]
+    async fn token_pacing_delays_the_next_start_by_what_an_answer_cost() {
+        let pacing = Pacing {
+            requests_per_minute: None,
+            tokens_per_minute: Some(60_000.0),
+        };
+        let limiter = Limiter::standalone("agent", 8, Duration::from_secs(60), pacing);
+        let started = Instant::now();
+        for _ in 0..4 {
+            // 100 tokens at 1,000 a second: the next request starts 100 ms later.
+            let answer = limiter
+                .call(|| async { Ok::<u64, AgentError>(100) }, |t| *t)
+                .await;
+            assert_eq!(answer, Ok(100));
+        }
+        let elapsed = started.elapsed();
+        assert!(elapsed >= Duration::from_millis(295), "{elapsed:?}");
+        assert!(elapsed < Duration::from_millis(800), "{elapsed:?}");
+    }
+
+    #[tokio::test]
+    async fn a_burst_of_429s_cuts_the_limit_once() {
+        let limiter = Limiter::standalone("agent", 8, Duration::from_secs(60), Pacing::default());
+        // Eight requests in flight together all answered 429: one congestion event, not eight.
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(8));
+        let calls = (0..8).map(|_| {
+            let (limiter, barrier) = (
+                std::sync::Arc::clone(&limiter),
+                std::sync::Arc::clone(&barrier),
+            );
+            tokio::spawn(async move {
+                let mut first = true;
+                limiter
+                    .call(
+                        || {
+                            let limited = std::mem::take(&mut first);
+                            let barrier = std::sync::Arc::clone(&barrier);
+                            async move {
+                                if limited {
+                                    barrier.wait().await;
+                                    return Err(too_many(Duration::from_millis(50)));
+                                }
+                                Ok(())
+                            }
+                        },
+                        |_| 0,
+                    )
+                    .await
+            })
+        });
+        for call in futures_util::future::join_all(calls).await {
+            assert_eq!(call.unwrap(), Ok(()));
+        }
+        assert!(
+            limiter.limit() >= 4,
+            "cut more than once: {}",
+            limiter.limit()
+        );
+        assert_eq!(limiter.waits().waits, 8);
+    }
+}

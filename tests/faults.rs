@@ -1,0 +1,733 @@
+//! Faults of the agent and of goldgate's own surroundings (issue 12): each ends as an error of
+//! the run with a message that says what happened, within a bounded time, leaving no process
+//! behind. Also the command agent's start-up handshake, which keeps start-up out of latency.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Replies `{"id":N, ...rest}` to the request in `$line`: `reply_with_rest '"messages":[…]'`.
+const SH_REPLY: &str = r#"
+reply_with_rest() {
+  id=$(printf '%s\n' "$line" | sed -n 's/^{"id":\([0-9]*\).*/\1/p')
+  printf '{"id":%s,%s}\n' "$id" "$1"
+}
+"#;
+
+/// A suite of `cases` one-turn conversations about ORD-12345 in `dir`.
+fn suite(dir: &Path, cases: usize) {
+    let conversations: String = (1..=cases)
+        .map(|n| common::order_conversation(&format!("case_{n}")))
+        .collect();
+    common::order_golden(dir, &conversations);
+}
+
+/// `goldgate run goldens --output report.json` with `extra` args, in `dir`; the outcome, the
+/// report (when written) and how long it took.
+fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Option<Value>, Duration) {
+    let started = Instant::now();
+    let mut args = vec!["run", "goldens", "--output", "report.json"];
+    args.extend_from_slice(extra);
+    let outcome = common::goldgate(dir, &args);
+    let elapsed = started.elapsed();
+    let report = fs::read_to_string(dir.join("report.json"))
+        .ok()
+        .map(|text| serde_json::from_str(&text).expect("the report is JSON"));
+    (outcome, report, elapsed)
+}
+
+/// A command agent in `goldgate.yaml` of `dir`: `sh -c script`, with `settings` after it.
+fn command_agent(dir: &Path, script: &str, settings: &str) {
+    let argv = serde_json::to_string(&["sh", "-c", script]).unwrap();
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  command: {{ argv: {argv}{settings} }}\n"),
+    )
+    .unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_command_agent_slow_to_start_is_timed_apart_from_its_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 4);
+    let script = format!(
+        r#"{SH_REPLY}
+sleep 2
+while IFS= read -r line; do
+  reply_with_rest '"messages":[{{"text":"Your order ORD-12345 has shipped and should arrive by April 18th."}}]'
+done"#
+    );
+    command_agent(dir.path(), &script, "");
+    let (outcome, report, _) = run(dir.path(), &[]);
+    let report = report.expect("a report");
+    assert_eq!(outcome.code, Some(1), "{}", outcome.stderr); // the tool call is missing
+    let startup = report["agent_startup_ms"].as_u64().unwrap();
+    assert!(startup >= 2000, "start-up {startup} ms");
+    for case in report["cases"].as_array().unwrap() {
+        let latency = case["turns"][0]["latency_ms"].as_u64().unwrap();
+        assert!(
+            latency < 1000,
+            "turn latency {latency} ms includes start-up"
+        );
+    }
+    assert!(
+        outcome.stdout.contains("Agent start-up: 2"),
+        "{}",
+        outcome.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounds every fault test shares
+
+/// The most memory any process this test binary started (goldgate, agents) ever held: Linux
+/// reports the peak of each waited-for child and grandchild, so one number covers every run.
+#[cfg(unix)]
+fn assert_children_stayed_small() {
+    // SAFETY: getrusage fills the struct it is given and touches nothing else.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    // Kilobytes on Linux, bytes on macOS: the bound holds either way.
+    let peak = usage.ru_maxrss as u64;
+    assert!(peak < 200 * 1024, "a child process peaked at {peak} KiB");
+}
+
+/// A fault run: exit 2, within `limit`, memory bounded; the report and all output as text.
+fn run_fault(dir: &Path, extra: &[&str], limit: Duration) -> (Option<Value>, String) {
+    let (outcome, report, elapsed) = run(dir, extra);
+    let text = format!("{}\n{}", outcome.stdout, outcome.stderr);
+    assert_eq!(outcome.code, Some(2), "{text}");
+    assert!(elapsed < limit, "took {elapsed:?}: {text}");
+    #[cfg(unix)]
+    {
+        assert_children_stayed_small();
+        // Every agent process that noted its pid is gone with goldgate.
+        if dir.join("pids").exists() {
+            for pid in pids_in(dir) {
+                assert!(!alive(pid), "agent process {pid} outlived goldgate");
+            }
+        }
+    }
+    (report, text)
+}
+
+/// The error a run's only case ended in.
+fn case_error(report: &Option<Value>) -> String {
+    let report = report.as_ref().expect("a report");
+    report["cases"][0]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Whether `pid` is still a live process a second after it was told to go (SIGKILL is
+/// delivered asynchronously).
+#[cfg(unix)]
+fn alive(pid: u32) -> bool {
+    for _ in 0..20 {
+        if !alive_now(pid) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+/// Whether `pid` is a live process now (a zombie waiting for a parent that never reaps, as in
+/// some containers, counts as gone: it holds no resources but its pid).
+#[cfg(unix)]
+fn alive_now(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // Without /proc (macOS): kill -0 says whether it exists.
+        Err(_) if !Path::new("/proc/self").exists() => std::process::Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success()),
+        Err(_) => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP agents at fault: raw loopback servers that misbehave on purpose
+
+/// A loopback server that hands each connection, once its request has been read, to `answer`
+/// on a thread of its own. Returns the agent URL.
+fn raw_server(answer: fn(std::net::TcpStream)) -> String {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if line == "\r\n" {
+                        break;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                answer(stream);
+            });
+        }
+    });
+    format!("http://{addr}/turn")
+}
+
+/// A one-case suite against the HTTP agent at `url`, with no retries (unless `settings` say).
+fn http_suite(dir: &Path, url: &str) {
+    suite(dir, 1);
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 0 }}\n"),
+    )
+    .unwrap();
+}
+
+fn write_all(mut stream: &std::net::TcpStream, bytes: &[u8]) -> bool {
+    use std::io::Write;
+    stream
+        .write_all(bytes)
+        .and_then(|()| stream.flush())
+        .is_ok()
+}
+
+const FOREVER: Duration = Duration::from_secs(3600);
+
+#[test]
+fn http_server_that_accepts_and_never_answers_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|_stream| std::thread::sleep(FOREVER)),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.contains("timed out: no complete reply within 1s"),
+        "{error}"
+    );
+}
+
+#[test]
+fn http_server_dripping_a_byte_a_second_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            while write_all(&stream, b" ") {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "2s"], Duration::from_secs(20));
+    assert!(case_error(&report).contains("timed out"), "{report:?}");
+}
+
+#[test]
+fn http_connection_reset_mid_body_is_a_connection_error() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"messages\":[";
+            write_all(&stream, head.as_bytes());
+            // SO_LINGER 0: closing sends RST instead of FIN.
+            #[cfg(unix)]
+            {
+                use std::os::fd::AsRawFd;
+                let linger = libc::linger {
+                    l_onoff: 1,
+                    l_linger: 0,
+                };
+                // SAFETY: a valid socket and a pointer to a linger struct of the size given.
+                let set = unsafe {
+                    libc::setsockopt(
+                        stream.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        libc::SO_LINGER,
+                        (&raw const linger).cast(),
+                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                    )
+                };
+                assert_eq!(set, 0, "SO_LINGER");
+            }
+            drop(stream);
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(error.starts_with("connection failed"), "{error}");
+    #[cfg(unix)]
+    assert!(error.contains("reset"), "{error}");
+}
+
+#[test]
+fn http_200_mb_body_is_refused_past_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            // No Content-Length: the size is only known by reading.
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            let chunk = vec![b' '; 64 * 1024];
+            for _ in 0..(200 * 16) {
+                if !write_all(&stream, &chunk) {
+                    break;
+                }
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "30s"], Duration::from_secs(40));
+    let error = case_error(&report);
+    assert!(error.contains("larger than 16 MiB"), "{error}");
+}
+
+#[test]
+fn http_200_mb_streamed_body_is_refused_past_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: 209715200\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            let line = format!(
+                "{{\"messages\":[{{\"text\":\"{}\"}}]}}\n",
+                "x".repeat(60_000)
+            );
+            for _ in 0..4000 {
+                if !write_all(&stream, line.as_bytes()) {
+                    break;
+                }
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "30s"], Duration::from_secs(40));
+    let error = case_error(&report);
+    assert!(error.contains("larger than 16 MiB"), "{error}");
+}
+
+#[test]
+fn http_invalid_utf8_is_a_protocol_error() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let body = b"{\"messages\":[{\"text\":\"caf\xe9 \xff\xfe\"}]}";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            write_all(&stream, head.as_bytes());
+            write_all(&stream, body);
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.starts_with("bad reply: reply is not protocol JSON"),
+        "{error}"
+    );
+}
+
+#[test]
+fn http_ndjson_stream_that_never_ends_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &raw_server(|stream| {
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n";
+            write_all(&stream, head.as_bytes());
+            let line = "{\"messages\":[{\"text\":\"more\"}]}\n";
+            let chunk = format!("{:x}\r\n{line}\r\n", line.len());
+            while write_all(&stream, chunk.as_bytes()) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "2s"], Duration::from_secs(20));
+    assert!(case_error(&report).contains("timed out"), "{report:?}");
+}
+
+#[test]
+fn http_redirect_loop_is_an_error_without_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    let url = raw_server(|stream| {
+        // 307 keeps the method and body: the loop is followed until reqwest's limit.
+        write_all(
+            &stream,
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /turn\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    });
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 2 }}\n"),
+    )
+    .unwrap();
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(error.starts_with("refused: "), "{error}");
+    assert!(error.contains("redirects in a loop"), "{error}");
+    let attempts = &report.unwrap()["cases"][0]["turns"][0]["attempts"];
+    assert_eq!(attempts, 1, "a redirect loop is not retried");
+}
+
+#[test]
+fn http_self_signed_tls_certificate_is_refused() {
+    use std::sync::Arc;
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let certificates = {
+        use rustls::pki_types::pem::PemObject;
+        let certs: Vec<_> =
+            rustls::pki_types::CertificateDer::pem_file_iter(tls.join("self-signed.pem"))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+        let key =
+            rustls::pki_types::PrivateKeyDer::from_pem_file(tls.join("self-signed.key")).unwrap();
+        (certs, key)
+    };
+    let config = Arc::new(
+        rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(certificates.0, certificates.1)
+            .unwrap(),
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut connection = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
+            // The client gives up during the handshake; this side only has to offer the cert.
+            let _ = connection.complete_io(&mut stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &format!("https://127.0.0.1:{}/turn", addr.port()),
+    );
+    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(error.starts_with("refused: "), "{error}");
+    assert!(error.contains("certificate is not trusted"), "{error}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command agents at fault
+
+/// Notes its pid in `pids` (for the check that no agent is left), answers the start-up ping
+/// (the first line) and nothing after it unless `then` does.
+fn after_ping(then: &str) -> String {
+    format!(
+        "{SH_REPLY}\necho $$ >> pids\nIFS= read -r line; reply_with_rest '\"messages\":[]'\n{then}"
+    )
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_exits_at_start_up_is_an_error_with_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), "echo 'no model key set' >&2; exit 3", "");
+    let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
+    assert!(text.contains("agent process exited"), "{text}");
+    assert!(text.contains("exit status: 3"), "{text}");
+    assert!(text.contains("no model key set"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_exits_on_a_turn_is_an_error_after_its_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), &after_ping("IFS= read -r line; exit 4"), "");
+    let (report, _) = run_fault(dir.path(), &["--retries", "1"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.contains("agent process exited: exit status: 4"),
+        "{error}"
+    );
+    assert_eq!(report.unwrap()["cases"][0]["turns"][0]["attempts"], 2);
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_printing_garbage_is_bounded_and_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    // 64 MB of random bytes on stdout, then silence.
+    let script = after_ping("head -c 67108864 /dev/urandom; sleep 3600");
+    command_agent(dir.path(), &script, "");
+    let (report, text) = run_fault(dir.path(), &["--timeout", "3s"], Duration::from_secs(30));
+    assert!(case_error(&report).contains("timed out"), "{text}");
+    let log = report.unwrap()["agent_log"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        log.contains("unparseable stdout line") || log.contains("dropped a stdout line"),
+        "{log}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_never_answers_a_turn_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), &after_ping("cat > /dev/null"), "");
+    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
+    let error = case_error(&report);
+    assert!(
+        error.contains("timed out: no complete reply within 1s"),
+        "{error}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_that_never_answers_its_ping_fails_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), "cat > /dev/null", ", startup_timeout: 1s");
+    let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
+    assert!(
+        text.contains("did not answer the start-up ping within 1s"),
+        "{text}"
+    );
+}
+
+/// Reads the pids an agent wrote into `dir/pids`, waiting for the file.
+#[cfg(unix)]
+fn pids_in(dir: &Path) -> Vec<u32> {
+    let path = dir.join("pids");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn command_agent_ignoring_sigterm_is_killed_with_its_children() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    // Ignores SIGTERM (its children inherit that), starts a child, and never answers a turn.
+    let script =
+        after_ping("trap '' TERM\nsleep 3600 &\necho $$ $! > pids\nwhile :; do sleep 1; done");
+    command_agent(dir.path(), &script, "");
+    let started = Instant::now();
+    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
+    assert!(case_error(&report).contains("timed out"));
+    // One second of turn, then the grace period before SIGKILL: not much more.
+    assert!(started.elapsed() < Duration::from_secs(10));
+    for pid in pids_in(dir.path()) {
+        assert!(!alive(pid), "agent process {pid} outlived goldgate");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// goldgate's own faults
+
+/// Runs goldgate on the suite in `dir` until the agent has written `dir/pids`, then sends it
+/// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
+#[cfg(unix)]
+fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
+    let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "goldens",
+            "--timeout",
+            "5m",
+            "--output",
+            "report.json",
+        ])
+        .args(["--junit", "junit.xml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if dir.join("pids").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A moment for the turns to be sent.
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    std::process::Command::new("kill")
+        .args(["-TERM", &goldgate.id().to_string()])
+        .status()
+        .unwrap();
+    let mut exited = None;
+    while sent.elapsed() < Duration::from_secs(15) {
+        if let Some(status) = goldgate.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if exited.is_none() {
+        let _ = goldgate.kill();
+        panic!("goldgate did not stop within 15 s of SIGTERM");
+    }
+    let output = goldgate.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The reports were written, marked incomplete, and no agent process is left.
+#[cfg(unix)]
+fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String)) {
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("terminated"), "{stderr}");
+    let report: Value =
+        serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["incomplete"], true);
+    assert!(dir.join("junit.xml").is_file());
+    for pid in pids_in(dir) {
+        assert!(!alive(pid), "agent process {pid} outlived goldgate");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_to_goldgate_writes_the_reports_marked_incomplete_and_stops_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 3);
+    command_agent(
+        dir.path(),
+        &after_ping("echo $$ > pids\ncat > /dev/null"),
+        "",
+    );
+    let stopped = terminate_goldgate(dir.path());
+    assert_stopped_cleanly(dir.path(), stopped);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_the_agents_start_up_still_writes_the_reports_and_stops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 2);
+    // A build that takes a minute: its `sleep` is a child of the agent, in its process group.
+    let script = format!("sleep 60 &\necho $$ $! > pids\nwait\n{}", after_ping("cat"));
+    command_agent(dir.path(), &script, "");
+    let stopped = terminate_goldgate(dir.path());
+    let report: Value =
+        serde_json::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert!(
+        report["agent"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted during its start-up"),
+        "{report}"
+    );
+    assert_stopped_cleanly(dir.path(), stopped);
+}
+
+/// A directory nobody may write in: a read-only one, or /sys where the tests run as root.
+#[cfg(unix)]
+fn read_only_dir(base: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = base.join("read-only");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
+    if fs::write(dir.join("probe"), "").is_ok() {
+        // Root ignores the mode bits; sysfs refuses new files even to root.
+        let _ = fs::remove_file(dir.join("probe"));
+        return Path::new("/sys").to_path_buf();
+    }
+    dir
+}
+
+#[cfg(unix)]
+#[test]
+fn output_into_a_read_only_directory_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), "touch agent-started; cat > /dev/null", "");
+    let read_only = read_only_dir(dir.path());
+    let target = read_only.join("report.json");
+    let target = target.to_str().unwrap();
+    let outcome = common::goldgate(dir.path(), &["run", "goldens", "--output", target]);
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stderr
+            .contains(&format!("--output {target}: cannot write in")),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!Path::new(target).exists());
+    assert!(
+        !dir.path().join("agent-started").exists(),
+        "the agent was started"
+    );
+    if read_only.starts_with(dir.path()) {
+        let written = fs::read_dir(&read_only).unwrap().count();
+        assert_eq!(written, 0, "something was half-written");
+    }
+}
+
+#[test]
+fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  command: [\"true\"]\n",
+    )
+    .unwrap();
+    let whole = r#"{"schema_version": 1, "goldgate_version": "0.1.0", "agent": "x", "cases": ["#;
+    fs::write(dir.path().join("truncated.json"), whole).unwrap();
+    fs::write(
+        dir.path().join("package.json"),
+        r#"{"name": "web", "version": "1.0.0", "dependencies": {}}"#,
+    )
+    .unwrap();
+    for (file, words) in [
+        ("truncated.json", "truncated?"),
+        ("package.json", "not a goldgate JSON report"),
+    ] {
+        let outcome = common::goldgate(
+            dir.path(),
+            &["run", "goldens", "--baseline", file, "--fail-on-regress"],
+        );
+        assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+        assert!(outcome.stderr.contains(file), "{}", outcome.stderr);
+        assert!(outcome.stderr.contains(words), "{}", outcome.stderr);
+    }
+}
