@@ -780,3 +780,71 @@ fn two_runs_of_the_example_suite_give_the_same_baseline_but_for_latency_percenti
     } = compare(dir.path(), &["a.json", "--baseline", "b.json"]);
     assert_eq!(code, Some(0), "{out}");
 }
+
+#[test]
+fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_decidable() {
+    let (addr, script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    // Two builds of main, five runs each: the baseline's history holds ten runs a case.
+    for build in 1..=2 {
+        let Outcome {
+            code, stderr: err, ..
+        } = run(
+            dir.path(),
+            addr,
+            &["--repeat", "5", "--update-baseline", "baseline.json"],
+        );
+        assert_eq!(code, Some(0), "{err}");
+        if build == 2 {
+            assert!(
+                err.contains("the baseline's history now spans 2 builds"),
+                "{err}"
+            );
+        }
+    }
+    let baseline = read_json(&dir.path().join("baseline.json"));
+    assert_eq!(
+        baseline["cases"][0]["history"],
+        json!([{"passed": 5, "judged": 5}])
+    );
+    assert_eq!(baseline["samples"]["builds"], 2);
+
+    // Unchanged: one run a case settles everything.
+    let adaptive = [GATED, REPORT, &["--max-repeat", "5"]].concat();
+    let Outcome {
+        code, stdout: out, ..
+    } = run(dir.path(), addr, &adaptive);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("Adaptive repeats"), "{out}");
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["gate"]["extra_runs"], 0);
+    assert_eq!(report["cases"][0]["repeats"], Value::Null);
+
+    // c07 now always fails: one failed run against ten passes could be chance, so the gate
+    // reruns, and five failed runs are beyond it.
+    script.lock().unwrap().wrong.insert("c07".to_owned());
+    let Outcome {
+        code, stdout: out, ..
+    } = run(dir.path(), addr, &adaptive);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("c07: passed -> failed (runs passed: 100% -> 0%)"),
+        "{out}"
+    );
+    assert!(out.contains("Adaptive repeats: "), "{out}");
+    let report = read_json(&dir.path().join("report.json"));
+    let gate = &report["gate"];
+    assert_eq!(gate["newly_failing"][0]["id"], "c07");
+    assert_eq!(gate["newly_failing"][0]["decision"], "regressed");
+    assert_eq!(gate["newly_failing"][0]["evidence"]["test"], "fisher");
+    assert!(gate["extra_runs"].as_u64().unwrap() > 0, "{gate}");
+    assert_eq!(report["alpha_share"], 0.6, "the last look spends 3/5");
+    let c07 = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c07")
+        .unwrap();
+    assert_eq!(c07["repeats"]["runs"].as_array().unwrap().len(), 5);
+}
