@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use super::Tested;
 use crate::results::{CaseFlip, CaseResult, Evidence, Report, Status, Test};
 use crate::shard;
-use crate::stats::{Direction, Tally, fisher_worse, worsening_interval};
+use crate::stats::{Tally, fisher_worse, worsening_interval};
 
 /// How one case compares: worse, better or the same, and how that was found.
 pub(super) enum Movement {
@@ -109,7 +109,7 @@ fn tested(
         p_value: Some(p_value),
         adjusted_p: None,
         effect: Some((b - n) * 100.0),
-        interval: worsening_interval(before, now, Direction::LowerIsWorse, 1.0 - 2.0 * alpha)
+        interval: worsening_interval(before, now, 1.0 - 2.0 * alpha)
             .map(|i| (i.lo * 100.0, i.hi * 100.0)),
         samples: (u64::from(before.judged), u64::from(now.judged)),
     });

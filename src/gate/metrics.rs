@@ -17,8 +17,7 @@ use crate::results::{
 };
 use crate::shard;
 use crate::stats::{
-    Direction, LatencyHistogram, QuantileTest, Tally, quantile_worse, stratified_worse,
-    worsening_interval,
+    LatencyHistogram, QuantileTest, Tally, quantile_worse, stratified_worse, worsening_interval,
 };
 
 /// Rates are ratios of counts: equal rates computed from different counts may differ in the
@@ -163,8 +162,8 @@ fn rate(
             (b, Tally { passed: 0, judged })
         })
         .collect();
-    let interval = worsening_interval(before, now, Direction::LowerIsWorse, 1.0 - 2.0 * alpha)
-        .map(|i| (i.lo * 100.0, i.hi * 100.0));
+    let interval =
+        worsening_interval(before, now, 1.0 - 2.0 * alpha).map(|i| (i.lo * 100.0, i.hi * 100.0));
     delta.evidence = Some(Evidence {
         test: Test::Stratified,
         p_value: Some(p_value),

@@ -27,17 +27,17 @@ pub fn holm_adjusted(p_values: &[f64]) -> Vec<f64> {
     adjusted
 }
 
-/// Which tests Holm's procedure rejects at family-wise level `alpha`, in input order.
-pub fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
-    holm_adjusted(p_values)
-        .into_iter()
-        .map(|p| p <= alpha)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{holm, holm_adjusted};
+    use super::holm_adjusted;
+
+    /// Which tests Holm's procedure rejects at family-wise level `alpha`.
+    fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
+        holm_adjusted(p_values)
+            .into_iter()
+            .map(|p| p <= alpha)
+            .collect()
+    }
 
     #[test]
     fn adjusted_values_step_down_and_keep_input_order() {

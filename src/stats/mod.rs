@@ -6,13 +6,12 @@
 //!
 //! - Each comparison yields a one-sided p-value that is valid (never anti-conservative), from
 //!   an exact test, because a flaky case run 5 times is where normal approximations mislead:
-//!   Fisher's for pass counts ([`fisher_worse`]), Farrington–Manning's score test with an
-//!   exact p-value when a rate may drop by a margin ([`rate_worse`]), Mood's quantile test
-//!   for latency percentiles ([`quantile_worse`]), and the exact stratified test when a
-//!   suite's cases each have their own rate ([`stratified_worse`]).
-//! - The p-values of a run are combined by [`holm`](fn@holm), which bounds the chance of
-//!   *any* false alarm under any dependence between cases.
-//! - Adaptive reruns ([`classify_case`]) split `alpha` over a fixed number of [`Looks`].
+//!   Fisher's for a case's pass counts ([`fisher_worse`]), the exact stratified test for a
+//!   suite's rates, whose cases each have their own ([`stratified_worse`]), and an exact
+//!   exceedance test for latency quantiles ([`quantile_worse`]).
+//! - The p-values of a run are combined by Holm's procedure ([`holm_adjusted`]), which bounds
+//!   the chance of *any* false alarm under any dependence between cases.
+//! - Adaptive reruns share `alpha` between planned looks ([`crate::gate::adaptive`]).
 //! - Intervals ([`worsening_interval`], [`QuantileEvidence::ratio_interval`]) are for the
 //!   report: they say how large a change is; the p-values decide.
 //!
@@ -24,10 +23,8 @@ mod dist;
 mod fisher;
 mod histogram;
 mod holm;
-mod margin;
 mod quantile;
 mod rate;
-mod sequential;
 pub mod sim;
 mod stratified;
 
@@ -38,10 +35,9 @@ use serde::{Deserialize, Serialize};
 
 pub use fisher::fisher_worse;
 pub use histogram::LatencyHistogram;
-pub use holm::{holm, holm_adjusted};
+pub use holm::holm_adjusted;
 pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
-pub use rate::{Direction, RateEvidence, rate_worse, worsening_interval};
-pub use sequential::{CaseCall, Looks, classify_case};
+pub use rate::worsening_interval;
 pub use stratified::stratified_worse;
 
 /// The runs of one case (or one rate's events) that reached a verdict.
