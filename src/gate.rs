@@ -22,14 +22,13 @@ mod cases;
 mod metrics;
 pub mod simulation;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::results::{
-    Aggregates, CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta,
-    Percentiles, Report, Threshold, Unit,
+    Aggregates, CaseFlip, CaseResult, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence,
+    MetricDelta, Percentiles, Report, Threshold, Unit,
 };
-use crate::shard;
 use crate::stats::holm_adjusted;
 
 pub use crate::config::thresholds::Thresholds;
@@ -189,18 +188,19 @@ impl Gate {
     }
 }
 
+/// A report's cases by [`CaseResult::key`].
+fn by_key(report: &Report) -> HashMap<String, &CaseResult> {
+    report.cases.iter().map(|c| (c.key(), c)).collect()
+}
+
 /// Keys of the baseline's cases that did not run now.
 fn missing(baseline: &Report, current: &Report) -> Vec<String> {
-    let now: HashSet<String> = current
-        .cases
-        .iter()
-        .map(|c| shard::key(&c.file, &c.id))
-        .collect();
+    let now = by_key(current);
     baseline
         .cases
         .iter()
-        .map(|c| shard::key(&c.file, &c.id))
-        .filter(|k| !now.contains(k))
+        .map(CaseResult::key)
+        .filter(|k| !now.contains_key(k))
         .collect()
 }
 

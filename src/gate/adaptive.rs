@@ -135,7 +135,7 @@ pub fn plan(current: &Report, comparison: &Comparison, look: &mut Look, index: u
         .map(|f| (keyed(f), f))
         .collect();
     for case in &current.cases {
-        let key = shard::key(&case.file, &case.id);
+        let key = case.key();
         if !reruns.contains(&key) && !look.settled.contains_key(&key) {
             let flip = flips.get(&key).map(|&f| f.clone());
             look.settled.insert(key, flip);
@@ -152,13 +152,10 @@ pub fn plan(current: &Report, comparison: &Comparison, look: &mut Look, index: u
 /// the latency samples, tokens and judge usage; the aggregates recomputed. `min_pass` of
 /// `repeat` runs is the share that must pass, kept as more runs come.
 pub fn join(report: &mut Report, more: Report, repeat: u32, min_pass: u32) {
-    let mut extra: HashMap<String, CaseResult> = more
-        .cases
-        .into_iter()
-        .map(|c| (shard::key(&c.file, &c.id), c))
-        .collect();
+    let mut extra: HashMap<String, CaseResult> =
+        more.cases.into_iter().map(|c| (c.key(), c)).collect();
     for case in &mut report.cases {
-        if let Some(runs) = extra.remove(&shard::key(&case.file, &case.id)) {
+        if let Some(runs) = extra.remove(&case.key()) {
             case.join(runs, repeat, min_pass);
         }
     }

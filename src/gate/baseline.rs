@@ -27,15 +27,13 @@
 //!
 //! A case that left the suite leaves its history behind; a new case starts with none.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
 use super::{Gate, Thresholds};
 use crate::results::json::{self, ReadError};
-use crate::results::{CaseResult, CheckResult, Report};
 use crate::results::{CheckCategory, Status};
-use crate::shard;
+use crate::results::{CheckResult, Report};
 
 /// The builds of main a baseline remembers for each case, the latest included.
 pub const HISTORY_BUILDS: usize = 20;
@@ -46,13 +44,9 @@ pub const SAMPLES_KEPT: u64 = 20_000;
 /// Folds `previous` (the baseline being replaced) into `baseline`'s history (see the module
 /// docs). Returns how many builds the history now spans.
 pub fn fold_history(baseline: &mut Report, previous: &Report) -> u32 {
-    let earlier: HashMap<String, &CaseResult> = previous
-        .cases
-        .iter()
-        .map(|c| (shard::key(&c.file, &c.id), c))
-        .collect();
+    let earlier = super::by_key(previous);
     for case in &mut baseline.cases {
-        let Some(before) = earlier.get(&shard::key(&case.file, &case.id)) else {
+        let Some(before) = earlier.get(&case.key()) else {
             continue;
         };
         let mut history = before.history.clone();

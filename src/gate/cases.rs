@@ -6,11 +6,8 @@
 //! a regression, and the verdicts decide as gecx's gate does: a case that passed, or is new,
 //! and fails now regresses; the comparison says so in its notes.
 
-use std::collections::HashMap;
-
 use super::Tested;
 use crate::results::{CaseFlip, CaseResult, Evidence, Report, Status, Test};
-use crate::shard;
 use crate::stats::{Tally, fisher_worse, worsening_interval};
 
 /// How one case compares: worse, better or the same, and how that was found.
@@ -28,17 +25,13 @@ pub(super) fn compare(
     alpha: f64,
     include: impl Fn(&str) -> bool,
 ) -> Vec<Movement> {
-    let before: HashMap<String, &CaseResult> = baseline
-        .cases
-        .iter()
-        .map(|c| (shard::key(&c.file, &c.id), c))
-        .collect();
+    let before = super::by_key(baseline);
     current
         .cases
         .iter()
         .filter(|case| case.status != Status::Error)
         .filter_map(|case| {
-            let key = shard::key(&case.file, &case.id);
+            let key = case.key();
             if !include(&key) {
                 return None;
             }

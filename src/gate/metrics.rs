@@ -15,7 +15,6 @@ use super::{Gate, LATENCY_FLOOR, Tested};
 use crate::results::{
     CaseResult, CheckCategory, Evidence, MetricDelta, Report, Test, Threshold, Unit,
 };
-use crate::shard;
 use crate::stats::{
     LatencyHistogram, QuantileTest, Tally, quantile_worse, stratified_worse, worsening_interval,
 };
@@ -103,17 +102,12 @@ fn strata(
     current: &Report,
     good: impl Fn(&CaseResult, bool) -> Tally,
 ) -> Vec<(Tally, Tally)> {
-    let before: std::collections::HashMap<String, &CaseResult> = gate
-        .baseline
-        .cases
-        .iter()
-        .map(|c| (shard::key(&c.file, &c.id), c))
-        .collect();
+    let before = super::by_key(&gate.baseline);
     current
         .cases
         .iter()
         .filter_map(|now| {
-            let earlier = before.get(&shard::key(&now.file, &now.id))?;
+            let earlier = before.get(&now.key())?;
             Some((good(earlier, true), good(now, false)))
         })
         .collect()

@@ -267,6 +267,32 @@ pub struct CaseFlip {
     pub evidence: Option<Evidence>,
 }
 
+impl CaseFlip {
+    /// How the case moved, for people: `passed → failed`, `new, failed`, or with runs
+    /// `100.0% → 40.0% of runs passed`.
+    pub fn movement(&self) -> String {
+        match (self.baseline, self.pass_fraction) {
+            (_, Some((before, now))) => format!(
+                "{:.1}% → {:.1}% of runs passed",
+                before * 100.0,
+                now * 100.0
+            ),
+            (None, None) => format!("new, {}", self.current.name()),
+            (Some(before), None) => format!("{} → {}", before.name(), self.current.name()),
+        }
+    }
+
+    /// The decision, unless `regressed`, and its evidence, for people: `not enough runs: p =
+    /// 0.25; …`. `None` without evidence.
+    pub fn evidence_words(&self) -> Option<String> {
+        let evidence = self.evidence.as_ref()?.describe(Unit::PercentagePoints);
+        Some(match self.decision {
+            Decision::Regressed => evidence,
+            other => format!("{}: {evidence}", other.name()),
+        })
+    }
+}
+
 /// Everything the gate found. It is part of the JSON report (`gate`), so that `compare`, the
 /// Markdown summary and the PR comment render the same facts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -236,6 +236,12 @@ impl CaseResult {
         }
     }
 
+    /// The key the case is matched by across reports: its file (normalised) and id
+    /// ([`crate::shard::key`]).
+    pub fn key(&self) -> String {
+        crate::shard::key(&self.file, &self.id)
+    }
+
     /// Every check of the case, turn checks first.
     pub fn all_checks(&self) -> impl Iterator<Item = &CheckResult> {
         self.turns

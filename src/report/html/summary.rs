@@ -212,29 +212,16 @@ fn flips(page: &mut String, title: &str, class: &str, flips: &[CaseFlip]) {
         flips.len()
     );
     for flip in flips {
-        let was = match (flip.baseline, flip.pass_fraction) {
-            (_, Some((before, now))) => format!(
-                "{} → {} of runs passed",
-                rate(Some(before)),
-                rate(Some(now))
-            ),
-            (None, None) => format!("new, {}", flip.current.name()),
-            (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
-        };
-        let evidence = flip.evidence.as_ref().map_or_else(String::new, |e| {
-            let decision = match flip.decision {
-                Decision::Regressed => String::new(),
-                other => format!("{}: ", other.name()),
-            };
-            format!(" — {decision}{}", e.describe(Unit::PercentagePoints))
-        });
+        let evidence = flip
+            .evidence_words()
+            .map_or_else(String::new, |words| format!(" — {words}"));
         let _ = write!(
             page,
             "<li><code>{}</code> <span class=\"where\">{}:{}</span> ({}){}</li>",
             text(&flip.id),
             text(&flip.file),
             flip.line,
-            text(&was),
+            text(&flip.movement()),
             text(&evidence)
         );
     }

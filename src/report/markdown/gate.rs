@@ -83,29 +83,14 @@ pub(super) fn gate(delta: &MetricDelta) -> String {
 /// Newly failing, newly passing and missing cases, by name and place.
 pub(super) fn flips(body: &mut Body, comparison: &Comparison, path: &dyn Fn(&str) -> String) {
     let item = |flip: &CaseFlip| {
-        let was = match (flip.baseline, flip.pass_fraction) {
-            (_, Some((before, now))) => format!(
-                "{} → {} of runs passed",
-                rate(Some(before)),
-                rate(Some(now))
-            ),
-            (None, None) => format!("new, {}", flip.current.name()),
-            (Some(before), None) => format!("{} → {}", before.name(), flip.current.name()),
-        };
-        let evidence = flip.evidence.as_ref().map_or_else(String::new, |e| {
-            let decision = match flip.decision {
-                Decision::Regressed => String::new(),
-                other => format!("{}: ", other.name()),
-            };
-            format!(
-                " — {decision}{}",
-                escape::prose(&e.describe(Unit::PercentagePoints))
-            )
-        });
+        let evidence = flip
+            .evidence_words()
+            .map_or_else(String::new, |words| format!(" — {}", escape::prose(&words)));
         format!(
-            "- {} {} ({was}){evidence}\n",
+            "- {} {} ({}){evidence}\n",
             escape::code_span(&flip.id),
             escape::code_span(&format!("{}:{}", path(&flip.file), flip.line)),
+            flip.movement(),
         )
     };
     for (flips, title, what) in [
