@@ -24,7 +24,6 @@
 //! [`Agent::diagnostics`], together with stdout lines that could not be routed. Children are
 //! killed when the agent is dropped.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard, PoisonError};
@@ -39,8 +38,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 mod process;
+mod routes;
 
 use process::{Group, Line, Signal, kill_group, read_line, terminate};
+use routes::{RouteGuard, Routes, Tail};
 
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
 use crate::transcript::{Exchange, Reply};
@@ -523,108 +524,8 @@ async fn keep_stderr(mut stderr: ChildStderr, log: Arc<Tail>) {
     }
 }
 
-/// Requests waiting for a reply on one process.
-struct Routes(StdMutex<RouteState>);
-
-enum RouteState {
-    Open(HashMap<u64, oneshot::Sender<Answer>>),
-    /// The process is gone; the error says how.
-    Closed(AgentError),
-}
-
-impl Routes {
-    fn new() -> Self {
-        Self(StdMutex::new(RouteState::Open(HashMap::new())))
-    }
-
-    fn is_open(&self) -> bool {
-        matches!(*lock(&self.0), RouteState::Open(_))
-    }
-
-    fn register(&self, id: u64) -> Result<oneshot::Receiver<Answer>, AgentError> {
-        match &mut *lock(&self.0) {
-            RouteState::Open(waiting) => {
-                let (sender, receiver) = oneshot::channel();
-                waiting.insert(id, sender);
-                Ok(receiver)
-            }
-            RouteState::Closed(error) => Err(error.clone()),
-        }
-    }
-
-    /// Delivers an answer; false when nobody waits for `id` any more.
-    fn answer(&self, id: u64, answer: Answer) -> bool {
-        let sender = match &mut *lock(&self.0) {
-            RouteState::Open(waiting) => waiting.remove(&id),
-            RouteState::Closed(_) => None,
-        };
-        // The receiver may have been dropped by a timeout a moment ago: same as not waiting.
-        sender.is_some_and(|sender| sender.send(answer).is_ok())
-    }
-
-    fn withdraw(&self, id: u64) {
-        if let RouteState::Open(waiting) = &mut *lock(&self.0) {
-            waiting.remove(&id);
-        }
-    }
-
-    fn close(&self, error: AgentError) {
-        let previous = std::mem::replace(&mut *lock(&self.0), RouteState::Closed(error.clone()));
-        if let RouteState::Open(waiting) = previous {
-            for sender in waiting.into_values() {
-                let _ = sender.send(Err(error.clone()));
-            }
-        }
-    }
-}
-
-/// Withdraws a request when its caller stops waiting, so abandoned ids do not pile up.
-struct RouteGuard {
-    routes: Arc<Routes>,
-    id: u64,
-}
-
-impl Drop for RouteGuard {
-    fn drop(&mut self) {
-        self.routes.withdraw(self.id);
-    }
-}
-
-/// The last [`STDERR_KEPT`] bytes a process wrote to stderr, plus goldgate's notes about it.
-#[derive(Default)]
-struct Tail(StdMutex<Vec<u8>>);
-
-impl Tail {
-    fn push(&self, bytes: &[u8]) {
-        let mut kept = lock(&self.0);
-        kept.extend_from_slice(bytes);
-        if kept.len() > STDERR_KEPT {
-            let mut cut = kept.len() - STDERR_KEPT;
-            // Start on a line boundary when there is one, rather than mid-line.
-            if let Some(newline) = kept[cut..].iter().position(|&b| b == b'\n') {
-                cut += newline + 1;
-            }
-            kept.drain(..cut);
-        }
-    }
-
-    fn note(&self, text: &str) {
-        self.push(format!("[goldgate] {text}\n").as_bytes());
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&lock(&self.0)).into_owned()
-    }
-
-    fn last_lines(&self, count: usize) -> String {
-        let text = self.text();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(count)..].join("\n")
-    }
-}
-
 /// A poisoned lock only means another task panicked mid-update of plain data; keep going.
-fn lock<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 

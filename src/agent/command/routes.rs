@@ -1,0 +1,110 @@
+//! What a command agent's process shares with the tasks that use it: the requests waiting
+//! for a reply, and the tail of its stderr.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex};
+
+use tokio::sync::oneshot;
+
+use super::{Answer, STDERR_KEPT, lock};
+use crate::agent::AgentError;
+
+/// Requests waiting for a reply on one process.
+pub(super) struct Routes(StdMutex<RouteState>);
+
+enum RouteState {
+    Open(HashMap<u64, oneshot::Sender<Answer>>),
+    /// The process is gone; the error says how.
+    Closed(AgentError),
+}
+
+impl Routes {
+    pub(super) fn new() -> Self {
+        Self(StdMutex::new(RouteState::Open(HashMap::new())))
+    }
+
+    pub(super) fn is_open(&self) -> bool {
+        matches!(*lock(&self.0), RouteState::Open(_))
+    }
+
+    pub(super) fn register(&self, id: u64) -> Result<oneshot::Receiver<Answer>, AgentError> {
+        match &mut *lock(&self.0) {
+            RouteState::Open(waiting) => {
+                let (sender, receiver) = oneshot::channel();
+                waiting.insert(id, sender);
+                Ok(receiver)
+            }
+            RouteState::Closed(error) => Err(error.clone()),
+        }
+    }
+
+    /// Delivers an answer; false when nobody waits for `id` any more.
+    pub(super) fn answer(&self, id: u64, answer: Answer) -> bool {
+        let sender = match &mut *lock(&self.0) {
+            RouteState::Open(waiting) => waiting.remove(&id),
+            RouteState::Closed(_) => None,
+        };
+        // The receiver may have been dropped by a timeout a moment ago: same as not waiting.
+        sender.is_some_and(|sender| sender.send(answer).is_ok())
+    }
+
+    fn withdraw(&self, id: u64) {
+        if let RouteState::Open(waiting) = &mut *lock(&self.0) {
+            waiting.remove(&id);
+        }
+    }
+
+    pub(super) fn close(&self, error: AgentError) {
+        let previous = std::mem::replace(&mut *lock(&self.0), RouteState::Closed(error.clone()));
+        if let RouteState::Open(waiting) = previous {
+            for sender in waiting.into_values() {
+                let _ = sender.send(Err(error.clone()));
+            }
+        }
+    }
+}
+
+/// Withdraws a request when its caller stops waiting, so abandoned ids do not pile up.
+pub(super) struct RouteGuard {
+    pub(super) routes: Arc<Routes>,
+    pub(super) id: u64,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.routes.withdraw(self.id);
+    }
+}
+
+/// The last [`STDERR_KEPT`] bytes a process wrote to stderr, plus goldgate's notes about it.
+#[derive(Default)]
+pub(super) struct Tail(StdMutex<Vec<u8>>);
+
+impl Tail {
+    pub(super) fn push(&self, bytes: &[u8]) {
+        let mut kept = lock(&self.0);
+        kept.extend_from_slice(bytes);
+        if kept.len() > STDERR_KEPT {
+            let mut cut = kept.len() - STDERR_KEPT;
+            // Start on a line boundary when there is one, rather than mid-line.
+            if let Some(newline) = kept[cut..].iter().position(|&b| b == b'\n') {
+                cut += newline + 1;
+            }
+            kept.drain(..cut);
+        }
+    }
+
+    pub(super) fn note(&self, text: &str) {
+        self.push(format!("[goldgate] {text}\n").as_bytes());
+    }
+
+    pub(super) fn text(&self) -> String {
+        String::from_utf8_lossy(&lock(&self.0)).into_owned()
+    }
+
+    pub(super) fn last_lines(&self, count: usize) -> String {
+        let text = self.text();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(count)..].join("\n")
+    }
+}
