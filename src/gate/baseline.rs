@@ -85,6 +85,8 @@ pub fn for_baseline(report: &Report) -> Report {
     baseline.agent_log = None;
     baseline.agent_startup = None;
     baseline.rate_limits.clear();
+    // How much of the false-alarm rate this run's own gate spent says nothing about the next.
+    baseline.alpha_share = 1.0;
     baseline.gate = None;
     for case in &mut baseline.cases {
         case.duration = Duration::ZERO;

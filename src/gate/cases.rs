@@ -60,7 +60,10 @@ fn movement(
     };
     let (before, now) = (earlier.map(CaseResult::tally_with_history), case.tally());
     match before {
-        Some(before) if before.judged > 1 || now.judged > 1 => {
+        // A test needs a verdict on each side, and more than one run on one of them.
+        Some(before)
+            if before.judged > 0 && now.judged > 0 && (before.judged > 1 || now.judged > 1) =>
+        {
             tested(before, now, runs_left, alpha, flip)
         }
         _ => by_verdict(earlier.map(|c| c.status), case.status, flip),

@@ -302,3 +302,15 @@ fn a_saved_report_reads_back_and_another_schema_version_is_refused() {
         .to_string();
     assert!(err.contains("none.json: cannot read the report"), "{err}");
 }
+
+#[test]
+fn a_case_that_errored_in_the_baseline_and_fails_all_its_runs_now_still_regresses() {
+    let mut errored = case("r.yaml", "flaky", Status::Error);
+    errored.repeats = Some(Repeats::of(vec![Status::Error; 3], 2));
+    let c = gate(report(vec![errored])).compare(&report(vec![repeated(Status::Failed, 0, 3)]));
+    assert_eq!(c.newly_failing.len(), 1, "{c:#?}");
+    assert_eq!(
+        c.newly_failing[0].evidence.as_ref().unwrap().test,
+        crate::results::Test::Verdicts
+    );
+}
