@@ -848,3 +848,47 @@ fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_deci
         .unwrap();
     assert_eq!(c07["repeats"]["runs"].as_array().unwrap().len(), 5);
 }
+
+#[test]
+fn gate_flags_that_make_no_sense_exit_2_saying_why() {
+    let (addr, _script) = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    write_baseline(dir.path(), addr);
+    let bad_rate = run(
+        dir.path(),
+        addr,
+        &[GATED, &["--false-alarm-rate", "0"]].concat(),
+    );
+    assert_eq!(bad_rate.code, Some(2), "{}", bad_rate.stderr);
+    assert!(
+        bad_rate
+            .stderr
+            .contains("`0` is not a percentage between 0 and 100 (exclusive)"),
+        "{}",
+        bad_rate.stderr
+    );
+    let below = run(
+        dir.path(),
+        addr,
+        &[GATED, &["--repeat", "3", "--max-repeat", "2"]].concat(),
+    );
+    assert_eq!(below.code, Some(2), "{}", below.stderr);
+    assert!(
+        below.stderr.contains("--max-repeat 2 is below --repeat 3"),
+        "{}",
+        below.stderr
+    );
+    // A stricter rate is honoured and shown.
+    let strict = run(
+        dir.path(),
+        addr,
+        &[GATED, &["--false-alarm-rate", "0.1%"]].concat(),
+    );
+    assert_eq!(strict.code, Some(0), "{}", strict.stderr);
+    assert!(
+        strict.stdout.contains("false-alarm rate 0.1%)"),
+        "{}",
+        strict.stdout
+    );
+}
