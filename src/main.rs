@@ -12,6 +12,7 @@ use cli::{Cli, Command};
 use goldgate::exit::Exit;
 
 fn main() -> ExitCode {
+    fail_writes_past_a_file_size_limit();
     let cli = Cli::parse();
     let exit = match cli.command {
         Command::Lint(args) => commands::lint::run(&args),
@@ -30,6 +31,18 @@ fn main() -> ExitCode {
             eprintln!("goldgate: error: {err:#}");
             ExitCode::from(Exit::Error.code())
         }
+    }
+}
+
+/// A file-size limit (`ulimit -f`, a quota) would kill the process mid-report with SIGXFSZ;
+/// ignored, the write fails with EFBIG instead, like a full disk: the report is not renamed
+/// into place, and goldgate says which file and exits 2.
+fn fail_writes_past_a_file_size_limit() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN before any thread starts installs no
+    // handler code and touches no Rust state.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 

@@ -731,3 +731,39 @@ fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
         assert!(outcome.stderr.contains(words), "{}", outcome.stderr);
     }
 }
+
+/// `ulimit -f` makes every write past a few KiB fail, as a full disk does.
+#[cfg(unix)]
+#[test]
+fn a_report_that_does_not_fit_on_the_disk_is_an_exit_2_with_nothing_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 20);
+    let script = format!(
+        r#"{SH_REPLY}
+while IFS= read -r line; do
+  reply_with_rest '"messages":[{{"text":"Your order ORD-12345 has shipped."}}]'
+done"#
+    );
+    command_agent(dir.path(), &script, "");
+    fs::create_dir(dir.path().join("out")).unwrap();
+    // 8 blocks of 512 bytes: the config and goldens are read, the report cannot be written.
+    let script = format!(
+        "ulimit -f 8 && exec '{}' run goldens --output out/report.json",
+        env!("CARGO_BIN_EXE_goldgate")
+    );
+    let output = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the JSON report to out/report.json: File too large"),
+        "{stderr}"
+    );
+    let left: Vec<_> = fs::read_dir(dir.path().join("out")).unwrap().collect();
+    assert!(left.is_empty(), "half-written: {left:?}");
+}
