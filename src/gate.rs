@@ -7,7 +7,8 @@
 //! p-value from an exact test (`gate/metrics.rs`, `gate/cases.rs`); Holm's procedure over all
 //! of them keeps the chance that an unchanged agent trips the gate at all within the
 //! false-alarm rate (default 1%), whatever the number of cases and however they depend on each
-//! other. With adaptive repeats (`--max-repeat`) the rate is shared between planned looks ([`adaptive`]).
+//! other. With adaptive repeats (`--max-repeat`) the rate is shared between planned looks
+//! ([`adaptive`]).
 //!
 //! Each comparison ends in a [`Decision`]: `regressed` (worse by more than the limit, and
 //! beyond noise: trips the gate), `inconclusive` (looks worse, could be noise, more runs could
