@@ -136,6 +136,14 @@ impl Simulator {
         }
     }
 
+    pub fn provider(&self) -> crate::model::Provider {
+        self.client.provider()
+    }
+
+    pub fn model(&self) -> &str {
+        self.client.model()
+    }
+
     /// `provider/model`, for reports.
     pub fn describe(&self) -> String {
         format!("{}/{}", self.client.provider().name(), self.client.model())
