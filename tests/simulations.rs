@@ -183,7 +183,12 @@ fn a_simulation_that_reaches_its_goal_passes_and_one_that_never_does_fails_at_ma
             "{reason}"
         );
         // The terminal shows the failed step with its justification.
-        assert!(ran.stdout.contains("never_helps"), "{}", ran.stdout);
+        assert!(
+            ran.stdout.contains("FAILED never_helps")
+                && ran.stdout.contains("the simulated user said: Nothing yet."),
+            "{}",
+            ran.stdout
+        );
         fake.assert_valid();
     }
 }
@@ -258,6 +263,13 @@ fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
             .all(|b| b.to_string().contains("record_user_turn"))
     );
 
+    let usage = &ran.report["judge_usage"];
+    assert_eq!(
+        usage[1]["judge"], "gemini/user-model (simulated user)",
+        "{usage}"
+    );
+    assert_eq!(usage[1]["calls"], 7);
+
     // Run again: the same conversation, every answer from the cache.
     let again = run(&mut command(), dir.path());
     assert_eq!(again.code, Some(1), "{}", again.stderr);
@@ -272,6 +284,9 @@ fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
             .collect()
     };
     assert_eq!(inputs(&again.report), inputs(&ran.report));
+    let usage = &again.report["judge_usage"];
+    assert_eq!(usage[1]["calls"], 0, "{usage}");
+    assert_eq!(usage[1]["cached"], 7, "{usage}");
     user.assert_valid();
 }
 

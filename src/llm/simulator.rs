@@ -14,6 +14,7 @@
 //! or the agent ending the session.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
@@ -21,6 +22,7 @@ use super::cache::{CacheKey, Entry, JudgeCache};
 use super::client::LlmClient;
 use super::{ChatMessage, ChatRequest, ToolChoice};
 use crate::config::tools::ToolSpec;
+use crate::results::JudgeUsage;
 use crate::transcript::Usage;
 
 /// The version of the prompt and tool below: a new wording is a new question to the cache.
@@ -117,6 +119,15 @@ pub struct Simulator {
     cache: Option<JudgeCache>,
     /// 0-based index of the `--repeat` run this simulator serves.
     repeat: u32,
+    /// Running totals, shared by clones (requests are the client's).
+    ledger: Arc<Ledger>,
+}
+
+#[derive(Debug, Default)]
+struct Ledger {
+    cached: AtomicU64,
+    input_tokens: AtomicU64,
+    output_tokens: AtomicU64,
 }
 
 impl Simulator {
@@ -125,7 +136,21 @@ impl Simulator {
             client: Arc::new(client),
             cache,
             repeat: 0,
+            ledger: Arc::default(),
         }
+    }
+
+    /// What the simulated user cost so far, for the report's judge usage (labelled as the
+    /// simulated user); `None` before it answered anything.
+    pub fn usage(&self) -> Option<JudgeUsage> {
+        let usage = JudgeUsage {
+            judge: format!("{} (simulated user)", self.describe()),
+            calls: self.client.requests(),
+            cached: self.ledger.cached.load(Ordering::Relaxed),
+            input_tokens: self.ledger.input_tokens.load(Ordering::Relaxed),
+            output_tokens: self.ledger.output_tokens.load(Ordering::Relaxed),
+        };
+        (usage.calls + usage.cached > 0).then_some(usage)
     }
 
     /// The same simulator for run `index` of `--repeat`: its answers are cached apart.
@@ -180,6 +205,7 @@ impl Simulator {
             && let Some(entry) = cache.fetch(&key).await
             && let Ok(turn) = parse(&entry.answer, steps.len())
         {
+            self.ledger.cached.fetch_add(1, Ordering::Relaxed);
             return Ok((turn, Usage::default()));
         }
         let mut usage = Usage::default();
@@ -191,6 +217,13 @@ impl Simulator {
                 .await
                 .map_err(|e| SimulatorError::Request(e.to_string()))?;
             usage = usage.plus(response.usage);
+            let ledger = &self.ledger;
+            ledger
+                .input_tokens
+                .fetch_add(response.usage.input_tokens, Ordering::Relaxed);
+            ledger
+                .output_tokens
+                .fetch_add(response.usage.output_tokens, Ordering::Relaxed);
             let arguments = match (&response.refusal, response.calls.as_slice()) {
                 (Some(refusal), _) => Err(refusal.clone()),
                 (None, [call]) if call.name == TOOL => Ok(&call.args),

@@ -74,8 +74,9 @@ pub(super) async fn play(
         turns.push(TurnResult {
             index: request.turn,
             line,
-            // A simulated turn has no expectations of its own: the agent answered.
-            status: Status::Passed,
+            // A simulated turn has no expectations of its own (the steps are judged over the
+            // conversation): as a scripted turn without any, it is not judged.
+            status: Status::combine([]),
             input: describe_inputs(&inputs),
             attempts: *attempts,
             error: None,

@@ -104,9 +104,14 @@ impl Grader {
         }
     }
 
-    /// What the judges cost so far (empty: no judge, or none answered).
+    /// What the judges and the simulated user cost so far (empty: none, or none answered).
     pub fn judge_usage(&self) -> Vec<JudgeUsage> {
-        self.judge.iter().flat_map(|judge| judge.usage()).collect()
+        let simulator = self.simulator.iter().filter_map(Simulator::usage);
+        self.judge
+            .iter()
+            .flat_map(|judge| judge.usage())
+            .chain(simulator)
+            .collect()
     }
 
     /// The configured judges as `provider/model`, for the report (empty: none).
