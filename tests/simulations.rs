@@ -333,3 +333,53 @@ fn list_shows_the_simulations() {
     assert_eq!(listing["cases"][0]["steps"], 1);
     assert_eq!(listing["cases"][0]["turns"], 0);
 }
+
+#[test]
+fn a_recorded_simulation_replays_with_no_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start(Provider::OpenAi, brain());
+    suite(dir.path(), &judged_by(&agent(), &fake));
+    let recorded = run(
+        goldgate(dir.path()).env("OPENAI_API_KEY", KEY).args([
+            "run",
+            "--no-cache",
+            "--record",
+            "recorded",
+            ".",
+        ]),
+        dir.path(),
+    );
+    assert_eq!(recorded.code, Some(1), "{}", recorded.stderr);
+    let asked = fake.requests();
+
+    // The same suite, the agent replayed, no key: the provider is never asked.
+    let config = judged_by("http://127.0.0.1:9/turn", &fake).replace(
+        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }",
+        "agent:\n  replay: recorded",
+    );
+    fs::write(dir.path().join("goldgate.yaml"), config).unwrap();
+    let replayed = run(goldgate(dir.path()).args(["run", "."]), dir.path());
+    assert_eq!(replayed.code, Some(1), "{}", replayed.stderr);
+    assert_eq!(
+        fake.requests(),
+        asked,
+        "the provider was asked during the replay"
+    );
+    for id in ["reaches_goal", "never_helps"] {
+        let (before, after) = (case(&recorded.report, id), case(&replayed.report, id));
+        assert_eq!(after["status"], before["status"], "{id}: {after:#}");
+        let inputs = |c: &Value| -> Vec<Value> {
+            c["turns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["input"].clone())
+                .collect()
+        };
+        assert_eq!(inputs(after), inputs(before), "{id}");
+        assert_eq!(after["checks"][0], before["checks"][0], "{id}: the step");
+    }
+    // The expectation needs the judge, which has no key now.
+    let expectation = &checks(&replayed.report, "reaches_goal")[1];
+    assert_eq!(expectation["status"], "skipped");
+}

@@ -327,8 +327,13 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
     Ok(exit)
 }
 
+/// Where `--record DIR` keeps the simulated user's answers (`DIR/simulated-user/`), and where
+/// a replay of `DIR` reads them.
+const RECORDED_USER: &str = "simulated-user";
+
 /// The simulated user of SCRAPI simulations (`simulator:`, else the judge's provider and
-/// model), cached like the judge; without its key, why simulations are skipped.
+/// model), cached like the judge and recorded with `--record`; without its key, replaying
+/// what was recorded, else why simulations are skipped.
 fn build_simulator(
     args: &RunArgs,
     config: &Config,
@@ -347,7 +352,7 @@ fn build_simulator(
         backoff: options.backoff,
     };
     let http = connect::http_client()?;
-    match LlmClient::from_env(wanted.provider, &endpoint, http, patience) {
+    match LlmClient::from_env(wanted.provider, &endpoint, http.clone(), patience) {
         Ok(client) => {
             let client = match &options.limits {
                 Some(limits) => client.limited_by(limits.endpoint(
@@ -359,7 +364,23 @@ fn build_simulator(
             let dir = args.cache_dir.as_deref();
             let cache = (!args.no_cache)
                 .then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))));
-            Ok((Some(Simulator::new(client, cache)), None))
+            let simulator = Simulator::new(client, cache);
+            Ok((
+                Some(match &args.record {
+                    Some(dir) => simulator.recording_to(JudgeCache::new(dir.join(RECORDED_USER))),
+                    None => simulator,
+                }),
+                None,
+            ))
+        }
+        // Replaying a recorded run: the simulated user's answers were recorded with it.
+        Err(SetupError::MissingKey { .. })
+            if let Some(AgentConfig::Replay { dir }) = agent_config(args, config) =>
+        {
+            let recorded = JudgeCache::new(dir.join(RECORDED_USER));
+            Simulator::replaying(wanted.provider, &endpoint, recorded, http)
+                .map(|simulator| (Some(simulator), None))
+                .map_err(|e| format!("simulator: {e}"))
         }
         Err(SetupError::MissingKey { var }) => Ok((
             None,

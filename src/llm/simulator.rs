@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 
 use super::cache::{CacheKey, Entry, JudgeCache};
-use super::client::LlmClient;
+use super::client::{LlmClient, Patience};
 use super::{ChatMessage, ChatRequest, ToolChoice};
 use crate::config::tools::ToolSpec;
 use crate::results::JudgeUsage;
@@ -121,6 +121,10 @@ pub struct Simulator {
     repeat: u32,
     /// Running totals, shared by clones (requests are the client's).
     ledger: Arc<Ledger>,
+    /// Where `--record` keeps every answer, so that a replay needs no provider.
+    recording: Option<JudgeCache>,
+    /// Replaying: answers come from the recording only, and the provider is never called.
+    offline: bool,
 }
 
 #[derive(Debug, Default)]
@@ -137,7 +141,47 @@ impl Simulator {
             cache,
             repeat: 0,
             ledger: Arc::default(),
+            recording: None,
+            offline: false,
         }
+    }
+
+    /// The same simulator, also keeping every answer under `recording` (`--record`).
+    pub fn recording_to(self, recording: JudgeCache) -> Self {
+        Self {
+            recording: Some(recording),
+            ..self
+        }
+    }
+
+    /// A simulator that only replays the answers recorded under `recording` (by a run with
+    /// `--record` and the same simulator settings) and never calls the provider, so needs no
+    /// key: a conversation that was not recorded is an error of the run.
+    pub fn replaying(
+        provider: crate::model::Provider,
+        endpoint: &crate::config::Endpoint,
+        recording: JudgeCache,
+        http: reqwest::Client,
+    ) -> Result<Self, super::client::SetupError> {
+        let key_var = super::info(provider).key_var;
+        // A placeholder: with `offline` nothing is ever sent.
+        let env = |name: &str| {
+            if name == key_var {
+                Some("replay-only".to_owned())
+            } else {
+                std::env::var(name).ok()
+            }
+        };
+        let patience = Patience {
+            timeout: std::time::Duration::from_secs(1),
+            retries: 0,
+            backoff: std::time::Duration::ZERO,
+        };
+        let client = LlmClient::new(provider, endpoint, &env, http, patience)?;
+        Ok(Self {
+            offline: true,
+            ..Self::new(client, None).recording_to(recording)
+        })
     }
 
     /// What the simulated user cost so far, for the report's judge usage (labelled as the
@@ -201,12 +245,30 @@ impl Simulator {
             repeat: self.repeat,
             vote: 0,
         };
-        if let Some(cache) = &self.cache
-            && let Some(entry) = cache.fetch(&key).await
-            && let Ok(turn) = parse(&entry.answer, steps.len())
-        {
-            self.ledger.cached.fetch_add(1, Ordering::Relaxed);
-            return Ok((turn, Usage::default()));
+        let stores = || self.cache.iter().chain(&self.recording);
+        let sources = if self.offline {
+            self.recording.as_slice()
+        } else {
+            self.cache.as_slice()
+        };
+        for source in sources {
+            if let Some(entry) = source.fetch(&key).await
+                && let Ok(turn) = parse(&entry.answer, steps.len())
+            {
+                self.ledger.cached.fetch_add(1, Ordering::Relaxed);
+                if let Some(recording) = self.recording.as_ref().filter(|_| !self.offline) {
+                    // A cached answer is recorded too: the replay must find every one.
+                    let _ = recording.store(&key, entry).await;
+                }
+                return Ok((turn, Usage::default()));
+            }
+        }
+        if self.offline {
+            return Err(SimulatorError::Answer(
+                "no recorded answer of the simulated user for this conversation: record it \
+                 again with --record"
+                    .to_owned(),
+            ));
         }
         let mut usage = Usage::default();
         let mut problem = String::new();
@@ -231,7 +293,7 @@ impl Simulator {
             };
             match arguments.and_then(|args| parse(args, steps.len()).map(|turn| (args, turn))) {
                 Ok((args, turn)) => {
-                    if let Some(cache) = &self.cache {
+                    for store in stores() {
                         let entry = Entry {
                             provider: key.provider.to_owned(),
                             model: key.model.to_owned(),
@@ -239,7 +301,7 @@ impl Simulator {
                             usage: response.usage,
                         };
                         // A cache that cannot be written costs a later call, not this answer.
-                        let _ = cache.store(&key, entry).await;
+                        let _ = store.store(&key, entry).await;
                     }
                     return Ok((turn, usage));
                 }
