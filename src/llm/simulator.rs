@@ -2,12 +2,14 @@
 //! to get through and the conversation so far, an LLM writes the user's next message and says
 //! where each step stands, with a justification.
 //!
-//! This is the building block the simulation runner plays against an agent; it does not run
-//! anything itself. As with the judges ([`super::judge`]), every answer is one forced tool call
-//! (`record_user_turn`) whose arguments must fit the tool's schema exactly: a missing step, a
-//! status off the list or a refusal is asked once more, then is an error. Answers are cached
-//! like judgements (same cache, its own prompt version), so that `--repeat` and re-runs of an
-//! unchanged conversation cost nothing; each repeat is its own sample.
+//! This is the building block the simulation runner ([`crate::simulate`]) plays against an
+//! agent; it does not run anything itself. As with the judges ([`super::judge`]), every
+//! answer is one forced tool call (`record_user_turn`) whose arguments must fit the tool's
+//! schema exactly: a missing step, a status off the list or a refusal is asked once more, then
+//! is an error. Answers are cached like judgements (same cache, its own prompt version), so
+//! that `--repeat` and re-runs of an unchanged conversation cost nothing; each repeat is its
+//! own sample. With `--record` they are also kept beside the transcripts, and a replaying
+//! simulator ([`Simulator::replaying`]) answers from there alone, never calling the provider.
 //!
 //! Stop rules the runner applies (SCRAPI's): every step completed, a step past its
 //! `max_turns`, [`TURN_CAP`] user turns, an empty utterance (the user has nothing more to say),
