@@ -122,10 +122,24 @@ fn a_simulation_that_reaches_its_goal_passes_and_one_that_never_does_fails_at_ma
         let ran = run(
             goldgate(dir.path())
                 .env(provider.key_var(), KEY)
-                .args(["run", "--no-cache", "."]),
+                .args(["run", "--no-cache", "--repeat", "2", "--junit", "junit.xml"])
+                .args(["--html", "report.html", "--markdown", "summary.md", "."]),
             dir.path(),
         );
         assert_eq!(ran.code, Some(1), "{provider:?}: {}", ran.stderr);
+        // Repeats play each simulation twice, each run its own conversation.
+        assert_eq!(
+            case(&ran.report, "reaches_goal")["repeats"]["runs"],
+            json!(["passed", "passed"])
+        );
+        // Every output shows the failed step with the simulated user's justification.
+        for output in ["junit.xml", "report.html", "summary.md"] {
+            let text = fs::read_to_string(dir.path().join(output)).unwrap();
+            assert!(
+                text.contains("never_helps") && text.contains("the simulated user said"),
+                "{provider:?}: {output}:\n{text}"
+            );
+        }
 
         let passed = case(&ran.report, "reaches_goal");
         assert_eq!(passed["status"], "passed", "{provider:?}: {passed:#}");
