@@ -663,6 +663,8 @@ fn json_report_fields() {
             "incomplete",
             "max_errors",
             "agent_log",
+            "agent_startup_ms",
+            "rate_limits",
             "aggregates",
             "samples",
             "alpha_share",
