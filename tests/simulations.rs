@@ -397,3 +397,59 @@ fn a_recorded_simulation_replays_with_no_provider() {
     let expectation = &checks(&replayed.report, "reaches_goal")[1];
     assert_eq!(expectation["status"], "skipped");
 }
+
+#[test]
+fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start(
+        Provider::Gemini,
+        Arc::new(|_: &Seen| Answer::Error {
+            status: 400,
+            retry_after: None,
+            message: "model not found".to_owned(),
+        }),
+    );
+    suite(dir.path(), &judged_by(&agent(), &fake));
+    let ran = run(
+        goldgate(dir.path())
+            .env("GEMINI_API_KEY", KEY)
+            .args(["run", "--no-cache", "."]),
+        dir.path(),
+    );
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    let errored = case(&ran.report, "reaches_goal");
+    assert_eq!(errored["status"], "error");
+    let error = errored["error"].as_str().unwrap();
+    assert!(
+        error.contains("the simulated user could not be asked")
+            && error.contains("model not found"),
+        "{error}"
+    );
+    // The turn played before the simulated user failed is kept.
+    assert_eq!(errored["turns"][0]["input"], "<event welcome>");
+}
+
+#[test]
+fn a_simulation_with_a_misspelt_key_is_not_run_and_lint_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    fs::write(
+        dir.path().join("goldens/sims.yaml"),
+        "evals:\n  - name: x\n    steps:\n      - goal: g\n        max_turn: 3\n",
+    )
+    .unwrap();
+    let outcome = common::goldgate(dir.path(), &["lint", "goldens"]);
+    assert_eq!(outcome.code, Some(1), "{}", outcome.stderr);
+    assert!(
+        outcome
+            .stdout
+            .contains("sims.yaml:5: error [G100] evals[0].steps[0].max_turn: unknown key `max_turn` (did you mean `max_turns`?)"),
+        "{}",
+        outcome.stdout
+    );
+    let outcome = common::goldgate(
+        dir.path(),
+        &["run", "--agent-url", "http://127.0.0.1:9/turn", "goldens"],
+    );
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+}
