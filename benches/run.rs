@@ -189,6 +189,7 @@ fn cases(count: usize) -> Vec<Arc<Case>> {
                 }],
                 checks: Vec::new(),
                 weight: 1.0,
+                simulated_user: None,
             })
         })
         .collect()

@@ -31,6 +31,9 @@ pub struct Config {
     /// The agent's known quota (`agent.rate_limit`), whatever its kind.
     pub agent_rate_limit: RateLimit,
     pub judge: Option<JudgeConfig>,
+    /// The simulated user of SCRAPI simulations (`simulator:`); `None`: the judge's provider
+    /// and model.
+    pub simulator: Option<SimulatorConfig>,
     pub run: RunSettings,
     /// Regression thresholds set in the file (`passRateDropPp`, ...), over the defaults.
     pub thresholds: Vec<(Threshold, f64)>,
@@ -80,6 +83,27 @@ pub struct JudgeConfig {
     pub similarity_pass: f64,
     /// The judge provider's known quota (`judge.rate_limit`).
     pub rate_limit: RateLimit,
+}
+
+/// `simulator: { provider, model, base_url }`: the LLM that plays the user of SCRAPI
+/// simulations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimulatorConfig {
+    pub provider: Provider,
+    /// `base_url` with `${VAR}` still unexpanded.
+    pub endpoint: Endpoint,
+}
+
+impl SimulatorConfig {
+    /// The simulator a config implies: its own, else the judge's provider and model.
+    pub fn of(config: &Config) -> Option<SimulatorConfig> {
+        config.simulator.clone().or_else(|| {
+            config.judge.as_ref().map(|judge| SimulatorConfig {
+                provider: judge.provider,
+                endpoint: judge.endpoint.clone(),
+            })
+        })
+    }
 }
 
 /// `rate_limit: { requests_per_minute, tokens_per_minute }`: a quota goldgate paces itself to,
@@ -165,7 +189,14 @@ pub struct ConfigError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const TOP_KEYS: [&str; 5] = ["agent", "judge", "run", "thresholds", "version"];
+const TOP_KEYS: [&str; 6] = [
+    "agent",
+    "judge",
+    "run",
+    "simulator",
+    "thresholds",
+    "version",
+];
 const AGENT_KINDS: [&str; 6] = ["http", "command", "replay", "openai", "anthropic", "gemini"];
 const RUN_KEYS: [&str; 4] = [
     "concurrency",
@@ -225,6 +256,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
     }
     if let Some(judge) = fields.take("judge") {
         config.judge = crate::config::llm::parse_judge(judge, diags);
+    }
+    if let Some(simulator) = fields.take("simulator") {
+        config.simulator = crate::config::llm::parse_simulator(simulator, diags);
     }
     if let Some(run) = fields.take("run") {
         parse_run(run, &mut config.run, diags);

@@ -132,6 +132,7 @@ fn load_yaml(file: Arc<Path>, root: &Node, hint: Hint) -> Vec<LoadedFile> {
     match kind {
         FileKind::Golden(format) => vec![formats::load_root(&file, root, format)],
         FileKind::RegtraceConfig => formats::regtrace::load_config_file(&file, root),
+        FileKind::Simulations => vec![formats::load_simulations(&file, root)],
         FileKind::OtherEval(what) => {
             let mut diags = Diagnostics::new(&file);
             diags

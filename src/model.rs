@@ -115,6 +115,10 @@ pub struct Case {
     pub checks: Vec<CaseCheck>,
     /// Relative importance in the weighted suite score (Regtrace `weight`, 1 elsewhere).
     pub weight: f64,
+    /// The steps an LLM-simulated user pursues (a SCRAPI simulation): the runner plays the
+    /// conversation turn by turn with the simulated user instead of scripted `turns` (then
+    /// empty), and `checks` are judged over the conversation it played. `None`: scripted.
+    pub simulated_user: Option<Vec<SimulationStep>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -413,6 +417,28 @@ pub struct Simulation {
     pub expectations: Vec<CaseCheck>,
     /// Sent with the first turn.
     pub session_parameters: Map<String, Value>,
+}
+
+impl Simulation {
+    /// The simulation as a case of the neutral model: no scripted turns, its steps for the
+    /// simulated user, its expectations as checks over the conversation.
+    pub fn into_case(self) -> Case {
+        Case {
+            id: self.name.clone(),
+            name: self.name,
+            description: None,
+            format: Format::ScrapiGolden,
+            location: self.location,
+            tags: self.tags,
+            session_parameters: self.session_parameters,
+            system_prompt: None,
+            context: Vec::new(),
+            turns: Vec::new(),
+            checks: self.expectations,
+            weight: 1.0,
+            simulated_user: Some(self.steps),
+        }
+    }
 }
 
 /// One step of a [`Simulation`].

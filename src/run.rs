@@ -18,6 +18,8 @@ use serde_json::{Map, Value};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+mod simulated;
+
 use crate::agent::protocol;
 use crate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest, replay};
 use crate::limit::{DEFAULT_WAIT_BUDGET, Limiter, Limits, Pacing};
@@ -237,7 +239,24 @@ async fn run_case(
         played,
         usage,
         mut error,
-    } = play_turns(&case, &session, (agent, limiter), grader, options, stop).await;
+        steps,
+    } = match simulated::plan(&case) {
+        // A case with a simulated user: played with it, or skipped without one.
+        Some(plan) => match simulated::play(
+            (&plan, case.location.line),
+            &session,
+            (agent, limiter),
+            grader,
+            options,
+            stop,
+        )
+        .await
+        {
+            Ok(session) => session,
+            Err(reason) => return simulated::skipped(&case, &reason),
+        },
+        None => play_turns(&case, &session, (agent, limiter), grader, options, stop).await,
+    };
     agent.end_session(&session).await;
     let checks = match &error {
         None => {
@@ -252,6 +271,7 @@ async fn run_case(
         }
         Some(_) => Vec::new(),
     };
+    let checks = [steps, checks].concat();
     if let (Some(dir), None) = (&options.record, &error)
         && let Err(e) = record(dir, &case, played).await
     {
@@ -325,6 +345,8 @@ struct Session {
     played: Vec<(TurnRequest, Exchange)>,
     usage: Usage,
     error: Option<String>,
+    /// Where each step of a simulated user's conversation ended, as checks.
+    steps: Vec<crate::results::CheckResult>,
 }
 
 /// Plays the turns of `case` in order, grading each; after an error the rest are not played
@@ -342,6 +364,7 @@ async fn play_turns(
         played: Vec::new(),
         usage: Usage::default(),
         error: None,
+        steps: Vec::new(),
     };
     for turn in &case.turns {
         if let Some(message) = &done.error {
@@ -423,6 +446,17 @@ async fn play(
             0,
         ));
     }
+    send(request, (agent, limiter), options).await
+}
+
+/// One request, through the agent's limiter (which waits 429s out, uncounted), under the
+/// turn timeout, with retries for other errors. Returns the exchange (or the last error) and
+/// the number of attempts.
+async fn send(
+    request: &TurnRequest,
+    (agent, limiter): (&dyn Agent, &Limiter),
+    options: &RunOptions,
+) -> Result<(Exchange, u32), (AgentError, u32)> {
     let mut attempt = 0;
     loop {
         attempt += 1;

@@ -7,10 +7,11 @@
 //! call, or a handoff).
 //!
 //! A step's `inject_variables` go with the first turn played while it is the current step, and
-//! a later step's `static_utterance` is said word for word when it starts. This is the runner's
-//! loop, tested against real agents and the three providers, over simulations loaded by
-//! [`crate::formats::scrapi::simulation`] ([`Plan::of`]); running it from `goldgate run`
-//! (discovery, selection, judging the expectations, reports) is still to come (issue 14).
+//! a later step's `static_utterance` is said word for word when it starts. The runner plays a
+//! case that has a simulated user with [`play_with`] ([`Plan::of_case`]), sending each request
+//! as it sends scripted turns; the case's expectations are then judged over the played turns
+//! like any case's checks. [`judge`] is the same rule for callers that play a simulation
+//! outside the runner.
 
 use std::fmt;
 
@@ -24,6 +25,7 @@ use crate::llm::simulator::{
 use crate::model::{CaseCheck, CheckKind, Input, Simulation};
 use crate::score::judge::{Judge, JudgeQuestion, NO_JUDGE};
 use crate::transcript::{Exchange, Reply, Usage};
+use std::future::Future;
 
 /// The tool call by which an agent ends the session (SCRAPI's rule).
 pub const END_SESSION_TOOL: &str = "end_session";
@@ -36,6 +38,8 @@ pub const WELCOME_EVENT: &str = "welcome";
 pub struct Plan {
     /// The simulation's name: the `conversation` of every request.
     pub name: String,
+    /// The `case` of every request (what `--record` and the replay agent key it by).
+    pub case: String,
     pub steps: Vec<Step>,
     /// What the user says first (the first step's `static_utterance`); `None`: the `welcome`
     /// event.
@@ -50,6 +54,7 @@ impl Plan {
     pub fn of(simulation: &Simulation) -> Self {
         Self {
             name: simulation.name.clone(),
+            case: simulation.name.clone(),
             opening: simulation
                 .steps
                 .first()
@@ -60,9 +65,25 @@ impl Plan {
         }
     }
 
+    /// The plan of a case that has a simulated user (see [`crate::model::Case`]): requests
+    /// name it by `case_key`.
+    pub fn of_case(case: &crate::model::Case, case_key: String) -> Option<Self> {
+        let steps = case.simulated_user.clone()?;
+        Some(Self {
+            name: case.id.clone(),
+            case: case_key,
+            opening: steps.first().and_then(|s| s.static_utterance.clone()),
+            steps,
+            session_parameters: case.session_parameters.clone(),
+            turn_cap: TURN_CAP,
+        })
+    }
+
     pub fn new(name: impl Into<String>, steps: Vec<Step>) -> Self {
+        let name = name.into();
         Self {
-            name: name.into(),
+            case: name.clone(),
+            name,
             steps,
             opening: None,
             session_parameters: Map::new(),
@@ -138,13 +159,37 @@ pub enum SimulateError {
     Simulator(#[from] SimulatorError),
 }
 
-/// Plays `plan` against `agent` in session `session`, with `simulator` as the user.
+/// Plays `plan` against `agent` in session `session`, with `simulator` as the user, then
+/// ends the session.
 pub async fn play(
     agent: &dyn Agent,
     simulator: &Simulator,
     plan: &Plan,
     session: &str,
 ) -> Result<Played, SimulateError> {
+    let played = play_with(
+        |request| async move { agent.send(&request).await },
+        simulator,
+        plan,
+        session,
+    )
+    .await;
+    agent.end_session(session).await;
+    played
+}
+
+/// [`play`] with every request sent by `send` (the runner's: through its rate limiter, with
+/// its timeout and retries); the caller ends the session.
+pub async fn play_with<F, Fut>(
+    mut send: F,
+    simulator: &Simulator,
+    plan: &Plan,
+    session: &str,
+) -> Result<Played, SimulateError>
+where
+    F: FnMut(TurnRequest) -> Fut,
+    Fut: Future<Output = Result<Exchange, AgentError>>,
+{
     let mut said = match &plan.opening {
         Some(text) => Input::Text(text.clone()),
         None => Input::Event(WELCOME_EVENT.to_owned()),
@@ -171,7 +216,7 @@ pub async fn play(
             id: None,
             session: session.to_owned(),
             conversation: plan.name.clone(),
-            case: plan.name.clone(),
+            case: plan.case.clone(),
             turn: number,
             input: input_object(&inputs),
             session_parameters: if number == 1 {
@@ -184,13 +229,10 @@ pub async fn play(
             system_prompt: None,
             context: Vec::new(),
         };
-        let exchange = agent
-            .send(&request)
-            .await
-            .map_err(|source| SimulateError::Agent {
-                turn: number,
-                source,
-            })?;
+        let exchange = send(request).await.map_err(|source| SimulateError::Agent {
+            turn: number,
+            source,
+        })?;
         if let Some(count) = spent.get_mut(current) {
             *count += 1;
         }
@@ -228,7 +270,6 @@ pub async fn play(
             None
         };
         if let Some(stop) = stop {
-            agent.end_session(session).await;
             return Ok(Played {
                 turns,
                 steps,

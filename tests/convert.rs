@@ -138,6 +138,10 @@ fn every_golden_round_trips_or_says_what_it_lost() {
         };
         let original: Vec<Case> = suite.files.iter().flat_map(|f| f.cases.clone()).collect();
         let cases = convert::source_cases(&suite);
+        if cases.is_empty() {
+            // SCRAPI simulations: no scripted turns for another format to hold.
+            continue;
+        }
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         for to in convert::TARGETS {
             if to == from {

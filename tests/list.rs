@@ -40,6 +40,7 @@ struct Listed {
     turns: usize,
     checks: usize,
     shard: Option<String>,
+    steps: Option<usize>,
 }
 
 fn list_json(dir: &Path, args: &[&str]) -> Listing {
@@ -130,7 +131,7 @@ fn json_lists_the_selection_with_the_documented_keys() {
     assert_eq!(
         keys,
         [
-            "id", "name", "file", "line", "format", "tags", "turns", "checks", "shard"
+            "id", "name", "file", "line", "format", "tags", "turns", "checks", "shard", "steps"
         ]
     );
 }

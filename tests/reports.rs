@@ -89,6 +89,7 @@ fn model_case(id: &str, file: &str, line: u32, turns: Vec<Turn>) -> Case {
         turns,
         checks: Vec::new(),
         weight: 1.0,
+        simulated_user: None,
     }
 }
 

@@ -307,6 +307,8 @@ fn the_config_schema_agrees_with_the_loader() {
         "agent: { anthropic: { model: claude, temperature: 0.2, max_tool_rounds: 3, system_prompt: You are a support agent., base_url: 'http://127.0.0.1:9/${X}' } }",
         "agent: { gemini: {} }",
         "judge: { provider: openai, model: gpt, votes: 3, similarity_pass: 2.5, base_url: 'http://127.0.0.1:9' }",
+        "simulator: { provider: gemini, model: flash, base_url: 'http://127.0.0.1:9/${X}' }",
+        "judge: { provider: openai }\nsimulator: { provider: anthropic }",
         "run: { concurrency: 2, timeout: 500ms, retries: 0, allow_extra_tool_calls: true }",
         "run: { timeout: 30 }",
         "run: { timeout: ' 1.5 m' }",
@@ -333,6 +335,9 @@ fn the_config_schema_agrees_with_the_loader() {
         "judge: { provider: claude }",
         "judge: { provider: anthropic, votes: 2 }",
         "judge: { provider: anthropic, similarity_pass: 5 }",
+        "simulator: { model: x }",
+        "simulator: { provider: antropic }",
+        "simulator: { provider: openai, votes: 3 }",
         "run: { concurrency: 0 }",
         "run: { timeout: 5 parsecs }",
         "run: { timeout: -1 }",
@@ -364,7 +369,7 @@ fn the_config_schema_agrees_with_the_loader() {
         }
     }
     assert_eq!(disagreements, "", "the schema and the loader disagree");
-    assert_eq!((valid, invalid), (15, 33));
+    assert_eq!((valid, invalid), (17, 36));
     // An empty goldgate.yaml is a valid config.
     assert!(schema.is_valid(&Value::Null));
 }

@@ -75,7 +75,8 @@ pub fn load(input: &Path) -> Result<Suite, ConvertError> {
 pub fn source_cases(suite: &Suite) -> Vec<Case> {
     let mut cases = Vec::new();
     for file in &suite.files {
-        for case in &file.cases {
+        // A simulation has no scripted turns for another format to hold.
+        for case in file.cases.iter().filter(|c| c.simulated_user.is_none()) {
             let mut case = case.clone();
             if case.format == Format::ScrapiGolden {
                 let stem = file.path.file_stem().unwrap_or_default().to_string_lossy();

@@ -9,7 +9,7 @@
 //!   "cases": [
 //!     {"id": "order_status", "name": "order_status", "file": "evals/goldens/orders.yaml",
 //!      "line": 3, "format": "scrapi", "tags": ["orders"], "turns": 2, "checks": 0,
-//!      "shard": "1/2"}
+//!      "shard": "1/2", "steps": null}
 //!   ]
 //! }
 //! ```
@@ -18,7 +18,9 @@
 //! listing and the report of the run it announces carry the same fingerprint. `cases` are in
 //! the order the run schedules them; `file` is the path as loaded, as in the report; `checks`
 //! counts the checks over the whole conversation (gecx scorers, SCRAPI `expectations`,
-//! Regtrace metrics); `shard` is `--shard`'s `K/N`, `null` without it.
+//! Regtrace metrics); `shard` is `--shard`'s `K/N`, `null` without it; `steps` is the number
+//! of steps of a SCRAPI simulation (an LLM plays the user; it has no scripted `turns`), `null`
+//! for a scripted case.
 
 use std::io::{self, Write};
 
@@ -47,6 +49,8 @@ pub struct Listed {
     pub turns: usize,
     pub checks: usize,
     pub shard: Option<Shard>,
+    /// The steps of a simulated user (SCRAPI simulations); `None`: scripted turns.
+    pub steps: Option<usize>,
 }
 
 impl Listing {
@@ -130,7 +134,10 @@ impl Listed {
     /// `2 turns` or `1 turn, 3 checks`.
     fn counts(&self) -> String {
         let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-        let mut text = plural(self.turns, "turn");
+        let mut text = match self.steps {
+            Some(steps) => format!("simulated user, {}", plural(steps, "step")),
+            None => plural(self.turns, "turn"),
+        };
         if self.checks > 0 {
             text.push_str(", ");
             text.push_str(&plural(self.checks, "check"));
@@ -149,6 +156,7 @@ impl Listed {
             turns: case.turns.len(),
             checks: case.checks.len(),
             shard,
+            steps: case.simulated_user.as_ref().map(Vec::len),
         }
     }
 }

@@ -15,14 +15,15 @@ use goldgate::app::publish::{self, Publish};
 use goldgate::app::select::{self, Selected, Selection};
 use goldgate::config::llm::eval_config_models;
 use goldgate::config::thresholds::EVAL_CONFIG_FILE;
-use goldgate::config::{AgentConfig, Config, JudgeConfig};
+use goldgate::config::{AgentConfig, Config, JudgeConfig, SimulatorConfig};
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::gate::adaptive::{self, Schedule};
 use goldgate::limit::{self, Limits};
 use goldgate::llm::cache::{self, JudgeCache};
-use goldgate::llm::client::{Patience, SetupError};
+use goldgate::llm::client::{LlmClient, Patience, SetupError};
 use goldgate::llm::judge::JudgePanel;
+use goldgate::llm::simulator::Simulator;
 use goldgate::model::Case;
 use goldgate::report::{console, gate, html, junit};
 use goldgate::results::json;
@@ -177,6 +178,7 @@ fn build_grader(args: &RunArgs, config: &Config, options: &RunOptions) -> Result
             ..ScoreOptions::default()
         },
     );
+    (grader.simulator, grader.no_simulator) = build_simulator(args, config, options)?;
     let Some(judge) = &config.judge else {
         return Ok(grader);
     };
@@ -323,6 +325,72 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         exit = exit.max(super::update_baseline(path, report, args.force, history)?);
     }
     Ok(exit)
+}
+
+/// Where `--record DIR` keeps the simulated user's answers (`DIR/simulated-user/`), and where
+/// a replay of `DIR` reads them.
+const RECORDED_USER: &str = "simulated-user";
+
+/// The simulated user of SCRAPI simulations (`simulator:`, else the judge's provider and
+/// model), cached like the judge and recorded with `--record`; without its key, replaying
+/// what was recorded, else why simulations are skipped.
+fn build_simulator(
+    args: &RunArgs,
+    config: &Config,
+    options: &RunOptions,
+) -> Result<(Option<Simulator>, Option<String>), String> {
+    let Some(wanted) = SimulatorConfig::of(config) else {
+        return Ok((None, None));
+    };
+    let endpoint = goldgate::config::Endpoint {
+        base_url: connect::expanded(wanted.endpoint.base_url.as_deref(), "simulator")?,
+        model: wanted.endpoint.model.clone(),
+    };
+    let patience = Patience {
+        timeout: options.timeout,
+        retries: options.retries,
+        backoff: options.backoff,
+    };
+    let http = connect::http_client()?;
+    match LlmClient::from_env(wanted.provider, &endpoint, http.clone(), patience) {
+        Ok(client) => {
+            let client = match &options.limits {
+                Some(limits) => client.limited_by(limits.endpoint(
+                    &format!("simulator {}", wanted.provider.name()),
+                    limit::Pacing::default(),
+                )),
+                None => client,
+            };
+            let dir = args.cache_dir.as_deref();
+            let cache = (!args.no_cache)
+                .then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))));
+            let simulator = Simulator::new(client, cache);
+            Ok((
+                Some(match &args.record {
+                    Some(dir) => simulator.recording_to(JudgeCache::new(dir.join(RECORDED_USER))),
+                    None => simulator,
+                }),
+                None,
+            ))
+        }
+        // Replaying a recorded run: the simulated user's answers were recorded with it.
+        Err(SetupError::MissingKey { .. })
+            if let Some(AgentConfig::Replay { dir }) = agent_config(args, config) =>
+        {
+            let recorded = JudgeCache::new(dir.join(RECORDED_USER));
+            Simulator::replaying(wanted.provider, &endpoint, recorded, http)
+                .map(|simulator| (Some(simulator), None))
+                .map_err(|e| format!("simulator: {e}"))
+        }
+        Err(SetupError::MissingKey { var }) => Ok((
+            None,
+            Some(format!(
+                "the {} simulated user needs {var}, which is not set",
+                wanted.provider.name()
+            )),
+        )),
+        Err(SetupError::Invalid(message)) => Err(format!("simulator: {message}")),
+    }
 }
 
 /// The judge `judge:` configures, with the cache unless `--no-cache`; it retries and times out

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::tools;
 use super::{
     DEFAULT_MAX_TOOL_ROUNDS, Endpoint, JudgeConfig, LlmAgentConfig, LlmAgentSettings,
-    positive_integer,
+    SimulatorConfig, positive_integer,
 };
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::Provider;
@@ -34,6 +34,8 @@ const JUDGE_KEYS: [&str; 6] = [
     "similarity_pass",
     "rate_limit",
 ];
+
+const SIMULATOR_KEYS: [&str; 3] = ["provider", "model", "base_url"];
 
 /// The top of the similarity scale.
 pub const SIMILARITY_MAX: f64 = 4.0;
@@ -229,6 +231,32 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
         similarity_pass: similarity_pass.unwrap_or(SIMILARITY_PASS),
         rate_limit,
     })
+}
+
+/// `simulator: { provider, model, base_url }`.
+pub(crate) fn parse_simulator(node: &Node, diags: &mut Diagnostics) -> Option<SimulatorConfig> {
+    let mut fields = Fields::of(node, "simulator", diags)?;
+    let provider_node = fields.require("provider", "anthropic, openai or gemini", diags);
+    let endpoint = Endpoint {
+        model: fields.string("model", diags),
+        base_url: fields.string("base_url", diags),
+    };
+    fields.finish(&SIMULATOR_KEYS, diags);
+    let provider_node = provider_node?;
+    let name = yaml::expect_text(provider_node, "simulator.provider", diags)?;
+    let Some(provider) = Provider::parse(&name) else {
+        diags
+            .error(
+                Code::G107,
+                provider_node.line,
+                provider_node.column,
+                format!("unknown simulator provider `{name}`"),
+            )
+            .field("simulator.provider")
+            .hint(suggestion(&name, &Provider::NAMES));
+        return None;
+    };
+    Some(SimulatorConfig { provider, endpoint })
 }
 
 /// A number in `0..=max`, or a G111 naming `field`.

@@ -501,5 +501,6 @@ fn empty_case(row: &Row<'_>, diags: &Diagnostics) -> Case {
         turns: Vec::new(),
         checks: Vec::new(),
         weight: 1.0,
+        simulated_user: None,
     }
 }

@@ -76,6 +76,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         turns,
         checks,
         weight: 1.0,
+        simulated_user: None,
     }]
 }
 

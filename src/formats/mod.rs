@@ -26,6 +26,9 @@ pub enum FileKind {
     RegtraceConfig,
     /// A gecx `*.scenario.ts`: needs a JavaScript runtime.
     ScenarioTs,
+    /// SCRAPI simulations (`evals:`, or a bare list of evals with `steps`): an LLM plays the
+    /// user ([`scrapi::simulation`]).
+    Simulations,
     /// A file of one of the reference systems that is not a golden (turn evals, simulations,
     /// tool or guardrail tests).
     OtherEval(&'static str),
@@ -52,8 +55,10 @@ impl LoadedFile {
 /// Tells the kind of a YAML document from its top-level keys.
 pub fn sniff_yaml(root: &Node) -> FileKind {
     if let Some(items) = root.as_seq() {
-        // SCRAPI simulations may be a bare list of goals.
-        return if items
+        // SCRAPI simulations may be a bare list of evals, or (another tool's shape) of goals.
+        return if items.iter().any(|i| i.get("steps").is_some()) {
+            FileKind::Simulations
+        } else if items
             .iter()
             .any(|i| i.get("goal").is_some() || i.get("user_goal").is_some())
         {
@@ -87,7 +92,9 @@ pub fn sniff_yaml(root: &Node) -> FileKind {
         FileKind::RegtraceConfig
     } else if has("when") || has("then") {
         FileKind::Golden(Format::GecxScenario)
-    } else if has("evals") || has("simulations") {
+    } else if has("evals") {
+        FileKind::Simulations
+    } else if has("simulations") {
         FileKind::OtherEval("a SCRAPI simulation file")
     } else if has("tests") {
         FileKind::OtherEval("a SCRAPI tool or guardrail test file")
@@ -127,6 +134,17 @@ pub fn load_golden(path: &Arc<Path>, text: &str, format: Format) -> LoadedFile {
             loaded(path, format, Vec::new(), diags)
         }
     }
+}
+
+/// Loads a SCRAPI simulation file: each simulation a case the runner plays with a simulated
+/// user.
+pub fn load_simulations(path: &Arc<Path>, root: &Node) -> LoadedFile {
+    let mut diags = Diagnostics::new(path);
+    let cases = scrapi::simulation::load(root, &mut diags)
+        .into_iter()
+        .map(crate::model::Simulation::into_case)
+        .collect();
+    loaded(path, Format::ScrapiGolden, cases, diags)
 }
 
 /// Loads an already-parsed YAML document of a known format.

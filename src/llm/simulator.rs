@@ -2,25 +2,29 @@
 //! to get through and the conversation so far, an LLM writes the user's next message and says
 //! where each step stands, with a justification.
 //!
-//! This is the building block the simulation runner plays against an agent; it does not run
-//! anything itself. As with the judges ([`super::judge`]), every answer is one forced tool call
-//! (`record_user_turn`) whose arguments must fit the tool's schema exactly: a missing step, a
-//! status off the list or a refusal is asked once more, then is an error. Answers are cached
-//! like judgements (same cache, its own prompt version), so that `--repeat` and re-runs of an
-//! unchanged conversation cost nothing; each repeat is its own sample.
+//! This is the building block the simulation runner ([`crate::simulate`]) plays against an
+//! agent; it does not run anything itself. As with the judges ([`super::judge`]), every
+//! answer is one forced tool call (`record_user_turn`) whose arguments must fit the tool's
+//! schema exactly: a missing step, a status off the list or a refusal is asked once more, then
+//! is an error. Answers are cached like judgements (same cache, its own prompt version), so
+//! that `--repeat` and re-runs of an unchanged conversation cost nothing; each repeat is its
+//! own sample. With `--record` they are also kept beside the transcripts, and a replaying
+//! simulator ([`Simulator::replaying`]) answers from there alone, never calling the provider.
 //!
 //! Stop rules the runner applies (SCRAPI's): every step completed, a step past its
 //! `max_turns`, [`TURN_CAP`] user turns, an empty utterance (the user has nothing more to say),
 //! or the agent ending the session.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
 use super::cache::{CacheKey, Entry, JudgeCache};
-use super::client::LlmClient;
+use super::client::{LlmClient, Patience};
 use super::{ChatMessage, ChatRequest, ToolChoice};
 use crate::config::tools::ToolSpec;
+use crate::results::JudgeUsage;
 use crate::transcript::Usage;
 
 /// The version of the prompt and tool below: a new wording is a new question to the cache.
@@ -117,6 +121,19 @@ pub struct Simulator {
     cache: Option<JudgeCache>,
     /// 0-based index of the `--repeat` run this simulator serves.
     repeat: u32,
+    /// Running totals, shared by clones (requests are the client's).
+    ledger: Arc<Ledger>,
+    /// Where `--record` keeps every answer, so that a replay needs no provider.
+    recording: Option<JudgeCache>,
+    /// Replaying: answers come from the recording only, and the provider is never called.
+    offline: bool,
+}
+
+#[derive(Debug, Default)]
+struct Ledger {
+    cached: AtomicU64,
+    input_tokens: AtomicU64,
+    output_tokens: AtomicU64,
 }
 
 impl Simulator {
@@ -125,7 +142,61 @@ impl Simulator {
             client: Arc::new(client),
             cache,
             repeat: 0,
+            ledger: Arc::default(),
+            recording: None,
+            offline: false,
         }
+    }
+
+    /// The same simulator, also keeping every answer under `recording` (`--record`).
+    pub fn recording_to(self, recording: JudgeCache) -> Self {
+        Self {
+            recording: Some(recording),
+            ..self
+        }
+    }
+
+    /// A simulator that only replays the answers recorded under `recording` (by a run with
+    /// `--record` and the same simulator settings) and never calls the provider, so needs no
+    /// key: a conversation that was not recorded is an error of the run.
+    pub fn replaying(
+        provider: crate::model::Provider,
+        endpoint: &crate::config::Endpoint,
+        recording: JudgeCache,
+        http: reqwest::Client,
+    ) -> Result<Self, super::client::SetupError> {
+        let key_var = super::info(provider).key_var;
+        // A placeholder: with `offline` nothing is ever sent.
+        let env = |name: &str| {
+            if name == key_var {
+                Some("replay-only".to_owned())
+            } else {
+                std::env::var(name).ok()
+            }
+        };
+        let patience = Patience {
+            timeout: std::time::Duration::from_secs(1),
+            retries: 0,
+            backoff: std::time::Duration::ZERO,
+        };
+        let client = LlmClient::new(provider, endpoint, &env, http, patience)?;
+        Ok(Self {
+            offline: true,
+            ..Self::new(client, None).recording_to(recording)
+        })
+    }
+
+    /// What the simulated user cost so far, for the report's judge usage (labelled as the
+    /// simulated user); `None` before it answered anything.
+    pub fn usage(&self) -> Option<JudgeUsage> {
+        let usage = JudgeUsage {
+            judge: format!("{} (simulated user)", self.describe()),
+            calls: self.client.requests(),
+            cached: self.ledger.cached.load(Ordering::Relaxed),
+            input_tokens: self.ledger.input_tokens.load(Ordering::Relaxed),
+            output_tokens: self.ledger.output_tokens.load(Ordering::Relaxed),
+        };
+        (usage.calls + usage.cached > 0).then_some(usage)
     }
 
     /// The same simulator for run `index` of `--repeat`: its answers are cached apart.
@@ -134,6 +205,14 @@ impl Simulator {
             repeat: index,
             ..self.clone()
         }
+    }
+
+    pub fn provider(&self) -> crate::model::Provider {
+        self.client.provider()
+    }
+
+    pub fn model(&self) -> &str {
+        self.client.model()
     }
 
     /// `provider/model`, for reports.
@@ -168,11 +247,30 @@ impl Simulator {
             repeat: self.repeat,
             vote: 0,
         };
-        if let Some(cache) = &self.cache
-            && let Some(entry) = cache.fetch(&key).await
-            && let Ok(turn) = parse(&entry.answer, steps.len())
-        {
-            return Ok((turn, Usage::default()));
+        let stores = || self.cache.iter().chain(&self.recording);
+        let sources = if self.offline {
+            self.recording.as_slice()
+        } else {
+            self.cache.as_slice()
+        };
+        for source in sources {
+            if let Some(entry) = source.fetch(&key).await
+                && let Ok(turn) = parse(&entry.answer, steps.len())
+            {
+                self.ledger.cached.fetch_add(1, Ordering::Relaxed);
+                if let Some(recording) = self.recording.as_ref().filter(|_| !self.offline) {
+                    // A cached answer is recorded too: the replay must find every one.
+                    let _ = recording.store(&key, entry).await;
+                }
+                return Ok((turn, Usage::default()));
+            }
+        }
+        if self.offline {
+            return Err(SimulatorError::Answer(
+                "no recorded answer of the simulated user for this conversation: record it \
+                 again with --record"
+                    .to_owned(),
+            ));
         }
         let mut usage = Usage::default();
         let mut problem = String::new();
@@ -183,6 +281,13 @@ impl Simulator {
                 .await
                 .map_err(|e| SimulatorError::Request(e.to_string()))?;
             usage = usage.plus(response.usage);
+            let ledger = &self.ledger;
+            ledger
+                .input_tokens
+                .fetch_add(response.usage.input_tokens, Ordering::Relaxed);
+            ledger
+                .output_tokens
+                .fetch_add(response.usage.output_tokens, Ordering::Relaxed);
             let arguments = match (&response.refusal, response.calls.as_slice()) {
                 (Some(refusal), _) => Err(refusal.clone()),
                 (None, [call]) if call.name == TOOL => Ok(&call.args),
@@ -190,7 +295,7 @@ impl Simulator {
             };
             match arguments.and_then(|args| parse(args, steps.len()).map(|turn| (args, turn))) {
                 Ok((args, turn)) => {
-                    if let Some(cache) = &self.cache {
+                    for store in stores() {
                         let entry = Entry {
                             provider: key.provider.to_owned(),
                             model: key.model.to_owned(),
@@ -198,7 +303,7 @@ impl Simulator {
                             usage: response.usage,
                         };
                         // A cache that cannot be written costs a later call, not this answer.
-                        let _ = cache.store(&key, entry).await;
+                        let _ = store.store(&key, entry).await;
                     }
                     return Ok((turn, usage));
                 }

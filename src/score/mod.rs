@@ -26,6 +26,7 @@ pub use matchers::json_equal;
 pub use metrics::NEEDS_BASELINE;
 
 use crate::config::llm::SIMILARITY_PASS;
+use crate::llm::simulator::Simulator;
 use crate::model::{ArgsMatcher, Case, CheckKind, Location};
 use crate::results::{CheckCategory, CheckResult, JudgeUsage, Method, Status, TurnResult};
 
@@ -62,6 +63,10 @@ pub struct Grader {
     /// Why LLM-judge checks are skipped when there is no judge (default [`NO_JUDGE`]), e.g.
     /// the configured judge's key is not set.
     pub no_judge: Option<String>,
+    /// The simulated user that plays the cases that have one (SCRAPI simulations).
+    pub simulator: Option<Simulator>,
+    /// Why there is no simulated user (its key is not set): such cases are skipped with it.
+    pub no_simulator: Option<String>,
 }
 
 impl fmt::Debug for Grader {
@@ -79,6 +84,8 @@ impl Grader {
             judge,
             options,
             no_judge: None,
+            simulator: None,
+            no_simulator: None,
         }
     }
 
@@ -89,15 +96,22 @@ impl Grader {
             .judge
             .as_ref()
             .map(|judge| judge.for_repeat(index).unwrap_or_else(|| Arc::clone(judge)));
+        let simulator = self.simulator.as_ref().map(|s| s.for_repeat(index));
         Grader {
             judge,
+            simulator,
             ..self.clone()
         }
     }
 
-    /// What the judges cost so far (empty: no judge, or none answered).
+    /// What the judges and the simulated user cost so far (empty: none, or none answered).
     pub fn judge_usage(&self) -> Vec<JudgeUsage> {
-        self.judge.iter().flat_map(|judge| judge.usage()).collect()
+        let simulator = self.simulator.iter().filter_map(Simulator::usage);
+        self.judge
+            .iter()
+            .flat_map(|judge| judge.usage())
+            .chain(simulator)
+            .collect()
     }
 
     /// The configured judges as `provider/model`, for the report (empty: none).

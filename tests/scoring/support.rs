@@ -144,6 +144,7 @@ pub(crate) fn case(checks: Vec<CheckKind>) -> Case {
             })
             .collect(),
         weight: 1.0,
+        simulated_user: None,
     }
 }
 

@@ -240,6 +240,7 @@ fn to_case(
         turns: vec![turn],
         checks,
         weight: weight * defaults.weight,
+        simulated_user: None,
     })
 }
 

@@ -131,6 +131,7 @@ fn conversation(
         turns,
         checks,
         weight: 1.0,
+        simulated_user: None,
     })
 }
 

@@ -157,6 +157,7 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         turns,
         checks,
         weight: 1.0,
+        simulated_user: None,
     }]
 }
 

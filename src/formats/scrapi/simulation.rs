@@ -2,9 +2,9 @@
 //! `{name, tags, steps: [{goal, success_criteria, response_guide, max_turns | static_utterance,
 //! inject_variables}], expectations, session_parameters}` (shared/CES.md section 4).
 //!
-//! Every problem is reported with its line and key path, as for goldens. Discovery still
-//! reports these files as not run; this loader is what the simulation runner will read them
-//! with (issue 14).
+//! Every problem is reported with its line and key path, as for goldens. Each simulation
+//! becomes a [`crate::model::Case`] with a simulated user ([`Simulation::into_case`]), which
+//! `goldgate run` plays and `goldgate list` lists like any case.
 
 use std::collections::HashMap;
 
