@@ -183,8 +183,9 @@ impl CesAgent {
                             .find(|(name, _)| *name == call.name)
                             .map(|(_, v)| v.clone())
                     });
-                let response = match mock {
-                    Some(output) => wire::response_struct(output),
+                // The transcript keeps the golden's value; the wire needs a Struct.
+                let output = match mock {
+                    Some(output) => output,
                     None => {
                         let message = format!(
                             "goldgate: the golden has no mock for client tool `{}` with these arguments",
@@ -200,8 +201,9 @@ impl CesAgent {
                 reply.tool_calls.push(ToolCall {
                     name: call.name.clone(),
                     args: call.args.clone(),
-                    response: Some(response.clone()),
+                    response: Some(output.clone()),
                 });
+                let response = wire::response_struct(output);
                 answers.push(wire::tool_response(call.target, &call.id, response));
             }
             inputs = vec![json!({ "toolResponses": { "toolResponses": answers } })];
