@@ -249,3 +249,65 @@ fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
         "{printed}"
     );
 }
+
+#[test]
+fn throttling_is_retried_and_deployment_and_entry_agent_reach_the_session_config() {
+    let dir = tempfile::tempdir().unwrap();
+    common::order_golden(dir.path(), &common::order_conversation("one"));
+    let ces = Ces::accepting(TOKEN);
+    *ces.throttle.lock().unwrap() = 2;
+    let addr = start_ces(&ces);
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!(
+            "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\n    deployment: prod\n    entry_agent: {APP}/agents/root\nrun:\n  retries: 3\n"
+        ),
+    )
+    .unwrap();
+    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(code, Some(0), "{printed}");
+    assert_eq!(report["cases"][0]["status"], "passed", "{report:#}");
+    // A 429 and a 503, then the turn: through the limiter and the runner's retries.
+    assert_eq!(*ces.requests.lock().unwrap(), 3);
+    let config = ces.last_config.lock().unwrap().clone();
+    assert_eq!(config["deployment"], format!("{APP}/deployments/prod"));
+    assert_eq!(config["entryAgent"], format!("{APP}/agents/root"));
+}
+
+#[test]
+fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    fs::write(
+        dir.path().join("goldens/weather.yaml"),
+        "conversations:\n  - conversation: no_mock\n    turns:\n      - user: What's the weather?\n        agent: It is sunny in Oslo.\n",
+    )
+    .unwrap();
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir.path(), start_ces(&ces));
+    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(ces.violations(), Vec::<String>::new());
+    assert_eq!(code, Some(1), "{printed}");
+    let reply = &report["cases"][0]["turns"][0]["reply"];
+    assert_eq!(reply["error"]["code"], "no_mock", "{reply:#}");
+    let response = reply["tool_calls"][0]["response"]["error"]
+        .as_str()
+        .unwrap();
+    assert!(
+        response.contains("no mock for client tool `get_weather`"),
+        "{response}"
+    );
+}
+
+#[test]
+fn without_credentials_the_run_says_where_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    write_goldens(dir.path());
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir.path(), start_ces(&ces));
+    // Nothing listens there: the metadata server of a machine outside Google Cloud.
+    let (code, _, printed) = run(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
+    assert_eq!(code, Some(2), "{printed}");
+    assert!(printed.contains("no Google credentials found"), "{printed}");
+    assert_eq!(*ces.requests.lock().unwrap(), 0);
+}

@@ -135,6 +135,10 @@ pub struct Ces {
     pub sessions: Arc<Mutex<HashMap<String, Session>>>,
     pub violations: Arc<Mutex<Vec<String>>>,
     pub requests: Arc<Mutex<usize>>,
+    /// Answers this many requests with 429 (or 503 for every other one) before serving.
+    pub throttle: Arc<Mutex<usize>>,
+    /// The `config` of the last request.
+    pub last_config: Arc<Mutex<Value>>,
 }
 
 #[derive(Clone, Default)]
@@ -188,6 +192,23 @@ pub async fn run_session(
     body: Bytes,
 ) -> Response {
     *ces.requests.lock().unwrap() += 1;
+    {
+        let mut throttle = ces.throttle.lock().unwrap();
+        if *throttle > 0 {
+            *throttle -= 1;
+            let (status, name) = if *throttle % 2 == 0 {
+                (StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED")
+            } else {
+                (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
+            };
+            let mut response =
+                google_error(status, name, "Quota exceeded for quota metric 'Sessions'.");
+            response
+                .headers_mut()
+                .insert("retry-after", "0".parse().unwrap());
+            return response;
+        }
+    }
     let token = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -231,6 +252,7 @@ pub async fn run_session(
     let Some(inputs) = request["inputs"].as_array().filter(|i| !i.is_empty()) else {
         return ces.violation("no inputs".into());
     };
+    *ces.last_config.lock().unwrap() = request["config"].clone();
     let mut sessions = ces.sessions.lock().unwrap();
     let state = sessions.entry(session.clone()).or_default();
     let (mut text, mut event, mut answered) = (String::new(), None, None);

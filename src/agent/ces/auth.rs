@@ -147,6 +147,20 @@ impl Credentials {
             return Ok(token.clone());
         }
         let (token, lifetime) = self.fetch().await.map_err(|e| {
+            let metadata = matches!(self.source, Source::Metadata { .. });
+            if metadata && e.kind == AgentErrorKind::Connect {
+                // The last resort of the chain, and off Google Cloud it is not there at all.
+                return AgentError::new(
+                    AgentErrorKind::Refused,
+                    format!(
+                        "no Google credentials found: set CXAS_OAUTH_TOKEN or \
+                         GOOGLE_APPLICATION_CREDENTIALS, or run `gcloud auth \
+                         application-default login` (the metadata server, tried last, did not \
+                         answer: {})",
+                        e.message
+                    ),
+                );
+            }
             let kind = if e.kind == AgentErrorKind::Connect {
                 e.kind
             } else {
