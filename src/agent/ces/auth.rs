@@ -96,6 +96,8 @@ pub struct Credentials {
     origin: String,
     client: Client,
     cached: Mutex<Option<(String, Option<Instant>)>>,
+    /// Every token handed out, for cutting out of error messages.
+    issued: std::sync::Mutex<Vec<String>>,
 }
 
 impl Credentials {
@@ -122,6 +124,7 @@ impl Credentials {
             origin,
             client,
             cached: Mutex::new(None),
+            issued: std::sync::Mutex::default(),
         })
     }
 
@@ -130,12 +133,12 @@ impl Credentials {
         &self.origin
     }
 
-    /// The static token, which errors must never quote.
-    pub fn secret(&self) -> Option<&str> {
-        match &self.source {
-            Source::Static(token) => Some(token),
-            _ => None,
-        }
+    /// The tokens handed out so far, which errors must never quote.
+    pub fn secrets(&self) -> Vec<String> {
+        self.issued
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// A token valid for at least [`MARGIN`] more, fetched when the cached one is not.
@@ -161,7 +164,8 @@ impl Credentials {
                     ),
                 );
             }
-            let kind = if e.kind == AgentErrorKind::Connect {
+            // A dropped connection, a 429 or a 5xx may pass on a second try; a refusal not.
+            let kind = if e.is_retryable() {
                 e.kind
             } else {
                 AgentErrorKind::Refused
@@ -174,6 +178,11 @@ impl Credentials {
                 ),
             )
         })?;
+        let mut issued = self.issued.lock().unwrap_or_else(|e| e.into_inner());
+        if !issued.contains(&token) {
+            issued.push(token.clone());
+        }
+        drop(issued);
         let expires = lifetime.map(|l| Instant::now() + l);
         *cached = Some((token.clone(), expires));
         Ok(token)

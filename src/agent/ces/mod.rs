@@ -84,9 +84,14 @@ impl CesAgent {
         config
     }
 
-    /// One `runSession` call.
-    async fn run_session(&self, session: &str, inputs: Vec<Value>) -> Result<Value, AgentError> {
+    /// One `runSession` call, and how long its HTTP round trip took (not the token's fetch).
+    async fn run_session(
+        &self,
+        session: &str,
+        inputs: Vec<Value>,
+    ) -> Result<(Value, Duration), AgentError> {
         let token = self.credentials.token().await?;
+        let started = Instant::now();
         let url = format!("{}{session}:runSession", self.prefix);
         let mut request = self
             .client
@@ -117,16 +122,20 @@ impl CesAgent {
                 ..AgentError::new(AgentErrorKind::Status(code), message)
             });
         }
-        serde_json::from_slice(&read_body(response).await?).map_err(|e| {
+        let body = read_body(response).await?;
+        let round_trip = started.elapsed();
+        let value = serde_json::from_slice(&body).map_err(|e| {
             AgentError::new(
                 AgentErrorKind::Protocol,
                 format!("the runSession answer is not JSON: {e}"),
             )
-        })
+        })?;
+        Ok((value, round_trip))
     }
 
     async fn turn(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
-        let started = Instant::now();
+        // The turn's HTTP round trips, added up: the time the app took, without token fetches.
+        let mut latency = Duration::ZERO;
         let session = self.session_name(&request.session);
         let mut inputs = wire::inputs(&request.input, &request.session_parameters)
             .map_err(|e| AgentError::new(AgentErrorKind::Protocol, e))?;
@@ -135,8 +144,9 @@ impl CesAgent {
         let mut seen_ids: Vec<String> = Vec::new();
         let mut ttft = None;
         for round in 0..=MAX_CLIENT_ROUNDS {
-            let round_started = started.elapsed();
-            let response = self.run_session(&session, inputs).await?;
+            let (response, round_trip) = self.run_session(&session, inputs).await?;
+            let round_started = latency;
+            latency += round_trip;
             let read =
                 wire::read(&response).map_err(|e| AgentError::new(AgentErrorKind::Protocol, e))?;
             reply.messages.extend(read.messages);
@@ -210,7 +220,7 @@ impl CesAgent {
         }
         Ok(Exchange {
             reply,
-            latency: started.elapsed(),
+            latency,
             ttft,
         })
     }
@@ -220,8 +230,8 @@ impl CesAgent {
 impl Agent for CesAgent {
     async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
         self.turn(request).await.map_err(|mut error| {
-            if let Some(secret) = self.credentials.secret() {
-                error.message = error.message.replace(secret, "[redacted]");
+            for secret in self.credentials.secrets() {
+                error.message = error.message.replace(&secret, "[redacted]");
             }
             error
         })
