@@ -106,7 +106,9 @@ impl CesAgent {
         if !status.is_success() {
             let wait = retry_after(response.headers(), std::time::SystemTime::now());
             let body = read_body(response).await.unwrap_or_default();
-            let google = google_message(&body).unwrap_or_default();
+            // Google's own words when the body is its JSON error, else the status's name.
+            let google = google_message(&body)
+                .unwrap_or_else(|| status.canonical_reason().unwrap_or_default().to_owned());
             let code = status.as_u16();
             let message = if matches!(code, 401 | 403) {
                 self.credentials.forget().await;
