@@ -6,6 +6,7 @@
 //! printed or reported. The `judge:` block and the LLM agent kinds are read by
 //! [`crate::config::llm`].
 
+pub mod ces;
 pub mod llm;
 pub mod thresholds;
 pub mod tools;
@@ -59,6 +60,8 @@ pub enum AgentConfig {
     },
     /// A model plays the agent (`anthropic`, `openai`, `gemini`).
     Llm(LlmAgentConfig),
+    /// A CX Agent Studio app, one session per case.
+    Ces(ces::CesConfig),
 }
 
 /// `agent: { anthropic | openai | gemini: { model, system_prompt, tools, base_url,
@@ -197,7 +200,15 @@ const TOP_KEYS: [&str; 6] = [
     "thresholds",
     "version",
 ];
-const AGENT_KINDS: [&str; 6] = ["http", "command", "replay", "openai", "anthropic", "gemini"];
+const AGENT_KINDS: [&str; 7] = [
+    "http",
+    "command",
+    "replay",
+    "openai",
+    "anthropic",
+    "gemini",
+    "ces",
+];
 const RUN_KEYS: [&str; 4] = [
     "concurrency",
     "timeout",
@@ -281,7 +292,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         diags
             .error(Code::G101, node.line, node.column, "expected exactly one agent kind")
             .field("agent")
-            .hint("e.g. `agent: { http: { url: \"http://127.0.0.1:8080/turn\" } }`; kinds: http, command, replay, anthropic, openai, gemini");
+            .hint("e.g. `agent: { http: { url: \"http://127.0.0.1:8080/turn\" } }`; kinds: http, command, replay, anthropic, openai, gemini, ces");
         return None;
     };
     let path = format!("agent.{}", kind.name);
@@ -299,6 +310,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
             crate::config::llm::parse_agent(provider, value, &path, base, diags)
                 .map(AgentConfig::Llm)
         }
+        "ces" => crate::config::ces::parse_agent(value, &path, diags).map(AgentConfig::Ces),
         other => {
             diags
                 .error(

@@ -306,6 +306,8 @@ fn the_config_schema_agrees_with_the_loader() {
         "agent: { replay: transcripts/ }",
         "agent: { anthropic: { model: claude, temperature: 0.2, max_tool_rounds: 3, system_prompt: You are a support agent., base_url: 'http://127.0.0.1:9/${X}' } }",
         "agent: { gemini: {} }",
+        "agent: { ces: { app: projects/p/locations/us/apps/a } }",
+        "agent: { ces: { app: projects/p/locations/us/apps/a, deployment: d1, entry_agent: projects/p/locations/us/apps/a/agents/root, base_url: 'http://127.0.0.1:9', api_version: v1beta, quota_project: p } }",
         "judge: { provider: openai, model: gpt, votes: 3, similarity_pass: 2.5, base_url: 'http://127.0.0.1:9' }",
         "simulator: { provider: gemini, model: flash, base_url: 'http://127.0.0.1:9/${X}' }",
         "judge: { provider: openai }\nsimulator: { provider: anthropic }",
@@ -330,6 +332,10 @@ fn the_config_schema_agrees_with_the_loader() {
         "agent: { openai: { temperature: 3 } }",
         "agent: { openai: { max_tool_rounds: 0 } }",
         "agent: { openai: { modle: x } }",
+        "agent: { ces: {} }",
+        "agent: { ces: { app: my-app } }",
+        "agent: { ces: { app: projects/p/locations/us/apps/a, api_version: v2 } }",
+        "agent: { ces: { app: projects/p/locations/us/apps/a, deploymnet: d } }",
         "agent: { openai: null }",
         "judge: { model: x }",
         "judge: { provider: claude }",
@@ -369,7 +375,7 @@ fn the_config_schema_agrees_with_the_loader() {
         }
     }
     assert_eq!(disagreements, "", "the schema and the loader disagree");
-    assert_eq!((valid, invalid), (17, 36));
+    assert_eq!((valid, invalid), (19, 40));
     // An empty goldgate.yaml is a valid config.
     assert!(schema.is_valid(&Value::Null));
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::Agent;
+use super::ces::CesAgent;
+use super::ces::auth::Credentials;
 use super::command::CommandAgent;
 use super::http::HttpAgent;
 use super::llm::LlmAgent;
@@ -65,6 +67,18 @@ pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
             Ok(Arc::new(agent))
         }
         AgentConfig::Llm(llm) => Ok(Arc::new(llm_agent(llm)?)),
+        AgentConfig::Ces(ces) => {
+            let base_url = expanded(ces.base_url.as_deref(), "agent.ces")?;
+            let client = http_client()?;
+            let credentials =
+                Credentials::find(client.clone()).map_err(|e| format!("agent.ces: {e}"))?;
+            Ok(Arc::new(CesAgent::new(
+                client,
+                ces.clone(),
+                base_url,
+                credentials,
+            )))
+        }
     }
 }
 

@@ -105,7 +105,7 @@ impl LlmAgent {
 
     /// Answers one call with its mock, or with an error when the golden has none.
     async fn answer(&self, call: &ToolUse, mocks: &[ToolMock]) -> ToolOutcome {
-        let (output, is_error) = match mock_for(call, mocks).await {
+        let (output, is_error) = match mock_for(&call.name, &call.args, mocks).await {
             Some(mock) => (mock.output.clone(), false),
             None => (
                 json!({ "error": format!(
@@ -126,11 +126,15 @@ impl LlmAgent {
 
 /// The first mock of the tool whose arguments match the call, else the tool's mock without
 /// arguments.
-async fn mock_for<'m>(call: &ToolUse, mocks: &'m [ToolMock]) -> Option<&'m ToolMock> {
-    let of_tool = || mocks.iter().filter(|mock| mock.tool == call.name);
+pub(crate) async fn mock_for<'m>(
+    name: &str,
+    args: &Value,
+    mocks: &'m [ToolMock],
+) -> Option<&'m ToolMock> {
+    let of_tool = || mocks.iter().filter(|mock| mock.tool == name);
     for mock in of_tool() {
         if let Some(matcher) = &mock.args
-            && args_match(matcher, &call.args).await
+            && args_match(matcher, args).await
         {
             return Some(mock);
         }

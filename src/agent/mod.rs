@@ -1,9 +1,10 @@
 //! The agent under test, behind one trait: HTTP, a subprocess, recorded transcripts, or a
-//! model with the team's prompt and tools (LLM agents).
+//! model with the team's prompt and tools (LLM agents), or a CX Agent Studio app.
 //!
 //! An agent answers one [`TurnRequest`] at a time; the runner owns ordering, timeouts and
 //! retries, so an implementation only reports what happened and whether it is worth retrying.
 
+pub mod ces;
 pub mod command;
 pub mod connect;
 pub mod http;

@@ -1,0 +1,248 @@
+//! A CX Agent Studio app (`ces.googleapis.com`) as the agent under test.
+//!
+//! Each case and repeat is one session, named after goldgate's session id; each turn is one
+//! `POST {base}/{version}/{app}/sessions/{id}:runSession` with `config.session` and the turn's
+//! inputs (see [`wire`]). When the app asks goldgate to run client-function tools
+//! (`outputs[].toolCalls`), each call is answered with the golden's mocked output for that tool
+//! and those arguments, in a follow-up `toolResponses` input of the same turn, and recorded as
+//! a tool call; a call with no mock is answered with an error and reported as the turn's error.
+//!
+//! 401 and 403 are errors of the run saying the credentials were refused, with Google's
+//! message; 429 and 503 are left to the runner's limiter and backoff, like any agent's.
+
+pub mod auth;
+pub mod wire;
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use reqwest::Client;
+use serde_json::{Value, json};
+
+use super::http::{read_body, retry_after, transport_error};
+use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use crate::config::ces::{CesConfig, DEFAULT_BASE_URL};
+use crate::transcript::{Exchange, Reply, ReplyError, ToolCall};
+use auth::{Credentials, google_message};
+
+/// Follow-up requests answering client tools within one turn, before goldgate gives up on an
+/// app that keeps asking.
+const MAX_CLIENT_ROUNDS: usize = 10;
+/// CES session ids: letters, digits, `-` and `_`, kept short.
+const MAX_SESSION_ID: usize = 63;
+
+pub struct CesAgent {
+    client: Client,
+    config: CesConfig,
+    /// `{base}/{version}/`, with the base URL's `${VAR}` expanded.
+    prefix: String,
+    credentials: Credentials,
+}
+
+impl CesAgent {
+    pub fn new(
+        client: Client,
+        config: CesConfig,
+        base_url: Option<String>,
+        credentials: Credentials,
+    ) -> Self {
+        let base = base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let prefix = format!("{}/{}/", base.trim_end_matches('/'), config.api_version);
+        Self {
+            client,
+            config,
+            prefix,
+            credentials,
+        }
+    }
+
+    /// The session's resource name: goldgate's session id with what CES does not accept
+    /// replaced, its random tail kept when it must be shortened.
+    fn session_name(&self, session: &str) -> String {
+        let id: String = session
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let skip = id.len().saturating_sub(MAX_SESSION_ID);
+        format!("{}/sessions/{}", self.config.app, &id[skip..])
+    }
+
+    fn session_config(&self, session: &str) -> Value {
+        let mut config = json!({ "session": session });
+        if let Some(deployment) = &self.config.deployment {
+            config["deployment"] = json!(deployment);
+        }
+        if let Some(agent) = &self.config.entry_agent {
+            config["entryAgent"] = json!(agent);
+        }
+        config
+    }
+
+    /// One `runSession` call, and how long its HTTP round trip took (not the token's fetch).
+    async fn run_session(
+        &self,
+        session: &str,
+        inputs: Vec<Value>,
+    ) -> Result<(Value, Duration), AgentError> {
+        let token = self.credentials.token().await?;
+        let started = Instant::now();
+        let url = format!("{}{session}:runSession", self.prefix);
+        let mut request = self
+            .client
+            .post(url)
+            .bearer_auth(token)
+            .json(&json!({ "config": self.session_config(session), "inputs": inputs }));
+        if let Some(project) = &self.config.quota_project {
+            request = request.header("x-goog-user-project", project);
+        }
+        let response = request.send().await.map_err(transport_error)?;
+        let status = response.status();
+        if !status.is_success() {
+            let wait = retry_after(response.headers(), std::time::SystemTime::now());
+            let body = read_body(response).await.unwrap_or_default();
+            // Google's own words when the body is its JSON error, else the status's name.
+            let google = google_message(&body)
+                .unwrap_or_else(|| status.canonical_reason().unwrap_or_default().to_owned());
+            let code = status.as_u16();
+            let message = if matches!(code, 401 | 403) {
+                self.credentials.forget().await;
+                format!(
+                    "CX Agent Studio refused the credentials of {} (HTTP {code}): {google}",
+                    self.credentials.describe()
+                )
+            } else {
+                format!("CX Agent Studio answered HTTP {code}: {google}")
+            };
+            return Err(AgentError {
+                retry_after: wait,
+                ..AgentError::new(AgentErrorKind::Status(code), message)
+            });
+        }
+        let body = read_body(response).await?;
+        let round_trip = started.elapsed();
+        let value = serde_json::from_slice(&body).map_err(|e| {
+            AgentError::new(
+                AgentErrorKind::Protocol,
+                format!("the runSession answer is not JSON: {e}"),
+            )
+        })?;
+        Ok((value, round_trip))
+    }
+
+    async fn turn(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+        // The turn's HTTP round trips, added up: the time the app took, without token fetches.
+        let mut latency = Duration::ZERO;
+        let session = self.session_name(&request.session);
+        let mut inputs = wire::inputs(&request.input, &request.session_parameters)
+            .map_err(|e| AgentError::new(AgentErrorKind::Protocol, e))?;
+        let given = wire::mocks_of(&request.input);
+        let mut reply = Reply::default();
+        let mut seen_ids: Vec<String> = Vec::new();
+        let mut ttft = None;
+        for round in 0..=MAX_CLIENT_ROUNDS {
+            let (response, round_trip) = self.run_session(&session, inputs).await?;
+            let round_started = latency;
+            latency += round_trip;
+            let read =
+                wire::read(&response).map_err(|e| AgentError::new(AgentErrorKind::Protocol, e))?;
+            reply.messages.extend(read.messages);
+            for (id, call) in read.tool_calls {
+                // A later round's diagnostics may repeat calls already recorded.
+                if let Some(id) = &id {
+                    if seen_ids.contains(id) {
+                        continue;
+                    }
+                    seen_ids.push(id.clone());
+                }
+                reply.tool_calls.push(call);
+            }
+            reply.transfer = read.transfer.or(reply.transfer.take());
+            if let Some(usage) = read.usage {
+                let total = reply.usage.get_or_insert_with(Default::default);
+                *total = total.plus(usage);
+            }
+            if ttft.is_none() {
+                ttft = read
+                    .ttft_ms
+                    .map(|ms| round_started + Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+            }
+            if read.client_calls.is_empty() {
+                break;
+            }
+            if round == MAX_CLIENT_ROUNDS {
+                return Err(AgentError::new(
+                    AgentErrorKind::Protocol,
+                    format!(
+                        "the app still asked for client tools after {MAX_CLIENT_ROUNDS} answers in one turn"
+                    ),
+                ));
+            }
+            let mut answers = Vec::new();
+            for call in read.client_calls {
+                seen_ids.push(call.id.clone());
+                let mock = super::llm::mock_for(&call.name, &call.args, &request.mocks)
+                    .await
+                    .map(|mock| mock.output.clone())
+                    .or_else(|| {
+                        given
+                            .iter()
+                            .find(|(name, _)| *name == call.name)
+                            .map(|(_, v)| v.clone())
+                    });
+                // The transcript keeps the golden's value; the wire needs a Struct.
+                let output = match mock {
+                    Some(output) => output,
+                    None => {
+                        let message = format!(
+                            "goldgate: the golden has no mock for client tool `{}` with these arguments",
+                            call.name
+                        );
+                        reply.error.get_or_insert(ReplyError {
+                            code: "no_mock".to_owned(),
+                            message: message.clone(),
+                        });
+                        json!({ "error": message })
+                    }
+                };
+                reply.tool_calls.push(ToolCall {
+                    name: call.name.clone(),
+                    args: call.args.clone(),
+                    response: Some(output.clone()),
+                });
+                let response = wire::response_struct(output);
+                answers.push(wire::tool_response(call.target, &call.id, response));
+            }
+            inputs = vec![json!({ "toolResponses": { "toolResponses": answers } })];
+        }
+        Ok(Exchange {
+            reply,
+            latency,
+            ttft,
+        })
+    }
+}
+
+#[async_trait]
+impl Agent for CesAgent {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+        self.turn(request).await.map_err(|mut error| {
+            for secret in self.credentials.secrets() {
+                error.message = error.message.replace(&secret, "[redacted]");
+            }
+            error
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "CX Agent Studio {} ({})",
+            self.config.app, self.config.api_version
+        )
+    }
+}

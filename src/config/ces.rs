@@ -1,0 +1,147 @@
+//! `agent: { ces: { app, deployment, entry_agent, base_url, api_version, quota_project } }`:
+//! a CX Agent Studio app (`ces.googleapis.com`) as the agent under test.
+//!
+//! Resource names are checked for their shape here, so that a mistyped `app` is an error with
+//! its line before any request is sent; `deployment` and `entry_agent` may be written as short
+//! ids and are completed under the app.
+
+use crate::diagnostic::{Code, Diagnostics};
+use crate::yaml::{Fields, Node};
+
+const KEYS: [&str; 6] = [
+    "app",
+    "deployment",
+    "entry_agent",
+    "base_url",
+    "api_version",
+    "quota_project",
+];
+
+/// The public endpoint; `base_url` replaces it (regional endpoints, loopback tests).
+pub const DEFAULT_BASE_URL: &str = "https://ces.googleapis.com";
+/// Sessions have the same shape in v1 and v1beta: v1 is the stable one.
+pub const DEFAULT_API_VERSION: &str = "v1";
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CesConfig {
+    /// `projects/P/locations/L/apps/A`.
+    pub app: String,
+    /// `projects/P/locations/L/apps/A/deployments/D`, when the golden runs a deployment.
+    pub deployment: Option<String>,
+    /// `projects/P/locations/L/apps/A/agents/G`, when the session starts elsewhere than the
+    /// root agent.
+    pub entry_agent: Option<String>,
+    /// With `${VAR}` still unexpanded: expanded when the agent is built.
+    pub base_url: Option<String>,
+    pub api_version: String,
+    /// Sent as `x-goog-user-project`, the project billed for the quota.
+    pub quota_project: Option<String>,
+}
+
+pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<CesConfig> {
+    let mut fields = Fields::of(node, path, diags)?;
+    let app_node = fields.take("app");
+    let app = match app_node {
+        Some(n) => resource(n, &format!("{path}.app"), None, diags),
+        None => {
+            diags
+                .error(
+                    Code::G102,
+                    node.line,
+                    node.column,
+                    "missing `app`: the app's resource name",
+                )
+                .field(path)
+                .hint("e.g. `app: projects/my-project/locations/us/apps/my-app`");
+            None
+        }
+    };
+    let child = |fields: &mut Fields, key: &str, collection: &str, diags: &mut Diagnostics| {
+        let node = fields.take(key)?;
+        let field = format!("{path}.{key}");
+        match &app {
+            Some(app) => resource(node, &field, Some((app, collection)), diags),
+            None => None,
+        }
+    };
+    let deployment = child(&mut fields, "deployment", "deployments", diags);
+    let entry_agent = child(&mut fields, "entry_agent", "agents", diags);
+    let base_url = fields.string("base_url", diags);
+    let api_version = match fields.take("api_version") {
+        Some(n) => {
+            let text = crate::yaml::expect_text(n, &format!("{path}.api_version"), diags)?;
+            if !["v1", "v1beta"].contains(&text.as_str()) {
+                diags
+                    .error(
+                        Code::G101,
+                        n.line,
+                        n.column,
+                        format!("unknown API version `{text}`"),
+                    )
+                    .field(format!("{path}.api_version"))
+                    .hint(crate::diagnostic::suggestion(&text, &["v1", "v1beta"]));
+                return None;
+            }
+            text
+        }
+        None => DEFAULT_API_VERSION.to_owned(),
+    };
+    let quota_project = fields.string("quota_project", diags);
+    fields.finish(&KEYS, diags);
+    Some(CesConfig {
+        app: app?,
+        deployment,
+        entry_agent,
+        base_url,
+        api_version,
+        quota_project,
+    })
+}
+
+/// A resource name: the app's (`projects/P/locations/L/apps/A`), or under `parent` in
+/// `collection`, written whole or as its last id.
+fn resource(
+    node: &Node,
+    field: &str,
+    parent: Option<(&String, &str)>,
+    diags: &mut Diagnostics,
+) -> Option<String> {
+    let text = crate::yaml::expect_text(node, field, diags)?;
+    let text = text.trim().trim_matches('/').to_owned();
+    let is_id = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    let parts: Vec<&str> = text.split('/').collect();
+    let (full, example) = match parent {
+        None => (
+            matches!(parts.as_slice(), ["projects", p, "locations", l, "apps", a]
+                if is_id(p) && is_id(l) && is_id(a))
+            .then(|| text.clone()),
+            "projects/my-project/locations/us/apps/my-app".to_owned(),
+        ),
+        Some((app, collection)) => {
+            let full = if is_id(&text) {
+                Some(format!("{app}/{collection}/{text}"))
+            } else {
+                text.strip_prefix(&format!("{app}/{collection}/"))
+                    .filter(|id| is_id(id))
+                    .map(|_| text.clone())
+            };
+            (full, format!("{app}/{collection}/ID, or the ID alone"))
+        }
+    };
+    if full.is_none() {
+        diags
+            .error(
+                Code::G101,
+                node.line,
+                node.column,
+                format!("`{text}` is not a resource name of the expected shape"),
+            )
+            .field(field)
+            .hint(format!("expected {example}"));
+    }
+    full
+}

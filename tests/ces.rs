@@ -1,0 +1,313 @@
+//! CX Agent Studio as the agent under test, through the binary against loopback servers: a
+//! SCRAPI golden and a CES golden CSV get the same verdicts from a CES app as from an HTTP
+//! agent with the same behaviour; a client-function tool is answered from the golden's mock;
+//! refused credentials are an error of the run; Google credentials come from a
+//! service-account key or an `external_account` file whose endpoints are loopback servers, and
+//! no token reaches the output or the report.
+
+mod ces_support;
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use axum::routing::post;
+use serde_json::Value;
+
+use ces_support::{APP, Ces};
+
+/// What a test run may inherit that changes where credentials come from.
+const GOOGLE_ENV: [&str; 5] = [
+    "CXAS_OAUTH_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GCE_METADATA_HOST",
+    "CLOUDSDK_CONFIG",
+    "GOOGLE_CLOUD_PROJECT",
+];
+
+const SCRAPI_GOLDEN: &str = "\
+common_session_parameters:
+  order_12345_status: shipped
+conversations:
+  - conversation: order_shipped
+    turns:
+      - user: Where is ORD-12345?
+        tool_calls:
+          - action: lookup_order
+            args: { order_id: ORD-12345 }
+        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
+  - conversation: weather_from_the_mock
+    turns:
+      - user: What's the weather like?
+        tool_calls:
+          - action: get_weather
+            args: { city: Oslo }
+            output: sunny
+        agent: It is sunny in Oslo.
+  - conversation: refund_goes_to_billing
+    turns:
+      - user: I want a refund
+        tool_calls:
+          - action: transfer_to_agent
+            agent: Billing Agent
+        agent: Let me get billing for you.
+  - conversation: wrong_order_tool
+    turns:
+      - user: Where is ORD-12345?
+        tool_calls:
+          - action: lookup_order
+            args: { order_id: ORD-99 }
+        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
+";
+
+const CES_CSV: &str = "\
+display_name,turn_index,action_type,evaluation_id,description,tags,evaluation_groups,response_agent,text_content,tool_name,tool_call_args_json,tool_response_json,agent_transfer_target,expectation_note
+Weather from the tool response,,,,,,,,,,,,,
+,1,INPUT_TEXT,,,,,,How is the weather?,,,,,
+,1,EXPECTATION_TOOL_CALL,,,,,,,get_weather,\"{\"\"city\"\": \"\"Oslo\"\"}\",,,
+,1,INPUT_TOOL_RESPONSE,,,,,,,get_weather,,\"{\"\"output\"\": \"\"rainy\"\"}\",,
+,1,EXPECTATION_TEXT,,,,,Root Agent,It is rainy in Oslo.,,,,,
+Refund to billing,,,,,,,,,,,,,
+,1,INPUT_TEXT,,,,,,I want a refund,,,,,
+,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Billing Agent,
+Refund to sales,,,,,,,,,,,,,
+,1,INPUT_TEXT,,,,,,I want a refund,,,,,
+,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Sales Agent,
+";
+
+fn write_goldens(dir: &Path) {
+    fs::create_dir_all(dir.join("goldens")).unwrap();
+    fs::write(dir.join("goldens/support.yaml"), SCRAPI_GOLDEN).unwrap();
+    fs::write(dir.join("goldens/support.golden.csv"), CES_CSV).unwrap();
+}
+
+fn start_ces(ces: &Ces) -> SocketAddr {
+    common::serve(
+        axum::Router::new()
+            .fallback(post(ces_support::run_session))
+            .with_state(ces.clone()),
+    )
+}
+
+fn ces_config(dir: &Path, addr: SocketAddr) {
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!(
+            "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\nrun:\n  retries: 0\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
+/// report and everything printed.
+fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
+    let report = dir.join("report.json");
+    let _ = fs::remove_file(&report);
+    let mut command = common::command_in(dir);
+    for name in GOOGLE_ENV {
+        command.env_remove(name);
+    }
+    // No gcloud credentials of the machine's user.
+    command.env("HOME", dir);
+    command.envs(env.iter().copied());
+    let output = command
+        .args(["run", "--output"])
+        .arg(&report)
+        .args(extra)
+        .arg("goldens")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    let report =
+        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
+    (output.status.code(), report, printed)
+}
+
+fn statuses(report: &Value) -> BTreeMap<String, String> {
+    report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no cases in the report: {report}"))
+        .iter()
+        .map(|c| {
+            let id = c["id"].as_str().unwrap().to_owned();
+            (id, c["status"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+const TOKEN: &str = "ya29.loopback-token-0123456789";
+
+#[test]
+fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    write_goldens(dir.path());
+    let http = common::serve(axum::Router::new().route("/turn", post(ces_support::http_turn)));
+    let (http_code, http_report, printed) = run(
+        dir.path(),
+        &["--agent-url", &format!("http://{http}/turn")],
+        &[],
+    );
+    let expected = statuses(&http_report);
+
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir.path(), start_ces(&ces));
+    let (code, report, ces_printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(ces.violations(), Vec::<String>::new(), "{ces_printed}");
+    assert_eq!(
+        statuses(&report),
+        expected,
+        "{ces_printed}\n--- http\n{printed}"
+    );
+    assert_eq!(code, http_code);
+    assert_eq!(code, Some(1), "{ces_printed}");
+    // Both kinds of verdict, in both formats: the comparison means something.
+    for (case, status) in [
+        ("order_shipped", "passed"),
+        ("weather_from_the_mock", "passed"),
+        ("refund_goes_to_billing", "passed"),
+        ("wrong_order_tool", "failed"),
+        ("Weather from the tool response", "passed"),
+        ("Refund to billing", "passed"),
+        ("Refund to sales", "failed"),
+    ] {
+        assert_eq!(
+            expected.get(case).map(String::as_str),
+            Some(status),
+            "{case}: {expected:?}"
+        );
+    }
+    // The client tool was answered from the mock, and recorded as a call with its response.
+    let weather = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "weather_from_the_mock")
+        .unwrap();
+    let call = &weather["turns"][0]["reply"]["tool_calls"][0];
+    assert_eq!(call["name"], "get_weather", "{weather:#}");
+    assert_eq!(call["response"], "sunny", "{weather:#}");
+    assert!(
+        report["agent"].as_str().unwrap().contains(APP),
+        "{}",
+        report["agent"]
+    );
+    assert!(!ces_printed.contains(TOKEN) && !report.to_string().contains(TOKEN));
+}
+
+#[test]
+fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
+    let dir = tempfile::tempdir().unwrap();
+    write_goldens(dir.path());
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir.path(), start_ces(&ces));
+    let wrong = "ya29.expired-token-abcdef";
+    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", wrong)]);
+    assert_eq!(code, Some(2), "{printed}");
+    assert!(
+        printed.contains("refused the credentials of CXAS_OAUTH_TOKEN"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("Request had invalid authentication credentials"),
+        "{printed}"
+    );
+    assert!(
+        statuses(&report).values().all(|s| s == "error"),
+        "{report:#}"
+    );
+    assert!(!printed.contains(wrong) && !report.to_string().contains(wrong));
+}
+
+#[test]
+fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    write_goldens(dir.path());
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!("agent:\n  ces:\n    app: {APP}\n    deploymnet: prod\n"),
+    )
+    .unwrap();
+    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(code, Some(2), "{printed}");
+    assert!(printed.contains("goldgate.yaml:4"), "{printed}");
+    assert!(printed.contains("did you mean `deployment`"), "{printed}");
+
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  ces:\n    app: my-app\n",
+    )
+    .unwrap();
+    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(code, Some(2), "{printed}");
+    assert!(printed.contains("goldgate.yaml:3"), "{printed}");
+    assert!(
+        printed.contains("projects/my-project/locations/us/apps/my-app"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn throttling_is_retried_and_deployment_and_entry_agent_reach_the_session_config() {
+    let dir = tempfile::tempdir().unwrap();
+    common::order_golden(dir.path(), &common::order_conversation("one"));
+    let ces = Ces::accepting(TOKEN);
+    *ces.throttle.lock().unwrap() = 2;
+    let addr = start_ces(&ces);
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!(
+            "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\n    deployment: prod\n    entry_agent: {APP}/agents/root\nrun:\n  retries: 3\n"
+        ),
+    )
+    .unwrap();
+    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(code, Some(0), "{printed}");
+    assert_eq!(report["cases"][0]["status"], "passed", "{report:#}");
+    // A 429 and a 503, then the turn: through the limiter and the runner's retries.
+    assert_eq!(*ces.requests.lock().unwrap(), 3);
+    let config = ces.last_config.lock().unwrap().clone();
+    assert_eq!(config["deployment"], format!("{APP}/deployments/prod"));
+    assert_eq!(config["entryAgent"], format!("{APP}/agents/root"));
+}
+
+#[test]
+fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    fs::write(
+        dir.path().join("goldens/weather.yaml"),
+        "conversations:\n  - conversation: no_mock\n    turns:\n      - user: What's the weather?\n        agent: It is sunny in Oslo.\n",
+    )
+    .unwrap();
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir.path(), start_ces(&ces));
+    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(ces.violations(), Vec::<String>::new());
+    assert_eq!(code, Some(1), "{printed}");
+    let reply = &report["cases"][0]["turns"][0]["reply"];
+    assert_eq!(reply["error"]["code"], "no_mock", "{reply:#}");
+    let response = reply["tool_calls"][0]["response"]["error"]
+        .as_str()
+        .unwrap();
+    assert!(
+        response.contains("no mock for client tool `get_weather`"),
+        "{response}"
+    );
+}
+
+#[test]
+fn without_credentials_the_run_says_where_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    write_goldens(dir.path());
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir.path(), start_ces(&ces));
+    // Nothing listens there: the metadata server of a machine outside Google Cloud.
+    let (code, _, printed) = run(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
+    assert_eq!(code, Some(2), "{printed}");
+    assert!(printed.contains("no Google credentials found"), "{printed}");
+    assert_eq!(*ces.requests.lock().unwrap(), 0);
+}
