@@ -210,20 +210,7 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
         .map(|n| crate::config::parse_rate_limit(n, "judge.rate_limit", diags))
         .unwrap_or_default();
     fields.finish(&JUDGE_KEYS, diags);
-    let provider_node = provider_node?;
-    let name = yaml::expect_text(provider_node, "judge.provider", diags)?;
-    let Some(provider) = Provider::parse(&name) else {
-        diags
-            .error(
-                Code::G107,
-                provider_node.line,
-                provider_node.column,
-                format!("unknown judge provider `{name}`"),
-            )
-            .field("judge.provider")
-            .hint(suggestion(&name, &Provider::NAMES));
-        return None;
-    };
+    let provider = provider_of(provider_node?, "judge", diags)?;
     Some(JudgeConfig {
         provider,
         endpoint,
@@ -242,21 +229,28 @@ pub(crate) fn parse_simulator(node: &Node, diags: &mut Diagnostics) -> Option<Si
         base_url: fields.string("base_url", diags),
     };
     fields.finish(&SIMULATOR_KEYS, diags);
-    let provider_node = provider_node?;
-    let name = yaml::expect_text(provider_node, "simulator.provider", diags)?;
-    let Some(provider) = Provider::parse(&name) else {
+    let provider = provider_of(provider_node?, "simulator", diags)?;
+    Some(SimulatorConfig { provider, endpoint })
+}
+
+/// The provider `node` names under `section` (`judge`, `simulator`), or a G107 with a "did you
+/// mean".
+fn provider_of(node: &Node, section: &str, diags: &mut Diagnostics) -> Option<Provider> {
+    let field = format!("{section}.provider");
+    let name = yaml::expect_text(node, &field, diags)?;
+    let provider = Provider::parse(&name);
+    if provider.is_none() {
         diags
             .error(
                 Code::G107,
-                provider_node.line,
-                provider_node.column,
-                format!("unknown simulator provider `{name}`"),
+                node.line,
+                node.column,
+                format!("unknown {section} provider `{name}`"),
             )
-            .field("simulator.provider")
+            .field(&field)
             .hint(suggestion(&name, &Provider::NAMES));
-        return None;
-    };
-    Some(SimulatorConfig { provider, endpoint })
+    }
+    provider
 }
 
 /// A number in `0..=max`, or a G111 naming `field`.
