@@ -205,6 +205,30 @@ pub enum ExpectationKind {
     Transfer {
         agent: String,
     },
+    /// A check over the turn's whole reply that looks only at what it names (SCRAPI turn
+    /// evals): other tool calls in the turn are not unexpected.
+    Reply(ReplyCheck),
+}
+
+/// A check over everything the agent did in one turn: all its text joined, every tool call,
+/// every transfer. Written by SCRAPI turn evals (`expectations: [{type, value}]`).
+#[derive(Clone, Debug)]
+pub enum ReplyCheck {
+    /// The joined text contains this, ignoring case.
+    TextContains(String),
+    /// The joined text, trimmed, equals this trimmed.
+    TextEquals(String),
+    /// Some call's tool name is this or ends with it (a resource name ends with the id).
+    ToolCalled(String),
+    /// No tool was called.
+    NoToolCalls,
+    /// Some call's arguments, or the map of tool name to arguments, hold this subset (an empty
+    /// object only requires the key).
+    ToolInput(Map<String, Value>),
+    /// Some response, or the map of tool name to response, holds this subset.
+    ToolOutput(Map<String, Value>),
+    /// A transfer to this agent (or to a name ending with it).
+    TransferTo(String),
 }
 
 #[derive(Clone, Debug)]

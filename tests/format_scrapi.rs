@@ -48,6 +48,7 @@ fn expected(turn: &Turn) -> Vec<String> {
                 format!("response {tool} {}", output.as_ref().unwrap())
             }
             ExpectationKind::Transfer { agent } => format!("transfer {agent}"),
+            ExpectationKind::Reply(check) => format!("reply {check:?}"),
         })
         .collect()
 }

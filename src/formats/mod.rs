@@ -29,8 +29,8 @@ pub enum FileKind {
     /// SCRAPI simulations (`evals:`, or a bare list of evals with `steps`): an LLM plays the
     /// user ([`scrapi::simulation`]).
     Simulations,
-    /// A file of one of the reference systems that is not a golden (turn evals, simulations,
-    /// tool or guardrail tests).
+    /// A file of one of the reference systems that goldgate does not run (some simulation
+    /// shapes, tool or guardrail tests).
     OtherEval(&'static str),
     Unknown,
 }
@@ -68,22 +68,9 @@ pub fn sniff_yaml(root: &Node) -> FileKind {
         };
     }
     let has = |key: &str| root.get(key).is_some();
-    if has("conversations") {
-        let is_turn_eval = has("config")
-            || root
-                .get("conversations")
-                .and_then(Node::as_seq)
-                .is_some_and(|convs| {
-                    !convs.is_empty()
-                        && convs
-                            .iter()
-                            .all(|c| c.get("turns").is_none() && c.get("expectations").is_some())
-                });
-        if is_turn_eval {
-            FileKind::OtherEval("a SCRAPI turn eval")
-        } else {
-            FileKind::Golden(Format::ScrapiGolden)
-        }
+    if has("conversations") || scrapi::turn_eval::is_turn_eval(root) {
+        // Turn evals load through the SCRAPI loader too.
+        FileKind::Golden(Format::ScrapiGolden)
     } else if has("golden") && (has("displayName") || has("name")) {
         FileKind::Golden(Format::ScrapiGolden)
     } else if has("test_cases") {

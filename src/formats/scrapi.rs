@@ -1,6 +1,7 @@
 //! SCRAPI (`cxas`) platform goldens, in both shapes SCRAPI's loader accepts: the hand-written
 //! dataset (`conversations:` with `turns`, `tool_calls` and `$matchType`) and the Evaluation the
-//! platform exports (`displayName`, `golden.turns[].steps[]`, as YAML or JSON).
+//! platform exports (`displayName`, `golden.turns[].steps[]`, as YAML or JSON); and SCRAPI's
+//! turn evals ([`turn_eval`]), which load into the same model.
 //!
 //! The rules follow SCRAPI's own loader (`EvalUtils.load_golden_evals_from_yaml`, see
 //! shared/FORMATS.md) so that files written for it load unchanged: a null turn `user` is the
@@ -15,6 +16,7 @@ mod exported;
 mod matcher;
 pub mod simulation;
 mod turn;
+pub mod turn_eval;
 pub mod write;
 
 use serde_json::{Map, Value as Json};
@@ -33,6 +35,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         Value::Map(_) if root.get("conversations").is_none() && root.get("golden").is_some() => {
             exported::load(root, diags)
         }
+        Value::Map(_) if turn_eval::is_turn_eval(root) => turn_eval::load(root, diags),
         Value::Map(_) => dataset::load(root, diags),
         _ => {
             let found = if root.is_null() {

@@ -14,6 +14,7 @@
 pub mod judge;
 mod matchers;
 mod metrics;
+mod reply;
 mod scorers;
 pub mod semantic;
 mod turn;

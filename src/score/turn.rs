@@ -9,15 +9,20 @@
 //! - Tool calls: see [`Grader::assign_calls`]. After the assignment, every actual call no
 //!   expectation claimed fails the turn, unless `allow_extra_tool_calls` is set, the call is a
 //!   `transfer_to_agent` and the turn expects a transfer, or the turn has no expectations at
-//!   all (gecx and Regtrace turns, which are scored over the whole case).
+//!   all (gecx and Regtrace turns, which are scored over the whole case), or only
+//!   [`ReplyCheck`]s (SCRAPI turn evals), which look at nothing they do not name.
 //!   The protocol's tool calls do not say which agent made them, so an expected call's `agent`
 //!   is not checked.
 //! - Tool responses compare with [`json_equal`]; transfers accept `reply.transfer` or a
 //!   `transfer_to_agent` call naming the agent.
+//! - [`ReplyCheck`]s are judged by [`super::reply`].
+//!
+//! [`ReplyCheck`]: crate::model::ReplyCheck
 
 use serde_json::Value;
 
 use super::matchers::{json_equal, render_call, render_calls, render_expected_call, text_of};
+use super::reply;
 use super::{Graded, Grader, Verdict};
 use crate::model::{ExpectationKind, ExpectedToolCall, MatchType, Matcher, Turn};
 use crate::results::{CheckCategory, CheckResult, Method, Status};
@@ -55,6 +60,7 @@ impl Grader {
                 ExpectationKind::ToolCall(_) => CheckCategory::ToolCall,
                 ExpectationKind::ToolResponse { .. } => CheckCategory::ToolResponse,
                 ExpectationKind::Transfer { .. } => CheckCategory::Transfer,
+                ExpectationKind::Reply(check) => reply::category(check),
             };
             let graded = match &expectation.kind {
                 ExpectationKind::AgentText { matcher, agent } => {
@@ -83,11 +89,16 @@ impl Grader {
                     tool_response(tool, output.as_ref(), reply)
                 }
                 ExpectationKind::Transfer { agent } => transfer(agent, reply),
+                ExpectationKind::Reply(check) => reply::grade(check, reply),
             };
             results.push(graded.at(&expectation.location, category));
         }
 
-        if self.options.allow_extra_tool_calls || turn.expectations.is_empty() {
+        let only_reply_checks = turn
+            .expectations
+            .iter()
+            .all(|e| matches!(e.kind, ExpectationKind::Reply(_)));
+        if self.options.allow_extra_tool_calls || only_reply_checks {
             return results;
         }
         let transfer_expected = turn

@@ -84,7 +84,8 @@ fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
         }
         tags.push(tag.as_str());
     }
-    rows.push(head.set(Column::Tags, tags.join(";")));
+    let head = head.set(Column::Tags, tags.join(";"));
+    let mut case_rows = Vec::new();
     losses.regtrace_only(case, FORMAT);
     for check in &case.checks {
         let what = match &check.kind {
@@ -123,9 +124,19 @@ fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
         }
         index += 1;
         for row in turn_rows {
-            rows.push(row.set(Column::TurnIndex, index.to_string()));
+            case_rows.push(row.set(Column::TurnIndex, index.to_string()));
         }
     }
+    // An evaluation without conversation rows does not load: leave the case out instead.
+    if case_rows.is_empty() {
+        losses.add(
+            &case.location,
+            "nothing in this case has a CES row: the case is left out",
+        );
+        return;
+    }
+    rows.push(head);
+    rows.append(&mut case_rows);
 }
 
 fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
@@ -219,6 +230,13 @@ fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
             }
             ExpectationKind::UnexpectedResponse => {
                 losses.add(location, "CES does not flag an UNEXPECTED RESPONSE: the turn's check that the agent says nothing is left out");
+                continue;
+            }
+            ExpectationKind::Reply(_) => {
+                losses.add(
+                    location,
+                    "a CES golden has no SCRAPI turn-eval checks: the check is left out",
+                );
                 continue;
             }
             ExpectationKind::ToolCall(call) => {

@@ -179,6 +179,7 @@ fn expectation_what(kind: &ExpectationKind) -> String {
         ExpectationKind::ToolCall(call) => format!("the call of `{}`", call.name),
         ExpectationKind::ToolResponse { tool, .. } => format!("the expected response of `{tool}`"),
         ExpectationKind::Transfer { agent } => format!("the expected transfer to `{agent}`"),
+        ExpectationKind::Reply(_) => "the turn-eval check".to_owned(),
     }
 }
 

@@ -186,6 +186,10 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
                     None => format!("SCRAPI has no expected tool response without its output: the one of `{tool}` is left out"),
                 },
             ),
+            ExpectationKind::Reply(_) => losses.add(
+                &expectation.location,
+                "a SCRAPI golden has no turn-eval checks: the check is left out",
+            ),
             ExpectationKind::Transfer { agent } => calls.push(format!(
                 "{{action: transfer_to_agent, args: {{agent: {}}}}}",
                 yaml_str(agent)

@@ -1,0 +1,204 @@
+//! [`ReplyCheck`]s: checks over everything the agent did in one turn, as SCRAPI's turn evals
+//! judge them (`TurnEvals.validate_turn_test`).
+//!
+//! - Text: all agent messages joined by a space; `contains` ignores case, `equals` compares
+//!   trimmed text.
+//! - Tool names and transfer targets match when equal or when the actual name ends with the
+//!   expected one (a platform resource name ends with the tool's or agent's id).
+//! - Tool inputs and outputs: the expected mapping must be a subset either of the map from
+//!   tool name to arguments (or response), or of one call's arguments (or response). An empty
+//!   mapping only requires its key; a JSON string holding an object is parsed before
+//!   comparing; leaves compare with [`json_equal`] or by their text.
+
+use serde_json::{Map, Value};
+
+use super::matchers::{json_equal, render_calls, text_of};
+use super::{Graded, Verdict};
+use crate::model::ReplyCheck;
+use crate::results::{CheckCategory, Method};
+use crate::transcript::{Reply, ToolCall};
+
+const NO_TEXT: &str = "(no agent text)";
+
+/// The category reports and aggregates count a reply check under.
+pub(super) fn category(check: &ReplyCheck) -> CheckCategory {
+    match check {
+        ReplyCheck::TextContains(_) | ReplyCheck::TextEquals(_) => CheckCategory::AgentText,
+        ReplyCheck::ToolCalled(_) | ReplyCheck::ToolInput(_) => CheckCategory::ToolCall,
+        ReplyCheck::NoToolCalls => CheckCategory::UnexpectedToolCall,
+        ReplyCheck::ToolOutput(_) => CheckCategory::ToolResponse,
+        ReplyCheck::TransferTo(_) => CheckCategory::Transfer,
+    }
+}
+
+pub(super) fn grade(check: &ReplyCheck, reply: &Reply) -> Graded {
+    let calls: Vec<&ToolCall> = reply.tool_calls.iter().collect();
+    match check {
+        ReplyCheck::TextContains(expected) => {
+            let text = joined_text(reply);
+            let passed = text.to_lowercase().contains(&expected.to_lowercase());
+            text_verdict("agent text contains", passed, expected, text, "contains")
+        }
+        ReplyCheck::TextEquals(expected) => {
+            let text = joined_text(reply);
+            let passed = text.trim() == expected.trim();
+            text_verdict("agent text equals", passed, expected, text, "exact")
+        }
+        ReplyCheck::ToolCalled(name) => {
+            let passed = calls.iter().any(|c| name_matches(&c.name, name));
+            Verdict::decided(
+                passed,
+                Method::deterministic("tool-call"),
+                Some(format!("{name} was not called")),
+            )
+            .labelled(
+                format!("tool called {name}"),
+                format!("a call of {name}"),
+                render_calls(&calls),
+            )
+        }
+        ReplyCheck::NoToolCalls => Verdict::decided(
+            calls.is_empty(),
+            Method::deterministic("tool-call"),
+            Some("tools were called".to_owned()),
+        )
+        .labelled(
+            "no tools called",
+            "(no tool calls)".to_owned(),
+            render_calls(&calls),
+        ),
+        ReplyCheck::ToolInput(expected) => {
+            let by_tool: Vec<(&str, &Value)> =
+                calls.iter().map(|c| (c.name.as_str(), &c.args)).collect();
+            let passed = subset_of_any(expected, &by_tool);
+            Verdict::decided(
+                passed,
+                Method::deterministic("subset"),
+                Some("no tool call has these arguments".to_owned()),
+            )
+            .labelled(
+                "tool input",
+                Value::Object(expected.clone()).to_string(),
+                render_calls(&calls),
+            )
+        }
+        ReplyCheck::ToolOutput(expected) => {
+            let by_tool: Vec<(&str, &Value)> = calls
+                .iter()
+                .filter_map(|c| Some((c.name.as_str(), c.response.as_ref()?)))
+                .collect();
+            let passed = subset_of_any(expected, &by_tool);
+            let actual = if by_tool.is_empty() {
+                "(no tool responses)".to_owned()
+            } else {
+                by_tool
+                    .iter()
+                    .map(|(name, response)| format!("{name} -> {response}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            Verdict::decided(
+                passed,
+                Method::deterministic("subset"),
+                Some("no tool response holds this".to_owned()),
+            )
+            .labelled(
+                "tool output",
+                Value::Object(expected.clone()).to_string(),
+                actual,
+            )
+        }
+        ReplyCheck::TransferTo(agent) => {
+            let targets: Vec<&str> = reply.transfer.iter().map(|t| t.agent.as_str()).collect();
+            let passed = targets.iter().any(|t| name_matches(t, agent));
+            let actual = if targets.is_empty() {
+                "no transfer".to_owned()
+            } else {
+                format!("transfer to {}", targets.join(", "))
+            };
+            let reason = format!("expected a transfer to {agent}, got {actual}");
+            Verdict::decided(passed, Method::deterministic("transfer"), Some(reason)).labelled(
+                format!("transfer to {agent}"),
+                format!("transfer to {agent}"),
+                actual,
+            )
+        }
+    }
+}
+
+fn text_verdict(
+    label: &str,
+    passed: bool,
+    expected: &str,
+    text: String,
+    method: &'static str,
+) -> Graded {
+    let actual = if text.trim().is_empty() {
+        NO_TEXT.to_owned()
+    } else {
+        text
+    };
+    let reason = format!("{label} `{expected}` failed");
+    Verdict::decided(passed, Method::deterministic(method), Some(reason)).labelled(
+        label,
+        expected.to_owned(),
+        actual,
+    )
+}
+
+/// Every message of the turn, trimmed and joined by a space, as SCRAPI's `full_text`.
+fn joined_text(reply: &Reply) -> String {
+    reply
+        .messages
+        .iter()
+        .map(|m| m.text.trim())
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn name_matches(actual: &str, expected: &str) -> bool {
+    actual == expected || actual.ends_with(expected)
+}
+
+/// The expected mapping is a subset of the tool-name map, or of one tool's value.
+fn subset_of_any(expected: &Map<String, Value>, by_tool: &[(&str, &Value)]) -> bool {
+    let as_map: Map<String, Value> = by_tool
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).clone()))
+        .collect();
+    subset(expected, &as_map)
+        || by_tool
+            .iter()
+            .any(|(_, value)| value.as_object().is_some_and(|map| subset(expected, map)))
+}
+
+/// SCRAPI's `_check_dict_subset`.
+pub(super) fn subset(expected: &Map<String, Value>, actual: &Map<String, Value>) -> bool {
+    expected.iter().all(|(key, want)| {
+        let Some(got) = actual.get(key) else {
+            return false;
+        };
+        match want {
+            Value::Object(inner) if inner.is_empty() => true,
+            Value::Object(inner) => {
+                let parsed;
+                let got = match got {
+                    Value::String(s) => match serde_json::from_str::<Value>(s) {
+                        Ok(value) => {
+                            parsed = value;
+                            &parsed
+                        }
+                        Err(_) => got,
+                    },
+                    other => other,
+                };
+                match got.as_object() {
+                    Some(map) => subset(inner, map),
+                    None => false,
+                }
+            }
+            _ => json_equal(want, got) || text_of(want) == text_of(got),
+        }
+    })
+}

@@ -1,0 +1,310 @@
+//! SCRAPI turn evals (`conversations|tests` with `{type, value}` expectations) run by
+//! `goldgate run` against a loopback HTTP agent: each operator passes on the behaviour it
+//! describes and fails on the wrong one, SCRAPI's own examples (../shared/corpus) get the
+//! verdicts their files describe, and broken files are lint errors with line and hint.
+
+mod common;
+
+use std::collections::HashMap;
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use axum::Json;
+use serde_json::{Value, json};
+
+/// Answers by what the user sent, as the agent the corpus files describe would.
+async fn agent(Json(request): Json<Value>) -> Json<Value> {
+    let input = &request["input"];
+    let text = input["text"].as_str().unwrap_or_default();
+    let event = input["event"].as_str().unwrap_or_default();
+    let order = |id: &str| {
+        json!({"name": "lookup_order", "args": {"order_id": id},
+               "response": {"result": {"status": "shipped", "eta": "April 18"}}})
+    };
+    Json(match (text, event) {
+        (_, "welcome") => json!({"messages": [{"text": "Welcome to Acme! How can I help?"}]}),
+        // Calls the tool only when the variable the test sets arrived with the turn.
+        ("What's the status of order ORD-12345?", _) => {
+            if input["variables"]["order_12345_status"] == "shipped" {
+                json!({"messages": [{"text": "It has shipped."}], "tool_calls": [order("ORD-12345")]})
+            } else {
+                json!({"messages": [{"text": "Which order?"}]})
+            }
+        }
+        ("Check order ORD-12345 please", _) | ("It's ORD-12345", _) => json!({
+            "messages": [{"text": "Your order has shipped."}],
+            "tool_calls": [order("ORD-12345"), {"name": "log_event", "args": {}}]}),
+        ("Check order ORD-99999 please", _) => json!({
+            "messages": [{"text": "Your order has shipped."}],
+            "tool_calls": [order("ORD-99999")]}),
+        ("I want to dispute a charge on my bill", _) => {
+            json!({"transfer": {"agent": "projects/p/locations/l/apps/a/agents/billing-agent"}})
+        }
+        ("I want to check my order", _) => {
+            json!({"messages": [{"text": "Sure, what is your Order ID?"}]})
+        }
+        ("Thank you!", _) => json!({"messages": [
+            {"text": "You're very welcome!"}, {"text": " Let me know if you need anything else. "}]}),
+        _ => json!({"messages": [{"text": "I did not get that."}]}),
+    })
+}
+
+fn run(dir: &Path, addr: SocketAddr, target: &Path) -> (Option<i32>, Value, String) {
+    let report = dir.join("report.json");
+    let output = common::command_in(dir)
+        .args(["run", "--agent-url", &format!("http://{addr}/turn")])
+        .arg("--output")
+        .arg(&report)
+        .arg(target)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    let report: Value =
+        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
+    (output.status.code(), report, out)
+}
+
+fn statuses(report: &Value) -> HashMap<String, String> {
+    report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no cases in the report: {report}"))
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn want(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+const OPERATORS: &str = r#"config:
+  modality: TEXT
+tests:
+  - name: contains_ignores_case
+    event: welcome
+    expectations:
+      - type: contains
+        value: "welcome to acme"
+      - type: no_tools_called
+  - name: contains_missing
+    event: welcome
+    expectations:
+      - type: contains
+        value: "Goodbye"
+  - name: equals_joined_trimmed
+    user: "Thank you!"
+    expectations:
+      - type: equals
+        value: "You're very welcome! Let me know if you need anything else."
+  - name: equals_wrong
+    user: "Thank you!"
+    expectations:
+      - type: equals
+        value: "You're welcome."
+  - name: tool_input_subset_extra_calls_allowed
+    user: "Check order ORD-12345 please"
+    expectations:
+      - type: tool_called
+        value: lookup_order
+      - type: tool_input
+        value: { order_id: "ORD-12345" }
+      - type: tool_output
+        value: { lookup_order: { result: { status: shipped } } }
+  - name: tool_output_key_exists
+    user: "Check order ORD-12345 please"
+    expectations:
+      - type: tool_output
+        value: { lookup_order: {} }
+  - name: tool_input_wrong
+    user: "Check order ORD-99999 please"
+    expectations:
+      - type: tool_input
+        value: { order_id: "ORD-12345" }
+  - name: no_tools_but_called
+    user: "Check order ORD-12345 please"
+    expectations:
+      - type: no_tools_called
+  - name: tool_not_called
+    event: welcome
+    expectations:
+      - type: tool_called
+        value: lookup_order
+  - name: transfer_by_resource_suffix
+    user: "I want to dispute a charge on my bill"
+    expectations:
+      - type: agent_transfer
+        value: billing-agent
+  - name: transfer_wrong
+    user: "I want to dispute a charge on my bill"
+    expectations:
+      - type: agent_transfer
+        value: sales-agent
+  - name: variables_reach_the_agent
+    user: "What's the status of order ORD-12345?"
+    variables: { order_12345_status: shipped }
+    expectations:
+      - type: tool_called
+        value: lookup_order
+  - name: multi_turn
+    turns:
+      - turn: ask
+        user: "I want to check my order"
+        expectations:
+          - type: contains
+            value: "order id"
+      - turn: give
+        user: "It's ORD-12345"
+        expectations:
+          - type: tool_called
+            value: lookup_order
+"#;
+
+#[test]
+fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
+    let addr = common::serve_turn(agent, ());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("operators.yaml");
+    fs::write(&file, OPERATORS).unwrap();
+    let (code, report, out) = run(dir.path(), addr, &file);
+    assert_eq!(
+        statuses(&report),
+        want(&[
+            ("contains_ignores_case", "passed"),
+            ("contains_missing", "failed"),
+            ("equals_joined_trimmed", "passed"),
+            ("equals_wrong", "failed"),
+            ("tool_input_subset_extra_calls_allowed", "passed"),
+            ("tool_output_key_exists", "passed"),
+            ("tool_input_wrong", "failed"),
+            ("no_tools_but_called", "failed"),
+            ("tool_not_called", "failed"),
+            ("transfer_by_resource_suffix", "passed"),
+            ("transfer_wrong", "failed"),
+            ("variables_reach_the_agent", "passed"),
+            ("multi_turn", "passed"),
+        ]),
+        "{out}"
+    );
+    assert_eq!(code, Some(1), "{out}");
+    // A failed check says what was expected and what came back.
+    let case = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "equals_wrong")
+        .unwrap();
+    let check = &case["turns"][0]["checks"][0];
+    assert_eq!(check["expected"], "You're welcome.", "{case}");
+    assert_eq!(
+        check["actual"], "You're very welcome! Let me know if you need anything else.",
+        "{case}"
+    );
+}
+
+#[test]
+fn free_text_expectations_are_judge_criteria_skipped_without_a_judge() {
+    let addr = common::serve_turn(agent, ());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("judged.yaml");
+    fs::write(
+        &file,
+        "conversations:\n  - conversation: polite\n    event: welcome\n    expectations:\n      - The agent greets the user politely\n      - type: contains\n        value: Welcome\n",
+    )
+    .unwrap();
+    let (_, report, out) = run(dir.path(), addr, &file);
+    let case = &report["cases"][0];
+    assert_eq!(case["turns"][0]["checks"][0]["status"], "passed", "{out}");
+    let criterion = &case["checks"][0];
+    assert_eq!(criterion["label"], "criterion", "{case}");
+    assert_eq!(criterion["status"], "skipped", "{case}");
+}
+
+/// The corpus folder of SCRAPI's files, when this checkout has it.
+fn corpus() -> Option<std::path::PathBuf> {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/scrapi");
+    if corpus.is_dir() {
+        Some(corpus)
+    } else {
+        eprintln!("no ../shared/corpus: skipped");
+        None
+    }
+}
+
+#[test]
+fn scrapi_doc_examples_pass_against_the_agent_they_describe() {
+    let Some(corpus) = corpus() else { return };
+    let addr = common::serve_turn(agent, ());
+    let dir = tempfile::tempdir().unwrap();
+    let single = corpus.join("doc-snippets/docs__guides__evaluation__turn-evals.md.L75-L102.yaml");
+    let (code, report, out) = run(dir.path(), addr, &single);
+    assert_eq!(
+        statuses(&report),
+        want(&[
+            ("order_lookup_triggers_tool", "passed"),
+            ("welcome_message_check", "passed"),
+            ("tool_receives_correct_order_id", "passed"),
+            ("billing_transfers_to_billing_agent", "passed"),
+        ]),
+        "{out}"
+    );
+    assert_eq!(code, Some(0), "{out}");
+
+    let multi = corpus.join("doc-snippets/docs__guides__evaluation__turn-evals.md.L110-L123.yaml");
+    let (code, report, out) = run(dir.path(), addr, &multi);
+    assert_eq!(
+        statuses(&report),
+        want(&[("order_id_collection_flow", "passed")]),
+        "{out}"
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(report["cases"][0]["turns"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn scrapi_example_with_historical_contexts_is_refused_as_scrapi_refuses_it() {
+    let Some(corpus) = corpus() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let example = corpus.join("examples/evals/turn_eval_example.yaml");
+    let out = common::goldgate(dir.path(), &["lint", example.to_str().unwrap()]);
+    let text = out.stdout + &out.stderr;
+    assert_eq!(out.code, Some(1), "{text}");
+    for line in [":80: error [G108]", ":96: error [G108]"] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+    assert!(text.contains("6 cases: 2 errors"), "{text}");
+}
+
+#[test]
+fn broken_files_are_lint_errors_with_line_and_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.yaml");
+    fs::write(
+        &file,
+        "tests:\n  - name: a\n    usr: hello\n    expectations:\n      - type: contians\n        value: x\n      - type: tool_input\n        value: lookup_order\n      - type: equals\n  - name: a\n    event: welcome\n    expectations:\n      - type: fuzzy_match\n        value: hi\n",
+    )
+    .unwrap();
+    let out = common::goldgate(dir.path(), &["lint", file.to_str().unwrap()]);
+    let err = &(out.stdout + &out.stderr);
+    assert_eq!(out.code, Some(1), "{err}");
+    for expected in [
+        "broken.yaml:3: error [G100] tests[0].usr: unknown key `usr` (did you mean `user`?)",
+        "broken.yaml:5: error [G107] tests[0].expectations[0].type: unknown expectation type `contians` (did you mean `contains`?)",
+        "broken.yaml:8: error [G101] tests[0].expectations[1].value: a `tool_input` expectation's `value` is a mapping",
+        "broken.yaml:9: error [G102] tests[0].expectations[2].value: a `equals` expectation needs a text `value`",
+        "broken.yaml:2: error [G102] tests[0].user: a turn needs `user`",
+        "broken.yaml:10: error [G103] tests[1].name: test `a` is defined twice",
+        "broken.yaml:13: error [G107] tests[1].expectations[0].type: unknown expectation type `fuzzy_match`",
+    ] {
+        assert!(err.contains(expected), "missing {expected:?} in\n{err}");
+    }
+}
