@@ -67,12 +67,26 @@ impl Threshold {
     }
 }
 
+/// Rates are ratios of counts: equal rates computed from different counts may differ in the
+/// last bits, and must not read as worse than a limit of 0.
+const EPSILON: f64 = 1e-9;
+
+/// `change` is worse than `limit` (both in the threshold's unit).
+fn beyond(change: f64, limit: f64) -> bool {
+    change > limit + EPSILON
+}
+
 impl MetricDelta {
+    /// The measured change is worse than the limit, whatever the tests say.
+    pub fn measured_beyond_limit(&self) -> bool {
+        self.change.is_some_and(|c| beyond(c, self.limit))
+    }
+
     /// Worse by more than the limit, but a latency change within [`LATENCY_FLOOR`].
     pub fn within_latency_floor(&self) -> bool {
         self.threshold.unit() == Unit::Percent
             && self.decision == Decision::Clear
-            && self.change.is_some_and(|c| c > self.limit + 1e-9)
+            && self.measured_beyond_limit()
     }
 }
 

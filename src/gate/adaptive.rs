@@ -17,7 +17,6 @@ use std::future::Future;
 use super::Gate;
 use crate::results::Unit;
 use crate::results::{Aggregates, CaseFlip, CaseResult, Comparison, Decision, JudgeUsage, Report};
-use crate::shard;
 
 /// The runs every case has had by each look: `repeat`, doubling, then `max_repeat`
 /// (`1, 2, 5` for `--max-repeat 5`): few looks, since each takes a share of the false-alarm
@@ -121,18 +120,17 @@ pub fn plan(current: &Report, comparison: &Comparison, look: &mut Look, index: u
     {
         return Rerun::All;
     }
-    let keyed = |flip: &CaseFlip| shard::key(&flip.file, &flip.id);
     let reruns: HashSet<String> = comparison
         .undecided
         .iter()
-        .filter(|f| open(f.decision) && !look.settled.contains_key(&keyed(f)))
-        .map(keyed)
+        .filter(|f| open(f.decision) && !look.settled.contains_key(&f.key()))
+        .map(CaseFlip::key)
         .collect();
     let flips: HashMap<String, &CaseFlip> = comparison
         .newly_failing
         .iter()
         .chain(&comparison.undecided)
-        .map(|f| (keyed(f), f))
+        .map(|f| (f.key(), f))
         .collect();
     for case in &current.cases {
         let key = case.key();
@@ -192,17 +190,12 @@ where
         report.alpha_share = schedule.share(index);
         let mut comparison = gate.compare_at(report, &look);
         let Some(&next) = runs.get(index + 1) else {
+            // The last look: nothing was left to run, so it is already final.
             comparison.extra_runs = extra_runs;
             return comparison;
         };
         let which = match plan(report, &comparison, &mut look, index) {
-            Rerun::Nothing => {
-                // Nothing more will run: decided as the last look.
-                look.runs_left = 0;
-                let mut comparison = gate.compare_at(report, &look);
-                comparison.extra_runs = extra_runs;
-                return comparison;
-            }
+            Rerun::Nothing => break,
             Rerun::All => None,
             Rerun::Cases(keys) => Some(keys),
         };
@@ -211,12 +204,12 @@ where
         let stopped = more.incomplete;
         join(report, more, first, min_pass);
         if stopped {
-            // Interrupted: decide on what ran, as the last look.
-            look.runs_left = 0;
-            let mut comparison = gate.compare_at(report, &look);
-            comparison.extra_runs = extra_runs;
-            return comparison;
+            break;
         }
     }
-    unreachable!("a schedule has at least one look")
+    // Settled, or interrupted, before the last look: decided on what ran, as a last look.
+    look.runs_left = 0;
+    let mut comparison = gate.compare_at(report, &look);
+    comparison.extra_runs = extra_runs;
+    comparison
 }

@@ -11,17 +11,13 @@
 //!   the [`LATENCY_FLOOR`](super::LATENCY_FLOOR) on the measured rise. A baseline without
 //!   samples (written before they were kept) is compared as before: by the values alone.
 
-use super::{Gate, LATENCY_FLOOR, Tested};
+use super::{Gate, LATENCY_FLOOR, Tested, beyond};
 use crate::results::{
     CaseResult, CheckCategory, Evidence, MetricDelta, Report, Test, Threshold, Unit,
 };
 use crate::stats::{
     LatencyHistogram, QuantileTest, Tally, quantile_worse, stratified_worse, worsening_interval,
 };
-
-/// Rates are ratios of counts: equal rates computed from different counts may differ in the
-/// last bits, and must not read as a drop when the limit is 0.
-const EPSILON: f64 = 1e-9;
 
 /// `threshold`'s metric in `current` against the gate's baseline, tested at `alpha` (used
 /// for the interval and for whether the test can reach it at all).
@@ -45,7 +41,7 @@ pub(super) fn compare(
 /// No test is possible (nothing measured on one side, or no samples in the baseline): the
 /// values decide, as gecx's gate does.
 fn by_values(delta: &mut MetricDelta) -> Tested {
-    let worse = delta.change.is_some_and(|c| c > delta.limit + EPSILON) && beyond_floor(delta);
+    let worse = delta.measured_beyond_limit() && beyond_floor(delta);
     if worse {
         delta.evidence = Some(Evidence {
             test: Test::Values,
@@ -168,7 +164,7 @@ fn rate(
     });
     Some(Tested {
         p_value: Some(p_value),
-        worse: effect > delta.limit + EPSILON,
+        worse: beyond(effect, delta.limit),
         open: false,
         reachable: stratified_worse(&extreme).is_some_and(|p| p <= alpha),
     })
@@ -240,7 +236,7 @@ fn latency(
         samples: (before.len() as u64, now.len() as u64),
     });
     let change = delta.change.unwrap_or_default();
-    let worse = change > delta.limit + EPSILON && found.exceeds_floor;
+    let worse = beyond(change, delta.limit) && found.exceeds_floor;
     // A p95 of one latency a case is rough: with runs left, one that measures worse than half
     // the limit (and half the floor) stays open rather than clear.
     let open = !worse

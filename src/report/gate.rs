@@ -199,8 +199,7 @@ fn write_flips(title: &str, flips: &[CaseFlip], out: &mut impl Write) -> io::Res
 /// `REGRESSED: what tripped` or `no regression`.
 fn verdict(comparison: &Comparison) -> String {
     if !comparison.regressed() {
-        let undecided = comparison.undecided.len() + comparison.undecided_metrics().count();
-        return match undecided {
+        return match comparison.undecided_count() {
             0 => "no regression (no threshold tripped, no case newly failing)".to_owned(),
             n => format!(
                 "no regression shown: {n} comparison(s) inconclusive or short of runs (see above)"

@@ -135,7 +135,7 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
         if !tripped.is_empty() {
             parts.push(format!("tripped: {}", tripped.join(", ")));
         }
-        let undecided = comparison.undecided.len() + comparison.undecided_metrics().count();
+        let undecided = comparison.undecided_count();
         if undecided > 0 {
             parts.push(format!("{undecided} inconclusive or short of runs"));
         }

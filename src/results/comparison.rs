@@ -268,6 +268,11 @@ pub struct CaseFlip {
 }
 
 impl CaseFlip {
+    /// The key of the case, as [`super::CaseResult::key`] gives it.
+    pub fn key(&self) -> String {
+        crate::shard::key(&self.file, &self.id)
+    }
+
     /// How the case moved, for people: `passed → failed`, `new, failed`, or with runs
     /// `100.0% → 40.0% of runs passed`.
     pub fn movement(&self) -> String {
@@ -355,6 +360,11 @@ impl Comparison {
         self.metrics
             .iter()
             .filter(|m| m.decision == Decision::Regressed)
+    }
+
+    /// How many comparisons (cases and metrics) look worse but are not decided.
+    pub fn undecided_count(&self) -> usize {
+        self.undecided.len() + self.undecided_metrics().count()
     }
 
     /// The metrics that look worse but are not decided.

@@ -55,10 +55,7 @@ fn tally_of<'a>(runs: impl Iterator<Item = &'a Status>) -> Tally {
 impl CaseResult {
     /// This report's runs of the case that reached a verdict (one, without repeats).
     pub fn tally(&self) -> Tally {
-        match &self.repeats {
-            Some(repeats) => tally_of(repeats.runs.iter()),
-            None => tally_of(std::iter::once(&self.status)),
-        }
+        self.tally_of_first(self.runs())
     }
 
     /// Like [`tally`](Self::tally), over the first `runs` runs only.

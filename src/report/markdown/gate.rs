@@ -62,7 +62,7 @@ pub(super) fn gate(delta: &MetricDelta) -> String {
         );
     } else if delta.within_latency_floor() {
         "✅ within the noise floor, limit"
-    } else if delta.change.is_some_and(|c| c > delta.limit + 1e-9) {
+    } else if delta.measured_beyond_limit() {
         // Worse overall, yet not case by case: other cases ran (new ones, fewer ones).
         return format!(
             "✅ within {}, case by case",
