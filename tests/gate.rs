@@ -892,3 +892,26 @@ fn gate_flags_that_make_no_sense_exit_2_saying_why() {
         strict.stdout
     );
 }
+
+#[test]
+fn an_agent_nobody_answers_is_named_once_and_each_case_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let Outcome {
+        code, stderr: err, ..
+    } = run(dir.path(), nowhere, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "goldgate: 20 case(s) could not be judged against the agent http://127.0.0.1:9/turn \
+             (errors of the run, not test failures; more than --max-errors 0):"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("  ./goldens/orders.yaml:4 c01: connection failed"),
+        "{err}"
+    );
+    assert!(err.contains("Connection refused"), "{err}");
+}

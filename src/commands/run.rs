@@ -579,9 +579,12 @@ fn list_errors(report: &Report) {
     if errors.is_empty() {
         return;
     }
+    // The agent is named once here: each case's error leaves the URL out (it may hold a
+    // credential), and the agent's description is already cleaned of those.
     eprintln!(
-        "goldgate: {} case(s) could not be judged (errors of the run, not test failures; {} --max-errors {}):",
+        "goldgate: {} case(s) could not be judged against the agent {} (errors of the run, not test failures; {} --max-errors {}):",
         errors.len(),
+        console::escape(&report.agent),
         if report.too_many_errors() {
             "more than"
         } else {
