@@ -543,6 +543,11 @@ pub fn describe_inputs(inputs: &[Input]) -> String {
             Input::Image { mime_type, .. } => format!("<image {mime_type}>"),
             Input::ApproveToolCall(tag) => format!("<approve tool call {tag}>"),
             Input::DenyToolCall(tag) => format!("<deny tool call {tag}>"),
+            Input::ExecuteTool(execution) => format!(
+                "<execute tool {} {}>",
+                execution.tool,
+                Value::Object(execution.args.clone())
+            ),
         })
         .collect();
     if parts.is_empty() {

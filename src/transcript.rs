@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// What one turn produced, with its timings.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +37,10 @@ pub struct Reply {
     pub error: Option<ReplyError>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The session variables after the turn, where the agent reports them (a directly executed
+    /// tool's updated variables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Map<String, Value>>,
 }
 
 impl Reply {
@@ -56,6 +60,11 @@ impl Reply {
         self.transfer = fragment.transfer.or(self.transfer.take());
         self.handoff = fragment.handoff.or(self.handoff.take());
         self.error = fragment.error.or(self.error.take());
+        if let Some(variables) = fragment.variables {
+            self.variables
+                .get_or_insert_with(Map::new)
+                .extend(variables);
+        }
         if let Some(usage) = fragment.usage {
             let total = self.usage.get_or_insert_with(Usage::default);
             *total = total.plus(usage);

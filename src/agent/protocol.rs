@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::{ContextDocument, Input, ToolMock};
+use crate::model::{ContextDocument, Input, ToolMock, ToolState};
 
 /// One turn sent to the agent.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -45,6 +45,10 @@ pub struct TurnRequest {
     pub context: Vec<ContextDocument>,
 }
 
+/// The input key of a direct tool execution (`{tool, args, variables | context}`): only agents
+/// that can run their tools directly receive it (see [`crate::agent::Agent::executes_tools`]).
+pub const EXECUTE_TOOL: &str = "execute_tool";
+
 /// Builds the `input` object of a request from a turn's inputs.
 pub fn input_object(inputs: &[Input]) -> Map<String, Value> {
     let mut object = Map::new();
@@ -83,6 +87,20 @@ pub fn input_object(inputs: &[Input]) -> Map<String, Value> {
             }
             Input::DenyToolCall(tag) => {
                 object.insert("deny_tool_call".into(), Value::String(tag.clone()));
+            }
+            Input::ExecuteTool(execution) => {
+                let (key, state) = match &execution.state {
+                    ToolState::Variables(vars) => ("variables", vars),
+                    ToolState::Context(context) => ("context", context),
+                };
+                object.insert(
+                    EXECUTE_TOOL.into(),
+                    serde_json::json!({
+                        "tool": execution.tool,
+                        "args": execution.args,
+                        key: state,
+                    }),
+                );
             }
         }
     }

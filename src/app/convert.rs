@@ -16,7 +16,7 @@ use crate::discover::{self, Rules};
 use crate::formats::write::Losses;
 use crate::formats::{ces_csv, gecx, scrapi};
 use crate::load::{self, Suite};
-use crate::model::{Case, Format};
+use crate::model::{Case, CaseKind, Format};
 
 /// The formats convert writes.
 pub const TARGETS: [Format; 3] = [Format::ScrapiGolden, Format::CesCsv, Format::GecxScenario];
@@ -75,8 +75,13 @@ pub fn load(input: &Path) -> Result<Suite, ConvertError> {
 pub fn source_cases(suite: &Suite) -> Vec<Case> {
     let mut cases = Vec::new();
     for file in &suite.files {
-        // A simulation has no scripted turns for another format to hold.
-        for case in file.cases.iter().filter(|c| c.simulated_user.is_none()) {
+        // A simulation has no scripted turns and a tool test no conversation for another
+        // format to hold.
+        for case in file
+            .cases
+            .iter()
+            .filter(|c| c.kind() == CaseKind::Conversation)
+        {
             let mut case = case.clone();
             if case.format == Format::ScrapiGolden {
                 let stem = file.path.file_stem().unwrap_or_default().to_string_lossy();

@@ -127,6 +127,8 @@ pub enum CheckCategory {
     Criterion,
     /// A graded Regtrace metric.
     Metric,
+    /// A check on a directly executed tool's result (SCRAPI tool tests).
+    ToolResult,
 }
 
 /// One expectation or case-level check, judged.

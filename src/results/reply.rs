@@ -16,6 +16,10 @@ pub struct ReplyRecord {
     pub transfer: Option<Transfer>,
     pub handoff: Option<Handoff>,
     pub error: Option<ReplyError>,
+    /// The session variables after the turn, where the agent reported them. Absent from
+    /// older reports.
+    #[serde(default)]
+    pub variables: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `#[serde(with)]` for `Option<Reply>` fields.
@@ -35,6 +39,7 @@ pub mod report {
                 transfer: reply.transfer.clone(),
                 handoff: reply.handoff.clone(),
                 error: reply.error.clone(),
+                variables: reply.variables.clone(),
             })
             .serialize(s)
     }
@@ -46,6 +51,7 @@ pub mod report {
             transfer: record.transfer,
             handoff: record.handoff,
             error: record.error,
+            variables: record.variables,
             ..Reply::default()
         }))
     }

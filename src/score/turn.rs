@@ -22,8 +22,8 @@
 use serde_json::Value;
 
 use super::matchers::{json_equal, render_call, render_calls, render_expected_call, text_of};
-use super::reply;
 use super::{Graded, Grader, Verdict};
+use super::{reply, tool_result};
 use crate::model::{ExpectationKind, ExpectedToolCall, MatchType, Matcher, Turn};
 use crate::results::{CheckCategory, CheckResult, Method, Status};
 use crate::transcript::Exchange;
@@ -61,6 +61,7 @@ impl Grader {
                 ExpectationKind::ToolResponse { .. } => CheckCategory::ToolResponse,
                 ExpectationKind::Transfer { .. } => CheckCategory::Transfer,
                 ExpectationKind::Reply(check) => reply::category(check),
+                ExpectationKind::ToolResult(_) => CheckCategory::ToolResult,
             };
             let graded = match &expectation.kind {
                 ExpectationKind::AgentText { matcher, agent } => {
@@ -90,14 +91,17 @@ impl Grader {
                 }
                 ExpectationKind::Transfer { agent } => transfer(agent, reply),
                 ExpectationKind::Reply(check) => reply::grade(check, reply),
+                ExpectationKind::ToolResult(check) => tool_result::grade(check, reply),
             };
             results.push(graded.at(&expectation.location, category));
         }
 
-        let only_reply_checks = turn
-            .expectations
-            .iter()
-            .all(|e| matches!(e.kind, ExpectationKind::Reply(_)));
+        let only_reply_checks = turn.expectations.iter().all(|e| {
+            matches!(
+                e.kind,
+                ExpectationKind::Reply(_) | ExpectationKind::ToolResult(_)
+            )
+        });
         if self.options.allow_extra_tool_calls || only_reply_checks {
             return results;
         }

@@ -192,6 +192,16 @@ fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
                 );
                 continue;
             }
+            Input::ExecuteTool(execution) => {
+                losses.add(
+                    &turn.location,
+                    format!(
+                        "a CES golden is a conversation: the direct execution of `{}` is left out",
+                        execution.tool
+                    ),
+                );
+                continue;
+            }
         });
     }
     for expectation in &turn.expectations {
@@ -236,6 +246,13 @@ fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
                 losses.add(
                     location,
                     "a CES golden has no SCRAPI turn-eval checks: the check is left out",
+                );
+                continue;
+            }
+            ExpectationKind::ToolResult(_) => {
+                losses.add(
+                    location,
+                    "a CES golden has no checks on a tool's result: the check is left out",
                 );
                 continue;
             }

@@ -164,6 +164,7 @@ fn what(input: &Input) -> String {
         }
         Input::Variables(_) => "a variables update".to_owned(),
         Input::Image { .. } => "an image".to_owned(),
+        Input::ExecuteTool(execution) => format!("the direct execution of `{}`", execution.tool),
         Input::Text(_) | Input::ApproveToolCall(_) | Input::DenyToolCall(_) => {
             "an input".to_owned()
         }
@@ -180,6 +181,7 @@ fn expectation_what(kind: &ExpectationKind) -> String {
         ExpectationKind::ToolResponse { tool, .. } => format!("the expected response of `{tool}`"),
         ExpectationKind::Transfer { agent } => format!("the expected transfer to `{agent}`"),
         ExpectationKind::Reply(_) => "the turn-eval check".to_owned(),
+        ExpectationKind::ToolResult(_) => "the check on a tool's result".to_owned(),
     }
 }
 

@@ -190,6 +190,10 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
                 &expectation.location,
                 "a SCRAPI golden has no turn-eval checks: the check is left out",
             ),
+            ExpectationKind::ToolResult(_) => losses.add(
+                &expectation.location,
+                "a SCRAPI golden has no checks on a tool's result: the check is left out",
+            ),
             ExpectationKind::Transfer { agent } => calls.push(format!(
                 "{{action: transfer_to_agent, args: {{agent: {}}}}}",
                 yaml_str(agent)
@@ -283,6 +287,7 @@ fn describe(input: &Input, said: bool) -> String {
         Input::Image { .. } => "an image".to_owned(),
         Input::ApproveToolCall(tag) => format!("the approval of tool call `{tag}`"),
         Input::DenyToolCall(tag) => format!("the denial of tool call `{tag}`"),
+        Input::ExecuteTool(execution) => format!("the direct execution of `{}`", execution.tool),
     }
 }
 
