@@ -14,14 +14,23 @@
 //! the last bit of a result. With `--repeat`, turn metrics (latency, TTFT, tool calls) come
 //! from the run the report shows for each case; tokens are those of every run.
 
+use crate::model::CaseKind;
 use crate::results::{
-    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, TurnResult, ratio,
+    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, ToolLatency, TurnResult, ratio,
 };
 
 impl Aggregates {
     /// The aggregates of a report's cases.
     pub fn of(cases: &[CaseResult]) -> Self {
         let turns = || cases.iter().flat_map(|c| &c.turns);
+        // A tool executed directly is not a conversation: its latency is reported apart, and
+        // it can neither deflect nor hand off.
+        let of_kind = |tool_tests: bool| {
+            cases
+                .iter()
+                .filter(move |c| (c.kind == CaseKind::ToolTest) == tool_tests)
+        };
+        let conversation_turns = || of_kind(false).flat_map(|c| &c.turns);
         let checks = || cases.iter().flat_map(CaseResult::all_checks);
         let case_counts: Counts = cases.iter().map(|c| c.status).collect();
         let turn_counts: Counts = turns().map(|t| t.status).collect();
@@ -33,8 +42,7 @@ impl Aggregates {
         };
         let hallucination = in_category(CheckCategory::Hallucination);
 
-        let played: Vec<&CaseResult> = cases
-            .iter()
+        let played: Vec<&CaseResult> = of_kind(false)
             .filter(|c| c.turns.iter().any(|t| t.reply.is_some()))
             .collect();
         let deflected = played.iter().filter(|c| !handed_off(&c.turns)).count();
@@ -53,8 +61,14 @@ impl Aggregates {
             pass_rate: case_counts.pass_rate(),
             turn_pass_rate: turn_counts.pass_rate(),
             deflection_rate: ratio(deflected, played.len()),
-            latency: Percentiles::of(turns().filter_map(|t| t.latency).collect()),
-            ttft: Percentiles::of(turns().filter_map(|t| t.ttft).collect()),
+            latency: Percentiles::of(conversation_turns().filter_map(|t| t.latency).collect()),
+            ttft: Percentiles::of(conversation_turns().filter_map(|t| t.ttft).collect()),
+            tool_latency: ToolLatency::of(
+                of_kind(true)
+                    .flat_map(|c| &c.turns)
+                    .filter_map(|t| t.latency)
+                    .collect(),
+            ),
             hallucination_rate: ratio(hallucination.failed, hallucination.judged()),
             tool_call_accuracy: in_category(CheckCategory::ToolCall).pass_rate(),
             suite_score: (total_weight > 0.0).then(|| weighted / total_weight),

@@ -19,11 +19,12 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 mod simulated;
+mod skipped;
 
 use crate::agent::protocol;
 use crate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest, replay};
 use crate::limit::{DEFAULT_WAIT_BUDGET, Limiter, Limits, Pacing};
-use crate::model::{Case, Input, Turn};
+use crate::model::{Case, CaseKind, Input, Turn};
 use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult};
 use crate::score::Grader;
 use crate::shard::SuiteId;
@@ -232,6 +233,9 @@ async fn run_case(
     options: &RunOptions,
     stop: &Stop,
 ) -> CaseResult {
+    if case.kind() == CaseKind::ToolTest && !agent.executes_tools() {
+        return skipped::tool_test(&case, &agent.describe());
+    }
     let started = Instant::now();
     let session = format!("{}-{:016x}", case.id, fastrand::u64(..));
     let Session {

@@ -49,6 +49,7 @@ fn expected(turn: &Turn) -> Vec<String> {
             }
             ExpectationKind::Transfer { agent } => format!("transfer {agent}"),
             ExpectationKind::Reply(check) => format!("reply {check:?}"),
+            ExpectationKind::ToolResult(check) => format!("result {}", check.path.source),
         })
         .collect()
 }

@@ -37,6 +37,12 @@ pub trait Agent: Send + Sync {
         None
     }
 
+    /// Whether the agent can run one of its tools directly, outside a conversation (SCRAPI
+    /// tool tests, [`protocol::EXECUTE_TOOL`]). Cases that need it are skipped otherwise.
+    fn executes_tools(&self) -> bool {
+        false
+    }
+
     /// What the report shows about the agent (never a secret).
     fn describe(&self) -> String;
 

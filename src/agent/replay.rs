@@ -137,6 +137,7 @@ pub enum ReplayLoadError {
 pub struct ReplayAgent {
     dir: PathBuf,
     turns: HashMap<(String, usize), Recorded>,
+    executes_tools: bool,
 }
 
 #[derive(Debug)]
@@ -199,15 +200,24 @@ impl ReplayAgent {
                 }
             }
         }
+        // Recorded from an agent that runs tools directly: its tool tests can be replayed.
+        let executes_tools = turns
+            .values()
+            .any(|t| t.input.contains_key(super::protocol::EXECUTE_TOOL));
         Ok(Self {
             dir: dir.to_owned(),
             turns,
+            executes_tools,
         })
     }
 }
 
 #[async_trait]
 impl Agent for ReplayAgent {
+    fn executes_tools(&self) -> bool {
+        self.executes_tools
+    }
+
     async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
         let key = (request.case.clone(), request.turn);
         let Some(recorded) = self.turns.get(&key) else {

@@ -78,6 +78,36 @@ impl Percentiles {
     }
 }
 
+/// The latency of directly executed tools (SCRAPI tool tests), at the percentiles SCRAPI
+/// reports, by nearest rank like every percentile here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ToolLatency {
+    /// How many executions were timed.
+    pub count: usize,
+    #[serde(rename = "p50_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub p50: Duration,
+    #[serde(rename = "p90_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub p90: Duration,
+    #[serde(rename = "p99_ms", with = "millis")]
+    #[schemars(with = "u64")]
+    pub p99: Duration,
+}
+
+impl ToolLatency {
+    /// `None` for an empty sample.
+    pub fn of(mut sample: Vec<Duration>) -> Option<Self> {
+        sample.sort_unstable();
+        Some(Self {
+            count: sample.len(),
+            p50: nearest_rank(&sample, 50)?,
+            p90: nearest_rank(&sample, 90)?,
+            p99: nearest_rank(&sample, 99)?,
+        })
+    }
+}
+
 /// The nearest-rank percentile of an ascending sample: the smallest value such that at least
 /// `percent`% of the sample is at or below it, i.e. the value at 1-based rank
 /// `ceil(percent / 100 * n)`. It is always a value of the sample (no interpolation), so the
@@ -103,10 +133,14 @@ pub struct Aggregates {
     /// Share of the cases that reached the agent in which no turn reported a handoff with a
     /// status other than `none`.
     pub deflection_rate: Option<f64>,
-    /// Over every played turn's latency (request sent to complete reply).
+    /// Over every played turn's latency (request sent to complete reply), tool tests aside.
     pub latency: Option<Percentiles>,
     /// Over the turns where time to first token was measured (streamed replies).
     pub ttft: Option<Percentiles>,
+    /// Over the tool tests' executions; `None` when no tool test ran. Absent from older
+    /// reports.
+    #[serde(default)]
+    pub tool_latency: Option<ToolLatency>,
     /// Failed / judged among `llm-judge-not-hallucinating` checks; `None` when none was judged
     /// (no such scorer, or no judge configured).
     pub hallucination_rate: Option<f64>,

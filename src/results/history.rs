@@ -31,6 +31,10 @@ impl Samples {
 
     /// Records the turn latencies of `case`'s shown run.
     pub fn record(&mut self, case: &CaseResult) {
+        // Tool executions have their own latency (`Aggregates::tool_latency`), never gated.
+        if case.kind == crate::model::CaseKind::ToolTest {
+            return;
+        }
         for turn in &case.turns {
             if let Some(latency) = turn.latency {
                 self.latency.record(latency.as_secs_f64() * 1000.0);

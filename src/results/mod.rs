@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use aggregates::ratio;
-pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, nearest_rank};
+pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency, nearest_rank};
 pub use comparison::{
     CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta, Test,
     Threshold, Unit,
@@ -33,7 +33,7 @@ pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
 
 use crate::exit::Exit;
-use crate::model::{Case, Format};
+use crate::model::{Case, CaseKind, Format};
 use crate::shard::SuiteId;
 use crate::transcript::{Reply, Usage};
 
@@ -191,6 +191,9 @@ pub struct CaseResult {
     pub line: u32,
     /// The format it was written in: `scrapi`, `ces-csv`, `scenario`, `regtrace`.
     pub format: Format,
+    /// `conversation`, `simulation` or `tool-test`. Absent from older reports: conversation.
+    #[serde(default)]
+    pub kind: CaseKind,
     pub tags: Vec<String>,
     pub weight: f64,
     pub status: Status,
@@ -224,6 +227,7 @@ impl CaseResult {
             file: case.location.file.to_string_lossy().into_owned(),
             line: case.location.line,
             format: case.format,
+            kind: case.kind(),
             tags: case.tags.clone(),
             weight: case.weight,
             status: Status::Skipped,

@@ -204,6 +204,7 @@ mod tests {
             file: "a.scenario.yaml".into(),
             line: 1,
             format: Format::GecxScenario,
+            kind: crate::model::CaseKind::Conversation,
             tags: Vec::new(),
             weight: 1.0,
             status,

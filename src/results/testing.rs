@@ -16,6 +16,7 @@ pub fn case(file: &str, id: &str, status: Status) -> CaseResult {
         file: file.to_owned(),
         line: 3,
         format: Format::ScrapiGolden,
+        kind: crate::model::CaseKind::Conversation,
         tags: Vec::new(),
         weight: 1.0,
         status,

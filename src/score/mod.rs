@@ -17,7 +17,7 @@ mod metrics;
 mod reply;
 mod scorers;
 pub mod semantic;
-mod tool_result;
+pub mod tool_result;
 mod turn;
 
 use std::fmt;

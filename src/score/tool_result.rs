@@ -21,8 +21,8 @@ use crate::transcript::Reply;
 const METHOD: Method = Method::deterministic("json-path");
 const NOTHING: &str = "(nothing at the path)";
 
-/// Grades `check` against the executed tool in `reply` (its one tool call).
-pub(super) fn grade(check: &ResultCheck, reply: &Reply) -> Graded {
+/// The label and the expected text `check` is reported under.
+pub fn describe(check: &ResultCheck) -> (String, String) {
     let label = format!(
         "{} {} {}",
         check.part.name(),
@@ -34,6 +34,12 @@ pub(super) fn grade(check: &ResultCheck, reply: &Reply) -> Graded {
     } else {
         check.operator.name().to_owned()
     };
+    (label, expected)
+}
+
+/// Grades `check` against the executed tool in `reply` (its one tool call).
+pub(super) fn grade(check: &ResultCheck, reply: &Reply) -> Graded {
+    let (label, expected) = describe(check);
     let variables = reply.variables.clone().map(Value::Object);
     let data = match check.part {
         ResultPart::Response => reply.tool_calls.first().and_then(|c| c.response.as_ref()),

@@ -15,6 +15,8 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+pub mod tools;
+
 pub const APP: &str = "projects/p/locations/us/apps/support";
 
 /// What the bot does with one user message.
@@ -161,10 +163,28 @@ impl Ces {
         self.violations.lock().unwrap().clone()
     }
 
-    fn violation(&self, text: String) -> Response {
+    pub fn violation(&self, text: String) -> Response {
         self.violations.lock().unwrap().push(text.clone());
         google_error(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", &text)
     }
+}
+
+/// The bearer token is one the server accepts, or Google's 401.
+pub fn authorized(ces: &Ces, headers: &HeaderMap) -> Result<(), Response> {
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+        .to_owned();
+    if ces.tokens.lock().unwrap().contains(&token) {
+        return Ok(());
+    }
+    Err(google_error(
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHENTICATED",
+        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+    ))
 }
 
 pub fn google_error(status: StatusCode, name: &str, message: &str) -> Response {
@@ -209,18 +229,8 @@ pub async fn run_session(
             return response;
         }
     }
-    let token = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default()
-        .to_owned();
-    if !ces.tokens.lock().unwrap().contains(&token) {
-        return google_error(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHENTICATED",
-            "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
-        );
+    if let Err(refused) = authorized(&ces, &headers) {
+        return refused;
     }
     let path = uri.path();
     let Some(session) = path

@@ -11,6 +11,7 @@
 //! message; 429 and 503 are left to the runner's limiter and backoff, like any agent's.
 
 pub mod auth;
+mod tools;
 pub mod wire;
 
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ use reqwest::Client;
 use serde_json::{Value, json};
 
 use super::http::{read_body, retry_after, transport_error};
+use super::protocol::EXECUTE_TOOL;
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
 use crate::config::ces::{CesConfig, DEFAULT_BASE_URL};
 use crate::transcript::{Exchange, Reply, ReplyError, ToolCall};
@@ -37,6 +39,8 @@ pub struct CesAgent {
     /// `{base}/{version}/`, with the base URL's `${VAR}` expanded.
     prefix: String,
     credentials: Credentials,
+    /// The app's tools by display name, listed once, when the first tool test runs.
+    tools: tokio::sync::OnceCell<tools::Catalog>,
 }
 
 impl CesAgent {
@@ -53,6 +57,7 @@ impl CesAgent {
             config,
             prefix,
             credentials,
+            tools: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -90,15 +95,29 @@ impl CesAgent {
         session: &str,
         inputs: Vec<Value>,
     ) -> Result<(Value, Duration), AgentError> {
+        let body = json!({ "config": self.session_config(session), "inputs": inputs });
+        let quota = self.config.quota_project.as_deref();
+        self.call(&format!("{session}:runSession"), Some(body), quota)
+            .await
+    }
+
+    /// One call of the API at `path` (under the version's prefix): a POST of `body`, or a GET
+    /// without one. Returns the JSON answer and how long the HTTP round trip took.
+    async fn call(
+        &self,
+        path: &str,
+        body: Option<Value>,
+        quota_project: Option<&str>,
+    ) -> Result<(Value, Duration), AgentError> {
         let token = self.credentials.token().await?;
         let started = Instant::now();
-        let url = format!("{}{session}:runSession", self.prefix);
-        let mut request = self
-            .client
-            .post(url)
-            .bearer_auth(token)
-            .json(&json!({ "config": self.session_config(session), "inputs": inputs }));
-        if let Some(project) = &self.config.quota_project {
+        let url = format!("{}{path}", self.prefix);
+        let mut request = match &body {
+            Some(body) => self.client.post(url).json(body),
+            None => self.client.get(url),
+        }
+        .bearer_auth(token);
+        if let Some(project) = quota_project {
             request = request.header("x-goog-user-project", project);
         }
         let response = request.send().await.map_err(transport_error)?;
@@ -129,7 +148,7 @@ impl CesAgent {
         let value = serde_json::from_slice(&body).map_err(|e| {
             AgentError::new(
                 AgentErrorKind::Protocol,
-                format!("the runSession answer is not JSON: {e}"),
+                format!("the answer to {} is not JSON: {e}", method_of(path)),
             )
         })?;
         Ok((value, round_trip))
@@ -228,15 +247,28 @@ impl CesAgent {
     }
 }
 
+/// The method a path calls, for errors: `runSession`, `executeTool`, `tools`.
+fn method_of(path: &str) -> &str {
+    path.rsplit([':', '/']).next().unwrap_or(path)
+}
+
 #[async_trait]
 impl Agent for CesAgent {
     async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
-        self.turn(request).await.map_err(|mut error| {
+        let played = match request.input.get(EXECUTE_TOOL) {
+            Some(execution) => self.execute_tool(execution).await,
+            None => self.turn(request).await,
+        };
+        played.map_err(|mut error| {
             for secret in self.credentials.secrets() {
                 error.message = error.message.replace(&secret, "[redacted]");
             }
             error
         })
+    }
+
+    fn executes_tools(&self) -> bool {
+        true
     }
 
     fn describe(&self) -> String {

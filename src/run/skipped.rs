@@ -1,0 +1,70 @@
+//! Results of cases the run's agent cannot play: listed with every check skipped and the
+//! reason, so that a report says what did not run and why instead of leaving it out.
+
+use crate::model::{Case, ExpectationKind, Input};
+use crate::results::{CaseResult, CheckCategory, CheckResult, Method, Status, TurnResult};
+use crate::score::tool_result;
+
+/// A tool test with an agent that cannot run tools directly.
+pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
+    let reason = format!(
+        "a tool test runs the tool through CX Agent Studio's executeTool: it needs `agent: ces`, \
+         and this run's agent is {agent}"
+    );
+    let turns = case
+        .turns
+        .iter()
+        .map(|turn| {
+            let mut checks: Vec<CheckResult> = turn
+                .expectations
+                .iter()
+                .filter_map(|e| match &e.kind {
+                    ExpectationKind::ToolResult(check) => {
+                        let (label, expected) = tool_result::describe(check);
+                        Some(skipped(label, expected, e.location.line, &reason))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if checks.is_empty() {
+                // Still one line that says why, for a test that only asks the tool to run.
+                let tool = turn.inputs.iter().find_map(|i| match i {
+                    Input::ExecuteTool(execution) => Some(execution.tool.as_str()),
+                    _ => None,
+                });
+                let label = format!("tool {} runs", tool.unwrap_or_default());
+                checks.push(skipped(label, String::new(), turn.location.line, &reason));
+            }
+            TurnResult {
+                index: turn.index,
+                line: turn.location.line,
+                status: Status::Skipped,
+                input: super::describe_inputs(&turn.inputs),
+                attempts: 0,
+                error: None,
+                reply: None,
+                latency: None,
+                ttft: None,
+                checks,
+            }
+        })
+        .collect();
+    CaseResult {
+        turns,
+        ..CaseResult::of(case)
+    }
+}
+
+fn skipped(label: String, expected: String, line: u32, reason: &str) -> CheckResult {
+    CheckResult {
+        label,
+        category: CheckCategory::ToolResult,
+        line,
+        status: Status::Skipped,
+        expected,
+        actual: String::new(),
+        method: Method::None,
+        score: None,
+        reason: Some(reason.to_owned()),
+    }
+}

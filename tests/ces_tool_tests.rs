@@ -1,0 +1,193 @@
+//! SCRAPI tool tests through the binary: with `agent: ces` each test runs its tool through
+//! `executeTool` on a loopback app that checks every request as the real API would, and gets
+//! the verdict its file describes; the tests' latency is reported apart (p50/p90/p99); with any
+//! other agent they are skipped with the reason; an unknown tool is an error that names the
+//! near miss.
+
+mod ces_support;
+mod common;
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use serde_json::Value;
+
+use ces_support::{APP, Ces};
+
+const TOKEN: &str = "ya29.loopback-token-tools";
+/// SCRAPI's own example, as its project template ships it.
+const EXAMPLE: &str = "tests/fixtures/scrapi/tool_tests/example_tool_tests.yaml";
+
+/// Toolset tools (an OpenAPI operation, a connector's tool), every operator, variables, a
+/// context, and one test that must fail.
+const MORE_TESTS: &str = r#"
+tests:
+  - name: order_from_the_openapi_toolset
+    tool: orders_getOrder
+    args: {order_id: ORD-1}
+    expectations:
+      response:
+        - {path: "$.result.order_id", operator: equals, value: ORD-1}
+        - {path: "$.result.items", operator: length_equals, value: 2}
+        - {path: "$.result.items", operator: contains, value: mug}
+        - {path: "$.result.items[*]", operator: length_greater_than, value: 1}
+        - {path: "$.result.missing", operator: is_null}
+  - name: connector_tool
+    tool: crm_search
+    expectations:
+      response:
+        - {path: "$.result.contacts", operator: length_less_than, value: 1}
+  - name: balance_in_range
+    tool: lookup_account
+    args: {account_id: "77"}
+    context: {state: {auth_status: authenticated}}
+    expectations:
+      response:
+        - {path: "$.result.account.balance", operator: greater_than, value: 40}
+        - {path: "$.result.account.balance", operator: less_than, value: 50}
+  - name: escalation_sets_the_reason
+    tool: set_session_state
+    args: {_escalation_reason: "customer requested"}
+    expectations:
+      variables:
+        - {path: "$.escalation_reason", operator: equals, value: "customer requested"}
+  - name: wrong_status_fails
+    tool: lookup_account
+    args: {account_id: "77"}
+    variables: {auth_status: authenticated}
+    expectations:
+      response:
+        - {path: "$.result.status", operator: equals, value: closed}
+"#;
+
+fn start(ces: &Ces) -> SocketAddr {
+    common::serve(
+        axum::Router::new()
+            .fallback(ces_support::tools::serve)
+            .with_state(ces.clone()),
+    )
+}
+
+fn suite(dir: &Path, extra: &str) {
+    fs::create_dir_all(dir.join("tool_tests")).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join(EXAMPLE);
+    fs::copy(example, dir.join("tool_tests/example_tool_tests.yaml")).unwrap();
+    fs::write(dir.join("tool_tests/more_tool_tests.yaml"), extra).unwrap();
+}
+
+fn configure(dir: &Path, agent: &str) {
+    let config = format!("agent:\n{agent}\nrun:\n  retries: 0\n");
+    fs::write(dir.join("goldgate.yaml"), config).unwrap();
+}
+
+/// `goldgate run tool_tests` in `dir`: exit code, report, everything printed.
+fn run(dir: &Path) -> (Option<i32>, Value, String) {
+    let report = dir.join("report.json");
+    let output = common::command_in(dir)
+        .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
+        .env("HOME", dir)
+        .env("CXAS_OAUTH_TOKEN", TOKEN)
+        .args(["run", "--output"])
+        .arg(&report)
+        .arg("tool_tests")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    let report = serde_json::from_slice(&fs::read(&report).unwrap_or_default())
+        .unwrap_or_else(|_| panic!("no report:\n{printed}"));
+    (output.status.code(), report, printed)
+}
+
+fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no case {id} in {report:#}"))
+}
+
+#[test]
+fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), MORE_TESTS);
+    let ces = Ces::accepting(TOKEN);
+    let addr = start(&ces);
+    configure(
+        dir.path(),
+        &format!("  ces:\n    app: {APP}\n    base_url: http://{addr}"),
+    );
+    let (code, report, printed) = run(dir.path());
+    assert_eq!(ces.violations(), Vec::<String>::new(), "{printed}");
+    for (id, status) in [
+        ("lookup_account_success", "passed"),
+        ("lookup_account_missing_id", "passed"),
+        ("lookup_account_unauthenticated", "passed"),
+        ("set_session_state_trigger", "passed"),
+        ("order_from_the_openapi_toolset", "passed"),
+        ("connector_tool", "passed"),
+        ("balance_in_range", "passed"),
+        ("escalation_sets_the_reason", "passed"),
+        ("wrong_status_fails", "failed"),
+    ] {
+        let case = case(&report, id);
+        assert_eq!(case["status"], status, "{id}: {case:#}\n{printed}");
+        assert_eq!(case["kind"], "tool-test", "{id}");
+    }
+    assert_eq!(code, Some(1), "{printed}");
+    // The failure says what the path held.
+    let failed = &case(&report, "wrong_status_fails")["turns"][0]["checks"][0];
+    assert_eq!(failed["actual"], "\"success\"", "{failed:#}");
+    assert!(printed.contains("$.result.status"), "{printed}");
+    // Tool latency apart from conversation latency, at SCRAPI's percentiles.
+    let aggregates = &report["aggregates"];
+    assert_eq!(aggregates["tool_latency"]["count"], 9, "{aggregates:#}");
+    for key in ["p50_ms", "p90_ms", "p99_ms"] {
+        assert!(aggregates["tool_latency"][key].is_u64(), "{aggregates:#}");
+    }
+    assert!(aggregates["latency"].is_null(), "{aggregates:#}");
+    assert!(printed.contains("p90"), "{printed}");
+    assert!(!printed.contains(TOKEN) && !report.to_string().contains(TOKEN));
+}
+
+#[test]
+fn with_another_agent_tool_tests_are_skipped_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), MORE_TESTS);
+    let http = common::serve(
+        axum::Router::new().route("/turn", axum::routing::post(ces_support::http_turn)),
+    );
+    configure(dir.path(), &format!("  http:\n    url: http://{http}/turn"));
+    let (code, report, printed) = run(dir.path());
+    assert_eq!(code, Some(0), "{printed}");
+    let skipped = case(&report, "lookup_account_success");
+    assert_eq!(skipped["status"], "skipped", "{skipped:#}");
+    let reason = skipped["turns"][0]["checks"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("agent: ces"), "{reason}");
+    assert_eq!(report["aggregates"]["cases"]["skipped"], 9);
+    assert!(report["aggregates"]["tool_latency"].is_null());
+}
+
+#[test]
+fn an_unknown_tool_is_an_error_that_names_the_near_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(
+        dir.path(),
+        "tests:\n  - name: typo\n    tool: lookup_acount\n    args: {account_id: '1'}\n",
+    );
+    let ces = Ces::accepting(TOKEN);
+    let addr = start(&ces);
+    configure(
+        dir.path(),
+        &format!("  ces:\n    app: {APP}\n    base_url: http://{addr}"),
+    );
+    let (code, report, printed) = run(dir.path());
+    assert_eq!(code, Some(2), "{printed}");
+    let typo = case(&report, "typo");
+    assert_eq!(typo["status"], "error");
+    let error = typo["error"].as_str().unwrap();
+    assert!(error.contains("did you mean `lookup_account`"), "{error}");
+    assert!(printed.contains("lookup_acount"), "{printed}");
+}
