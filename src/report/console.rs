@@ -151,6 +151,16 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
     writeln!(out, "Deflection rate: {}", rate(aggregates.deflection_rate))?;
     writeln!(out, "Latency: {}", percentiles(aggregates.latency))?;
     writeln!(out, "TTFT: {}", percentiles(aggregates.ttft))?;
+    if let Some(tools) = aggregates.tool_latency {
+        writeln!(
+            out,
+            "Tool tests: {} executed, p50 {}, p90 {}, p99 {} (not counted in turn latency)",
+            tools.count,
+            duration(tools.p50),
+            duration(tools.p90),
+            duration(tools.p99)
+        )?;
+    }
     writeln!(
         out,
         "Tool-call accuracy: {}",

@@ -217,7 +217,16 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
     } else {
         out.push_str("| Metric | Now |\n|---|--:|\n");
     }
-    for (name, now, delta) in rows {
+    let tool_tests = aggregates.tool_latency.map(|t| {
+        let now = format!(
+            "{} / {} / {}",
+            duration(t.p50),
+            duration(t.p90),
+            duration(t.p99)
+        );
+        ("Tool tests p50 / p90 / p99", now, None)
+    });
+    for (name, now, delta) in rows.into_iter().chain(tool_tests) {
         match (comparison, delta) {
             (None, _) => {
                 let _ = writeln!(out, "| {name} | {now} |");

@@ -104,8 +104,17 @@ fn metrics(page: &mut String, aggregates: &Aggregates) {
             ),
         ),
     ];
+    let tool_tests = aggregates.tool_latency.map(|t| {
+        let value = format!(
+            "{} / {} / {}",
+            duration(t.p50),
+            duration(t.p90),
+            duration(t.p99)
+        );
+        ("Tool tests p50 / p90 / p99", value)
+    });
     page.push_str("<section id=\"metrics\"><h2>Aggregates</h2><dl class=\"metrics\">");
-    for (name, value) in rows {
+    for (name, value) in rows.into_iter().chain(tool_tests) {
         let _ = write!(page, "<div><dt>{name}</dt><dd>{}</dd></div>", text(&value));
     }
     page.push_str("</dl></section>\n");
