@@ -52,6 +52,9 @@ impl Default for Rules {
                 "**/goldens/**/*.yaml",
                 "**/goldens/**/*.yml",
                 "**/goldens/**/*.json",
+                // Where SCRAPI's project template keeps its tool tests.
+                "**/tool_tests/**/*.yaml",
+                "**/tool_tests/**/*.yml",
             ]),
             ces_csv: owned(&["**/*.golden.csv", "**/goldens/**/*.csv"]),
             regtrace_config: owned(&["**/regtrace.config.yaml", "**/regtrace.config.yml"]),
