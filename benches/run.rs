@@ -54,6 +54,7 @@ fn reply() -> Reply {
             name: "lookup_order".to_owned(),
             args: json!({ "order_id": "ORD-12345" }),
             response: Some(json!({ "status": "shipped" })),
+            resource: None,
         }],
         ..Reply::default()
     }

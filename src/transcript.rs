@@ -92,11 +92,19 @@ pub struct ToolCall {
     pub args: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<Value>,
+    /// The platform's name for the tool where it has one beside the display name that goldens
+    /// match (a CX Agent Studio resource name), kept for the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Transfer {
     pub agent: String,
+    /// The platform's name for the agent, beside the display name goldens match (a CX Agent
+    /// Studio resource name), kept for the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

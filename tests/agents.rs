@@ -158,6 +158,7 @@ async fn http_streamed_reply_is_merged_and_timed() {
             name: "lookup_order".into(),
             args: json!({ "order_id": "ORD-1" }),
             response: None,
+            resource: None,
         }]
     );
     assert_eq!(

@@ -190,6 +190,33 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
     let call = &weather["turns"][0]["reply"]["tool_calls"][0];
     assert_eq!(call["name"], "get_weather", "{weather:#}");
     assert_eq!(call["response"], "sunny", "{weather:#}");
+    // Goldens match display names; the report keeps the app's resource names beside them.
+    let order = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "order_shipped")
+        .unwrap();
+    let lookup = &order["turns"][0]["reply"]["tool_calls"][0];
+    assert_eq!(lookup["name"], "lookup_order", "{order:#}");
+    assert_eq!(
+        lookup["resource"],
+        format!("{APP}/tools/0c4f7a"),
+        "{order:#}"
+    );
+    let refund = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "refund_goes_to_billing")
+        .unwrap();
+    let transfer = &refund["turns"][0]["reply"]["transfer"];
+    assert_eq!(transfer["agent"], "Billing Agent", "{refund:#}");
+    assert_eq!(
+        transfer["resource"],
+        format!("{APP}/agents/7b1e"),
+        "{refund:#}"
+    );
     assert!(
         report["agent"].as_str().unwrap().contains(APP),
         "{}",

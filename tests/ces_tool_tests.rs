@@ -140,6 +140,18 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
     // The failure says what the path held.
     let failed = &case(&report, "wrong_status_fails")["turns"][0]["checks"][0];
     assert_eq!(failed["actual"], "\"success\"", "{failed:#}");
+    // The display name the test wrote, and the resource it named in the app.
+    let order = &case(&report, "order_from_the_openapi_toolset")["turns"][0]["reply"];
+    let call = &order["tool_calls"][0];
+    assert_eq!(call["name"], "orders_getOrder", "{order:#}");
+    assert_eq!(
+        call["resource"],
+        format!("{APP}/toolsets/orders/tools/getOrder")
+    );
+    assert_eq!(
+        case(&report, "escalation_sets_the_reason")["turns"][0]["reply"]["variables"]["escalation_reason"],
+        "customer requested"
+    );
     assert!(printed.contains("$.result.status"), "{printed}");
     // Tool latency apart from conversation latency, at SCRAPI's percentiles.
     let aggregates = &report["aggregates"];

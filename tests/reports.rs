@@ -200,6 +200,7 @@ fn passed_case() -> CaseResult {
         name: "lookup_order".into(),
         args: json!({"order_id": "ORD-12345"}),
         response: Some(json!({"status": "shipped"})),
+        resource: None,
     });
     let first = Some(exchange("Hi, how can I help?", 100, Some(40)));
     let turns = vec![

@@ -226,6 +226,7 @@ impl Agent for LlmAgent {
                     name: call.name.clone(),
                     args: call.args.clone(),
                     response: Some(outcome.output.clone()),
+                    resource: None,
                 });
                 outcomes.push(outcome);
             }

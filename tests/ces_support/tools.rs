@@ -38,9 +38,7 @@ pub async fn serve(
     body: Bytes,
 ) -> Response {
     let path = uri.path().to_owned();
-    if !path.ends_with(":executeTool")
-        && !path.ends_with(":retrieveTools")
-        && method != Method::GET
+    if !path.ends_with(":executeTool") && !path.ends_with(":retrieveTools") && method != Method::GET
     {
         return run_session(State(ces), uri, headers, body).await;
     }
@@ -86,7 +84,11 @@ fn list_tools(query: &str) -> Response {
 }
 
 fn execute(ces: &Ces, headers: &HeaderMap, body: &[u8]) -> Response {
-    if headers.get("x-goog-user-project").and_then(|v| v.to_str().ok()) != Some("p") {
+    if headers
+        .get("x-goog-user-project")
+        .and_then(|v| v.to_str().ok())
+        != Some("p")
+    {
         return ces.violation("executeTool without x-goog-user-project: p".into());
     }
     let Ok(request) = serde_json::from_slice::<Value>(body) else {
@@ -94,7 +96,11 @@ fn execute(ces: &Ces, headers: &HeaderMap, body: &[u8]) -> Response {
     };
     let target = match (request.get("tool"), request.get("toolsetTool")) {
         (Some(tool), None) => tool.as_str().unwrap_or_default().to_owned(),
-        (None, Some(set)) => format!("{}/tools/{}", set["toolset"].as_str().unwrap_or_default(), set["toolId"].as_str().unwrap_or_default()),
+        (None, Some(set)) => format!(
+            "{}/tools/{}",
+            set["toolset"].as_str().unwrap_or_default(),
+            set["toolId"].as_str().unwrap_or_default()
+        ),
         _ => return ces.violation(format!("exactly one of tool and toolsetTool: {request}")),
     };
     if request.get("variables").is_some() && request.get("context").is_some() {
@@ -113,7 +119,10 @@ fn execute(ces: &Ces, headers: &HeaderMap, body: &[u8]) -> Response {
         Some("/tools/f3c") => (lookup_account(text("account_id"), &variables), variables),
         Some("/tools/a91") => {
             let mut updated = variables;
-            updated.insert("escalation_reason".into(), json!(text("_escalation_reason")));
+            updated.insert(
+                "escalation_reason".into(),
+                json!(text("_escalation_reason")),
+            );
             (json!({"status": "success"}), updated)
         }
         Some("/toolsets/orders/tools/getOrder") => (

@@ -89,6 +89,7 @@ pub(crate) fn call(name: &str, args: Value) -> ToolCall {
         name: name.to_owned(),
         args,
         response: None,
+        resource: None,
     }
 }
 

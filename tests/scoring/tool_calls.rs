@@ -285,6 +285,7 @@ async fn tool_response_and_transfer() {
     let mut by_field = reply(&[], vec![]);
     by_field.transfer = Some(Transfer {
         agent: "billing".into(),
+        resource: None,
     });
     let checks = grade(&g, vec![to("billing")], by_field.clone()).await;
     assert_eq!(statuses(&checks), [Passed]);

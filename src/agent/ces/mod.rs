@@ -233,6 +233,7 @@ impl CesAgent {
                     name: call.name.clone(),
                     args: call.args.clone(),
                     response: Some(output.clone()),
+                    resource: wire::resource_of(&Value::Object(call.target.clone())),
                 });
                 let response = wire::response_struct(output);
                 answers.push(wire::tool_response(call.target, &call.id, response));

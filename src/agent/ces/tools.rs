@@ -84,7 +84,7 @@ impl CesAgent {
         let (answer, latency) = self
             .call(&path, Some(Value::Object(body)), Some(self.quota_project()))
             .await?;
-        Ok(executed(display_name, args, answer, latency))
+        Ok(executed((display_name, resource), args, answer, latency))
     }
 
     /// The project billed: the configured one, else the app's own, as SCRAPI sends for
@@ -192,7 +192,12 @@ fn encode(token: &str) -> String {
 }
 
 /// The exchange of one execution: the tool as the turn's one call, with what it returned.
-fn executed(display_name: &str, args: Value, answer: Value, latency: Duration) -> Exchange {
+fn executed(
+    (display_name, resource): (&str, &str),
+    args: Value,
+    answer: Value,
+    latency: Duration,
+) -> Exchange {
     let variables = match answer.get("variables") {
         Some(Value::Object(vars)) => Some(vars.clone()),
         _ => None,
@@ -204,6 +209,7 @@ fn executed(display_name: &str, args: Value, answer: Value, latency: Duration) -
                 name: display_name.to_owned(),
                 args,
                 response: Some(response),
+                resource: Some(resource.to_owned()),
             }],
             variables,
             ..Reply::default()

@@ -136,6 +136,21 @@ fn tool_name(call: &Value) -> String {
     String::new()
 }
 
+/// The resource name of a call's tool: `tool`, or a toolset's tool as
+/// `{toolset}/tools/{toolId}`.
+pub fn resource_of(call: &Value) -> Option<String> {
+    if let Some(tool) = call.get("tool").and_then(Value::as_str) {
+        return Some(tool.to_owned());
+    }
+    let toolset = call
+        .pointer("/toolsetTool/toolset")
+        .and_then(Value::as_str)?;
+    let id = call
+        .pointer("/toolsetTool/toolId")
+        .and_then(Value::as_str)?;
+    Some(format!("{toolset}/tools/{id}"))
+}
+
 /// Reads a `RunSessionResponse`.
 pub fn read(response: &Value) -> Result<Outputs, String> {
     let outputs = match response.get("outputs") {
@@ -179,6 +194,7 @@ pub fn read(response: &Value) -> Result<Outputs, String> {
                     name: END_SESSION.to_owned(),
                     args,
                     response: None,
+                    resource: None,
                 },
             ));
         }
@@ -214,6 +230,7 @@ fn diagnostics(info: &Value, read: &mut Outputs) {
                     name: tool_name(call),
                     args: call.get("args").cloned().unwrap_or_else(|| json!({})),
                     response: None,
+                    resource: resource_of(call),
                 },
             ));
         } else if let Some(response) = chunk.get("toolResponse") {
@@ -231,18 +248,17 @@ fn diagnostics(info: &Value, read: &mut Outputs) {
                 call.response = Some(value);
             }
         } else if let Some(transfer) = chunk.get("agentTransfer") {
+            let resource = transfer.get("targetAgent").and_then(Value::as_str);
             let agent = transfer
                 .get("displayName")
                 .and_then(Value::as_str)
                 .map(str::to_owned)
-                .or_else(|| {
-                    transfer
-                        .get("targetAgent")
-                        .and_then(Value::as_str)
-                        .map(short)
-                });
+                .or_else(|| resource.map(short));
             if let Some(agent) = agent {
-                read.transfer = Some(Transfer { agent });
+                read.transfer = Some(Transfer {
+                    agent,
+                    resource: resource.map(str::to_owned),
+                });
             }
         }
     }
