@@ -188,7 +188,7 @@ fn metric_row(page: &mut String, delta: &MetricDelta) {
         (_, Decision::Inconclusive) => ("inconclusive: could be noise", "warn"),
         (_, Decision::NotEnoughRuns) => ("not enough runs to tell", "warn"),
         _ if delta.within_latency_floor() => ("within the latency noise floor", "warn"),
-        (Some(change), _) if change > delta.limit => ("within the limit, case by case", "warn"),
+        _ if delta.measured_beyond_limit() => ("within the limit, case by case", "warn"),
         (Some(change), _) if change > 0.0 => ("worse, within the limit", "warn"),
         (Some(_), _) => ("within the limit", "passed"),
     };
@@ -285,6 +285,14 @@ mod tests {
         assert!(floor.contains("within the latency noise floor"), "{floor}");
         let worse = delta(Threshold::DeflectionDropPp, Some(2.0), 5.0, Decision::Clear);
         assert!(worse.contains("worse, within the limit"), "{worse}");
+        // 0.1 + 0.2 points of drop against a 0.3 limit: at the limit, not over it.
+        let at_limit = delta(
+            Threshold::DeflectionDropPp,
+            Some(0.1 + 0.2),
+            0.3,
+            Decision::Clear,
+        );
+        assert!(at_limit.contains("worse, within the limit"), "{at_limit}");
         let better = delta(
             Threshold::DeflectionDropPp,
             Some(-2.0),
