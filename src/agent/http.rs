@@ -217,14 +217,14 @@ pub(crate) fn transport_error(error: reqwest::Error) -> AgentError {
     };
     let redirect = error.is_redirect();
     let error = error.without_url();
-    // reqwest's own text is generic ("error sending request"); the cause says why.
+    // reqwest's and hyper's own texts are generic ("error sending request", "client error
+    // (Connect)"): the innermost cause says why ("Connection refused (os error 111)").
     let mut message = error.to_string();
     let mut source = error.source();
     let mut certificate = false;
     while let Some(cause) = source {
         certificate |= is_certificate_error(cause);
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
+        message = cause.to_string();
         source = cause.source();
     }
     // Neither passes on a second try: not worth the retries a dropped connection gets.
