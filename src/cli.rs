@@ -12,8 +12,9 @@ Exit codes (every command):
   1  a test failed, a lint error was found, or a regression threshold tripped
   2  the run could not be judged: bad arguments, unreadable files, no agent
 
-Formats: SCRAPI golden YAML (conversations:), CES golden CSV (display_name,turn_index,action_type),
-gecx *.scenario.yaml (id/when/then), Regtrace golden sets (test_cases:) and regtrace.config.yaml.";
+Formats: SCRAPI golden YAML (conversations:), SCRAPI simulations (evals:), turn evals and tool tests
+(tests:), CES golden CSV (display_name,turn_index,action_type), gecx *.scenario.yaml (id/when/then),
+Regtrace golden sets (test_cases:) and regtrace.config.yaml.";
 
 /// Gate pull requests on conversation tests for AI agents.
 ///

@@ -50,7 +50,7 @@ pub enum Code {
     G102,
     /// Two cases (or items that must be unique) share an id or name.
     G103,
-    /// A regular expression that does not compile.
+    /// A regular expression or a JSONPath that does not compile.
     G104,
     /// A CSV cell that should hold JSON does not parse.
     G105,
@@ -216,7 +216,15 @@ impl Diagnostics {
     }
 
     pub fn has_errors(&self) -> bool {
-        self.items.iter().any(|d| d.severity == Severity::Error)
+        self.error_count() > 0
+    }
+
+    /// How many errors so far: a loader compares counts to tell whether one item had any.
+    pub fn error_count(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
     }
 }
 

@@ -137,7 +137,7 @@ fn load_yaml(file: Arc<Path>, root: &Node, hint: Hint) -> Vec<LoadedFile> {
             let mut diags = Diagnostics::new(&file);
             diags
                 .warning(Code::G108, root.line, root.column, format!("this is {what}; goldgate does not run it"))
-                .hint("goldgate runs SCRAPI goldens, CES golden CSV, gecx scenarios and Regtrace golden sets");
+                .hint("goldgate runs SCRAPI goldens, turn evals, simulations and tool tests, CES golden CSV, gecx scenarios and Regtrace golden sets");
             vec![LoadedFile {
                 path: file,
                 format: None,
@@ -165,8 +165,8 @@ fn not_a_golden(file: &Arc<Path>, root: &Node) -> LoadedFile {
         code,
         message.to_owned(),
         Some(
-            "expected top-level `conversations` (SCRAPI golden), `id`/`when`/`then` (gecx scenario), \
-             `test_cases` (Regtrace golden set) or `golden_sets` (regtrace.config.yaml)",
+            "expected top-level `conversations` (SCRAPI golden), `tests` (SCRAPI turn evals or tool tests), \
+             `id`/`when`/`then` (gecx scenario), `test_cases` (Regtrace golden set) or `golden_sets` (regtrace.config.yaml)",
         ),
     )
 }

@@ -30,7 +30,7 @@ pub enum FileKind {
     /// user ([`scrapi::simulation`]).
     Simulations,
     /// A file of one of the reference systems that goldgate does not run (some simulation
-    /// shapes, tool or guardrail tests).
+    /// shapes, guardrail tests).
     OtherEval(&'static str),
     Unknown,
 }
@@ -54,6 +54,10 @@ impl LoadedFile {
 
 /// Tells the kind of a YAML document from its top-level keys.
 pub fn sniff_yaml(root: &Node) -> FileKind {
+    if scrapi::tool_test::is_tool_test(root) {
+        // Tool tests load through the SCRAPI loader, which also refuses a bare list of them.
+        return FileKind::Golden(Format::ScrapiGolden);
+    }
     if let Some(items) = root.as_seq() {
         // SCRAPI simulations may be a bare list of evals, or (another tool's shape) of goals.
         return if items.iter().any(|i| i.get("steps").is_some()) {
@@ -84,7 +88,8 @@ pub fn sniff_yaml(root: &Node) -> FileKind {
     } else if has("simulations") {
         FileKind::OtherEval("a SCRAPI simulation file")
     } else if has("tests") {
-        FileKind::OtherEval("a SCRAPI tool or guardrail test file")
+        // Tool tests are told apart above; what is left under `tests` sends `user_input`.
+        FileKind::OtherEval("a SCRAPI guardrail test file")
     } else {
         FileKind::Unknown
     }

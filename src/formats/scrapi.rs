@@ -1,7 +1,8 @@
 //! SCRAPI (`cxas`) platform goldens, in both shapes SCRAPI's loader accepts: the hand-written
 //! dataset (`conversations:` with `turns`, `tool_calls` and `$matchType`) and the Evaluation the
-//! platform exports (`displayName`, `golden.turns[].steps[]`, as YAML or JSON); and SCRAPI's
-//! turn evals ([`turn_eval`]), which load into the same model.
+//! platform exports (`displayName`, `golden.turns[].steps[]`, as YAML or JSON); SCRAPI's
+//! turn evals ([`turn_eval`]) and tool tests ([`tool_test`], one direct execution of a tool per
+//! test), which load into the same model.
 //!
 //! The rules follow SCRAPI's own loader (`EvalUtils.load_golden_evals_from_yaml`, see
 //! shared/FORMATS.md) so that files written for it load unchanged: a null turn `user` is the
@@ -15,6 +16,7 @@ mod dataset;
 mod exported;
 mod matcher;
 pub mod simulation;
+pub mod tool_test;
 mod turn;
 pub mod turn_eval;
 pub mod write;
@@ -36,6 +38,8 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
             exported::load(root, diags)
         }
         Value::Map(_) if turn_eval::is_turn_eval(root) => turn_eval::load(root, diags),
+        // Before the dataset: a tool test file may also be a bare list, which SCRAPI refuses.
+        _ if tool_test::is_tool_test(root) => tool_test::load(root, diags),
         Value::Map(_) => dataset::load(root, diags),
         _ => {
             let found = if root.is_null() {

@@ -297,19 +297,27 @@ impl<'a> Fields<'a> {
 
     /// Reports every key not taken as G100, with a "did you mean" among `known`.
     pub fn finish(self, known: &[&str], diags: &mut Diagnostics) {
-        for ((key, _), taken) in self.entries.iter().zip(&self.taken) {
-            if !taken {
-                diags
-                    .error(
-                        Code::G100,
-                        key.line,
-                        key.column,
-                        format!("unknown key `{}`", key.name),
-                    )
-                    .field(self.path_of(&key.name))
-                    .hint(suggestion(&key.name, known));
-            }
+        for key in self.untaken() {
+            diags
+                .error(
+                    Code::G100,
+                    key.line,
+                    key.column,
+                    format!("unknown key `{}`", key.name),
+                )
+                .field(self.path_of(&key.name))
+                .hint(suggestion(&key.name, known));
         }
+    }
+
+    /// The keys not taken, for a format whose reference system ignores unknown keys (the
+    /// loader reports them as warnings rather than through [`Fields::finish`]).
+    pub fn untaken(&self) -> impl Iterator<Item = &'a Key> + '_ {
+        self.entries
+            .iter()
+            .zip(&self.taken)
+            .filter(|(_, taken)| !**taken)
+            .map(|((key, _), _)| key)
     }
 }
 

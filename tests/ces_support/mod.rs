@@ -169,8 +169,8 @@ impl Ces {
     }
 }
 
-/// The bearer token is one the server accepts, or Google's 401.
-pub fn authorized(ces: &Ces, headers: &HeaderMap) -> Result<(), Response> {
+/// Google's 401 unless the bearer token is one the server accepts.
+pub fn refused_token(ces: &Ces, headers: &HeaderMap) -> Option<Response> {
     let token = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -178,9 +178,9 @@ pub fn authorized(ces: &Ces, headers: &HeaderMap) -> Result<(), Response> {
         .unwrap_or_default()
         .to_owned();
     if ces.tokens.lock().unwrap().contains(&token) {
-        return Ok(());
+        return None;
     }
-    Err(google_error(
+    Some(google_error(
         StatusCode::UNAUTHORIZED,
         "UNAUTHENTICATED",
         "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
@@ -229,7 +229,7 @@ pub async fn run_session(
             return response;
         }
     }
-    if let Err(refused) = authorized(&ces, &headers) {
+    if let Some(refused) = refused_token(&ces, &headers) {
         return refused;
     }
     let path = uri.path();

@@ -4,7 +4,7 @@
 //! `toolsetTool`, not both `variables` and `context`) and answered in its JSON shapes.
 //!
 //! The tools behave as the ones SCRAPI's example tool tests describe
-//! (tests/fixtures/scrapi/tool_tests/example_tool_tests.yaml): `lookup_account` wants an
+//! (the project template's `evals/tool_tests/example_tool_tests.yaml`): `lookup_account` wants an
 //! authenticated session and an account id, `set_session_state` sets variables.
 #![allow(dead_code)] // Only the tool-test binary serves these routes.
 
@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use super::{APP, Ces, authorized, google_error, run_session};
+use super::{APP, Ces, google_error, refused_token, run_session};
 
 /// An OpenAPI toolset: its operation `getOrder` is the tool `orders_getOrder`.
 const ORDERS_SCHEMA: &str = "openapi: 3.0.0
@@ -43,7 +43,7 @@ pub async fn serve(
         return run_session(State(ces), uri, headers, body).await;
     }
     *ces.requests.lock().unwrap() += 1;
-    if let Err(refused) = authorized(&ces, &headers) {
+    if let Some(refused) = refused_token(&ces, &headers) {
         return refused;
     }
     let query = uri.query().unwrap_or_default();
