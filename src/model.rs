@@ -401,6 +401,9 @@ pub enum ReplyCheck {
     TextContains(String),
     /// The joined text, trimmed, equals this trimmed.
     TextEquals(String),
+    /// The joined text means what this says (SCRAPI's `fuzzy_match`, which compares embeddings;
+    /// here goldgate's semantic comparison: the judge, or local similarity without one).
+    TextSimilar(String),
     /// Some call's tool name is this or ends with it (a resource name ends with the id).
     ToolCalled(String),
     /// No tool was called.

@@ -155,6 +155,16 @@ tests:
     expectations:
       - type: tool_called
         value: lookup_order
+  - name: fuzzy_match_same_meaning
+    event: welcome
+    expectations:
+      - type: fuzzy_match
+        value: "Welcome to Acme, how can I help you?"
+  - name: fuzzy_match_other_meaning
+    event: welcome
+    expectations:
+      - type: fuzzy_match
+        value: "Your refund of forty dollars was processed yesterday."
   - name: multi_turn
     turns:
       - turn: ask
@@ -191,6 +201,8 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
             ("transfer_by_resource_suffix", "passed"),
             ("transfer_wrong", "failed"),
             ("variables_reach_the_agent", "passed"),
+            ("fuzzy_match_same_meaning", "passed"),
+            ("fuzzy_match_other_meaning", "failed"),
             ("multi_turn", "passed"),
         ]),
         "{out}"
@@ -208,6 +220,17 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
     assert_eq!(
         check["actual"], "You're very welcome! Let me know if you need anything else.",
         "{case}"
+    );
+    // fuzzy_match is goldgate's semantic comparison: here, with no judge, local similarity.
+    let fuzzy = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "fuzzy_match_same_meaning")
+        .unwrap();
+    assert_eq!(
+        fuzzy["turns"][0]["checks"][0]["method"], "local-similarity",
+        "{fuzzy}"
     );
 }
 
@@ -290,7 +313,7 @@ fn broken_files_are_lint_errors_with_line_and_did_you_mean() {
     let file = dir.path().join("broken.yaml");
     fs::write(
         &file,
-        "tests:\n  - name: a\n    usr: hello\n    expectations:\n      - type: contians\n        value: x\n      - type: tool_input\n        value: lookup_order\n      - type: equals\n  - name: a\n    event: welcome\n    expectations:\n      - type: fuzzy_match\n        value: hi\n",
+        "tests:\n  - name: a\n    usr: hello\n    expectations:\n      - type: contians\n        value: x\n      - type: tool_input\n        value: lookup_order\n      - type: equals\n  - name: a\n    event: welcome\n    expectations:\n      - type: fuzy_match\n        value: hi\n",
     )
     .unwrap();
     let out = common::goldgate(dir.path(), &["lint", file.to_str().unwrap()]);
@@ -303,7 +326,7 @@ fn broken_files_are_lint_errors_with_line_and_did_you_mean() {
         "broken.yaml:9: error [G102] tests[0].expectations[2].value: a `equals` expectation needs a text `value`",
         "broken.yaml:2: error [G102] tests[0].user: a turn needs `user`",
         "broken.yaml:10: error [G103] tests[1].name: test `a` is defined twice",
-        "broken.yaml:13: error [G107] tests[1].expectations[0].type: unknown expectation type `fuzzy_match`",
+        "broken.yaml:13: error [G107] tests[1].expectations[0].type: unknown expectation type `fuzy_match` (did you mean `fuzzy_match`?)",
     ] {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");
     }

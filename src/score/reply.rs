@@ -13,8 +13,8 @@
 use serde_json::{Map, Value};
 
 use super::matchers::{json_equal, render_calls, text_of};
-use super::{Graded, Verdict};
-use crate::model::ReplyCheck;
+use super::{Graded, Grader, Verdict};
+use crate::model::{MatchType, ReplyCheck};
 use crate::results::{CheckCategory, Method};
 use crate::transcript::{Reply, ToolCall};
 
@@ -23,7 +23,9 @@ const NO_TEXT: &str = "(no agent text)";
 /// The category reports and aggregates count a reply check under.
 pub(super) fn category(check: &ReplyCheck) -> CheckCategory {
     match check {
-        ReplyCheck::TextContains(_) | ReplyCheck::TextEquals(_) => CheckCategory::AgentText,
+        ReplyCheck::TextContains(_) | ReplyCheck::TextEquals(_) | ReplyCheck::TextSimilar(_) => {
+            CheckCategory::AgentText
+        }
         ReplyCheck::ToolCalled(_) | ReplyCheck::ToolInput(_) => CheckCategory::ToolCall,
         ReplyCheck::NoToolCalls => CheckCategory::UnexpectedToolCall,
         ReplyCheck::ToolOutput(_) => CheckCategory::ToolResponse,
@@ -31,9 +33,24 @@ pub(super) fn category(check: &ReplyCheck) -> CheckCategory {
     }
 }
 
-pub(super) fn grade(check: &ReplyCheck, reply: &Reply) -> Graded {
+pub(super) async fn grade(grader: &Grader, check: &ReplyCheck, reply: &Reply) -> Graded {
     let calls: Vec<&ToolCall> = reply.tool_calls.iter().collect();
     match check {
+        ReplyCheck::TextSimilar(expected) => {
+            let text = joined_text(reply);
+            let verdict = if text.is_empty() {
+                let method = grader.method_for(MatchType::Semantic);
+                Verdict::decided(false, method, Some("the agent said nothing".to_owned()))
+            } else {
+                grader.semantic(expected, &text).await
+            };
+            let actual = if text.is_empty() {
+                NO_TEXT.to_owned()
+            } else {
+                text
+            };
+            verdict.labelled("agent text similar to", expected.clone(), actual)
+        }
         ReplyCheck::TextContains(expected) => {
             let text = joined_text(reply);
             let passed = text.to_lowercase().contains(&expected.to_lowercase());

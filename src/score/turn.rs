@@ -90,7 +90,7 @@ impl Grader {
                     tool_response(tool, output.as_ref(), reply)
                 }
                 ExpectationKind::Transfer { agent } => transfer(agent, reply),
-                ExpectationKind::Reply(check) => reply::grade(check, reply),
+                ExpectationKind::Reply(check) => reply::grade(self, check, reply).await,
                 ExpectationKind::ToolResult(check) => tool_result::grade(check, reply),
             };
             results.push(graded.at(&expectation.location, category));

@@ -42,10 +42,11 @@ const STEP_KEYS: &[&str] = &[
     "expectations",
 ];
 const EXPECTATION_KEYS: &[&str] = &["type", "value"];
-/// The operators goldgate runs; SCRAPI's `fuzzy_match` needs its embedding model.
+/// SCRAPI's operators.
 const TYPES: &[&str] = &[
     "contains",
     "equals",
+    "fuzzy_match",
     "tool_called",
     "tool_input",
     "tool_output",
@@ -369,6 +370,7 @@ fn typed(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ReplyCheck>
     Some(match kind.as_str() {
         "contains" => ReplyCheck::TextContains(text(diags)?),
         "equals" => ReplyCheck::TextEquals(text(diags)?),
+        "fuzzy_match" => ReplyCheck::TextSimilar(text(diags)?),
         "tool_called" => ReplyCheck::ToolCalled(text(diags)?),
         "agent_transfer" => ReplyCheck::TransferTo(text(diags)?),
         "no_tools_called" => ReplyCheck::NoToolCalls,
@@ -376,11 +378,7 @@ fn typed(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ReplyCheck>
         "tool_output" => ReplyCheck::ToolOutput(mapping(diags)?),
         other => {
             let (line, column) = key_position(node, "type");
-            let hint = if other == "fuzzy_match" {
-                "goldgate has no embedding model for `fuzzy_match`; use `contains` or a free-text expectation for the judge".to_owned()
-            } else {
-                suggestion(other, TYPES)
-            };
+            let hint = suggestion(other, TYPES);
             diags
                 .error(
                     Code::G107,
