@@ -71,6 +71,8 @@ fn scrapi_tool_test_files_load_as_many_tests_as_scrapi_loads() {
         let stem = name.trim_end_matches(".yaml");
         for case in cases {
             assert_eq!(case["format"], "scrapi", "{case}");
+            assert_eq!(case["kind"], "tool-test", "{case}");
+            assert!(case["tool"].is_string(), "{case}");
             assert_eq!(case["turns"], 1, "{case}");
             assert!(
                 case["tags"].as_array().unwrap().contains(&stem.into()),

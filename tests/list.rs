@@ -41,6 +41,8 @@ struct Listed {
     checks: usize,
     shard: Option<String>,
     steps: Option<usize>,
+    kind: String,
+    tool: Option<String>,
 }
 
 fn list_json(dir: &Path, args: &[&str]) -> Listing {
@@ -131,7 +133,8 @@ fn json_lists_the_selection_with_the_documented_keys() {
     assert_eq!(
         keys,
         [
-            "id", "name", "file", "line", "format", "tags", "turns", "checks", "shard", "steps"
+            "id", "name", "file", "line", "format", "tags", "turns", "checks", "shard", "steps",
+            "kind", "tool"
         ]
     );
 }

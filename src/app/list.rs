@@ -9,7 +9,7 @@
 //!   "cases": [
 //!     {"id": "order_status", "name": "order_status", "file": "evals/goldens/orders.yaml",
 //!      "line": 3, "format": "scrapi", "tags": ["orders"], "turns": 2, "checks": 0,
-//!      "shard": "1/2", "steps": null}
+//!      "shard": "1/2", "steps": null, "kind": "conversation", "tool": null}
 //!   ]
 //! }
 //! ```
@@ -20,14 +20,15 @@
 //! counts the checks over the whole conversation (gecx scorers, SCRAPI `expectations`,
 //! Regtrace metrics); `shard` is `--shard`'s `K/N`, `null` without it; `steps` is the number
 //! of steps of a SCRAPI simulation (an LLM plays the user; it has no scripted `turns`), `null`
-//! for a scripted case.
+//! for a scripted case; `kind` is `conversation`, `simulation` or `tool-test`, and `tool` the
+//! tool a tool test runs (its `checks` are then its expectations).
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 
 use crate::app::select::Selected;
-use crate::model::{Case, Format};
+use crate::model::{Case, CaseKind, Format, Input};
 use crate::shard::{Shard, SuiteId};
 
 /// What `goldgate list --json` prints.
@@ -51,6 +52,10 @@ pub struct Listed {
     pub shard: Option<Shard>,
     /// The steps of a simulated user (SCRAPI simulations); `None`: scripted turns.
     pub steps: Option<usize>,
+    /// `conversation`, `simulation` or `tool-test`.
+    pub kind: CaseKind,
+    /// The tool a tool test runs.
+    pub tool: Option<String>,
 }
 
 impl Listing {
@@ -134,9 +139,10 @@ impl Listed {
     /// `2 turns` or `1 turn, 3 checks`.
     fn counts(&self) -> String {
         let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-        let mut text = match self.steps {
-            Some(steps) => format!("simulated user, {}", plural(steps, "step")),
-            None => plural(self.turns, "turn"),
+        let mut text = match (&self.tool, self.steps) {
+            (Some(tool), _) => format!("tool {tool}"),
+            (None, Some(steps)) => format!("simulated user, {}", plural(steps, "step")),
+            (None, None) => plural(self.turns, "turn"),
         };
         if self.checks > 0 {
             text.push_str(", ");
@@ -146,6 +152,19 @@ impl Listed {
     }
 
     fn of(case: &Case, shard: Option<Shard>) -> Self {
+        let tool = case
+            .turns
+            .iter()
+            .flat_map(|t| &t.inputs)
+            .find_map(|input| match input {
+                Input::ExecuteTool(execution) => Some(execution.tool.clone()),
+                _ => None,
+            });
+        // A tool test's checks are its one turn's expectations.
+        let checks = match tool {
+            Some(_) => case.turns.iter().map(|t| t.expectations.len()).sum(),
+            None => case.checks.len(),
+        };
         Self {
             id: case.id.clone(),
             name: case.name.clone(),
@@ -154,9 +173,11 @@ impl Listed {
             format: case.format,
             tags: case.tags.clone(),
             turns: case.turns.len(),
-            checks: case.checks.len(),
+            checks,
             shard,
             steps: case.simulated_user.as_ref().map(Vec::len),
+            kind: case.kind(),
+            tool,
         }
     }
 }

@@ -50,11 +50,7 @@ pub(super) fn grade(check: &ResultCheck, reply: &Reply) -> Graded {
         .filter(|v| !v.is_null());
     let passed = holds(check.operator, actual.as_ref(), &check.value);
     let shown = actual.as_ref().map_or_else(|| NOTHING.to_owned(), render);
-    let reason = format!(
-        "`{}` is {shown}: not {expected}",
-        check.path.source,
-        expected = expected.replace('_', " ")
-    );
+    let reason = format!("`{}` is {shown}; expected {expected}", check.path.source);
     Verdict::decided(passed, METHOD, Some(reason)).labelled(label, expected, shown)
 }
 
