@@ -8,7 +8,6 @@ mod ces_support;
 mod common;
 
 use std::fs;
-use std::net::SocketAddr;
 use std::path::Path;
 
 use serde_json::Value;
@@ -63,12 +62,19 @@ tests:
         - {path: "$.result.status", operator: equals, value: closed}
 "#;
 
-fn start(ces: &Ces) -> SocketAddr {
-    common::serve(
+/// A loopback app accepting [`TOKEN`], configured as `dir`'s agent.
+fn with_app(dir: &Path) -> Ces {
+    let ces = Ces::accepting(TOKEN);
+    let addr = common::serve(
         axum::Router::new()
             .fallback(ces_support::tools::serve)
             .with_state(ces.clone()),
-    )
+    );
+    configure(
+        dir,
+        &format!("  ces:\n    app: {APP}\n    base_url: http://{addr}"),
+    );
+    ces
 }
 
 fn suite(dir: &Path, tests: &str) {
@@ -113,12 +119,7 @@ fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
 fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), MORE_TESTS);
-    let ces = Ces::accepting(TOKEN);
-    let addr = start(&ces);
-    configure(
-        dir.path(),
-        &format!("  ces:\n    app: {APP}\n    base_url: http://{addr}"),
-    );
+    let ces = with_app(dir.path());
     let (code, report, printed) = run(dir.path());
     assert_eq!(ces.violations(), Vec::<String>::new(), "{printed}");
     for (id, status) in [
@@ -171,12 +172,7 @@ fn scrapis_example_tool_tests_pass_against_the_app_they_describe() {
     };
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), &text);
-    let ces = Ces::accepting(TOKEN);
-    let addr = start(&ces);
-    configure(
-        dir.path(),
-        &format!("  ces:\n    app: {APP}\n    base_url: http://{addr}"),
-    );
+    let ces = with_app(dir.path());
     let (code, report, printed) = run(dir.path());
     assert_eq!(ces.violations(), Vec::<String>::new(), "{printed}");
     for id in [
@@ -218,14 +214,11 @@ fn an_unknown_tool_is_an_error_that_names_the_near_miss() {
         dir.path(),
         "tests:\n  - name: typo\n    tool: lookup_acount\n    args: {account_id: '1'}\n",
     );
-    let ces = Ces::accepting(TOKEN);
-    let addr = start(&ces);
-    configure(
-        dir.path(),
-        &format!("  ces:\n    app: {APP}\n    base_url: http://{addr}"),
-    );
+    let ces = with_app(dir.path());
     let (code, report, printed) = run(dir.path());
     assert_eq!(code, Some(2), "{printed}");
+    // Nothing was executed: the name was checked against the app's list first.
+    assert_eq!(ces.violations(), Vec::<String>::new());
     let typo = case(&report, "typo");
     assert_eq!(typo["status"], "error");
     let error = typo["error"].as_str().unwrap();

@@ -60,6 +60,51 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     }
 }
 
+/// The names defined so far in one file, with the line of each: cases are keyed by file and
+/// name, so a second definition is an error (G103).
+struct Names {
+    /// `conversation`, `simulation`, `test`.
+    what: &'static str,
+    first_line: std::collections::HashMap<String, u32>,
+}
+
+impl Names {
+    fn of(what: &'static str) -> Self {
+        Self {
+            what,
+            first_line: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Records `name` as defined at `at` (field `path`); G103 and `false` when the file already
+    /// defined it.
+    fn first_definition(
+        &mut self,
+        name: &str,
+        (at, path): (&Node, &str),
+        diags: &mut Diagnostics,
+    ) -> bool {
+        let what = self.what;
+        if let Some(first) = self.first_line.get(name) {
+            diags
+                .error(
+                    Code::G103,
+                    at.line,
+                    at.column,
+                    format!(
+                        "{what} `{name}` is defined twice, at lines {first} and {}",
+                        at.line
+                    ),
+                )
+                .field(path)
+                .hint(format!("{what} names must be unique within a file"));
+            return false;
+        }
+        self.first_line.insert(name.to_owned(), at.line);
+        true
+    }
+}
+
 /// Takes an optional map or list key. A null there (`tags:` with nothing after it, or only
 /// comments) makes SCRAPI's loader fail; goldgate reads it as empty, warns, and returns `None`.
 fn take_container<'a>(

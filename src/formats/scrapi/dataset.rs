@@ -1,12 +1,11 @@
 //! The hand-written dataset golden: `common_session_parameters`, `common_expectations` and the
 //! `conversations` list, each conversation one [`Case`].
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value as Json};
 
 use super::{
-    CONVERSATIONS_HINT, criteria, items, key_position, parameters, tags, take_container, turn,
+    CONVERSATIONS_HINT, Names, criteria, items, key_position, parameters, tags, take_container,
+    turn,
 };
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Case, CaseCheck, Format, Turn};
@@ -49,7 +48,7 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     fields.finish(TOP_KEYS, diags);
 
     // Name -> line of its first definition, for G103.
-    let mut seen = HashMap::new();
+    let mut seen = Names::of("conversation");
     conversations
         .iter()
         .enumerate()
@@ -78,7 +77,7 @@ fn conversation(
     node: &Node,
     index: usize,
     common: &Common,
-    seen: &mut HashMap<String, u32>,
+    seen: &mut Names,
     diags: &mut Diagnostics,
 ) -> Option<Case> {
     let path = format!("conversations[{index}]");
@@ -114,7 +113,7 @@ fn conversation(
 
     let name = name?;
     let name_node = name_node?;
-    if !is_first_definition(&name, name_node, &name_path, seen, diags) {
+    if !seen.first_definition(&name, (name_node, &name_path), diags) {
         return None;
     }
 
@@ -169,31 +168,4 @@ fn turns(
             );
     }
     turns
-}
-
-/// Records `name` as defined at `name_node`; G103 (and `false`) when the file already did.
-fn is_first_definition(
-    name: &str,
-    name_node: &Node,
-    name_path: &str,
-    seen: &mut HashMap<String, u32>,
-    diags: &mut Diagnostics,
-) -> bool {
-    if let Some(first) = seen.get(name) {
-        diags
-            .error(
-                Code::G103,
-                name_node.line,
-                name_node.column,
-                format!(
-                    "conversation `{name}` is defined twice, at lines {first} and {}",
-                    name_node.line
-                ),
-            )
-            .field(name_path)
-            .hint("conversation names must be unique within a file");
-        return false;
-    }
-    seen.insert(name.to_owned(), name_node.line);
-    true
 }

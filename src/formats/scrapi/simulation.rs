@@ -6,9 +6,7 @@
 //! becomes a [`crate::model::Case`] with a simulated user ([`Simulation::into_case`]), which
 //! `goldgate run` plays and `goldgate list` lists like any case.
 
-use std::collections::HashMap;
-
-use super::{criteria, items, parameters, take_container};
+use super::{Names, criteria, items, parameters, take_container};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Simulation, SimulationStep};
 use crate::yaml::{Fields, Node, expect_text};
@@ -47,28 +45,16 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Simulation> {
         }
     };
     let prefix = if root.as_seq().is_some() { "" } else { "evals" };
-    let mut seen: HashMap<String, u32> = HashMap::new();
+    let mut seen = Names::of("simulation");
     evals
         .iter()
         .enumerate()
         .filter_map(|(i, node)| {
-            let simulation = simulation(node, &format!("{prefix}[{i}]"), diags)?;
-            if let Some(first) = seen.get(&simulation.name) {
-                diags
-                    .error(
-                        Code::G103,
-                        node.line,
-                        node.column,
-                        format!(
-                            "simulation `{}` is defined twice, at lines {first} and {}",
-                            simulation.name, node.line
-                        ),
-                    )
-                    .hint("simulation names must be unique within a file");
-                return None;
-            }
-            seen.insert(simulation.name.clone(), node.line);
-            Some(simulation)
+            let path = format!("{prefix}[{i}]");
+            let simulation = simulation(node, &path, diags)?;
+            let name_path = format!("{path}.name");
+            seen.first_definition(&simulation.name, (node, &name_path), diags)
+                .then_some(simulation)
         })
         .collect()
 }

@@ -8,11 +8,9 @@
 //! loads what SCRAPI loads, and warns where SCRAPI silently drops something (`input:` and
 //! `assertions:` in some of its own docs, `agrs`, a `value` left out).
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value as Json};
 
-use super::{items, key_position, tags};
+use super::{Names, items, key_position, tags};
 use crate::diagnostic::{Code, Diagnostics, did_you_mean, suggestion};
 use crate::model::{
     Case, Expectation, ExpectationKind, Format, Input, JsonPath, ResultCheck, ResultOperator,
@@ -93,29 +91,14 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         Some(node) => items(node, "tests", "a list of tool tests", diags),
         None => return Vec::new(),
     };
-    // Test name -> line of its first definition: cases are keyed by file and name.
-    let mut seen: HashMap<String, u32> = HashMap::new();
+    let mut seen = Names::of("test");
     list.iter()
         .enumerate()
         .filter_map(|(i, node)| {
             let case = test(node, &format!("tests[{i}]"), diags)?;
-            if let Some(first) = seen.get(&case.id) {
-                diags
-                    .error(
-                        Code::G103,
-                        node.line,
-                        node.column,
-                        format!(
-                            "test `{}` is defined twice, at lines {first} and {}",
-                            case.id, node.line
-                        ),
-                    )
-                    .field(format!("tests[{i}].name"))
-                    .hint("test names must be unique within a file");
-                return None;
-            }
-            seen.insert(case.id.clone(), node.line);
-            Some(case)
+            let name_path = format!("tests[{i}].name");
+            seen.first_definition(&case.id, (node, &name_path), diags)
+                .then_some(case)
         })
         .collect()
 }

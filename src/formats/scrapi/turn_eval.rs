@@ -8,11 +8,9 @@
 //! `historical_contexts` needs a recorded session or an injected history, which goldgate does
 //! not replay: a test that names one is an error rather than a run without its context.
 
-use std::collections::HashSet;
-
 use serde_json::Value as Json;
 
-use super::{items, key_position, parameters, tags};
+use super::{Names, items, key_position, parameters, tags};
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{
     Case, CaseCheck, CheckKind, Expectation, ExpectationKind, Format, Input, ReplyCheck, Turn,
@@ -112,7 +110,7 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         (None, None) => unreachable!("sniffed as a turn eval without a test list"),
     };
     fields.finish(TOP_KEYS, diags);
-    let mut seen = HashSet::new();
+    let mut seen = Names::of("test");
     items(list, key, "a list of tests", diags)
         .iter()
         .enumerate()
@@ -127,12 +125,7 @@ fn config_map(node: &Node, path: &str, diags: &mut Diagnostics) {
     }
 }
 
-fn test(
-    node: &Node,
-    path: &str,
-    seen: &mut HashSet<String>,
-    diags: &mut Diagnostics,
-) -> Option<Case> {
+fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> Option<Case> {
     let mut fields = Fields::of(node, path, diags)?;
     let name_key = if fields.node().get("conversation").is_some() {
         "conversation"
@@ -211,16 +204,7 @@ fn test(
 
     let name = name?;
     let name_node = name_node?;
-    if !seen.insert(name.clone()) {
-        diags
-            .error(
-                Code::G103,
-                name_node.line,
-                name_node.column,
-                format!("test `{name}` is defined twice"),
-            )
-            .field(name_path)
-            .hint("test names must be unique within a file");
+    if !seen.first_definition(&name, (name_node, &name_path), diags) {
         return None;
     }
     Some(Case {
