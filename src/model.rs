@@ -150,16 +150,21 @@ impl Case {
     pub fn kind(&self) -> CaseKind {
         if self.simulated_user.is_some() {
             CaseKind::Simulation
-        } else if self
-            .turns
-            .iter()
-            .flat_map(|t| &t.inputs)
-            .any(|i| matches!(i, Input::ExecuteTool(_)))
-        {
+        } else if self.turns.iter().any(|t| t.executed_tool().is_some()) {
             CaseKind::ToolTest
         } else {
             CaseKind::Conversation
         }
+    }
+}
+
+impl Turn {
+    /// The tool this turn runs directly, when it is a tool test's.
+    pub fn executed_tool(&self) -> Option<&ToolExecution> {
+        self.inputs.iter().find_map(|input| match input {
+            Input::ExecuteTool(execution) => Some(execution),
+            _ => None,
+        })
     }
 }
 

@@ -15,10 +15,8 @@ use serde_json::Value;
 use ces_support::{APP, Ces};
 
 const TOKEN: &str = "ya29.loopback-token-tools";
-/// SCRAPI's own example, as its project template ships it (in the shared corpus beside the
-/// checkout, read in place).
-const EXAMPLE: &str =
-    "../shared/corpus/scrapi/skill-project-template/evals/tool_tests/example_tool_tests.yaml";
+/// Real files of other projects beside the checkout, read in place (never copied here).
+const CORPUS: &str = "../shared/corpus";
 
 /// Toolset tools (an OpenAPI operation, a connector's tool), every operator, variables, a
 /// context, and one test that must fail.
@@ -53,6 +51,8 @@ tests:
     expectations:
       variables:
         - {path: "$.escalation_reason", operator: equals, value: "customer requested"}
+  - name: only_asks_the_tool_to_run
+    tool: crm_search
   - name: wrong_status_fails
     tool: lookup_account
     args: {account_id: "77"}
@@ -127,6 +127,7 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
         ("connector_tool", "passed"),
         ("balance_in_range", "passed"),
         ("escalation_sets_the_reason", "passed"),
+        ("only_asks_the_tool_to_run", "passed"),
         ("wrong_status_fails", "failed"),
     ] {
         let case = case(&report, id);
@@ -152,7 +153,10 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
     assert!(printed.contains("$.result.status"), "{printed}");
     // Tool latency apart from conversation latency, at SCRAPI's percentiles.
     let aggregates = &report["aggregates"];
-    assert_eq!(aggregates["tool_latency"]["count"], 5, "{aggregates:#}");
+    assert_eq!(aggregates["tool_latency"]["count"], 6, "{aggregates:#}");
+    // With no expectations, SCRAPI's rule: the test passes when the tool ran.
+    let ran = &case(&report, "only_asks_the_tool_to_run")["turns"][0]["checks"];
+    assert_eq!(ran[0]["label"], "tool crm_search ran", "{ran:#}");
     for key in ["p50_ms", "p90_ms", "p99_ms"] {
         assert!(aggregates["tool_latency"][key].is_u64(), "{aggregates:#}");
     }
@@ -161,27 +165,46 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
     assert!(!printed.contains(TOKEN) && !report.to_string().contains(TOKEN));
 }
 
-/// SCRAPI's project-template example against an app whose tools do what the file describes:
-/// every test passes.
+/// Every tool-test file of SCRAPI's own (its project template and the examples in its docs, in
+/// the shared corpus) against an app whose tools do what the files describe: every test SCRAPI
+/// loads from them passes, the template's four among them.
 #[test]
-fn scrapis_example_tool_tests_pass_against_the_app_they_describe() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join(EXAMPLE);
-    let Ok(text) = fs::read_to_string(&example) else {
+fn scrapis_own_tool_tests_pass_against_the_app_they_describe() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS);
+    let Ok(manifest) = fs::read_to_string(corpus.join("manifest.json")) else {
         eprintln!("no ../shared/corpus: skipped");
         return;
     };
+    let manifest: Value = serde_json::from_str(&manifest).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    suite(dir.path(), &text);
+    fs::create_dir_all(dir.path().join("tool_tests")).unwrap();
+    let mut expected = 0;
+    for file in manifest["files"].as_array().unwrap() {
+        if file["format"] != "scrapi-tool-test" || file["valid"] != true {
+            continue;
+        }
+        let path = corpus.join(file["path"].as_str().unwrap());
+        let name = path.file_name().unwrap();
+        fs::copy(&path, dir.path().join("tool_tests").join(name)).unwrap();
+        expected += file["cases"].as_u64().unwrap();
+    }
     let ces = with_app(dir.path());
     let (code, report, printed) = run(dir.path());
     assert_eq!(ces.violations(), Vec::<String>::new(), "{printed}");
+    let cases = report["cases"].as_array().unwrap();
+    assert_eq!(cases.len() as u64, expected, "{printed}");
+    for case in cases {
+        assert_eq!(case["status"], "passed", "{case:#}\n{printed}");
+    }
     for id in [
         "lookup_account_success",
         "lookup_account_missing_id",
         "lookup_account_unauthenticated",
         "set_session_state_trigger",
+        "lookup_order_found",
+        "lookup_order_not_found",
     ] {
-        assert_eq!(case(&report, id)["status"], "passed", "{id}\n{printed}");
+        assert_eq!(case(&report, id)["kind"], "tool-test", "{id}");
     }
     assert_eq!(code, Some(0), "{printed}");
 }
@@ -200,9 +223,9 @@ fn with_another_agent_tool_tests_are_skipped_with_the_reason() {
     assert_eq!(skipped["status"], "skipped", "{skipped:#}");
     let reason = skipped["turns"][0]["checks"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("agent: ces"), "{reason}");
-    assert_eq!(report["aggregates"]["cases"]["skipped"], 5);
+    assert_eq!(report["aggregates"]["cases"]["skipped"], 6);
     // A test that only asks the tool to run still says why it did not.
-    let bare = case(&report, "connector_tool");
+    let bare = case(&report, "only_asks_the_tool_to_run");
     assert_eq!(bare["turns"][0]["checks"].as_array().unwrap().len(), 1);
     assert!(report["aggregates"]["tool_latency"].is_null());
 }

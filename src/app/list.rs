@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::app::select::Selected;
-use crate::model::{Case, CaseKind, Format, Input};
+use crate::model::{Case, CaseKind, Format};
 use crate::shard::{Shard, SuiteId};
 
 /// What `goldgate list --json` prints.
@@ -155,11 +155,7 @@ impl Listed {
         let tool = case
             .turns
             .iter()
-            .flat_map(|t| &t.inputs)
-            .find_map(|input| match input {
-                Input::ExecuteTool(execution) => Some(execution.tool.clone()),
-                _ => None,
-            });
+            .find_map(|t| Some(t.executed_tool()?.tool.clone()));
         // A tool test's checks are its one turn's expectations.
         let checks = match tool {
             Some(_) => case.turns.iter().map(|t| t.expectations.len()).sum(),

@@ -1,7 +1,7 @@
 //! Results of cases the run's agent cannot play: listed with every check skipped and the
 //! reason, so that a report says what did not run and why instead of leaving it out.
 
-use crate::model::{Case, ExpectationKind, Input};
+use crate::model::{Case, ExpectationKind};
 use crate::results::{CaseResult, CheckCategory, CheckResult, Method, Status, TurnResult};
 use crate::score::tool_result;
 
@@ -28,10 +28,7 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
                 .collect();
             if checks.is_empty() {
                 // Still one line that says why, for a test that only asks the tool to run.
-                let tool = turn.inputs.iter().find_map(|i| match i {
-                    Input::ExecuteTool(execution) => Some(execution.tool.as_str()),
-                    _ => None,
-                });
+                let tool = turn.executed_tool().map(|e| e.tool.as_str());
                 let label = format!("tool {} runs", tool.unwrap_or_default());
                 checks.push(skipped(label, String::new(), turn.location.line, &reason));
             }

@@ -37,6 +37,18 @@ pub fn describe(check: &ResultCheck) -> (String, String) {
     (label, expected)
 }
 
+/// The check of a tool test with no expectations: the tool ran and answered.
+pub(super) fn ran(tool: &str, reply: &Reply) -> Graded {
+    let answered = reply.tool_calls.first().and_then(|c| c.response.as_ref());
+    let actual = answered.map_or_else(|| "no response".to_owned(), render);
+    Verdict::decided(
+        answered.is_some(),
+        Method::deterministic("execution"),
+        Some(format!("{tool} gave no response")),
+    )
+    .labelled(format!("tool {tool} ran"), "a response".to_owned(), actual)
+}
+
 /// Grades `check` against the executed tool in `reply` (its one tool call).
 pub(super) fn grade(check: &ResultCheck, reply: &Reply) -> Graded {
     let (label, expected) = describe(check);

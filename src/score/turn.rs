@@ -95,6 +95,14 @@ impl Grader {
             };
             results.push(graded.at(&expectation.location, category));
         }
+        if let Some(execution) = turn.executed_tool() {
+            if results.is_empty() {
+                // SCRAPI's rule: a tool test without expectations passes when its tool ran.
+                let ran = tool_result::ran(&execution.tool, reply);
+                results.push(ran.at(&turn.location, CheckCategory::ToolResult));
+            }
+            return results;
+        }
 
         let only_reply_checks = turn.expectations.iter().all(|e| {
             matches!(

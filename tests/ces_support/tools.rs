@@ -3,9 +3,11 @@
 //! real API would (path, bearer token, `x-goog-user-project`, exactly one of `tool` and
 //! `toolsetTool`, not both `variables` and `context`) and answered in its JSON shapes.
 //!
-//! The tools behave as the ones SCRAPI's example tool tests describe
-//! (the project template's `evals/tool_tests/example_tool_tests.yaml`): `lookup_account` wants an
-//! authenticated session and an account id, `set_session_state` sets variables.
+//! The tools behave as the ones SCRAPI's own tool tests describe (its project template and the
+//! examples in its docs, in the shared corpus): `lookup_account` wants an authenticated session
+//! and an account id, `set_session_state` sets variables, `lookup_order` reads an order's status
+//! and delivery date from the session's variables, `diagnostic_lookup_tool` finds a service
+//! issue, `check_order_status` answers anything.
 #![allow(dead_code)] // Only the tool-test binary serves these routes.
 
 use axum::Json;
@@ -76,7 +78,13 @@ fn list_tools(query: &str) -> Response {
                "pythonFunction": {"name": name}})
     };
     if query.contains("pageToken=page%2F2") {
-        Json(json!({"tools": [tool("a91", "set_session_state")]})).into_response()
+        Json(json!({"tools": [
+            tool("a91", "set_session_state"),
+            tool("b07", "lookup_order"),
+            tool("c55", "check_order_status"),
+            tool("d12", "diagnostic_lookup_tool"),
+        ]}))
+        .into_response()
     } else {
         Json(json!({"tools": [tool("f3c", "lookup_account")], "nextPageToken": "page/2"}))
             .into_response()
@@ -116,7 +124,21 @@ fn execute(ces: &Ces, headers: &HeaderMap, body: &[u8]) -> Response {
         .unwrap_or_default();
     let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
     let (result, updated) = match target.strip_prefix(APP) {
+        // The docs' own example looks an account up by customer and reads it without `result`.
+        Some("/tools/f3c") if args.contains_key("customer_id") => {
+            let account = json!({"account_status": "active", "balance": 12.0});
+            return Json(json!({"response": account, "variables": variables})).into_response();
+        }
         Some("/tools/f3c") => (lookup_account(text("account_id"), &variables), variables),
+        Some("/tools/b07") => {
+            let order = lookup_order(text("order_id"), &variables);
+            return Json(json!({"response": order, "variables": variables})).into_response();
+        }
+        Some("/tools/c55") => (json!({"status": "processing"}), variables),
+        Some("/tools/d12") => (
+            json!({"status": "found", "issue_type": "service outage"}),
+            variables,
+        ),
         Some("/tools/a91") => {
             let mut updated = variables;
             updated.insert(
@@ -139,6 +161,23 @@ fn execute(ces: &Ces, headers: &HeaderMap, body: &[u8]) -> Response {
         }
     };
     Json(json!({"response": {"result": result}, "variables": updated})).into_response()
+}
+
+/// SCRAPI's docs: an order's status and delivery date are the session's
+/// `order_<digits>_status` and `order_<digits>_eta`; an unknown one gets an `agent_action`.
+fn lookup_order(order_id: &str, variables: &Map<String, Value>) -> Value {
+    let digits: String = order_id.chars().filter(char::is_ascii_digit).collect();
+    let status = variables
+        .get(&format!("order_{digits}_status"))
+        .and_then(Value::as_str);
+    match status {
+        Some(status) if !digits.is_empty() && status != "not_found" => json!({
+            "order_id": order_id,
+            "status": status,
+            "estimated_delivery": variables.get(&format!("order_{digits}_eta")),
+        }),
+        _ => json!({"agent_action": "Tell the customer the order was not found."}),
+    }
 }
 
 /// SCRAPI's example: an account needs an authenticated session and an id.
