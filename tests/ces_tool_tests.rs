@@ -51,6 +51,19 @@ tests:
     expectations:
       variables:
         - {path: "$.escalation_reason", operator: equals, value: "customer requested"}
+  - name: no_variables_sends_the_apps_defaults
+    tool: set_session_state
+    expectations:
+      variables:
+        - {path: "$.customer_tier", operator: equals, value: gold}
+        - {path: "$.auth_status", operator: equals, value: guest}
+  - name: a_listed_variable_takes_the_apps_default
+    tool: set_session_state
+    variables: [customer_tier]
+    expectations:
+      variables:
+        - {path: "$.customer_tier", operator: equals, value: gold}
+        - {path: "$.auth_status", operator: is_null}
   - name: only_asks_the_tool_to_run
     tool: crm_search
   - name: wrong_status_fails
@@ -127,6 +140,8 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
         ("connector_tool", "passed"),
         ("balance_in_range", "passed"),
         ("escalation_sets_the_reason", "passed"),
+        ("no_variables_sends_the_apps_defaults", "passed"),
+        ("a_listed_variable_takes_the_apps_default", "passed"),
         ("only_asks_the_tool_to_run", "passed"),
         ("wrong_status_fails", "failed"),
     ] {
@@ -153,7 +168,7 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
     assert!(printed.contains("$.result.status"), "{printed}");
     // Tool latency apart from conversation latency, at SCRAPI's percentiles.
     let aggregates = &report["aggregates"];
-    assert_eq!(aggregates["tool_latency"]["count"], 6, "{aggregates:#}");
+    assert_eq!(aggregates["tool_latency"]["count"], 8, "{aggregates:#}");
     // With no expectations, SCRAPI's rule: the test passes when the tool ran.
     let ran = &case(&report, "only_asks_the_tool_to_run")["turns"][0]["checks"];
     assert_eq!(ran[0]["label"], "tool crm_search ran", "{ran:#}");
@@ -223,7 +238,7 @@ fn with_another_agent_tool_tests_are_skipped_with_the_reason() {
     assert_eq!(skipped["status"], "skipped", "{skipped:#}");
     let reason = skipped["turns"][0]["checks"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("agent: ces"), "{reason}");
-    assert_eq!(report["aggregates"]["cases"]["skipped"], 6);
+    assert_eq!(report["aggregates"]["cases"]["skipped"], 8);
     // A test that only asks the tool to run still says why it did not.
     let bare = case(&report, "only_asks_the_tool_to_run");
     assert_eq!(bare["turns"][0]["checks"].as_array().unwrap().len(), 1);

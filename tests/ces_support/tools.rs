@@ -1,5 +1,6 @@
 //! The loopback app's tools, run directly: `GET {app}/tools` and `{app}/toolsets` (paged),
-//! `POST {toolset}:retrieveTools` and `POST {app}:executeTool`, each request checked as the
+//! `POST {toolset}:retrieveTools`, `GET {app}` (its variable declarations) and
+//! `POST {app}:executeTool`, each request checked as the
 //! real API would (path, bearer token, `x-goog-user-project`, exactly one of `tool` and
 //! `toolsetTool`, not both `variables` and `context`) and answered in its JSON shapes.
 //!
@@ -50,6 +51,16 @@ pub async fn serve(
     }
     let query = uri.query().unwrap_or_default();
     match (method, path.as_str()) {
+        // The app itself: its variable declarations, whose defaults tool tests may ask for.
+        (Method::GET, p) if p == format!("/v1/{APP}") => Json(json!({
+            "name": APP,
+            "displayName": "Support",
+            "variableDeclarations": [
+                {"name": "auth_status", "schema": {"type": "STRING", "default": "guest"}},
+                {"name": "customer_tier", "schema": {"type": "STRING", "default": "gold"}},
+            ],
+        }))
+        .into_response(),
         (Method::GET, p) if p == format!("/v1/{APP}/tools") => list_tools(query),
         (Method::GET, p) if p == format!("/v1/{APP}/toolsets") => Json(json!({"toolsets": [
             {"name": format!("{APP}/toolsets/orders"), "displayName": "orders",

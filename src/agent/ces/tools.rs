@@ -8,8 +8,10 @@
 //! tools by the display names `retrieveTools` gives. A toolset's tool is executed as
 //! `toolsetTool: {toolset, toolId}`.
 //!
-//! Variables written without a value (SCRAPI's "take it from the app") are left out, so the app
-//! uses its own default; SCRAPI fetches those defaults and sends them, to the same effect.
+//! The session state is built as SCRAPI builds it: variables as written, a variable written
+//! without a value (SCRAPI's list form) from the app's declared default, and every declared
+//! default when the test gives no variables (or a context whose `state` is empty). The app's
+//! declarations are read with the tools, from the app itself (`variableDeclarations`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,10 +23,12 @@ use crate::agent::{AgentError, AgentErrorKind};
 use crate::diagnostic::did_you_mean;
 use crate::transcript::{Exchange, Reply, ToolCall};
 
-/// Display name to resource name, for every tool the app can run directly.
+/// What the app declares that tool tests need: its tools by display name (to resource name)
+/// and its variables' defaults.
 #[derive(Debug, Default)]
 pub(super) struct Catalog {
     by_display_name: BTreeMap<String, String>,
+    variable_defaults: Map<String, Value>,
 }
 
 /// Pages of a list are followed up to this many, against an API that never ends one.
@@ -68,17 +72,20 @@ impl CesAgent {
             }
         }
         body.insert("args".into(), args.clone());
-        if let Some(Value::Object(context)) = execution.get("context") {
-            body.insert("context".into(), Value::Object(context.clone()));
-        } else if let Some(Value::Object(variables)) = execution.get("variables") {
-            let given: Map<String, Value> = variables
-                .iter()
-                .filter(|(_, value)| !value.is_null())
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            if !given.is_empty() {
-                body.insert("variables".into(), Value::Object(given));
+        let defaults = &catalog.variable_defaults;
+        let given = |key: &str| match execution.get(key) {
+            Some(Value::Object(map)) => Some(map.clone()),
+            _ => None,
+        };
+        if let Some(mut context) = given("context") {
+            if let Some(Value::Object(state)) = context.get("state") {
+                let state = session_state(state, defaults);
+                context.insert("state".into(), Value::Object(state));
             }
+            body.insert("context".into(), Value::Object(context));
+        } else {
+            let variables = session_state(&given("variables").unwrap_or_default(), defaults);
+            body.insert("variables".into(), Value::Object(variables));
         }
         let path = format!("{}:executeTool", self.config.app);
         let (answer, latency) = self
@@ -98,7 +105,12 @@ impl CesAgent {
 
     async fn catalog(&self) -> Result<Catalog, AgentError> {
         let app = &self.config.app;
-        let mut catalog = Catalog::default();
+        let quota = self.config.quota_project.as_deref();
+        let (declared, _) = self.call(app, None, quota).await?;
+        let mut catalog = Catalog {
+            variable_defaults: variable_defaults(&declared),
+            ..Catalog::default()
+        };
         for tool in self.list(&format!("{app}/tools"), "tools").await? {
             catalog.add(&tool);
         }
@@ -164,6 +176,40 @@ impl Catalog {
     }
 }
 
+/// The state a tool runs with: each variable as given, one given without a value at the app's
+/// default (left out when the app declares none), and every default when nothing is given.
+fn session_state(given: &Map<String, Value>, defaults: &Map<String, Value>) -> Map<String, Value> {
+    let mut state = Map::new();
+    for (name, value) in given {
+        let value = match value {
+            Value::Null => defaults.get(name),
+            value => Some(value),
+        };
+        if let Some(value) = value {
+            state.insert(name.clone(), value.clone());
+        }
+    }
+    if state.is_empty() {
+        defaults.clone()
+    } else {
+        state
+    }
+}
+
+/// Each declared variable's default (`schema.default`, else its `value`), from an `App`.
+fn variable_defaults(app: &Value) -> Map<String, Value> {
+    let declarations = app["variableDeclarations"].as_array().into_iter().flatten();
+    declarations
+        .filter_map(|declaration| {
+            let name = declaration["name"].as_str()?;
+            let default = [&declaration["schema"]["default"], &declaration["value"]]
+                .into_iter()
+                .find(|v| !v.is_null())?;
+            Some((name.to_owned(), default.clone()))
+        })
+        .collect()
+}
+
 /// The operationIds of an OpenAPI schema (YAML or JSON), in the order written.
 fn operation_ids(schema: &str) -> Vec<String> {
     let Ok(schema) = serde_saphyr::from_str::<Value>(schema) else {
@@ -225,7 +271,32 @@ fn protocol(message: String) -> AgentError {
 
 #[cfg(test)]
 mod tests {
-    use super::{Catalog, encode, operation_ids};
+    use serde_json::json;
+
+    use super::{Catalog, encode, operation_ids, session_state, variable_defaults};
+
+    #[test]
+    fn state_is_built_as_scrapi_builds_it() {
+        let app = json!({"variableDeclarations": [
+            {"name": "auth_status", "schema": {"type": "STRING", "default": "guest"}},
+            {"name": "tier", "value": "gold"},
+            {"name": "undeclared_default", "schema": {"type": "STRING"}},
+        ]});
+        let defaults = variable_defaults(&app);
+        assert_eq!(
+            json!(defaults),
+            json!({"auth_status": "guest", "tier": "gold"})
+        );
+        let state =
+            |given: serde_json::Value| json!(session_state(given.as_object().unwrap(), &defaults));
+        // Written values as they are; a name without one at the app's default.
+        assert_eq!(
+            state(json!({"auth_status": "authenticated", "tier": null, "nope": null})),
+            json!({"auth_status": "authenticated", "tier": "gold"})
+        );
+        // Nothing given: every default.
+        assert_eq!(state(json!({})), json!(defaults));
+    }
 
     #[test]
     fn operations_are_read_from_a_yaml_schema() {
