@@ -102,6 +102,10 @@ fn configure(dir: &Path, agent: &str) {
 
 /// `goldgate run tool_tests` in `dir`: exit code, report, everything printed.
 fn run(dir: &Path) -> (Option<i32>, Value, String) {
+    run_with(dir, &[])
+}
+
+fn run_with(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
     let report = dir.join("report.json");
     let output = common::command_in(dir)
         .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
@@ -109,6 +113,7 @@ fn run(dir: &Path) -> (Option<i32>, Value, String) {
         .env("CXAS_OAUTH_TOKEN", TOKEN)
         .args(["run", "--output"])
         .arg(&report)
+        .args(extra)
         .arg("tool_tests")
         .output()
         .unwrap();
@@ -222,6 +227,26 @@ fn scrapis_own_tool_tests_pass_against_the_app_they_describe() {
         assert_eq!(case(&report, id)["kind"], "tool-test", "{id}");
     }
     assert_eq!(code, Some(0), "{printed}");
+}
+
+/// Recorded against the app, tool tests replay with no app at all and the same verdicts.
+#[test]
+fn recorded_tool_tests_replay_with_the_same_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), MORE_TESTS);
+    with_app(dir.path());
+    let (code, recorded, printed) = run_with(dir.path(), &["--record", "transcripts"]);
+    assert_eq!(code, Some(1), "{printed}");
+    configure(dir.path(), "  replay: transcripts");
+    let (code, replayed, printed) = run(dir.path());
+    assert_eq!(code, Some(1), "{printed}");
+    let statuses = |report: &Value| -> Vec<(String, String)> {
+        let cases = report["cases"].as_array().unwrap();
+        let pair = |c: &Value| (c["id"].to_string(), c["status"].to_string());
+        cases.iter().map(pair).collect()
+    };
+    assert_eq!(statuses(&replayed), statuses(&recorded), "{printed}");
+    assert_eq!(replayed["aggregates"]["cases"]["skipped"], 0, "{printed}");
 }
 
 #[test]
