@@ -105,6 +105,18 @@ fn false_alarm_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Where the goldens and the config are, shared by `run` and `list` so that both load alike.
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// Files or directories holding goldens and scenarios.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// The config file (default: ./goldgate.yaml when it exists; it must load).
+    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
 /// Which cases are played, shared by `run` and `list` so that both select alike.
 #[derive(Debug, Args)]
 pub struct SelectionArgs {
@@ -167,13 +179,8 @@ pub enum ConvertTo {
 #[derive(Debug, Args)]
 #[command(after_help = RUN_AFTER_HELP)]
 pub struct RunArgs {
-    /// Files or directories holding goldens and scenarios.
-    #[arg(default_value = ".")]
-    pub paths: Vec<PathBuf>,
-
-    /// The config file (default: ./goldgate.yaml when it exists).
-    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub suite: SuiteArgs,
 
     #[command(flatten)]
     pub selection: SelectionArgs,
@@ -333,13 +340,8 @@ pub struct RunArgs {
 /// `goldgate list [PATH...]`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Files or directories holding goldens and scenarios.
-    #[arg(default_value = ".")]
-    pub paths: Vec<PathBuf>,
-
-    /// The config file (default: ./goldgate.yaml when it exists); it must load, as for `run`.
-    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub suite: SuiteArgs,
 
     #[command(flatten)]
     pub selection: SelectionArgs,

@@ -42,14 +42,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     if let Err(message) = check_outputs(args) {
         return Ok(fail(&message));
     }
-    let Some(config) = super::load_config(args.config.as_deref(), "run") else {
+    let Some(config) = super::load_config(args.suite.config.as_deref(), "run") else {
         return Ok(Exit::Error);
     };
     let gate = match super::gate_of(&args.gate, &config) {
         Ok(gate) => gate,
         Err(exit) => return Ok(exit),
     };
-    let Some(suite) = super::load_goldens(&args.paths, "run")? else {
+    let Some(suite) = super::load_goldens(&args.suite.paths, "run")? else {
         return Ok(Exit::Error);
     };
     let selected = match select::select(&suite, &selection) {
@@ -303,7 +303,7 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         &Publish {
             report,
             report_path: args.output.as_deref(),
-            suite: &publish::suite_name(args.config.as_deref()),
+            suite: &publish::suite_name(args.suite.config.as_deref()),
             markdown: args.github.markdown.as_deref(),
             comment: args.github.comment,
         },
