@@ -229,6 +229,35 @@ fn scrapis_own_tool_tests_pass_against_the_app_they_describe() {
     assert_eq!(code, Some(0), "{printed}");
 }
 
+/// A tool that raises is an error of the run with the app's message, as SCRAPI reports an
+/// ERROR; the other tests still get their verdicts.
+#[test]
+fn a_tool_that_raises_is_an_error_with_the_apps_message() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(
+        dir.path(),
+        "tests:
+  - name: raises
+    tool: divide
+    args: {a: 1, b: 0}
+  - name: still_judged
+    tool: crm_search
+",
+    );
+    with_app(dir.path());
+    let (code, report, printed) = run(dir.path());
+    assert_eq!(code, Some(2), "{printed}");
+    let raises = case(&report, "raises");
+    assert_eq!(raises["status"], "error", "{raises:#}");
+    let error = raises["error"].as_str().unwrap();
+    assert!(
+        error.contains("ZeroDivisionError: division by zero"),
+        "{error}"
+    );
+    assert_eq!(case(&report, "still_judged")["status"], "passed");
+    assert!(printed.contains("ZeroDivisionError"), "{printed}");
+}
+
 /// Recorded against the app, tool tests replay with no app at all and the same verdicts.
 #[test]
 fn recorded_tool_tests_replay_with_the_same_verdicts() {

@@ -94,6 +94,7 @@ fn list_tools(query: &str) -> Response {
             tool("b07", "lookup_order"),
             tool("c55", "check_order_status"),
             tool("d12", "diagnostic_lookup_tool"),
+            tool("e99", "divide"),
         ]}))
         .into_response()
     } else {
@@ -146,6 +147,14 @@ fn execute(ces: &Ces, headers: &HeaderMap, body: &[u8]) -> Response {
             return Json(json!({"response": order, "variables": variables})).into_response();
         }
         Some("/tools/c55") => (json!({"status": "processing"}), variables),
+        // A python tool that raises: the API answers with the exception, not a response.
+        Some("/tools/e99") => {
+            return google_error(
+                StatusCode::BAD_REQUEST,
+                "FAILED_PRECONDITION",
+                "Tool execution failed: ZeroDivisionError: division by zero",
+            );
+        }
         Some("/tools/d12") => (
             json!({"status": "found", "issue_type": "service outage"}),
             variables,
