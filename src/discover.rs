@@ -52,9 +52,10 @@ impl Default for Rules {
                 "**/goldens/**/*.yaml",
                 "**/goldens/**/*.yml",
                 "**/goldens/**/*.json",
-                // Where SCRAPI's project template keeps its tool tests.
-                "**/tool_tests/**/*.yaml",
-                "**/tool_tests/**/*.yml",
+                // Where SCRAPI's project template keeps its tool tests; only there, since a
+                // `tool_tests/` folder elsewhere may hold any tool's YAML.
+                "**/evals/tool_tests/**/*.yaml",
+                "**/evals/tool_tests/**/*.yml",
             ]),
             ces_csv: owned(&["**/*.golden.csv", "**/goldens/**/*.csv"]),
             regtrace_config: owned(&["**/regtrace.config.yaml", "**/regtrace.config.yml"]),
@@ -183,6 +184,8 @@ mod tests {
             "rt/regtrace.config.yaml",
             "notes/readme.yaml",
             "ignored/goldens/skip.yaml",
+            "evals/tool_tests/lookup.yaml",
+            "ci/tool_tests/settings.yaml",
         ] {
             touch(root, file);
         }
@@ -211,6 +214,8 @@ mod tests {
                 ),
                 ("evals/goldens/nested/more.yml".into(), Hint::Sniff),
                 ("evals/goldens/orders.yaml".into(), Hint::Sniff),
+                // SCRAPI's template layout; a `tool_tests/` elsewhere is not ours to read.
+                ("evals/tool_tests/lookup.yaml".into(), Hint::Sniff),
                 ("rt/regtrace.config.yaml".into(), Hint::RegtraceConfig),
                 ("x.golden.csv".into(), Hint::Format(Format::CesCsv)),
             ]

@@ -91,8 +91,8 @@ fn with_app(dir: &Path) -> Ces {
 }
 
 fn suite(dir: &Path, tests: &str) {
-    fs::create_dir_all(dir.join("tool_tests")).unwrap();
-    fs::write(dir.join("tool_tests/more_tool_tests.yaml"), tests).unwrap();
+    fs::create_dir_all(dir.join("evals/tool_tests")).unwrap();
+    fs::write(dir.join("evals/tool_tests/more_tool_tests.yaml"), tests).unwrap();
 }
 
 fn configure(dir: &Path, agent: &str) {
@@ -100,7 +100,7 @@ fn configure(dir: &Path, agent: &str) {
     fs::write(dir.join("goldgate.yaml"), config).unwrap();
 }
 
-/// `goldgate run tool_tests` in `dir`: exit code, report, everything printed.
+/// `goldgate run evals` in `dir` (SCRAPI's project layout, found by discovery): exit code, report, everything printed.
 fn run(dir: &Path) -> (Option<i32>, Value, String) {
     run_with(dir, &[])
 }
@@ -114,7 +114,7 @@ fn run_with(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
         .args(["run", "--output"])
         .arg(&report)
         .args(extra)
-        .arg("tool_tests")
+        .arg("evals")
         .output()
         .unwrap();
     let printed = String::from_utf8_lossy(&output.stdout).into_owned()
@@ -197,7 +197,7 @@ fn scrapis_own_tool_tests_pass_against_the_app_they_describe() {
     };
     let manifest: Value = serde_json::from_str(&manifest).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("tool_tests")).unwrap();
+    fs::create_dir_all(dir.path().join("evals/tool_tests")).unwrap();
     let mut expected = 0;
     for file in manifest["files"].as_array().unwrap() {
         if file["format"] != "scrapi-tool-test" || file["valid"] != true {
@@ -205,7 +205,7 @@ fn scrapis_own_tool_tests_pass_against_the_app_they_describe() {
         }
         let path = corpus.join(file["path"].as_str().unwrap());
         let name = path.file_name().unwrap();
-        fs::copy(&path, dir.path().join("tool_tests").join(name)).unwrap();
+        fs::copy(&path, dir.path().join("evals/tool_tests").join(name)).unwrap();
         expected += file["cases"].as_u64().unwrap();
     }
     let ces = with_app(dir.path());
