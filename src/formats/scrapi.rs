@@ -241,10 +241,20 @@ fn criterion(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String>
     prompt
 }
 
-/// `tags`: a list, or one comma-separated string as the platform UI writes it. The file's stem
-/// is added, as SCRAPI does, so that `--filter <stem>` selects a file.
+/// `tags` with the file's stem added, as SCRAPI does for goldens and tests, so that
+/// `--filter <stem>` selects a file.
 fn tags(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Vec<String> {
-    let mut tags = match take_container(fields, "tags", "[]", diags) {
+    let mut tags = listed_tags(fields, diags);
+    let stem = file_stem(diags);
+    if !tags.contains(&stem) {
+        tags.push(stem);
+    }
+    tags
+}
+
+/// `tags` as written: a list, or one comma-separated string as the platform UI writes it.
+fn listed_tags(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Vec<String> {
+    match take_container(fields, "tags", "[]", diags) {
         Some(node) => match node.as_str() {
             Some(list) => list
                 .split(',')
@@ -256,12 +266,7 @@ fn tags(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Vec<String> {
             None => fields.strings("tags", diags),
         },
         None => Vec::new(),
-    };
-    let stem = file_stem(diags);
-    if !tags.contains(&stem) {
-        tags.push(stem);
     }
-    tags
 }
 
 fn file_stem(diags: &Diagnostics) -> String {

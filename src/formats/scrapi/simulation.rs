@@ -6,7 +6,7 @@
 //! becomes a [`crate::model::Case`] with a simulated user ([`Simulation::into_case`]), which
 //! `goldgate run` plays and `goldgate list` lists like any case.
 
-use super::{Names, criteria, items, parameters, take_container};
+use super::{Names, criteria, items, listed_tags, parameters, take_container};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Simulation, SimulationStep};
 use crate::yaml::{Fields, Node, expect_text};
@@ -62,18 +62,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Simulation> {
 fn simulation(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Simulation> {
     let mut fields = Fields::of(node, path, diags)?;
     let name = fields.required_string("name", diags);
-    let tags = match take_container(&mut fields, "tags", "[]", diags) {
-        Some(tags) => match tags.as_str() {
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            None => fields.strings("tags", diags),
-        },
-        None => Vec::new(),
-    };
+    let tags = listed_tags(&mut fields, diags);
     let steps_path = fields.path_of("steps");
     let steps = fields
         .require("steps", "a list of steps", diags)
