@@ -8,7 +8,6 @@
 mod ces_support;
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -127,18 +126,6 @@ fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value,
     (output.status.code(), report, printed)
 }
 
-fn statuses(report: &Value) -> BTreeMap<String, String> {
-    report["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cases in the report: {report}"))
-        .iter()
-        .map(|c| {
-            let id = c["id"].as_str().unwrap().to_owned();
-            (id, c["status"].as_str().unwrap().to_owned())
-        })
-        .collect()
-}
-
 const TOKEN: &str = "ya29.loopback-token-0123456789";
 
 #[test]
@@ -151,14 +138,14 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
         &["--agent-url", &format!("http://{http}/turn")],
         &[],
     );
-    let expected = statuses(&http_report);
+    let expected = common::case_statuses(&http_report);
 
     let ces = Ces::accepting(TOKEN);
     ces_config(dir.path(), start_ces(&ces));
     let (code, report, ces_printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(ces.violations(), Vec::<String>::new(), "{ces_printed}");
     assert_eq!(
-        statuses(&report),
+        common::case_statuses(&report),
         expected,
         "{ces_printed}\n--- http\n{printed}"
     );
@@ -243,7 +230,9 @@ fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
         "{printed}"
     );
     assert!(
-        statuses(&report).values().all(|s| s == "error"),
+        common::case_statuses(&report)
+            .values()
+            .all(|s| s == "error"),
         "{report:#}"
     );
     assert!(!printed.contains(wrong) && !report.to_string().contains(wrong));

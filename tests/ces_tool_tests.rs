@@ -269,12 +269,11 @@ fn recorded_tool_tests_replay_with_the_same_verdicts() {
     configure(dir.path(), "  replay: transcripts");
     let (code, replayed, printed) = run(dir.path());
     assert_eq!(code, Some(1), "{printed}");
-    let statuses = |report: &Value| -> Vec<(String, String)> {
-        let cases = report["cases"].as_array().unwrap();
-        let pair = |c: &Value| (c["id"].to_string(), c["status"].to_string());
-        cases.iter().map(pair).collect()
-    };
-    assert_eq!(statuses(&replayed), statuses(&recorded), "{printed}");
+    assert_eq!(
+        common::case_statuses(&replayed),
+        common::case_statuses(&recorded),
+        "{printed}"
+    );
     assert_eq!(replayed["aggregates"]["cases"]["skipped"], 0, "{printed}");
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -66,21 +66,7 @@ fn run(dir: &Path, addr: SocketAddr, target: &Path) -> (Option<i32>, Value, Stri
     (output.status.code(), report, out)
 }
 
-fn statuses(report: &Value) -> HashMap<String, String> {
-    report["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cases in the report: {report}"))
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_owned(),
-                c["status"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn want(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+fn want(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -187,7 +173,7 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
     fs::write(&file, OPERATORS).unwrap();
     let (code, report, out) = run(dir.path(), addr, &file);
     assert_eq!(
-        statuses(&report),
+        common::case_statuses(&report),
         want(&[
             ("contains_ignores_case", "passed"),
             ("contains_missing", "failed"),
@@ -271,7 +257,7 @@ fn scrapi_doc_examples_pass_against_the_agent_they_describe() {
     let single = corpus.join("doc-snippets/docs__guides__evaluation__turn-evals.md.L75-L102.yaml");
     let (code, report, out) = run(dir.path(), addr, &single);
     assert_eq!(
-        statuses(&report),
+        common::case_statuses(&report),
         want(&[
             ("order_lookup_triggers_tool", "passed"),
             ("welcome_message_check", "passed"),
@@ -285,7 +271,7 @@ fn scrapi_doc_examples_pass_against_the_agent_they_describe() {
     let multi = corpus.join("doc-snippets/docs__guides__evaluation__turn-evals.md.L110-L123.yaml");
     let (code, report, out) = run(dir.path(), addr, &multi);
     assert_eq!(
-        statuses(&report),
+        common::case_statuses(&report),
         want(&[("order_id_collection_flow", "passed")]),
         "{out}"
     );

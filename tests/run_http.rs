@@ -121,20 +121,6 @@ fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, Str
     (output.status.code(), report, stdout)
 }
 
-fn statuses(report: &Value) -> HashMap<String, String> {
-    report["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cases in the report: {report}"))
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_owned(),
-                c["status"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
     let addr = start_agent();
@@ -157,8 +143,8 @@ fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
         addr,
         &["--retries", "2", "--junit", junit.to_str().unwrap()],
     );
-    let got = statuses(&report);
-    let want: HashMap<String, String> = [
+    let got = common::case_statuses(&report);
+    let want: std::collections::BTreeMap<String, String> = [
         ("paraphrase", "passed"),
         ("contradiction", "failed"),
         ("wrong_argument", "failed"),
@@ -220,7 +206,7 @@ fn failures_without_errors_exit_1_and_a_clean_run_exits_0() {
     write_suite(dir.path(), &["paraphrase", "contradiction"], false);
     let (code, report, _) = run(dir.path(), addr, &[]);
     assert_eq!(code, Some(1));
-    assert_eq!(statuses(&report)["contradiction"], "failed");
+    assert_eq!(common::case_statuses(&report)["contradiction"], "failed");
 
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path(), &["paraphrase", "transfer"], false);
@@ -236,11 +222,11 @@ fn filter_and_name_select_cases() {
     write_suite(dir.path(), &["paraphrase", "contradiction"], false);
     let (code, report, _) = run(dir.path(), addr, &["--name", "para*"]);
     assert_eq!(code, Some(0));
-    assert_eq!(statuses(&report).len(), 1);
+    assert_eq!(common::case_statuses(&report).len(), 1);
     // Every SCRAPI conversation carries its file stem as a tag.
     let (code, report, _) = run(dir.path(), addr, &["--filter", "orders"]);
     assert_eq!(code, Some(1));
-    assert_eq!(statuses(&report).len(), 2);
+    assert_eq!(common::case_statuses(&report).len(), 2);
 }
 
 #[test]
@@ -254,7 +240,7 @@ fn an_unreachable_agent_is_exit_2_not_a_test_failure() {
         .unwrap();
     let (code, report, out) = run(dir.path(), addr, &["--retries", "0"]);
     assert_eq!(code, Some(2), "{out}");
-    assert_eq!(statuses(&report)["paraphrase"], "error");
+    assert_eq!(common::case_statuses(&report)["paraphrase"], "error");
 }
 
 #[test]

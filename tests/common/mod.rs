@@ -201,3 +201,17 @@ pub fn assert_snapshot(path: &str, actual: &str) {
         path.display()
     );
 }
+
+/// Each case's id and status in a JSON report, for comparing verdicts.
+#[allow(dead_code)] // Not every test crate reads a report.
+pub fn case_statuses(report: &Value) -> std::collections::BTreeMap<String, String> {
+    report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no cases in the report: {report}"))
+        .iter()
+        .map(|c| {
+            let id = c["id"].as_str().unwrap().to_owned();
+            (id, c["status"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
