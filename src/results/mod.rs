@@ -153,6 +153,28 @@ pub struct CheckResult {
     pub reason: Option<String>,
 }
 
+impl CheckResult {
+    /// A check that was not judged, saying why (its case could not be played).
+    pub fn skipped(
+        (label, category): (String, CheckCategory),
+        line: u32,
+        expected: String,
+        reason: &str,
+    ) -> CheckResult {
+        CheckResult {
+            label,
+            category,
+            line,
+            status: Status::Skipped,
+            expected,
+            actual: String::new(),
+            method: Method::None,
+            score: None,
+            reason: Some(reason.to_owned()),
+        }
+    }
+}
+
 /// One turn of a case, played and judged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnResult {

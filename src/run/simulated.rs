@@ -177,38 +177,20 @@ fn step_label(index: usize, step: &crate::model::SimulationStep) -> String {
 pub(super) fn skipped(case: &Case, reason: &str) -> CaseResult {
     let steps = case.simulated_user.iter().flatten().enumerate();
     let mut checks: Vec<CheckResult> = steps
-        .map(|(i, step)| CheckResult {
-            label: step_label(i, step),
-            category: CheckCategory::Criterion,
-            line: case.location.line,
-            status: Status::Skipped,
-            expected: step
-                .success_criteria
-                .clone()
-                .unwrap_or_else(|| step.goal.clone()),
-            actual: String::new(),
-            method: Method::None,
-            score: None,
-            reason: Some(reason.to_owned()),
+        .map(|(i, step)| {
+            let at = (step_label(i, step), CheckCategory::Criterion);
+            let expected = step.success_criteria.as_ref().unwrap_or(&step.goal);
+            CheckResult::skipped(at, case.location.line, expected.clone(), reason)
         })
         .collect();
-    checks.extend(case.checks.iter().map(|check| CheckResult {
-        label: check.label.clone(),
-        category: CheckCategory::Criterion,
-        line: check.location.line,
-        status: Status::Skipped,
-        expected: match &check.kind {
+    let criterion_reason = if reason.is_empty() { NO_JUDGE } else { reason };
+    checks.extend(case.checks.iter().map(|check| {
+        let expected = match &check.kind {
             crate::model::CheckKind::Criterion(text) => text.clone(),
             _ => String::new(),
-        },
-        actual: String::new(),
-        method: Method::None,
-        score: None,
-        reason: Some(if reason.is_empty() {
-            NO_JUDGE.to_owned()
-        } else {
-            reason.to_owned()
-        }),
+        };
+        let at = (check.label.clone(), CheckCategory::Criterion);
+        CheckResult::skipped(at, check.location.line, expected, criterion_reason)
     }));
     CaseResult {
         status: Status::Skipped,

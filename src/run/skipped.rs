@@ -2,7 +2,7 @@
 //! reason, so that a report says what did not run and why instead of leaving it out.
 
 use crate::model::{Case, ExpectationKind};
-use crate::results::{CaseResult, CheckCategory, CheckResult, Method, Status, TurnResult};
+use crate::results::{CaseResult, CheckCategory, CheckResult, Status, TurnResult};
 use crate::score::tool_result;
 
 /// A tool test with an agent that cannot run tools directly.
@@ -21,7 +21,8 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
                 .filter_map(|e| match &e.kind {
                     ExpectationKind::ToolResult(check) => {
                         let (label, expected) = tool_result::describe(check);
-                        Some(skipped(label, expected, e.location.line, &reason))
+                        let at = (label, CheckCategory::ToolResult);
+                        Some(CheckResult::skipped(at, e.location.line, expected, &reason))
                     }
                     _ => None,
                 })
@@ -30,7 +31,13 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
                 // Still one line that says why, for a test that only asks the tool to run.
                 let tool = turn.executed_tool().map(|e| e.tool.as_str());
                 let label = format!("tool {} runs", tool.unwrap_or_default());
-                checks.push(skipped(label, String::new(), turn.location.line, &reason));
+                let at = (label, CheckCategory::ToolResult);
+                checks.push(CheckResult::skipped(
+                    at,
+                    turn.location.line,
+                    String::new(),
+                    &reason,
+                ));
             }
             TurnResult {
                 index: turn.index,
@@ -49,19 +56,5 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
     CaseResult {
         turns,
         ..CaseResult::of(case)
-    }
-}
-
-fn skipped(label: String, expected: String, line: u32, reason: &str) -> CheckResult {
-    CheckResult {
-        label,
-        category: CheckCategory::ToolResult,
-        line,
-        status: Status::Skipped,
-        expected,
-        actual: String::new(),
-        method: Method::None,
-        score: None,
-        reason: Some(reason.to_owned()),
     }
 }
