@@ -21,9 +21,9 @@ use std::fmt::Write as _;
 
 use self::body::Body;
 use self::gate::{baseline_value, change, flips, gate};
-use crate::report::{agent_log_tail, duration, rate};
+use crate::report::{agent_log_tail, p50_p90_p99, p50_p95, rate};
+use crate::results::Aggregates;
 use crate::results::Status;
-use crate::results::{Aggregates, Percentiles};
 use crate::results::{CaseResult, CheckResult, Report, TurnResult};
 use crate::results::{Comparison, Threshold, Unit};
 
@@ -163,12 +163,6 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
     let gated = |threshold: Threshold| {
         comparison.and_then(|c| c.metrics.iter().find(|m| m.threshold == threshold))
     };
-    let percentiles = |p: Option<Percentiles>| {
-        p.map_or_else(
-            || "not measured".to_owned(),
-            |p| format!("{} / {}", duration(p.p50), duration(p.p95)),
-        )
-    };
     let rows = [
         (
             "Pass rate",
@@ -183,12 +177,12 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
         ),
         (
             "Latency p50 / p95",
-            percentiles(aggregates.latency),
+            p50_p95(aggregates.latency),
             gated(Threshold::P95LatencyIncreasePct),
         ),
         (
             "TTFT p50 / p95",
-            percentiles(aggregates.ttft),
+            p50_p95(aggregates.ttft),
             gated(Threshold::TtftP95IncreasePct),
         ),
         (
@@ -217,15 +211,9 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
     } else {
         out.push_str("| Metric | Now |\n|---|--:|\n");
     }
-    let tool_tests = aggregates.tool_latency.map(|t| {
-        let now = format!(
-            "{} / {} / {}",
-            duration(t.p50),
-            duration(t.p90),
-            duration(t.p99)
-        );
-        ("Tool tests p50 / p90 / p99", now, None)
-    });
+    let tool_tests = aggregates
+        .tool_latency
+        .map(|t| ("Tool tests p50 / p90 / p99", p50_p90_p99(t), None));
     for (name, now, delta) in rows.into_iter().chain(tool_tests) {
         match (comparison, delta) {
             (None, _) => {
@@ -472,6 +460,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::report::duration;
 
     #[test]
     fn the_marker_cannot_be_closed_by_a_suite_name() {

@@ -10,8 +10,7 @@ pub mod markdown;
 
 use std::time::Duration;
 
-use crate::results::Report;
-use crate::results::Status;
+use crate::results::{Percentiles, Report, Status, ToolLatency};
 
 /// A rate for people: `62.5%`, or `n/a` when nothing was counted.
 pub(crate) fn rate(fraction: Option<f64>) -> String {
@@ -25,6 +24,24 @@ pub(crate) fn duration(d: Duration) -> String {
     } else {
         format!("{:.1} s", d.as_secs_f64())
     }
+}
+
+/// `p50 / p95` for a table cell, or `not measured`.
+pub(crate) fn p50_p95(p: Option<Percentiles>) -> String {
+    p.map_or_else(
+        || "not measured".to_owned(),
+        |p| format!("{} / {}", duration(p.p50), duration(p.p95)),
+    )
+}
+
+/// The tool tests' `p50 / p90 / p99` for a table cell.
+pub(crate) fn p50_p90_p99(t: ToolLatency) -> String {
+    format!(
+        "{} / {} / {}",
+        duration(t.p50),
+        duration(t.p90),
+        duration(t.p99)
+    )
 }
 
 /// How many of the agent's last stderr lines a report shows.

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::escape::text;
-use crate::report::{agent_log_tail, duration, rate};
-use crate::results::{Aggregates, CaseFlip, Comparison, MetricDelta, Percentiles};
+use crate::report::{agent_log_tail, duration, p50_p90_p99, p50_p95, rate};
+use crate::results::{Aggregates, CaseFlip, Comparison, MetricDelta};
 use crate::results::{Decision, Report, Unit};
 
 /// The verdict in a few words, also the page's title.
@@ -80,18 +80,12 @@ pub fn write(page: &mut String, report: &Report) {
 }
 
 fn metrics(page: &mut String, aggregates: &Aggregates) {
-    let percentiles = |p: Option<Percentiles>| {
-        p.map_or_else(
-            || "not measured".to_owned(),
-            |p| format!("{} / {}", duration(p.p50), duration(p.p95)),
-        )
-    };
     let rows = [
         ("Pass rate", rate(aggregates.pass_rate)),
         ("Turn pass rate", rate(aggregates.turn_pass_rate)),
         ("Deflection rate", rate(aggregates.deflection_rate)),
-        ("Latency p50 / p95", percentiles(aggregates.latency)),
-        ("TTFT p50 / p95", percentiles(aggregates.ttft)),
+        ("Latency p50 / p95", p50_p95(aggregates.latency)),
+        ("TTFT p50 / p95", p50_p95(aggregates.ttft)),
         ("Hallucination rate", rate(aggregates.hallucination_rate)),
         ("Tool-call accuracy", rate(aggregates.tool_call_accuracy)),
         ("Suite score", rate(aggregates.suite_score)),
@@ -104,15 +98,9 @@ fn metrics(page: &mut String, aggregates: &Aggregates) {
             ),
         ),
     ];
-    let tool_tests = aggregates.tool_latency.map(|t| {
-        let value = format!(
-            "{} / {} / {}",
-            duration(t.p50),
-            duration(t.p90),
-            duration(t.p99)
-        );
-        ("Tool tests p50 / p90 / p99", value)
-    });
+    let tool_tests = aggregates
+        .tool_latency
+        .map(|t| ("Tool tests p50 / p90 / p99", p50_p90_p99(t)));
     page.push_str("<section id=\"metrics\"><h2>Aggregates</h2><dl class=\"metrics\">");
     for (name, value) in rows.into_iter().chain(tool_tests) {
         let _ = write!(page, "<div><dt>{name}</dt><dd>{}</dd></div>", text(&value));
