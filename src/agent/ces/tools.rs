@@ -35,6 +35,13 @@ pub(super) struct Catalog {
 const MAX_PAGES: usize = 100;
 
 impl Catalog {
+    fn add(&mut self, tool: &Value) {
+        if let (Some(name), Some(display)) = (tool["name"].as_str(), tool["displayName"].as_str()) {
+            self.by_display_name
+                .insert(display.to_owned(), name.to_owned());
+        }
+    }
+
     fn find(&self, display_name: &str) -> Result<&str, AgentError> {
         if let Some(name) = self.by_display_name.get(display_name) {
             return Ok(name);
@@ -164,15 +171,6 @@ impl CesAgent {
         Err(protocol(format!(
             "listing {path} did not end after {MAX_PAGES} pages"
         )))
-    }
-}
-
-impl Catalog {
-    fn add(&mut self, tool: &Value) {
-        if let (Some(name), Some(display)) = (tool["name"].as_str(), tool["displayName"].as_str()) {
-            self.by_display_name
-                .insert(display.to_owned(), name.to_owned());
-        }
     }
 }
 
