@@ -14,7 +14,6 @@
 //! the last bit of a result. With `--repeat`, turn metrics (latency, TTFT, tool calls) come
 //! from the run the report shows for each case; tokens are those of every run.
 
-use crate::model::CaseKind;
 use crate::results::{
     Aggregates, CaseResult, CheckCategory, Counts, Percentiles, ToolLatency, TurnResult, ratio,
 };
@@ -23,14 +22,8 @@ impl Aggregates {
     /// The aggregates of a report's cases.
     pub fn of(cases: &[CaseResult]) -> Self {
         let turns = || cases.iter().flat_map(|c| &c.turns);
-        // A tool executed directly is not a conversation: its latency is reported apart, and
-        // it can neither deflect nor hand off.
-        let of_kind = |tool_tests: bool| {
-            cases
-                .iter()
-                .filter(move |c| (c.kind == CaseKind::ToolTest) == tool_tests)
-        };
-        let conversation_turns = || of_kind(false).flat_map(|c| &c.turns);
+        let conversations = || cases.iter().filter(|c| c.is_conversation());
+        let conversation_turns = || conversations().flat_map(|c| &c.turns);
         let checks = || cases.iter().flat_map(CaseResult::all_checks);
         let case_counts: Counts = cases.iter().map(|c| c.status).collect();
         let turn_counts: Counts = turns().map(|t| t.status).collect();
@@ -42,7 +35,7 @@ impl Aggregates {
         };
         let hallucination = in_category(CheckCategory::Hallucination);
 
-        let played: Vec<&CaseResult> = of_kind(false)
+        let played: Vec<&CaseResult> = conversations()
             .filter(|c| c.turns.iter().any(|t| t.reply.is_some()))
             .collect();
         let deflected = played.iter().filter(|c| !handed_off(&c.turns)).count();
@@ -64,7 +57,9 @@ impl Aggregates {
             latency: Percentiles::of(conversation_turns().filter_map(|t| t.latency).collect()),
             ttft: Percentiles::of(conversation_turns().filter_map(|t| t.ttft).collect()),
             tool_latency: ToolLatency::of(
-                of_kind(true)
+                cases
+                    .iter()
+                    .filter(|c| !c.is_conversation())
                     .flat_map(|c| &c.turns)
                     .filter_map(|t| t.latency)
                     .collect(),

@@ -31,8 +31,7 @@ impl Samples {
 
     /// Records the turn latencies of `case`'s shown run.
     pub fn record(&mut self, case: &CaseResult) {
-        // Tool executions have their own latency (`Aggregates::tool_latency`), never gated.
-        if case.kind == crate::model::CaseKind::ToolTest {
+        if !case.is_conversation() {
             return;
         }
         for turn in &case.turns {

@@ -278,6 +278,13 @@ impl CaseResult {
             .chain(&self.checks)
     }
 
+    /// A conversation, scripted or simulated: its turns count towards turn latency, TTFT and
+    /// deflection. A tool test's one execution is not a turn of a conversation: its latency is
+    /// reported apart ([`Aggregates::tool_latency`]) and never gated.
+    pub fn is_conversation(&self) -> bool {
+        self.kind != CaseKind::ToolTest
+    }
+
     /// `file:line`, for people.
     pub fn location(&self) -> String {
         format!("{}:{}", self.file, self.line)
