@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use crate::results::millis;
 use crate::transcript::{Exchange, Reply};
 
 /// One case's file.
@@ -69,8 +70,8 @@ pub fn record_case(
                 turn: request.turn,
                 request: request.clone(),
                 reply: exchange.reply.clone(),
-                latency_ms: millis(exchange.latency),
-                ttft_ms: exchange.ttft.map(millis),
+                latency_ms: millis::of(&exchange.latency),
+                ttft_ms: exchange.ttft.as_ref().map(millis::of),
             })
             .collect(),
     };
@@ -80,10 +81,6 @@ pub fn record_case(
     crate::atomic::write(&dir.join(file_name(case, conversation)), |out| {
         out.write_all(&json)
     })
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The case id as a file name: unchanged when it is made of `[A-Za-z0-9_.-]` and does not

@@ -6,10 +6,9 @@
 //! classes (and SVG presentation attributes) instead.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use crate::report::rate;
-use crate::results::{Comparison, Report, Threshold};
+use crate::results::{Comparison, Report, Threshold, millis};
 
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 240.0;
@@ -39,7 +38,7 @@ fn latencies(report: &Report) -> Vec<u64> {
         .iter()
         .flat_map(|c| &c.turns)
         .filter_map(|t| t.latency)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .map(|d| millis::of(&d))
         .collect()
 }
 
@@ -144,8 +143,8 @@ fn latency(report: &Report) -> String {
     }
     let mut marks: Vec<(&str, u64, &str)> = Vec::new();
     if let Some(p) = report.aggregates.latency {
-        marks.push(("p50", millis(p.p50), "mark"));
-        marks.push(("p95", millis(p.p95), "mark"));
+        marks.push(("p50", millis::of(&p.p50), "mark"));
+        marks.push(("p95", millis::of(&p.p95), "mark"));
     }
     if let Some(ms) = baseline_p95 {
         marks.push(("baseline p95", ms, "mark baseline"));
@@ -168,10 +167,6 @@ fn latency(report: &Report) -> String {
     }
     out.push_str("</svg></figure>\n");
     out
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The baseline's value of the metric a threshold watches, when the gate measured it.
