@@ -68,8 +68,7 @@ pub(super) fn grade(check: &ResultCheck, reply: &Reply) -> Graded {
 
 /// Whether `operator` holds between the value found (`None`: nothing) and `expected`.
 fn holds(operator: ResultOperator, actual: Option<&Value>, expected: &Value) -> bool {
-    let length = || actual.and_then(length_of);
-    let expected_length = || expected.as_u64().or_else(|| whole(expected));
+    let length = || compare_length(actual.and_then(length_of), expected);
     match operator {
         ResultOperator::IsNull => actual.is_none(),
         ResultOperator::IsNotNull => actual.is_some(),
@@ -84,15 +83,10 @@ fn holds(operator: ResultOperator, actual: Option<&Value>, expected: &Value) -> 
         ResultOperator::LessThan => {
             actual.and_then(|a| compare(a, expected)) == Some(Ordering::Less)
         }
-        ResultOperator::LengthEquals => {
-            length().zip(expected_length()).is_some_and(|(l, e)| l == e)
-        }
-        ResultOperator::LengthGreaterThan => {
-            compare_length(length(), expected) == Some(Ordering::Greater)
-        }
-        ResultOperator::LengthLessThan => {
-            compare_length(length(), expected) == Some(Ordering::Less)
-        }
+        // Python compares `len(x)` with any number: `len(x) == 3.0` holds, as does `== True`.
+        ResultOperator::LengthEquals => length() == Some(Ordering::Equal),
+        ResultOperator::LengthGreaterThan => length() == Some(Ordering::Greater),
+        ResultOperator::LengthLessThan => length() == Some(Ordering::Less),
     }
 }
 
@@ -157,12 +151,6 @@ fn number(value: &Value) -> Option<f64> {
         Value::Bool(b) => Some(f64::from(u8::from(*b))),
         _ => None,
     }
-}
-
-/// A float that is a whole number (`3.0`), which Python's `len(x) == 3.0` accepts.
-fn whole(value: &Value) -> Option<u64> {
-    let f = number(value)?;
-    (f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64).then_some(f as u64)
 }
 
 fn render(value: &Value) -> String {
