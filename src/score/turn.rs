@@ -104,12 +104,10 @@ impl Grader {
             return results;
         }
 
-        let only_reply_checks = turn.expectations.iter().all(|e| {
-            matches!(
-                e.kind,
-                ExpectationKind::Reply(_) | ExpectationKind::ToolResult(_)
-            )
-        });
+        let only_reply_checks = turn
+            .expectations
+            .iter()
+            .all(|e| matches!(e.kind, ExpectationKind::Reply(_)));
         if self.options.allow_extra_tool_calls || only_reply_checks {
             return results;
         }
