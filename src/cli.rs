@@ -74,9 +74,18 @@ pub struct GateArgs {
     #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
     pub baseline: Option<PathBuf>,
 
-    /// Exit 1 when a regression threshold trips or a case that passed (or is new) fails.
+    /// Let the gate decide the exit code: 1 only for a regression beyond noise (a threshold
+    /// tripped; a case that passed on main failing beyond noise, or in every run when the
+    /// baseline holds one run; a new case failing). Known failures (failing on main too),
+    /// quarantined cases and undecided comparisons are reported, never fail the run.
     #[arg(long, requires = "baseline", help_heading = "Regression gate")]
     pub fail_on_regress: bool,
+
+    /// With the gate deciding (`run --fail-on-regress`, `compare`): also exit 1 when a
+    /// comparison is still undecided after the adaptive repeats (inconclusive, or not enough
+    /// runs).
+    #[arg(long, requires = "baseline", help_heading = "Regression gate")]
+    pub fail_on_inconclusive: bool,
 
     /// Thresholds from this file (JSON or YAML: `regressionThresholds` or top-level keys),
     /// over goldgate.yaml's `thresholds` and gecx's eval.config.json.
@@ -299,11 +308,13 @@ pub struct RunArgs {
 
     /// With --baseline: adaptive repeats. Run each case --repeat times, then rerun only what
     /// the gate cannot decide yet (a case that looks worse but could be noise; every case
-    /// when a metric is undecided), doubling the runs up to N per case.
+    /// when a metric is undecided), doubling the runs up to N per case. On by default with a
+    /// baseline, up to 5 runs a case (or --repeat, when higher); `--max-repeat 1` turns it off.
     #[arg(
         long,
         value_name = "N",
         requires = "baseline",
+        value_parser = clap::value_parser!(u32).range(1..),
         help_heading = "Execution"
     )]
     pub max_repeat: Option<u32>,
@@ -496,6 +507,10 @@ pub struct LintArgs {
     /// Shorthand for `--format json`.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
+
+    /// The config to check as well (default: ./goldgate.yaml when it exists).
+    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

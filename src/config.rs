@@ -8,6 +8,7 @@
 
 pub mod ces;
 pub mod llm;
+pub mod quarantine;
 pub mod thresholds;
 pub mod tools;
 
@@ -38,6 +39,8 @@ pub struct Config {
     pub run: RunSettings,
     /// Regression thresholds set in the file (`passRateDropPp`, ...), over the defaults.
     pub thresholds: Vec<(Threshold, f64)>,
+    /// Cases that must not block until a date (`quarantine:`).
+    pub quarantine: Vec<quarantine::Entry>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -192,9 +195,10 @@ pub struct ConfigError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const TOP_KEYS: [&str; 6] = [
+const TOP_KEYS: [&str; 7] = [
     "agent",
     "judge",
+    "quarantine",
     "run",
     "simulator",
     "thresholds",
@@ -277,6 +281,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
     if let Some(thresholds) = fields.take("thresholds") {
         config.thresholds =
             crate::config::thresholds::parse_limits(thresholds, "thresholds", &[], diags);
+    }
+    if let Some(entries) = fields.take("quarantine") {
+        config.quarantine = quarantine::parse(entries, diags);
     }
     fields.take("version");
     fields.finish(&TOP_KEYS, diags);

@@ -97,8 +97,8 @@ struct Tested {
     p_value: Option<f64>,
     /// Worse by more than the limit, as measured.
     worse: bool,
-    /// Not worse than the limit as measured, but too roughly measured yet to clear: more
-    /// runs are worth it (adaptive repeats only).
+    /// Too roughly measured yet to decide, either way: more runs are worth it (adaptive
+    /// repeats only).
     open: bool,
     /// Some result of these runs (and those left) could be beyond noise.
     reachable: bool,
@@ -107,7 +107,7 @@ struct Tested {
 impl Tested {
     fn decide(self, adjusted_p: Option<f64>, alpha: f64) -> Decision {
         match (self.worse, self.p_value, adjusted_p) {
-            (false, _, _) if self.open => Decision::Inconclusive,
+            _ if self.open => Decision::Inconclusive,
             (false, _, _) => Decision::Clear,
             (true, None, _) => Decision::Regressed,
             (true, Some(_), Some(p)) if p <= alpha => Decision::Regressed,
@@ -160,11 +160,13 @@ impl Gate {
             false_alarm_rate: self.false_alarm_rate,
             ..Comparison::default()
         };
-        let unsettled = |key: &str| !look.settled.contains_key(key);
-        for movement in cases::compare(&self.baseline, current, runs_left, alpha, unsettled) {
+        let settled = |key: &str| look.settled.contains_key(key);
+        for movement in cases::compare(&self.baseline, current, runs_left, alpha, settled) {
             match movement {
                 cases::Movement::Worse(flip, tested) => worse.push((flip, tested)),
                 cases::Movement::Better(flip) => comparison.newly_passing.push(flip),
+                cases::Movement::Known(flip) => comparison.known_failures.push(flip),
+                cases::Movement::Quarantined(flip) => comparison.quarantined.push(flip),
             }
         }
         // Holm over every p-value of the run: metrics and cases together.
@@ -227,13 +229,30 @@ fn notes(comparison: &Comparison) -> Vec<String> {
             .is_some_and(|e| e.test == crate::results::Test::Verdicts)
     };
     let mut notes = Vec::new();
-    let decided_by_verdict = comparison.newly_failing.iter().filter(by_verdict).count();
+    let was_passing = |flip: &&CaseFlip| flip.baseline.is_some();
+    let decided_by_verdict = comparison
+        .newly_failing
+        .iter()
+        .filter(by_verdict)
+        .filter(was_passing)
+        .count();
     if decided_by_verdict > 0 {
         notes.push(format!(
-            "{decided_by_verdict} case(s) ran once here and once in the baseline, with no \
-             history: their flips are decided by verdict, as gecx does, and cannot be told from \
-             noise. Repeats (--repeat, --max-repeat) or a baseline with history \
-             (--update-baseline on main) would tell."
+            "{decided_by_verdict} case(s) passed the baseline's only run (no history) and failed \
+             every run here: with one run on main nothing can tell a flaky case from a break, so \
+             failing every run decides. A baseline with history (--update-baseline on main) would \
+             test it."
+        ));
+    }
+    let new_failing = comparison
+        .newly_failing
+        .iter()
+        .filter(|f| f.baseline.is_none())
+        .count();
+    if new_failing > 0 {
+        notes.push(format!(
+            "{new_failing} case(s) are not in the baseline and fail: a new case must pass to \
+             land, as gecx decides."
         ));
     }
     let short = comparison

@@ -139,6 +139,7 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             .map(|p| p.report.max_errors)
             .max()
             .unwrap_or_default(),
+        policy: base.policy,
         agent_log: (!logs.is_empty()).then(|| logs.join("\n")),
         // Shards start their agents side by side: the slowest start-up is the run's.
         agent_startup: parts.iter().filter_map(|p| p.report.agent_startup).max(),

@@ -211,6 +211,7 @@ pub async fn run_repeated(
         judge_usage: grader.judge_usage(),
         incomplete,
         max_errors: 0,
+        policy: Default::default(),
         agent_log: agent.diagnostics(),
         agent_startup: agent.startup(),
         rate_limits: limits.waits(),

@@ -33,6 +33,26 @@ pub fn report_schema() -> Value {
     {
         version.insert("const".into(), SCHEMA_VERSION.into());
     }
+    // What the JSON writer adds after the report's fields (see `results::json::write`).
+    if let Some(properties) = generated
+        .pointer_mut("/properties")
+        .and_then(Value::as_object_mut)
+    {
+        properties.insert(
+            "verdict".into(),
+            serde_json::json!({
+                "description": "What the run came to under its policy: `pass`, `failed`, `regressed`, `inconclusive` or `error`; the exit code follows it.",
+                "enum": ["pass", "failed", "regressed", "inconclusive", "error"]
+            }),
+        );
+        properties.insert(
+            "exit".into(),
+            serde_json::json!({
+                "description": "The exit code this report stands for: 0, 1 or 2.",
+                "enum": [0, 1, 2]
+            }),
+        );
+    }
     // The header first, where a person opening the file looks for it; schemars' title is
     // the bare type name.
     generated.remove("title");

@@ -153,6 +153,8 @@ fn outputs_map_to_outputs_that_their_steps_write() {
         passed: 1,
         failed: 0,
         regressed: false,
+        verdict: "pass",
+        undecided: 0,
         report: Some("r.json".into()),
     };
     let goldgate_writes: BTreeSet<String> = sample
@@ -161,7 +163,15 @@ fn outputs_map_to_outputs_that_their_steps_write() {
         .filter_map(|l| l.split_once('=').map(|(name, _)| name.to_owned()))
         .collect();
     let outputs = action["outputs"].as_object().expect("outputs");
-    for name in ["pass-rate", "passed", "failed", "regressed", "report"] {
+    for name in [
+        "pass-rate",
+        "passed",
+        "failed",
+        "regressed",
+        "verdict",
+        "undecided",
+        "report",
+    ] {
         assert!(outputs.contains_key(name), "output {name} is missing");
     }
     for (name, output) in outputs {

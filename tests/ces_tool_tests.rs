@@ -286,7 +286,12 @@ fn with_another_agent_tool_tests_are_skipped_with_the_reason() {
     );
     configure(dir.path(), &format!("  http:\n    url: http://{http}/turn"));
     let (code, report, printed) = run(dir.path());
-    assert_eq!(code, Some(0), "{printed}");
+    // Nothing was judged: a run that judged nothing is never a pass.
+    assert_eq!(code, Some(2), "{printed}");
+    assert!(
+        printed.contains("goldgate: nothing was judged, so the run cannot pass: "),
+        "{printed}"
+    );
     let skipped = case(&report, "balance_in_range");
     assert_eq!(skipped["status"], "skipped", "{skipped:#}");
     let reason = skipped["turns"][0]["checks"][0]["reason"].as_str().unwrap();

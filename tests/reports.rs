@@ -379,6 +379,7 @@ fn report_of(cases: Vec<CaseResult>) -> Report {
         judge_usage: Vec::new(),
         incomplete: false,
         max_errors: 0,
+        policy: Default::default(),
         agent_log: None,
         agent_startup: None,
         rate_limits: Vec::new(),
@@ -663,6 +664,7 @@ fn json_report_fields() {
             "judge_usage",
             "incomplete",
             "max_errors",
+            "policy",
             "agent_log",
             "agent_startup_ms",
             "rate_limits",
@@ -670,7 +672,9 @@ fn json_report_fields() {
             "samples",
             "alpha_share",
             "gate",
-            "cases"
+            "cases",
+            "verdict",
+            "exit"
         ]
     );
     assert_eq!(v["schema_version"], 1);

@@ -213,7 +213,15 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
     let fake = FakeProvider::start(Provider::Anthropic, brain());
     suite(dir.path(), &judged_by(&agent(), &fake));
     let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    // A suite of simulations on a fork's PR with no key judged nothing: never a pass.
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains(
+            "goldgate: nothing was judged, so the run cannot pass: the anthropic simulated user needs ANTHROPIC_API_KEY"
+        ),
+        "{}",
+        ran.stderr
+    );
     for id in ["reaches_goal", "never_helps"] {
         assert_eq!(case(&ran.report, id)["status"], "skipped");
         let found = checks(&ran.report, id);
@@ -235,7 +243,7 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
     )
     .unwrap();
     let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
     let reason = checks(&ran.report, "never_helps")[0]["reason"].clone();
     assert!(
         reason.as_str().unwrap().contains("configure `simulator:`"),

@@ -77,15 +77,22 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
             .with_context(|| format!("cannot write the step outputs to {}", path.display()))?;
     }
     if context.actions {
-        let commands = annotate::failing_checks(report, &workspace_path);
-        for command in commands.iter().take(SHOWN_PER_STEP) {
-            writeln!(annotations, "{command}")?;
+        // GitHub shows up to SHOWN_PER_STEP errors and as many warnings: the errors first.
+        let mut commands = annotate::failing_checks(report, &workspace_path);
+        commands.extend(annotate::open_decisions(report, &workspace_path));
+        let (errors, warnings): (Vec<String>, Vec<String>) =
+            commands.into_iter().partition(|c| c.starts_with("::error"));
+        let mut left_out = 0;
+        for shown in [errors, warnings] {
+            for command in shown.iter().take(SHOWN_PER_STEP) {
+                writeln!(annotations, "{command}")?;
+            }
+            left_out += shown.len().saturating_sub(SHOWN_PER_STEP);
         }
         annotations.flush()?;
-        if commands.len() > SHOWN_PER_STEP {
+        if left_out > 0 {
             notes.push(format!(
-                "{} more failing checks not annotated (GitHub shows {SHOWN_PER_STEP} per step); the summary lists them",
-                commands.len() - SHOWN_PER_STEP
+                "{left_out} more annotations not shown (GitHub shows {SHOWN_PER_STEP} errors and {SHOWN_PER_STEP} warnings per step); the summary lists them"
             ));
         }
     }

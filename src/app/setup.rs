@@ -21,6 +21,43 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, String> {
     Config::load(path).map_err(|e| e.to_string())
 }
 
+/// The config file as `goldgate lint` checks it, with its problems: every error `run` would
+/// refuse it for, and a warning for each quarantine entry past its date. `None` when there is
+/// no config to check (none given, no `./goldgate.yaml`).
+pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
+    let default = PathBuf::from(config::DEFAULT_FILE);
+    let path = path.or_else(|| default.is_file().then_some(default.as_path()))?;
+    let file: std::sync::Arc<Path> = std::sync::Arc::from(path);
+    let diagnostics = match Config::load(path) {
+        Err(error) => error.diagnostics,
+        Ok(config) => {
+            let today = config::quarantine::Date::today();
+            let mut diags = crate::diagnostic::Diagnostics::new(&file);
+            for entry in config.quarantine.iter().filter(|e| today > e.expires) {
+                diags
+                    .warning(
+                        crate::diagnostic::Code::G111,
+                        entry.line,
+                        1,
+                        format!(
+                            "the quarantine of `{}` expired on {}: the case blocks again",
+                            entry.case, entry.expires
+                        ),
+                    )
+                    .field("quarantine")
+                    .hint("fix the case, or give the entry a later `expires` with a reason");
+            }
+            diags.items
+        }
+    };
+    Some(crate::formats::LoadedFile {
+        path: file,
+        format: None,
+        cases: Vec::new(),
+        diagnostics,
+    })
+}
+
 /// Why no suite was loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {

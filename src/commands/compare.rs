@@ -4,12 +4,20 @@ use std::io::{self, Write};
 
 use goldgate::exit::Exit;
 use goldgate::report::gate;
-use goldgate::results::Gating;
+use goldgate::results::Policy;
 use goldgate::results::json;
 
 use crate::cli::CompareArgs;
 
 pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
+    if args.gate.fail_on_regress {
+        eprintln!(
+            "goldgate compare: --fail-on-regress is what compare always does (it exits 1 on a \
+             regression); drop the flag, or add --fail-on-inconclusive to fail on undecided \
+             comparisons too"
+        );
+        return Ok(Exit::Error);
+    }
     // The thresholds of the config apply here as they do to `goldgate run`.
     let Some(config) = super::load_config(args.config.as_deref(), "compared") else {
         return Ok(Exit::Error);
@@ -42,6 +50,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
         out.flush()?;
     }
     report.gate = Some(comparison);
-    // `compare` always gates: that is all it is for.
-    Ok(report.exit(Gating::GateOnly))
+    // `compare` always gates: that is all it is for. The report's cases were judged when it
+    // ran; whether it could be judged at all still counts.
+    report.policy = Policy {
+        fail_on_regress: true,
+        fail_on_inconclusive: args.gate.fail_on_inconclusive,
+    };
+    Ok(report.exit())
 }

@@ -19,9 +19,14 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
             }
         })
     };
-    let Some(suite) = super::discover_and_load(&args.paths)? else {
+    let Some(mut suite) = super::discover_and_load(&args.paths)? else {
         return Ok(Exit::Error);
     };
+    // goldgate.yaml is checked beside the goldens: a broken quarantine or threshold would
+    // otherwise surface only when a run refuses it.
+    suite
+        .files
+        .extend(goldgate::app::setup::lint_config(args.config.as_deref()));
     let mut out = io::stdout().lock();
     match format {
         LintFormat::Human => lint::write_human(&suite, &mut out)?,

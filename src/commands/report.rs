@@ -7,7 +7,6 @@ use anyhow::Context as _;
 use goldgate::app::publish::{DEFAULT_SUITE, Publish};
 use goldgate::exit::Exit;
 use goldgate::report::{html, junit};
-use goldgate::results::Gating;
 use goldgate::results::json;
 
 use crate::cli::{GateArgs, ReportArgs};
@@ -28,6 +27,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         let gate_args = GateArgs {
             baseline: args.baseline.clone(),
             fail_on_regress: false,
+            fail_on_inconclusive: false,
             regression_config: args.regression_config.clone(),
             false_alarm_rate: args.false_alarm_rate,
         };
@@ -55,5 +55,5 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         },
         false,
     )?;
-    Ok(report.exit(Gating::Advisory))
+    Ok(report.exit())
 }

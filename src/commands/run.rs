@@ -14,6 +14,7 @@ use goldgate::app::baseline::History;
 use goldgate::app::publish::{self, Publish};
 use goldgate::app::select::{self, Selected, Selection};
 use goldgate::config::llm::eval_config_models;
+use goldgate::config::quarantine::{self, Date};
 use goldgate::config::thresholds::EVAL_CONFIG_FILE;
 use goldgate::config::{AgentConfig, Config, JudgeConfig, SimulatorConfig};
 use goldgate::exit::Exit;
@@ -27,7 +28,7 @@ use goldgate::llm::simulator::Simulator;
 use goldgate::model::Case;
 use goldgate::report::{console, gate, html, junit};
 use goldgate::results::json;
-use goldgate::results::{CaseResult, Gating, Report, Status};
+use goldgate::results::{CaseResult, Policy, Report, Status, Verdict};
 use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
 use goldgate::score::{Grader, Judge, ScoreOptions};
 use goldgate::shard;
@@ -85,15 +86,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(grader) => grader,
         Err(message) => return Ok(fail(&message)),
     };
-    let adaptive = match (&gate, args.max_repeat) {
-        (Some(gate), Some(max_repeat)) => Some((gate, Schedule::new(repeat.runs(), max_repeat))),
-        _ => None,
-    };
+    // With a baseline, open decisions get more runs by default: the gate's power rests on them.
+    let adaptive = gate.as_ref().map(|gate| {
+        let max_repeat = args
+            .max_repeat
+            .unwrap_or(adaptive::DEFAULT_MAX_REPEAT.max(repeat.runs()));
+        (gate, Schedule::new(repeat.runs(), max_repeat))
+    });
     let played = play(
         agent_config.as_ref(),
         cases,
         repeat,
-        grader,
+        (grader, &config.quarantine),
         &options,
         adaptive,
     )?;
@@ -106,6 +110,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     };
     report.suite = suite_id;
     report.max_errors = args.max_errors;
+    report.policy = Policy {
+        fail_on_regress: args.gate.fail_on_regress,
+        fail_on_inconclusive: args.gate.fail_on_inconclusive,
+    };
     if report.gate.is_none() {
         report.gate = gate.map(|gate| gate.compare(&report));
     }
@@ -208,7 +216,7 @@ fn play(
     agent_config: Option<&AgentConfig>,
     cases: Vec<Arc<Case>>,
     repeat: Repeat,
-    grader: Grader,
+    (grader, quarantined): (Grader, &[quarantine::Entry]),
     options: &RunOptions,
     adaptive: Option<(&Gate, Schedule)>,
 ) -> anyhow::Result<Result<Played, String>> {
@@ -252,6 +260,13 @@ fn play(
             Arc::clone(&on_event),
         )
         .await;
+        // Before the gate looks: a quarantined case takes no part in its decisions.
+        for entry in quarantine::apply(quarantined, &mut played.report.cases, Date::today()) {
+            eprintln!(
+                "goldgate: warning: quarantine entry `{}` (goldgate.yaml line {}) names no case of this run",
+                entry.case, entry.line
+            );
+        }
         if let Some((gate, schedule)) = adaptive {
             let started = std::time::Instant::now();
             let rerun = |keys: Option<HashSet<String>>, runs: u32| {
@@ -310,12 +325,18 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         args.json && args.output.is_none(),
     )?;
     list_errors(report);
-    let gating = if args.gate.fail_on_regress {
-        Gating::Enforced
-    } else {
-        Gating::Advisory
-    };
-    let mut exit = report.exit(gating);
+    if report.verdict() == Verdict::NothingJudged {
+        let why = report
+            .cases
+            .iter()
+            .find_map(|c| c.skip_reason())
+            .unwrap_or("every case errored");
+        eprintln!(
+            "goldgate: nothing was judged, so the run cannot pass: {}",
+            console::escape(why)
+        );
+    }
+    let mut exit = report.exit();
     if let Some(path) = &args.update_baseline {
         let history = if args.no_history {
             History::Restart
@@ -432,6 +453,13 @@ fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
     let selection = super::selection_of(&args.selection)?;
     let repeat = Repeat::new(args.repeat, args.min_pass)
         .map_err(|e| format!("--repeat / --min-pass: {e}"))?;
+    if args.gate.fail_on_inconclusive && !args.gate.fail_on_regress {
+        return Err(
+            "--fail-on-inconclusive needs --fail-on-regress: without it the gate does not decide \
+             the exit code"
+                .to_owned(),
+        );
+    }
     if let Some(max_repeat) = args.max_repeat.filter(|&max| max < args.repeat) {
         return Err(format!(
             "--max-repeat {max_repeat} is below --repeat {}: adaptive repeats add runs to those",
@@ -539,6 +567,7 @@ fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow:
         if let Some(comparison) = &report.gate {
             gate::write_after_table(comparison, advisory, &mut stderr.lock())?;
         }
+        console::write_verdict(report, &mut stderr.lock())?;
         let mut out = io::stdout().lock();
         json::write(report, &mut out)?;
         out.flush()?;
@@ -550,6 +579,7 @@ fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow:
         if let Some(comparison) = &report.gate {
             gate::write_after_table(comparison, advisory, &mut out)?;
         }
+        console::write_verdict(report, &mut out)?;
         out.flush()?;
     }
     if let Some(path) = &args.output {

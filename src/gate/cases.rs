@@ -2,9 +2,12 @@
 //!
 //! With more than one run on a side (repeats now, or repeats or history in the baseline), a
 //! case is tested: Fisher's exact test of "passes less often now" on its runs, the baseline's
-//! history included. With one run a side and no history nothing can tell a flaky case from
-//! a regression, and the verdicts decide as gecx's gate does: a case that passed, or is new,
-//! and fails now regresses; the comparison says so in its notes.
+//! history included. When the baseline holds one passing run and no history, nothing can tell
+//! a flaky case from a regression: the case regresses when it fails in every run this PR made
+//! of it, and stays open while adaptive repeats can still run it again. A new case that fails
+//! regresses, as gecx's gate decides. A case failing now that failed on main as well, and is
+//! no worse, is a known failure: listed, never a regression. A quarantined case is listed
+//! apart and takes no part in the decisions.
 
 use super::Tested;
 use crate::results::{CaseFlip, CaseResult, Evidence, Report, Status, Test};
@@ -14,16 +17,22 @@ use crate::stats::{Tally, fisher_worse, worsening_interval};
 pub(super) enum Movement {
     Worse(CaseFlip, Tested),
     Better(CaseFlip),
+    /// Fails now as it did on main, no worse.
+    Known(CaseFlip),
+    /// Fails now, and a quarantine entry holds it: never decided against.
+    Quarantined(CaseFlip),
 }
 
-/// Every case of `current` that moved against `baseline`, of those `include` keeps (by key).
-/// Errored cases are left out: an error of the run is not a verdict of the agent.
+/// Every case of `current` that moved against `baseline`. A case `settled` (by key) at an
+/// earlier look of adaptive repeats keeps that look's decision, so it is not tested again;
+/// it is still listed when it is a known failure, newly passing or quarantined. Errored cases
+/// are left out: an error of the run is not a verdict of the agent.
 pub(super) fn compare(
     baseline: &Report,
     current: &Report,
     runs_left: u32,
     alpha: f64,
-    include: impl Fn(&str) -> bool,
+    settled: impl Fn(&str) -> bool,
 ) -> Vec<Movement> {
     let before = super::by_key(baseline);
     current
@@ -31,23 +40,26 @@ pub(super) fn compare(
         .iter()
         .filter(|case| case.status != Status::Error)
         .filter_map(|case| {
-            let key = case.key();
-            if !include(&key) {
-                return None;
+            let earlier = before.get(&case.key()).copied();
+            if case.is_quarantined() {
+                return (case.status == Status::Failed)
+                    .then(|| Movement::Quarantined(flip_of(earlier, case, None)));
             }
-            let earlier = before.get(&key).copied();
-            movement(earlier, case, runs_left, alpha)
+            match movement(earlier, case, runs_left, alpha)? {
+                Movement::Worse(..) if settled(&case.key()) => None,
+                moved => Some(moved),
+            }
         })
         .collect()
 }
 
-fn movement(
+/// The flip of `case` against its baseline run `earlier`, not yet decided.
+fn flip_of(
     earlier: Option<&CaseResult>,
     case: &CaseResult,
-    runs_left: u32,
-    alpha: f64,
-) -> Option<Movement> {
-    let flip = |pass_fraction| CaseFlip {
+    pass_fraction: Option<(f64, f64)>,
+) -> CaseFlip {
+    CaseFlip {
         id: case.id.clone(),
         name: case.name.clone(),
         file: case.file.clone(),
@@ -57,9 +69,26 @@ fn movement(
         pass_fraction,
         decision: Default::default(),
         evidence: None,
-    };
+        quarantine: case.quarantine.clone(),
+    }
+}
+
+fn movement(
+    earlier: Option<&CaseResult>,
+    case: &CaseResult,
+    runs_left: u32,
+    alpha: f64,
+) -> Option<Movement> {
+    let flip = |pass_fraction| flip_of(earlier, case, pass_fraction);
     let (before, now) = (earlier.map(CaseResult::tally_with_history), case.tally());
     match before {
+        // One passing run on main and no history: failing in every run here is all that can
+        // show a break, and more runs may still pass.
+        Some(before)
+            if before.judged == 1 && before.passed == 1 && now.judged > 0 && now.passed == 0 =>
+        {
+            Some(every_run_failed(now, runs_left, flip))
+        }
         // A test needs a verdict on each side, and more than one run on one of them.
         Some(before)
             if before.judged > 0 && now.judged > 0 && (before.judged > 1 || now.judged > 1) =>
@@ -92,7 +121,8 @@ fn tested(
         return beyond_chance.then(|| Movement::Better(flip(fractions)));
     }
     if !worse {
-        return None;
+        let made = flip(fractions);
+        return (made.current == Status::Failed).then_some(Movement::Known(made));
     }
     let p_value = fisher_worse(before, now)?;
     let extreme = Tally {
@@ -118,24 +148,48 @@ fn tested(
     Some(Movement::Worse(made, tested))
 }
 
+/// A case whose baseline is one passing run, failing in each of its `now.judged` runs here:
+/// a regression by verdict, open while more runs are left to pass it.
+fn every_run_failed(
+    now: Tally,
+    runs_left: u32,
+    flip: impl Fn(Option<(f64, f64)>) -> CaseFlip,
+) -> Movement {
+    let mut made = flip((now.judged > 1).then_some((1.0, 0.0)));
+    made.evidence = Some(by_verdicts(1, now.judged));
+    let tested = Tested {
+        p_value: None,
+        worse: true,
+        open: runs_left > 0,
+        reachable: true,
+    };
+    Movement::Worse(made, tested)
+}
+
+/// The evidence of a flip decided by verdicts: runs on main (0 for a new case) and here.
+fn by_verdicts(before: u32, now: u32) -> Evidence {
+    Evidence {
+        test: Test::Verdicts,
+        p_value: None,
+        adjusted_p: None,
+        effect: None,
+        interval: None,
+        samples: (u64::from(before), u64::from(now)),
+    }
+}
+
 fn by_verdict(
     before: Option<Status>,
     now: Status,
     flip: impl Fn(Option<(f64, f64)>) -> CaseFlip,
 ) -> Option<Movement> {
     match now {
-        // Only the same failure in the baseline excuses one now: a case that passed, was new,
-        // errored or was skipped then was not known to fail.
-        Status::Failed if before != Some(Status::Failed) => {
+        Status::Failed if before == Some(Status::Failed) => Some(Movement::Known(flip(None))),
+        // Only the same failure in the baseline excuses one now: a case that was new, errored
+        // or was skipped then was not known to fail (one that passed is `every_run_failed`).
+        Status::Failed => {
             let mut made = flip(None);
-            made.evidence = Some(Evidence {
-                test: Test::Verdicts,
-                p_value: None,
-                adjusted_p: None,
-                effect: None,
-                interval: None,
-                samples: (u64::from(before.is_some()), 1),
-            });
+            made.evidence = Some(by_verdicts(u32::from(before.is_some()), 1));
             let tested = Tested {
                 p_value: None,
                 worse: true,

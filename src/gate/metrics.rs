@@ -93,6 +93,7 @@ impl MetricDelta {
 }
 
 /// The cases both reports judged, as (baseline, now) tallies of the rate's good outcomes.
+/// Quarantined cases are left out: they must not block, through a rate either.
 fn strata(
     gate: &Gate,
     current: &Report,
@@ -102,6 +103,7 @@ fn strata(
     current
         .cases
         .iter()
+        .filter(|now| !now.is_quarantined())
         .filter_map(|now| {
             let earlier = before.get(&now.key())?;
             Some((good(earlier, true), good(now, false)))

@@ -1,7 +1,9 @@
-//! Simulated pull requests: seeded agents played through the real gate, to measure its
-//! false-alarm rate and power (the calibration tests) and the agent calls each policy spends
-//! (the `gate` benchmark). Only the agent is simulated: reports, tests, Holm, adaptive looks
-//! and joins are the ones a real run uses.
+//! Simulated pull requests: seeded agents played through the real gate, to measure what a
+//! pull request shows (the exit code of `goldgate run --baseline F --fail-on-regress`: red
+//! for an unchanged agent is a false alarm, green for a broken one a miss) and the agent calls
+//! each policy spends (the calibration tests, and the `gate` benchmark). Only the agent is
+//! simulated: reports, tests, Holm, adaptive looks, joins and the exit rule are the ones a
+//! real run uses.
 
 use std::collections::HashSet;
 
@@ -10,6 +12,7 @@ use fastrand::Rng;
 use super::adaptive::{self, Schedule};
 use super::baseline::fold_history;
 use super::{Gate, Thresholds};
+use crate::exit::Exit;
 use crate::results::testing::{case, report};
 use crate::results::{CaseResult, Report, Status};
 use crate::shard;
@@ -47,6 +50,8 @@ pub enum Policy {
 /// What one gated pull request came to.
 #[derive(Clone, Copy, Debug)]
 pub struct Outcome {
+    /// The exit code the pull request shows: 1 is red.
+    pub exit: Exit,
     pub regressed: bool,
     /// A latency threshold regressed.
     pub latency_regressed: bool,
@@ -148,8 +153,13 @@ impl Simulation {
         };
         let calls = now.cases.iter().map(|c| c.runs() as u64).sum();
         now.gate = Some(comparison);
+        now.policy = crate::results::Policy {
+            fail_on_regress: true,
+            fail_on_inconclusive: false,
+        };
         let comparison = now.gate.as_ref().expect("set above");
         Outcome {
+            exit: now.exit(),
             regressed: comparison.regressed(),
             latency_regressed: comparison
                 .tripped()
@@ -173,68 +183,103 @@ mod tests {
     #![allow(clippy::print_stdout)]
 
     use super::{Outcome, Policy, SimulatedAgent, Simulation};
+    use crate::exit::Exit;
 
     const PRS: usize = 100;
+    /// `--repeat 5 --min-pass 3 --max-repeat 5`: five runs, no adaptive ones on top.
     const FIXED: Policy = Policy::Fixed {
         runs: 5,
         min_pass: 3,
     };
-    const ADAPTIVE: Policy = Policy::Adaptive { max_repeat: 5 };
+    /// The default flags: one run, adaptive repeats up to 5.
+    const DEFAULT: Policy = Policy::Adaptive { max_repeat: 5 };
 
-    /// `PRS` pull requests of `now`, 20 cases, against a baseline of `before` that keeps the
-    /// history of 4 builds of main, each run with `--repeat 5`.
-    fn prs(seed: u64, before: SimulatedAgent, now: SimulatedAgent, policy: Policy) -> Vec<Outcome> {
+    /// How main keeps the baseline: `builds` builds, each run `--repeat runs`.
+    #[derive(Clone, Copy)]
+    struct Main {
+        runs: u32,
+        builds: u32,
+    }
+
+    /// Main with the default flags, four builds of history.
+    const FOUR_BUILDS: Main = Main { runs: 1, builds: 4 };
+
+    /// `PRS` pull requests of `now`, 20 one-turn cases, against a baseline of `before` kept
+    /// by `main`.
+    fn prs(
+        seed: u64,
+        (before, main): (SimulatedAgent, Main),
+        now: SimulatedAgent,
+        policy: Policy,
+    ) -> Vec<Outcome> {
         let mut simulation = Simulation::new(20, seed);
         (0..PRS)
             .map(|_| {
-                let gate = simulation.gate(before, 5, 4);
+                let gate = simulation.gate(before, main.runs, main.builds);
                 simulation.gated_run(&gate, now, policy)
             })
             .collect()
     }
 
-    fn count(outcomes: &[Outcome], what: impl Fn(&Outcome) -> bool) -> usize {
-        outcomes.iter().filter(|o| what(o)).count()
+    /// Pull requests shown red: exit 1. None may exit 2 (nothing here fails to run).
+    fn red(outcomes: &[Outcome]) -> usize {
+        assert!(outcomes.iter().all(|o| o.exit != Exit::Error));
+        outcomes.iter().filter(|o| o.exit == Exit::Failure).count()
     }
 
     fn mean_calls(outcomes: &[Outcome]) -> f64 {
         outcomes.iter().map(|o| o.calls as f64).sum::<f64>() / outcomes.len() as f64
     }
 
-    #[test]
-    fn an_unchanged_flaky_agent_rarely_trips_and_one_failing_half_the_time_always_does() {
-        let half = SimulatedAgent {
-            pass: 0.5,
-            ..SimulatedAgent::FLAKY
-        };
-        let mut calls = Vec::new();
-        for (name, policy) in [("--repeat 5", FIXED), ("adaptive", ADAPTIVE)] {
-            let unchanged = prs(1, SimulatedAgent::FLAKY, SimulatedAgent::FLAKY, policy);
-            let broken = prs(2, SimulatedAgent::FLAKY, half, policy);
-            calls.push((mean_calls(&unchanged), mean_calls(&broken)));
-            let alarms = count(&unchanged, |o| o.regressed);
-            let caught = count(&broken, |o| o.regressed);
-            println!(
-                "{name}: 10%-flaky unchanged: {alarms}/{PRS} false alarms, {:.1} calls a PR; \
-                 failing 50%: caught {caught}/{PRS}, {:.1} calls a PR",
-                mean_calls(&unchanged),
-                mean_calls(&broken)
-            );
-            assert!(alarms <= 2, "{name}: {alarms} false alarms");
-            assert_eq!(caught, PRS, "{name}");
-        }
-        at_most_half(&calls);
-    }
+    const HALF: SimulatedAgent = SimulatedAgent {
+        pass: 0.5,
+        ..SimulatedAgent::FLAKY
+    };
 
-    /// Adaptive repeats spend at most half the calls of `--repeat 5`, in each scenario.
-    fn at_most_half(calls: &[(f64, f64)]) {
-        let (fixed, adaptive) = (calls[0], calls[1]);
-        assert!(adaptive.0 <= fixed.0 / 2.0, "{calls:?}");
-        assert!(adaptive.1 <= fixed.1 / 2.0, "{calls:?}");
+    #[test]
+    fn default_flags_a_flaky_agent_unchanged_is_green_and_one_failing_half_the_time_red() {
+        let unchanged = prs(
+            1,
+            (SimulatedAgent::FLAKY, FOUR_BUILDS),
+            SimulatedAgent::FLAKY,
+            DEFAULT,
+        );
+        let broken = prs(2, (SimulatedAgent::FLAKY, FOUR_BUILDS), HALF, DEFAULT);
+        let (false_alarms, caught) = (red(&unchanged), red(&broken));
+        println!(
+            "default flags, 4-build baseline: 10%-flaky unchanged: {false_alarms}/{PRS} red, \
+             {:.1} calls a PR; failing 50%: {caught}/{PRS} red, {:.1} calls a PR",
+            mean_calls(&unchanged),
+            mean_calls(&broken)
+        );
+        assert!(false_alarms <= 1, "{false_alarms} red PRs");
+        assert_eq!(caught, PRS);
+        // Half the agent calls of `--repeat 5` (100 a PR) at most.
+        assert!(mean_calls(&unchanged) <= 50.0, "{}", mean_calls(&unchanged));
+        assert!(mean_calls(&broken) <= 50.0, "{}", mean_calls(&broken));
     }
 
     #[test]
-    fn unchanged_latency_rarely_trips_and_twice_as_slow_always_does() {
+    fn repeat_5_min_pass_3_against_a_one_run_baseline() {
+        let main = Main { runs: 5, builds: 1 };
+        let unchanged = prs(
+            3,
+            (SimulatedAgent::FLAKY, main),
+            SimulatedAgent::FLAKY,
+            FIXED,
+        );
+        let broken = prs(4, (SimulatedAgent::FLAKY, main), HALF, FIXED);
+        let (false_alarms, caught) = (red(&unchanged), red(&broken));
+        println!(
+            "--repeat 5 --min-pass 3, one-run baseline: 10%-flaky unchanged: \
+             {false_alarms}/{PRS} red; failing 50%: {caught}/{PRS} red"
+        );
+        assert!(false_alarms <= 1, "{false_alarms} red PRs");
+        assert_eq!(caught, PRS);
+    }
+
+    #[test]
+    fn default_flags_unchanged_latency_is_green_and_twice_as_slow_red() {
         let steady = SimulatedAgent {
             pass: 1.0,
             ..SimulatedAgent::FLAKY
@@ -243,22 +288,17 @@ mod tests {
             median_ms: 800.0,
             ..steady
         };
-        let mut calls = Vec::new();
-        for (name, policy) in [("--repeat 5", FIXED), ("adaptive", ADAPTIVE)] {
-            let unchanged = prs(3, steady, steady, policy);
-            let slower = prs(4, steady, slow, policy);
-            calls.push((mean_calls(&unchanged), mean_calls(&slower)));
-            let alarms = count(&unchanged, |o| o.latency_regressed);
-            let caught = count(&slower, |o| o.latency_regressed);
-            println!(
-                "{name}: log-normal latency unchanged: {alarms}/{PRS} false alarms, {:.1} calls \
-                 a PR; twice as slow: caught {caught}/{PRS}, {:.1} calls a PR",
-                mean_calls(&unchanged),
-                mean_calls(&slower)
-            );
-            assert!(alarms <= 2, "{name}: {alarms} false alarms");
-            assert_eq!(caught, PRS, "{name}");
-        }
-        at_most_half(&calls);
+        let unchanged = prs(5, (steady, FOUR_BUILDS), steady, DEFAULT);
+        let slower = prs(6, (steady, FOUR_BUILDS), slow, DEFAULT);
+        let (false_alarms, caught) = (red(&unchanged), red(&slower));
+        println!(
+            "default flags, 4-build baseline: log-normal latency unchanged: {false_alarms}/{PRS} \
+             red, {:.1} calls a PR; twice as slow: {caught}/{PRS} red, {:.1} calls a PR",
+            mean_calls(&unchanged),
+            mean_calls(&slower)
+        );
+        assert!(false_alarms <= 1, "{false_alarms} red PRs");
+        assert_eq!(caught, PRS);
+        assert!(slower.iter().all(|o| o.latency_regressed));
     }
 }

@@ -1,6 +1,11 @@
-//! An `::error` annotation on the line of each failing check, so the pull request's "Files
+//! Annotations for the pull request: one on the line of each failing check, so the "Files
 //! changed" tab shows each failure on the expectation that found it (the tool-call argument,
-//! the scorer), not on the first line of its conversation.
+//! the scorer), not on the first line of its conversation; and one warning for each decision
+//! the gate left open.
+//!
+//! A failure that fails the run is an `::error`; one that does not (a known failure, a
+//! quarantined case, a case the gate did not decide against) is a `::warning`, so the
+//! annotations never look redder than the verdict.
 //!
 //! GitHub places an annotation only when its path is relative to the workspace, so the caller
 //! passes the mapping from report paths to workspace paths. The workflow-command escaping is
@@ -13,7 +18,8 @@ use crate::report::annotations::Annotation;
 use crate::report::console;
 use crate::results::{CaseResult, CheckResult, Report};
 
-/// GitHub shows at most this many error annotations per step; more only fill the log.
+/// GitHub shows at most this many annotations of each severity per step; more only fill the
+/// log.
 pub const SHOWN_PER_STEP: usize = 10;
 
 /// An annotation's message is cut after this many characters: the summary has the rest.
@@ -21,11 +27,20 @@ const MESSAGE_LIMIT: usize = 600;
 
 /// The workflow commands, in report order: one per failed or errored check, on its line; one
 /// per turn that could not be played (no check to point at), on the turn's line; one per case
-/// when nothing narrower failed. `path` turns a report's file into the workspace-relative path
-/// GitHub expects ([`super::context::Context::workspace_path`]).
+/// when nothing narrower failed. Each is an error when its case fails the run
+/// ([`Report::blocks`]), else a warning. `path` turns a report's file into the
+/// workspace-relative path GitHub expects ([`super::context::Context::workspace_path`]).
 pub fn failing_checks(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
     let mut commands = Vec::new();
     for case in report.cases.iter().filter(|c| c.status.is_bad()) {
+        let severity = if report.blocks(case) {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let command = |file: &Path, line: u32, title: &str, message: &str| {
+            command(severity, file, line, title, message)
+        };
         let file = PathBuf::from(path(&case.file));
         let before = commands.len();
         for turn in &case.turns {
@@ -62,7 +77,7 @@ pub fn failing_checks(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<Str
             commands.push(command(&file, line, &title, &describe(check)));
         }
         if commands.len() == before {
-            commands.push(case_command(case, &file));
+            commands.push(case_command(case, &file, severity));
         }
     }
     commands
@@ -73,16 +88,66 @@ fn located(line: u32) -> Option<u32> {
     (line > 0).then_some(line)
 }
 
-fn case_command(case: &CaseResult, file: &Path) -> String {
+fn case_command(case: &CaseResult, file: &Path, severity: Severity) -> String {
     let title = format!("goldgate: {} {}", case.id, case.status.name());
     let message = case
         .error
         .clone()
         .unwrap_or_else(|| format!("the case {}", case.status.name()));
-    command(file, case.line, &title, &message)
+    command(severity, file, case.line, &title, &message)
 }
 
-fn command(file: &Path, line: u32, title: &str, message: &str) -> String {
+fn command(severity: Severity, file: &Path, line: u32, title: &str, message: &str) -> String {
+    annotation(severity, Some(file), line, title, message)
+}
+
+/// One warning per decision the gate left open (`inconclusive`, `not enough runs`): on the
+/// case's line, or for a metric on the run as a whole. Open decisions do not fail the run
+/// (unless `--fail-on-inconclusive`), so they must not go unseen.
+pub fn open_decisions(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
+    let Some(comparison) = &report.gate else {
+        return Vec::new();
+    };
+    let severity = if report.policy.fail_on_inconclusive {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let metrics = comparison.undecided_metrics().map(|m| {
+        let title = format!("goldgate: {} {}", m.threshold.metric(), m.decision.name());
+        let evidence = m
+            .evidence
+            .as_ref()
+            .map(|e| e.describe(m.threshold.unit()))
+            .unwrap_or_default();
+        let message = format!(
+            "{} looks worse than its limit ({}) against the baseline, but the runs could not \
+             tell it from noise: {evidence}",
+            m.threshold.metric(),
+            m.threshold.name()
+        );
+        annotation(severity, None, 0, &title, &message)
+    });
+    let cases = comparison.undecided.iter().map(|flip| {
+        let title = format!("goldgate: {} {}", flip.id, flip.decision.name());
+        let message = format!(
+            "{}: {}",
+            flip.movement(),
+            flip.evidence_words().unwrap_or_default()
+        );
+        let file = PathBuf::from(path(&flip.file));
+        annotation(severity, Some(&file), flip.line, &title, &message)
+    });
+    metrics.chain(cases).collect()
+}
+
+fn annotation(
+    severity: Severity,
+    file: Option<&Path>,
+    line: u32,
+    title: &str,
+    message: &str,
+) -> String {
     // Line by line: the breaks stay breaks (the annotation shows them), other controls show
     // as escapes.
     let lines: Vec<_> = message.lines().map(console::escape).collect();
@@ -92,7 +157,7 @@ fn command(file: &Path, line: u32, title: &str, message: &str) -> String {
         cut.push('…');
     }
     Annotation {
-        severity: Severity::Error,
+        severity,
         file,
         line: line.max(1),
         column: None,

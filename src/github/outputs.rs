@@ -20,6 +20,11 @@ pub struct Outputs {
     pub failed: usize,
     /// The gate tripped (always false without a baseline).
     pub regressed: bool,
+    /// What the run came to, as the exit code says it: `pass`, `failed`, `regressed`,
+    /// `inconclusive` or `error`.
+    pub verdict: &'static str,
+    /// Comparisons the gate left undecided.
+    pub undecided: usize,
     /// The JSON report written, if any.
     pub report: Option<String>,
 }
@@ -31,6 +36,8 @@ impl Outputs {
             passed: report.aggregates.cases.passed,
             failed: report.aggregates.cases.failed,
             regressed: report.gate.as_ref().is_some_and(|g| g.regressed()),
+            verdict: report.verdict().name(),
+            undecided: report.gate.as_ref().map_or(0, |g| g.undecided_count()),
             report: report_path.map(|p| p.display().to_string()),
         }
     }
@@ -47,6 +54,8 @@ impl Outputs {
             ("passed", self.passed.to_string()),
             ("failed", self.failed.to_string()),
             ("regressed", self.regressed.to_string()),
+            ("verdict", self.verdict.to_owned()),
+            ("undecided", self.undecided.to_string()),
             ("report", self.report.clone().unwrap_or_default()),
         ] {
             entry(&mut out, name, &value);
@@ -99,11 +108,13 @@ mod tests {
             passed: 7,
             failed: 1,
             regressed: false,
+            verdict: "pass",
+            undecided: 0,
             report: Some("odd\nname.json".to_owned()),
         };
         let text = outputs.render();
         assert!(text.starts_with(
-            "pass-rate=87.5\npassed=7\nfailed=1\nregressed=false\nreport<<GOLDGATE_EOF\nodd\nname.json\nGOLDGATE_EOF\n"
+            "pass-rate=87.5\npassed=7\nfailed=1\nregressed=false\nverdict=pass\nundecided=0\nreport<<GOLDGATE_EOF\nodd\nname.json\nGOLDGATE_EOF\n"
         ), "{text}");
     }
 }

@@ -11,7 +11,8 @@ use crate::diagnostic::Severity;
 /// One annotation on one line of one file.
 pub struct Annotation<'a> {
     pub severity: Severity,
-    pub file: &'a Path,
+    /// `None`: about the run as a whole (a metric), shown on the run's page only.
+    pub file: Option<&'a Path>,
     pub line: u32,
     pub column: Option<u32>,
     pub title: &'a str,
@@ -21,18 +22,21 @@ pub struct Annotation<'a> {
 impl Annotation<'_> {
     /// The workflow command, without the trailing newline.
     pub fn to_command(&self) -> String {
-        let mut out = format!(
-            "::{} file={},line={}",
-            self.severity.name(),
-            escape_property(&self.file.display().to_string()),
-            self.line
-        );
-        if let Some(column) = self.column {
-            let _ = write!(out, ",col={column}");
+        let mut out = format!("::{} ", self.severity.name());
+        if let Some(file) = self.file {
+            let _ = write!(
+                out,
+                "file={},line={},",
+                escape_property(&file.display().to_string()),
+                self.line
+            );
+            if let Some(column) = self.column {
+                let _ = write!(out, "col={column},");
+            }
         }
         let _ = write!(
             out,
-            ",title={}::{}",
+            "title={}::{}",
             escape_property(self.title),
             escape_data(self.message)
         );
@@ -58,7 +62,7 @@ mod tests {
     fn escapes_newlines_percent_and_property_separators() {
         let annotation = Annotation {
             severity: Severity::Error,
-            file: Path::new("evals/a,b.yaml"),
+            file: Some(Path::new("evals/a,b.yaml")),
             line: 7,
             column: Some(3),
             title: "goldgate: E011",

@@ -63,6 +63,16 @@ pub fn write_table(
     write_agent_log(report, out)
 }
 
+/// The last line: the verdict every other output opens with, and the exit code it stands for.
+pub fn write_verdict(report: &Report, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nResult: {} (exit {})",
+        escape(&super::headline(report)),
+        report.exit().code()
+    )
+}
+
 /// The end of a command agent's stderr, once, when a case errored: often the reason why.
 fn write_agent_log(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let Some((lines, total)) = agent_log_tail(report) else {

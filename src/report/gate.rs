@@ -79,6 +79,12 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
     }
     write_flips("Newly failing", &comparison.newly_failing, out)?;
     write_flips("Looks worse, undecided", &comparison.undecided, out)?;
+    write_flips(
+        "Known failures, failing on main too (not blocking)",
+        &comparison.known_failures,
+        out,
+    )?;
+    write_flips("Quarantined (not blocking)", &comparison.quarantined, out)?;
     write_flips("Newly passing", &comparison.newly_passing, out)?;
     if comparison.extra_runs > 0 {
         writeln!(
@@ -192,6 +198,9 @@ fn write_flips(title: &str, flips: &[CaseFlip], out: &mut impl Write) -> io::Res
         if let Some(evidence) = &flip.evidence {
             writeln!(out, "    {}", evidence.describe(Unit::PercentagePoints))?;
         }
+        if let Some(quarantine) = &flip.quarantine {
+            writeln!(out, "    {}", escape(&quarantine.describe()))?;
+        }
     }
     Ok(())
 }
@@ -303,6 +312,7 @@ mod tests {
                     interval: None,
                     samples: (0, 1),
                 }),
+                quarantine: None,
             }],
             missing: vec!["goldens/orders.yaml#old".to_owned()],
             notes: vec!["1 case(s) ran once".to_owned()],

@@ -33,7 +33,7 @@ const JS: &str = include_str!("html/page.js");
 
 /// The whole page. The same report always makes the same page (no time, no random nonce).
 pub fn render(report: &Report) -> serde_json::Result<String> {
-    let json = serde_json::to_string(report)?;
+    let json = crate::results::json::to_string(report)?;
     let mut page = String::with_capacity(json.len() + CSS.len() + JS.len() + 16_384);
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     page.push_str(&format!(
@@ -48,7 +48,7 @@ pub fn render(report: &Report) -> serde_json::Result<String> {
     ));
     page.push_str(&format!(
         "<title>goldgate: {}</title>\n",
-        escape::text(&summary::headline(report))
+        escape::text(&super::headline(report))
     ));
     page.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
     summary::write(&mut page, report);

@@ -36,7 +36,7 @@ pub fn write_github(suite: &Suite, out: &mut impl Write) -> io::Result<()> {
         let message = plain_message(d);
         let annotation = Annotation {
             severity: d.severity,
-            file: &d.location.file,
+            file: Some(&d.location.file),
             line: d.location.line,
             column: Some(d.location.column),
             title: &title,

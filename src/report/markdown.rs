@@ -24,7 +24,7 @@ use self::gate::{baseline_value, change, flips, gate};
 use crate::report::{agent_log_tail, p50_p90_p99, p50_p95, rate};
 use crate::results::Aggregates;
 use crate::results::Status;
-use crate::results::{CaseResult, CheckResult, Report, TurnResult};
+use crate::results::{CaseResult, CheckResult, Report, TurnResult, Verdict};
 use crate::results::{Comparison, Threshold, Unit};
 
 /// GitHub refuses an issue comment longer than this many characters.
@@ -100,20 +100,13 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
             escape::code_span(escape::cut(suite, 200).0)
         )
     };
-    let headline = if report.incomplete {
-        "⚠️ stopped early: some cases did not run".to_owned()
-    } else if cases.errors > 0 {
-        format!(
-            "⚠️ could not be judged: {} of {} cases errored",
-            cases.errors, cases.total
-        )
-    } else if cases.failed > 0 {
-        format!("❌ {} of {} cases failed", cases.failed, cases.total)
-    } else if comparison.is_some_and(Comparison::regressed) {
-        "❌ regressed against the baseline".to_owned()
-    } else {
-        format!("✅ all {} cases passed", cases.passed)
+    let sign = match report.verdict() {
+        v if v.is_error() => "⚠️",
+        Verdict::Regressed | Verdict::Failed => "❌",
+        Verdict::Inconclusive => "🟡",
+        _ => "✅",
     };
+    let headline = format!("{sign} {}", escape::prose(&crate::report::headline(report)));
     let _ = writeln!(out, "### {title}: {headline}\n");
     let _ = writeln!(
         out,
@@ -134,6 +127,15 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
             .collect();
         if !tripped.is_empty() {
             parts.push(format!("tripped: {}", tripped.join(", ")));
+        }
+        if !comparison.known_failures.is_empty() {
+            parts.push(format!(
+                "{} known failing (failing on main too)",
+                comparison.known_failures.len()
+            ));
+        }
+        if !comparison.quarantined.is_empty() {
+            parts.push(format!("{} quarantined", comparison.quarantined.len()));
         }
         let undecided = comparison.undecided_count();
         if undecided > 0 {

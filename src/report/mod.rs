@@ -10,7 +10,7 @@ pub mod markdown;
 
 use std::time::Duration;
 
-use crate::results::{Percentiles, Report, Status, ToolLatency};
+use crate::results::{Comparison, Percentiles, Report, Status, ToolLatency, Verdict};
 
 /// A rate for people: `62.5%`, or `n/a` when nothing was counted.
 pub(crate) fn rate(fraction: Option<f64>) -> String {
@@ -64,4 +64,83 @@ pub(crate) fn agent_log_tail(report: &Report) -> Option<(Vec<&str>, usize)> {
         lines[total.saturating_sub(AGENT_LOG_LINES)..].to_vec(),
         total,
     ))
+}
+
+/// The run's verdict in a few words, the same in every output (terminal, Markdown, comment,
+/// page): what the exit code stands for, and what does not block but is worth a look.
+pub fn headline(report: &Report) -> String {
+    let cases = &report.aggregates.cases;
+    let gate = report.gate.as_ref();
+    let mut text = match report.verdict() {
+        Verdict::Interrupted => "stopped early: some cases did not run".to_owned(),
+        Verdict::TooManyErrors => format!(
+            "could not be judged: {} of {} cases errored (--max-errors {})",
+            cases.errors, cases.total, report.max_errors
+        ),
+        Verdict::NothingJudged => format!(
+            "nothing was judged: of {} cases, {} skipped and {} errored",
+            cases.total, cases.skipped, cases.errors
+        ),
+        Verdict::Regressed => format!("regressed: {}", gate.map(regressions).unwrap_or_default()),
+        Verdict::Failed => format!("{} of {} cases failed", cases.failed, cases.total),
+        Verdict::Inconclusive => "no regression shown".to_owned(),
+        Verdict::Pass if gate.is_some() && report.policy.fail_on_regress => {
+            "no regression".to_owned()
+        }
+        Verdict::Pass if cases.failed > 0 => {
+            format!("passed, {} of {} cases failed", cases.failed, cases.total)
+        }
+        Verdict::Pass => format!("all {} cases passed", cases.passed),
+    };
+    let mut aside = Vec::new();
+    if let Some(comparison) = gate {
+        let undecided = comparison.undecided_count();
+        if undecided > 0 {
+            aside.push(format!("{undecided} undecided"));
+        }
+        if !comparison.known_failures.is_empty() {
+            aside.push(plural(comparison.known_failures.len(), "known failure"));
+        }
+        if !report.policy.fail_on_regress && comparison.regressed() {
+            aside.push("the gate (advisory) found a regression".to_owned());
+        }
+    }
+    let quarantined = report
+        .cases
+        .iter()
+        .filter(|c| c.is_quarantined() && c.status.is_bad())
+        .count();
+    if quarantined > 0 {
+        aside.push(format!("{quarantined} quarantined"));
+    }
+    if !aside.is_empty() && !report.verdict().is_error() {
+        text = format!("{text} ({})", aside.join(", "));
+    }
+    text
+}
+
+/// What tripped the gate: `2 cases newly failing, p95 latency`.
+fn regressions(comparison: &Comparison) -> String {
+    let mut parts = Vec::new();
+    if !comparison.newly_failing.is_empty() {
+        parts.push(format!(
+            "{} newly failing",
+            plural(comparison.newly_failing.len(), "case")
+        ));
+    }
+    parts.extend(
+        comparison
+            .tripped()
+            .map(|m| m.threshold.metric().to_owned()),
+    );
+    parts.join(", ")
+}
+
+/// `1 case`, `2 cases`.
+pub(crate) fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
 }

@@ -183,7 +183,14 @@ impl Evidence {
     pub fn describe(&self, unit: Unit) -> String {
         match self.test {
             Test::Verdicts => {
-                return "decided by verdict: one run a side and no history".to_owned();
+                return match self.samples {
+                    (0, _) => "decided by verdict: a new case must pass".to_owned(),
+                    (_, 0 | 1) => "decided by verdict: one run a side and no history".to_owned(),
+                    (_, now) => format!(
+                        "decided by verdict: failed all {now} runs here, against one passing \
+                         run and no history in the baseline"
+                    ),
+                };
             }
             Test::Values => {
                 return "decided by the values: nothing to test on in the baseline or now"
@@ -265,6 +272,9 @@ pub struct CaseFlip {
     pub decision: Decision,
     #[serde(default)]
     pub evidence: Option<Evidence>,
+    /// The quarantine entry naming the case, active or expired.
+    #[serde(default)]
+    pub quarantine: Option<super::Quarantine>,
 }
 
 impl CaseFlip {
@@ -288,13 +298,21 @@ impl CaseFlip {
     }
 
     /// The decision, unless `regressed`, and its evidence, for people: `not enough runs: p =
-    /// 0.25; …`. `None` without evidence.
+    /// 0.25; …`; then its quarantine, if any. `None` with neither.
     pub fn evidence_words(&self) -> Option<String> {
-        let evidence = self.evidence.as_ref()?.describe(Unit::PercentagePoints);
-        Some(match self.decision {
-            Decision::Regressed => evidence,
-            other => format!("{}: {evidence}", other.name()),
-        })
+        let evidence = self
+            .evidence
+            .as_ref()
+            .map(|e| e.describe(Unit::PercentagePoints))
+            .map(|evidence| match self.decision {
+                Decision::Regressed => evidence,
+                other => format!("{}: {evidence}", other.name()),
+            });
+        let quarantine = self.quarantine.as_ref().map(super::Quarantine::describe);
+        match (evidence, quarantine) {
+            (Some(e), Some(q)) => Some(format!("{e}; {q}")),
+            (e, q) => e.or(q),
+        }
     }
 }
 
@@ -316,6 +334,13 @@ pub struct Comparison {
     pub undecided: Vec<CaseFlip>,
     /// Failed in the baseline and passed now.
     pub newly_passing: Vec<CaseFlip>,
+    /// Fail now as they did in the baseline, no worse beyond noise: listed, never a
+    /// regression.
+    #[serde(default)]
+    pub known_failures: Vec<CaseFlip>,
+    /// Fail now, held by a quarantine entry that has not expired: listed, never decided on.
+    #[serde(default)]
+    pub quarantined: Vec<CaseFlip>,
     /// Keys (`file#id`, see [`crate::shard::key`]) of the baseline's cases that did not run now.
     pub missing: Vec<String>,
     /// Runs beyond `--repeat` that adaptive repeats spent to settle open decisions.
@@ -335,6 +360,8 @@ impl Default for Comparison {
             newly_failing: Vec::new(),
             undecided: Vec::new(),
             newly_passing: Vec::new(),
+            known_failures: Vec::new(),
+            quarantined: Vec::new(),
             missing: Vec::new(),
             extra_runs: 0,
             notes: Vec::new(),

@@ -6,7 +6,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Report, SCHEMA_VERSION};
 
@@ -65,10 +65,36 @@ pub fn read_file(path: &Path) -> Result<Report, ReadError> {
     serde_json::from_str(&text).map_err(parse_error)
 }
 
+/// The report as written: its fields, then the verdict and the exit code it stands for, so
+/// that a script reading the file agrees with the run's exit status. Reading a report back
+/// ignores both and derives them again ([`Report::verdict`]).
+#[derive(Serialize)]
+struct Written<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    verdict: &'static str,
+    exit: u8,
+}
+
+impl<'a> Written<'a> {
+    fn of(report: &'a Report) -> Self {
+        Self {
+            report,
+            verdict: report.verdict().name(),
+            exit: report.exit().code(),
+        }
+    }
+}
+
 /// Pretty JSON with a trailing newline.
 pub fn write(report: &Report, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, report)?;
+    serde_json::to_writer_pretty(&mut *out, &Written::of(report))?;
     out.write_all(b"\n")
+}
+
+/// The same document on one line (the HTML page embeds it).
+pub fn to_string(report: &Report) -> serde_json::Result<String> {
+    serde_json::to_string(&Written::of(report))
 }
 
 /// Writes the report to `path` atomically: a reader never sees half of it, and on failure the

@@ -17,6 +17,7 @@ pub mod millis;
 mod repeats;
 mod reply;
 pub mod testing;
+mod verdict;
 
 use std::time::Duration;
 
@@ -31,8 +32,8 @@ pub use comparison::{
 pub use history::Samples;
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
+pub use verdict::{Policy, Verdict};
 
-use crate::exit::Exit;
 use crate::model::{Case, CaseKind, Format};
 use crate::shard::SuiteId;
 use crate::transcript::{Reply, Usage};
@@ -237,6 +238,34 @@ pub struct CaseResult {
     #[serde(default)]
     #[schemars(with = "Vec<serde_json::Value>")]
     pub history: Vec<crate::stats::Tally>,
+    /// The quarantine entry naming this case (`quarantine:` in goldgate.yaml), if any: while
+    /// it runs, the case is reported but never fails the run.
+    #[serde(default)]
+    pub quarantine: Option<Quarantine>,
+}
+
+/// A case a team has said must not block, with who owns it, why, and until when.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Quarantine {
+    pub owner: String,
+    pub reason: String,
+    /// The last day it holds, `YYYY-MM-DD`.
+    pub expires: String,
+    /// The date has passed: the case blocks again, and reports say so.
+    pub expired: bool,
+}
+
+impl Quarantine {
+    /// For people: `quarantined until 2026-12-31 by @maria: flaky upstream`, or that it
+    /// expired and blocks again.
+    pub fn describe(&self) -> String {
+        let state = if self.expired {
+            format!("quarantine expired {} (blocks again)", self.expires)
+        } else {
+            format!("quarantined until {}", self.expires)
+        };
+        format!("{state}, owner {}: {}", self.owner, self.reason)
+    }
 }
 
 impl CaseResult {
@@ -261,7 +290,13 @@ impl CaseResult {
             turns: Vec::new(),
             checks: Vec::new(),
             history: Vec::new(),
+            quarantine: None,
         }
+    }
+
+    /// Quarantined by an entry that has not expired: it never fails the run.
+    pub fn is_quarantined(&self) -> bool {
+        self.quarantine.as_ref().is_some_and(|q| !q.expired)
     }
 
     /// The key the case is matched by across reports: its file (normalised) and id
@@ -283,6 +318,13 @@ impl CaseResult {
     /// reported apart ([`Aggregates::tool_latency`]) and never gated.
     pub fn is_conversation(&self) -> bool {
         self.kind != CaseKind::ToolTest
+    }
+
+    /// Why the case was not judged: its error, else the first reason a check gives.
+    pub fn skip_reason(&self) -> Option<&str> {
+        self.error
+            .as_deref()
+            .or_else(|| self.all_checks().find_map(|c| c.reason.as_deref()))
     }
 
     /// `file:line`, for people.
@@ -345,6 +387,11 @@ pub struct Report {
     /// Absent from older reports: 0.
     #[serde(default)]
     pub max_errors: usize,
+    /// What decides the exit code besides the errors (`--fail-on-regress`,
+    /// `--fail-on-inconclusive`), so that every command reading this report exits as the run
+    /// did. Absent from older reports: failing cases decide.
+    #[serde(default)]
+    pub policy: Policy,
     /// What a command agent wrote on stderr (its last 64 KiB), for debugging errors.
     pub agent_log: Option<String>,
     /// How long the agent took to start and answer its start-up ping (command agents), timed
@@ -374,38 +421,7 @@ fn whole() -> f64 {
     1.0
 }
 
-/// What decides a command's exit status besides whether the run could be judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gating {
-    /// The cases decide; a regression is shown, not failed on (`run` without
-    /// `--fail-on-regress`, `report`, `merge`).
-    Advisory,
-    /// The cases and the gate (`run --fail-on-regress`).
-    Enforced,
-    /// The gate alone: a case that failed in the baseline too is not news (`compare`).
-    GateOnly,
-}
-
 impl Report {
-    /// The exit status this report stands for, the one rule every command applies: 2 when it
-    /// could not be judged (interrupted, or more errors of the run than `max_errors`); else 1
-    /// when a case failed (unless `GateOnly`) or, when the gate decides, it regressed; else 0.
-    pub fn exit(&self, gating: Gating) -> Exit {
-        let regressed = self.gate.as_ref().is_some_and(Comparison::regressed);
-        let failed = self.cases.iter().any(|c| c.status == Status::Failed);
-        if self.incomplete || self.too_many_errors() {
-            Exit::Error
-        } else if match gating {
-            Gating::Advisory => failed,
-            Gating::Enforced => failed || regressed,
-            Gating::GateOnly => regressed,
-        } {
-            Exit::Failure
-        } else {
-            Exit::Success
-        }
-    }
-
     /// The cases that ended in an error of the run.
     pub fn errored(&self) -> impl Iterator<Item = &CaseResult> {
         self.cases.iter().filter(|c| c.status == Status::Error)

@@ -219,6 +219,7 @@ mod tests {
             turns: Vec::new(),
             checks: Vec::new(),
             history: Vec::new(),
+            quarantine: None,
         }
     }
 

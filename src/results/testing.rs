@@ -28,6 +28,7 @@ pub fn case(file: &str, id: &str, status: Status) -> CaseResult {
         turns: Vec::new(),
         checks: Vec::new(),
         history: Vec::new(),
+        quarantine: None,
     }
 }
 
@@ -42,6 +43,7 @@ pub fn report(cases: Vec<CaseResult>) -> Report {
         judge_usage: Vec::new(),
         incomplete: false,
         max_errors: 0,
+        policy: Default::default(),
         agent_log: Some("pid 42 started".to_owned()),
         agent_startup: None,
         rate_limits: Vec::new(),

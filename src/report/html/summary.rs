@@ -7,38 +7,18 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::escape::text;
-use crate::report::{agent_log_tail, duration, p50_p90_p99, p50_p95, rate};
+use crate::report::{agent_log_tail, duration, headline, p50_p90_p99, p50_p95, rate};
 use crate::results::{Aggregates, CaseFlip, Comparison, MetricDelta};
-use crate::results::{Decision, Report, Unit};
-
-/// The verdict in a few words, also the page's title.
-pub fn headline(report: &Report) -> String {
-    let cases = &report.aggregates.cases;
-    if report.incomplete {
-        "stopped early: some cases did not run".to_owned()
-    } else if cases.errors > 0 {
-        format!(
-            "could not be judged: {} of {} cases errored",
-            cases.errors, cases.total
-        )
-    } else if cases.failed > 0 {
-        format!("{} of {} cases failed", cases.failed, cases.total)
-    } else if report.gate.as_ref().is_some_and(Comparison::regressed) {
-        "regressed against the baseline".to_owned()
-    } else {
-        format!("all {} cases passed", cases.passed)
-    }
-}
+use crate::results::{Decision, Report, Unit, Verdict};
 
 /// The header, the aggregates and the gate panel.
 pub fn write(page: &mut String, report: &Report) {
     let cases = &report.aggregates.cases;
-    let class = if report.incomplete || cases.errors > 0 {
-        "error"
-    } else if cases.failed > 0 || report.gate.as_ref().is_some_and(Comparison::regressed) {
-        "failed"
-    } else {
-        "passed"
+    let class = match report.verdict() {
+        v if v.is_error() => "error",
+        Verdict::Regressed | Verdict::Failed => "failed",
+        Verdict::Inconclusive => "inconclusive",
+        _ => "passed",
     };
     let _ = write!(
         page,
@@ -116,6 +96,8 @@ fn gate(page: &mut String, comparison: Option<&Comparison>) {
     };
     let verdict = if comparison.regressed() {
         "<span class=\"badge failed\">regressed</span>"
+    } else if comparison.undecided_count() > 0 {
+        "<span class=\"badge warn\">no regression shown, undecided</span>"
     } else {
         "<span class=\"badge passed\">no regression</span>"
     };
@@ -136,6 +118,18 @@ fn gate(page: &mut String, comparison: Option<&Comparison>) {
         "Looks worse, undecided",
         "warn",
         &comparison.undecided,
+    );
+    flips(
+        page,
+        "Known failures, failing on main too (not blocking)",
+        "warn",
+        &comparison.known_failures,
+    );
+    flips(
+        page,
+        "Quarantined (not blocking)",
+        "warn",
+        &comparison.quarantined,
     );
     flips(page, "Newly passing", "passed", &comparison.newly_passing);
     if comparison.extra_runs > 0 {
@@ -308,6 +302,7 @@ mod tests {
                 pass_fraction: None,
                 decision: Decision::Regressed,
                 evidence: None,
+                quarantine: None,
             }],
             missing: vec![format!("a.yaml#{hostile}")],
             ..Comparison::default()

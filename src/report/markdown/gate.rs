@@ -105,6 +105,16 @@ pub(super) fn flips(body: &mut Body, comparison: &Comparison, path: &dyn Fn(&str
             "undecided cases",
         ),
         (
+            &comparison.known_failures,
+            "Known failures (failing on main too; not blocking)",
+            "known failures",
+        ),
+        (
+            &comparison.quarantined,
+            "Quarantined (not blocking)",
+            "quarantined cases",
+        ),
+        (
             &comparison.newly_passing,
             "Newly passing",
             "newly passing cases",

@@ -1,0 +1,131 @@
+//! The verdict of a run: the one answer every output opens with, and the exit code follows.
+//!
+//! A pull request shows the exit code, not the gate's line, so both come from here. Without an
+//! enforced gate a failing case fails the run. With one (`--baseline F --fail-on-regress`) the
+//! gate alone decides: a regression beyond noise fails the run; a known failure (failing on
+//! main too), a quarantined case and a decision the runs left open do not (open decisions are
+//! reported, and fail the run only with `--fail-on-inconclusive`).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Report, Status};
+use crate::exit::Exit;
+
+/// What decides the exit code besides whether the run could be judged. Kept in the report so
+/// that every command reading it (`report`, `merge`) exits as the run did.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct Policy {
+    /// The gate decides (`--fail-on-regress`): failing cases alone do not fail the run.
+    pub fail_on_regress: bool,
+    /// With the gate deciding: a comparison the runs left undecided fails the run too
+    /// (`--fail-on-inconclusive`).
+    pub fail_on_inconclusive: bool,
+}
+
+/// What a run came to, from worst to best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Stopped before every case ran (Ctrl-C, SIGTERM, an agent lost mid-run).
+    Interrupted,
+    /// More cases ended in an error of the run than `--max-errors` allows.
+    TooManyErrors,
+    /// Cases ran, but none was judged: every one skipped or errored.
+    NothingJudged,
+    /// The enforced gate found a regression beyond noise.
+    Regressed,
+    /// A case failed (no enforced gate).
+    Failed,
+    /// The enforced gate found no regression, but some comparison is still open.
+    Inconclusive,
+    /// Nothing failed, or the gate found no regression and nothing open.
+    Pass,
+}
+
+impl Verdict {
+    /// The word the JSON report and the Action's `verdict` output carry.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Interrupted | Verdict::TooManyErrors | Verdict::NothingJudged => "error",
+            Verdict::Regressed => "regressed",
+            Verdict::Failed => "failed",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Pass => "pass",
+        }
+    }
+
+    /// The run could not be judged.
+    pub fn is_error(self) -> bool {
+        matches!(
+            self,
+            Verdict::Interrupted | Verdict::TooManyErrors | Verdict::NothingJudged
+        )
+    }
+
+    /// The exit code: 2 when the run could not be judged, 1 when it failed (an inconclusive
+    /// gate only under `fail_on_inconclusive`), else 0.
+    pub fn exit(self, policy: Policy) -> Exit {
+        match self {
+            v if v.is_error() => Exit::Error,
+            Verdict::Regressed | Verdict::Failed => Exit::Failure,
+            Verdict::Inconclusive if policy.fail_on_inconclusive => Exit::Failure,
+            _ => Exit::Success,
+        }
+    }
+}
+
+impl Report {
+    /// The verdict this report stands for, under its [`Policy`].
+    pub fn verdict(&self) -> Verdict {
+        let judged = self.cases.iter().any(|c| c.status.is_judged());
+        let gate = self.gate.as_ref().filter(|_| self.policy.fail_on_regress);
+        if self.incomplete {
+            Verdict::Interrupted
+        } else if self.too_many_errors() {
+            Verdict::TooManyErrors
+        } else if !judged && !self.cases.is_empty() {
+            Verdict::NothingJudged
+        } else if let Some(comparison) = gate {
+            if comparison.regressed() {
+                Verdict::Regressed
+            } else if comparison.undecided_count() > 0 {
+                Verdict::Inconclusive
+            } else {
+                Verdict::Pass
+            }
+        } else if self.blocking_failures().next().is_some() {
+            Verdict::Failed
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    /// The exit status this report stands for: the one rule every command applies.
+    pub fn exit(&self) -> Exit {
+        self.verdict().exit(self.policy)
+    }
+
+    /// Failed cases that fail a run without an enforced gate: all but the quarantined.
+    pub fn blocking_failures(&self) -> impl Iterator<Item = &super::CaseResult> {
+        self.cases
+            .iter()
+            .filter(|c| c.status == Status::Failed && !c.is_quarantined())
+    }
+
+    /// Whether `case` fails the run, rather than being reported only: under an enforced gate,
+    /// a case the gate decided regressed (or any case the run could not judge); otherwise a
+    /// failing case that is not quarantined, and every errored one.
+    pub fn blocks(&self, case: &super::CaseResult) -> bool {
+        match (&self.gate, case.status) {
+            (_, Status::Error) => true,
+            (Some(gate), Status::Failed) if self.policy.fail_on_regress => {
+                let key = case.key();
+                gate.newly_failing.iter().any(|f| f.key() == key)
+            }
+            (_, Status::Failed) => !case.is_quarantined(),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The exit code is the gate's verdict: what a pull request shows. Through the binary, against
+//! a loopback agent: with `--baseline F --fail-on-regress`, known failures, quarantined cases
+//! and undecided comparisons are listed but never red; a new failing case, a deterministic
+//! break and a clear slowdown are red; a run that judged nothing is never green. Every output
+//! opens with the same verdict as the exit code.
+
+mod common;
+
+use common::{Outcome, goldgate};
+
+use std::collections::HashSet;
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// How the agent behaves now; tests change it between runs.
+#[derive(Clone, Default)]
+struct Script {
+    /// Conversations answered wrongly (a test failure).
+    wrong: HashSet<String>,
+    /// Conversations answered with a 500 (an error of the run, with `--retries 0`).
+    broken: HashSet<String>,
+    /// Wait before answering.
+    delay: Duration,
+}
+
+type Shared = Arc<Mutex<Script>>;
+
+async fn agent(State(script): State<Shared>, Json(request): Json<Value>) -> Response {
+    let conversation = request["conversation"].as_str().unwrap_or_default();
+    let script = script.lock().unwrap().clone();
+    if script.broken.contains(conversation) {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "backend down").into_response();
+    }
+    tokio::time::sleep(script.delay).await;
+    let text = if script.wrong.contains(conversation) {
+        "Your order ORD-12345 has not shipped yet."
+    } else {
+        "Good news: ORD-12345 was shipped and will arrive April 18."
+    };
+    Json(json!({
+        "messages": [{"text": text}],
+        "tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}, "response": {"status": "shipped"}}]
+    }))
+    .into_response()
+}
+
+/// A suite of `cases` one-turn conversations `c01`.. and its loopback agent.
+fn setup(cases: usize) -> (tempfile::TempDir, SocketAddr, Shared) {
+    let dir = tempfile::tempdir().unwrap();
+    let conversations: String = (1..=cases)
+        .map(|i| common::order_conversation(&format!("c{i:02}")))
+        .collect();
+    common::order_golden(dir.path(), &conversations);
+    let script = Shared::default();
+    let addr = common::serve_turn(agent, Arc::clone(&script));
+    (dir, addr, script)
+}
+
+/// `goldgate run` of the suite against the agent, with `extra` flags.
+fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
+    let url = format!("http://{addr}/turn");
+    let mut args = vec!["run", "--agent-url", &url, "--retries", "0"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    goldgate(dir, &args)
+}
+
+const GATED: &[&str] = &[
+    "--baseline",
+    "baseline.json",
+    "--fail-on-regress",
+    "--output",
+    "report.json",
+    "--markdown",
+    "summary.md",
+    "--html",
+    "report.html",
+];
+
+fn baseline(dir: &Path, addr: SocketAddr) {
+    let out = run(dir, addr, &["--update-baseline", "baseline.json"]);
+    assert!(
+        matches!(out.code, Some(0 | 1)),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
+fn report(dir: &Path) -> Value {
+    serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap()
+}
+
+/// The verdict every output opens with: the terminal's last line, the JSON, the Markdown
+/// heading and the page's title all agree with the exit code.
+fn assert_every_output_says(dir: &Path, out: &Outcome, code: i32, verdict: &str, headline: &str) {
+    assert_eq!(out.code, Some(code), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains(&format!("Result: {headline}"))
+            && out.stdout.contains(&format!("(exit {code})")),
+        "{}",
+        out.stdout
+    );
+    let json = report(dir);
+    assert_eq!(json["verdict"], verdict);
+    assert_eq!(json["exit"], code);
+    let summary = fs::read_to_string(dir.join("summary.md")).unwrap();
+    let heading = summary.lines().find(|l| l.starts_with("### ")).unwrap();
+    let plain = heading.replace('\\', "");
+    assert!(plain.contains(headline), "{heading}");
+    let page = fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        page.contains(&format!("<title>goldgate: {headline}")),
+        "{}",
+        &page[..page.len().min(400)]
+    );
+}
+
+#[test]
+fn known_failures_are_listed_and_never_red() {
+    let (dir, addr, script) = setup(6);
+    script.lock().unwrap().wrong.insert("c02".to_owned());
+    baseline(dir.path(), addr);
+
+    let out = run(dir.path(), addr, GATED);
+    assert_every_output_says(
+        dir.path(),
+        &out,
+        0,
+        "pass",
+        "no regression (1 known failure)",
+    );
+    assert!(
+        out.stdout
+            .contains("Known failures, failing on main too (not blocking) (1):"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(report(dir.path())["gate"]["known_failures"][0]["id"], "c02");
+
+    // Without --fail-on-regress, a failing case fails the run, as it always did.
+    let out = run(dir.path(), addr, &["--baseline", "baseline.json"]);
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("Result: 1 of 6 cases failed"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_new_failing_case_and_a_deterministic_break_are_red() {
+    let (dir, addr, script) = setup(5);
+    baseline(dir.path(), addr);
+    // A case the baseline does not have, failing.
+    let golden = dir.path().join("goldens/orders.yaml");
+    let mut text = fs::read_to_string(&golden).unwrap();
+    text.push_str(&common::order_conversation("c99"));
+    fs::write(&golden, text).unwrap();
+    script.lock().unwrap().wrong.insert("c99".to_owned());
+    let out = run(dir.path(), addr, GATED);
+    assert_every_output_says(
+        dir.path(),
+        &out,
+        1,
+        "regressed",
+        "regressed: 1 case newly failing",
+    );
+    assert!(
+        out.stdout.contains("a new case must pass"),
+        "{}",
+        out.stdout
+    );
+
+    // A case that passed on main now fails in every run: red, and the report says why.
+    script.lock().unwrap().wrong = HashSet::from(["c03".to_owned()]);
+    let out = run(dir.path(), addr, GATED);
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("failed all 5 runs here"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_fivefold_slowdown_on_five_turns_is_red_with_a_one_run_baseline() {
+    let (dir, addr, script) = setup(5);
+    baseline(dir.path(), addr);
+    script.lock().unwrap().delay = Duration::from_millis(120);
+    let out = run(dir.path(), addr, GATED);
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("p95 latency"), "{}", out.stdout);
+    assert_eq!(report(dir.path())["verdict"], "regressed");
+}
+
+#[test]
+fn quarantined_cases_do_not_block_until_their_date() {
+    let (dir, addr, script) = setup(4);
+    baseline(dir.path(), addr);
+    script.lock().unwrap().wrong.insert("c04".to_owned());
+    let quarantine = |expires: &str| {
+        fs::write(
+            dir.path().join("goldgate.yaml"),
+            format!(
+                "quarantine:\n  - case: goldens/orders.yaml#c04\n    owner: \"@maria\"\n    reason: refunds API flaky, INC-2211\n    expires: {expires}\n"
+            ),
+        )
+        .unwrap();
+    };
+    quarantine("2999-12-31");
+    let out = run(dir.path(), addr, GATED);
+    assert_every_output_says(dir.path(), &out, 0, "pass", "no regression (1 quarantined)");
+    assert!(
+        out.stdout
+            .contains("quarantined until 2999-12-31, owner @maria: refunds API flaky"),
+        "{}",
+        out.stdout
+    );
+    // Without the gate deciding, the quarantined failure does not fail the run either.
+    let out = run(dir.path(), addr, &[]);
+    assert_eq!(out.code, Some(0), "{}", out.stdout);
+
+    quarantine("2001-01-31");
+    let out = run(dir.path(), addr, GATED);
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("quarantine expired 2001-01-31 (blocks again)"),
+        "{}",
+        out.stdout
+    );
+
+    // A quarantine that does not say why, or when, is refused with its line.
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "quarantine:\n  - case: c04\n    owner: \"@maria\"\n    expires: next week\n",
+    )
+    .unwrap();
+    let out = run(dir.path(), addr, GATED);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("missing required key `reason`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("`next week` is not a date"),
+        "{}",
+        out.stderr
+    );
+    let lint = goldgate(dir.path(), &["lint", "."]);
+    assert_eq!(lint.code, Some(1), "{}\n{}", lint.stdout, lint.stderr);
+    assert!(lint.stdout.contains("goldgate.yaml:4"), "{}", lint.stdout);
+}
+
+#[test]
+fn an_open_decision_is_a_warning_unless_fail_on_inconclusive() {
+    let (dir, addr, script) = setup(4);
+    // Two runs a case on main, two now, no adaptive repeats: a case failing both runs now
+    // looks worse, but two runs a side cannot tell it from noise.
+    let two = ["--repeat", "2"];
+    let out = run(
+        dir.path(),
+        addr,
+        &[&two[..], &["--update-baseline", "baseline.json"]].concat(),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stdout);
+    script.lock().unwrap().wrong.insert("c01".to_owned());
+    let flags = [GATED, &two, &["--max-repeat", "2"]].concat();
+    let out = run(dir.path(), addr, &flags);
+    assert_every_output_says(dir.path(), &out, 0, "inconclusive", "no regression shown (");
+    assert!(out.stdout.contains("undecided"), "{}", out.stdout);
+    let actions = run_in_actions(dir.path(), addr, &flags);
+    assert!(
+        actions.contains("::warning file=goldens/orders.yaml,line="),
+        "{actions}"
+    );
+    assert!(!actions.contains("::error"), "{actions}");
+    let outputs = fs::read_to_string(dir.path().join("outputs.txt")).unwrap();
+    assert!(outputs.contains("verdict=inconclusive\n"), "{outputs}");
+
+    let out = run(
+        dir.path(),
+        addr,
+        &[&flags[..], &["--fail-on-inconclusive"]].concat(),
+    );
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    assert_eq!(report(dir.path())["verdict"], "inconclusive");
+}
+
+/// The run as GitHub Actions runs it: its annotations (stdout), with the step outputs in
+/// `outputs.txt`.
+fn run_in_actions(dir: &Path, addr: SocketAddr, extra: &[&str]) -> String {
+    let url = format!("http://{addr}/turn");
+    let mut command = common::command_in(dir);
+    command
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", dir)
+        .env("GITHUB_OUTPUT", dir.join("outputs.txt"))
+        .args(["run", "--agent-url", &url, "--retries", "0"])
+        .args(extra)
+        .arg(".");
+    Outcome::of(&mut command).stdout
+}
+
+#[test]
+fn a_run_that_judged_nothing_is_never_green() {
+    let (dir, addr, script) = setup(3);
+    script.lock().unwrap().broken = ["c01", "c02", "c03"].map(str::to_owned).into();
+    let out = run(dir.path(), addr, &["--max-errors", "10"]);
+    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("nothing was judged, so the run cannot pass"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("Result: nothing was judged"),
+        "{}",
+        out.stdout
+    );
+}
