@@ -52,16 +52,15 @@ impl Threshold {
         }
     }
 
-    /// How much worse `current` is than `baseline`, in the threshold's unit. A baseline
-    /// latency of 0 ms (the report's resolution is 1 ms) counts as 1 ms, so that the
-    /// percentage stays finite.
+    /// How much worse `current` is than `baseline`, in the threshold's unit. A latency is
+    /// divided by at least 1 ms (the report's resolution), so that the percentage stays
+    /// finite; the difference itself is never clamped, so the change keeps its sign.
     fn worsening(self, baseline: f64, current: f64) -> f64 {
         match self {
             Threshold::PassRateDropPp | Threshold::DeflectionDropPp => (baseline - current) * 100.0,
             Threshold::HallucinationRateIncreasePp => (current - baseline) * 100.0,
             Threshold::P95LatencyIncreasePct | Threshold::TtftP95IncreasePct => {
-                let base = baseline.max(1.0);
-                (current - base) / base * 100.0
+                (current - baseline) / baseline.max(1.0) * 100.0
             }
         }
     }
