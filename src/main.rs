@@ -26,7 +26,8 @@ fn main() -> ExitCode {
     };
     match exit {
         Ok(exit) => ExitCode::from(exit.code()),
-        Err(err) if is_broken_pipe(&err) => ExitCode::from(Exit::Success.code()),
+        // Only a write the command did not expect to fail gets here: say so, never pass.
+        Err(err) if is_broken_pipe(&err) => ExitCode::from(Exit::Error.code()),
         Err(err) => {
             eprintln!("goldgate: error: {err:#}");
             ExitCode::from(Exit::Error.code())

@@ -331,3 +331,46 @@ fn a_run_that_judged_nothing_is_never_green() {
         out.stdout
     );
 }
+
+/// `goldgate ARGS` in `dir` with its stdout closed before it writes a byte (`| head -0`, a
+/// log collector that went away): its exit code.
+fn with_stdout_closed(dir: &Path, args: &[&str]) -> Option<i32> {
+    let binary = assert_cmd::cargo::cargo_bin("goldgate");
+    let mut child = std::process::Command::new(binary)
+        .current_dir(dir)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait().unwrap().code()
+}
+
+#[test]
+fn a_closed_stdout_changes_neither_the_exit_code_nor_the_reports() {
+    let (dir, addr, script) = setup(3);
+    script.lock().unwrap().wrong.insert("c02".to_owned());
+    let url = format!("http://{addr}/turn");
+    let args = [
+        "run",
+        "--agent-url",
+        &url,
+        "--output",
+        "report.json",
+        "--junit",
+        "junit.xml",
+        ".",
+    ];
+    assert_eq!(with_stdout_closed(dir.path(), &args), Some(1));
+    assert_eq!(report(dir.path())["verdict"], "failed");
+    assert!(dir.path().join("junit.xml").is_file());
+
+    // lint with errors, its output unread: still 1.
+    fs::write(dir.path().join("goldens/broken.yaml"), "conversations: [\n").unwrap();
+    assert_eq!(with_stdout_closed(dir.path(), &["lint", "."]), Some(1));
+}

@@ -40,12 +40,12 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
     let comparison = gate.compare(&report);
     if args.json {
         gate::write_after_table(&comparison, false, &mut io::stderr().lock())?;
-        let mut out = io::stdout().lock();
+        let mut out = super::stdout();
         serde_json::to_writer_pretty(&mut out, &comparison)?;
         writeln!(out)?;
         out.flush()?;
     } else {
-        let mut out = io::stdout().lock();
+        let mut out = super::stdout();
         gate::write_after_table(&comparison, false, &mut out)?;
         out.flush()?;
     }

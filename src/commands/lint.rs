@@ -1,6 +1,6 @@
 //! `goldgate lint`: discover, load, print every problem.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use goldgate::exit::Exit;
 use goldgate::report::lint;
@@ -27,7 +27,7 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
     suite
         .files
         .extend(goldgate::app::setup::lint_config(args.config.as_deref()));
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     match format {
         LintFormat::Human => lint::write_human(&suite, &mut out)?,
         LintFormat::Json => lint::write_json(&suite, &mut out)?,

@@ -1,7 +1,7 @@
 //! `goldgate list`: what `run` would play with the same paths and selection flags, without
 //! calling any agent.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use goldgate::app::list::Listing;
 use goldgate::app::select;
@@ -29,7 +29,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
         eprintln!("goldgate: {note}");
     }
     let listing = Listing::of(&selected);
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     if args.json {
         // Rendered first, so that a closed pipe is an io::Error that main recognises.
         let text = serde_json::to_string_pretty(&listing)?;

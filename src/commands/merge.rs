@@ -2,7 +2,7 @@
 //! atomically, and exit as a run of the whole suite would have (see
 //! [`goldgate::results::Report::exit`]); 2 when the reports cannot be merged.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::Context as _;
 
@@ -30,7 +30,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
     })?;
 
     let counts = &report.aggregates.cases;
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     writeln!(
         out,
         "goldgate merge: {} reports, {} of {} cases ({} passed, {} failed, {} errors, {} skipped) -> {}",

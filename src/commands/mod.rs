@@ -11,7 +11,7 @@ pub mod report;
 pub mod run;
 pub mod schema;
 
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use goldgate::app::baseline::{self, Update};
@@ -30,6 +30,46 @@ use goldgate::shard::Shard;
 use crate::cli::{GateArgs, SelectionArgs};
 
 /// Colour when writing to a terminal and `NO_COLOR` is not set (https://no-color.org).
+/// Standard output that a reader may close early (`goldgate run | head`, a log collector that
+/// exits): once the pipe is gone, what is printed is dropped and the command goes on, so that
+/// its reports are still written and its exit code is still the verdict.
+pub struct Stdout {
+    closed: bool,
+}
+
+/// Standard output, tolerant of a closed pipe (see [`Stdout`]).
+pub fn stdout() -> Stdout {
+    Stdout { closed: false }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match io::stdout().lock().write(buf) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match io::stdout().lock().flush() {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
 pub fn use_color(stream: &impl IsTerminal) -> bool {
     stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
@@ -143,7 +183,7 @@ pub fn publish(what: &Publish, stdout_is_json: bool) -> anyhow::Result<()> {
     let notes = if stdout_is_json {
         publish::publish(what, &mut io::stderr().lock())?
     } else {
-        publish::publish(what, &mut io::stdout().lock())?
+        publish::publish(what, &mut stdout())?
     };
     for note in notes {
         eprintln!("goldgate: {note}");

@@ -313,17 +313,20 @@ fn play(
 /// Prints and writes the reports, posts the PR comment, lists the errors; then the exit code:
 /// the verdict, or worse when the baseline cannot be updated.
 fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<Exit> {
-    write_outputs(args, report, duration)?;
-    super::publish(
-        &Publish {
-            report,
-            report_path: args.output.as_deref(),
-            suite: &publish::suite_name(args.suite.config.as_deref()),
-            markdown: args.github.markdown.as_deref(),
-            comment: args.github.comment,
-        },
-        args.json && args.output.is_none(),
-    )?;
+    let mut failed = write_outputs(args, report, duration);
+    failed.extend(
+        super::publish(
+            &Publish {
+                report,
+                report_path: args.output.as_deref(),
+                suite: &publish::suite_name(args.suite.config.as_deref()),
+                markdown: args.github.markdown.as_deref(),
+                comment: args.github.comment,
+            },
+            args.json && args.output.is_none(),
+        )
+        .err(),
+    );
     list_errors(report);
     if report.verdict() == Verdict::NothingJudged {
         let why = report
@@ -337,6 +340,11 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         );
     }
     let mut exit = report.exit();
+    // A report that could not be written is lost: the run cannot count as judged.
+    for error in &failed {
+        eprintln!("goldgate: error: {error:#}");
+        exit = Exit::Error;
+    }
     if let Some(path) = &args.update_baseline {
         let history = if args.no_history {
             History::Restart
@@ -556,49 +564,61 @@ fn progress_bar(total: usize) -> ProgressBar {
     bar
 }
 
-/// Prints the table (and the gate's comparison), writes the files.
-fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<()> {
+/// Writes every file asked for, each whatever became of the others, then prints the table
+/// (and the gate's comparison and the verdict). Returns the files that could not be written.
+fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> Vec<anyhow::Error> {
+    let mut failed = Vec::new();
+    if let Some(path) = &args.output {
+        failed.extend(
+            json::write_file_atomically(path, report)
+                .with_context(|| format!("cannot write the JSON report to {}", path.display()))
+                .err(),
+        );
+    }
+    if let Some(path) = &args.junit {
+        failed.extend(
+            junit::Options::from_env(!args.junit_strict)
+                .and_then(|options| junit::write_file(path, report, &options))
+                .with_context(|| format!("cannot write JUnit XML to {}", path.display()))
+                .err(),
+        );
+    }
+    if let Some(path) = &args.html {
+        failed.extend(
+            html::write_file(path, report)
+                .with_context(|| format!("cannot write the HTML report to {}", path.display()))
+                .err(),
+        );
+    }
+    failed.extend(print_outputs(args, report, duration).err());
+    if report.incomplete {
+        eprintln!(
+            "goldgate: the run was interrupted: the reports cover only the cases that finished"
+        );
+    }
+    failed
+}
+
+/// The table, the gate's comparison and the verdict on the terminal (stderr when the JSON
+/// report goes to stdout). A closed stdout drops them and nothing else.
+fn print_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<()> {
     let advisory = !args.gate.fail_on_regress;
-    let json_on_stdout = args.json && args.output.is_none();
-    if json_on_stdout {
-        let stderr = io::stderr();
-        let color = super::use_color(&stderr);
-        console::write_table(report, duration, &mut stderr.lock(), color)?;
-        if let Some(comparison) = &report.gate {
-            gate::write_after_table(comparison, advisory, &mut stderr.lock())?;
-        }
-        console::write_verdict(report, &mut stderr.lock())?;
-        let mut out = io::stdout().lock();
-        json::write(report, &mut out)?;
-        out.flush()?;
-    } else {
-        let stdout = io::stdout();
-        let color = super::use_color(&stdout);
-        let mut out = stdout.lock();
+    let print = |out: &mut dyn Write, color: bool| -> io::Result<()> {
+        let mut out = io::BufWriter::new(out);
         console::write_table(report, duration, &mut out, color)?;
         if let Some(comparison) = &report.gate {
             gate::write_after_table(comparison, advisory, &mut out)?;
         }
         console::write_verdict(report, &mut out)?;
+        out.flush()
+    };
+    if args.json && args.output.is_none() {
+        print(&mut io::stderr().lock(), super::use_color(&io::stderr()))?;
+        let mut out = super::stdout();
+        json::write(report, &mut out)?;
         out.flush()?;
-    }
-    if let Some(path) = &args.output {
-        json::write_file_atomically(path, report)
-            .with_context(|| format!("cannot write the JSON report to {}", path.display()))?;
-    }
-    if let Some(path) = &args.junit {
-        junit::Options::from_env(!args.junit_strict)
-            .and_then(|options| junit::write_file(path, report, &options))
-            .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
-    }
-    if let Some(path) = &args.html {
-        html::write_file(path, report)
-            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
-    }
-    if report.incomplete {
-        eprintln!(
-            "goldgate: the run was interrupted: the reports cover only the cases that finished"
-        );
+    } else {
+        print(&mut super::stdout(), super::use_color(&io::stdout()))?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `goldgate schema NAME`: print the JSON Schema of goldgate.yaml, the JSON report or a gecx
 //! scenario on stdout, for editors and for validating files elsewhere.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use goldgate::exit::Exit;
 use goldgate::schema;
@@ -19,7 +19,7 @@ pub fn run(args: &SchemaArgs) -> anyhow::Result<Exit> {
             &report
         }
     };
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(Exit::Success)
