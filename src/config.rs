@@ -7,6 +7,7 @@
 //! [`crate::config::llm`].
 
 pub mod ces;
+pub mod floors;
 pub mod llm;
 pub mod quarantine;
 pub mod thresholds;
@@ -41,6 +42,8 @@ pub struct Config {
     pub thresholds: Vec<(Threshold, f64)>,
     /// Cases that must not block until a date (`quarantine:`).
     pub quarantine: Vec<quarantine::Entry>,
+    /// Bars the whole run must clear whatever the baseline says (`floors:`).
+    pub floors: Vec<crate::model::Floor>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -195,8 +198,9 @@ pub struct ConfigError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const TOP_KEYS: [&str; 7] = [
+const TOP_KEYS: [&str; 8] = [
     "agent",
+    "floors",
     "judge",
     "quarantine",
     "run",
@@ -281,6 +285,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
     if let Some(thresholds) = fields.take("thresholds") {
         config.thresholds =
             crate::config::thresholds::parse_limits(thresholds, "thresholds", &[], diags);
+    }
+    if let Some(floors) = fields.take("floors") {
+        config.floors = floors::parse(floors, path, diags);
     }
     if let Some(entries) = fields.take("quarantine") {
         config.quarantine = quarantine::parse(entries, diags);

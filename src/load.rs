@@ -74,6 +74,7 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
             format: Some(Format::GecxScenario),
             cases: Vec::new(),
             diagnostics: diags.items,
+            floors: Vec::new(),
         }];
     }
     let text = match read(path) {
@@ -100,6 +101,7 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
                 format,
                 cases: Vec::new(),
                 diagnostics: diags.items,
+                floors: Vec::new(),
             }]
         }
     }
@@ -143,6 +145,7 @@ fn load_yaml(file: Arc<Path>, root: &Node, hint: Hint) -> Vec<LoadedFile> {
                 format: None,
                 cases: Vec::new(),
                 diagnostics: diags.items,
+                floors: Vec::new(),
             }]
         }
         FileKind::ScenarioTs | FileKind::Unknown => vec![not_a_golden(&file, root)],

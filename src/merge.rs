@@ -156,8 +156,12 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             .fold(1.0, f64::min),
         // A comparison belongs to one run against one baseline: a merged report has none.
         gate: None,
+        floors: Vec::new(),
         cases,
     };
+    // The shards share their floors; the whole suite is what must clear them.
+    let floors = base.floors.iter().map(|f| f.recheck(&report)).collect();
+    let report = Report { floors, ..report };
     Ok(Merged {
         report,
         missing_shards,

@@ -14,8 +14,10 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+mod floor;
 mod tool_test;
 
+pub use floor::{Floor, FloorKind};
 pub use tool_test::{JsonPath, ResultCheck, ResultOperator, ResultPart, ToolExecution, ToolState};
 
 /// Where an item was written: file, 1-based line and column.

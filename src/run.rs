@@ -219,6 +219,7 @@ pub async fn run_repeated(
         samples,
         alpha_share: 1.0,
         gate: None,
+        floors: Vec::new(),
         cases: joined,
     };
     Played {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use goldgate::diagnostic::{Code, Diagnostics};
 use goldgate::formats::regtrace::{self, SetDefaults};
 use goldgate::formats::{LoadedFile, load_golden};
-use goldgate::model::{Case, CheckKind, ContextDocument, Format, Input, Metric};
+use goldgate::model::{Case, CheckKind, ContextDocument, FloorKind, Format, Input, Metric};
 use goldgate::yaml;
 
 fn load(path: &str) -> LoadedFile {
@@ -248,10 +248,11 @@ fn config_file_loads_its_enabled_sets_with_their_defaults() {
         .iter()
         .map(|f| (&*f.path, f.cases.len(), f.diagnostics.len()))
         .collect();
+    // The quality gates goldgate does not apply are each said to be ignored.
     assert_eq!(
         summary,
         [
-            (Path::new("fixtures/regtrace/regtrace.config.yaml"), 0, 0),
+            (Path::new("fixtures/regtrace/regtrace.config.yaml"), 0, 3),
             (
                 Path::new("fixtures/regtrace/golden-sets/single-turn.yaml"),
                 2,
@@ -325,5 +326,37 @@ fn missing_set_file_is_reported_at_its_path_entry() {
             .contains("fixtures/regtrace/nowhere/sets/missing.yaml"),
         "{}",
         diagnostic.message
+    );
+}
+
+#[test]
+fn quality_gates_become_floors_of_the_run_and_the_rest_are_said_to_be_ignored() {
+    let path: Arc<Path> = Arc::from(Path::new("fixtures/regtrace/regtrace.config.yaml"));
+    let root = yaml::parse(&fs::read_to_string(&path).unwrap()).unwrap();
+    let files = regtrace::load_config_file(&path, &root);
+    let floors: Vec<(FloorKind, f64, u32)> = files[0]
+        .floors
+        .iter()
+        .map(|f| (f.kind, f.limit, f.location.line))
+        .collect();
+    assert_eq!(
+        floors,
+        [
+            (FloorKind::MinSuiteScore, 0.75, 87),
+            (FloorKind::MaxFailedCases, 2.0, 91)
+        ]
+    );
+    let ignored: Vec<String> = files[0]
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.location.line, d.message))
+        .collect();
+    assert_eq!(
+        ignored,
+        [
+            "89: `quality_gates.metric_score_minimums` is not applied by goldgate",
+            "92: `quality_gates.max_low_confidence_ratio` is not applied by goldgate",
+            "93: `quality_gates.regression_gate` is not applied by goldgate",
+        ]
     );
 }

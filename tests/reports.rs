@@ -387,6 +387,7 @@ fn report_of(cases: Vec<CaseResult>) -> Report {
         samples: Default::default(),
         alpha_share: 1.0,
         gate: None,
+        floors: Vec::new(),
         cases,
     }
 }
@@ -672,6 +673,7 @@ fn json_report_fields() {
             "samples",
             "alpha_share",
             "gate",
+            "floors",
             "cases",
             "verdict",
             "exit"

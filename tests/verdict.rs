@@ -374,3 +374,50 @@ fn a_closed_stdout_changes_neither_the_exit_code_nor_the_reports() {
     fs::write(dir.path().join("goldens/broken.yaml"), "conversations: [\n").unwrap();
     assert_eq!(with_stdout_closed(dir.path(), &["lint", "."]), Some(1));
 }
+
+#[test]
+fn a_floor_holds_whatever_the_baseline_says() {
+    let (dir, addr, script) = setup(4);
+    script.lock().unwrap().wrong.insert("c02".to_owned());
+    baseline(dir.path(), addr);
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "floors:\n  min_pass_rate: 0.9\n  max_failed_cases: 1\n",
+    )
+    .unwrap();
+    // A known failure does not trip the gate, but the suite is below its floor.
+    let out = run(dir.path(), addr, GATED);
+    assert_every_output_says(
+        dir.path(),
+        &out,
+        1,
+        "failed",
+        "below the floor: pass rate at least 90%: 75.0% (goldgate.yaml:2)",
+    );
+    assert!(
+        out.stdout
+            .contains("Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"),
+        "{}",
+        out.stdout
+    );
+
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "floors:\n  min_pass_rate: 90\n  max_failed: 1\n",
+    )
+    .unwrap();
+    let out = run(dir.path(), addr, GATED);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("`floors.min_pass_rate` must be a share between 0 and 1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("unknown key `max_failed`"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("max_failed_cases"), "{}", out.stderr);
+}

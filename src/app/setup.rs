@@ -55,6 +55,7 @@ pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
         format: None,
         cases: Vec::new(),
         diagnostics,
+        floors: Vec::new(),
     })
 }
 

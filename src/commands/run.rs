@@ -25,10 +25,10 @@ use goldgate::llm::cache::{self, JudgeCache};
 use goldgate::llm::client::{LlmClient, Patience, SetupError};
 use goldgate::llm::judge::JudgePanel;
 use goldgate::llm::simulator::Simulator;
-use goldgate::model::Case;
+use goldgate::model::{Case, Floor};
 use goldgate::report::{console, gate, html, junit};
 use goldgate::results::json;
-use goldgate::results::{CaseResult, Policy, Report, Status, Verdict};
+use goldgate::results::{CaseResult, FloorResult, Policy, Report, Status, Verdict};
 use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
 use goldgate::score::{Grader, Judge, ScoreOptions};
 use goldgate::shard;
@@ -53,6 +53,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let Some(suite) = super::load_goldens(&args.suite.paths, "run")? else {
         return Ok(Exit::Error);
     };
+    let floors: Vec<Floor> = suite
+        .files
+        .iter()
+        .flat_map(|f| f.floors.iter().cloned())
+        .chain(config.floors.iter().cloned())
+        .collect();
     let selected = match select::select(&suite, &selection) {
         Ok(selected) => selected,
         Err(err) => return Ok(fail(&err.to_string())),
@@ -117,6 +123,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     if report.gate.is_none() {
         report.gate = gate.map(|gate| gate.compare(&report));
     }
+    report.floors = floors
+        .iter()
+        .map(|floor| FloorResult::check(floor, &report))
+        .collect();
     finish(args, &report, duration)
 }
 

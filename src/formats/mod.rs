@@ -42,6 +42,9 @@ pub struct LoadedFile {
     pub format: Option<Format>,
     pub cases: Vec<Case>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Bars the whole run must clear, stated by this file (a Regtrace config's
+    /// `quality_gates`).
+    pub floors: Vec<crate::model::Floor>,
 }
 
 impl LoadedFile {
@@ -169,6 +172,7 @@ fn loaded(path: &Arc<Path>, format: Format, cases: Vec<Case>, diags: Diagnostics
         format: Some(format),
         cases,
         diagnostics: diags.items,
+        floors: Vec::new(),
     }
 }
 
@@ -190,5 +194,6 @@ pub fn failed(
         format,
         cases: Vec::new(),
         diagnostics: diags.items,
+        floors: Vec::new(),
     }
 }

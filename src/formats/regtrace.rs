@@ -20,7 +20,7 @@ pub use set::load_set;
 
 use crate::diagnostic::{Code, Diagnostics};
 use crate::formats::LoadedFile;
-use crate::model::{Format, Metric};
+use crate::model::{Floor, FloorKind, Format, Location, Metric};
 use crate::yaml::{self, MAX_FILE_BYTES, Node};
 
 /// Settings a `regtrace.config.yaml` gives the golden sets it lists.
@@ -72,14 +72,67 @@ pub fn load_config_file(config_path: &Arc<Path>, root: &Node) -> Vec<LoadedFile>
             }
         }
     }
+    let floors = quality_floors(config_path, root, &mut diags);
     let mut files = vec![LoadedFile {
         path: Arc::clone(config_path),
         format: Some(Format::RegtraceSet),
         cases: Vec::new(),
         diagnostics: diags.items,
+        floors,
     }];
     files.append(&mut sets);
     files
+}
+
+/// The `quality_gates` a run must meet, as written: `suite_score_minimum` and
+/// `max_failed_test_cases` become floors of the run. Gates goldgate cannot apply are said to
+/// be ignored, never silently: it has no judge confidence to bound, and its own regression
+/// gate is `--fail-on-regress`. Regtrace's defaults for keys not written are not applied:
+/// goldgate's gate takes their place.
+fn quality_floors(config_path: &Arc<Path>, root: &Node, diags: &mut Diagnostics) -> Vec<Floor> {
+    let written = |key: &str| shape::lookup(root, &["quality_gates", key]);
+    let mut floors = Vec::new();
+    for (key, kind) in [
+        ("suite_score_minimum", FloorKind::MinSuiteScore),
+        ("max_failed_test_cases", FloorKind::MaxFailedCases),
+    ] {
+        if let Some(node) = written(key)
+            && let Some(limit) = node.as_f64()
+        {
+            floors.push(Floor {
+                kind,
+                limit,
+                location: Location::new(config_path, node.line, node.column),
+            });
+        }
+    }
+    for (key, instead) in [
+        (
+            "metric_score_minimums",
+            "goldgate checks each case's metric thresholds; a suite-wide minimum per metric is not applied",
+        ),
+        (
+            "max_low_confidence_ratio",
+            "goldgate's judges give no confidence to bound",
+        ),
+        (
+            "regression_gate",
+            "goldgate's regression gate is `goldgate run --baseline FILE --fail-on-regress`",
+        ),
+    ] {
+        if let Some(node) = written(key) {
+            diags
+                .warning(
+                    Code::G110,
+                    node.line,
+                    node.column,
+                    format!("`quality_gates.{key}` is not applied by goldgate"),
+                )
+                .field(format!("quality_gates.{key}"))
+                .hint(instead);
+        }
+    }
+    floors
 }
 
 /// Parses and loads one set file with the defaults of its config entry.
@@ -97,6 +150,7 @@ fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> Loaded
         format: Some(Format::RegtraceSet),
         cases,
         diagnostics: diags.items,
+        floors: Vec::new(),
     }
 }
 

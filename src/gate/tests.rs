@@ -97,9 +97,9 @@ fn latency_within_the_floor_and_unmeasured_metrics_do_not_trip() {
     let c = metrics(latency(2), latency(4));
     assert_eq!(tripped(&c), []);
     assert!(c.metrics[2].within_latency_floor());
-    // A 0 ms baseline is taken as 1 ms: finite, and beyond the floor it trips.
+    // A 0 ms baseline divides as 1 ms: finite, and beyond the floor it trips.
     let c = metrics(latency(0), latency(80));
-    assert_eq!(c.metrics[2].change, Some(7900.0));
+    assert_eq!(c.metrics[2].change, Some(8000.0));
     assert_eq!(tripped(&c), [Threshold::P95LatencyIncreasePct]);
 
     let ttft = |ms| move |a: &mut Aggregates| a.ttft = p95(ms);

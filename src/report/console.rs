@@ -65,6 +65,13 @@ pub fn write_table(
 
 /// The last line: the verdict every other output opens with, and the exit code it stands for.
 pub fn write_verdict(report: &Report, out: &mut impl Write) -> io::Result<()> {
+    if !report.floors.is_empty() {
+        writeln!(out)?;
+    }
+    for floor in &report.floors {
+        let met = if floor.met { "met" } else { "NOT MET" };
+        writeln!(out, "Floor: {} {met}", escape(&floor.describe()))?;
+    }
     writeln!(
         out,
         "\nResult: {} (exit {})",

@@ -341,7 +341,7 @@ mod tests {
         assert!(
             text.contains(
                 "Newly failing (1):\n  goldens/orders.yaml:12 order_not_found: new -> failed\n    \
-                 decided by verdict: one run a side and no history"
+                 decided by verdict: a new case must pass"
             ),
             "{text}"
         );

@@ -102,7 +102,7 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
     };
     let sign = match report.verdict() {
         v if v.is_error() => "⚠️",
-        Verdict::Regressed | Verdict::Failed => "❌",
+        Verdict::Regressed | Verdict::BelowFloor | Verdict::Failed => "❌",
         Verdict::Inconclusive => "🟡",
         _ => "✅",
     };
@@ -113,6 +113,13 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
         "**{}** passed · **{}** failed · **{}** errors · **{}** skipped · {} turns\n",
         cases.passed, cases.failed, cases.errors, cases.skipped, report.aggregates.turns.total
     );
+    for floor in &report.floors {
+        let sign = if floor.met { "✅" } else { "❌" };
+        let _ = writeln!(out, "- {sign} floor: {}", escape::prose(&floor.describe()));
+    }
+    if !report.floors.is_empty() {
+        out.push('\n');
+    }
     if let Some(comparison) = comparison {
         let mut parts = vec![
             format!("{} newly failing", comparison.newly_failing.len()),

@@ -10,7 +10,7 @@ pub mod markdown;
 
 use std::time::Duration;
 
-use crate::results::{Comparison, Percentiles, Report, Status, ToolLatency, Verdict};
+use crate::results::{Comparison, FloorResult, Percentiles, Report, Status, ToolLatency, Verdict};
 
 /// A rate for people: `62.5%`, or `n/a` when nothing was counted.
 pub(crate) fn rate(fraction: Option<f64>) -> String {
@@ -82,6 +82,15 @@ pub fn headline(report: &Report) -> String {
             cases.total, cases.skipped, cases.errors
         ),
         Verdict::Regressed => format!("regressed: {}", gate.map(regressions).unwrap_or_default()),
+        Verdict::BelowFloor => {
+            let unmet: Vec<String> = report
+                .floors
+                .iter()
+                .filter(|f| !f.met)
+                .map(FloorResult::describe)
+                .collect();
+            format!("below the floor: {}", unmet.join("; "))
+        }
         Verdict::Failed => format!("{} of {} cases failed", cases.failed, cases.total),
         Verdict::Inconclusive => "no regression shown".to_owned(),
         Verdict::Pass if gate.is_some() && report.policy.fail_on_regress => {

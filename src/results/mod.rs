@@ -32,7 +32,7 @@ pub use comparison::{
 pub use history::Samples;
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
-pub use verdict::{Policy, Verdict};
+pub use verdict::{FloorResult, Policy, Verdict};
 
 use crate::model::{Case, CaseKind, Format};
 use crate::shard::SuiteId;
@@ -414,6 +414,9 @@ pub struct Report {
     pub alpha_share: f64,
     /// The comparison with `--baseline`; `null` without one.
     pub gate: Option<Comparison>,
+    /// The floors the whole run had to clear (`floors:`, Regtrace's `quality_gates`), checked.
+    #[serde(default)]
+    pub floors: Vec<FloorResult>,
     pub cases: Vec<CaseResult>,
 }
 

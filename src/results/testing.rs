@@ -51,6 +51,7 @@ pub fn report(cases: Vec<CaseResult>) -> Report {
         samples: Samples::default(),
         alpha_share: 1.0,
         gate: None,
+        floors: Vec::new(),
         cases,
     }
 }

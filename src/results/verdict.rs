@@ -8,8 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Report, Status};
+use super::{Comparison, Report, Status};
 use crate::exit::Exit;
+use crate::model::{Floor, FloorKind};
 
 /// What decides the exit code besides whether the run could be judged. Kept in the report so
 /// that every command reading it (`report`, `merge`) exits as the run did.
@@ -36,6 +37,8 @@ pub enum Verdict {
     NothingJudged,
     /// The enforced gate found a regression beyond noise.
     Regressed,
+    /// A floor the whole run must clear was not met.
+    BelowFloor,
     /// A case failed (no enforced gate).
     Failed,
     /// The enforced gate found no regression, but some comparison is still open.
@@ -50,7 +53,7 @@ impl Verdict {
         match self {
             Verdict::Interrupted | Verdict::TooManyErrors | Verdict::NothingJudged => "error",
             Verdict::Regressed => "regressed",
-            Verdict::Failed => "failed",
+            Verdict::BelowFloor | Verdict::Failed => "failed",
             Verdict::Inconclusive => "inconclusive",
             Verdict::Pass => "pass",
         }
@@ -69,7 +72,7 @@ impl Verdict {
     pub fn exit(self, policy: Policy) -> Exit {
         match self {
             v if v.is_error() => Exit::Error,
-            Verdict::Regressed | Verdict::Failed => Exit::Failure,
+            Verdict::Regressed | Verdict::BelowFloor | Verdict::Failed => Exit::Failure,
             Verdict::Inconclusive if policy.fail_on_inconclusive => Exit::Failure,
             _ => Exit::Success,
         }
@@ -87,10 +90,12 @@ impl Report {
             Verdict::TooManyErrors
         } else if !judged && !self.cases.is_empty() {
             Verdict::NothingJudged
+        } else if gate.is_some_and(Comparison::regressed) {
+            Verdict::Regressed
+        } else if self.floors.iter().any(|f| !f.met) {
+            Verdict::BelowFloor
         } else if let Some(comparison) = gate {
-            if comparison.regressed() {
-                Verdict::Regressed
-            } else if comparison.undecided_count() > 0 {
+            if comparison.undecided_count() > 0 {
                 Verdict::Inconclusive
             } else {
                 Verdict::Pass
@@ -127,5 +132,71 @@ impl Report {
             (_, Status::Failed) => !case.is_quarantined(),
             _ => false,
         }
+    }
+}
+
+/// A floor, checked against the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FloorResult {
+    pub kind: FloorKind,
+    pub limit: f64,
+    /// The run's value; `None` when it measured nothing to compare (no case judged).
+    pub actual: Option<f64>,
+    pub met: bool,
+    /// Where the floor is written.
+    pub file: String,
+    pub line: u32,
+}
+
+impl FloorResult {
+    /// Checks `floor` against `report`'s aggregates. Nothing measured meets no floor.
+    pub fn check(floor: &Floor, report: &Report) -> FloorResult {
+        let file = floor.location.file.to_string_lossy().into_owned();
+        Self::measure(floor.kind, floor.limit, (file, floor.location.line), report)
+    }
+
+    /// The same floor checked again, against another report (shards merged into one).
+    pub fn recheck(&self, report: &Report) -> FloorResult {
+        Self::measure(
+            self.kind,
+            self.limit,
+            (self.file.clone(), self.line),
+            report,
+        )
+    }
+
+    fn measure(kind: FloorKind, limit: f64, (file, line): (String, u32), report: &Report) -> Self {
+        let actual = match kind {
+            FloorKind::MinPassRate => report.aggregates.pass_rate,
+            FloorKind::MinSuiteScore => report.aggregates.suite_score,
+            FloorKind::MaxFailedCases => Some(report.blocking_failures().count() as f64),
+        };
+        let met = actual.is_some_and(|value| match kind {
+            FloorKind::MaxFailedCases => value <= limit,
+            _ => value + 1e-9 >= limit,
+        });
+        FloorResult {
+            kind,
+            limit,
+            actual,
+            met,
+            file,
+            line,
+        }
+    }
+
+    /// For people: `pass rate at least 90%: 85% (goldgate.yaml:4)`.
+    pub fn describe(&self) -> String {
+        let actual = match (self.kind, self.actual) {
+            (_, None) => "nothing measured".to_owned(),
+            (FloorKind::MaxFailedCases, Some(n)) => format!("{n} failed"),
+            (_, Some(v)) => format!("{:.1}%", v * 100.0),
+        };
+        format!(
+            "{}: {actual} ({}:{})",
+            self.kind.describe(self.limit),
+            self.file,
+            self.line
+        )
     }
 }

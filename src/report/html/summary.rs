@@ -16,7 +16,7 @@ pub fn write(page: &mut String, report: &Report) {
     let cases = &report.aggregates.cases;
     let class = match report.verdict() {
         v if v.is_error() => "error",
-        Verdict::Regressed | Verdict::Failed => "failed",
+        Verdict::Regressed | Verdict::BelowFloor | Verdict::Failed => "failed",
         Verdict::Inconclusive => "inconclusive",
         _ => "passed",
     };
