@@ -30,7 +30,7 @@ use crate::results::{
     Aggregates, CaseFlip, CaseResult, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence,
     MetricDelta, Percentiles, Report, Threshold, Unit,
 };
-use crate::stats::holm_adjusted;
+use crate::stats::tarone_holm_adjusted;
 
 pub use crate::config::thresholds::Thresholds;
 
@@ -101,6 +101,9 @@ struct Tested {
     open: bool,
     /// Some result of these runs (and those left) could be beyond noise.
     reachable: bool,
+    /// The smallest p-value the test's sample sizes allow, whatever the outcome (0 when any
+    /// can be reached): tests that cannot reach the suite's bar leave the Holm family.
+    min_p: f64,
 }
 
 impl Tested {
@@ -168,14 +171,15 @@ impl Gate {
                 cases::Movement::Quarantined(flip) => comparison.quarantined.push(flip),
             }
         }
-        // Holm over every p-value of the run: metrics and cases together.
-        let p_values: Vec<f64> = metrics
+        // Holm over every p-value of the run, metrics and cases together, leaving out the
+        // tests whose sample sizes cannot reach the bar (Tarone).
+        let (p_values, min_p): (Vec<f64>, Vec<f64>) = metrics
             .iter()
             .map(|(_, t)| t)
             .chain(worse.iter().map(|(_, t)| t))
-            .filter_map(|t| t.p_value)
-            .collect();
-        let mut adjusted = holm_adjusted(&p_values).into_iter();
+            .filter_map(|t| t.p_value.map(|p| (p, t.min_p)))
+            .unzip();
+        let mut adjusted = tarone_holm_adjusted(&p_values, &min_p, alpha).into_iter();
         let mut decide = |tested: Tested, evidence: &mut Option<Evidence>| {
             let adjusted_p = tested.p_value.and_then(|_| adjusted.next());
             if let Some(evidence) = evidence {

@@ -94,14 +94,12 @@ pub enum Rerun {
 
 /// Whether a rate with p-value `p` at look `index` (from 0) is worth another round of every
 /// case: rates are tested on complete rounds, and a round costs every case, the later ones
-/// more. The bar halves at each look: `p <= 0.7` after the first, `0.35` after the second
-/// (a broken agent's first round of one run a case can look only mildly worse: a lower first
-/// bar let one in a hundred pass).
+/// more. The bar halves at each look: `p <= 1/2` after the first, `1/4` after the second.
 /// (Latency is not held to it: its first round of one latency a case has little power, and
 /// a latency stays open only while it measures worse than half its limit.) Stopping only
 /// forgoes chances to reject, so it cannot raise the false-alarm rate.
 pub fn worth_a_round(p: f64, index: usize) -> bool {
-    p <= 0.7 * 0.5_f64.powi(i32::try_from(index).unwrap_or(i32::MAX))
+    p <= 0.5_f64.powi(i32::try_from(index).unwrap_or(i32::MAX).saturating_add(1))
 }
 
 /// What `comparison` (made at `look`) leaves open, settling in `look` every case it does

@@ -144,6 +144,19 @@ fn tested(
         worse: true,
         open: false,
         reachable: fisher_worse(before, extreme).is_some_and(|p| p <= alpha),
+        // Every run passing on main and failing here: the most extreme table these sizes
+        // allow, whatever the outcome.
+        min_p: fisher_worse(
+            Tally {
+                passed: before.judged,
+                judged: before.judged,
+            },
+            Tally {
+                passed: 0,
+                judged: now.judged,
+            },
+        )
+        .unwrap_or(0.0),
     };
     Some(Movement::Worse(made, tested))
 }
@@ -162,6 +175,7 @@ fn every_run_failed(
         worse: true,
         open: runs_left > 0,
         reachable: true,
+        min_p: 0.0,
     };
     Movement::Worse(made, tested)
 }
@@ -195,6 +209,7 @@ fn by_verdict(
                 worse: true,
                 open: false,
                 reachable: true,
+                min_p: 0.0,
             };
             Some(Movement::Worse(made, tested))
         }

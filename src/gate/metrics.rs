@@ -57,6 +57,7 @@ fn by_values(delta: &mut MetricDelta) -> Tested {
         worse,
         open: false,
         reachable: true,
+        min_p: 0.0,
     }
 }
 
@@ -169,6 +170,7 @@ fn rate(
         worse: beyond(effect, delta.limit),
         open: false,
         reachable: stratified_worse(&extreme).is_some_and(|p| p <= alpha),
+        min_p: 0.0,
     })
 }
 
@@ -251,5 +253,6 @@ fn latency(
         open,
         // More runs bring more latencies, which can reach any level.
         reachable: found.best_p_value <= alpha || runs_left > 0,
+        min_p: 0.0,
     })
 }

@@ -27,9 +27,58 @@ pub fn holm_adjusted(p_values: &[f64]) -> Vec<f64> {
     adjusted
 }
 
+/// Holm over only the tests that can still reject at `alpha` (Tarone's exclusion, with Holm's
+/// step-down inside: Hommel & Krummenauer 1998). An exact test on few runs cannot give every
+/// p-value: a case with 4 runs on main and 5 here never goes below 1/126 whatever happens.
+/// Such a test can never reject, yet in plain Holm it still counts towards `m`, diluting the
+/// tests that can. With `min_attainable[i]` the smallest p-value test `i`'s sample sizes
+/// allow (known before its outcome), take the smallest `k` with at most `k` tests whose
+/// minimum is at most `alpha / k`: only those form the family, and every other test reads 1.
+/// The family-wise error rate stays at most `alpha` under any dependence.
+pub fn tarone_holm_adjusted(p_values: &[f64], min_attainable: &[f64], alpha: f64) -> Vec<f64> {
+    let m = p_values.len();
+    let can_reject = |k: usize| {
+        let bar = alpha / k as f64;
+        move |min: &f64| *min <= bar
+    };
+    let k = (1..=m.max(1))
+        .find(|&k| min_attainable.iter().filter(|m| can_reject(k)(m)).count() <= k)
+        .unwrap_or(m);
+    let family: Vec<usize> = (0..m)
+        .filter(|&i| can_reject(k)(&min_attainable.get(i).copied().unwrap_or(0.0)))
+        .collect();
+    let within = holm_adjusted(&family.iter().map(|&i| p_values[i]).collect::<Vec<_>>());
+    let mut adjusted = vec![1.0; m];
+    for (&i, p) in family.iter().zip(within) {
+        adjusted[i] = p;
+    }
+    adjusted
+}
+
 #[cfg(test)]
 mod tests {
-    use super::holm_adjusted;
+    use super::{holm_adjusted, tarone_holm_adjusted};
+
+    #[test]
+    fn tests_that_cannot_reject_do_not_dilute_those_that_can() {
+        // One metric test (could reach any p) and 15 cases whose sample sizes cannot go below
+        // 1/126: plain Holm multiplies the metric's p by 16, Tarone's family keeps it alone.
+        let mut p = vec![0.0005];
+        let mut min = vec![0.0];
+        p.extend([0.2; 15]);
+        min.extend([1.0 / 126.0; 15]);
+        let plain = holm_adjusted(&p);
+        let tarone = tarone_holm_adjusted(&p, &min, 0.006);
+        assert!(plain[0] > 0.006, "{plain:?}");
+        assert!((tarone[0] - 0.0005).abs() < 1e-12, "{tarone:?}");
+        assert!(tarone[1..].iter().all(|&a| a == 1.0));
+        // When every test can reach the bar, it is Holm's procedure.
+        let all = [0.04, 0.01, 0.03, 0.5];
+        assert_eq!(
+            tarone_holm_adjusted(&all, &[0.0; 4], 0.05),
+            holm_adjusted(&all)
+        );
+    }
 
     /// Which tests Holm's procedure rejects at family-wise level `alpha`.
     fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {

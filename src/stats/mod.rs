@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use fisher::fisher_worse;
 pub use histogram::LatencyHistogram;
-pub use holm::holm_adjusted;
+pub use holm::{holm_adjusted, tarone_holm_adjusted};
 pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
 pub use rate::worsening_interval;
 pub use stratified::stratified_worse;
