@@ -207,8 +207,9 @@ pub struct TurnResult {
 pub struct CaseResult {
     pub id: String,
     pub name: String,
-    /// The golden file, as the user named or discovery found it (relative when they were).
-    /// Text rather than a path so that a name that is not UTF-8 cannot fail the report.
+    /// The golden file, relative to its project root with `/` separators
+    /// ([`crate::project`]): the same whatever directory goldgate ran in. Text rather than a
+    /// path so that a name that is not UTF-8 cannot fail the report.
     pub file: String,
     pub line: u32,
     /// The format it was written in: `scrapi`, `ces-csv`, `scenario`, `regtrace`.
