@@ -141,6 +141,19 @@ impl SuiteId {
     }
 }
 
+impl SuiteId {
+    /// How `self` and `other` are not one suite, in words; `None` when their fingerprints agree
+    /// (their shards may differ: the fingerprint is taken before sharding).
+    pub fn difference(&self, other: &SuiteId) -> Option<String> {
+        (self.fingerprint != other.fingerprint).then(|| {
+            format!(
+                "suite fingerprints {} ({} cases) and {} ({} cases): other goldens, or another --filter / --name",
+                self.fingerprint, self.cases, other.fingerprint, other.cases
+            )
+        })
+    }
+}
+
 /// The key a case is sharded and identified by: its normalised file, `#`, its id.
 pub fn key(file: &str, id: &str) -> String {
     let absolute = file.starts_with(['/', '\\']);
