@@ -275,7 +275,12 @@ fn status(case: &CaseResult, path: &str) -> TestCaseStatus {
         }
         Status::Skipped => {
             let mut status = TestCaseStatus::skipped();
-            let reason = case.all_checks().find_map(|c| c.reason.as_deref());
+            // The case's own reason first: a skipped simulation's passed steps carry reasons too.
+            let reason = case.error.as_deref().or_else(|| {
+                case.all_checks()
+                    .filter(|c| c.status == Status::Skipped)
+                    .find_map(|c| c.reason.as_deref())
+            });
             let reason = escape(reason.unwrap_or("no check could be judged"));
             status
                 .set_description(reason.as_ref())

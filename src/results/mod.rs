@@ -225,7 +225,8 @@ pub struct CaseResult {
     #[serde(rename = "duration_ms", with = "millis")]
     #[schemars(with = "u64")]
     pub duration: Duration,
-    /// The error of the run that stopped the case.
+    /// The error of the run that stopped the case; for a skipped case that ran (a simulation
+    /// whose expectations could not be graded), why it could not be judged.
     pub error: Option<String>,
     pub usage: Usage,
     /// With `--repeat N`: how the case's independent runs went; `null` for a single run.
