@@ -435,7 +435,12 @@ fn a_recorded_simulation_replays_with_no_provider() {
     );
     for id in ["reaches_goal", "never_helps"] {
         let (before, after) = (case(&recorded.report, id), case(&replayed.report, id));
-        assert_eq!(after["status"], before["status"], "{id}: {after:#}");
+        // The expectation needs the judge, which has no key now: not graded, not passed.
+        let status = match id {
+            "reaches_goal" => "skipped".into(),
+            _ => before["status"].clone(),
+        };
+        assert_eq!(after["status"], status, "{id}: {after:#}");
         let inputs = |c: &Value| -> Vec<Value> {
             c["turns"]
                 .as_array()
@@ -447,7 +452,7 @@ fn a_recorded_simulation_replays_with_no_provider() {
         assert_eq!(inputs(after), inputs(before), "{id}");
         assert_eq!(after["checks"][0], before["checks"][0], "{id}: the step");
     }
-    // The expectation needs the judge, which has no key now.
+    assert_eq!(case(&recorded.report, "reaches_goal")["status"], "passed");
     let expectation = &checks(&replayed.report, "reaches_goal")[1];
     assert_eq!(expectation["status"], "skipped");
 }
