@@ -161,6 +161,13 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
         sharded.sort();
         assert_eq!(sharded, want, "{how}");
     }
+
+    // From inside `goldens/`, `.` is still the folder of goldens it is from the root.
+    let listed = common::goldgate(&evals.join("goldens"), &["list", ".", "--json"]);
+    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
+    let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listing["suite"], base["suite"]);
+    assert_eq!(keys(&listing["cases"]), want);
 }
 
 #[test]
