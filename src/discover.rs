@@ -120,6 +120,7 @@ pub enum DiscoverError {
 /// Finds the golden files under `targets` (files or directories), sorted, without duplicates.
 pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, DiscoverError> {
     let matchers = Matchers::new(rules)?;
+    let cwd = std::env::current_dir().ok();
     let mut found = BTreeMap::new();
     for target in targets {
         if target.is_file() {
@@ -147,8 +148,17 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, Discov
             }
             let path = entry.path();
             // Matched as the user typed it: `goldgate lint evals/goldens` must see
-            // `evals/goldens/x.yaml`, a goldens/ folder, not a bare `x.yaml`.
-            if let Some(hint) = matchers.hint(path) {
+            // `evals/goldens/x.yaml`, a goldens/ folder, not a bare `x.yaml`. From inside such
+            // a folder (`goldgate run .` in `evals/goldens`) the path from the project root
+            // still has it, so that a suite is the same wherever it is run from.
+            let hint = matchers.hint(path).or_else(|| {
+                let name = crate::project::name(path, cwd.as_deref()?);
+                // Only a name inside a project: an absolute one could match any folder above.
+                (!name.starts_with('/'))
+                    .then(|| matchers.hint(Path::new(&name)))
+                    .flatten()
+            });
+            if let Some(hint) = hint {
                 found.entry(path.to_path_buf()).or_insert(hint);
             }
         }

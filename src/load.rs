@@ -38,6 +38,19 @@ impl Suite {
     pub fn case_count(&self) -> usize {
         self.files.iter().map(|f| f.cases.len()).sum()
     }
+
+    /// Names each case's file as reports do, relative to its project root
+    /// ([`crate::project::name`]), so that its key is the same whatever directory goldgate ran
+    /// in and however the path was typed. Diagnostics keep the path as given, which the user
+    /// can open from where they typed it.
+    pub fn name_for_reports(&mut self, cwd: &Path) {
+        for file in &mut self.files {
+            let name: Arc<Path> = Arc::from(Path::new(&crate::project::name(&file.path, cwd)));
+            for case in &mut file.cases {
+                case.set_file(&name);
+            }
+        }
+    }
 }
 
 /// Loads every found file. Problems never abort the others; they are in each file's diagnostics.

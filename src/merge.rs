@@ -170,11 +170,8 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
 
 fn same_suite(first: &Part, other: &Part) -> Result<(), MergeError> {
     let (a, b) = (&first.report, &other.report);
-    let difference = if a.suite.fingerprint != b.suite.fingerprint {
-        format!(
-            "suite fingerprints {} ({} cases) and {} ({} cases): other goldens, or another --filter / --name",
-            a.suite.fingerprint, a.suite.cases, b.suite.fingerprint, b.suite.cases
-        )
+    let difference = if let Some(difference) = a.suite.difference(&b.suite) {
+        difference
     } else if a.agent != b.agent {
         format!("agents `{}` and `{}`", a.agent, b.agent)
     } else {

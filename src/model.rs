@@ -153,6 +153,21 @@ pub struct Case {
 }
 
 impl Case {
+    /// Names `file` in every location of the case: loading names a case's file as reports do
+    /// (see [`crate::project`]), while diagnostics keep the path the file was opened by.
+    pub fn set_file(&mut self, file: &Arc<Path>) {
+        let locations = std::iter::once(&mut self.location)
+            .chain(self.checks.iter_mut().map(|c| &mut c.location))
+            .chain(self.turns.iter_mut().flat_map(|t| {
+                std::iter::once(&mut t.location)
+                    .chain(t.expectations.iter_mut().map(|e| &mut e.location))
+                    .chain(t.tool_mocks.iter_mut().map(|m| &mut m.location))
+            }));
+        for location in locations {
+            location.file = Arc::clone(file);
+        }
+    }
+
     pub fn kind(&self) -> CaseKind {
         if self.simulated_user.is_some() {
             CaseKind::Simulation

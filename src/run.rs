@@ -286,7 +286,7 @@ async fn run_case(
             dir.display()
         ));
     }
-    let status = if error.is_some() {
+    let mut status = if error.is_some() {
         Status::Error
     } else {
         Status::combine(
@@ -296,6 +296,9 @@ async fn run_case(
                 .chain(checks.iter().map(|c| c.status)),
         )
     };
+    if let Some(reason) = simulated::ungraded(&case, status, &checks) {
+        (status, error) = (Status::Skipped, Some(reason));
+    }
     let score = Grader::case_score(&case, &turns, &checks).unwrap_or_default();
     CaseResult {
         status,

@@ -2,9 +2,9 @@
 //! N jobs, and every report records which suite and which shard it covers, so that
 //! `goldgate merge` joins the shards of one suite and refuses anything else.
 //!
-//! A case's key is its file as loaded (relative when it was given relative), with `\` and `/`
-//! both read as separators and `.` segments dropped, so that Windows and Linux agree, then `#`
-//! and the case id. A case belongs to shard `hash(key) mod N + 1`, where the hash is FNV-1a
+//! A case's key is its file as loaded (relative to its project root, see [`crate::project`]),
+//! with `\` and `/` both read as separators and `.` segments dropped (older reports named files
+//! as typed), then `#` and the case id. A case belongs to shard `hash(key) mod N + 1`, where the hash is FNV-1a
 //! 64: it depends on the key alone, never on the case's position, so every case falls in
 //! exactly one shard whatever order files are found in, and it is the same on every platform,
 //! Rust version and run (std's `DefaultHasher` promises none of that).
@@ -138,6 +138,19 @@ impl SuiteId {
             cases: keys.len(),
             shard,
         }
+    }
+}
+
+impl SuiteId {
+    /// How `self` and `other` are not one suite, in words; `None` when their fingerprints agree
+    /// (their shards may differ: the fingerprint is taken before sharding).
+    pub fn difference(&self, other: &SuiteId) -> Option<String> {
+        (self.fingerprint != other.fingerprint).then(|| {
+            format!(
+                "suite fingerprints {} ({} cases) and {} ({} cases): other goldens, or another --filter / --name",
+                self.fingerprint, self.cases, other.fingerprint, other.cases
+            )
+        })
     }
 }
 

@@ -184,7 +184,7 @@ fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
     } = run(dir.path(), addr, &[GATED, REPORT].concat());
     assert_eq!(code, Some(1), "{out}\n{err}");
     let named = format!(
-        "Newly failing (1):\n  ./goldens/orders.yaml:{} c07: passed -> failed (runs passed: 100% -> 0%)",
+        "Newly failing (1):\n  goldens/orders.yaml:{} c07: passed -> failed (runs passed: 100% -> 0%)",
         line_of(dir.path(), "c07")
     );
     assert!(out.contains(&named), "{out}");
@@ -628,10 +628,7 @@ fn errors_are_bounded_by_max_errors_refuse_a_baseline_and_are_never_regressions(
     write_suite(dir.path());
     write_baseline(dir.path(), addr);
     script.lock().unwrap().broken.insert("c03".to_owned());
-    let listed = format!(
-        "  ./goldens/orders.yaml:{} c03: ",
-        line_of(dir.path(), "c03")
-    );
+    let listed = format!("  goldens/orders.yaml:{} c03: ", line_of(dir.path(), "c03"));
 
     // One error, none allowed: exit 2 with the list; the baseline is not replaced.
     let before = fs::read(dir.path().join("baseline.json")).unwrap();
@@ -924,7 +921,7 @@ fn an_agent_nobody_answers_is_named_once_and_each_case_says_why() {
         "{err}"
     );
     assert!(
-        err.contains("  ./goldens/orders.yaml:4 c01: connection failed"),
+        err.contains("  goldens/orders.yaml:4 c01: connection failed"),
         "{err}"
     );
     assert!(err.contains("Connection refused"), "{err}");

@@ -252,6 +252,60 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
 }
 
 #[test]
+fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
+    let agent = agent();
+    let dir = tempfile::tempdir().unwrap();
+    let judge = FakeProvider::start(Provider::Anthropic, brain());
+    let user = FakeProvider::start(Provider::Gemini, brain());
+    let config = format!(
+        "{}simulator:\n  provider: gemini\n  model: user-model\n  base_url: \"{}\"\n",
+        judged_by(&agent, &judge),
+        user.base_url()
+    );
+    suite(dir.path(), &config);
+    // A scripted case with an expectation the judge would grade, beside a passing turn.
+    fs::write(
+        dir.path().join("goldens/scripted.yaml"),
+        "conversations:\n  - conversation: scripted\n    turns:\n      - user: Hello\n        agent: Sorry, I did not get that.\n    expectations:\n      - \"The agent is polite\"\n",
+    )
+    .unwrap();
+    // The simulated user's key, not the judge's: the steps are played, the expectations not.
+    let ran = run(
+        goldgate(dir.path()).env("GEMINI_API_KEY", KEY).args([
+            "run",
+            "--no-cache",
+            "--junit",
+            "junit.xml",
+            ".",
+        ]),
+        dir.path(),
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert_eq!(judge.requests(), 0);
+    let reached = case(&ran.report, "reaches_goal");
+    assert_eq!(reached["status"], "skipped", "{reached:#}");
+    assert_eq!(reached["checks"][0]["status"], "passed", "the step");
+    assert_eq!(reached["checks"][1]["status"], "skipped", "the expectation");
+    let why = reached["error"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("an expectation could not be graded: ")
+            && why.contains("ANTHROPIC_API_KEY"),
+        "{why}"
+    );
+    let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(&format!("<skipped message=\"{why}\"")),
+        "{junit}"
+    );
+    // A failed step still fails the simulation; other kinds keep their rule.
+    assert_eq!(case(&ran.report, "never_helps")["status"], "failed");
+    let scripted = case(&ran.report, "scripted");
+    assert_eq!(scripted["status"], "passed", "{scripted:#}");
+    assert_eq!(scripted["checks"][0]["status"], "skipped", "{scripted:#}");
+    assert_eq!(scripted["error"], Value::Null);
+}
+
+#[test]
 fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
     let agent = agent();
     let dir = tempfile::tempdir().unwrap();
@@ -389,7 +443,12 @@ fn a_recorded_simulation_replays_with_no_provider() {
     );
     for id in ["reaches_goal", "never_helps"] {
         let (before, after) = (case(&recorded.report, id), case(&replayed.report, id));
-        assert_eq!(after["status"], before["status"], "{id}: {after:#}");
+        // The expectation needs the judge, which has no key now: not graded, not passed.
+        let status = match id {
+            "reaches_goal" => "skipped".into(),
+            _ => before["status"].clone(),
+        };
+        assert_eq!(after["status"], status, "{id}: {after:#}");
         let inputs = |c: &Value| -> Vec<Value> {
             c["turns"]
                 .as_array()
@@ -401,7 +460,7 @@ fn a_recorded_simulation_replays_with_no_provider() {
         assert_eq!(inputs(after), inputs(before), "{id}");
         assert_eq!(after["checks"][0], before["checks"][0], "{id}: the step");
     }
-    // The expectation needs the judge, which has no key now.
+    assert_eq!(case(&recorded.report, "reaches_goal")["status"], "passed");
     let expectation = &checks(&replayed.report, "reaches_goal")[1];
     assert_eq!(expectation["status"], "skipped");
 }

@@ -13,6 +13,7 @@ use crate::github::annotate::{self, SHOWN_PER_STEP};
 use crate::github::comment::{self, NotPosted, Posted, Target};
 use crate::github::context::Context;
 use crate::github::outputs::{self, Outputs};
+use crate::project;
 use crate::report::markdown;
 use crate::results::Report;
 
@@ -54,7 +55,9 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
         None => publish.suite.to_owned(),
     };
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let workspace_path = |file: &str| context.workspace_path(file, &cwd);
+    // A report names files from their project root; the goldens of a run are in this one.
+    let root = project::root(&cwd, &cwd);
+    let workspace_path = |file: &str| context.workspace_path(file, &root);
     let body = markdown::render(
         report,
         &markdown::Options {

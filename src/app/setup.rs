@@ -68,10 +68,13 @@ pub enum LoadError {
     NothingFound { paths: String },
     #[error(transparent)]
     Discover(#[from] discover::DiscoverError),
+    #[error("cannot read the current directory: {0}")]
+    Cwd(std::io::Error),
 }
 
 /// Finds and loads the goldens under `paths` (problems in them are in the suite's
-/// diagnostics, not errors here).
+/// diagnostics, not errors here), each case's file named as reports name it
+/// ([`Suite::name_for_reports`]).
 pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
     let found = discover::discover(paths, &Rules::default())?;
     if found.is_empty() {
@@ -80,7 +83,9 @@ pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
             paths: names.join(", "),
         });
     }
-    Ok(load::load(&found))
+    let mut suite = load::load(&found);
+    suite.name_for_reports(&std::env::current_dir().map_err(LoadError::Cwd)?);
+    Ok(suite)
 }
 
 /// The gate against `baseline`: thresholds merged from every source (see

@@ -37,6 +37,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
+    // Cases of another suite read as new or missing: say so, as `merge` does for shards.
+    if let Some(difference) = gate.baseline.suite.difference(&report.suite) {
+        eprintln!(
+            "goldgate compare: warning: the baseline {} and {} are reports of different suites: {difference}",
+            gate.baseline_name,
+            args.report.display()
+        );
+    }
     let comparison = gate.compare(&report);
     if args.json {
         gate::write_after_table(&comparison, false, &mut io::stderr().lock())?;

@@ -140,13 +140,13 @@ impl Context {
 }
 
 impl Context {
-    /// `file`, as a report names it (relative to `cwd`, where goldgate ran, or absolute),
-    /// relative to the workspace with `/` separators: the form annotations need and the one
-    /// a reviewer reads. Unchanged outside Actions or outside the workspace.
-    pub fn workspace_path(&self, file: &str, cwd: &Path) -> String {
+    /// `file`, as a report names it (relative to the project `root`, or absolute), relative
+    /// to the workspace with `/` separators: the form annotations need and the one a reviewer
+    /// reads. Unchanged outside Actions or outside the workspace.
+    pub fn workspace_path(&self, file: &str, root: &Path) -> String {
         self.workspace
             .as_deref()
-            .and_then(|workspace| relative_to(&cwd.join(file), workspace))
+            .and_then(|workspace| relative_to(&root.join(file), workspace))
             .unwrap_or_else(|| file.to_owned())
     }
 }
@@ -281,17 +281,17 @@ mod tests {
             workspace: Some(PathBuf::from("/work/repo")),
             ..Context::default()
         };
-        let cwd = Path::new("/work/repo/sub");
+        let root = Path::new("/work/repo/sub");
         assert_eq!(
-            context.workspace_path("../evals/./a.yaml", cwd),
+            context.workspace_path("../evals/./a.yaml", root),
             "evals/a.yaml"
         );
-        assert_eq!(context.workspace_path("/work/repo/b.yaml", cwd), "b.yaml");
+        assert_eq!(context.workspace_path("/work/repo/b.yaml", root), "b.yaml");
         assert_eq!(
-            context.workspace_path("/elsewhere/c.yaml", cwd),
+            context.workspace_path("/elsewhere/c.yaml", root),
             "/elsewhere/c.yaml"
         );
-        assert_eq!(Context::default().workspace_path("d.yaml", cwd), "d.yaml");
+        assert_eq!(Context::default().workspace_path("d.yaml", root), "d.yaml");
     }
 
     #[test]

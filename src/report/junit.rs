@@ -23,9 +23,9 @@
 //!   order, so its error text names them instead.
 //!
 //! **Where it points.** One `testsuite` per golden file; one `testcase` per case with `name` =
-//! the case id. The file is named by its path from the repository's root (see
-//! [`Options::repo_path`]), so that GitLab links it and actions find it whatever path the
-//! goldens were given as. The suite's `name` and every testcase's `classname` are that path with
+//! the case id. The file is the report's: its path from the project root ([`crate::project`]),
+//! so that GitLab links it and actions find it whatever path the goldens were given as, and
+//! JUnit and JSON name every file alike. The suite's `name` and every testcase's `classname` are that path with
 //! `.` replaced by `_`: Jenkins splits a classname at its last dot (so `orders.yaml` would break
 //! its tree), and dorny/test-reporter shows a classname that differs from its suite's name as
 //! one more group level. A failed case's `line` is its first failed check's, an errored case's
@@ -43,10 +43,9 @@
 //! status, so those elements say which run it was (`run 2 of 5 failed`); the details are those
 //! of the run the case shows.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use quick_junit::{
@@ -54,64 +53,30 @@ use quick_junit::{
     TestSuite,
 };
 
-use crate::github::context::relative_to;
 use crate::report::console::{case_details, escape, shown_run};
 use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
 
-/// How the XML names files, and whether it carries locations.
+/// Whether the XML carries locations.
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Testcase `file` and `line` attributes (on by default; off with `--junit-strict`).
     pub locations: bool,
-    /// The directory the report's relative paths are relative to: where goldgate ran.
-    pub cwd: PathBuf,
-    /// `GITHUB_WORKSPACE`, when set: the repository's root on a GitHub runner.
-    pub workspace: Option<PathBuf>,
 }
 
 impl Options {
-    /// Options for this process: its working directory and `GITHUB_WORKSPACE`.
+    /// Options for this process. Nothing here reads the environment any more (a report's files
+    /// are already named from the project root); the `Result` stays for the callers.
     pub fn from_env(locations: bool) -> io::Result<Options> {
-        Ok(Options {
-            locations,
-            cwd: std::env::current_dir()?,
-            workspace: std::env::var_os("GITHUB_WORKSPACE")
-                .filter(|w| !w.is_empty())
-                .map(PathBuf::from),
-        })
-    }
-
-    /// `file`, as the report names it, relative to the root of the repository it is in, with
-    /// `/` separators: the workspace when it holds the file, else the nearest directory above
-    /// the file that has a `.git` (a checkout's, a worktree's or a submodule's). As given when
-    /// neither holds it.
-    pub fn repo_path(&self, file: &str) -> String {
-        let path = self.cwd.join(file);
-        if let Some(relative) = self
-            .workspace
-            .as_deref()
-            .and_then(|workspace| relative_to(&path, workspace))
-        {
-            return relative;
-        }
-        let resolved = path.canonicalize().unwrap_or_else(|_| path.clone());
-        resolved
-            .ancestors()
-            .skip(1)
-            .find(|dir| dir.join(".git").exists())
-            .and_then(|root| relative_to(&resolved, root))
-            .unwrap_or_else(|| file.to_owned())
+        Ok(Options { locations })
     }
 }
 
 /// The JUnit report of a run's JSON report.
 pub fn build(report: &Report, options: &Options) -> JunitReport {
-    let mut paths: HashMap<&str, String> = HashMap::new();
     let mut suites: Vec<TestSuite> = Vec::new();
     for case in &report.cases {
-        let path = paths
-            .entry(case.file.as_str())
-            .or_insert_with(|| options.repo_path(&case.file));
+        // The report's own name, so that JUnit and JSON agree on every file.
+        let path = &case.file;
         let name = classname(path);
         let index = match suites.iter().position(|s| s.name.as_str() == name) {
             Some(index) => index,
@@ -310,7 +275,12 @@ fn status(case: &CaseResult, path: &str) -> TestCaseStatus {
         }
         Status::Skipped => {
             let mut status = TestCaseStatus::skipped();
-            let reason = case.all_checks().find_map(|c| c.reason.as_deref());
+            // The case's own reason first: a skipped simulation's passed steps carry reasons too.
+            let reason = case.error.as_deref().or_else(|| {
+                case.all_checks()
+                    .filter(|c| c.status == Status::Skipped)
+                    .find_map(|c| c.reason.as_deref())
+            });
             let reason = escape(reason.unwrap_or("no check could be judged"));
             status
                 .set_description(reason.as_ref())
@@ -434,50 +404,6 @@ fn transcript(case: &CaseResult, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn options(cwd: &Path, workspace: Option<&Path>) -> Options {
-        Options {
-            locations: true,
-            cwd: cwd.to_path_buf(),
-            workspace: workspace.map(Path::to_path_buf),
-        }
-    }
-
-    #[test]
-    fn files_are_named_from_the_repository_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        std::fs::create_dir_all(repo.join(".git")).unwrap();
-        std::fs::create_dir_all(repo.join("evals/sub")).unwrap();
-        let absolute = repo.join("evals/a.yaml");
-        let absolute = absolute.to_str().unwrap();
-        // Absolute, or relative to a directory below the root: the path from the root.
-        assert_eq!(
-            options(dir.path(), None).repo_path(absolute),
-            "evals/a.yaml"
-        );
-        assert_eq!(
-            options(&repo.join("evals/sub"), None).repo_path("../a.yaml"),
-            "evals/a.yaml"
-        );
-        // The workspace wins where it holds the file.
-        let workspace = repo.join("evals");
-        assert_eq!(
-            options(dir.path(), Some(&workspace)).repo_path(absolute),
-            "a.yaml"
-        );
-        // Outside any repository: as given.
-        let outside = dir.path().join("loose.yaml");
-        let outside = outside.to_str().unwrap();
-        assert_eq!(
-            options(dir.path(), Some(&workspace)).repo_path(outside),
-            outside
-        );
-        assert_eq!(
-            options(dir.path(), None).repo_path("loose.yaml"),
-            "loose.yaml"
-        );
-    }
 
     #[test]
     fn only_the_roots_skipped_count_goes() {

@@ -208,8 +208,9 @@ pub struct TurnResult {
 pub struct CaseResult {
     pub id: String,
     pub name: String,
-    /// The golden file, as the user named or discovery found it (relative when they were).
-    /// Text rather than a path so that a name that is not UTF-8 cannot fail the report.
+    /// The golden file, relative to its project root with `/` separators
+    /// ([`crate::project`]): the same whatever directory goldgate ran in. Text rather than a
+    /// path so that a name that is not UTF-8 cannot fail the report.
     pub file: String,
     pub line: u32,
     /// The format it was written in: `scrapi`, `ces-csv`, `scenario`, `regtrace`.
@@ -225,7 +226,8 @@ pub struct CaseResult {
     #[serde(rename = "duration_ms", with = "millis")]
     #[schemars(with = "u64")]
     pub duration: Duration,
-    /// The error of the run that stopped the case.
+    /// The error of the run that stopped the case; for a skipped case that ran (a simulation
+    /// whose expectations could not be graded), why it could not be judged.
     pub error: Option<String>,
     pub usage: Usage,
     /// With `--repeat N`: how the case's independent runs went; `null` for a single run.

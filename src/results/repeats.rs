@@ -122,6 +122,8 @@ impl CaseResult {
             Status::Error => case
                 .error
                 .or_else(|| Some(format!("only {} of {asked} runs finished", runs.len()))),
+            // Why the shown run could not be judged (a simulation's ungraded expectation).
+            Status::Skipped => case.error,
             _ => None,
         };
         case.repeats = Some(repeats);
@@ -261,6 +263,16 @@ mod tests {
         let errored = joined(&[F, P, E, P, F], 3);
         assert_eq!(errored.repeats.as_ref().unwrap().shown(E), 2);
         assert_eq!(errored.error.as_deref(), Some("timed out"));
+        // A skipped case keeps why it could not be judged.
+        let why = |status| CaseResult {
+            error: (status == S).then(|| "not graded".to_owned()),
+            ..run(status, 0.0)
+        };
+        let skipped = CaseResult::from_runs(vec![why(S), why(S)], 2, 1).unwrap();
+        assert_eq!(
+            (skipped.status, skipped.error.as_deref()),
+            (S, Some("not graded"))
+        );
     }
 
     #[test]

@@ -105,6 +105,29 @@ pub(super) async fn play(
     })
 }
 
+/// SCRAPI's rule: a simulation passes only when every expectation is met. One whose steps
+/// all passed but an expectation of which could not be graded (no judge) is skipped, never
+/// passed; returns why, for the case's `error`. `None` for other kinds and other verdicts.
+pub(super) fn ungraded(case: &Case, status: Status, checks: &[CheckResult]) -> Option<String> {
+    if case.simulated_user.is_none() || status != Status::Passed {
+        return None;
+    }
+    // Steps are passed or failed; a skipped check is an expectation.
+    let skipped: Vec<&CheckResult> = checks
+        .iter()
+        .filter(|c| c.status == Status::Skipped)
+        .collect();
+    let first = skipped.first()?;
+    let count = match skipped.len() {
+        1 => "an expectation".to_owned(),
+        n => format!("{n} expectations"),
+    };
+    Some(format!(
+        "{count} could not be graded: {}",
+        first.reason.as_deref().unwrap_or(NO_JUDGE)
+    ))
+}
+
 /// What the simulated user sent (a request's `input`: the variables a step injects, then the
 /// text or event).
 fn inputs_of(input: &Map<String, Value>) -> Vec<Input> {

@@ -1,0 +1,206 @@
+//! Case keys do not depend on how the goldens were given: a baseline written from the
+//! repository's root matches a run from `evals/` on `.` and a run on the absolute path, and
+//! `list`, shards and JUnit name the files as the JSON report does.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// A git repository with two Regtrace sets under `evals/goldens/`; their replies are recorded
+/// in the files, so no agent is needed. Every fourth case answers wrong, so that the baseline
+/// holds failures a mismatched key would read as new.
+fn write_repo(root: &Path) {
+    let git = Command::new("git")
+        .args(["init", "--quiet"])
+        .current_dir(root)
+        .status();
+    if !git.is_ok_and(|s| s.success()) {
+        // A `.git` directory is all the project root needs.
+        fs::create_dir_all(root.join(".git")).unwrap();
+    }
+    let goldens = root.join("evals/goldens");
+    fs::create_dir_all(&goldens).unwrap();
+    for name in ["billing", "orders"] {
+        let mut text = format!(
+            "name: set-{name}\nversion: \"1\"\ndescription: generated\ninteraction_type: single_turn\ntags: []\nauthor: tests\ncreated_at: \"2026-01-01\"\nupdated_at: \"2026-01-01\"\ntest_cases:\n"
+        );
+        for i in 1..=6 {
+            let expected = format!("The answer is {i} apples.");
+            let actual = if i % 4 == 0 { "No idea." } else { &expected };
+            let _ = write!(
+                text,
+                "  - id: {name}-{i}\n    description: case {i}\n    system_prompt: null\n    tags: []\n    input: \"question {i}\"\n    expected_output: \"{expected}\"\n    actual_output: \"{actual}\"\n    metrics: [format]\n    weight: 1\n"
+            );
+        }
+        fs::write(goldens.join(format!("{name}.yaml")), text).unwrap();
+    }
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+/// `file#id` of every case of a report or listing, sorted.
+fn keys(cases: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}#{}",
+                c["file"].as_str().unwrap(),
+                c["id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The gate of `report`: nothing new, nothing missing, nothing flipped.
+fn assert_matched(report: &Value, how: &str, stdout: &str) {
+    let gate = &report["gate"];
+    for list in ["newly_failing", "newly_passing", "undecided", "missing"] {
+        assert_eq!(
+            gate[list],
+            Value::Array(Vec::new()),
+            "{how}: {list}: {gate}"
+        );
+    }
+    assert!(!stdout.contains("new ->"), "{how}: {stdout}");
+    assert!(stdout.contains("Gate: no regression"), "{how}: {stdout}");
+}
+
+#[test]
+fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    fs::create_dir_all(&root).unwrap();
+    write_repo(&root);
+    let evals = root.join("evals");
+
+    let written = common::goldgate(&root, &["run", "evals", "--output", "base.json"]);
+    assert_eq!(written.code, Some(1), "{}", written.stderr);
+    let base = read(&root.join("base.json"));
+    let want = keys(&base["cases"]);
+    assert_eq!(want.len(), 12);
+    assert!(
+        want.iter().all(|k| k.starts_with("evals/goldens/")),
+        "{want:?}"
+    );
+
+    let baseline = root.join("base.json");
+    let baseline = baseline.to_str().unwrap();
+    let absolute = evals.to_str().unwrap().to_owned();
+    let elsewhere = dir.path().to_path_buf();
+    let runs: [(&str, &Path, &str); 3] = [
+        ("`.` from evals/", &evals, "."),
+        ("the absolute path from evals/", &evals, &absolute),
+        (
+            "the absolute path from outside the repo",
+            &elsewhere,
+            &absolute,
+        ),
+    ];
+    for (how, cwd, target) in runs {
+        let out = cwd.join("run.json");
+        let out = out.to_str().unwrap();
+        let junit = cwd.join("run.xml");
+        let junit = junit.to_str().unwrap();
+        let ran = common::goldgate(
+            cwd,
+            &[
+                "run",
+                target,
+                "--baseline",
+                baseline,
+                "--fail-on-regress",
+                "--output",
+                out,
+                "--junit",
+                junit,
+            ],
+        );
+        // The recorded failures fail the run (exit 1); a regression would too, so the gate's
+        // lists say which it was.
+        let report = read(Path::new(out));
+        assert_eq!(keys(&report["cases"]), want, "{how}");
+        assert_eq!(report["suite"], base["suite"], "{how}");
+        assert_matched(&report, how, &ran.stdout);
+        assert_eq!(ran.code, Some(1), "{how}: {}", ran.stderr);
+
+        // JUnit names each file as the JSON does.
+        let xml = fs::read_to_string(junit).unwrap();
+        assert!(
+            xml.contains("file=\"evals/goldens/orders.yaml\""),
+            "{how}: {xml}"
+        );
+
+        // `list` and shards announce the same suite and the same keys.
+        let listed = common::goldgate(cwd, &["list", target, "--json"]);
+        assert_eq!(listed.code, Some(0), "{how}: {}", listed.stderr);
+        let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+        assert_eq!(listing["suite"], base["suite"], "{how}");
+        assert_eq!(keys(&listing["cases"]), want, "{how}");
+        let mut sharded = Vec::new();
+        for shard in ["1/2", "2/2"] {
+            let listed = common::goldgate(cwd, &["list", target, "--json", "--shard", shard]);
+            let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+            assert_eq!(
+                listing["suite"]["fingerprint"], base["suite"]["fingerprint"],
+                "{how}"
+            );
+            sharded.extend(keys(&listing["cases"]));
+        }
+        sharded.sort();
+        assert_eq!(sharded, want, "{how}");
+    }
+
+    // From inside `goldens/`, `.` is still the folder of goldens it is from the root.
+    let listed = common::goldgate(&evals.join("goldens"), &["list", ".", "--json"]);
+    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
+    let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listing["suite"], base["suite"]);
+    assert_eq!(keys(&listing["cases"]), want);
+}
+
+#[test]
+fn compare_says_when_the_baseline_is_of_another_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write_repo(root);
+    let both = common::goldgate(root, &["run", "evals", "--output", "both.json"]);
+    assert_eq!(both.code, Some(1), "{}", both.stderr);
+    let one = common::goldgate(
+        root,
+        &["run", "evals/goldens/orders.yaml", "--output", "one.json"],
+    );
+    assert_eq!(one.code, Some(1), "{}", one.stderr);
+    let fingerprint = |name: &str| {
+        read(&root.join(name))["suite"]["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    let compared = common::goldgate(root, &["compare", "one.json", "--baseline", "both.json"]);
+    let warning = compared
+        .stderr
+        .lines()
+        .find(|l| l.contains("different suites"))
+        .unwrap_or_else(|| panic!("{}", compared.stderr));
+    assert!(warning.contains("both.json"), "{warning}");
+    assert!(warning.contains("one.json"), "{warning}");
+    assert!(warning.contains(&fingerprint("both.json")), "{warning}");
+    assert!(warning.contains(&fingerprint("one.json")), "{warning}");
+
+    // The same suite: no warning.
+    let same = common::goldgate(root, &["compare", "both.json", "--baseline", "both.json"]);
+    assert!(!same.stderr.contains("different suites"), "{}", same.stderr);
+}
