@@ -421,3 +421,35 @@ fn a_floor_holds_whatever_the_baseline_says() {
     );
     assert!(out.stderr.contains("max_failed_cases"), "{}", out.stderr);
 }
+
+#[test]
+fn an_agent_that_does_not_start_still_leaves_every_report() {
+    let (dir, _, _) = setup(2);
+    let out = goldgate(
+        dir.path(),
+        &[
+            "run",
+            "--agent-cmd",
+            "echo 'config not found' >&2; exit 3",
+            "--output",
+            "report.json",
+            "--junit",
+            "junit.xml",
+            "--html",
+            "report.html",
+            "--markdown",
+            "summary.md",
+            ".",
+        ],
+    );
+    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
+    for file in ["report.json", "junit.xml", "report.html", "summary.md"] {
+        assert!(dir.path().join(file).is_file(), "{file} was not written");
+    }
+    let json = report(dir.path());
+    assert_eq!(json["verdict"], "error");
+    let error = json["cases"][0]["error"].as_str().unwrap();
+    assert!(error.contains("the agent did not start"), "{error}");
+    let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("errors=\"2\""), "{junit}");
+}

@@ -139,6 +139,28 @@ impl Agent for NoAgent {
     }
 }
 
+/// Stands in for an agent that could not be started or set up (a command that exits at once,
+/// a URL that does not parse): every case ends in an error of the run carrying why, so the
+/// run still writes every report it was asked for, and exits 2.
+pub struct NotStarted(pub String);
+
+#[async_trait::async_trait]
+impl Agent for NotStarted {
+    async fn send(
+        &self,
+        _request: &super::TurnRequest,
+    ) -> Result<super::Exchange, super::AgentError> {
+        Err(super::AgentError::new(
+            super::AgentErrorKind::NotStarted,
+            self.0.clone(),
+        ))
+    }
+
+    fn describe(&self) -> String {
+        "not started (it failed to start)".to_owned()
+    }
+}
+
 /// Stands in for an agent whose start-up was interrupted (Ctrl-C, SIGTERM): no case is
 /// scheduled after that, so it is never asked either.
 pub struct Interrupted;

@@ -76,6 +76,8 @@ pub enum AgentErrorKind {
     Refused,
     /// The agent process exited.
     Crashed,
+    /// The agent could not be started or set up at all.
+    NotStarted,
     /// Nothing recorded for this turn (replay).
     NotRecorded,
     /// goldgate was told to stop (a second Ctrl-C, or SIGTERM) before the turn finished.
@@ -107,6 +109,7 @@ impl AgentError {
             AgentErrorKind::Timeout
             | AgentErrorKind::Protocol
             | AgentErrorKind::Refused
+            | AgentErrorKind::NotStarted
             | AgentErrorKind::NotRecorded
             | AgentErrorKind::Cancelled => false,
         }
@@ -122,6 +125,7 @@ impl fmt::Display for AgentError {
             AgentErrorKind::Protocol => "bad reply".to_owned(),
             AgentErrorKind::Refused => "refused".to_owned(),
             AgentErrorKind::Crashed => "agent process exited".to_owned(),
+            AgentErrorKind::NotStarted => "the agent did not start".to_owned(),
             AgentErrorKind::NotRecorded => "not recorded".to_owned(),
             // Says all there is to say: no reason to add.
             AgentErrorKind::Cancelled => return f.write_str(CANCELLED),

@@ -116,6 +116,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     };
     report.suite = suite_id;
     report.max_errors = args.max_errors;
+    // Cases of another suite read as new or missing: say so, as `compare` and `merge` do.
+    if let Some(gate) = &gate
+        && let Some(difference) = gate.baseline.suite.difference(&report.suite)
+    {
+        eprintln!(
+            "goldgate: warning: the baseline {} is a report of another suite: {difference}",
+            gate.baseline_name
+        );
+    }
     report.policy = Policy {
         fail_on_regress: args.gate.fail_on_regress,
         fail_on_inconclusive: args.gate.fail_on_inconclusive,
@@ -240,8 +249,13 @@ fn play(
         let agent = match agent_config {
             // Start-up may take minutes (a build): Ctrl-C or SIGTERM stops it like a run, with
             // the reports written and marked incomplete (no case ran).
+            // An agent that does not start fails every case with why: the reports are still
+            // written (a run with no reports looks like a run that never happened).
             Some(agent_config) => tokio::select! {
-                agent = connect::connect(agent_config) => agent?,
+                agent = connect::connect(agent_config) => agent.unwrap_or_else(|why| {
+                    eprintln!("goldgate: {why}");
+                    Arc::new(connect::NotStarted(why))
+                }),
                 () = stop.scheduling.cancelled() => Arc::new(connect::Interrupted),
             },
             None => Arc::new(connect::NoAgent),
