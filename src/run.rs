@@ -201,7 +201,15 @@ pub async fn run_repeated(
         ..Samples::default()
     };
     results.iter().for_each(|(_, _, case)| samples.record(case));
-    let joined = join_runs(results, repeat);
+    let mut joined = join_runs(results, repeat);
+    // The cases a stopped run never started are listed too, skipped with why.
+    let ran: std::collections::HashSet<String> = joined.iter().map(CaseResult::key).collect();
+    joined.extend(
+        cases
+            .iter()
+            .filter(|c| !ran.contains(&crate::shard::case_key(c)))
+            .map(|c| skipped::not_run(c)),
+    );
     let report = Report {
         schema_version: SCHEMA_VERSION,
         goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),

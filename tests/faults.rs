@@ -609,15 +609,21 @@ fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
     )
 }
 
-/// The reports were written, marked incomplete, and no agent process is left.
+/// The reports were written, marked incomplete, every one of the suite's `cases` listed (those
+/// that never ran skipped, with why), and no agent process is left.
 #[cfg(unix)]
-fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String)) {
+fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String), cases: usize) {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("terminated"), "{stderr}");
     let report: Value =
         serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["incomplete"], true);
-    assert!(dir.join("junit.xml").is_file());
+    assert_eq!(report["cases"].as_array().unwrap().len(), cases, "{report}");
+    assert_eq!(report["verdict"], "error");
+    // A reader that only counts failures must not see a green run.
+    let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(junit.contains(&format!("tests=\"{cases}\"")), "{junit}");
+    assert!(junit.contains("name=\"goldgate.incomplete\""), "{junit}");
     for pid in pids_in(dir) {
         assert!(!alive(pid), "agent process {pid} outlived goldgate");
     }
@@ -634,7 +640,7 @@ fn sigterm_to_goldgate_writes_the_reports_marked_incomplete_and_stops_the_agent(
         "",
     );
     let stopped = terminate_goldgate(dir.path());
-    assert_stopped_cleanly(dir.path(), stopped);
+    assert_stopped_cleanly(dir.path(), stopped, 3);
 }
 
 #[cfg(unix)]
@@ -655,7 +661,7 @@ fn sigterm_during_the_agents_start_up_still_writes_the_reports_and_stops_it() {
             .contains("interrupted during its start-up"),
         "{report}"
     );
-    assert_stopped_cleanly(dir.path(), stopped);
+    assert_stopped_cleanly(dir.path(), stopped, 2);
 }
 
 /// A directory nobody may write in: a read-only one, or /sys where the tests run as root.

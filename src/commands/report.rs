@@ -37,8 +37,10 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         }
     }
     if let Some(path) = &args.junit {
-        junit::Options::from_env(!args.junit_strict)
-            .and_then(|options| junit::write_file(path, &report, &options))
+        let options = junit::Options {
+            locations: !args.junit_strict,
+        };
+        junit::write_file(path, &report, &options)
             .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
     }
     if let Some(path) = &args.html {

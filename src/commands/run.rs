@@ -600,9 +600,11 @@ fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> Vec<any
         );
     }
     if let Some(path) = &args.junit {
+        let options = junit::Options {
+            locations: !args.junit_strict,
+        };
         failed.extend(
-            junit::Options::from_env(!args.junit_strict)
-                .and_then(|options| junit::write_file(path, report, &options))
+            junit::write_file(path, report, &options)
                 .with_context(|| format!("cannot write JUnit XML to {}", path.display()))
                 .err(),
         );

@@ -49,8 +49,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use quick_junit::{
-    NonSuccessKind, Report as JunitReport, SerializeError, TestCase, TestCaseStatus, TestRerun,
-    TestSuite,
+    NonSuccessKind, Property, Report as JunitReport, SerializeError, TestCase, TestCaseStatus,
+    TestRerun, TestSuite,
 };
 
 use crate::report::console::{case_details, escape, shown_run};
@@ -61,14 +61,6 @@ use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
 pub struct Options {
     /// Testcase `file` and `line` attributes (on by default; off with `--junit-strict`).
     pub locations: bool,
-}
-
-impl Options {
-    /// Options for this process. Nothing here reads the environment any more (a report's files
-    /// are already named from the project root); the `Result` stays for the callers.
-    pub fn from_env(locations: bool) -> io::Result<Options> {
-        Ok(Options { locations })
-    }
 }
 
 /// The JUnit report of a run's JSON report.
@@ -88,6 +80,16 @@ pub fn build(report: &Report, options: &Options) -> JunitReport {
         let suite = &mut suites[index];
         suite.add_test_case(test_case(case, path, options.locations));
         suite.time = Some(suite.time.unwrap_or_default() + time(case.duration));
+    }
+    // A stopped run must not read green in a reader that only counts failures: every suite
+    // says so (the cases that never ran are there, skipped with why).
+    if report.incomplete {
+        for suite in &mut suites {
+            suite.add_property(Property::new(
+                "goldgate.incomplete",
+                "true: the run was stopped before every case ran",
+            ));
+        }
     }
     let mut junit = JunitReport::new("goldgate");
     junit.add_test_suites(suites);

@@ -58,3 +58,14 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
         ..CaseResult::of(case)
     }
 }
+
+/// A case the run never started (it was stopped first): no turn, the reason as its error, so
+/// that every report lists it rather than counting a stopped run as a short green one.
+pub fn not_run(case: &Case) -> CaseResult {
+    CaseResult {
+        error: Some(
+            "not run: the run was stopped (Ctrl-C, SIGTERM) before this case started".to_owned(),
+        ),
+        ..CaseResult::of(case)
+    }
+}
