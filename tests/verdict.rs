@@ -453,3 +453,30 @@ fn an_agent_that_does_not_start_still_leaves_every_report() {
     let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(junit.contains("errors=\"2\""), "{junit}");
 }
+
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
+    let (dir, addr, _) = setup(1);
+    fs::create_dir(dir.path().join("out")).unwrap();
+    for flag in ["--output", "--html", "--junit", "--markdown"] {
+        let out = run(dir.path(), addr, &[flag, "out"]);
+        assert_eq!(out.code, Some(2), "{flag}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("is a directory"),
+            "{flag}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stdout.contains("Result:"),
+            "{flag}: the run went ahead"
+        );
+    }
+    // A device is written through, never replaced by a file.
+    #[cfg(target_os = "linux")]
+    {
+        let out = run(dir.path(), addr, &["--output", "/dev/full"]);
+        assert_eq!(out.code, Some(2), "{}", out.stderr);
+        assert!(out.stderr.contains("/dev/full"), "{}", out.stderr);
+        assert!(!fs::metadata("/dev/full").unwrap().is_file());
+    }
+}

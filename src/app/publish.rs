@@ -67,7 +67,7 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
         },
     );
     if let Some(path) = publish.markdown {
-        std::fs::write(path, &body)
+        crate::atomic::write(path, |out| out.write_all(body.as_bytes()))
             .with_context(|| format!("cannot write the Markdown summary to {}", path.display()))?;
     }
     if let Some(path) = &context.step_summary {

@@ -146,6 +146,7 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
         ("--output", &args.output),
         ("--junit", &args.junit),
         ("--markdown", &args.github.markdown),
+        ("--html", &args.html),
         ("--update-baseline", &args.update_baseline),
     ];
     for (flag, path) in outputs {
@@ -153,6 +154,12 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
             goldgate::atomic::check_writable(path)
                 .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
         }
+    }
+    if let Some(dir) = &args.record {
+        // The transcripts go into it: it must exist (or be made) and take files.
+        std::fs::create_dir_all(dir)
+            .and_then(|()| goldgate::atomic::check_writable(&dir.join("probe")))
+            .map_err(|e| format!("--record {}: {e}", dir.display()))?;
     }
     Ok(())
 }

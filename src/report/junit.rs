@@ -116,7 +116,7 @@ pub fn write(
 /// Writes the XML of [`build`] to a file.
 pub fn write_file(path: &Path, report: &Report, options: &Options) -> io::Result<()> {
     let xml = to_xml(report, options).map_err(io::Error::other)?;
-    std::fs::write(path, xml)
+    crate::atomic::write(path, |out| out.write_all(xml.as_bytes()))
 }
 
 /// quick-junit writes `skipped` on the root `testsuites`, which junit-10.xsd does not allow:
