@@ -15,7 +15,7 @@
 //! from the run the report shows for each case; tokens are those of every run.
 
 use crate::results::{
-    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, ToolLatency, TurnResult, ratio,
+    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, ToolLatency, ratio,
 };
 
 impl Aggregates {
@@ -35,10 +35,8 @@ impl Aggregates {
         };
         let hallucination = in_category(CheckCategory::Hallucination);
 
-        let played: Vec<&CaseResult> = conversations()
-            .filter(|c| c.turns.iter().any(|t| t.reply.is_some()))
-            .collect();
-        let deflected = played.iter().filter(|c| !handed_off(&c.turns)).count();
+        let counted: Vec<bool> = cases.iter().filter_map(CaseResult::deflected).collect();
+        let deflected = counted.iter().filter(|&&d| d).count();
 
         let judged = || cases.iter().filter(|c| c.status.is_judged());
         let total_weight = sum(judged().map(|c| c.weight));
@@ -53,7 +51,7 @@ impl Aggregates {
             checks: checks().map(|c| c.status).collect(),
             pass_rate: case_counts.pass_rate(),
             turn_pass_rate: turn_counts.pass_rate(),
-            deflection_rate: ratio(deflected, played.len()),
+            deflection_rate: ratio(deflected, counted.len()),
             latency: Percentiles::of(conversation_turns().filter_map(|t| t.latency).collect()),
             ttft: Percentiles::of(conversation_turns().filter_map(|t| t.ttft).collect()),
             tool_latency: ToolLatency::of(
@@ -78,10 +76,4 @@ fn sum(terms: impl Iterator<Item = f64>) -> f64 {
     let mut terms: Vec<f64> = terms.collect();
     terms.sort_unstable_by(f64::total_cmp);
     terms.into_iter().sum()
-}
-
-fn handed_off(turns: &[TurnResult]) -> bool {
-    turns
-        .iter()
-        .any(|t| t.reply.as_ref().is_some_and(|r| r.handoff().is_some()))
 }

@@ -174,16 +174,12 @@ fn rate(
     })
 }
 
-/// Whether the case reached the agent and was not handed off: one outcome of one.
+/// [`CaseResult::deflected`] as one outcome of one (none when it does not count).
 fn deflected(case: &CaseResult) -> Tally {
-    let played = case.turns.iter().any(|t| t.reply.is_some());
-    let handed_off = case
-        .turns
-        .iter()
-        .any(|t| t.reply.as_ref().is_some_and(|r| r.handoff().is_some()));
+    let counted = case.deflected();
     Tally {
-        passed: u32::from(played && !handed_off),
-        judged: u32::from(played),
+        passed: u32::from(counted == Some(true)),
+        judged: u32::from(counted.is_some()),
     }
 }
 

@@ -314,3 +314,57 @@ fn a_case_that_errored_in_the_baseline_and_fails_all_its_runs_now_still_regresse
         crate::results::Test::Verdicts
     );
 }
+
+/// A case with one played turn, handed off or not, of `kind`.
+fn played(id: &str, kind: crate::model::CaseKind, handed_off: bool) -> CaseResult {
+    use crate::transcript::{Handoff, Reply};
+    let reply = Reply {
+        handoff: handed_off.then(|| Handoff {
+            status: "requested".to_owned(),
+        }),
+        ..Reply::default()
+    };
+    CaseResult {
+        kind,
+        turns: vec![crate::results::TurnResult {
+            index: 1,
+            line: 1,
+            status: Status::Passed,
+            input: String::new(),
+            attempts: 1,
+            error: None,
+            reply: Some(reply),
+            latency: None,
+            ttft: None,
+            checks: Vec::new(),
+        }],
+        ..case("d.yaml", id, Status::Passed)
+    }
+}
+
+#[test]
+fn tool_tests_beside_conversations_do_not_change_the_deflection_decision() {
+    use crate::model::CaseKind;
+    // 100 conversations handed off 2 times on main and 10 now: a drop of 8 pp.
+    let conversations = |handed_off: usize| -> Vec<CaseResult> {
+        (0..100)
+            .map(|i| played(&format!("c{i:03}"), CaseKind::Conversation, i < handed_off))
+            .collect()
+    };
+    let tool_tests: Vec<CaseResult> = (0..300)
+        .map(|i| played(&format!("t{i:03}"), CaseKind::ToolTest, false))
+        .collect();
+    let decide = |extra: &[CaseResult]| {
+        let with = |mut cases: Vec<CaseResult>| {
+            cases.extend_from_slice(extra);
+            report(cases)
+        };
+        let comparison = gate(with(conversations(2))).compare(&with(conversations(10)));
+        let delta = comparison.metrics[1].clone();
+        assert_eq!(delta.threshold, Threshold::DeflectionDropPp);
+        (delta.decision, delta.change.map(|c| c.round()))
+    };
+    let alone = decide(&[]);
+    assert_eq!(alone, decide(&tool_tests));
+    assert_eq!(alone.1, Some(8.0));
+}

@@ -322,6 +322,18 @@ impl CaseResult {
         self.kind != CaseKind::ToolTest
     }
 
+    /// Whether the case ended without a hand-off to a person: `None` when it does not count
+    /// towards deflection (not a conversation, or the agent never answered). The one rule the
+    /// aggregates and the gate's deflection test both read.
+    pub fn deflected(&self) -> Option<bool> {
+        let played = self.turns.iter().any(|t| t.reply.is_some());
+        let handed_off = self
+            .turns
+            .iter()
+            .any(|t| t.reply.as_ref().is_some_and(|r| r.handoff().is_some()));
+        (self.is_conversation() && played).then_some(!handed_off)
+    }
+
     /// Why the case was not judged: its error, else the first reason a check gives.
     pub fn skip_reason(&self) -> Option<&str> {
         self.error
