@@ -260,14 +260,16 @@ fn help_teaches_the_flag_and_a_path_that_cannot_be_written_is_an_error() {
     let help = goldgate(dir.path(), &["report", "--help"]);
     assert!(help.stdout.contains("--html <FILE>"), "{}", help.stdout);
 
+    // Refused before the agent is called, naming the flag and the file.
     let ran = run(dir.path(), &url, &["--html", "missing/dir/report.html"]);
     assert_eq!(ran.code, Some(2), "{}", ran.stderr);
     assert!(
         ran.stderr
-            .contains("cannot write the HTML report to missing/dir/report.html"),
+            .contains("--html missing/dir/report.html: cannot write in missing/dir"),
         "{}",
         ran.stderr
     );
+    assert!(!ran.stdout.contains("Result:"), "{}", ran.stdout);
     // Nothing half-written is left behind.
     assert!(!dir.path().join("missing").exists());
 }
