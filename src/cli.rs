@@ -65,6 +65,14 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Print the JSON Schema of a file kind.
     Schema(SchemaArgs),
+    /// Start testing your own agent: write a commented goldgate.yaml, one golden and a GitHub
+    /// workflow.
+    ///
+    /// The workflow gates pull requests against evals/baseline.json and, on main, updates the
+    /// baseline and commits it back, which keeps the history the gate needs to tell noise from
+    /// a regression. Nothing is ever overwritten: when one of the files exists, nothing is
+    /// written.
+    Init(InitArgs),
 }
 
 /// The regression gate's flags, shared by `run` and `compare`.
@@ -435,6 +443,38 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub github: GithubArgs,
+}
+
+/// `goldgate init [--agent KIND] [DIR]`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The project's root (where goldgate.yaml goes).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+
+    /// The kind of agent under test.
+    #[arg(long, value_enum, default_value = "http")]
+    pub agent: InitAgent,
+
+    /// The action the workflow uses, `OWNER/REPO@REF` (a release tag, or a commit SHA to pin).
+    #[arg(long, value_name = "REF", default_value = "goldgate/goldgate@v0.1.0")]
+    pub action: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InitAgent {
+    /// An HTTP endpoint speaking goldgate's turn protocol.
+    Http,
+    /// A program reading JSON lines on stdin.
+    Command,
+    /// An OpenAI model with a system prompt.
+    Openai,
+    /// An Anthropic model with a system prompt.
+    Anthropic,
+    /// A Gemini model with a system prompt.
+    Gemini,
+    /// A CX Agent Studio app.
+    Ces,
 }
 
 /// `goldgate schema NAME`.

@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(&args),
         Command::Schema(args) => commands::schema::run(&args),
         Command::Convert(args) => commands::convert::run(&args),
+        Command::Init(args) => commands::init::run(&args),
     };
     match exit {
         Ok(exit) => ExitCode::from(exit.code()),

