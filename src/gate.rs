@@ -190,6 +190,14 @@ impl Gate {
         for (delta, tested) in &mut metrics {
             delta.decision = decide(*tested, &mut delta.evidence);
             delta.tripped = delta.decision == Decision::Regressed;
+            // What the run could have seen matters only where it saw too little.
+            if let Some(evidence) = delta
+                .evidence
+                .as_mut()
+                .filter(|_| !delta.decision.is_undecided())
+            {
+                evidence.detectable = None;
+            }
         }
         let decided = worse.into_iter().map(|(mut flip, tested)| {
             flip.decision = decide(tested, &mut flip.evidence);

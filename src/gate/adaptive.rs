@@ -15,7 +15,6 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 
 use super::Gate;
-use crate::results::Unit;
 use crate::results::{Aggregates, CaseFlip, CaseResult, Comparison, Decision, JudgeUsage, Report};
 
 /// The most runs a case gets when a gated run leaves its decision open and `--max-repeat` is
@@ -92,12 +91,12 @@ pub enum Rerun {
     Cases(HashSet<String>),
 }
 
-/// Whether a rate with p-value `p` at look `index` (from 0) is worth another round of every
-/// case: rates are tested on complete rounds, and a round costs every case, the later ones
-/// more. The bar halves at each look: `p <= 1/2` after the first, `1/4` after the second.
-/// (Latency is not held to it: its first round of one latency a case has little power, and
-/// a latency stays open only while it measures worse than half its limit.) Stopping only
-/// forgoes chances to reject, so it cannot raise the false-alarm rate.
+/// Whether a metric with p-value `p` at look `index` (from 0) is worth another round of
+/// every case: the metrics are tested on complete rounds, and a round costs every case, the
+/// later ones more. The bar halves at each look: `p <= 1/2` after the first, `1/4` after the
+/// second. (Latency is held to it too now that the rank-sum test sees a whole distribution
+/// move from the first round.) Stopping only forgoes chances to reject, so it cannot raise the
+/// false-alarm rate.
 pub fn worth_a_round(p: f64, index: usize) -> bool {
     p <= 0.5_f64.powi(i32::try_from(index).unwrap_or(i32::MAX).saturating_add(1))
 }
@@ -111,11 +110,10 @@ pub fn plan(current: &Report, comparison: &Comparison, look: &mut Look, index: u
     }
     let open = |decision: Decision| decision == Decision::Inconclusive;
     let promising = |m: &&crate::results::MetricDelta| {
-        m.threshold.unit() == Unit::Percent
-            || m.evidence
-                .as_ref()
-                .and_then(|e| e.p_value)
-                .is_some_and(|p| worth_a_round(p, index))
+        m.evidence
+            .as_ref()
+            .and_then(|e| e.p_value)
+            .is_some_and(|p| worth_a_round(p, index))
     };
     if comparison
         .metrics

@@ -138,6 +138,7 @@ fn tested(
         interval: worsening_interval(before, now, 1.0 - 2.0 * alpha)
             .map(|i| (i.lo * 100.0, i.hi * 100.0)),
         samples: (u64::from(before.judged), u64::from(now.judged)),
+        detectable: None,
     });
     let tested = Tested {
         p_value: Some(p_value),
@@ -189,6 +190,7 @@ fn by_verdicts(before: u32, now: u32) -> Evidence {
         effect: None,
         interval: None,
         samples: (u64::from(before), u64::from(now)),
+        detectable: None,
     }
 }
 

@@ -16,7 +16,8 @@ use crate::results::{
     CaseResult, CheckCategory, Evidence, MetricDelta, Report, Test, Threshold, Unit,
 };
 use crate::stats::{
-    LatencyHistogram, QuantileTest, Tally, quantile_worse, stratified_worse, worsening_interval,
+    LatencyHistogram, QuantileTest, Tally, quantile, quantile_worse, rank_sum_worse,
+    stratified_worse, worsening_interval,
 };
 
 /// `threshold`'s metric in `current` against the gate's baseline, tested at `alpha` (used
@@ -50,6 +51,7 @@ fn by_values(delta: &mut MetricDelta) -> Tested {
             effect: delta.change,
             interval: None,
             samples: (1, 1),
+            detectable: None,
         });
     }
     Tested {
@@ -164,6 +166,7 @@ fn rate(
         effect: Some(effect),
         interval,
         samples: (u64::from(before.judged), u64::from(now.judged)),
+        detectable: detectable_drop(&strata, alpha),
     });
     Some(Tested {
         p_value: Some(p_value),
@@ -172,6 +175,42 @@ fn rate(
         reachable: stratified_worse(&extreme).is_some_and(|p| p <= alpha),
         min_p: 0.0,
     })
+}
+
+/// The smallest drop, in points, of a rate's good outcomes that these strata's runs could show
+/// beyond noise at `alpha`: each case's baseline rate, that much lower, on the runs it had now.
+/// `None` when not even every run going bad would show.
+fn detectable_drop(strata: &[(Tally, Tally)], alpha: f64) -> Option<f64> {
+    let shows = |drop: f64| {
+        let lowered: Vec<(Tally, Tally)> = strata
+            .iter()
+            .map(|&(before, now)| {
+                let rate = before.fraction().unwrap_or(0.0) - drop / 100.0;
+                let passed = (rate.max(0.0) * f64::from(now.judged)).round() as u32;
+                (
+                    before,
+                    Tally {
+                        passed,
+                        judged: now.judged,
+                    },
+                )
+            })
+            .collect();
+        stratified_worse(&lowered).is_some_and(|p| p <= alpha)
+    };
+    if !shows(100.0) {
+        return None;
+    }
+    let (mut low, mut high) = (0.0, 100.0);
+    for _ in 0..20 {
+        let middle = (low + high) / 2.0;
+        if shows(middle) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Some(high.ceil())
 }
 
 /// [`CaseResult::deflected`] as one outcome of one (none when it does not count).
@@ -219,14 +258,23 @@ fn latency(
         seed: 95,
     };
     let found = quantile_worse(&before, &now, &test)?;
+    let whole = WholeSample::of(&before, &now, &test)?;
+    // Either test may show the rise: two looks at one metric, so each counts at half the
+    // metric's rate (Bonferroni), and the run's Holm then treats the pair as one p-value.
+    let p_value = (2.0 * found.p_value.min(whole.p_value)).min(1.0);
+    let best_p_value = (2.0 * found.best_p_value.min(whole.best_p_value)).min(1.0);
     let percent = |ratio: f64| (ratio - 1.0) * 100.0;
     // The metric shown is the one tested: the p95 over every run's turns.
     delta.baseline = Some(found.before);
     delta.current = Some(found.now);
     delta.change = Some(threshold.worsening(found.before, found.now));
     delta.evidence = Some(Evidence {
-        test: Test::Quantile,
-        p_value: Some(found.p_value),
+        test: if whole.p_value < found.p_value {
+            Test::RankSum
+        } else {
+            Test::Quantile
+        },
+        p_value: Some(p_value),
         adjusted_p: None,
         effect: delta.change,
         interval: Some((
@@ -234,21 +282,89 @@ fn latency(
             percent(found.ratio_interval.hi),
         )),
         samples: (before.len() as u64, now.len() as u64),
+        detectable: detectable_rise(&before, now.len(), &test, alpha),
     });
     let change = delta.change.unwrap_or_default();
-    let worse = beyond(change, delta.limit) && found.exceeds_floor;
-    // A p95 of one latency a case is rough: with runs left, one that measures worse than half
-    // the limit (and half the floor) stays open rather than clear.
+    let worse = (beyond(change, delta.limit) && found.exceeds_floor) || whole.moved_beyond;
+    // A p95 or a median of one latency a case is rough: with runs left, either measuring
+    // worse than half the limit (and half the floor) stays open rather than clear.
+    let half_worse = |before: f64, now: f64| {
+        threshold.worsening(before, now) > delta.limit / 2.0 && now - before > test.floor / 2.0
+    };
     let open = !worse
         && runs_left > 0
-        && change > delta.limit / 2.0
-        && found.now - found.before > test.floor / 2.0;
+        && (half_worse(found.before, found.now) || half_worse(whole.median.0, whole.median.1));
     Some(Tested {
-        p_value: Some(found.p_value),
+        p_value: Some(p_value),
         worse,
         open,
         // More runs bring more latencies, which can reach any level.
-        reachable: found.best_p_value <= alpha || runs_left > 0,
+        reachable: best_p_value <= alpha || runs_left > 0,
         min_p: 0.0,
     })
+}
+
+/// The rank-sum test of the whole sample: each latency now, divided by the limit's ratio and
+/// less the floor (the smaller), against the baseline's. Rejecting says that latencies rose
+/// beyond both the limit and the floor, whatever the tail did.
+struct WholeSample {
+    p_value: f64,
+    best_p_value: f64,
+    /// The median rose beyond the limit and the floor, as measured.
+    moved_beyond: bool,
+    /// The medians, before and now.
+    median: (f64, f64),
+}
+
+impl WholeSample {
+    fn of(before: &[f64], now: &[f64], test: &QuantileTest) -> Option<Self> {
+        let (p_value, best_p_value) = rank_sum_worse(before, &scaled(now, test))?;
+        let median = |samples: &[f64]| {
+            let mut sorted = samples.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            quantile(&sorted, 0.5)
+        };
+        let (was, is) = (median(before)?, median(now)?);
+        Some(Self {
+            p_value,
+            best_p_value,
+            moved_beyond: is > was * test.ratio_limit && is - was > test.floor,
+            median: (was, is),
+        })
+    }
+}
+
+/// Latencies as the whole-sample test compares them with the baseline's.
+fn scaled(now: &[f64], test: &QuantileTest) -> Vec<f64> {
+    now.iter()
+        .map(|&x| (x / test.ratio_limit).min(x - test.floor))
+        .collect()
+}
+
+/// The smallest rise, in percent, that `runs` latencies could show beyond noise at `alpha`:
+/// the baseline's own distribution (at `runs` evenly spaced quantiles) made that much slower,
+/// against the baseline. `None` when not even a hundredfold rise would show.
+fn detectable_rise(before: &[f64], runs: usize, test: &QuantileTest, alpha: f64) -> Option<f64> {
+    let mut sorted = before.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let typical: Vec<f64> = (0..runs)
+        .filter_map(|i| quantile(&sorted, (i as f64 + 0.5) / runs as f64))
+        .collect();
+    let shows = |rise: f64| {
+        let slower: Vec<f64> = typical.iter().map(|x| x * (1.0 + rise / 100.0)).collect();
+        rank_sum_worse(&sorted, &scaled(&slower, test)).is_some_and(|(p, _)| 2.0 * p <= alpha)
+    };
+    let (mut low, mut high) = (0.0, 10_000.0);
+    if !shows(high) {
+        return None;
+    }
+    for _ in 0..24 {
+        let middle = (low + high) / 2.0;
+        if shows(middle) {
+            high = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Some(high.ceil())
 }

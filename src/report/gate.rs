@@ -272,6 +272,7 @@ mod tests {
                         effect: Some(12.5),
                         interval: Some((4.1, 20.9)),
                         samples: (40, 40),
+                        detectable: None,
                     }),
                 },
                 MetricDelta {
@@ -311,6 +312,7 @@ mod tests {
                     effect: None,
                     interval: None,
                     samples: (0, 1),
+                    detectable: None,
                 }),
                 quarantine: None,
             }],

@@ -155,6 +155,9 @@ pub enum Test {
     Stratified,
     /// Mood's quantile test on the latencies of every turn of every run.
     Quantile,
+    /// The rank-sum (Mann–Whitney) test of every latency, scaled by the limit, against the
+    /// baseline's: the whole distribution moved.
+    RankSum,
 }
 
 /// The evidence behind a decision.
@@ -175,6 +178,10 @@ pub struct Evidence {
     pub interval: Option<(f64, f64)>,
     /// Runs (rates, cases) or latencies (latency tests) compared: baseline, now.
     pub samples: (u64, u64),
+    /// For a decision left open: the smallest worsening, in the threshold's unit, that these
+    /// runs could have shown beyond noise (`could detect a rise of 35% or more`).
+    #[serde(default)]
+    pub detectable: Option<f64>,
 }
 
 impl Evidence {
@@ -214,10 +221,20 @@ impl Evidence {
             ));
         }
         let what = match self.test {
-            Test::Quantile => "latencies",
+            Test::Quantile | Test::RankSum => "latencies",
             _ => "runs",
         };
         parts.push(format!("{} vs {} {what}", self.samples.0, self.samples.1));
+        if let Some(detectable) = self.detectable {
+            let verb = match unit {
+                Unit::Percent => "rise",
+                Unit::PercentagePoints => "worsening",
+            };
+            parts.push(format!(
+                "could detect a {verb} of {} or more",
+                unit.amount(detectable)
+            ));
+        }
         parts.join("; ")
     }
 }

@@ -8,7 +8,8 @@
 //!   an exact test, because a flaky case run 5 times is where normal approximations mislead:
 //!   Fisher's for a case's pass counts ([`fisher_worse`]), the exact stratified test for a
 //!   suite's rates, whose cases each have their own ([`stratified_worse`]), and an exact
-//!   exceedance test for latency quantiles ([`quantile_worse`]).
+//!   exceedance test for latency quantiles ([`quantile_worse`]), beside the rank-sum test of
+//!   the whole latency sample ([`rank_sum_worse`]) for a distribution that moved as a whole.
 //! - The p-values of a run are combined by Holm's procedure ([`holm_adjusted`]), which bounds
 //!   the chance of *any* false alarm under any dependence between cases.
 //! - Adaptive reruns share `alpha` between planned looks ([`crate::gate::adaptive`]).
@@ -24,6 +25,7 @@ mod fisher;
 mod histogram;
 mod holm;
 mod quantile;
+mod rank_sum;
 mod rate;
 pub mod sim;
 mod stratified;
@@ -37,6 +39,7 @@ pub use fisher::fisher_worse;
 pub use histogram::LatencyHistogram;
 pub use holm::{holm_adjusted, tarone_holm_adjusted};
 pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
+pub use rank_sum::rank_sum_worse;
 pub use rate::worsening_interval;
 pub use stratified::stratified_worse;
 
