@@ -5,6 +5,7 @@
 
 pub mod baseline;
 pub mod convert;
+pub mod grading;
 pub mod init;
 pub mod list;
 pub mod publish;

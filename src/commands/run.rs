@@ -2,7 +2,6 @@
 
 use std::collections::HashSet;
 use std::io::{self, Write};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,26 +10,21 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use goldgate::agent::connect;
 use goldgate::app::baseline::History;
+use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Publish};
 use goldgate::app::select::{self, Selected, Selection};
-use goldgate::config::llm::eval_config_models;
 use goldgate::config::quarantine::{self, Date};
-use goldgate::config::thresholds::EVAL_CONFIG_FILE;
-use goldgate::config::{AgentConfig, Config, JudgeConfig, SimulatorConfig};
+use goldgate::config::{AgentConfig, Config};
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::gate::adaptive::{self, Schedule};
 use goldgate::limit::{self, Limits};
-use goldgate::llm::cache::{self, JudgeCache};
-use goldgate::llm::client::{LlmClient, Patience, SetupError};
-use goldgate::llm::judge::JudgePanel;
-use goldgate::llm::simulator::Simulator;
 use goldgate::model::{Case, Floor};
 use goldgate::report::{console, gate, html, junit};
 use goldgate::results::json;
 use goldgate::results::{CaseResult, FloorResult, Policy, Report, Status, Verdict};
 use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
-use goldgate::score::{Grader, Judge, ScoreOptions};
+use goldgate::score::Grader;
 use goldgate::shard;
 
 use crate::cli::RunArgs;
@@ -88,8 +82,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         limits: Some(limits),
         agent_pacing: config.agent_rate_limit,
     };
-    let grader = match build_grader(args, &config, &options) {
-        Ok(grader) => grader,
+    let flags = GradingFlags {
+        allow_extra_tool_calls: args.allow_extra_tool_calls,
+        no_cache: args.no_cache,
+        cache_dir: args.cache_dir.clone(),
+        record: args.record.clone(),
+        replay: match &agent_config {
+            Some(AgentConfig::Replay { dir }) => Some(dir.clone()),
+            _ => None,
+        },
+    };
+    let grader = match grading::grader(&flags, &config, &options) {
+        Ok((grader, notices)) => {
+            notices.iter().for_each(|n| eprintln!("goldgate: {n}"));
+            grader
+        }
         Err(message) => return Ok(fail(&message)),
     };
     // With a baseline, open decisions get more runs by default: the gate's power rests on them.
@@ -199,39 +206,6 @@ fn agent_to_test(
              hint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
             .to_owned()),
     }
-}
-
-/// The grader, with the configured judge. A judge without its API key is not an error: its
-/// checks are skipped and semantic matches fall back to local similarity.
-fn build_grader(args: &RunArgs, config: &Config, options: &RunOptions) -> Result<Grader, String> {
-    let mut grader = Grader::new(
-        None,
-        ScoreOptions {
-            allow_extra_tool_calls: args.allow_extra_tool_calls
-                || config.run.allow_extra_tool_calls,
-            ..ScoreOptions::default()
-        },
-    );
-    (grader.simulator, grader.no_simulator) = build_simulator(args, config, options)?;
-    let Some(judge) = &config.judge else {
-        return Ok(grader);
-    };
-    grader.options.similarity_pass = judge.similarity_pass;
-    match build_judge(args, judge, options) {
-        Ok(built) => grader.judge = Some(built),
-        Err(SetupError::MissingKey { var }) => {
-            let reason = format!(
-                "the {} judge needs {var}, which is not set",
-                judge.provider.name()
-            );
-            eprintln!(
-                "goldgate: {reason}: LLM-judge checks are skipped, semantic matches use local similarity"
-            );
-            grader.no_judge = Some(reason);
-        }
-        Err(SetupError::Invalid(message)) => return Err(format!("judge: {message}")),
-    }
-    Ok(grader)
 }
 
 /// Plays `cases` on a fresh async runtime, with a progress bar and Ctrl-C handling. The inner
@@ -385,106 +359,6 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         exit = exit.max(super::update_baseline(path, report, args.force, history)?);
     }
     Ok(exit)
-}
-
-/// Where `--record DIR` keeps the simulated user's answers (`DIR/simulated-user/`), and where
-/// a replay of `DIR` reads them.
-const RECORDED_USER: &str = "simulated-user";
-
-/// The simulated user of SCRAPI simulations (`simulator:`, else the judge's provider and
-/// model), cached like the judge and recorded with `--record`; without its key, replaying
-/// what was recorded, else why simulations are skipped.
-fn build_simulator(
-    args: &RunArgs,
-    config: &Config,
-    options: &RunOptions,
-) -> Result<(Option<Simulator>, Option<String>), String> {
-    let Some(wanted) = SimulatorConfig::of(config) else {
-        return Ok((None, None));
-    };
-    let endpoint = goldgate::config::Endpoint {
-        base_url: connect::expanded(wanted.endpoint.base_url.as_deref(), "simulator")?,
-        model: wanted.endpoint.model.clone(),
-    };
-    let patience = Patience {
-        timeout: options.timeout,
-        retries: options.retries,
-        backoff: options.backoff,
-    };
-    let http = connect::http_client()?;
-    match LlmClient::from_env(wanted.provider, &endpoint, http.clone(), patience) {
-        Ok(client) => {
-            let client = match &options.limits {
-                Some(limits) => client.limited_by(limits.endpoint(
-                    &format!("simulator {}", wanted.provider.name()),
-                    limit::Pacing::default(),
-                )),
-                None => client,
-            };
-            let dir = args.cache_dir.as_deref();
-            let cache = (!args.no_cache)
-                .then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))));
-            let simulator = Simulator::new(client, cache);
-            Ok((
-                Some(match &args.record {
-                    Some(dir) => simulator.recording_to(JudgeCache::new(dir.join(RECORDED_USER))),
-                    None => simulator,
-                }),
-                None,
-            ))
-        }
-        // Replaying a recorded run: the simulated user's answers were recorded with it.
-        Err(SetupError::MissingKey { .. })
-            if let Some(AgentConfig::Replay { dir }) = agent_config(args, config) =>
-        {
-            let recorded = JudgeCache::new(dir.join(RECORDED_USER));
-            Simulator::replaying(wanted.provider, &endpoint, recorded, http)
-                .map(|simulator| (Some(simulator), None))
-                .map_err(|e| format!("simulator: {e}"))
-        }
-        Err(SetupError::MissingKey { var }) => Ok((
-            None,
-            Some(format!(
-                "the {} simulated user needs {var}, which is not set",
-                wanted.provider.name()
-            )),
-        )),
-        Err(SetupError::Invalid(message)) => Err(format!("simulator: {message}")),
-    }
-}
-
-/// The judge `judge:` configures, with the cache unless `--no-cache`; it retries and times out
-/// like the agent.
-fn build_judge(
-    args: &RunArgs,
-    judge: &JudgeConfig,
-    options: &RunOptions,
-) -> Result<Arc<dyn Judge>, SetupError> {
-    let dir = args.cache_dir.as_deref();
-    let cache =
-        (!args.no_cache).then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))));
-    let patience = Patience {
-        timeout: options.timeout,
-        retries: options.retries,
-        backoff: options.backoff,
-    };
-    let http = connect::http_client().map_err(SetupError::Invalid)?;
-    // gecx's eval.config.json may name each provider's judge model, as it may the thresholds.
-    let eval_config = Path::new(EVAL_CONFIG_FILE);
-    let models = if eval_config.is_file() {
-        eval_config_models(eval_config).map_err(|e| SetupError::Invalid(e.to_string()))?
-    } else {
-        Vec::new()
-    };
-    let limits = options.limits.clone();
-    Ok(Arc::new(JudgePanel::build(
-        judge,
-        &models,
-        cache,
-        patience,
-        &http,
-        limits.as_deref(),
-    )?))
 }
 
 /// The selection and `--repeat` / `--min-pass`, checked before anything is loaded.

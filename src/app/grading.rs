@@ -1,0 +1,167 @@
+//! The grader a run scores with: its options, the LLM judge and the simulated user of
+//! simulations, each cached and limited like the agent. A judge or simulator without its API
+//! key is not an error: its checks are skipped, with why.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::agent::connect;
+use crate::config::llm::eval_config_models;
+use crate::config::thresholds::EVAL_CONFIG_FILE;
+use crate::config::{Config, JudgeConfig, SimulatorConfig};
+use crate::limit;
+use crate::llm::cache::{self, JudgeCache};
+use crate::llm::client::{LlmClient, Patience, SetupError};
+use crate::llm::judge::JudgePanel;
+use crate::llm::simulator::Simulator;
+use crate::run::RunOptions;
+use crate::score::{Grader, Judge, ScoreOptions};
+
+/// What the command line adds to the config for grading.
+#[derive(Clone, Debug, Default)]
+pub struct GradingFlags {
+    /// `--allow-extra-tool-calls`.
+    pub allow_extra_tool_calls: bool,
+    /// `--no-cache`.
+    pub no_cache: bool,
+    /// `--cache-dir`.
+    pub cache_dir: Option<PathBuf>,
+    /// `--record DIR`: the simulated user's answers are recorded there too.
+    pub record: Option<PathBuf>,
+    /// The run replays this recording: the simulated user's answers come from it.
+    pub replay: Option<PathBuf>,
+}
+
+/// The grader, and the notices a person should read (a judge skipped for want of its key).
+pub fn grader(
+    flags: &GradingFlags,
+    config: &Config,
+    options: &RunOptions,
+) -> Result<(Grader, Vec<String>), String> {
+    let mut notices = Vec::new();
+    let mut grader = Grader::new(
+        None,
+        ScoreOptions {
+            allow_extra_tool_calls: flags.allow_extra_tool_calls
+                || config.run.allow_extra_tool_calls,
+            ..ScoreOptions::default()
+        },
+    );
+    (grader.simulator, grader.no_simulator) = simulator(flags, config, options)?;
+    let Some(judge_config) = &config.judge else {
+        return Ok((grader, notices));
+    };
+    grader.options.similarity_pass = judge_config.similarity_pass;
+    match judge(flags, judge_config, options) {
+        Ok(built) => grader.judge = Some(built),
+        Err(SetupError::MissingKey { var }) => {
+            let reason = format!(
+                "the {} judge needs {var}, which is not set",
+                judge_config.provider.name()
+            );
+            notices.push(format!(
+                "{reason}: LLM-judge checks are skipped, semantic matches use local similarity"
+            ));
+            grader.no_judge = Some(reason);
+        }
+        Err(SetupError::Invalid(message)) => return Err(format!("judge: {message}")),
+    }
+    Ok((grader, notices))
+}
+
+/// The judge cache, unless `--no-cache`.
+fn cache(flags: &GradingFlags) -> Option<JudgeCache> {
+    let dir = flags.cache_dir.as_deref();
+    (!flags.no_cache).then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))))
+}
+
+fn patience(options: &RunOptions) -> Patience {
+    Patience {
+        timeout: options.timeout,
+        retries: options.retries,
+        backoff: options.backoff,
+    }
+}
+
+/// Where `--record DIR` keeps the simulated user's answers (`DIR/simulated-user/`), and where
+/// a replay of `DIR` reads them.
+pub const RECORDED_USER: &str = "simulated-user";
+
+/// The simulated user of SCRAPI simulations (`simulator:`, else the judge's provider and
+/// model), cached like the judge and recorded with `--record`; without its key, replaying
+/// what was recorded, else why simulations are skipped.
+fn simulator(
+    flags: &GradingFlags,
+    config: &Config,
+    options: &RunOptions,
+) -> Result<(Option<Simulator>, Option<String>), String> {
+    let Some(wanted) = SimulatorConfig::of(config) else {
+        return Ok((None, None));
+    };
+    let endpoint = crate::config::Endpoint {
+        base_url: connect::expanded(wanted.endpoint.base_url.as_deref(), "simulator")?,
+        model: wanted.endpoint.model.clone(),
+    };
+    let http = connect::http_client()?;
+    match LlmClient::from_env(wanted.provider, &endpoint, http.clone(), patience(options)) {
+        Ok(client) => {
+            let client = match &options.limits {
+                Some(limits) => client.limited_by(limits.endpoint(
+                    &format!("simulator {}", wanted.provider.name()),
+                    limit::Pacing::default(),
+                )),
+                None => client,
+            };
+            let simulator = Simulator::new(client, cache(flags));
+            Ok((
+                Some(match &flags.record {
+                    Some(dir) => simulator.recording_to(JudgeCache::new(dir.join(RECORDED_USER))),
+                    None => simulator,
+                }),
+                None,
+            ))
+        }
+        // Replaying a recorded run: the simulated user's answers were recorded with it.
+        Err(SetupError::MissingKey { .. }) if let Some(dir) = &flags.replay => {
+            let recorded = JudgeCache::new(dir.join(RECORDED_USER));
+            Simulator::replaying(wanted.provider, &endpoint, recorded, http)
+                .map(|simulator| (Some(simulator), None))
+                .map_err(|e| format!("simulator: {e}"))
+        }
+        Err(SetupError::MissingKey { var }) => Ok((
+            None,
+            Some(format!(
+                "the {} simulated user needs {var}, which is not set",
+                wanted.provider.name()
+            )),
+        )),
+        Err(SetupError::Invalid(message)) => Err(format!("simulator: {message}")),
+    }
+}
+
+/// The judge `judge:` configures, with the cache unless `--no-cache`; it retries and times out
+/// like the agent.
+fn judge(
+    flags: &GradingFlags,
+    judge: &JudgeConfig,
+    options: &RunOptions,
+) -> Result<Arc<dyn Judge>, SetupError> {
+    let http = connect::http_client().map_err(SetupError::Invalid)?;
+    // gecx's eval.config.json may name each provider's judge model, as it may the thresholds.
+    let eval_config = Path::new(EVAL_CONFIG_FILE);
+    let models = if eval_config.is_file() {
+        eval_config_models(eval_config).map_err(|e| SetupError::Invalid(e.to_string()))?
+    } else {
+        Vec::new()
+    };
+    let limits = options.limits.clone();
+    Ok(Arc::new(JudgePanel::build(
+        judge,
+        &models,
+        cache(flags),
+        patience(options),
+        &http,
+        limits.as_deref(),
+    )?))
+}
+
