@@ -55,7 +55,7 @@ pub fn name(file: &Path, cwd: &Path) -> String {
 }
 
 /// `path` with `.` dropped and `..` taking off the component before it.
-fn lexical(path: &Path) -> PathBuf {
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -164,4 +164,3 @@ fn judge(
         limits.as_deref(),
     )?))
 }
-

@@ -198,19 +198,7 @@ fn detectable_drop(strata: &[(Tally, Tally)], alpha: f64) -> Option<f64> {
             .collect();
         stratified_worse(&lowered).is_some_and(|p| p <= alpha)
     };
-    if !shows(100.0) {
-        return None;
-    }
-    let (mut low, mut high) = (0.0, 100.0);
-    for _ in 0..20 {
-        let middle = (low + high) / 2.0;
-        if shows(middle) {
-            high = middle;
-        } else {
-            low = middle;
-        }
-    }
-    Some(high.ceil())
+    smallest(shows, 100.0)
 }
 
 /// [`CaseResult::deflected`] as one outcome of one (none when it does not count).
@@ -354,11 +342,17 @@ fn detectable_rise(before: &[f64], runs: usize, test: &QuantileTest, alpha: f64)
         let slower: Vec<f64> = typical.iter().map(|x| x * (1.0 + rise / 100.0)).collect();
         rank_sum_worse(&sorted, &scaled(&slower, test)).is_some_and(|(p, _)| 2.0 * p <= alpha)
     };
-    let (mut low, mut high) = (0.0, 10_000.0);
-    if !shows(high) {
+    smallest(shows, 10_000.0)
+}
+
+/// The smallest amount in `0..=most` (to a whole unit, rounded up) for which `shows` holds,
+/// where it holds of every larger amount once it holds of one; `None` when not even `most`.
+fn smallest(shows: impl Fn(f64) -> bool, most: f64) -> Option<f64> {
+    if !shows(most) {
         return None;
     }
-    for _ in 0..24 {
+    let (mut low, mut high) = (0.0, most);
+    while high - low > 0.5 {
         let middle = (low + high) / 2.0;
         if shows(middle) {
             high = middle;

@@ -5,7 +5,7 @@
 //! the process's. Every variable is optional: outside Actions the context is simply empty.
 
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -155,7 +155,10 @@ impl Context {
 /// on both sides when they exist (macOS runners' `/var` is `/private/var`), and `.`/`..`
 /// lexically otherwise.
 pub(crate) fn relative_to(path: &Path, workspace: &Path) -> Option<String> {
-    let resolve = |p: &Path| p.canonicalize().unwrap_or_else(|_| normalize(p));
+    let resolve = |p: &Path| {
+        p.canonicalize()
+            .unwrap_or_else(|_| crate::project::lexical(p))
+    };
     let relative = resolve(path)
         .strip_prefix(resolve(workspace))
         .ok()?
@@ -165,20 +168,6 @@ pub(crate) fn relative_to(path: &Path, workspace: &Path) -> Option<String> {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     Some(parts.join("/"))
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The pull request an event payload is about.
