@@ -9,17 +9,27 @@ use super::STOP_GRACE;
 
 /// SIGTERM to the process group, then SIGKILL to whatever is left after [`STOP_GRACE`].
 pub(super) async fn terminate(child: &mut Child, pid: Option<u32>) {
+    let deadline = tokio::time::Instant::now() + STOP_GRACE;
     kill_group(pid, Signal::Term);
-    if tokio::time::timeout(STOP_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        kill_group(pid, Signal::Kill);
-        let _ = child.kill().await;
-    } else {
-        // The leader left; its children may not have.
-        kill_group(pid, Signal::Kill);
+    let _ = tokio::time::timeout_at(deadline, child.wait()).await;
+    // The leader may leave at once (`sh -c` running the agent) while the agent it started
+    // still winds down: the group keeps the rest of the grace before SIGKILL.
+    while group_alive(pid) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
+    kill_group(pid, Signal::Kill);
+    let _ = child.kill().await;
+}
+
+/// Some process of the group is still there (zombies included, until their parent reaps them).
+fn group_alive(pid: Option<u32>) -> bool {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with signal 0 only checks that the group exists; no memory is touched.
+        return unsafe { libc::kill(-pid, 0) } == 0;
+    }
+    let _ = pid;
+    false
 }
 
 /// How a bounded line read ended.
