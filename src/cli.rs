@@ -225,6 +225,7 @@ pub struct RunArgs {
         long,
         value_name = "N",
         help_heading = "Execution",
+        value_parser = at_least_one,
         help = from_run_settings("Cases run at once", RunSettings::default().concurrency)
     )]
     pub concurrency: Option<usize>,
@@ -530,8 +531,24 @@ fn from_run_settings(what: &str, default: impl std::fmt::Display) -> String {
     format!("{what} [default: `run:` in goldgate.yaml, else {default}]")
 }
 
+/// A duration on the command line carries its unit: `--timeout 5` could be seconds or
+/// milliseconds to whoever reads the workflow.
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    if !text.is_empty() && text.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "`{text}` has no unit: write `{text}s`, `{text}ms` or `{text}m`"
+        ));
+    }
     goldgate::config::parse_duration(text)
+}
+
+/// A count of at least one (`--concurrency 0` would run nothing).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
 }
 
 #[derive(Debug, Args)]

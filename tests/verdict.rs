@@ -480,3 +480,30 @@ fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
         assert!(!fs::metadata("/dev/full").unwrap().is_file());
     }
 }
+
+#[test]
+fn flags_that_would_mislead_are_refused_and_the_run_says_where_its_reports_are() {
+    let (dir, addr, _) = setup(1);
+    let out = run(dir.path(), addr, &["--timeout", "5"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`5` has no unit: write `5s`"),
+        "{}",
+        out.stderr
+    );
+    let out = run(dir.path(), addr, &["--concurrency", "0"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("must be at least 1"), "{}", out.stderr);
+
+    let out = run(
+        dir.path(),
+        addr,
+        &["--output", "r.json", "--junit", "j.xml"],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("goldgate: reports in r.json, j.xml"),
+        "{}",
+        out.stderr
+    );
+}

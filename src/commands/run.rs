@@ -30,6 +30,8 @@ use goldgate::shard;
 use crate::cli::RunArgs;
 
 pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
+    // The run's wall time, agent start-up included: what the user waited for.
+    let started = std::time::Instant::now();
     let (selection, repeat) = match plan_arguments(args) {
         Ok(plan) => plan,
         Err(message) => return Ok(fail(&message)),
@@ -114,11 +116,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         &options,
         adaptive,
     )?;
-    let Played {
-        mut report,
-        duration,
-    } = match played {
-        Ok(played) => played,
+    let mut report = match played {
+        Ok(played) => played.report,
         Err(message) => return Ok(fail(&message)),
     };
     report.suite = suite_id;
@@ -143,7 +142,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         .iter()
         .map(|floor| FloorResult::check(floor, &report))
         .collect();
-    finish(args, &report, duration)
+    finish(args, &report, started.elapsed())
 }
 
 /// Every file the run will write can be written: found out before the agent is called, not
@@ -333,6 +332,15 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         .err(),
     );
     list_errors(report);
+    let written: Vec<String> = [&args.output, &args.junit, &args.html, &args.github.markdown]
+        .into_iter()
+        .flatten()
+        .map(|path| path.display().to_string())
+        .collect();
+    // Where to look next; a file that could not be written is named among the errors below.
+    if !written.is_empty() && failed.is_empty() {
+        eprintln!("goldgate: reports in {}", written.join(", "));
+    }
     if report.verdict() == Verdict::NothingJudged {
         let why = report
             .cases
