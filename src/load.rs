@@ -92,7 +92,22 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
     }
     let text = match read(path) {
         Ok(text) => text,
-        Err(message) => return vec![formats::failed(&file, None, Code::G112, message, None)],
+        Err((message, None)) => {
+            return vec![formats::failed(&file, None, Code::G112, message, None)];
+        }
+        Err((message, Some((line, column)))) => {
+            let mut diags = Diagnostics::new(&file);
+            diags
+                .error(Code::E001, line, column, message)
+                .hint("save the file as UTF-8");
+            return vec![LoadedFile {
+                path: file,
+                format: None,
+                cases: Vec::new(),
+                diagnostics: diags.items,
+                floors: Vec::new(),
+            }];
+        }
     };
     let is_csv = path
         .extension()
@@ -187,21 +202,44 @@ fn not_a_golden(file: &Arc<Path>, root: &Node) -> LoadedFile {
     )
 }
 
-/// Reads a file as UTF-8 text, refusing huge files before reading them.
-fn read(path: &Path) -> Result<String, String> {
-    let meta = fs::metadata(path).map_err(|e| format!("cannot read file: {e}"))?;
+/// Reads a file as UTF-8 text, refusing huge files before reading them. The error says why,
+/// and where (line, column) when a byte is not UTF-8.
+fn read(path: &Path) -> Result<String, (String, Option<(u32, u32)>)> {
+    let unreadable = |e: std::io::Error| (format!("cannot read file: {e}"), None);
+    let meta = fs::metadata(path).map_err(unreadable)?;
     if meta.len() > MAX_FILE_BYTES as u64 {
-        return Err(format!(
-            "file is {} MiB; goldgate refuses golden files over {} MiB",
-            meta.len() / (1024 * 1024),
-            MAX_FILE_BYTES / (1024 * 1024)
+        return Err((
+            format!(
+                "file is {} MiB; goldgate refuses golden files over {} MiB",
+                meta.len() / (1024 * 1024),
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+            None,
         ));
     }
-    let bytes = fs::read(path).map_err(|e| format!("cannot read file: {e}"))?;
+    let bytes = fs::read(path).map_err(unreadable)?;
     String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "file is not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
+        let offset = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..offset];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        // Columns count characters, as the YAML errors do.
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        (
+            format!(
+                "not UTF-8 text: byte 0x{:02x} at offset {offset}",
+                e.as_bytes()[offset]
+            ),
+            Some((
+                u32::try_from(line).unwrap_or(u32::MAX),
+                u32::try_from(column).unwrap_or(u32::MAX),
+            )),
         )
     })
 }

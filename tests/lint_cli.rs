@@ -225,3 +225,38 @@ fn help_teaches_formats_and_exit_codes() {
         .code(0)
         .stdout(predicate::str::contains("Exit codes"));
 }
+
+#[test]
+fn a_byte_that_is_not_utf8_is_reported_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    std::fs::write(
+        dir.path().join("goldens/bad.yaml"),
+        b"conversations:\n  - conversation: caf\xe9\n",
+    )
+    .unwrap();
+    let out = common::goldgate(dir.path(), &["lint", "."]);
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("bad.yaml:2: error [E001] not UTF-8 text: byte 0xe9"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_golden_of_a_hundred_thousand_plain_turns_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    let turns: String = (0..100_000)
+        .map(|i| format!("      - user: Where is ORD-{i}?\n        agent: It shipped.\n"))
+        .collect();
+    std::fs::write(
+        dir.path().join("goldens/big.yaml"),
+        format!("conversations:\n  - conversation: big\n    turns:\n{turns}"),
+    )
+    .unwrap();
+    let out = common::goldgate(dir.path(), &["lint", "."]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+}

@@ -15,11 +15,11 @@ use granit_parser::{Event, Parser, ScalarStyle, Span, StrInput};
 
 use super::{Key, Node, Value};
 
-/// serde-saphyr 2.1's default budget (`serde_saphyr::Budget::default()`). Past any of these it
+/// The budget goldgate gives serde-saphyr (see [`super::saphyr`]). Past any of these it
 /// reports an error, so the fast path gives up there.
 const MAX_DEPTH: usize = 64;
-const MAX_NODES: usize = 250_000;
-const MAX_EVENTS: usize = 1_000_000;
+const MAX_NODES: usize = super::MAX_NODES;
+const MAX_EVENTS: usize = super::MAX_EVENTS;
 const MAX_SCALAR_BYTES: usize = 64 * 1024 * 1024;
 
 /// Builds the tree of a non-empty document, or `None` when serde-saphyr must decide.

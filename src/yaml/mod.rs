@@ -24,6 +24,14 @@ use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, suggestion};
 /// Files larger than this are refused before parsing: goldens are hand-written text.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 
+/// The most YAML nodes (scalars, lists, mappings) one file may hold: eight times serde-saphyr's
+/// default, so that a golden of 100,000 plain turns (about 8 MB) loads, while a file at the
+/// 16 MiB cap still parses in bounded memory.
+pub const MAX_NODES: usize = 2_000_000;
+
+/// The parser events that allows (each node opens and closes).
+pub const MAX_EVENTS: usize = 4 * MAX_NODES;
+
 /// A YAML node with its position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -333,9 +341,12 @@ pub fn expect_text(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<S
 /// Reports a parse failure as the file's one diagnostic.
 pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
     let hint = if err.message.contains("mapping values are not allowed") {
-        Some("a plain scalar may not contain `: `; quote the value")
+        Some("a plain scalar may not contain `: `; quote the value".to_owned())
     } else if err.message.contains("budget") || err.message.contains("alias") {
-        Some("the file expands past goldgate's limits (aliases, nesting or size)")
+        Some(format!(
+            "the file is past goldgate's YAML limits ({MAX_NODES} nodes, 64 levels of nesting, \
+             50,000 aliases); split it into several files"
+        ))
     } else {
         None
     };

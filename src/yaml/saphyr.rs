@@ -36,6 +36,10 @@ fn parse_here(text: &str) -> Result<Node, ParseError> {
     let options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
         with_snippet: false,
+        budget: serde_saphyr::budget! {
+            max_nodes: super::MAX_NODES,
+            max_events: super::MAX_EVENTS,
+        },
     };
     match serde_saphyr::from_str_with_options::<Spanned<Raw>>(text, options) {
         Ok(spanned) => Ok(spanned.into_node()),
