@@ -119,3 +119,67 @@ fn a_429_asking_for_more_than_the_wait_budget_says_both_and_waits_nothing() {
     assert!(!error.contains("after waiting"), "{error}");
     assert_eq!((waits, waited_ms), (1, 0));
 }
+
+/// `goldgate args...` in `dir`: refused with exit 2 in a bounded time, saying `words`.
+fn assert_refused(dir: &Path, args: &[&str], words: &[&str]) {
+    let started = Instant::now();
+    let outcome = common::goldgate(dir, args);
+    assert_eq!(outcome.code, Some(2), "{args:?}: {}", outcome.stderr);
+    assert!(started.elapsed() < Duration::from_secs(30), "{args:?}");
+    for word in words {
+        assert!(
+            outcome.stderr.contains(word),
+            "{args:?}: {}",
+            outcome.stderr
+        );
+    }
+}
+
+#[test]
+fn a_report_over_the_size_cap_is_refused_unread_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sparse: 300 MiB that cost no disk, and that were read whole before.
+    let big = fs::File::create(dir.path().join("big.json")).unwrap();
+    big.set_len(300 * 1024 * 1024).unwrap();
+    let said = ["big.json: 300 MiB, over the 256 MiB a report may hold"];
+    assert_refused(dir.path(), &["report", "big.json"], &said);
+    assert_refused(
+        dir.path(),
+        &["compare", "x.json", "--baseline", "big.json"],
+        &said,
+    );
+    let merged = ["merge", "big.json", "big.json", "--output", "m.json"];
+    assert_refused(dir.path(), &merged, &said);
+    // `run` refuses its baseline before it calls the agent (nothing listens on port 9).
+    let run = [
+        "run",
+        "--agent-url",
+        "http://127.0.0.1:9/turn",
+        "--baseline",
+        "big.json",
+    ];
+    assert_refused(dir.path(), &run, &["cannot use the baseline", said[0]]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_or_a_named_pipe_is_refused_as_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // `/dev/zero` grew until killed; a FIFO with no writer blocked forever.
+    let zero = ["/dev/zero: not a regular file (a character device)"];
+    assert_refused(dir.path(), &["report", "/dev/zero"], &zero);
+    assert_refused(
+        dir.path(),
+        &["compare", "x.json", "--baseline", "/dev/zero"],
+        &zero,
+    );
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let pipe = ["pipe.json: not a regular file (a named pipe)"];
+    assert_refused(dir.path(), &["report", "pipe.json"], &pipe);
+    let merged = ["merge", "pipe.json", "pipe.json", "--output", "m.json"];
+    assert_refused(dir.path(), &merged, &pipe);
+}
