@@ -163,12 +163,19 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, Age
         if read > MAX_BODY {
             return Err(too_big());
         }
+        // Linear in the reply: only the new bytes are searched for a newline (a line spread
+        // over many chunks was searched again from its start for each), and the lines found
+        // are taken off the front once per chunk, not once per line.
+        let mut searched = pending.len();
         pending.extend_from_slice(&chunk);
-        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+        let mut start = 0;
+        while let Some(offset) = pending[searched..].iter().position(|&b| b == b'\n') {
+            let end = searched + offset;
             line_number += 1;
-            absorb_line(&pending[..end], line_number)?;
-            pending.drain(..=end);
+            absorb_line(&pending[start..end], line_number)?;
+            (start, searched) = (end + 1, end + 1);
         }
+        pending.drain(..start);
     }
     // The last line need not end with a newline.
     absorb_line(&pending, line_number + 1)?;
