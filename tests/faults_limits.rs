@@ -183,3 +183,47 @@ fn a_device_or_a_named_pipe_is_refused_as_a_report() {
     let merged = ["merge", "pipe.json", "pipe.json", "--output", "m.json"];
     assert_refused(dir.path(), &merged, &pipe);
 }
+
+/// A command agent that answers the ping, then each turn with `printf`'s `format` (given the
+/// request's id) followed by a 20 MiB run of `x` and `end`.
+#[cfg(unix)]
+fn long_line_agent(dir: &Path, format: &str, end: &str) {
+    common::order_golden(dir, &common::order_conversation("long"));
+    let script = format!(
+        r#"read -r ping; echo '{{"id":1}}'
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/^{{"id":\([0-9]*\).*/\1/p')
+  printf '{format}' "$id"; head -c 20971520 /dev/zero | tr '\0' x; printf '{end}\n'
+done"#
+    );
+    let argv = serde_json::to_string(&["sh", "-c", &script]).unwrap();
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  command: {{ argv: {argv} }}\nrun: {{ retries: 0 }}\n"),
+    )
+    .unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_command_agent_line_past_the_limit_fails_its_turn_at_once_saying_so() {
+    // With its id first, and with no id at all: the one request waiting is the one failed.
+    for (format, end) in [
+        (r#"{"id":%s,"messages":[{"text":"#, r#""}]}"#),
+        ("%.0s", ""),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        long_line_agent(dir.path(), format, end);
+        let (outcome, report, elapsed) = run(dir.path(), &["--timeout", "100s"]);
+        assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+        // It waited out the turn's timeout.
+        assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
+        let error = report["cases"][0]["error"].as_str().unwrap_or("");
+        assert!(
+            error.starts_with("bad reply: ")
+                && error.contains("a stdout line of 2097")
+                && error.contains("over the 16 MiB a line may hold"),
+            "{error}"
+        );
+    }
+}
