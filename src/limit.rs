@@ -7,7 +7,9 @@
 //! endpoint until its `Retry-After` has passed (1 s without one); each success raises it by
 //! `1/limit`, back towards `--concurrency`. [`Limiter::call`] waits a 429 out within
 //! `--rate-limit-wait` without counting it as an attempt, so that `--retries` stays for real
-//! failures; past the budget the 429 is an error of the run saying so.
+//! failures. A wait that would go past the budget is not started: the answer is at once an
+//! error of the run ([`AgentErrorKind::RateLimited`]) saying what the server asked for and
+//! what the budget allows, since waiting part of it can only end in the same error later.
 //!
 //! Optional pacing (`rate_limit: { requests_per_minute, tokens_per_minute }`) spaces request
 //! starts evenly, and pushes the next start back by the tokens each answer reports, so that a
@@ -26,8 +28,6 @@ use crate::results::RateLimitWaits;
 
 /// How long to pause after a 429 or 503 that says nothing about when to come back.
 const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
-/// The longest single pause a `Retry-After` can ask for.
-const MAX_PAUSE: Duration = Duration::from_secs(300);
 
 /// A known quota, from `rate_limit:` in goldgate.yaml.
 pub use crate::config::RateLimit as Pacing;
@@ -77,6 +77,7 @@ impl Limits {
                 cut_at: None,
                 waits: 0,
                 waited: Duration::ZERO,
+                counted_to: None,
             }),
             freed: Notify::new(),
             observer: Arc::clone(&self.observer),
@@ -141,7 +142,12 @@ struct State {
     /// When the limit was last cut: answers to requests sent before then do not cut it again.
     cut_at: Option<Instant>,
     waits: u64,
+    /// Wall time during which at least one worker slept on a pause (what was really waited,
+    /// not what pauses were set for: a pause nobody waits out costs nothing).
     waited: Duration,
+    /// The end of the last pause sleep counted in `waited`, so that workers sleeping together
+    /// count once.
+    counted_to: Option<Instant>,
 }
 
 /// A place among the requests in flight; given back when dropped.
@@ -186,25 +192,55 @@ impl Limiter {
             match &result {
                 Ok(value) => self.succeeded(&permit, tokens_of(value)),
                 Err(error) if is_limit(error) => {
-                    self.limited(&permit, error);
-                    if error.kind == AgentErrorKind::Status(429) {
-                        let since = *limited_since.get_or_insert_with(Instant::now);
-                        if since.elapsed() < self.budget {
-                            continue;
-                        }
-                        return Err(AgentError::new(
-                            AgentErrorKind::Timeout,
-                            format!(
-                                "still rate limited after waiting {:?} (--rate-limit-wait): {error}",
-                                self.budget
-                            ),
-                        ));
+                    let first = limited_since.is_none();
+                    let since = *limited_since.get_or_insert_with(Instant::now);
+                    let waited = since.elapsed();
+                    let left = self.budget.saturating_sub(waited);
+                    let is_429 = error.kind == AgentErrorKind::Status(429);
+                    // A 429 with nothing left to wait, or any wait asked past the budget.
+                    let over = match error.retry_after {
+                        Some(asked) => asked > left,
+                        None => is_429 && left.is_zero(),
+                    };
+                    if over {
+                        self.limited(&permit, error, None);
+                        return Err(self.over_budget(error, (!first).then_some(waited)));
+                    }
+                    let pause = error.retry_after.unwrap_or(DEFAULT_PAUSE.min(left));
+                    self.limited(&permit, error, Some(pause));
+                    if is_429 {
+                        continue;
                     }
                 }
                 Err(_) => {}
             }
             return result;
         }
+    }
+
+    /// The error of a limit answer whose wait the budget does not allow.
+    /// `waited`: since the first limit answer of this request (`None`: this is the first).
+    fn over_budget(&self, error: &AgentError, waited: Option<Duration>) -> AgentError {
+        let budget = seconds(self.budget);
+        let waited = waited.unwrap_or_default();
+        let message = match (error.retry_after, waited.is_zero()) {
+            (Some(asked), true) => format!(
+                "the server asked to wait {} (Retry-After), more than --rate-limit-wait allows \
+                 ({budget}), so the request was not retried: {error}",
+                seconds(asked)
+            ),
+            (Some(asked), false) => format!(
+                "still rate limited after waiting {}: the server asks to wait {} more, past \
+                 --rate-limit-wait ({budget}): {error}",
+                seconds(waited),
+                seconds(asked)
+            ),
+            (None, _) => format!(
+                "still rate limited after waiting {} (--rate-limit-wait {budget}): {error}",
+                seconds(waited)
+            ),
+        };
+        AgentError::new(AgentErrorKind::RateLimited, message)
     }
 
     /// Waits for the pause to pass, for a place under the limit and for the pacing.
@@ -234,7 +270,11 @@ impl Limiter {
                 }
             };
             match next {
-                Next::Paused(pause) => tokio::time::sleep(pause).await,
+                Next::Paused(pause) => {
+                    let slept_from = Instant::now();
+                    tokio::time::sleep(pause).await;
+                    self.slept(slept_from);
+                }
                 Next::Full => freed.await,
                 Next::Start(start) => {
                     let permit = Permit {
@@ -260,35 +300,43 @@ impl Limiter {
         let _ = permit;
     }
 
-    /// A 429 or 503: cut the limit (once per burst) and pause every worker.
-    fn limited(&self, permit: &Permit<'_>, error: &AgentError) {
+    /// A 429 or 503: cut the limit (once per burst) and pause every worker for `pause`
+    /// (`None`: the answer ends the request, nobody waits for it).
+    fn limited(&self, permit: &Permit<'_>, error: &AgentError, pause: Option<Duration>) {
         let now = Instant::now();
-        let pause = error
-            .retry_after
-            .unwrap_or(DEFAULT_PAUSE)
-            .min(MAX_PAUSE)
-            .max(Duration::from_millis(1));
         let started_pause = {
             let mut state = lock(&self.state);
             if state.cut_at.is_none_or(|cut| permit.sent >= cut) {
                 state.limit = (state.limit / 2.0).max(1.0);
                 state.cut_at = Some(now);
             }
-            let until = now + pause;
-            let paused_to = state.paused_until.map_or(now, |p| p.max(now));
             state.waits += 1;
+            let Some(pause) = pause else {
+                return;
+            };
+            let until = now + pause.max(Duration::from_millis(1));
+            let paused_to = state.paused_until.map_or(now, |p| p.max(now));
             if until > paused_to {
-                state.waited += until - paused_to;
                 state.paused_until = Some(until);
             }
             paused_to <= now
         };
-        if started_pause {
+        if let (true, Some(pause)) = (started_pause, pause) {
             let observer = lock(&self.observer).clone();
             if let Some(observer) = observer {
                 observer(&self.name, pause, &error.to_string());
             }
         }
+    }
+
+    /// A worker slept on the pause from `from` until now: the part no other worker's sleep
+    /// has counted yet is time waited.
+    fn slept(&self, from: Instant) {
+        let now = Instant::now();
+        let mut state = lock(&self.state);
+        let counted_from = state.counted_to.map_or(from, |to| to.max(from));
+        state.waited += now.saturating_duration_since(counted_from);
+        state.counted_to = Some(state.counted_to.map_or(now, |to| to.max(now)));
     }
 
     /// How often this endpoint answered 429/503 and how long its workers were paused.
@@ -307,8 +355,19 @@ impl Limiter {
     }
 }
 
-/// A 429 (too many requests) or 503 (unavailable): the endpoint asks for less.
-fn is_limit(error: &AgentError) -> bool {
+/// `3600 s`, `2.5 s`: how long, as the messages say it.
+fn seconds(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if duration.subsec_millis() == 0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs:.1} s")
+    }
+}
+
+/// A 429 (too many requests) or 503 (unavailable): the endpoint asks for less. Its limiter
+/// pauses for it, so a caller retrying one need not sleep on its own (the pause is the wait).
+pub fn is_limit(error: &AgentError) -> bool {
     matches!(error.kind, AgentErrorKind::Status(429 | 503))
 }
 
@@ -370,9 +429,58 @@ mod tests {
             )
             .await;
         let error = result.unwrap_err();
-        assert_eq!(error.kind, AgentErrorKind::Timeout);
+        assert_eq!(error.kind, AgentErrorKind::RateLimited);
         assert!(error.message.contains("--rate-limit-wait"), "{error}");
         assert_eq!(limiter.limit(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_wait_asked_past_the_budget_is_an_error_at_once_and_nothing_is_waited() {
+        let limiter = Limiter::standalone("agent", 4, Duration::from_secs(10), Pacing::default());
+        let started = Instant::now();
+        for status in [429, 503] {
+            let result: Result<(), _> = limiter
+                .call(
+                    || async move {
+                        Err(AgentError {
+                            retry_after: Some(Duration::from_secs(3600)),
+                            ..AgentError::new(AgentErrorKind::Status(status), "later")
+                        })
+                    },
+                    |_| 0,
+                )
+                .await;
+            let error = result.unwrap_err();
+            assert_eq!(error.kind, AgentErrorKind::RateLimited);
+            assert!(!error.is_retryable());
+            assert!(
+                error.message.contains("asked to wait 3600 s")
+                    && error.message.contains("--rate-limit-wait allows (10 s)"),
+                "{error}"
+            );
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let waits = limiter.waits();
+        assert_eq!((waits.waits, waits.waited), (2, Duration::ZERO));
+    }
+
+    #[tokio::test]
+    async fn a_pause_nobody_waits_out_is_not_counted_as_waited() {
+        let limiter = Limiter::standalone("agent", 4, Duration::from_secs(60), Pacing::default());
+        // A 503 is handed back for the caller's retries: with none, nobody waits its pause.
+        let result: Result<(), _> = limiter
+            .call(
+                || async {
+                    Err(AgentError {
+                        retry_after: Some(Duration::from_secs(30)),
+                        ..AgentError::new(AgentErrorKind::Status(503), "busy")
+                    })
+                },
+                |_| 0,
+            )
+            .await;
+        assert_eq!(result.unwrap_err().kind, AgentErrorKind::Status(503));
+        assert_eq!(limiter.waits().waited, Duration::ZERO);
     }
 
     #[tokio::test]

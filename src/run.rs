@@ -494,12 +494,16 @@ async fn send(
         match result {
             Ok(exchange) => return Ok((exchange, attempt)),
             Err(err) if err.is_retryable() && attempt <= options.retries => {
-                tokio::time::sleep(crate::agent::backoff(
-                    options.backoff,
-                    attempt,
-                    err.retry_after,
-                ))
-                .await;
+                // A 503's wait is the limiter's pause (timed for the report, within the
+                // budget): sleeping here too would wait it twice, untimed.
+                if !crate::limit::is_limit(&err) {
+                    tokio::time::sleep(crate::agent::backoff(
+                        options.backoff,
+                        attempt,
+                        err.retry_after,
+                    ))
+                    .await;
+                }
             }
             Err(err) => return Err((err, attempt)),
         }

@@ -234,7 +234,8 @@ fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
         .as_str()
         .unwrap_or_else(|| panic!("{}\n{}", ran.report, ran.stderr));
     assert!(
-        error.contains("still rate limited after waiting 2s (--rate-limit-wait)"),
+        error.contains("still rate limited after waiting")
+            && error.contains("--rate-limit-wait (2 s)"),
         "{error}"
     );
 }

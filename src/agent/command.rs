@@ -54,8 +54,8 @@ const CRASH_STDERR_LINES: usize = 10;
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How much of an unroutable stdout line is quoted in the diagnostics.
 const QUOTED_LINE_CHARS: usize = 200;
-/// The longest stdout line read: a longer one is dropped (and noted), so that an agent which
-/// prints without end cannot fill goldgate's memory.
+/// The longest stdout line read: a longer one is not parsed, so that an agent which prints
+/// without end cannot fill goldgate's memory; the request it answers fails at once saying so.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// How long a process told to stop (SIGTERM) may take before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -439,9 +439,7 @@ async fn supervise(
             read = read_line(&mut stdout, &mut line, MAX_LINE) => match read {
                 Ok(Line::End) => break,
                 Ok(Line::Complete) => route(&line, &routes, &log),
-                Ok(Line::TooLong) => log.note(&format!(
-                    "dropped a stdout line longer than {} MiB", MAX_LINE / (1024 * 1024)
-                )),
+                Ok(Line::TooLong { length }) => too_long(&line, length, &routes, &log),
                 Err(error) => {
                     log.note(&format!("could not read stdout: {error}"));
                     break;
@@ -496,6 +494,59 @@ fn route(line: &[u8], routes: &Routes, log: &Tail) {
     if !routes.answer(id, answer) {
         log.note(&format!("reply {id} came after its request was given up"));
     }
+}
+
+/// A stdout line past [`MAX_LINE`]: the request it answers fails at once saying so, instead of
+/// waiting out its timeout. Its id is looked for in the start kept (`prefix`); without one,
+/// every request waiting fails, since the line may answer any of them.
+fn too_long(prefix: &[u8], length: u64, routes: &Routes, log: &Tail) {
+    let reason = format!(
+        "the agent wrote a stdout line of {length} bytes ({:.1} MiB), over the {} MiB a line \
+         may hold, so it was not read",
+        length as f64 / (1024.0 * 1024.0),
+        MAX_LINE / (1024 * 1024)
+    );
+    log.note(&format!("dropped a {reason}"));
+    match id_in_prefix(prefix) {
+        Some(id) => {
+            let error = AgentError::new(AgentErrorKind::Protocol, format!("reply {id}: {reason}"));
+            routes.answer(id, Err(error));
+        }
+        None => {
+            let error = AgentError::new(
+                AgentErrorKind::Protocol,
+                format!("{reason}; its id could not be read, so it may answer this request"),
+            );
+            routes.fail_waiting(&error);
+        }
+    }
+}
+
+/// The `id` of a reply line cut short, when it comes before the cut: read key by key, stopping
+/// at `id`, so that the cut (an unfinished value further on) does not matter.
+fn id_in_prefix(prefix: &[u8]) -> Option<u64> {
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+    struct Find<'a>(&'a std::cell::Cell<Option<u64>>);
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a reply object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "id" {
+                    self.0.set(map.next_value::<u64>().ok());
+                    return Ok(());
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let found = std::cell::Cell::new(None);
+    // Fails at the cut, or at the end of the map after an early return: the id is kept.
+    let _ = serde_json::Deserializer::from_slice(prefix).deserialize_map(Find(&found));
+    found.get()
 }
 
 /// Writes request lines in order, flushing each: the agent answers as soon as it has one.

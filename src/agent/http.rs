@@ -18,7 +18,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER}
 use reqwest::{Client, Response, Url};
 
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
-use crate::transcript::{Exchange, Reply};
+use crate::transcript::{Exchange, Message, Reply, ToolCall};
 
 /// How much of an error body is quoted in the error message.
 const ERROR_BODY_CHARS: usize = 200;
@@ -140,9 +140,13 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, Age
     let mut pending = Vec::new();
     let mut line_number = 0;
     let mut chunks = response.bytes_stream();
-    let mut absorb_line = |line: &[u8], line_number: usize| -> Result<(), AgentError> {
+    // What the reply holds in memory beyond its bytes: each fragment's messages and tool
+    // calls. Counted against the cap, so that a stream of tiny fragments (each several times
+    // its size once parsed) is bounded by the cap too, not by a multiple of it.
+    let mut held = 0;
+    let mut absorb_line = |line: &[u8], line_number: usize| -> Result<usize, AgentError> {
         if line.trim_ascii().is_empty() {
-            return Ok(());
+            return Ok(held);
         }
         let fragment = serde_json::from_slice::<Reply>(line).map_err(|e| {
             AgentError::new(
@@ -153,22 +157,31 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, Age
         if ttft.is_none() && fragment.messages.iter().any(|m| !m.text.is_empty()) {
             ttft = Some(start.elapsed());
         }
+        held += fragment.messages.len() * size_of::<Message>()
+            + fragment.tool_calls.len() * size_of::<ToolCall>();
         reply.absorb(fragment);
-        Ok(())
+        Ok(held)
     };
-    let mut read = 0;
+    let (mut read, mut held) = (0, 0);
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk.map_err(transport_error)?;
         read += chunk.len();
-        if read > MAX_BODY {
+        if read + held > MAX_BODY {
             return Err(too_big());
         }
+        // Linear in the reply: only the new bytes are searched for a newline (a line spread
+        // over many chunks was searched again from its start for each), and the lines found
+        // are taken off the front once per chunk, not once per line.
+        let mut searched = pending.len();
         pending.extend_from_slice(&chunk);
-        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+        let mut start = 0;
+        while let Some(offset) = pending[searched..].iter().position(|&b| b == b'\n') {
+            let end = searched + offset;
             line_number += 1;
-            absorb_line(&pending[..end], line_number)?;
-            pending.drain(..=end);
+            held = absorb_line(&pending[start..end], line_number)?;
+            (start, searched) = (end + 1, end + 1);
         }
+        pending.drain(..start);
     }
     // The last line need not end with a newline.
     absorb_line(&pending, line_number + 1)?;

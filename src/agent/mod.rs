@@ -80,6 +80,9 @@ pub enum AgentErrorKind {
     NotStarted,
     /// Nothing recorded for this turn (replay).
     NotRecorded,
+    /// The endpoint asked to wait longer than `--rate-limit-wait` allows. Not retried: a
+    /// retry would only wait the same budget out again.
+    RateLimited,
     /// goldgate was told to stop (a second Ctrl-C, or SIGTERM) before the turn finished.
     Cancelled,
 }
@@ -111,6 +114,7 @@ impl AgentError {
             | AgentErrorKind::Refused
             | AgentErrorKind::NotStarted
             | AgentErrorKind::NotRecorded
+            | AgentErrorKind::RateLimited
             | AgentErrorKind::Cancelled => false,
         }
     }
@@ -127,6 +131,7 @@ impl fmt::Display for AgentError {
             AgentErrorKind::Crashed => "agent process exited".to_owned(),
             AgentErrorKind::NotStarted => "the agent did not start".to_owned(),
             AgentErrorKind::NotRecorded => "not recorded".to_owned(),
+            AgentErrorKind::RateLimited => "rate limited".to_owned(),
             // Says all there is to say: no reason to add.
             AgentErrorKind::Cancelled => return f.write_str(CANCELLED),
         };

@@ -23,6 +23,7 @@
 //! for a scripted case; `kind` is `conversation`, `simulation` or `tool-test`, and `tool` the
 //! tool a tool test runs (its `checks` are then its expectations).
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -78,10 +79,15 @@ impl Listing {
     /// The cases grouped by file, files in the order their first case comes.
     fn groups(&self) -> Vec<(&str, Vec<&Listed>)> {
         let mut groups: Vec<(&str, Vec<&Listed>)> = Vec::new();
+        // Each file's place among the groups: searching them per case was quadratic in files.
+        let mut index: HashMap<&str, usize> = HashMap::new();
         for case in &self.cases {
-            match groups.iter_mut().find(|(file, _)| *file == case.file) {
-                Some((_, cases)) => cases.push(case),
-                None => groups.push((&case.file, vec![case])),
+            match index.get(case.file.as_str()) {
+                Some(&at) => groups[at].1.push(case),
+                None => {
+                    index.insert(&case.file, groups.len());
+                    groups.push((&case.file, vec![case]));
+                }
             }
         }
         groups

@@ -211,9 +211,12 @@ impl LlmClient {
             match sent {
                 Ok(response) => return Ok(response),
                 Err(err) if err.is_retryable() && attempt <= self.patience.retries => {
-                    let wait =
-                        crate::agent::backoff(self.patience.backoff, attempt, err.retry_after);
-                    tokio::time::sleep(wait).await;
+                    // Through a limiter, a 503's wait is its pause (timed, within the budget).
+                    if self.limiter.is_none() || !crate::limit::is_limit(&err) {
+                        let wait =
+                            crate::agent::backoff(self.patience.backoff, attempt, err.retry_after);
+                        tokio::time::sleep(wait).await;
+                    }
                 }
                 Err(err) => return Err(err),
             }

@@ -43,6 +43,7 @@
 //! status, so those elements say which run it was (`run 2 of 5 failed`); the details are those
 //! of the run the case shows.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
@@ -66,14 +67,17 @@ pub struct Options {
 /// The JUnit report of a run's JSON report.
 pub fn build(report: &Report, options: &Options) -> JunitReport {
     let mut suites: Vec<TestSuite> = Vec::new();
+    // Each suite's place: searching the suites per case was quadratic in files.
+    let mut places: HashMap<String, usize> = HashMap::new();
     for case in &report.cases {
         // The report's own name, so that JUnit and JSON agree on every file.
         let path = &case.file;
         let name = classname(path);
-        let index = match suites.iter().position(|s| s.name.as_str() == name) {
-            Some(index) => index,
+        let index = match places.get(&name) {
+            Some(&index) => index,
             None => {
                 suites.push(TestSuite::new(name.as_str()));
+                places.insert(name, suites.len() - 1);
                 suites.len() - 1
             }
         };

@@ -16,6 +16,13 @@ use super::{Report, SCHEMA_VERSION};
 pub enum ReadError {
     #[error("{}: cannot read the report: {error}", path.display())]
     Io { path: PathBuf, error: io::Error },
+    #[error("{}: not a regular file ({kind}): a report is read from a file", path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error(
+        "{}: {} MiB, over the {} MiB a report may hold: not read (is it a report?)",
+        path.display(), size / (1024 * 1024), MAX_REPORT_BYTES / (1024 * 1024)
+    )]
+    TooBig { path: PathBuf, size: u64 },
     #[error("{}: not a goldgate JSON report: {error}{}", path.display(), truncated_hint(error))]
     Parse {
         path: PathBuf,
@@ -38,8 +45,14 @@ fn truncated_hint(error: &serde_json::Error) -> &'static str {
     }
 }
 
+/// The largest report read back (256 MiB): a report of 100,000 cases with their replies is
+/// far smaller, and reading one takes about twice its size in memory, so a bigger file (or a
+/// device that never ends) is refused rather than read.
+pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Reads a report written by [`write`], refusing another schema version before it could be
-/// misread.
+/// misread, and anything but a regular file of at most [`MAX_REPORT_BYTES`]: `/dev/zero`
+/// would be read without end and a FIFO would block.
 pub fn read_file(path: &Path) -> Result<Report, ReadError> {
     #[derive(Deserialize)]
     struct Versioned {
@@ -49,10 +62,7 @@ pub fn read_file(path: &Path) -> Result<Report, ReadError> {
         path: path.to_path_buf(),
         error,
     };
-    let text = fs::read_to_string(path).map_err(|error| ReadError::Io {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    let text = read_capped(path)?;
     let found = serde_json::from_str::<Versioned>(&text)
         .map_err(parse_error)?
         .schema_version;
@@ -63,6 +73,66 @@ pub fn read_file(path: &Path) -> Result<Report, ReadError> {
         });
     }
     serde_json::from_str(&text).map_err(parse_error)
+}
+
+/// The text of `path`, a regular file (links followed) of at most [`MAX_REPORT_BYTES`].
+fn read_capped(path: &Path) -> Result<String, ReadError> {
+    let io_error = |error| ReadError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    // Looked at before opening: opening a FIFO for reading blocks until a writer comes.
+    let kind = fs::metadata(path).map_err(io_error)?.file_type();
+    if !kind.is_file() {
+        return Err(ReadError::NotAFile {
+            path: path.to_path_buf(),
+            kind: file_kind(kind),
+        });
+    }
+    let file = fs::File::open(path).map_err(io_error)?;
+    let size = file.metadata().map_err(io_error)?.len();
+    if size > MAX_REPORT_BYTES {
+        return Err(ReadError::TooBig {
+            path: path.to_path_buf(),
+            size,
+        });
+    }
+    // Bounded again while reading: the file may grow (or be swapped) after the look.
+    let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
+    io::Read::read_to_string(&mut io::Read::take(file, MAX_REPORT_BYTES + 1), &mut text)
+        .map_err(io_error)?;
+    if text.len() as u64 > MAX_REPORT_BYTES {
+        return Err(ReadError::TooBig {
+            path: path.to_path_buf(),
+            size: text.len() as u64,
+        });
+    }
+    Ok(text)
+}
+
+/// What a path that is not a regular file is, in words.
+fn file_kind(kind: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a named pipe";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
 }
 
 /// The report as written: its fields, then the verdict and the exit code it stands for, so

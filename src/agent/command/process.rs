@@ -36,25 +36,27 @@ fn group_alive(pid: Option<u32>) -> bool {
 pub(super) enum Line {
     /// A line (with its newline, unless the stream ended first) is in the buffer.
     Complete,
-    /// The line was longer than the limit and was skipped up to its newline.
-    TooLong,
+    /// The line was longer than the limit and was skipped up to its newline: its first
+    /// `limit` bytes are in the buffer, `length` is the whole line's.
+    TooLong { length: u64 },
     /// The stream ended.
     End,
 }
 
 /// `read_until(b'\n')` that keeps at most `limit` bytes: the rest of a longer line is read and
-/// thrown away, so memory stays bounded whatever the process prints.
+/// thrown away (counted), so memory stays bounded whatever the process prints.
 pub(super) async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
     limit: usize,
 ) -> std::io::Result<Line> {
-    let mut too_long = false;
+    let mut length: u64 = 0;
     loop {
         let available = reader.fill_buf().await?;
+        let too_long = length > limit as u64;
         if available.is_empty() {
             return Ok(match (too_long, line.is_empty()) {
-                (true, _) => Line::TooLong,
+                (true, _) => Line::TooLong { length },
                 (false, true) => Line::End,
                 (false, false) => Line::Complete,
             });
@@ -64,16 +66,14 @@ pub(super) async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
             None => (available, false),
         };
         let used = chunk.len();
-        if !too_long && line.len() + used <= limit {
-            line.extend_from_slice(chunk);
-        } else {
-            too_long = true;
-            line.clear();
-        }
+        // The start of a line past the limit is kept: it may name the request it answers.
+        let room = limit.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..used.min(room)]);
+        length += used as u64;
         reader.consume(used);
         if done {
-            return Ok(if too_long {
-                Line::TooLong
+            return Ok(if length > limit as u64 {
+                Line::TooLong { length }
             } else {
                 Line::Complete
             });
@@ -130,10 +130,14 @@ mod tests {
             line.clear();
             match read_line(&mut reader, &mut line, 32).await.unwrap() {
                 Line::End => break,
-                Line::TooLong => read.push("too long".to_owned()),
+                Line::TooLong { length } => read.push(format!(
+                    "{length} bytes from {}",
+                    String::from_utf8_lossy(&line)
+                )),
                 Line::Complete => read.push(String::from_utf8(line.clone()).unwrap()),
             }
         }
-        assert_eq!(read, ["too long", "{\"id\":1}\n", "end"]);
+        let first = format!("101 bytes from {}", "x".repeat(32));
+        assert_eq!(read, [first.as_str(), "{\"id\":1}\n", "end"]);
     }
 }

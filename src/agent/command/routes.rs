@@ -48,6 +48,19 @@ impl Routes {
         sender.is_some_and(|sender| sender.send(answer).is_ok())
     }
 
+    /// Fails every request waiting (the process stays open); how many there were.
+    pub(super) fn fail_waiting(&self, error: &AgentError) -> usize {
+        let waiting = match &mut *lock(&self.0) {
+            RouteState::Open(waiting) => std::mem::take(waiting),
+            RouteState::Closed(_) => HashMap::new(),
+        };
+        let count = waiting.len();
+        for sender in waiting.into_values() {
+            let _ = sender.send(Err(error.clone()));
+        }
+        count
+    }
+
     fn withdraw(&self, id: u64) {
         if let RouteState::Open(waiting) = &mut *lock(&self.0) {
             waiting.remove(&id);

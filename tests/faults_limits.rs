@@ -1,0 +1,229 @@
+//! Limits (issue 12, faults 7 to 9): a rate limit asking for more than `--rate-limit-wait`
+//! allows ends the turn at once and the report says what was really waited; a report read
+//! back must be a regular file under the size cap; a command agent's line past its limit fails
+//! the turn at once. Each ends within a bounded time (the binary runs under
+//! [`common::command`]'s time limit).
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::IntoResponse;
+use serde_json::Value;
+
+/// A one-case suite in `dir` against the HTTP agent at `url`.
+fn http_suite(dir: &Path, url: &str) {
+    common::order_golden(dir, &common::order_conversation("late"));
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
+    )
+    .unwrap();
+}
+
+/// An agent answering every turn `status` with `Retry-After: 3600`.
+fn come_back_in_an_hour(status: StatusCode) -> String {
+    let addr = common::serve_turn(
+        move || async move {
+            let mut answer = (status, "come back later").into_response();
+            answer
+                .headers_mut()
+                .insert("retry-after", HeaderValue::from_static("3600"));
+            answer
+        },
+        (),
+    );
+    format!("http://{addr}/turn")
+}
+
+/// `goldgate run goldens --output report.json` with `extra`: the outcome, report and time.
+fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Value, Duration) {
+    let started = Instant::now();
+    let mut args = vec!["run", "goldens", "--output", "report.json"];
+    args.extend_from_slice(extra);
+    let outcome = common::goldgate(dir, &args);
+    let elapsed = started.elapsed();
+    let text = fs::read_to_string(dir.join("report.json"))
+        .unwrap_or_else(|_| panic!("no report\n{}\n{}", outcome.stdout, outcome.stderr));
+    (outcome, serde_json::from_str(&text).unwrap(), elapsed)
+}
+
+/// The case's error and the agent's rate-limit figures (waits, waited ms).
+fn error_and_waits(report: &Value) -> (String, u64, u64) {
+    let error = report["cases"][0]["error"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let agent = report["rate_limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["endpoint"] == "agent")
+        .unwrap_or_else(|| panic!("no agent waits: {}", report["rate_limits"]));
+    let waits = agent["waits"].as_u64().unwrap();
+    (error, waits, agent["waited_ms"].as_u64().unwrap())
+}
+
+#[test]
+fn a_503_asking_for_an_hour_ends_the_turn_at_once_whatever_the_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &come_back_in_an_hour(StatusCode::SERVICE_UNAVAILABLE),
+    );
+    let (outcome, report, elapsed) = run(
+        dir.path(),
+        &["--timeout", "2s", "--retries", "3", "--no-cache"],
+    );
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    // It held the turn for 600 s: now it is one request and no wait at all.
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
+    let (error, waits, waited_ms) = error_and_waits(&report);
+    assert!(
+        error.contains("asked to wait 3600 s")
+            && error.contains("--rate-limit-wait allows (300 s)")
+            && error.contains("HTTP 503"),
+        "{error}"
+    );
+    assert_eq!(report["cases"][0]["turns"][0]["attempts"], 1);
+    assert_eq!((waits, waited_ms), (1, 0));
+    assert!(
+        outcome
+            .stdout
+            .contains("asked to slow down 1 time; waited 0"),
+        "{}",
+        outcome.stdout
+    );
+}
+
+#[test]
+fn a_429_asking_for_more_than_the_wait_budget_says_both_and_waits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(
+        dir.path(),
+        &come_back_in_an_hour(StatusCode::TOO_MANY_REQUESTS),
+    );
+    let (outcome, report, elapsed) = run(dir.path(), &["--rate-limit-wait", "10s", "--no-cache"]);
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    // It took 300 s and summed 600 s of waits: now nothing is waited, and the report says so.
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
+    let (error, waits, waited_ms) = error_and_waits(&report);
+    assert!(
+        error.starts_with("rate limited: the server asked to wait 3600 s (Retry-After)")
+            && error.contains("--rate-limit-wait allows (10 s)"),
+        "{error}"
+    );
+    assert!(!error.contains("after waiting"), "{error}");
+    assert_eq!((waits, waited_ms), (1, 0));
+}
+
+/// `goldgate args...` in `dir`: refused with exit 2 in a bounded time, saying `words`.
+fn assert_refused(dir: &Path, args: &[&str], words: &[&str]) {
+    let started = Instant::now();
+    let outcome = common::goldgate(dir, args);
+    assert_eq!(outcome.code, Some(2), "{args:?}: {}", outcome.stderr);
+    assert!(started.elapsed() < Duration::from_secs(30), "{args:?}");
+    for word in words {
+        assert!(
+            outcome.stderr.contains(word),
+            "{args:?}: {}",
+            outcome.stderr
+        );
+    }
+}
+
+#[test]
+fn a_report_over_the_size_cap_is_refused_unread_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sparse: 300 MiB that cost no disk, and that were read whole before.
+    let big = fs::File::create(dir.path().join("big.json")).unwrap();
+    big.set_len(300 * 1024 * 1024).unwrap();
+    let said = ["big.json: 300 MiB, over the 256 MiB a report may hold"];
+    assert_refused(dir.path(), &["report", "big.json"], &said);
+    assert_refused(
+        dir.path(),
+        &["compare", "x.json", "--baseline", "big.json"],
+        &said,
+    );
+    let merged = ["merge", "big.json", "big.json", "--output", "m.json"];
+    assert_refused(dir.path(), &merged, &said);
+    // `run` refuses its baseline before it calls the agent (nothing listens on port 9).
+    let run = [
+        "run",
+        "--agent-url",
+        "http://127.0.0.1:9/turn",
+        "--baseline",
+        "big.json",
+    ];
+    assert_refused(dir.path(), &run, &["cannot use the baseline", said[0]]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_or_a_named_pipe_is_refused_as_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // `/dev/zero` grew until killed; a FIFO with no writer blocked forever.
+    let zero = ["/dev/zero: not a regular file (a character device)"];
+    assert_refused(dir.path(), &["report", "/dev/zero"], &zero);
+    assert_refused(
+        dir.path(),
+        &["compare", "x.json", "--baseline", "/dev/zero"],
+        &zero,
+    );
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let pipe = ["pipe.json: not a regular file (a named pipe)"];
+    assert_refused(dir.path(), &["report", "pipe.json"], &pipe);
+    let merged = ["merge", "pipe.json", "pipe.json", "--output", "m.json"];
+    assert_refused(dir.path(), &merged, &pipe);
+}
+
+/// A command agent that answers the ping, then each turn with `printf`'s `format` (given the
+/// request's id) followed by a 20 MiB run of `x` and `end`.
+#[cfg(unix)]
+fn long_line_agent(dir: &Path, format: &str, end: &str) {
+    common::order_golden(dir, &common::order_conversation("long"));
+    let script = format!(
+        r#"read -r ping; echo '{{"id":1}}'
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/^{{"id":\([0-9]*\).*/\1/p')
+  printf '{format}' "$id"; head -c 20971520 /dev/zero | tr '\0' x; printf '{end}\n'
+done"#
+    );
+    let argv = serde_json::to_string(&["sh", "-c", &script]).unwrap();
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  command: {{ argv: {argv} }}\nrun: {{ retries: 0 }}\n"),
+    )
+    .unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_command_agent_line_past_the_limit_fails_its_turn_at_once_saying_so() {
+    // With its id first, and with no id at all: the one request waiting is the one failed.
+    for (format, end) in [
+        (r#"{"id":%s,"messages":[{"text":"#, r#""}]}"#),
+        ("%.0s", ""),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        long_line_agent(dir.path(), format, end);
+        let (outcome, report, elapsed) = run(dir.path(), &["--timeout", "100s"]);
+        assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+        // It waited out the turn's timeout.
+        assert!(elapsed < Duration::from_secs(60), "{elapsed:?}");
+        let error = report["cases"][0]["error"].as_str().unwrap_or("");
+        assert!(
+            error.starts_with("bad reply: ")
+                && error.contains("a stdout line of 2097")
+                && error.contains("over the 16 MiB a line may hold"),
+            "{error}"
+        );
+    }
+}
