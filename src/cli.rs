@@ -253,8 +253,9 @@ pub struct RunArgs {
     )]
     pub retries: Option<u32>,
 
-    /// How long a rate limit (HTTP 429) is waited out per request before it is an error; such
-    /// waits do not count against --retries [default: 5m].
+    /// The most a request waits on rate limits in all (a 429 or 503 with `Retry-After`); a
+    /// server asking for more than is left ends the turn at once as an error. Such waits do
+    /// not count against --retries [default: 5m].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Execution")]
     pub rate_limit_wait: Option<std::time::Duration>,
 
