@@ -9,5 +9,6 @@ pub mod grading;
 pub mod init;
 pub mod list;
 pub mod publish;
+pub mod secrets;
 pub mod select;
 pub mod setup;

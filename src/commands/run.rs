@@ -12,6 +12,7 @@ use goldgate::agent::connect;
 use goldgate::app::baseline::History;
 use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Publish};
+use goldgate::app::secrets::Secrets;
 use goldgate::app::select::{self, Selected, Selection};
 use goldgate::config::quarantine::{self, Date};
 use goldgate::config::{AgentConfig, Config};
@@ -120,6 +121,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(played) => played.report,
         Err(message) => return Ok(fail(&message)),
     };
+    // Before any output or the baseline sees it: what the agent echoed of a credential.
+    let secrets = Secrets::of(&config, agent_config.as_ref(), |name| {
+        std::env::var(name).ok()
+    });
+    secrets
+        .mask_report(&mut report)
+        .context("cannot mask the report's credentials")?;
+    if let Some(dir) = &args.record {
+        secrets
+            .mask_files(dir)
+            .with_context(|| format!("cannot mask credentials in {}", dir.display()))?;
+    }
     report.suite = suite_id;
     report.max_errors = args.max_errors;
     // Cases of another suite read as new or missing: say so, as `compare` and `merge` do.
