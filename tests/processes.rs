@@ -38,3 +38,48 @@ fn an_agent_under_a_shell_gets_its_sigterm_grace() {
         "the agent was killed before its SIGTERM handler finished"
     );
 }
+
+/// Whether `pid` still runs (a zombie counts as gone), given a second to go.
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    (0..20).all(|_| {
+        let running = fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        });
+        if running {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        running
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_process_that_left_the_agents_session_does_not_outlive_goldgate() {
+    let dir = tempfile::tempdir().unwrap();
+    common::order_golden(dir.path(), &common::order_conversation("c1"));
+    let agent = format!(
+        "{SH_REPLY}\nsetsid sh -c 'echo $$ > escaped; exec sleep 300' &\n\
+         while IFS= read -r line; do\n  reply_with_rest '\"messages\":[]'\ndone\n"
+    );
+    fs::write(dir.path().join("agent.sh"), agent).unwrap();
+    fs::write(
+        dir.path().join("goldgate.yaml"),
+        "agent:\n  command: { argv: [\"sh\", \"agent.sh\"] }\n",
+    )
+    .unwrap();
+    let out = common::goldgate(dir.path(), &["run", "goldens"]);
+    assert!(matches!(out.code, Some(0 | 1)), "{}", out.stderr);
+    let pid: u32 = fs::read_to_string(dir.path().join("escaped"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !alive(pid),
+        "process {pid}, started with setsid, outlived goldgate"
+    );
+}

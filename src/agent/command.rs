@@ -121,6 +121,9 @@ impl CommandAgent {
             working_dir,
             startup_timeout,
         };
+        // A process the agent starts in a session of its own (`setsid`) leaves its group, and
+        // so escapes stopping it: orphaned, it comes back to goldgate, which ends it in `stop`.
+        process::adopt_orphans();
         let next_id = AtomicU64::new(1);
         let started = Instant::now();
         let mut slots = Vec::new();
@@ -160,6 +163,7 @@ impl CommandAgent {
             })
         });
         futures_util::future::join_all(stopping).await;
+        process::end_orphans().await;
     }
 }
 

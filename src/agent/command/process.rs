@@ -32,6 +32,83 @@ fn group_alive(pid: Option<u32>) -> bool {
     false
 }
 
+/// Makes goldgate the parent of every orphaned descendant of its agents (Linux's child
+/// subreaper), so that one that left the agent's process group can still be found and ended.
+pub(super) fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(2) with integer arguments; it changes only this process's reaper flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Ends the orphans goldgate adopted (see [`adopt_orphans`]): SIGTERM, SIGKILL to whatever is
+/// left after [`STOP_GRACE`], each reaped. Called once every agent process has been stopped,
+/// when goldgate has no child of its own left.
+pub(super) async fn end_orphans() {
+    #[cfg(target_os = "linux")]
+    {
+        let orphans = children();
+        if orphans.is_empty() {
+            return;
+        }
+        orphans.iter().for_each(|&pid| signal(pid, libc::SIGTERM));
+        let deadline = tokio::time::Instant::now() + STOP_GRACE;
+        while tokio::time::Instant::now() < deadline && !reap(&orphans) {
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        orphans.iter().for_each(|&pid| signal(pid, libc::SIGKILL));
+        reap(&orphans);
+    }
+}
+
+/// The processes whose parent is goldgate, from /proc.
+#[cfg(target_os = "linux")]
+fn children() -> Vec<libc::pid_t> {
+    // SAFETY: getpid(2) cannot fail.
+    let me = unsafe { libc::getpid() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| {
+            entry
+                .ok()?
+                .file_name()
+                .to_str()?
+                .parse::<libc::pid_t>()
+                .ok()
+        })
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // `pid (comm) state ppid ...`: the name may hold spaces, so read after it.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok())
+                    == Some(me)
+            })
+        })
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+fn signal(pid: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill(2) takes plain integers; a process already gone is ESRCH, which is fine.
+    unsafe {
+        libc::kill(pid, signal);
+    }
+}
+
+/// Reaps whichever of `pids` have exited; whether all have.
+#[cfg(target_os = "linux")]
+fn reap(pids: &[libc::pid_t]) -> bool {
+    pids.iter().all(|&pid| {
+        let mut status = 0;
+        // SAFETY: waitpid(2) on a child of ours, without blocking; it writes only `status`.
+        let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        done == pid || done == -1
+    })
+}
+
 /// How a bounded line read ended.
 pub(super) enum Line {
     /// A line (with its newline, unless the stream ended first) is in the buffer.
