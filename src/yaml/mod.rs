@@ -303,9 +303,26 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// Reports every key not taken as G100, with a "did you mean" among `known`.
+    /// Reports every key not taken as G100, with a "did you mean" among `known`. A typo of a
+    /// required key is one problem, not two: its "missing required key" report is taken back
+    /// and the unknown key says which key it was meant to be.
     pub fn finish(self, known: &[&str], diags: &mut Diagnostics) {
         for key in self.untaken() {
+            let missing = crate::diagnostic::did_you_mean(&key.name, known.iter().copied())
+                .map(|meant| self.path_of(meant))
+                .and_then(|field| {
+                    diags.items.iter().position(|d| {
+                        d.code == Code::G102 && d.field.as_deref() == Some(field.as_str())
+                    })
+                });
+            let hint = suggestion(&key.name, known);
+            let hint = match missing {
+                Some(index) => {
+                    diags.items.remove(index);
+                    format!("{hint} It is required.")
+                }
+                None => hint,
+            };
             diags
                 .error(
                     Code::G100,
@@ -314,7 +331,7 @@ impl<'a> Fields<'a> {
                     format!("unknown key `{}`", key.name),
                 )
                 .field(self.path_of(&key.name))
-                .hint(suggestion(&key.name, known));
+                .hint(hint);
         }
     }
 
