@@ -78,6 +78,9 @@ pub enum AgentErrorKind {
     Crashed,
     /// The agent could not be started or set up at all.
     NotStarted,
+    /// The golden names something the agent does not have (a tool test's tool): the golden,
+    /// not the agent's reply, is at fault.
+    NotFound,
     /// Nothing recorded for this turn (replay).
     NotRecorded,
     /// The endpoint asked to wait longer than `--rate-limit-wait` allows. Not retried: a
@@ -113,6 +116,7 @@ impl AgentError {
             | AgentErrorKind::Protocol
             | AgentErrorKind::Refused
             | AgentErrorKind::NotStarted
+            | AgentErrorKind::NotFound
             | AgentErrorKind::NotRecorded
             | AgentErrorKind::RateLimited
             | AgentErrorKind::Cancelled => false,
@@ -130,6 +134,7 @@ impl fmt::Display for AgentError {
             AgentErrorKind::Refused => "refused".to_owned(),
             AgentErrorKind::Crashed => "agent process exited".to_owned(),
             AgentErrorKind::NotStarted => "the agent did not start".to_owned(),
+            AgentErrorKind::NotFound => "not found".to_owned(),
             AgentErrorKind::NotRecorded => "not recorded".to_owned(),
             AgentErrorKind::RateLimited => "rate limited".to_owned(),
             // Says all there is to say: no reason to add.

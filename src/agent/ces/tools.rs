@@ -52,9 +52,10 @@ impl Catalog {
             None if self.by_display_name.is_empty() => "the app lists no tools".to_owned(),
             None => format!("its tools: {}", names.collect::<Vec<_>>().join(", ")),
         };
-        Err(protocol(format!(
-            "the app has no tool named `{display_name}` ({hint})"
-        )))
+        Err(AgentError::new(
+            crate::agent::AgentErrorKind::NotFound,
+            format!("the app has no tool named `{display_name}` ({hint})"),
+        ))
     }
 }
 
