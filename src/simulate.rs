@@ -200,6 +200,11 @@ where
     let mut usage = Usage::default();
     let mut current = 0;
     let mut injected = vec![false; plan.steps.len()];
+    // Steps whose static utterance was sent: one made of nothing else is then completed.
+    let mut uttered = vec![false; plan.steps.len()];
+    if let Some(first) = uttered.first_mut() {
+        *first = plan.opening.is_some();
+    }
     loop {
         let number = turns.len() + 1;
         let mut inputs = Vec::new();
@@ -248,6 +253,7 @@ where
         let (turn, spent_tokens) = simulator.next_turn(&plan.steps, &conversation).await?;
         usage = usage.plus(spent_tokens);
         let mut steps = turn.steps;
+        complete_said_steps(&plan.steps, &uttered, &mut steps);
         let stop = if steps.iter().all(|s| s.status == StepStatus::Completed) {
             Some(Stop::Completed)
         } else if ended {
@@ -287,8 +293,28 @@ where
             .get(next)
             .and_then(|step| step.static_utterance.clone())
             .filter(|_| next != current && !injected[next]);
+        if opening.is_some() {
+            uttered[next] = true;
+        }
         current = next;
         said = Input::Text(opening.unwrap_or_else(|| turn.utterance.unwrap_or_default()));
+    }
+}
+
+/// SCRAPI's rule for a step made only of a `static_utterance` (no goal, no success criteria):
+/// it is completed once its words are sent, whatever the simulated user says of it (a model
+/// that never marks "Thanks, that's all." completed would otherwise run on to `max_turns`).
+fn complete_said_steps(plan: &[Step], uttered: &[bool], progress: &mut [StepProgress]) {
+    for ((step, &said), progress) in plan.iter().zip(uttered).zip(progress.iter_mut()) {
+        let only_words = step.goal.trim().is_empty() && step.success_criteria.is_none();
+        if said && only_words && step.static_utterance.is_some() {
+            *progress = StepProgress {
+                status: StepStatus::Completed,
+                justification: "its words were sent: a step made only of a static utterance \
+                                completes when it is said, as in SCRAPI"
+                    .to_owned(),
+            };
+        }
     }
 }
 

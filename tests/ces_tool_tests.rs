@@ -320,6 +320,9 @@ fn an_unknown_tool_is_an_error_that_names_the_near_miss() {
     let error = typo["error"].as_str().unwrap();
     assert!(error.contains("did you mean `lookup_account`"), "{error}");
     // Labelled as the golden's problem, not as a bad reply of the app.
-    assert!(error.starts_with("not found: the app has no tool named"), "{error}");
+    assert!(
+        error.starts_with("not found: the app has no tool named"),
+        "{error}"
+    );
     assert!(printed.contains("lookup_acount"), "{printed}");
 }

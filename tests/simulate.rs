@@ -349,3 +349,40 @@ async fn a_simulation_passes_when_every_step_completed_and_every_expectation_is_
         "a failed step fails it even without a judge"
     );
 }
+
+#[tokio::test]
+async fn a_step_of_only_words_completes_when_they_are_said() {
+    let yaml = "evals:\n  - name: polite\n    steps:\n      - goal: Find out where ORD-12345 is\n      - static_utterance: Thanks, that's all.\n";
+    let root = goldgate::yaml::parse(yaml).unwrap();
+    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
+    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
+    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
+    assert!(diags.items.is_empty(), "{:?}", diags.items);
+    let mut plan = Plan::of(&simulations[0]);
+    plan.turn_cap = 6;
+    let addr = common::serve_turn(
+        |Json(request): Json<Value>| async move {
+            Json(json!({"id": request["id"], "messages": [{"text": "Your order has shipped."}]}))
+        },
+        (),
+    );
+    let agent = connect_to(addr).await;
+    // A simulated user that completes the first step and never marks the second.
+    let fake = FakeProvider::start(
+        Provider::OpenAi,
+        Arc::new(|seen: &Seen| {
+            Answer::Calls(vec![(
+                seen.forced.clone().unwrap_or_default(),
+                json!({"next_user_utterance": "Anything else?", "step_progresses": [
+                    {"step": 1, "status": "completed", "justification": "It shipped."},
+                    {"step": 2, "status": "in_progress", "justification": "."}]}),
+            )])
+        }),
+    );
+    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-9")
+        .await
+        .unwrap();
+    assert_eq!(played.stop, Stop::Completed, "{:?}", played.steps);
+    assert_eq!(played.turns.len(), 2);
+    assert_eq!(played.steps[1].status, StepStatus::Completed);
+}
