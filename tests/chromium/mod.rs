@@ -20,11 +20,13 @@ use tungstenite::{Message, WebSocket};
 const PATIENCE: Duration = Duration::from_secs(60);
 
 /// The Chromium to use: `GOLDGATE_CHROMIUM`, else the first of the usual names on `PATH`, else
-/// Chrome where macOS and Windows install it. Panics (the test fails) when there is none:
-/// `.ci/run` installs Debian's `chromium`, so CI can never skip this check.
-pub fn find() -> PathBuf {
+/// Chrome where macOS and Windows install it. With none, the test is skipped with a line
+/// saying so on a developer's machine (a fresh clone passes `cargo test` with only Rust), and
+/// fails under CI (`CI` set, as `.ci/run` sets it after installing Debian's `chromium`), so CI
+/// can never skip this check.
+pub fn find() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("GOLDGATE_CHROMIUM").filter(|p| !p.is_empty()) {
-        return PathBuf::from(path);
+        return Some(PathBuf::from(path));
     }
     let names = [
         "chromium",
@@ -39,7 +41,7 @@ pub fn find() -> PathBuf {
         "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
         r"C:\Program Files\Google\Chrome\Application\chrome.exe",
     ];
-    names
+    let found = names
         .iter()
         .flat_map(|name| {
             on_path
@@ -47,14 +49,16 @@ pub fn find() -> PathBuf {
                 .map(move |dir| dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
         })
         .chain(installed.iter().map(PathBuf::from))
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "this test needs a headless Chromium and found none: install it (Debian: \
-                 `apt-get install -y chromium`, which .ci/run does) or set GOLDGATE_CHROMIUM \
-                 to a Chromium or Chrome binary"
-            )
-        })
+        .find(|path| path.is_file());
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    if found.is_none() {
+        let why = "this test needs a headless Chromium and found none: install it (Debian: \
+                   `apt-get install -y chromium`, which .ci/run does) or set GOLDGATE_CHROMIUM \
+                   to a Chromium or Chrome binary";
+        assert!(!ci, "{why}");
+        eprintln!("skipping the browser check: {why}");
+    }
+    found
 }
 
 /// A running browser with one page attached.
