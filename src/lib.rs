@@ -26,6 +26,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod schema;
+pub mod secrets;
 pub mod score;
 pub mod shard;
 pub mod simulate;
