@@ -121,6 +121,13 @@ impl Secrets {
         }
     }
 
+    /// Adds each of `secrets`.
+    pub fn extend(&self, secrets: impl IntoIterator<Item = impl AsRef<str>>) {
+        for secret in secrets {
+            self.add(secret.as_ref());
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.read().values.is_empty()
     }

@@ -7,5 +7,6 @@ pub mod baseline;
 pub mod convert;
 pub mod list;
 pub mod publish;
+pub mod secrets;
 pub mod select;
 pub mod setup;
