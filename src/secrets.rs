@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::Value;
 
 /// What a masked secret becomes.
@@ -128,6 +128,12 @@ impl Secrets {
         }
     }
 
+    /// Adds every secret of `other`.
+    pub fn absorb(&self, other: &Secrets) {
+        let values: Vec<String> = other.read().values.iter().cloned().collect();
+        self.extend(values);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.read().values.is_empty()
     }
@@ -189,6 +195,10 @@ fn encodings(secret: &str) -> BTreeSet<String> {
             forms.insert(percent_encode(secret, kept, upper, true));
         }
     }
+    // The whole encodings too: longer, they go first and leave no padding behind.
+    for engine in [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD] {
+        forms.insert(engine.encode(secret));
+    }
     forms.extend(base64_cores(secret.as_bytes()));
     // A form that lost too much (a base64 core of a short secret) would mask ordinary text.
     forms.retain(|form| form.len() >= MIN_CHARS);
@@ -242,8 +252,10 @@ fn decode(part: &str) -> String {
     while i < bytes.len() {
         let hex = |b: u8| char::from(b).to_digit(16);
         if bytes[i] == b'%'
-            && let (Some(Some(high)), Some(Some(low))) =
-                (bytes.get(i + 1).map(|&b| hex(b)), bytes.get(i + 2).map(|&b| hex(b)))
+            && let (Some(Some(high)), Some(Some(low))) = (
+                bytes.get(i + 1).map(|&b| hex(b)),
+                bytes.get(i + 2).map(|&b| hex(b)),
+            )
         {
             out.push((high * 16 + low) as u8);
             i += 3;
@@ -257,8 +269,6 @@ fn decode(part: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use base64::engine::general_purpose::{STANDARD, URL_SAFE};
-
     use super::*;
 
     const SECRET: &str = "s3cr3t/T0ken+=?&x y";

@@ -41,8 +41,18 @@ pub fn known_in(
         Some(AgentConfig::Ces(ces)) => urls.extend(ces.base_url.as_deref()),
         Some(AgentConfig::Command { .. } | AgentConfig::Replay { .. }) | None => {}
     }
-    urls.extend(config.judge.iter().filter_map(|j| j.endpoint.base_url.as_deref()));
-    urls.extend(config.simulator.iter().filter_map(|s| s.endpoint.base_url.as_deref()));
+    urls.extend(
+        config
+            .judge
+            .iter()
+            .filter_map(|j| j.endpoint.base_url.as_deref()),
+    );
+    urls.extend(
+        config
+            .simulator
+            .iter()
+            .filter_map(|s| s.endpoint.base_url.as_deref()),
+    );
     for url in urls {
         secrets.add_url(&add_template(&secrets, url, env));
     }
@@ -51,11 +61,7 @@ pub fn known_in(
 
 /// Adds the value of every `${VAR}` in `template` that `env` has; returns `template` with
 /// them expanded (as [`crate::config::expand_env`] does, a variable not set left as written).
-fn add_template(
-    secrets: &Secrets,
-    template: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> String {
+fn add_template(secrets: &Secrets, template: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
     let mut expanded = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find("${") {

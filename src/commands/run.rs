@@ -74,6 +74,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(agent_config) => agent_config,
         Err(message) => return Ok(fail(&message)),
     };
+    // Credentials: masked out of recordings, errors and every report (see goldgate::secrets).
+    let secrets = goldgate::app::secrets::known(&config, agent_config.as_ref());
     let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
     let limits = Limits::new(
         concurrency,
@@ -87,6 +89,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         record: args.record.clone(),
         limits: Some(limits),
         agent_pacing: config.agent_rate_limit,
+        secrets,
     };
     let grader = match build_grader(args, &config, &options) {
         Ok(grader) => grader,
@@ -136,6 +139,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         .iter()
         .map(|floor| FloorResult::check(floor, &report))
         .collect();
+    // Credentials: the last change to the report, before any sink or the baseline reads it.
+    report.mask(&options.secrets);
     finish(args, &report, duration)
 }
 
@@ -259,7 +264,7 @@ fn play(
             // An agent that does not start fails every case with why: the reports are still
             // written (a run with no reports looks like a run that never happened).
             Some(agent_config) => tokio::select! {
-                agent = connect::connect(agent_config) => agent.unwrap_or_else(|why| {
+                agent = connect::connect_masking(agent_config, &options.secrets) => agent.unwrap_or_else(|why| {
                     eprintln!("goldgate: {why}");
                     Arc::new(connect::NotStarted(why))
                 }),
