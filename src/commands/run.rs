@@ -427,12 +427,16 @@ fn build_simulator(
                 None => client,
             };
             let dir = args.cache_dir.as_deref();
-            let cache = (!args.no_cache)
-                .then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))));
+            let cache = (!args.no_cache).then(|| {
+                JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR)))
+                    .masking(options.secrets.clone())
+            });
             let simulator = Simulator::new(client, cache);
             Ok((
                 Some(match &args.record {
-                    Some(dir) => simulator.recording_to(JudgeCache::new(dir.join(RECORDED_USER))),
+                    Some(dir) => simulator.recording_to(
+                        JudgeCache::new(dir.join(RECORDED_USER)).masking(options.secrets.clone()),
+                    ),
                     None => simulator,
                 }),
                 None,
@@ -466,8 +470,10 @@ fn build_judge(
     options: &RunOptions,
 ) -> Result<Arc<dyn Judge>, SetupError> {
     let dir = args.cache_dir.as_deref();
-    let cache =
-        (!args.no_cache).then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))));
+    let cache = (!args.no_cache).then(|| {
+        JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR)))
+            .masking(options.secrets.clone())
+    });
     let patience = Patience {
         timeout: options.timeout,
         retries: options.retries,
