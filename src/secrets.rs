@@ -83,12 +83,18 @@ impl Secrets {
     }
 
     /// Adds a configured value that may hold secrets: the whole, and each of its words (the
-    /// token of `Bearer TOKEN`).
+    /// token of `Bearer TOKEN`) but a leading scheme of letters (`Bearer`), which is no secret
+    /// and is common in ordinary text.
     pub fn add_value(&self, value: &str) {
         self.add(value);
-        for word in value.split_whitespace() {
-            self.add(word);
+        let mut words = value.split_whitespace().peekable();
+        if let Some(first) = words.next() {
+            let scheme = words.peek().is_some() && first.chars().all(|c| c.is_ascii_alphabetic());
+            if !scheme {
+                self.add(first);
+            }
         }
+        words.for_each(|word| self.add(word));
     }
 
     /// Adds what a URL carries that may be secret: its user and password (each, and
@@ -321,7 +327,8 @@ mod tests {
         }
         assert!(secrets.is_empty());
         secrets.add("correct-horse-battery");
-        let text = "The weather is fine; admin may book a flight.";
+        secrets.add_value("Bearer tok3n-abcdef");
+        let text = "The weather is fine; admin may book a flight. Bearer tokens are opaque.";
         assert!(matches!(secrets.mask(text), Cow::Borrowed(_)));
     }
 
