@@ -6,6 +6,7 @@
 //! searched for every form of every secret.
 
 mod common;
+#[allow(dead_code)] // Only the fake GitHub is used here, not its seeding or inspection.
 mod github_support;
 
 use std::fs;
@@ -222,13 +223,10 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
     assert!(report.contains("Authorization: Basic ***"), "{report}");
     assert!(report.contains("x-api-key: ***"), "{report}");
     assert!(report.contains("POST /turn/***"), "{report}");
-    assert!(
-        report.contains(&format!("env *** b64=*** pct=***")),
-        "{report}"
-    );
+    assert!(report.contains("env *** b64=*** pct=***"), "{report}");
     assert!(fs::read_dir(path.join("recorded")).unwrap().count() > 0);
     assert!(
-        stdout.contains(&format!("/turn/***")),
+        stdout.contains("/turn/***"),
         "the agent is named, masked: {stdout}"
     );
     assert!(
