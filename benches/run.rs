@@ -208,6 +208,7 @@ fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> Played {
         record: None,
         limits: None,
         agent_pacing: goldgate::limit::Pacing::default(),
+        secrets: goldgate::secrets::Secrets::default(),
     };
     let cases = cases(count);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -27,6 +27,7 @@ pub mod results;
 pub mod run;
 pub mod schema;
 pub mod score;
+pub mod secrets;
 pub mod shard;
 pub mod simulate;
 pub mod stats;

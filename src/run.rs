@@ -27,6 +27,7 @@ use crate::limit::{DEFAULT_WAIT_BUDGET, Limiter, Limits, Pacing};
 use crate::model::{Case, CaseKind, Input, Turn};
 use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult};
 use crate::score::Grader;
+use crate::secrets::Secrets;
 use crate::shard::SuiteId;
 use crate::transcript::{Exchange, Reply, Usage};
 
@@ -47,6 +48,8 @@ pub struct RunOptions {
     pub limits: Option<Arc<Limits>>,
     /// The agent's known quota (`agent.rate_limit`).
     pub agent_pacing: Pacing,
+    /// The credentials the run knows, masked out of recordings (`--record`).
+    pub secrets: Secrets,
 }
 
 /// The two steps of stopping (see the module doc).
@@ -287,7 +290,7 @@ async fn run_case(
     };
     let checks = [steps, checks].concat();
     if let (Some(dir), None) = (&options.record, &error)
-        && let Err(e) = record(dir, &case, played).await
+        && let Err(e) = record(dir, &case, played, &options.secrets).await
     {
         error = Some(format!(
             "could not record the transcript in {}: {e}",
@@ -343,8 +346,18 @@ fn join_runs(results: Vec<(usize, usize, CaseResult)>, repeat: Repeat) -> Vec<Ca
 async fn record(
     dir: &std::path::Path,
     case: &Case,
-    played: Vec<(TurnRequest, Exchange)>,
+    mut played: Vec<(TurnRequest, Exchange)>,
+    secrets: &Secrets,
 ) -> std::io::Result<()> {
+    // Recordings are committed and uploaded like reports: an echoed credential stays out.
+    for (request, exchange) in &mut played {
+        let mut input = Value::Object(std::mem::take(&mut request.input));
+        secrets.mask_json(&mut input);
+        if let Value::Object(input) = input {
+            request.input = input;
+        }
+        crate::results::mask_reply(&mut exchange.reply, secrets);
+    }
     let (dir, key, id) = (
         dir.to_path_buf(),
         crate::shard::case_key(case),

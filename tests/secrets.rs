@@ -1,113 +1,258 @@
-//! No credential goldgate knows reaches anything it writes, even from an agent that echoes its
-//! whole request (headers, URL) back in an error and in an ordinary reply.
+//! Credentials never reach what goldgate writes, whatever the agent echoes: a loopback agent
+//! that quotes its whole request (URL path, headers with the `Basic` credentials of the URL's
+//! userinfo and the configured API key, body) in an HTTP 500 and in an ordinary reply, with
+//! the GitHub token and a provider key from the environment it shares with goldgate, plain,
+//! base64 and percent-encoded. Every file of the run, stdout, stderr and the PR comment are
+//! searched for every form of every secret.
 
 mod common;
+#[allow(dead_code)] // Only the fake GitHub is used here, not its seeding or inspection.
+mod github_support;
 
 use std::fs;
 use std::path::Path;
 
-use axum::extract::Path as UrlPath;
-use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::{Json, Router};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 
-const TOKEN: &str = "path-token-8d41f";
-const KEY: &str = "header-key-77c2a";
-const GITHUB: &str = "ghs_0123456789abcdef";
-const PASSWORD: &str = "hunter2-secret";
+use github_support::{PR, REPO, Server, TOKEN};
 
-/// Echoes what it received: in a 500 for `c01`, in its reply text for the others.
-async fn echo(
-    UrlPath(token): UrlPath<String>,
-    headers: HeaderMap,
-    Json(request): Json<Value>,
-) -> Response {
-    let echoed = format!("token={token} headers={headers:?} request={request}",);
-    if request["conversation"] == "c01" {
-        return (StatusCode::INTERNAL_SERVER_ERROR, echoed).into_response();
+const AGENT_TOKEN: &str = "path-T0ken-7f3a9c";
+const AGENT_KEY: &str = "hdr-K3y-55e1b0";
+const USER: &str = "svc-robot";
+const PASSWORD: &str = "p@ss W0rd/9921";
+/// [`PASSWORD`] as the URL carries it.
+const PASSWORD_IN_URL: &str = "p%40ss%20W0rd%2F9921";
+const PROVIDER_KEY: &str = "sk-ant-echo-0123456789";
+
+const GOLDEN: &str = "\
+conversations:
+  - conversation: echo_reply
+    turns:
+      - user: What did I send you?
+        agent: Nothing secret.
+  - conversation: echo_error
+    turns:
+      - user: Fail, quoting my request.
+        agent: Nothing secret.
+";
+
+/// The request as an indiscreet server dumps it, with what it shares of goldgate's
+/// environment in the forms a server may log it in.
+fn dump(uri: &Uri, headers: &HeaderMap, body: &Value) -> String {
+    let mut dump = format!("POST {uri}\n");
+    for (name, value) in headers {
+        dump.push_str(&format!("{name}: {}\n", value.to_str().unwrap_or("?")));
     }
-    Json(json!({"messages": [{"text": echoed}]})).into_response()
+    dump.push_str(&format!("{body}\n"));
+    for secret in [TOKEN, PROVIDER_KEY, AGENT_KEY] {
+        dump.push_str(&format!(
+            "env {secret} b64={} pct={}\n",
+            STANDARD.encode(secret),
+            percent(secret)
+        ));
+    }
+    dump
 }
 
-/// Every file under `dir`, as text.
-fn every_file(dir: &Path, found: &mut Vec<(String, String)>) {
+fn percent(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+async fn echo(uri: Uri, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    let dump = dump(&uri, &headers, &body);
+    if body["conversation"] == "echo_error" {
+        // The whole dump first would push the Authorization header past the quoted start.
+        let auth = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none");
+        let error = format!("internal error; Authorization: {auth}; request: {dump}");
+        return (StatusCode::INTERNAL_SERVER_ERROR, error).into_response();
+    }
+    Json(json!({
+        "messages": [{"text": format!("You sent:\n{dump}")}],
+        "tool_calls": [{"name": "log_request", "args": {"dump": dump, "key": AGENT_KEY},
+                        "response": {"echo": TOKEN}}],
+        "error": {"code": "ECHO", "message": format!("token {AGENT_TOKEN}")},
+    }))
+    .into_response()
+}
+
+/// Every form of every secret that must not be written anywhere.
+fn forbidden() -> Vec<String> {
+    let basic = format!("{USER}:{PASSWORD}");
+    let mut forms = Vec::new();
+    for secret in [
+        AGENT_TOKEN,
+        AGENT_KEY,
+        PASSWORD,
+        &basic,
+        TOKEN,
+        PROVIDER_KEY,
+    ] {
+        forms.push(secret.to_owned());
+        forms.push(percent(secret));
+        for engine in [STANDARD, URL_SAFE, STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+            forms.push(engine.encode(secret));
+        }
+    }
+    forms.push(PASSWORD_IN_URL.to_owned());
+    forms
+}
+
+/// Every file under `dir` but the inputs, as text.
+fn written(dir: &Path, inputs: &[&str], into: &mut String) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if inputs.contains(&name.as_str()) {
+            continue;
+        }
         if path.is_dir() {
-            every_file(&path, found);
+            written(&path, inputs, into);
         } else {
-            let text = String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned();
-            found.push((path.display().to_string(), text));
+            into.push_str(&format!("\n== {name}\n"));
+            into.push_str(&String::from_utf8_lossy(&fs::read(&path).unwrap()));
         }
     }
 }
 
-#[test]
-fn echoed_credentials_are_masked_in_every_output() {
+fn assert_nothing_leaks(everything: &str) {
+    for form in forbidden() {
+        assert!(
+            !everything.contains(&form),
+            "`{form}` leaked:\n{everything}"
+        );
+    }
+}
+
+fn workspace(agent: std::net::SocketAddr) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let conversations: String = ["c01", "c02"]
-        .iter()
-        .map(|c| common::order_conversation(c))
-        .collect();
-    common::order_golden(dir.path(), &conversations);
-    let addr = common::serve(Router::new().route("/turn/{token}", axum::routing::post(echo)));
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    fs::write(dir.path().join("goldens/echo.yaml"), GOLDEN).unwrap();
     fs::write(
         dir.path().join("goldgate.yaml"),
         format!(
-            "agent:\n  http:\n    url: \"http://bob:{PASSWORD}@{addr}/turn/${{AGENT_TOKEN}}\"\n    headers: {{ X-Api-Key: \"${{AGENT_KEY}}\" }}\n"
+            "agent:\n  http:\n    url: \"http://{USER}:{PASSWORD_IN_URL}@{agent}/turn/${{AGENT_TOKEN}}\"\n    \
+             headers: {{ X-Api-Key: \"${{AGENT_KEY}}\" }}\nrun: {{ retries: 0, timeout: 20s }}\n"
         ),
     )
     .unwrap();
-    fs::create_dir(dir.path().join("out")).unwrap();
-    let out = common::Outcome::of(
-        common::command_in(dir.path())
-            .env("AGENT_TOKEN", TOKEN)
-            .env("AGENT_KEY", KEY)
-            .env("GITHUB_TOKEN", GITHUB)
-            .args([
-                "run",
-                "goldens",
-                "--retries",
-                "0",
-                "--max-errors",
-                "1",
-                "--output",
-                "out/r.json",
-                "--junit",
-                "out/j.xml",
-                "--html",
-                "out/p.html",
-                "--markdown",
-                "out/m.md",
-                "--record",
-                "out/rec",
-                "--update-baseline",
-                "out/b.json",
-                "--force",
-            ]),
+    fs::write(
+        dir.path().join("event.json"),
+        json!({"action": "synchronize", "number": PR, "pull_request": {"number": PR}}).to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn credentials_echoed_by_the_agent_reach_no_output() {
+    let agent =
+        common::serve(axum::Router::new().route("/turn/{token}", axum::routing::post(echo)));
+    let github = Server::start();
+    let dir = workspace(agent);
+    let path = dir.path();
+    let output = common::command_in(path)
+        .args([
+            "run",
+            "goldens",
+            "--output",
+            "report.json",
+            "--junit",
+            "junit.xml",
+            "--html",
+            "report.html",
+            "--markdown",
+            "summary.md",
+            "--record",
+            "recorded",
+            "--update-baseline",
+            "baseline.json",
+            "--force",
+            "--comment",
+        ])
+        .env("AGENT_TOKEN", AGENT_TOKEN)
+        .env("AGENT_KEY", AGENT_KEY)
+        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
+        .env_remove("GH_TOKEN")
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_API_URL", github.api_url())
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_RUN_ID", "4242")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", path.join("event.json"))
+        .env("GITHUB_REF", format!("refs/pull/{PR}/merge"))
+        .env("GITHUB_WORKSPACE", path)
+        .env("GITHUB_STEP_SUMMARY", path.join("step-summary.md"))
+        .env("GITHUB_OUTPUT", path.join("output.txt"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stdout}\n{stderr}");
+    let mut everything = format!("== stdout\n{stdout}\n== stderr\n{stderr}");
+    written(
+        path,
+        &["goldens", "goldgate.yaml", "event.json"],
+        &mut everything,
+    );
+    let comments = github.comments();
+    assert_eq!(comments.len(), 1, "the comment is posted: {stderr}");
+    for comment in comments {
+        everything.push_str("\n== comment\n");
+        everything.push_str(comment["body"].as_str().unwrap_or_default());
+    }
+
+    // The echoes did reach the outputs, masked: the test would pass vacuously otherwise.
+    let report = fs::read_to_string(path.join("report.json")).unwrap();
+    assert!(report.contains("Authorization: Basic ***"), "{report}");
+    assert!(report.contains("x-api-key: ***"), "{report}");
+    assert!(report.contains("POST /turn/***"), "{report}");
+    assert!(report.contains("env *** b64=*** pct=***"), "{report}");
+    assert!(fs::read_dir(path.join("recorded")).unwrap().count() > 0);
+    assert!(
+        stdout.contains("/turn/***"),
+        "the agent is named, masked: {stdout}"
     );
     assert!(
-        matches!(out.code, Some(1 | 2)),
-        "{}\n{}",
-        out.stdout,
-        out.stderr
+        !stdout.contains(USER),
+        "no userinfo in the agent's name: {stdout}"
     );
-    let report = fs::read_to_string(dir.path().join("out/r.json")).unwrap();
-    // The echo reached the report, masked.
-    assert!(report.contains("***"), "{report}");
-    let basic = {
-        use base64::Engine as _;
-        base64::engine::general_purpose::STANDARD.encode(format!("bob:{PASSWORD}"))
-    };
-    let mut files = Vec::new();
-    every_file(&dir.path().join("out"), &mut files);
-    assert!(files.len() >= 6, "{files:?}");
-    files.push(("stdout".into(), out.stdout));
-    files.push(("stderr".into(), out.stderr));
-    for (name, text) in &files {
-        for secret in [TOKEN, KEY, GITHUB, PASSWORD, basic.as_str()] {
-            assert!(!text.contains(secret), "{secret} in {name}:\n{text}");
-        }
-    }
+    assert_nothing_leaks(&everything);
+}
+
+#[test]
+fn the_json_report_on_stdout_is_masked() {
+    let agent =
+        common::serve(axum::Router::new().route("/turn/{token}", axum::routing::post(echo)));
+    let dir = workspace(agent);
+    let output = common::command_in(dir.path())
+        .args(["run", "goldens", "--json"])
+        .env("AGENT_TOKEN", AGENT_TOKEN)
+        .env("AGENT_KEY", AGENT_KEY)
+        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
+        .env("GITHUB_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
+    assert_eq!(report["cases"].as_array().map(Vec::len), Some(2));
+    assert_nothing_leaks(&format!("{stdout}\n{stderr}"));
 }

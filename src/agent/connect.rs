@@ -17,6 +17,7 @@ use super::replay::ReplayAgent;
 use crate::config::{AgentConfig, Endpoint, LlmAgentConfig, expand_env};
 use crate::llm::LlmClient;
 use crate::llm::client::Patience;
+use crate::secrets::Secrets;
 
 /// An LLM agent's requests are bounded by the runner's per-turn timeout, and retried by the
 /// runner (which starts the turn over): the client itself neither gives up early nor retries.
@@ -28,6 +29,22 @@ const LLM_AGENT_PATIENCE: Patience = Patience {
 
 /// Starts the agent. The error names what is wrong but never a secret value.
 pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
+    connect_masking(config, &Secrets::new()).await
+}
+
+/// As [`connect`], sharing the run's `secrets`: the agent masks them out of its errors, and
+/// adds the tokens it obtains (Google access tokens) for the run to mask everywhere. The
+/// error is masked too: a command's last words may quote its environment.
+pub async fn connect_masking(
+    config: &AgentConfig,
+    secrets: &Secrets,
+) -> Result<Arc<dyn Agent>, String> {
+    start(config, secrets)
+        .await
+        .map_err(|why| secrets.mask(&why).into_owned())
+}
+
+async fn start(config: &AgentConfig, secrets: &Secrets) -> Result<Arc<dyn Agent>, String> {
     match config {
         AgentConfig::Http { url, headers } => {
             let url = expand_env(url).map_err(|e| format!("agent.http.url: {e}"))?;
@@ -44,7 +61,9 @@ pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
                 })?;
                 map.insert(header, value);
             }
-            Ok(Arc::new(HttpAgent::new(http_client()?, url, map)))
+            Ok(Arc::new(
+                HttpAgent::new(http_client()?, url, map).masking(secrets.clone()),
+            ))
         }
         AgentConfig::Command {
             argv,
@@ -70,8 +89,9 @@ pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
         AgentConfig::Ces(ces) => {
             let base_url = expanded(ces.base_url.as_deref(), "agent.ces")?;
             let client = http_client()?;
-            let credentials =
-                Credentials::find(client.clone()).map_err(|e| format!("agent.ces: {e}"))?;
+            let credentials = Credentials::find(client.clone())
+                .map_err(|e| format!("agent.ces: {e}"))?
+                .masking(secrets.clone());
             Ok(Arc::new(CesAgent::new(
                 client,
                 ces.clone(),

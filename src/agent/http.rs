@@ -18,10 +18,14 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER}
 use reqwest::{Client, Response, Url};
 
 use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use crate::secrets::Secrets;
 use crate::transcript::{Exchange, Message, Reply, ToolCall};
 
 /// How much of an error body is quoted in the error message.
 const ERROR_BODY_CHARS: usize = 200;
+/// How much of an error body is read: more than is quoted, so that the quote is cut after
+/// masking and never leaves the start of a secret cut in half.
+const ERROR_BODY_READ: usize = 4096;
 /// The largest reply read, streamed or not: a bigger one is a protocol error, so that an agent
 /// sending hundreds of megabytes cannot fill goldgate's memory.
 pub const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -32,29 +36,21 @@ pub struct HttpAgent {
     url: Url,
     headers: HeaderMap,
     /// Configured values an agent may echo back in an error (header values and their words,
-    /// the URL's password and query values): cut out of every error message.
-    secrets: Vec<String>,
+    /// the URL's user, password and query values), with the run's others when it shares its
+    /// set ([`HttpAgent::masking`]): masked out of every error message.
+    secrets: Secrets,
 }
-
-/// Shorter words are too common to be secrets, and cutting them would garble messages.
-const SECRET_MIN_CHARS: usize = 6;
 
 impl HttpAgent {
     pub fn new(client: Client, url: Url, mut headers: HeaderMap) -> Self {
-        let mut secrets: Vec<String> = Vec::new();
+        let secrets = Secrets::new();
         for value in headers.values_mut() {
             value.set_sensitive(true);
             if let Ok(text) = value.to_str() {
-                secrets.push(text.to_owned());
-                secrets.extend(text.split_whitespace().map(str::to_owned));
+                secrets.add_value(text);
             }
         }
-        secrets.extend(url.password().map(str::to_owned));
-        secrets.extend(url.query_pairs().map(|(_, value)| value.into_owned()));
-        secrets.retain(|s| s.chars().count() >= SECRET_MIN_CHARS);
-        // Longest first, so that a whole value goes before the words inside it.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
+        secrets.add_url(url.as_str());
         // Tells servers that can stream that a stream is welcome.
         headers.entry(ACCEPT).or_insert(HeaderValue::from_static(
             "application/json, application/x-ndjson",
@@ -67,10 +63,16 @@ impl HttpAgent {
         }
     }
 
+    /// Masks errors with the run's whole set (a token expanded into the URL's path), to which
+    /// this agent's own secrets are added.
+    pub fn masking(mut self, secrets: Secrets) -> Self {
+        let own = std::mem::replace(&mut self.secrets, secrets);
+        self.secrets.absorb(&own);
+        self
+    }
+
     fn redacted(&self, mut error: AgentError) -> AgentError {
-        for secret in &self.secrets {
-            error.message = error.message.replace(secret.as_str(), "[redacted]");
-        }
+        self.secrets.mask_string(&mut error.message);
         error
     }
 
@@ -85,7 +87,7 @@ impl HttpAgent {
             .await
             .map_err(transport_error)?;
         if !response.status().is_success() {
-            return Err(status_error(response).await);
+            return Err(status_error(response, &self.secrets).await);
         }
         if is_stream(response.headers()) {
             read_stream(response, start).await
@@ -274,19 +276,21 @@ fn is_certificate_error(cause: &(dyn std::error::Error + 'static)) -> bool {
     )
 }
 
-/// Turns a non-2xx answer into an error quoting the start of its body.
-pub(crate) async fn status_error(mut response: Response) -> AgentError {
+/// Turns a non-2xx answer into an error quoting the start of its body, with `secrets` masked
+/// out before it is cut to a quote.
+pub(crate) async fn status_error(mut response: Response, secrets: &Secrets) -> AgentError {
     let status = response.status();
     let retry_after = retry_after(response.headers(), SystemTime::now());
-    // Read only what will be quoted (4 bytes per char at most): error pages can be large.
+    // Read only a little more than is quoted: error pages can be large.
     let mut body = Vec::new();
-    while body.len() < ERROR_BODY_CHARS * 4 {
+    while body.len() < ERROR_BODY_READ {
         match response.chunk().await {
             Ok(Some(chunk)) => body.extend_from_slice(&chunk),
             Ok(None) | Err(_) => break,
         }
     }
     let text = String::from_utf8_lossy(&body);
+    let text = secrets.mask(&text);
     let quoted: String = text.trim().chars().take(ERROR_BODY_CHARS).collect();
     let reason = status.canonical_reason().unwrap_or("");
     let message = if quoted.is_empty() {

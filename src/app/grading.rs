@@ -69,10 +69,13 @@ pub fn grader(
     Ok((grader, notices))
 }
 
-/// The judge cache, unless `--no-cache`.
-fn cache(flags: &GradingFlags) -> Option<JudgeCache> {
+/// The judge cache, unless `--no-cache`; what it stores is masked of the run's credentials.
+fn cache(flags: &GradingFlags, options: &RunOptions) -> Option<JudgeCache> {
     let dir = flags.cache_dir.as_deref();
-    (!flags.no_cache).then(|| JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR))))
+    (!flags.no_cache).then(|| {
+        JudgeCache::new(dir.unwrap_or(Path::new(cache::DEFAULT_DIR)))
+            .masking(options.secrets.clone())
+    })
 }
 
 fn patience(options: &RunOptions) -> Patience {
@@ -112,10 +115,12 @@ fn simulator(
                 )),
                 None => client,
             };
-            let simulator = Simulator::new(client, cache(flags));
+            let simulator = Simulator::new(client, cache(flags, options));
             Ok((
                 Some(match &flags.record {
-                    Some(dir) => simulator.recording_to(JudgeCache::new(dir.join(RECORDED_USER))),
+                    Some(dir) => simulator.recording_to(
+                        JudgeCache::new(dir.join(RECORDED_USER)).masking(options.secrets.clone()),
+                    ),
                     None => simulator,
                 }),
                 None,
@@ -158,7 +163,7 @@ fn judge(
     Ok(Arc::new(JudgePanel::build(
         judge,
         &models,
-        cache(flags),
+        cache(flags, options),
         patience(options),
         &http,
         limits.as_deref(),

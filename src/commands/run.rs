@@ -12,7 +12,6 @@ use goldgate::agent::connect;
 use goldgate::app::baseline::History;
 use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Publish};
-use goldgate::app::secrets::Secrets;
 use goldgate::app::select::{self, Selected, Selection};
 use goldgate::config::quarantine::{self, Date};
 use goldgate::config::{AgentConfig, Config};
@@ -71,6 +70,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(agent_config) => agent_config,
         Err(message) => return Ok(fail(&message)),
     };
+    // Credentials: masked out of recordings, errors and every report (see goldgate::secrets).
+    let secrets = goldgate::app::secrets::known(&config, agent_config.as_ref());
     let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
     let limits = Limits::new(
         concurrency,
@@ -84,6 +85,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         record: args.record.clone(),
         limits: Some(limits),
         agent_pacing: config.agent_rate_limit,
+        secrets,
     };
     let flags = GradingFlags {
         allow_extra_tool_calls: args.allow_extra_tool_calls,
@@ -121,18 +123,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(played) => played.report,
         Err(message) => return Ok(fail(&message)),
     };
-    // Before any output or the baseline sees it: what the agent echoed of a credential.
-    let secrets = Secrets::of(&config, agent_config.as_ref(), |name| {
-        std::env::var(name).ok()
-    });
-    secrets
-        .mask_report(&mut report)
-        .context("cannot mask the report's credentials")?;
-    if let Some(dir) = &args.record {
-        secrets
-            .mask_files(dir)
-            .with_context(|| format!("cannot mask credentials in {}", dir.display()))?;
-    }
     report.suite = suite_id;
     report.max_errors = args.max_errors;
     // Cases of another suite read as new or missing: say so, as `compare` and `merge` do.
@@ -155,6 +145,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         .iter()
         .map(|floor| FloorResult::check(floor, &report))
         .collect();
+    // Credentials: the last change to the report, before any sink or the baseline reads it.
+    report.mask(&options.secrets);
     finish(args, &report, started.elapsed())
 }
 
@@ -245,7 +237,7 @@ fn play(
             // An agent that does not start fails every case with why: the reports are still
             // written (a run with no reports looks like a run that never happened).
             Some(agent_config) => tokio::select! {
-                agent = connect::connect(agent_config) => agent.unwrap_or_else(|why| {
+                agent = connect::connect_masking(agent_config, &options.secrets) => agent.unwrap_or_else(|why| {
                     eprintln!("goldgate: {why}");
                     Arc::new(connect::NotStarted(why))
                 }),

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::secrets::Secrets;
 use crate::transcript::Usage;
 
 /// The directory used when `--cache-dir` is not given, relative to the working directory.
@@ -74,11 +75,24 @@ pub struct Entry {
 #[derive(Clone, Debug)]
 pub struct JudgeCache {
     dir: PathBuf,
+    /// Masked out of the answers stored: a judge or a simulated user may quote a credential
+    /// the agent echoed, and the cache is kept between runs (and, under `--record`, is the
+    /// recording of the simulated user).
+    secrets: Secrets,
 }
 
 impl JudgeCache {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            secrets: Secrets::new(),
+        }
+    }
+
+    /// Masks `secrets` out of every answer stored.
+    pub fn masking(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     pub fn dir(&self) -> &Path {
@@ -119,7 +133,9 @@ impl JudgeCache {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent)?;
         }
-        let mut json = serde_json::to_vec_pretty(entry)?;
+        let mut entry = entry.clone();
+        self.secrets.mask_json(&mut entry.answer);
+        let mut json = serde_json::to_vec_pretty(&entry)?;
         json.push(b'\n');
         crate::atomic::write(&path, |out| out.write_all(&json))
     }
@@ -187,5 +203,23 @@ mod tests {
         let digest = key(&request, 0, 0).digest();
         fs::write(cache.path(&digest), "{ not json").unwrap();
         assert_eq!(cache.fetch(&key(&request, 0, 0)).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_credential_quoted_in_an_answer_is_not_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = Secrets::new();
+        secrets.add("echoed-token-99");
+        let cache = JudgeCache::new(dir.path()).masking(secrets);
+        let request = json!({ "q": 2 });
+        let entry = Entry {
+            provider: "anthropic".into(),
+            model: "claude-x".into(),
+            answer: json!({ "reason": "the reply leaks echoed-token-99" }),
+            usage: Usage::default(),
+        };
+        cache.store(&key(&request, 0, 0), entry).await.unwrap();
+        let stored = cache.fetch(&key(&request, 0, 0)).await.unwrap();
+        assert_eq!(stored.answer, json!({ "reason": "the reply leaks ***" }));
     }
 }

@@ -12,6 +12,7 @@ mod aggregates;
 mod comparison;
 mod history;
 pub mod json;
+mod mask;
 mod method;
 pub mod millis;
 mod repeats;
@@ -30,6 +31,7 @@ pub use comparison::{
     Threshold, Unit,
 };
 pub use history::Samples;
+pub use mask::mask_reply;
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
 pub use verdict::{FloorResult, Policy, Verdict};

@@ -29,6 +29,7 @@ use tokio::sync::Mutex;
 
 use crate::agent::http::{read_body, transport_error};
 use crate::agent::{AgentError, AgentErrorKind};
+use crate::secrets::Secrets;
 
 /// The scope SCRAPI asks for; `.../auth/ces` alone would do for sessions.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
@@ -98,6 +99,8 @@ pub struct Credentials {
     cached: Mutex<Option<(String, Option<Instant>)>>,
     /// Every token handed out, for cutting out of error messages.
     issued: std::sync::Mutex<Vec<String>>,
+    /// The run's secrets, which every token handed out joins ([`Credentials::masking`]).
+    shared: Secrets,
 }
 
 impl Credentials {
@@ -125,7 +128,25 @@ impl Credentials {
             client,
             cached: Mutex::new(None),
             issued: std::sync::Mutex::default(),
+            shared: Secrets::new(),
         })
+    }
+
+    /// Adds every token handed out to `secrets`, which the run masks out of what it writes.
+    /// The static token and a user's client secret and refresh token are secrets from the
+    /// start. (A service account's key was parsed into a key pair: its text is not kept.)
+    pub fn masking(mut self, secrets: Secrets) -> Self {
+        match &self.source {
+            Source::Static(token) => secrets.add(token),
+            Source::User {
+                client_secret,
+                refresh_token,
+                ..
+            } => secrets.extend([client_secret, refresh_token]),
+            Source::ServiceAccount { .. } | Source::External(_) | Source::Metadata { .. } => {}
+        }
+        self.shared = secrets;
+        self
     }
 
     /// Where the credentials came from: a variable's name, a file's path, the metadata server.
@@ -181,6 +202,7 @@ impl Credentials {
         let mut issued = self.issued.lock().unwrap_or_else(|e| e.into_inner());
         if !issued.contains(&token) {
             issued.push(token.clone());
+            self.shared.add(&token);
         }
         drop(issued);
         let expires = lifetime.map(|l| Instant::now() + l);
