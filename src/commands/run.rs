@@ -70,34 +70,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(agent_config) => agent_config,
         Err(message) => return Ok(fail(&message)),
     };
-    // Credentials: masked out of recordings, errors and every report (see goldgate::secrets).
-    let secrets = goldgate::app::secrets::known(&config, agent_config.as_ref());
-    let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
-    let limits = Limits::new(
-        concurrency,
-        args.rate_limit_wait.unwrap_or(limit::DEFAULT_WAIT_BUDGET),
-    );
-    let options = RunOptions {
-        concurrency,
-        timeout: args.timeout.unwrap_or(config.run.timeout),
-        retries: args.retries.unwrap_or(config.run.retries),
-        backoff: Duration::from_millis(200),
-        record: args.record.clone(),
-        limits: Some(limits),
-        agent_pacing: config.agent_rate_limit,
-        secrets,
-    };
-    let flags = GradingFlags {
-        allow_extra_tool_calls: args.allow_extra_tool_calls,
-        no_cache: args.no_cache,
-        cache_dir: args.cache_dir.clone(),
-        record: args.record.clone(),
-        replay: match &agent_config {
-            Some(AgentConfig::Replay { dir }) => Some(dir.clone()),
-            _ => None,
-        },
-    };
-    let grader = match grading::grader(&flags, &config, &options) {
+    let options = run_options(args, &config, agent_config.as_ref());
+    let grader = match grading::grader(
+        &grading_flags(args, agent_config.as_ref()),
+        &config,
+        &options,
+    ) {
         Ok((grader, notices)) => {
             notices.iter().for_each(|n| eprintln!("goldgate: {n}"));
             grader
@@ -124,6 +102,47 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Err(message) => return Ok(fail(&message)),
     };
     report.suite = suite_id;
+    complete(args, &mut report, gate, &floors);
+    // Credentials: the last change to the report, before any sink or the baseline reads it.
+    report.mask(&options.secrets);
+    finish(args, &report, started.elapsed())
+}
+
+/// How the run plays: flags over `run:` in the config, with the credentials to mask.
+fn run_options(args: &RunArgs, config: &Config, agent: Option<&AgentConfig>) -> RunOptions {
+    let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
+    RunOptions {
+        concurrency,
+        timeout: args.timeout.unwrap_or(config.run.timeout),
+        retries: args.retries.unwrap_or(config.run.retries),
+        backoff: Duration::from_millis(200),
+        record: args.record.clone(),
+        limits: Some(Limits::new(
+            concurrency,
+            args.rate_limit_wait.unwrap_or(limit::DEFAULT_WAIT_BUDGET),
+        )),
+        agent_pacing: config.agent_rate_limit,
+        // Masked out of recordings, errors and every report (see goldgate::secrets).
+        secrets: goldgate::app::secrets::known(config, agent),
+    }
+}
+
+fn grading_flags(args: &RunArgs, agent: Option<&AgentConfig>) -> GradingFlags {
+    GradingFlags {
+        allow_extra_tool_calls: args.allow_extra_tool_calls,
+        no_cache: args.no_cache,
+        cache_dir: args.cache_dir.clone(),
+        record: args.record.clone(),
+        replay: match agent {
+            Some(AgentConfig::Replay { dir }) => Some(dir.clone()),
+            _ => None,
+        },
+    }
+}
+
+/// What the report learns once played: its allowance of errors, the policy its exit follows,
+/// the gate's comparison and the floors checked.
+fn complete(args: &RunArgs, report: &mut Report, gate: Option<Gate>, floors: &[Floor]) {
     report.max_errors = args.max_errors;
     // Cases of another suite read as new or missing: say so, as `compare` and `merge` do.
     if let Some(gate) = &gate
@@ -139,15 +158,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         fail_on_inconclusive: args.gate.fail_on_inconclusive,
     };
     if report.gate.is_none() {
-        report.gate = gate.map(|gate| gate.compare(&report));
+        report.gate = gate.map(|gate| gate.compare(report));
     }
     report.floors = floors
         .iter()
-        .map(|floor| FloorResult::check(floor, &report))
+        .map(|floor| FloorResult::check(floor, report))
         .collect();
-    // Credentials: the last change to the report, before any sink or the baseline reads it.
-    report.mask(&options.secrets);
-    finish(args, &report, started.elapsed())
 }
 
 /// Every file the run will write can be written: found out before the agent is called, not
