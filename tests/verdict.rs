@@ -506,4 +506,11 @@ fn flags_that_would_mislead_are_refused_and_the_run_says_where_its_reports_are()
         "{}",
         out.stderr
     );
+    // No progress bar in a log: a line per case as it finishes.
+    assert!(
+        out.stderr
+            .contains("goldgate: [1/1] passed c01 (goldens/orders.yaml:"),
+        "{}",
+        out.stderr
+    );
 }

@@ -266,11 +266,24 @@ fn play(
             limits.observe(rate_limit_notice(progress.clone()));
         }
         let shown = progress.clone();
+        let finished = std::sync::atomic::AtomicU64::new(0);
         let on_event: OnEvent = Arc::new(move |event: Event<'_>| {
             if let Event::CaseFinished { case, status } = event {
                 shown.inc(1);
                 if status != Status::Passed {
                     shown.set_message(format!("{} {}", status.name(), case.id));
+                }
+                // No bar in a CI log: a line per case, so a long run shows it is alive.
+                if shown.is_hidden() {
+                    eprintln!(
+                        "goldgate: [{}/{}] {} {} ({}:{})",
+                        finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                        shown.length().unwrap_or_default(),
+                        status.name(),
+                        console::escape(&case.id),
+                        console::escape(&case.location.file.to_string_lossy()),
+                        case.location.line
+                    );
                 }
             }
         });
