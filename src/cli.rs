@@ -137,9 +137,14 @@ pub struct SuiteArgs {
 /// Which cases are played, shared by `run` and `list` so that both select alike.
 #[derive(Debug, Args)]
 pub struct SelectionArgs {
-    /// Only cases with this tag (repeatable: any of them).
-    #[arg(long = "filter", value_name = "TAG", help_heading = "Selection")]
+    /// Only cases with this tag, or matching this tag expression: tags joined by `and`, `or`,
+    /// `not` and parentheses, e.g. `P0 and not slow` (repeatable: any of them).
+    #[arg(long = "filter", value_name = "EXPR", help_heading = "Selection")]
     pub filters: Vec<String>,
+
+    /// Leave out cases with this tag, whatever --filter says (repeatable).
+    #[arg(long = "exclude", value_name = "TAG", help_heading = "Selection")]
+    pub excludes: Vec<String>,
 
     /// Only cases whose id or name matches this glob, e.g. `order_*`.
     #[arg(long, value_name = "GLOB", help_heading = "Selection")]

@@ -254,3 +254,51 @@ fn an_empty_shard_is_a_note_not_an_error() {
         empty.stderr
     );
 }
+
+#[test]
+fn tag_expressions_and_exclusions_select_what_they_say() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    let case = |id: &str, tags: &str| {
+        format!(
+            "  - conversation: {id}\n    tags: [{tags}]\n    turns:\n      - user: hi\n        agent: hello\n"
+        )
+    };
+    std::fs::write(
+        dir.path().join("goldens/tags.yaml"),
+        format!(
+            "conversations:\n{}{}{}",
+            case("fast_p0", "P0"),
+            case("slow_p0", "P0, slow"),
+            case("p1", "P1")
+        ),
+    )
+    .unwrap();
+    let ids = |args: &[&str]| {
+        let out = common::goldgate(dir.path(), &[&["list", "--json"], args, &["."]].concat());
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let listed: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let mut ids: Vec<String> = listed["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&["--filter", "P0 and not slow"]), ["fast_p0"]);
+    assert_eq!(ids(&["--filter", "P0", "--exclude", "slow"]), ["fast_p0"]);
+    assert_eq!(
+        ids(&["--filter", "(P0 or P1) and not slow"]),
+        ["fast_p0", "p1"]
+    );
+    assert_eq!(ids(&["--exclude", "P0"]), ["p1"]);
+    let broken = common::goldgate(dir.path(), &["list", "--filter", "P0 and", "."]);
+    assert_eq!(broken.code, Some(2));
+    assert!(
+        broken.stderr.contains("a tag is missing at the end"),
+        "{}",
+        broken.stderr
+    );
+}

@@ -12,3 +12,4 @@ pub mod publish;
 pub mod secrets;
 pub mod select;
 pub mod setup;
+pub mod tags;

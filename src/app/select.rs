@@ -1,4 +1,5 @@
-//! Which loaded cases a command plays: `--filter` (any of the tags), `--name` (a glob over the
+//! Which loaded cases a command plays: `--filter` (tag expressions, any of them), `--exclude`
+//! (none of these tags), `--name` (a glob over the
 //! id or the name), then `--shard K/N`. `run` and `list` both call [`select`], so that the list
 //! is what a run with the same flags then plays.
 
@@ -6,6 +7,7 @@ use std::sync::Arc;
 
 use globset::GlobBuilder;
 
+use super::tags::TagExpr;
 use crate::load::Suite;
 use crate::model::Case;
 use crate::shard::{Shard, SuiteId};
@@ -13,8 +15,11 @@ use crate::shard::{Shard, SuiteId};
 /// The selection flags, parsed.
 #[derive(Clone, Debug, Default)]
 pub struct Selection {
-    /// Tags: a case with any of them is selected; none selects every case.
-    pub filters: Vec<String>,
+    /// Tag expressions ([`TagExpr`]): a case matching any of them is selected; none selects
+    /// every case.
+    pub filters: Vec<TagExpr>,
+    /// Tags: a case with any of them is left out, whatever the filters say.
+    pub excludes: Vec<String>,
     /// A glob matched against the case id and the case name.
     pub name: Option<String>,
     pub shard: Option<Shard>,
@@ -49,7 +54,7 @@ impl Selected {
 pub enum SelectError {
     #[error("--name: {0}")]
     Glob(#[from] globset::Error),
-    #[error("no case matches the --filter / --name given ({loaded} cases loaded)")]
+    #[error("no case matches the --filter / --exclude / --name given ({loaded} cases loaded)")]
     NoMatch { loaded: usize },
 }
 
@@ -64,8 +69,9 @@ pub fn select(suite: &Suite, selection: &Selection) -> Result<Selected, SelectEr
         .iter()
         .flat_map(|f| &f.cases)
         .filter(|c| {
-            selection.filters.is_empty() || c.tags.iter().any(|t| selection.filters.contains(t))
+            selection.filters.is_empty() || selection.filters.iter().any(|f| f.matches(&c.tags))
         })
+        .filter(|c| !c.tags.iter().any(|t| selection.excludes.contains(t)))
         .filter(|c| {
             name.as_ref()
                 .is_none_or(|m| m.is_match(&c.id) || m.is_match(&c.name))

@@ -19,6 +19,7 @@ use goldgate::app::baseline::{self, Update};
 use goldgate::app::publish::{self, Publish};
 use goldgate::app::select::Selection;
 use goldgate::app::setup::{self, LoadError};
+use goldgate::app::tags::TagExpr;
 use goldgate::config::Config;
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
@@ -113,8 +114,14 @@ pub fn selection_of(args: &SelectionArgs) -> Result<Selection, String> {
         Some(text) => Some(text.parse::<Shard>().map_err(|e| format!("--shard: {e}"))?),
         None => None,
     };
+    let filters = args
+        .filters
+        .iter()
+        .map(|text| TagExpr::parse(text).map_err(|e| format!("--filter {e}")))
+        .collect::<Result<_, _>>()?;
     Ok(Selection {
-        filters: args.filters.clone(),
+        filters,
+        excludes: args.excludes.clone(),
         name: args.name.clone(),
         shard,
     })
