@@ -226,6 +226,11 @@ fn quarantined_cases_do_not_block_until_their_date() {
         "{}",
         out.stdout
     );
+    assert!(
+        out.stdout.contains("FAILED (quarantined)"),
+        "{}",
+        out.stdout
+    );
     // Without the gate deciding, the quarantined failure does not fail the run either.
     let out = run(dir.path(), addr, &[]);
     assert_eq!(out.code, Some(0), "{}", out.stdout);

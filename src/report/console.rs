@@ -127,6 +127,9 @@ fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Res
         if case.status != Status::Passed {
             let _ = write!(row, "  {}", status_word(case.status));
         }
+        if case.is_quarantined() {
+            row.push_str(" (quarantined)");
+        }
         if let Some(repeats) = case.repeats.as_ref().filter(|r| r.flaky) {
             let _ = write!(row, "  flaky ({}/{})", repeats.passed, repeats.runs.len());
         }
