@@ -425,23 +425,10 @@ pub struct ReportArgs {
     /// Write the HTML report to FILE (see `goldgate run --help`).
     pub html: Option<PathBuf>,
 
-    /// Compare with this baseline for the deltas in the Markdown and the comment.
-    #[arg(long, value_name = "FILE")]
-    pub baseline: Option<PathBuf>,
-
-    /// With --baseline: a gecx regression config (JSON) whose thresholds override the config's.
-    #[arg(long, value_name = "FILE", requires = "baseline")]
-    pub regression_config: Option<PathBuf>,
-
-    /// With --baseline: the gate's false-alarm rate, in percent (see `goldgate run --help`).
-    #[arg(
-        long,
-        value_name = "PCT",
-        default_value = "1",
-        value_parser = false_alarm_rate,
-        requires = "baseline"
-    )]
-    pub false_alarm_rate: f64,
+    /// The gate against a baseline, as `goldgate run` has it: the deltas in the Markdown and
+    /// the comment, and with --fail-on-regress the exit code.
+    #[command(flatten)]
+    pub gate: GateArgs,
 
     /// With --baseline: the config file whose `thresholds:` apply (default: ./goldgate.yaml
     /// when it exists).

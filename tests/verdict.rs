@@ -519,3 +519,41 @@ fn flags_that_would_mislead_are_refused_and_the_run_says_where_its_reports_are()
         out.stderr
     );
 }
+
+#[test]
+fn report_gates_a_saved_run_as_the_run_would() {
+    let (dir, addr, script) = setup(3);
+    baseline(dir.path(), addr);
+    script.lock().unwrap().wrong.insert("c02".to_owned());
+    let out = run(dir.path(), addr, &["--output", "saved.json"]);
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    // The saved run, gated afterwards: one run a side, a case that passed on main now fails.
+    let gated = goldgate(
+        dir.path(),
+        &[
+            "report",
+            "saved.json",
+            "--baseline",
+            "baseline.json",
+            "--fail-on-regress",
+        ],
+    );
+    assert_eq!(gated.code, Some(1), "{}\n{}", gated.stdout, gated.stderr);
+    // Without --fail-on-regress it exits as the run did.
+    let advisory = goldgate(
+        dir.path(),
+        &["report", "saved.json", "--baseline", "baseline.json"],
+    );
+    assert_eq!(advisory.code, Some(1), "{}", advisory.stderr);
+    let refused = goldgate(
+        dir.path(),
+        &[
+            "report",
+            "saved.json",
+            "--baseline",
+            "baseline.json",
+            "--fail-on-inconclusive",
+        ],
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+}

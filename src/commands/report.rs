@@ -7,9 +7,10 @@ use anyhow::Context as _;
 use goldgate::app::publish::{DEFAULT_SUITE, Publish};
 use goldgate::exit::Exit;
 use goldgate::report::{html, junit};
+use goldgate::results::Policy;
 use goldgate::results::json;
 
-use crate::cli::{GateArgs, ReportArgs};
+use crate::cli::ReportArgs;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     let mut report = match json::read_file(&args.report) {
@@ -19,21 +20,27 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    if args.baseline.is_some() {
+    if args.gate.fail_on_inconclusive && !args.gate.fail_on_regress {
+        eprintln!(
+            "goldgate report: --fail-on-inconclusive needs --fail-on-regress: without it the gate does not decide the exit code"
+        );
+        return Ok(Exit::Error);
+    }
+    if args.gate.baseline.is_some() {
         // The thresholds of the config apply, as they do to `run` and `compare`.
         let Some(config) = super::load_config(args.config.as_deref(), "reported") else {
             return Ok(Exit::Error);
         };
-        let gate_args = GateArgs {
-            baseline: args.baseline.clone(),
-            fail_on_regress: false,
-            fail_on_inconclusive: false,
-            regression_config: args.regression_config.clone(),
-            false_alarm_rate: args.false_alarm_rate,
-        };
-        match super::gate_of(&gate_args, &config) {
+        match super::gate_of(&args.gate, &config) {
             Ok(gate) => report.gate = gate.map(|gate| gate.compare(&report)),
             Err(exit) => return Ok(exit),
+        }
+        // Asked for here, the gate decides as it would have in the run.
+        if args.gate.fail_on_regress {
+            report.policy = Policy {
+                fail_on_regress: true,
+                fail_on_inconclusive: args.gate.fail_on_inconclusive,
+            };
         }
     }
     if let Some(path) = &args.junit {
