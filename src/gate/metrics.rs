@@ -159,6 +159,7 @@ fn rate(
         .collect();
     let interval =
         worsening_interval(before, now, 1.0 - 2.0 * alpha).map(|i| (i.lo * 100.0, i.hi * 100.0));
+    let worse = beyond(effect, delta.limit);
     delta.evidence = Some(Evidence {
         test: Test::Stratified,
         p_value: Some(p_value),
@@ -166,11 +167,12 @@ fn rate(
         effect: Some(effect),
         interval,
         samples: (u64::from(before.judged), u64::from(now.judged)),
-        detectable: detectable_drop(&strata, alpha),
+        // Only a decision that may stay open reports it: a clear one is clear already.
+        detectable: worse.then(|| detectable_drop(&strata, alpha)).flatten(),
     });
     Some(Tested {
         p_value: Some(p_value),
-        worse: beyond(effect, delta.limit),
+        worse,
         open: false,
         reachable: stratified_worse(&extreme).is_some_and(|p| p <= alpha),
         min_p: 0.0,
@@ -236,6 +238,7 @@ fn latency(
             _ => report.samples.latency.clone(),
         }
     };
+    // Ascending, as a histogram gives them: the medians and quantiles below read them as is.
     let before: Vec<f64> = histogram(&gate.baseline).samples().collect();
     let now: Vec<f64> = histogram(current).samples().collect();
     let test = QuantileTest {
@@ -270,7 +273,7 @@ fn latency(
             percent(found.ratio_interval.hi),
         )),
         samples: (before.len() as u64, now.len() as u64),
-        detectable: detectable_rise(&before, now.len(), &test, alpha),
+        detectable: None,
     });
     let change = delta.change.unwrap_or_default();
     let worse = (beyond(change, delta.limit) && found.exceeds_floor) || whole.moved_beyond;
@@ -282,6 +285,10 @@ fn latency(
     let open = !worse
         && runs_left > 0
         && (half_worse(found.before, found.now) || half_worse(whole.median.0, whole.median.1));
+    // Only a decision that may stay open reports it: a clear one is clear already.
+    if let Some(evidence) = delta.evidence.as_mut().filter(|_| worse || open) {
+        evidence.detectable = detectable_rise(&before, now.len(), &test, alpha);
+    }
     Some(Tested {
         p_value: Some(p_value),
         worse,
@@ -307,12 +314,7 @@ struct WholeSample {
 impl WholeSample {
     fn of(before: &[f64], now: &[f64], test: &QuantileTest) -> Option<Self> {
         let (p_value, best_p_value) = rank_sum_worse(before, &scaled(now, test))?;
-        let median = |samples: &[f64]| {
-            let mut sorted = samples.to_vec();
-            sorted.sort_by(f64::total_cmp);
-            quantile(&sorted, 0.5)
-        };
-        let (was, is) = (median(before)?, median(now)?);
+        let (was, is) = (quantile(before, 0.5)?, quantile(now, 0.5)?);
         Some(Self {
             p_value,
             best_p_value,
@@ -333,14 +335,12 @@ fn scaled(now: &[f64], test: &QuantileTest) -> Vec<f64> {
 /// the baseline's own distribution (at `runs` evenly spaced quantiles) made that much slower,
 /// against the baseline. `None` when not even a hundredfold rise would show.
 fn detectable_rise(before: &[f64], runs: usize, test: &QuantileTest, alpha: f64) -> Option<f64> {
-    let mut sorted = before.to_vec();
-    sorted.sort_by(f64::total_cmp);
     let typical: Vec<f64> = (0..runs)
-        .filter_map(|i| quantile(&sorted, (i as f64 + 0.5) / runs as f64))
+        .filter_map(|i| quantile(before, (i as f64 + 0.5) / runs as f64))
         .collect();
     let shows = |rise: f64| {
         let slower: Vec<f64> = typical.iter().map(|x| x * (1.0 + rise / 100.0)).collect();
-        rank_sum_worse(&sorted, &scaled(&slower, test)).is_some_and(|(p, _)| 2.0 * p <= alpha)
+        rank_sum_worse(before, &scaled(&slower, test)).is_some_and(|(p, _)| 2.0 * p <= alpha)
     };
     smallest(shows, 10_000.0)
 }

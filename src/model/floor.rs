@@ -18,22 +18,6 @@ pub enum FloorKind {
     MaxFailedCases,
 }
 
-impl FloorKind {
-    /// For people: `pass rate at least 90%`, `at most 2 failed cases`.
-    pub fn describe(self, limit: f64) -> String {
-        match self {
-            FloorKind::MinPassRate => format!("pass rate at least {}", percent(limit)),
-            FloorKind::MinSuiteScore => format!("suite score at least {}", percent(limit)),
-            FloorKind::MaxFailedCases => format!("at most {limit} failed cases"),
-        }
-    }
-}
-
-fn percent(fraction: f64) -> String {
-    let text = format!("{:.1}", fraction * 100.0);
-    format!("{}%", text.strip_suffix(".0").unwrap_or(&text))
-}
-
 /// One floor, where it is written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Floor {

@@ -71,7 +71,8 @@ pub(crate) fn agent_log_tail(report: &Report) -> Option<(Vec<&str>, usize)> {
 pub fn headline(report: &Report) -> String {
     let cases = &report.aggregates.cases;
     let gate = report.gate.as_ref();
-    let mut text = match report.verdict() {
+    let verdict = report.verdict();
+    let mut text = match verdict {
         Verdict::Interrupted => "stopped early: some cases did not run".to_owned(),
         Verdict::TooManyErrors => format!(
             "could not be judged: {} of {} cases errored (--max-errors {})",
@@ -122,7 +123,7 @@ pub fn headline(report: &Report) -> String {
     if quarantined > 0 {
         aside.push(format!("{quarantined} quarantined"));
     }
-    if !aside.is_empty() && !report.verdict().is_error() {
+    if !aside.is_empty() && !verdict.is_error() {
         text = format!("{text} ({})", aside.join(", "));
     }
     text

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Comparison, Report, Status};
+use super::{Comparison, Report, Status, Unit};
 use crate::exit::Exit;
 use crate::model::{Floor, FloorKind};
 
@@ -185,18 +185,28 @@ impl FloorResult {
         }
     }
 
-    /// For people: `pass rate at least 90%: 85% (goldgate.yaml:4)`.
+    /// For people: `pass rate at least 90%: 85.0% (goldgate.yaml:4)`.
     pub fn describe(&self) -> String {
+        let bar = match self.kind {
+            FloorKind::MinPassRate => {
+                format!(
+                    "pass rate at least {}",
+                    Unit::Percent.amount(self.limit * 100.0)
+                )
+            }
+            FloorKind::MinSuiteScore => {
+                format!(
+                    "suite score at least {}",
+                    Unit::Percent.amount(self.limit * 100.0)
+                )
+            }
+            FloorKind::MaxFailedCases => format!("at most {} failed cases", self.limit),
+        };
         let actual = match (self.kind, self.actual) {
             (_, None) => "nothing measured".to_owned(),
             (FloorKind::MaxFailedCases, Some(n)) => format!("{n} failed"),
             (_, Some(v)) => format!("{:.1}%", v * 100.0),
         };
-        format!(
-            "{}: {actual} ({}:{})",
-            self.kind.describe(self.limit),
-            self.file,
-            self.line
-        )
+        format!("{bar}: {actual} ({}:{})", self.file, self.line)
     }
 }
