@@ -5,86 +5,15 @@
 
 mod common;
 
+use common::script::start_agent;
 use common::{Outcome, goldgate};
 
-use std::collections::HashSet;
 use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Json;
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt as _;
 use serde_json::{Value, json};
-
-/// How the agent behaves now; tests change it between runs.
-#[derive(Clone, Default)]
-struct Script {
-    /// Conversations answered with a contradiction (a test failure).
-    wrong: HashSet<String>,
-    /// Conversations answered with a 500 (an error of the run, with `--retries 0`).
-    broken: HashSet<String>,
-    /// Wait before answering.
-    delay: Duration,
-    /// Every reply requests a hand-off to a person.
-    handoff: bool,
-    /// Stream NDJSON: `Some(true)` sends the text only after [`STREAM_WAIT`], `Some(false)`
-    /// sends it at once and the rest after the wait (same total time, earlier first token).
-    late_first_token: Option<bool>,
-}
-
-type Shared = Arc<Mutex<Script>>;
-
-const STREAM_WAIT: Duration = Duration::from_millis(300);
-const GOOD_TEXT: &str = "Good news: ORD-12345 was shipped and will arrive April 18.";
-
-async fn agent(State(script): State<Shared>, Json(request): Json<Value>) -> Response {
-    let conversation = request["conversation"].as_str().unwrap_or_default();
-    let script = script.lock().unwrap().clone();
-    if script.broken.contains(conversation) {
-        return (StatusCode::INTERNAL_SERVER_ERROR, "backend down").into_response();
-    }
-    tokio::time::sleep(script.delay).await;
-    let text = if script.wrong.contains(conversation) {
-        "Your order ORD-12345 has not shipped yet."
-    } else {
-        GOOD_TEXT
-    };
-    let text_part = json!({"messages": [{"text": text}]});
-    let mut rest = json!({"tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}, "response": {"status": "shipped"}}]});
-    if script.handoff {
-        rest["handoff"] = json!({"status": "requested"});
-    }
-    let Some(late) = script.late_first_token else {
-        let mut reply = rest;
-        reply["messages"] = text_part["messages"].clone();
-        return Json(reply).into_response();
-    };
-    let lines = if late {
-        vec![(STREAM_WAIT, text_part), (Duration::ZERO, rest)]
-    } else {
-        vec![(Duration::ZERO, text_part), (STREAM_WAIT, rest)]
-    };
-    let body = futures_util::stream::iter(lines).then(|(wait, fragment)| async move {
-        tokio::time::sleep(wait).await;
-        Ok::<_, std::convert::Infallible>(format!("{fragment}\n"))
-    });
-    (
-        [(header::CONTENT_TYPE, "application/x-ndjson")],
-        Body::from_stream(body),
-    )
-        .into_response()
-}
-
-fn start_agent() -> (SocketAddr, Shared) {
-    let script = Shared::default();
-    (common::serve_turn(agent, Arc::clone(&script)), script)
-}
 
 /// Twenty one-turn order conversations `c01`..`c20` in one SCRAPI golden: enough turns that
 /// one slow reply on a busy machine is not the p95.

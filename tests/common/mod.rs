@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests.
 
+pub mod script;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
