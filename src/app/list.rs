@@ -23,6 +23,7 @@
 //! for a scripted case; `kind` is `conversation`, `simulation` or `tool-test`, and `tool` the
 //! tool a tool test runs (its `checks` are then its expectations).
 
+use crate::report::plural;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -126,11 +127,7 @@ impl Listing {
     pub fn summary(&self) -> String {
         let cases = self.cases.len();
         let files = self.file_count();
-        let mut line = format!(
-            "{cases} case{} in {files} file{}",
-            if cases == 1 { "" } else { "s" },
-            if files == 1 { "" } else { "s" }
-        );
+        let mut line = format!("{} in {}", plural(cases, "case"), plural(files, "file"));
         if let Some(shard) = self.suite.shard {
             line.push_str(&format!(
                 " (shard {shard} of {} selected)",
@@ -144,7 +141,6 @@ impl Listing {
 impl Listed {
     /// `2 turns` or `1 turn, 3 checks`.
     fn counts(&self) -> String {
-        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         let mut text = match (&self.tool, self.steps) {
             (Some(tool), _) => format!("tool {tool}"),
             (None, Some(steps)) => format!("simulated user, {}", plural(steps, "step")),

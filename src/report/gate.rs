@@ -230,10 +230,7 @@ fn verdict(comparison: &Comparison) -> String {
         .collect();
     let failing = comparison.newly_failing.len();
     if failing > 0 {
-        reasons.push(format!(
-            "{failing} case{} newly failing",
-            if failing == 1 { "" } else { "s" }
-        ));
+        reasons.push(format!("{} newly failing", super::plural(failing, "case")));
     }
     format!("REGRESSED: {}", reasons.join("; "))
 }

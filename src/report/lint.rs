@@ -19,7 +19,7 @@ pub fn write_human(suite: &Suite, out: &mut impl Write) -> io::Result<()> {
 
 /// The closing line: what was checked and what was found.
 pub fn summary(suite: &Suite) -> String {
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    use super::plural;
     format!(
         "checked {}, {}: {}, {}",
         plural(suite.files.len(), "file"),

@@ -147,7 +147,7 @@ fn regressions(comparison: &Comparison) -> String {
 }
 
 /// `1 case`, `2 cases`.
-pub(crate) fn plural(count: usize, noun: &str) -> String {
+pub fn plural(count: usize, noun: &str) -> String {
     if count == 1 {
         format!("1 {noun}")
     } else {
