@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use goldgate::agent::connect;
 use goldgate::app::baseline::History;
@@ -28,6 +27,9 @@ use goldgate::score::Grader;
 use goldgate::shard;
 
 use crate::cli::RunArgs;
+
+mod progress;
+use progress::{progress_bar, rate_limit_notice};
 
 pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     // The run's wall time, agent start-up included: what the user waited for.
@@ -166,17 +168,21 @@ fn complete(args: &RunArgs, report: &mut Report, gate: Option<Gate>, floors: &[F
         .collect();
 }
 
-/// Every file the run will write can be written: found out before the agent is called, not
-/// after the whole run (a read-only directory, a missing one).
-fn check_outputs(args: &RunArgs) -> Result<(), String> {
-    let outputs = [
+/// The reports a run writes, by the flag that asks for each.
+fn reports(args: &RunArgs) -> [(&'static str, &Option<std::path::PathBuf>); 4] {
+    [
         ("--output", &args.output),
         ("--junit", &args.junit),
         ("--markdown", &args.github.markdown),
         ("--html", &args.html),
-        ("--update-baseline", &args.update_baseline),
-    ];
-    for (flag, path) in outputs {
+    ]
+}
+
+/// Every file the run will write can be written: found out before the agent is called, not
+/// after the whole run (a read-only directory, a missing one).
+fn check_outputs(args: &RunArgs) -> Result<(), String> {
+    let baseline = [("--update-baseline", &args.update_baseline)];
+    for (flag, path) in reports(args).into_iter().chain(baseline) {
         if let Some(path) = path {
             goldgate::atomic::check_writable(path)
                 .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
@@ -366,9 +372,9 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         .err(),
     );
     list_errors(report);
-    let written: Vec<String> = [&args.output, &args.junit, &args.html, &args.github.markdown]
+    let written: Vec<String> = reports(args)
         .into_iter()
-        .flatten()
+        .filter_map(|(_, path)| path.as_ref())
         .map(|path| path.display().to_string())
         .collect();
     // Where to look next; a file that could not be written is named among the errors below.
@@ -478,37 +484,6 @@ fn watch_ctrl_c(stop: Stop) {
             }
         }
     });
-}
-
-/// Says when an endpoint makes the run wait: on the progress bar on a terminal; in a CI log,
-/// one line the first time (the report sums every wait).
-fn rate_limit_notice(progress: ProgressBar) -> limit::OnWait {
-    let told = std::sync::atomic::AtomicBool::new(false);
-    Arc::new(move |endpoint: &str, wait: Duration, why: &str| {
-        let line = format!(
-            "waiting {:.1}s on the {endpoint}'s rate limit ({why})",
-            wait.as_secs_f64()
-        );
-        if progress.is_hidden() {
-            if !told.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!("goldgate: {line}; further waits are summed at the end");
-            }
-        } else {
-            progress.set_message(line);
-        }
-    })
-}
-
-/// A bar on a terminal; hidden (by indicatif) when stderr is not one, as in CI logs.
-fn progress_bar(total: usize) -> ProgressBar {
-    let bar = ProgressBar::new(total as u64);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cases  {msg}",
-    ) {
-        bar.set_style(style);
-    }
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
 }
 
 /// Writes every file asked for, each whatever became of the others, then prints the table
