@@ -93,20 +93,23 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
     let text = match read(path) {
         Ok(text) => text,
         Err((message, None)) => {
-            return vec![formats::failed(&file, None, Code::G112, message, None)];
+            return vec![formats::failed(
+                &file,
+                None,
+                (Code::G112, (1, 1)),
+                message,
+                None,
+            )];
         }
-        Err((message, Some((line, column)))) => {
-            let mut diags = Diagnostics::new(&file);
-            diags
-                .error(Code::E001, line, column, message)
-                .hint("save the file as UTF-8");
-            return vec![LoadedFile {
-                path: file,
-                format: None,
-                cases: Vec::new(),
-                diagnostics: diags.items,
-                floors: Vec::new(),
-            }];
+        Err((message, Some(at))) => {
+            let hint = Some("save the file as UTF-8");
+            return vec![formats::failed(
+                &file,
+                None,
+                (Code::E001, at),
+                message,
+                hint,
+            )];
         }
     };
     let is_csv = path
@@ -143,7 +146,7 @@ fn load_csv(file: &Arc<Path>, text: &str) -> LoadedFile {
     formats::failed(
         file,
         Some(Format::CesCsv),
-        Code::G108,
+        (Code::G108, (1, 1)),
         "not a CES golden CSV: the header lacks `display_name`, `turn_index` and `action_type`"
             .into(),
         Some(
@@ -193,7 +196,7 @@ fn not_a_golden(file: &Arc<Path>, root: &Node) -> LoadedFile {
     formats::failed(
         file,
         None,
-        code,
+        (code, (1, 1)),
         message.to_owned(),
         Some(
             "expected top-level `conversations` (SCRAPI golden), `tests` (SCRAPI turn evals or tool tests), \

@@ -176,16 +176,17 @@ fn loaded(path: &Arc<Path>, format: Format, cases: Vec<Case>, diags: Diagnostics
     }
 }
 
-/// A one-diagnostic result for a file that could not be loaded at all.
+/// A one-diagnostic result for a file that could not be loaded at all, the problem at
+/// `(line, column)`.
 pub fn failed(
     path: &Arc<Path>,
     format: Option<Format>,
-    code: Code,
+    (code, (line, column)): (Code, (u32, u32)),
     message: String,
     hint: Option<&str>,
 ) -> LoadedFile {
     let mut diags = Diagnostics::new(path);
-    let builder = diags.error(code, 1, 1, message);
+    let builder = diags.error(code, line, column, message);
     if let Some(hint) = hint {
         builder.hint(hint);
     }
