@@ -23,13 +23,13 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
-use goldgate::agent::connect::http_client;
 use goldgate::agent::http::HttpAgent;
 use goldgate::agent::protocol::TurnRequest;
 use goldgate::model::{
     ArgsMatcher, Case, Expectation, ExpectationKind, ExpectedToolCall, Format, Input, Location,
     MatchType, Matcher, Turn, ValueMatcher,
 };
+use goldgate::net::http_client;
 use goldgate::results::Status;
 use goldgate::run::{self, Played, RunOptions, Stop};
 use goldgate::score::Grader;

@@ -522,6 +522,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// A configured `base_url` with `${VAR}` expanded; `field` names it in errors.
+pub fn expanded_base_url(base_url: Option<&str>, field: &str) -> Result<Option<String>, String> {
+    base_url
+        .map(|url| expand_env(url).map_err(|e| format!("{field}.base_url: {e}")))
+        .transpose()
+}
+
 /// Expands `${VAR}` from the environment. A variable that is not set is an error naming it
 /// (never its would-be value, and never the rest of the string, which may hold a secret).
 pub fn expand_env(text: &str) -> Result<String, String> {

@@ -21,6 +21,7 @@ pub mod load;
 pub mod merge;
 pub mod metrics;
 pub mod model;
+pub mod net;
 pub mod project;
 pub mod report;
 pub mod results;

@@ -8,7 +8,7 @@
 //! `1/limit`, back towards `--concurrency`. [`Limiter::call`] waits a 429 out within
 //! `--rate-limit-wait` without counting it as an attempt, so that `--retries` stays for real
 //! failures. A wait that would go past the budget is not started: the answer is at once an
-//! error of the run ([`AgentErrorKind::RateLimited`]) saying what the server asked for and
+//! error of the run ([`EndpointErrorKind::RateLimited`]) saying what the server asked for and
 //! what the budget allows, since waiting part of it can only end in the same error later.
 //!
 //! Optional pacing (`rate_limit: { requests_per_minute, tokens_per_minute }`) spaces request
@@ -23,7 +23,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::agent::{AgentError, AgentErrorKind};
+use crate::net::{EndpointError, EndpointErrorKind};
 use crate::results::RateLimitWaits;
 
 /// How long to pause after a 429 or 503 that says nothing about when to come back.
@@ -180,10 +180,10 @@ impl Limiter {
         &self,
         mut attempt: F,
         tokens_of: impl Fn(&T) -> u64,
-    ) -> Result<T, AgentError>
+    ) -> Result<T, EndpointError>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, AgentError>>,
+        Fut: Future<Output = Result<T, EndpointError>>,
     {
         let mut limited_since: Option<Instant> = None;
         loop {
@@ -196,7 +196,7 @@ impl Limiter {
                     let since = *limited_since.get_or_insert_with(Instant::now);
                     let waited = since.elapsed();
                     let left = self.budget.saturating_sub(waited);
-                    let is_429 = error.kind == AgentErrorKind::Status(429);
+                    let is_429 = error.kind == EndpointErrorKind::Status(429);
                     // A 429 with nothing left to wait, or any wait asked past the budget.
                     let over = match error.retry_after {
                         Some(asked) => asked > left,
@@ -220,7 +220,7 @@ impl Limiter {
 
     /// The error of a limit answer whose wait the budget does not allow.
     /// `waited`: since the first limit answer of this request (`None`: this is the first).
-    fn over_budget(&self, error: &AgentError, waited: Option<Duration>) -> AgentError {
+    fn over_budget(&self, error: &EndpointError, waited: Option<Duration>) -> EndpointError {
         let budget = seconds(self.budget);
         let waited = waited.unwrap_or_default();
         let message = match (error.retry_after, waited.is_zero()) {
@@ -240,7 +240,7 @@ impl Limiter {
                 seconds(waited)
             ),
         };
-        AgentError::new(AgentErrorKind::RateLimited, message)
+        EndpointError::new(EndpointErrorKind::RateLimited, message)
     }
 
     /// Waits for the pause to pass, for a place under the limit and for the pacing.
@@ -302,7 +302,7 @@ impl Limiter {
 
     /// A 429 or 503: cut the limit (once per burst) and pause every worker for `pause`
     /// (`None`: the answer ends the request, nobody waits for it).
-    fn limited(&self, permit: &Permit<'_>, error: &AgentError, pause: Option<Duration>) {
+    fn limited(&self, permit: &Permit<'_>, error: &EndpointError, pause: Option<Duration>) {
         let now = Instant::now();
         let started_pause = {
             let mut state = lock(&self.state);
@@ -367,8 +367,8 @@ fn seconds(duration: Duration) -> String {
 
 /// A 429 (too many requests) or 503 (unavailable): the endpoint asks for less. Its limiter
 /// pauses for it, so a caller retrying one need not sleep on its own (the pause is the wait).
-pub fn is_limit(error: &AgentError) -> bool {
-    matches!(error.kind, AgentErrorKind::Status(429 | 503))
+pub fn is_limit(error: &EndpointError) -> bool {
+    matches!(error.kind, EndpointErrorKind::Status(429 | 503))
 }
 
 /// A poisoned lock only means another task panicked mid-update of plain numbers; keep going.
@@ -381,12 +381,12 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::{Limiter, Pacing};
-    use crate::agent::{AgentError, AgentErrorKind};
+    use crate::net::{EndpointError, EndpointErrorKind};
 
-    fn too_many(retry_after: Duration) -> AgentError {
-        AgentError {
+    fn too_many(retry_after: Duration) -> EndpointError {
+        EndpointError {
             retry_after: Some(retry_after),
-            ..AgentError::new(AgentErrorKind::Status(429), "slow down")
+            ..EndpointError::new(EndpointErrorKind::Status(429), "slow down")
         }
     }
 
@@ -429,7 +429,7 @@ mod tests {
             )
             .await;
         let error = result.unwrap_err();
-        assert_eq!(error.kind, AgentErrorKind::RateLimited);
+        assert_eq!(error.kind, EndpointErrorKind::RateLimited);
         assert!(error.message.contains("--rate-limit-wait"), "{error}");
         assert_eq!(limiter.limit(), 1);
     }
@@ -442,16 +442,16 @@ mod tests {
             let result: Result<(), _> = limiter
                 .call(
                     || async move {
-                        Err(AgentError {
+                        Err(EndpointError {
                             retry_after: Some(Duration::from_secs(3600)),
-                            ..AgentError::new(AgentErrorKind::Status(status), "later")
+                            ..EndpointError::new(EndpointErrorKind::Status(status), "later")
                         })
                     },
                     |_| 0,
                 )
                 .await;
             let error = result.unwrap_err();
-            assert_eq!(error.kind, AgentErrorKind::RateLimited);
+            assert_eq!(error.kind, EndpointErrorKind::RateLimited);
             assert!(!error.is_retryable());
             assert!(
                 error.message.contains("asked to wait 3600 s")
@@ -471,15 +471,15 @@ mod tests {
         let result: Result<(), _> = limiter
             .call(
                 || async {
-                    Err(AgentError {
+                    Err(EndpointError {
                         retry_after: Some(Duration::from_secs(30)),
-                        ..AgentError::new(AgentErrorKind::Status(503), "busy")
+                        ..EndpointError::new(EndpointErrorKind::Status(503), "busy")
                     })
                 },
                 |_| 0,
             )
             .await;
-        assert_eq!(result.unwrap_err().kind, AgentErrorKind::Status(503));
+        assert_eq!(result.unwrap_err().kind, EndpointErrorKind::Status(503));
         assert_eq!(limiter.waits().waited, Duration::ZERO);
     }
 
@@ -537,7 +537,7 @@ mod tests {
         for _ in 0..4 {
             // 100 tokens at 1,000 a second: the next request starts 100 ms later.
             let answer = limiter
-                .call(|| async { Ok::<u64, AgentError>(100) }, |t| *t)
+                .call(|| async { Ok::<u64, EndpointError>(100) }, |t| *t)
                 .await;
             assert_eq!(answer, Ok(100));
         }

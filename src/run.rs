@@ -22,9 +22,10 @@ mod simulated;
 mod skipped;
 
 use crate::agent::protocol;
-use crate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest, replay};
+use crate::agent::{Agent, TurnRequest, replay};
 use crate::limit::{DEFAULT_WAIT_BUDGET, Limiter, Limits, Pacing};
 use crate::model::{Case, CaseKind, Input, Turn};
+use crate::net::{EndpointError, EndpointErrorKind};
 use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult};
 use crate::score::Grader;
 use crate::secrets::Secrets;
@@ -282,7 +283,7 @@ async fn run_case(
                 .run_until_cancelled(grader.grade_case(&case, &turns))
                 .await;
             if graded.is_none() {
-                error = Some(AgentError::cancelled().to_string());
+                error = Some(EndpointError::cancelled().to_string());
             }
             graded.unwrap_or_default()
         }
@@ -405,7 +406,7 @@ async fn play_turns(
         let request = request_for(case, turn, session);
         let outcome = tokio::select! {
             outcome = play(turn, &request, (agent, limiter), options) => outcome,
-            () = stop.in_flight.cancelled() => Err((AgentError::cancelled(), 1)),
+            () = stop.in_flight.cancelled() => Err((EndpointError::cancelled(), 1)),
         };
         let graded = match outcome {
             Ok((exchange, attempts)) => {
@@ -417,7 +418,7 @@ async fn play_turns(
                     .await
                 {
                     Some(checks) => Ok((exchange, attempts, checks)),
-                    None => Err((AgentError::cancelled(), attempts)),
+                    None => Err((EndpointError::cancelled(), attempts)),
                 }
             }
             Err(failed) => Err(failed),
@@ -458,7 +459,7 @@ async fn play(
     request: &TurnRequest,
     (agent, limiter): (&dyn Agent, &Limiter),
     options: &RunOptions,
-) -> Result<(Exchange, u32), (AgentError, u32)> {
+) -> Result<(Exchange, u32), (EndpointError, u32)> {
     if let Some(text) = &turn.recorded_reply {
         let reply = Reply {
             messages: vec![crate::transcript::Message {
@@ -486,15 +487,15 @@ async fn send(
     request: &TurnRequest,
     (agent, limiter): (&dyn Agent, &Limiter),
     options: &RunOptions,
-) -> Result<(Exchange, u32), (AgentError, u32)> {
+) -> Result<(Exchange, u32), (EndpointError, u32)> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         let once = || async {
             match tokio::time::timeout(options.timeout, agent.send(request)).await {
                 Ok(result) => result,
-                Err(_) => Err(AgentError::new(
-                    AgentErrorKind::Timeout,
+                Err(_) => Err(EndpointError::new(
+                    EndpointErrorKind::Timeout,
                     format!("no complete reply within {:?}", options.timeout),
                 )),
             }
@@ -510,7 +511,7 @@ async fn send(
                 // A 503's wait is the limiter's pause (timed for the report, within the
                 // budget): sleeping here too would wait it twice, untimed.
                 if !crate::limit::is_limit(&err) {
-                    tokio::time::sleep(crate::agent::backoff(
+                    tokio::time::sleep(crate::net::backoff(
                         options.backoff,
                         attempt,
                         err.retry_after,

@@ -1,6 +1,6 @@
 //! Plays one SCRAPI simulation (issue 14, part 1) against the agent under test: the first turn
 //! is the `welcome` event or the first step's `static_utterance`, sent with the session
-//! parameters; after every reply the simulated user ([`Simulator`]) says where each step stands
+//! parameters; after every reply the simulated user ([`SimulatedUser`]) says where each step stands
 //! and what the user says next. The conversation stops when every step is completed, when the
 //! current step has used its `max_turns` (it is then failed), at [`TURN_CAP`] user turns, when
 //! the user has nothing more to say, or when the agent ends the session (an `end_session` tool
@@ -18,14 +18,17 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::agent::protocol::input_object;
-use crate::agent::{Agent, AgentError, TurnRequest};
-use crate::llm::simulator::{
-    Line, Simulator, SimulatorError, Step, StepProgress, StepStatus, TURN_CAP,
-};
+use crate::agent::{Agent, TurnRequest};
+use crate::model::SimulationStep as Step;
 use crate::model::{CaseCheck, CheckKind, Input, Simulation};
+use crate::net::EndpointError;
 use crate::score::judge::{Judge, JudgeQuestion, NO_JUDGE};
+use crate::score::simulated_user::{Line, SimulatedUser, SimulatorError, StepProgress, StepStatus};
 use crate::transcript::{Exchange, Reply, Usage};
 use std::future::Future;
+
+/// At most this many user turns in one simulation (SCRAPI's global cap).
+pub const TURN_CAP: usize = 30;
 
 /// The tool call by which an agent ends the session (SCRAPI's rule).
 pub const END_SESSION_TOOL: &str = "end_session";
@@ -153,7 +156,7 @@ pub enum SimulateError {
     Agent {
         turn: usize,
         #[source]
-        source: AgentError,
+        source: EndpointError,
     },
     #[error(transparent)]
     Simulator(#[from] SimulatorError),
@@ -163,7 +166,7 @@ pub enum SimulateError {
 /// ends the session.
 pub async fn play(
     agent: &dyn Agent,
-    simulator: &Simulator,
+    simulator: &dyn SimulatedUser,
     plan: &Plan,
     session: &str,
 ) -> Result<Played, SimulateError> {
@@ -182,13 +185,13 @@ pub async fn play(
 /// its timeout and retries); the caller ends the session.
 pub async fn play_with<F, Fut>(
     mut send: F,
-    simulator: &Simulator,
+    simulator: &dyn SimulatedUser,
     plan: &Plan,
     session: &str,
 ) -> Result<Played, SimulateError>
 where
     F: FnMut(TurnRequest) -> Fut,
-    Fut: Future<Output = Result<Exchange, AgentError>>,
+    Fut: Future<Output = Result<Exchange, EndpointError>>,
 {
     let mut said = match &plan.opening {
         Some(text) => Input::Text(text.clone()),

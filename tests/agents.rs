@@ -16,7 +16,8 @@ use futures_util::future::join_all;
 use goldgate::agent::command::CommandAgent;
 use goldgate::agent::http::HttpAgent;
 use goldgate::agent::replay::{ReplayAgent, record_case};
-use goldgate::agent::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use goldgate::agent::{Agent, TurnRequest};
+use goldgate::net::{EndpointError, EndpointErrorKind};
 use goldgate::transcript::{Exchange, Reply};
 use goldgate::transcript::{Message, ToolCall, Usage};
 use reqwest::Url;
@@ -67,7 +68,7 @@ async fn text_of(agent: &dyn Agent, text: &str) -> String {
 }
 
 #[track_caller]
-fn assert_error(error: &AgentError, kind: AgentErrorKind, needle: &str) {
+fn assert_error(error: &EndpointError, kind: EndpointErrorKind, needle: &str) {
     assert_eq!(error.kind, kind, "{error}");
     assert!(error.message.contains(needle), "{needle:?} not in {error}");
 }
@@ -89,7 +90,7 @@ fn http_agent(url: Url, headers: reqwest::header::HeaderMap) -> HttpAgent {
     HttpAgent::new(reqwest::Client::new(), url, headers)
 }
 
-async fn http_error(router: Router) -> AgentError {
+async fn http_error(router: Router) -> EndpointError {
     let agent = http_agent(serve(router).await, Default::default());
     agent.send(&request("s", 1, "hi")).await.unwrap_err()
 }
@@ -189,7 +190,7 @@ async fn http_server_errors_are_retryable_status_errors() {
 
     assert_error(
         &error,
-        AgentErrorKind::Status(503),
+        EndpointErrorKind::Status(503),
         "503 Service Unavailable: overloaded",
     );
     assert!(error.is_retryable());
@@ -216,7 +217,7 @@ async fn http_429_carries_retry_after() {
     ))
     .await;
 
-    assert_error(&error, AgentErrorKind::Status(429), "slow down");
+    assert_error(&error, EndpointErrorKind::Status(429), "slow down");
     assert!(error.is_retryable());
     assert_eq!(error.retry_after, Some(Duration::from_secs(2)));
 }
@@ -225,7 +226,7 @@ async fn http_429_carries_retry_after() {
 async fn http_bodies_outside_the_protocol_are_protocol_errors() {
     let error =
         http_error(Router::new().route("/turn", post(|| async { "<html>oops</html>" }))).await;
-    assert_error(&error, AgentErrorKind::Protocol, "expected value");
+    assert_error(&error, EndpointErrorKind::Protocol, "expected value");
     assert!(!error.is_retryable());
 
     let error = http_error(Router::new().route(
@@ -233,7 +234,11 @@ async fn http_bodies_outside_the_protocol_are_protocol_errors() {
         post(|| async { axum::Json(json!({ "mesages": [] })) }),
     ))
     .await;
-    assert_error(&error, AgentErrorKind::Protocol, "unknown field `mesages`");
+    assert_error(
+        &error,
+        EndpointErrorKind::Protocol,
+        "unknown field `mesages`",
+    );
 }
 
 #[tokio::test]
@@ -248,7 +253,7 @@ async fn http_closed_port_is_a_connect_error() {
         .await
         .unwrap_err();
 
-    assert_eq!(error.kind, AgentErrorKind::Connect);
+    assert_eq!(error.kind, EndpointErrorKind::Connect);
     assert!(error.is_retryable());
     assert!(
         !error.message.contains("127.0.0.1"),
@@ -416,7 +421,7 @@ done"#
     assert_eq!(text_of(&agent, "hi").await, "ok");
     let error = agent.send(&request("s", 2, "CRASH")).await.unwrap_err();
     assert!(error.is_retryable());
-    assert_error(&error, AgentErrorKind::Crashed, "exit status: 3");
+    assert_error(&error, EndpointErrorKind::Crashed, "exit status: 3");
     assert!(error.message.contains("boom: asked to crash"), "{error}");
 
     assert_eq!(text_of(&agent, "hi").await, "ok");
@@ -439,7 +444,7 @@ read -r line; read -r line; exit 3"#
     for result in [first, second] {
         assert_error(
             &result.unwrap_err(),
-            AgentErrorKind::Crashed,
+            EndpointErrorKind::Crashed,
             "exit status: 3",
         );
     }
@@ -463,7 +468,11 @@ done"#
 
     assert_eq!(text_of(&agent, "hi").await, "fine");
     let error = agent.send(&request("s", 2, "bogus")).await.unwrap_err();
-    assert_error(&error, AgentErrorKind::Protocol, "unknown field `mesages`");
+    assert_error(
+        &error,
+        EndpointErrorKind::Protocol,
+        "unknown field `mesages`",
+    );
     diagnostics_containing(&agent, "unparseable stdout line: debug: thinking").await;
 
     // The runner gives up on a slow turn; its late reply must not reach the next request.
@@ -483,7 +492,7 @@ async fn command_that_cannot_start_is_a_connect_error() {
         .unwrap();
     assert_error(
         &error,
-        AgentErrorKind::Connect,
+        EndpointErrorKind::Connect,
         "/nonexistent/goldgate-agent",
     );
 }
@@ -570,18 +579,18 @@ async fn replay_answers_recorded_turns_only() {
         .await
         .unwrap_err();
     let expected = "turn 3 of conversation \"happy_path\"";
-    assert_error(&missing, AgentErrorKind::NotRecorded, expected);
+    assert_error(&missing, EndpointErrorKind::NotRecorded, expected);
     let unknown = agent
         .send(&case_turn("never_run", 1, "hi"))
         .await
         .unwrap_err();
-    assert_eq!(unknown.kind, AgentErrorKind::NotRecorded);
+    assert_eq!(unknown.kind, EndpointErrorKind::NotRecorded);
 
     let changed = agent
         .send(&case_turn("happy_path", 2, "ORD-2"))
         .await
         .unwrap_err();
-    assert_error(&changed, AgentErrorKind::NotRecorded, "different input");
+    assert_error(&changed, EndpointErrorKind::NotRecorded, "different input");
 }
 
 #[test]

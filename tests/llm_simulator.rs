@@ -12,8 +12,10 @@ use serde_json::{Value, json};
 use goldgate::config::Endpoint;
 use goldgate::llm::cache::JudgeCache;
 use goldgate::llm::client::{LlmClient, Patience, SetupError};
-use goldgate::llm::simulator::{Line, Simulator, Step, StepStatus};
+use goldgate::llm::simulator::Simulator;
 use goldgate::model::Provider as Model;
+use goldgate::model::SimulationStep as Step;
+use goldgate::score::simulated_user::{Line, SimulatedUser, StepStatus};
 
 use llm_support::{Answer, FakeProvider, KEY, Provider};
 
@@ -35,7 +37,7 @@ fn simulator(fake: &FakeProvider, cache: Option<JudgeCache>) -> Simulator {
             base_url: Some(base),
         },
         &env,
-        goldgate::agent::connect::http_client().unwrap(),
+        goldgate::net::http_client().unwrap(),
         Patience {
             timeout: Duration::from_secs(10),
             retries: 0,
@@ -177,7 +179,7 @@ fn without_the_key_there_is_no_simulator_and_the_error_names_the_variable() {
             model(provider),
             &Endpoint::default(),
             &|_| None,
-            goldgate::agent::connect::http_client().unwrap(),
+            goldgate::net::http_client().unwrap(),
             Patience {
                 timeout: Duration::from_secs(1),
                 retries: 0,

@@ -16,8 +16,10 @@ use goldgate::agent::Agent;
 use goldgate::agent::connect;
 use goldgate::config::{AgentConfig, Endpoint};
 use goldgate::llm::client::{LlmClient, Patience};
-use goldgate::llm::simulator::{Simulator, Step, StepStatus};
+use goldgate::llm::simulator::Simulator;
 use goldgate::model::Provider as Model;
+use goldgate::model::SimulationStep as Step;
+use goldgate::score::simulated_user::StepStatus;
 use goldgate::simulate::{self, Plan, Stop};
 
 use llm_support::{Answer, FakeProvider, KEY, Provider, Seen};
@@ -40,7 +42,7 @@ fn simulator(fake: &FakeProvider) -> Simulator {
             base_url: Some(base),
         },
         &env,
-        connect::http_client().unwrap(),
+        goldgate::net::http_client().unwrap(),
         Patience {
             timeout: Duration::from_secs(10),
             retries: 0,

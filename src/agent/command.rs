@@ -18,7 +18,7 @@
 //! then SIGKILL after a grace period, so that neither an agent that ignores SIGTERM nor the
 //! children of `sh -c` outlive goldgate; dropping a process kills its group at once.
 //!
-//! A process that exits fails every request in flight with [`AgentErrorKind::Crashed`] (exit
+//! A process that exits fails every request in flight with [`EndpointErrorKind::Crashed`] (exit
 //! status and last stderr lines in the message) and is started again on the next request; the
 //! runner decides whether to retry. Its stderr is kept (the last 64 KiB) for
 //! [`Agent::diagnostics`], together with stdout lines that could not be routed. Children are
@@ -43,7 +43,8 @@ mod routes;
 use process::{Group, Line, Signal, kill_group, read_line, terminate};
 use routes::{RouteGuard, Routes, Tail};
 
-use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use super::{Agent, TurnRequest};
+use crate::net::{EndpointError, EndpointErrorKind};
 use crate::transcript::{Exchange, Reply};
 
 /// How much stderr is kept per process slot.
@@ -62,7 +63,7 @@ pub const STOP_GRACE: Duration = Duration::from_secs(3);
 /// The session a start-up ping names.
 const PING_SESSION: &str = "goldgate-ping";
 
-type Answer = Result<Reply, AgentError>;
+type Answer = Result<Reply, EndpointError>;
 
 /// One or more agent processes started from the same command.
 pub struct CommandAgent {
@@ -109,10 +110,10 @@ impl CommandAgent {
         processes: usize,
         working_dir: Option<PathBuf>,
         startup_timeout: Duration,
-    ) -> Result<Self, AgentError> {
+    ) -> Result<Self, EndpointError> {
         if argv.is_empty() {
-            return Err(AgentError::new(
-                AgentErrorKind::Connect,
+            return Err(EndpointError::new(
+                EndpointErrorKind::Connect,
                 "the agent command is empty",
             ));
         }
@@ -169,14 +170,14 @@ impl CommandAgent {
 
 #[async_trait]
 impl Agent for CommandAgent {
-    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, EndpointError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let tagged = TurnRequest {
             id: Some(id),
             ..request.clone()
         };
         let mut line = serde_json::to_vec(&tagged)
-            .map_err(|e| AgentError::new(AgentErrorKind::Protocol, e.to_string()))?;
+            .map_err(|e| EndpointError::new(EndpointErrorKind::Protocol, e.to_string()))?;
         line.push(b'\n');
         let slot = &self.slots[slot_index(&request.session, self.slots.len())];
         // A restart's start-up is not the turn's latency.
@@ -187,8 +188,8 @@ impl Agent for CommandAgent {
         let start = Instant::now();
         let (answer, _route) = slot.dispatch(id, line)?;
         let reply = answer.await.unwrap_or_else(|_| {
-            Err(AgentError::new(
-                AgentErrorKind::Crashed,
+            Err(EndpointError::new(
+                EndpointErrorKind::Crashed,
                 "the agent process's supervisor stopped",
             ))
         })?;
@@ -244,7 +245,7 @@ impl Slot {
         &self,
         command: &Command,
         next_id: impl FnOnce() -> u64,
-    ) -> Result<(), AgentError> {
+    ) -> Result<(), EndpointError> {
         if self.is_running() {
             return Ok(());
         }
@@ -265,11 +266,11 @@ impl Slot {
         &self,
         id: u64,
         line: Vec<u8>,
-    ) -> Result<(oneshot::Receiver<Answer>, RouteGuard), AgentError> {
+    ) -> Result<(oneshot::Receiver<Answer>, RouteGuard), EndpointError> {
         let running = lock(&self.process);
         let Some(process) = running.as_ref() else {
-            return Err(AgentError::new(
-                AgentErrorKind::Crashed,
+            return Err(EndpointError::new(
+                EndpointErrorKind::Crashed,
                 "the agent process was stopped",
             ));
         };
@@ -291,7 +292,7 @@ impl Process {
         &self,
         id: u64,
         command: &Command,
-    ) -> impl Future<Output = Result<(), AgentError>> + use<> {
+    ) -> impl Future<Output = Result<(), EndpointError>> + use<> {
         let (routes, lines) = (Arc::clone(&self.routes), self.lines.clone());
         let (timeout, name) = (command.startup_timeout, command.argv.join(" "));
         async move { ping(id, &routes, &lines, timeout, &name).await }
@@ -305,7 +306,7 @@ async fn ping(
     lines: &mpsc::UnboundedSender<Vec<u8>>,
     timeout: Duration,
     name: &str,
-) -> Result<(), AgentError> {
+) -> Result<(), EndpointError> {
     let request = serde_json::json!({
         "id": id,
         "ping": true,
@@ -326,21 +327,21 @@ async fn ping(
         // A reply that is not protocol JSON still shows the agent reads and answers.
         Ok(Ok(
             Ok(_)
-            | Err(AgentError {
-                kind: AgentErrorKind::Protocol,
+            | Err(EndpointError {
+                kind: EndpointErrorKind::Protocol,
                 ..
             }),
         )) => Ok(()),
-        Ok(Ok(Err(error))) => Err(AgentError::new(
+        Ok(Ok(Err(error))) => Err(EndpointError::new(
             error.kind,
             format!("before it was ready: {}", error.message),
         )),
-        Ok(Err(_)) => Err(AgentError::new(
-            AgentErrorKind::Crashed,
+        Ok(Err(_)) => Err(EndpointError::new(
+            EndpointErrorKind::Crashed,
             "the agent process's supervisor stopped during start-up",
         )),
-        Err(_) => Err(AgentError::new(
-            AgentErrorKind::Timeout,
+        Err(_) => Err(EndpointError::new(
+            EndpointErrorKind::Timeout,
             format!(
                 "`{}` did not answer the start-up ping within {:?}: a command agent must \
                  answer each request line, the ping `{{\"id\":{id},\"ping\":true,...}}` \
@@ -353,7 +354,7 @@ async fn ping(
 }
 
 impl Command {
-    fn start(&self, log: &Arc<Tail>) -> Result<Process, AgentError> {
+    fn start(&self, log: &Arc<Tail>) -> Result<Process, EndpointError> {
         let program = &self.argv[0];
         let mut command = tokio::process::Command::new(program);
         command
@@ -373,8 +374,8 @@ impl Command {
             command.current_dir(dir);
         }
         let cannot_start = |reason: String| {
-            AgentError::new(
-                AgentErrorKind::Connect,
+            EndpointError::new(
+                EndpointErrorKind::Connect,
                 format!("could not start `{program}`: {reason}"),
             )
         };
@@ -436,7 +437,7 @@ async fn supervise(
         line.clear();
         tokio::select! {
             () = stop.cancelled() => {
-                routes.close(AgentError::new(AgentErrorKind::Crashed, "the agent was shut down"));
+                routes.close(EndpointError::new(EndpointErrorKind::Crashed, "the agent was shut down"));
                 terminate(&mut child, pid).await;
                 return;
             }
@@ -471,7 +472,7 @@ async fn supervise(
     } else {
         format!("{status}; stderr ends with:\n{last_lines}")
     };
-    routes.close(AgentError::new(AgentErrorKind::Crashed, message));
+    routes.close(EndpointError::new(EndpointErrorKind::Crashed, message));
 }
 
 /// Hands one stdout line to the request it answers. A line without a readable `id` cannot be
@@ -490,8 +491,8 @@ fn route(line: &[u8], routes: &Routes, log: &Tail) {
         return;
     };
     let answer = serde_json::from_value::<Reply>(value).map_err(|e| {
-        AgentError::new(
-            AgentErrorKind::Protocol,
+        EndpointError::new(
+            EndpointErrorKind::Protocol,
             format!("reply {id} is not protocol JSON: {e}"),
         )
     });
@@ -513,12 +514,13 @@ fn too_long(prefix: &[u8], length: u64, routes: &Routes, log: &Tail) {
     log.note(&format!("dropped a {reason}"));
     match id_in_prefix(prefix) {
         Some(id) => {
-            let error = AgentError::new(AgentErrorKind::Protocol, format!("reply {id}: {reason}"));
+            let error =
+                EndpointError::new(EndpointErrorKind::Protocol, format!("reply {id}: {reason}"));
             routes.answer(id, Err(error));
         }
         None => {
-            let error = AgentError::new(
-                AgentErrorKind::Protocol,
+            let error = EndpointError::new(
+                EndpointErrorKind::Protocol,
                 format!("{reason}; its id could not be read, so it may answer this request"),
             );
             routes.fail_waiting(&error);

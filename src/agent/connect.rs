@@ -14,9 +14,10 @@ use super::command::CommandAgent;
 use super::http::HttpAgent;
 use super::llm::LlmAgent;
 use super::replay::ReplayAgent;
-use crate::config::{AgentConfig, Endpoint, LlmAgentConfig, expand_env};
+use crate::config::{AgentConfig, Endpoint, LlmAgentConfig, expand_env, expanded_base_url};
 use crate::llm::LlmClient;
 use crate::llm::client::Patience;
+use crate::net::http_client;
 use crate::secrets::Secrets;
 
 /// An LLM agent's requests are bounded by the runner's per-turn timeout, and retried by the
@@ -87,7 +88,7 @@ async fn start(config: &AgentConfig, secrets: &Secrets) -> Result<Arc<dyn Agent>
         }
         AgentConfig::Llm(llm) => Ok(Arc::new(llm_agent(llm)?)),
         AgentConfig::Ces(ces) => {
-            let base_url = expanded(ces.base_url.as_deref(), "agent.ces")?;
+            let base_url = expanded_base_url(ces.base_url.as_deref(), "agent.ces")?;
             let client = http_client()?;
             let credentials = Credentials::find(client.clone())
                 .map_err(|e| format!("agent.ces: {e}"))?
@@ -105,7 +106,7 @@ async fn start(config: &AgentConfig, secrets: &Secrets) -> Result<Arc<dyn Agent>
 fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {
     let field = format!("agent.{}", config.provider.name());
     let endpoint = Endpoint {
-        base_url: expanded(config.endpoint.base_url.as_deref(), &field)?,
+        base_url: expanded_base_url(config.endpoint.base_url.as_deref(), &field)?,
         ..config.endpoint.clone()
     };
     let client = LlmClient::from_env(
@@ -118,23 +119,6 @@ fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {
     Ok(LlmAgent::new(client, config.settings.clone()))
 }
 
-/// A configured `base_url` with `${VAR}` expanded; `field` names it in errors.
-pub fn expanded(base_url: Option<&str>, field: &str) -> Result<Option<String>, String> {
-    base_url
-        .map(|url| expand_env(url).map_err(|e| format!("{field}.base_url: {e}")))
-        .transpose()
-}
-
-/// One client for the whole run: one connection pool, rustls with the ring provider.
-pub fn http_client() -> Result<reqwest::Client, String> {
-    // Installing twice is harmless: the first provider stays.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .user_agent(concat!("goldgate/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
-}
-
 /// Stands in when no agent is configured and every turn has a reply recorded in its golden
 /// (Regtrace `actual_output`): the runner never asks it, and if it did the answer says why.
 pub struct NoAgent;
@@ -144,9 +128,9 @@ impl Agent for NoAgent {
     async fn send(
         &self,
         request: &super::TurnRequest,
-    ) -> Result<super::Exchange, super::AgentError> {
-        Err(super::AgentError::new(
-            super::AgentErrorKind::NotRecorded,
+    ) -> Result<super::Exchange, crate::net::EndpointError> {
+        Err(crate::net::EndpointError::new(
+            crate::net::EndpointErrorKind::NotRecorded,
             format!(
                 "no agent configured, and turn {} of `{}` has no recorded reply",
                 request.turn, request.conversation
@@ -169,9 +153,9 @@ impl Agent for NotStarted {
     async fn send(
         &self,
         _request: &super::TurnRequest,
-    ) -> Result<super::Exchange, super::AgentError> {
-        Err(super::AgentError::new(
-            super::AgentErrorKind::NotStarted,
+    ) -> Result<super::Exchange, crate::net::EndpointError> {
+        Err(crate::net::EndpointError::new(
+            crate::net::EndpointErrorKind::NotStarted,
             self.0.clone(),
         ))
     }
@@ -190,8 +174,8 @@ impl Agent for Interrupted {
     async fn send(
         &self,
         _request: &super::TurnRequest,
-    ) -> Result<super::Exchange, super::AgentError> {
-        Err(super::AgentError::cancelled())
+    ) -> Result<super::Exchange, crate::net::EndpointError> {
+        Err(crate::net::EndpointError::cancelled())
     }
 
     fn describe(&self) -> String {

@@ -34,10 +34,11 @@ use std::time::Instant;
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use super::{Agent, TurnRequest};
 use crate::config::LlmAgentSettings;
 use crate::llm::{ChatMessage, ChatRequest, LlmClient, ToolChoice, ToolOutcome, ToolUse};
 use crate::model::ToolMock;
+use crate::net::{EndpointError, EndpointErrorKind};
 use crate::score::args_match;
 use crate::transcript::{Exchange, Reply};
 use crate::transcript::{Message, ToolCall, Usage};
@@ -172,7 +173,7 @@ fn user_text(input: &Map<String, Value>) -> String {
 
 #[async_trait]
 impl Agent for LlmAgent {
-    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, EndpointError> {
         let start = Instant::now();
         let (system, mut history) = match self.sessions().get(&request.session) {
             Some(session) => (session.system.clone(), session.history.clone()),
@@ -211,8 +212,8 @@ impl Agent for LlmAgent {
                 break;
             }
             if rounds == self.settings.max_tool_rounds {
-                return Err(AgentError::new(
-                    AgentErrorKind::Protocol,
+                return Err(EndpointError::new(
+                    EndpointErrorKind::Protocol,
                     format!(
                         "the model was still calling tools after {rounds} rounds (max_tool_rounds)"
                     ),

@@ -30,7 +30,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use super::{Agent, TurnRequest};
+use crate::net::{EndpointError, EndpointErrorKind};
 use crate::results::millis;
 use crate::transcript::{Exchange, Reply};
 
@@ -215,11 +216,11 @@ impl Agent for ReplayAgent {
         self.executes_tools
     }
 
-    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, EndpointError> {
         let key = (request.case.clone(), request.turn);
         let Some(recorded) = self.turns.get(&key) else {
-            return Err(AgentError::new(
-                AgentErrorKind::NotRecorded,
+            return Err(EndpointError::new(
+                EndpointErrorKind::NotRecorded,
                 format!(
                     "no recording of turn {} of conversation \"{}\" in {}",
                     request.turn,
@@ -230,8 +231,8 @@ impl Agent for ReplayAgent {
         };
         // A golden edited since the recording would be scored against a stale answer.
         if recorded.input != request.input {
-            return Err(AgentError::new(
-                AgentErrorKind::NotRecorded,
+            return Err(EndpointError::new(
+                EndpointErrorKind::NotRecorded,
                 format!(
                     "turn {} of conversation \"{}\" was recorded with a different input ({}); \
                      record it again",

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::agent::connect;
 use crate::config::llm::eval_config_models;
 use crate::config::thresholds::EVAL_CONFIG_FILE;
 use crate::config::{Config, JudgeConfig, SimulatorConfig};
@@ -15,6 +14,7 @@ use crate::llm::client::{LlmClient, Patience, SetupError};
 use crate::llm::judge::JudgePanel;
 use crate::llm::simulator::Simulator;
 use crate::run::RunOptions;
+use crate::score::simulated_user::SimulatedUser;
 use crate::score::{Grader, Judge, ScoreOptions};
 
 /// What the command line adds to the config for grading.
@@ -47,7 +47,9 @@ pub fn grader(
             ..ScoreOptions::default()
         },
     );
-    (grader.simulator, grader.no_simulator) = simulator(flags, config, options)?;
+    let (simulator, no_simulator) = simulator(flags, config, options)?;
+    grader.simulator = simulator.map(|s| Arc::new(s) as Arc<dyn SimulatedUser>);
+    grader.no_simulator = no_simulator;
     let Some(judge_config) = &config.judge else {
         return Ok((grader, notices));
     };
@@ -102,10 +104,13 @@ fn simulator(
         return Ok((None, None));
     };
     let endpoint = crate::config::Endpoint {
-        base_url: connect::expanded(wanted.endpoint.base_url.as_deref(), "simulator")?,
+        base_url: crate::config::expanded_base_url(
+            wanted.endpoint.base_url.as_deref(),
+            "simulator",
+        )?,
         model: wanted.endpoint.model.clone(),
     };
-    let http = connect::http_client()?;
+    let http = crate::net::http_client()?;
     match LlmClient::from_env(wanted.provider, &endpoint, http.clone(), patience(options)) {
         Ok(client) => {
             let client = match &options.limits {
@@ -151,7 +156,7 @@ fn judge(
     judge: &JudgeConfig,
     options: &RunOptions,
 ) -> Result<Arc<dyn Judge>, SetupError> {
-    let http = connect::http_client().map_err(SetupError::Invalid)?;
+    let http = crate::net::http_client().map_err(SetupError::Invalid)?;
     // gecx's eval.config.json may name each provider's judge model, as it may the thresholds.
     let eval_config = Path::new(EVAL_CONFIG_FILE);
     let models = if eval_config.is_file() {

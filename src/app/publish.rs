@@ -8,7 +8,6 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use crate::agent::connect;
 use crate::github::annotate::{self, SHOWN_PER_STEP};
 use crate::github::comment::{self, NotPosted, Posted, Target};
 use crate::github::context::Context;
@@ -112,7 +111,7 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
 /// Creates or updates the comment, on a small runtime of its own.
 fn post(context: &Context, marker: &str, body: &str) -> Result<Posted, NotPosted> {
     let target = Target::from_context(context)?;
-    let client = connect::http_client().map_err(NotPosted::Failed)?;
+    let client = crate::net::http_client().map_err(NotPosted::Failed)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -97,7 +97,7 @@ impl fmt::Display for NotPosted {
 }
 
 /// Creates this suite's comment on the pull request, or edits the one `marker` finds.
-/// `client` is goldgate's HTTP client ([`crate::agent::connect::http_client`]).
+/// `client` is goldgate's HTTP client ([`crate::net::http_client`]).
 pub async fn upsert(
     client: reqwest::Client,
     target: &Target,

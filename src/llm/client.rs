@@ -7,7 +7,7 @@
 //! returned with the provider's own message (`error.message` in all three APIs), so that a
 //! wrong model name reads as the provider put it.
 //!
-//! Errors are [`AgentError`]s, the crate's HTTP error type, so that an LLM agent passes them
+//! Errors are [`EndpointError`]s, the crate's HTTP error type, so that an LLM agent passes them
 //! through unchanged. The key is sent in a sensitive header only and cut out of any message.
 
 use std::fmt;
@@ -20,11 +20,11 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use super::{ChatRequest, ChatResponse, anthropic, gemini, info, openai};
-use crate::agent::http::{read_body, retry_after, transport_error};
-use crate::agent::{AgentError, AgentErrorKind};
 use crate::config::Endpoint;
 use crate::limit::Limiter;
 use crate::model::Provider;
+use crate::net::{EndpointError, EndpointErrorKind};
+use crate::net::{read_body, retry_after, transport_error};
 
 /// How much of an error answer is read, and how much of a non-JSON one is quoted.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -195,7 +195,7 @@ impl LlmClient {
     }
 
     /// Sends `body` (from [`LlmClient::body`]), retrying what may pass on a second try.
-    pub async fn send(&self, body: &Value) -> Result<ChatResponse, AgentError> {
+    pub async fn send(&self, body: &Value) -> Result<ChatResponse, EndpointError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -214,7 +214,7 @@ impl LlmClient {
                     // Through a limiter, a 503's wait is its pause (timed, within the budget).
                     if self.limiter.is_none() || !crate::limit::is_limit(&err) {
                         let wait =
-                            crate::agent::backoff(self.patience.backoff, attempt, err.retry_after);
+                            crate::net::backoff(self.patience.backoff, attempt, err.retry_after);
                         tokio::time::sleep(wait).await;
                     }
                 }
@@ -223,7 +223,7 @@ impl LlmClient {
         }
     }
 
-    async fn send_once(&self, body: &Value) -> Result<ChatResponse, AgentError> {
+    async fn send_once(&self, body: &Value) -> Result<ChatResponse, EndpointError> {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let response = self
             .http
@@ -242,8 +242,8 @@ impl LlmClient {
         let bytes = read_body(response).await.map_err(|e| self.redacted(e))?;
         let name = self.provider.name();
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            AgentError::new(
-                AgentErrorKind::Protocol,
+            EndpointError::new(
+                EndpointErrorKind::Protocol,
                 format!("{name} answered with something that is not JSON: {e}"),
             )
         })?;
@@ -253,15 +253,15 @@ impl LlmClient {
             Provider::Gemini => gemini::parse(&value),
         };
         parsed.map_err(|e| {
-            self.redacted(AgentError::new(
-                AgentErrorKind::Protocol,
+            self.redacted(EndpointError::new(
+                EndpointErrorKind::Protocol,
                 format!("{name} answered in an unexpected shape: {e}"),
             ))
         })
     }
 
     /// A non-2xx answer as an error carrying the provider's message.
-    async fn status_error(&self, mut response: reqwest::Response) -> AgentError {
+    async fn status_error(&self, mut response: reqwest::Response) -> EndpointError {
         let status = response.status();
         let wait = retry_after(response.headers(), SystemTime::now());
         let mut body = Vec::new();
@@ -292,15 +292,15 @@ impl LlmClient {
                 status.as_u16()
             )
         };
-        self.redacted(AgentError {
-            kind: AgentErrorKind::Status(status.as_u16()),
+        self.redacted(EndpointError {
+            kind: EndpointErrorKind::Status(status.as_u16()),
             message,
             retry_after: wait,
         })
     }
 
     /// Cuts the key out of a message, in case a server or a proxy echoed it.
-    fn redacted(&self, mut error: AgentError) -> AgentError {
+    fn redacted(&self, mut error: EndpointError) -> EndpointError {
         if !self.key.0.is_empty() {
             error.message = error.message.replace(&self.key.0, "[redacted]");
         }
@@ -330,7 +330,7 @@ mod tests {
             provider,
             endpoint,
             &env,
-            crate::agent::connect::http_client().unwrap(),
+            crate::net::http_client().unwrap(),
             patience(),
         )
         .unwrap()
@@ -372,7 +372,7 @@ mod tests {
             Provider::Anthropic,
             &Endpoint::default(),
             &env,
-            crate::agent::connect::http_client().unwrap(),
+            crate::net::http_client().unwrap(),
             patience(),
         )
         .unwrap_err();
@@ -384,7 +384,7 @@ mod tests {
         );
         assert!(!format!("{client:?}").contains("sk-secret"));
         assert_eq!(client.model(), "claude-sonnet-4-6");
-        let echoed = AgentError::new(AgentErrorKind::Status(401), "bad key sk-secret");
+        let echoed = EndpointError::new(EndpointErrorKind::Status(401), "bad key sk-secret");
         assert_eq!(client.redacted(echoed).message, "bad key [redacted]");
     }
 }

@@ -22,9 +22,9 @@ use serde_json::{Value, json};
 use super::cache::{CacheKey, Entry, JudgeCache};
 use super::client::{LlmClient, Patience, SetupError};
 use super::{ChatMessage, ChatRequest, ToolChoice};
-use crate::agent::connect::expanded;
 use crate::config::Endpoint;
 use crate::config::JudgeConfig;
+use crate::config::expanded_base_url;
 use crate::config::tools::ToolSpec;
 use crate::limit::{Limits, Pacing};
 use crate::model::Provider;
@@ -286,7 +286,7 @@ impl JudgePanel {
             })
         };
         let endpoint = Endpoint {
-            base_url: expanded(config.endpoint.base_url.as_deref(), "judge")
+            base_url: expanded_base_url(config.endpoint.base_url.as_deref(), "judge")
                 .map_err(SetupError::Invalid)?,
             model: config
                 .endpoint

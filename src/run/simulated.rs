@@ -11,11 +11,12 @@ use std::sync::Mutex;
 use serde_json::{Map, Value};
 
 use super::{RunOptions, Session, Stop, describe_inputs, send};
-use crate::agent::{Agent, AgentError, TurnRequest};
+use crate::agent::{Agent, TurnRequest};
 use crate::limit::Limiter;
-use crate::llm::simulator::{Simulator, StepStatus};
 use crate::model::{Case, Input};
+use crate::net::EndpointError;
 use crate::results::{CaseResult, CheckCategory, CheckResult, Method, Status, TurnResult};
+use crate::score::simulated_user::{SimulatedUser, StepStatus};
 use crate::score::{Grader, NO_JUDGE};
 use crate::simulate::{self, Plan, SimulateError};
 use crate::transcript::{Exchange, Usage};
@@ -39,7 +40,7 @@ pub(super) async fn play(
     options: &RunOptions,
     stop: &Stop,
 ) -> Result<Session, String> {
-    let Some(simulator) = &grader.simulator else {
+    let Some(simulator) = grader.simulator.as_deref() else {
         return Err(grader
             .no_simulator
             .clone()
@@ -62,7 +63,7 @@ pub(super) async fn play(
         played = simulate::play_with(send_one, simulator, plan, session) => played,
         () = stop.in_flight.cancelled() => Err(SimulateError::Agent {
             turn: lock(&sent).len() + 1,
-            source: AgentError::cancelled(),
+            source: EndpointError::cancelled(),
         }),
     };
     let sent = std::mem::take(&mut *lock(&sent));
@@ -149,7 +150,7 @@ fn inputs_of(input: &Map<String, Value>) -> Vec<Input> {
 fn step_checks(
     (plan, line): (&Plan, u32),
     played: &simulate::Played,
-    simulator: &Simulator,
+    simulator: &dyn SimulatedUser,
 ) -> Vec<CheckResult> {
     plan.steps
         .iter()
@@ -177,7 +178,7 @@ fn step_checks(
                 actual: progress.status.name().to_owned(),
                 method: Method::Judge {
                     provider: simulator.provider(),
-                    model: simulator.model().to_owned(),
+                    model: simulator.model(),
                 },
                 score: None,
                 reason: Some(reason),

@@ -17,6 +17,7 @@ mod metrics;
 mod reply;
 mod scorers;
 pub mod semantic;
+pub mod simulated_user;
 pub mod tool_result;
 mod turn;
 
@@ -28,7 +29,6 @@ pub use matchers::json_equal;
 pub use metrics::NEEDS_BASELINE;
 
 use crate::config::llm::SIMILARITY_PASS;
-use crate::llm::simulator::Simulator;
 use crate::model::{ArgsMatcher, Case, CheckKind, Location};
 use crate::results::{CheckCategory, CheckResult, JudgeUsage, Method, Status, TurnResult};
 
@@ -66,7 +66,7 @@ pub struct Grader {
     /// the configured judge's key is not set.
     pub no_judge: Option<String>,
     /// The simulated user that plays the cases that have one (SCRAPI simulations).
-    pub simulator: Option<Simulator>,
+    pub simulator: Option<Arc<dyn simulated_user::SimulatedUser>>,
     /// Why there is no simulated user (its key is not set): such cases are skipped with it.
     pub no_simulator: Option<String>,
 }
@@ -108,7 +108,7 @@ impl Grader {
 
     /// What the judges and the simulated user cost so far (empty: none, or none answered).
     pub fn judge_usage(&self) -> Vec<JudgeUsage> {
-        let simulator = self.simulator.iter().filter_map(Simulator::usage);
+        let simulator = self.simulator.iter().filter_map(|s| s.usage());
         self.judge
             .iter()
             .flat_map(|judge| judge.usage())

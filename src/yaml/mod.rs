@@ -32,6 +32,11 @@ pub const MAX_NODES: usize = 2_000_000;
 /// The parser events that allows (each node opens and closes).
 pub const MAX_EVENTS: usize = 4 * MAX_NODES;
 
+/// The most events that anchors may record and aliases replay: a tenth of serde-saphyr's
+/// default. Goldens share small blocks by anchor; a billion-laughs file then stops after
+/// milliseconds, not after expanding a million events.
+pub const MAX_ALIAS_EVENTS: usize = 100_000;
+
 /// A YAML node with its position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -362,7 +367,8 @@ pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
     } else if err.message.contains("budget") || err.message.contains("alias") {
         Some(format!(
             "the file is past goldgate's YAML limits ({MAX_NODES} nodes, 64 levels of nesting, \
-             50,000 aliases); split it into several files"
+             50,000 aliases, {MAX_ALIAS_EVENTS} events expanded from aliases); split it into \
+             several files"
         ))
     } else {
         None

@@ -33,13 +33,17 @@ pub(super) fn parse(text: &str) -> Result<Node, ParseError> {
 }
 
 fn parse_here(text: &str) -> Result<Node, ParseError> {
+    let mut alias_limits = serde_saphyr::options::AliasLimits::default();
+    alias_limits.max_total_replayed_events = super::MAX_ALIAS_EVENTS;
     let options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
         with_snippet: false,
         budget: serde_saphyr::budget! {
             max_nodes: super::MAX_NODES,
             max_events: super::MAX_EVENTS,
+            max_recorded_anchor_events: super::MAX_ALIAS_EVENTS,
         },
+        alias_limits: alias_limits,
     };
     match serde_saphyr::from_str_with_options::<Spanned<Raw>>(text, options) {
         Ok(spanned) => Ok(spanned.into_node()),
@@ -63,6 +67,7 @@ fn parse_here(text: &str) -> Result<Node, ParseError> {
                 Code::E001
             };
             let message = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+            let message = worded_breach(&message).unwrap_or(message);
             Err(ParseError {
                 line,
                 column,
@@ -71,6 +76,26 @@ fn parse_here(text: &str) -> Result<Node, ParseError> {
             })
         }
     }
+}
+
+/// serde-saphyr names a breached budget by its Rust name (`budget breached:
+/// RecordedAnchorEvents { .. }`); the user gets the limit in words, and where it was met.
+fn worded_breach(message: &str) -> Option<String> {
+    let breach = message.strip_prefix("budget breached: ")?;
+    let place = breach.find(" at line ").map_or("", |at| &breach[at..]);
+    let what = if breach.starts_with("RecordedAnchorEvents") || breach.starts_with("alias replay") {
+        format!(
+            "anchors and aliases expand to more than {} events",
+            super::MAX_ALIAS_EVENTS
+        )
+    } else if breach.starts_with("Nodes") {
+        format!("more than {} nodes", super::MAX_NODES)
+    } else if breach.starts_with("Depth") {
+        "nested deeper than 64 levels".to_owned()
+    } else {
+        return None;
+    };
+    Some(format!("{what}{place}"))
 }
 
 /// The raw serde-saphyr shape: every child wrapped in `Spanned`.
@@ -196,6 +221,10 @@ mod tests {
             .join()
             .unwrap();
         assert_eq!((err.code, err.line), (Code::E001, 2));
-        assert!(err.message.contains("budget breached"), "{}", err.message);
+        assert!(
+            err.message.starts_with("nested deeper than 64 levels"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -27,8 +27,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use crate::agent::http::{read_body, transport_error};
-use crate::agent::{AgentError, AgentErrorKind};
+use crate::net::{EndpointError, EndpointErrorKind};
+use crate::net::{read_body, transport_error};
 use crate::secrets::Secrets;
 
 /// The scope SCRAPI asks for; `.../auth/ces` alone would do for sessions.
@@ -163,7 +163,7 @@ impl Credentials {
     }
 
     /// A token valid for at least [`MARGIN`] more, fetched when the cached one is not.
-    pub async fn token(&self) -> Result<String, AgentError> {
+    pub async fn token(&self) -> Result<String, EndpointError> {
         let mut cached = self.cached.lock().await;
         if let Some((token, expires)) = cached.as_ref()
             && expires.is_none_or(|at| Instant::now() + MARGIN < at)
@@ -172,10 +172,10 @@ impl Credentials {
         }
         let (token, lifetime) = self.fetch().await.map_err(|e| {
             let metadata = matches!(self.source, Source::Metadata { .. });
-            if metadata && e.kind == AgentErrorKind::Connect {
+            if metadata && e.kind == EndpointErrorKind::Connect {
                 // The last resort of the chain, and off Google Cloud it is not there at all.
-                return AgentError::new(
-                    AgentErrorKind::Refused,
+                return EndpointError::new(
+                    EndpointErrorKind::Refused,
                     format!(
                         "no Google credentials found: set CXAS_OAUTH_TOKEN or \
                          GOOGLE_APPLICATION_CREDENTIALS, or run `gcloud auth \
@@ -189,9 +189,9 @@ impl Credentials {
             let kind = if e.is_retryable() {
                 e.kind
             } else {
-                AgentErrorKind::Refused
+                EndpointErrorKind::Refused
             };
-            AgentError::new(
+            EndpointError::new(
                 kind,
                 format!(
                     "could not get a Google access token with the credentials of {}: {}",
@@ -215,7 +215,7 @@ impl Credentials {
         *self.cached.lock().await = None;
     }
 
-    async fn fetch(&self) -> Result<(String, Option<Duration>), AgentError> {
+    async fn fetch(&self) -> Result<(String, Option<Duration>), EndpointError> {
         match &self.source {
             Source::Static(token) => Ok((token.clone(), None)),
             Source::ServiceAccount {
@@ -270,7 +270,7 @@ impl Credentials {
     async fn external(
         &self,
         external: &External,
-    ) -> Result<(String, Option<Duration>), AgentError> {
+    ) -> Result<(String, Option<Duration>), EndpointError> {
         let source = &external.credential_source;
         let raw = if let Some(url) = &source.url {
             let mut request = self.client.get(url);
@@ -415,7 +415,7 @@ fn jwt(
     key_id: Option<&str>,
     key: &ring::signature::RsaKeyPair,
     audience: &str,
-) -> Result<String, AgentError> {
+) -> Result<String, EndpointError> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -451,7 +451,7 @@ async fn oauth_token(
     request: reqwest::RequestBuilder,
     token_field: &str,
     lifetime_field: &str,
-) -> Result<(String, Option<Duration>), AgentError> {
+) -> Result<(String, Option<Duration>), EndpointError> {
     let response = request.send().await.map_err(transport_error)?;
     if !response.status().is_success() {
         return Err(refused("the token endpoint", response).await);
@@ -476,7 +476,7 @@ async fn oauth_token(
 
 /// A token endpoint's refusal with its own explanation (`error_description`, Google's
 /// `error.message`), which carries no secret.
-async fn refused(what: &str, response: reqwest::Response) -> AgentError {
+async fn refused(what: &str, response: reqwest::Response) -> EndpointError {
     let status = response.status().as_u16();
     let body = read_body(response).await.unwrap_or_default();
     let reason = google_message(&body).unwrap_or_default();
@@ -485,7 +485,7 @@ async fn refused(what: &str, response: reqwest::Response) -> AgentError {
     } else {
         format!("{what} answered HTTP {status}: {reason}")
     };
-    AgentError::new(AgentErrorKind::Status(status), message)
+    EndpointError::new(EndpointErrorKind::Status(status), message)
 }
 
 /// The explanation in an OAuth or Google API error body, at most 300 characters.
@@ -521,6 +521,6 @@ fn form_body(fields: &[(&str, &str)]) -> String {
         .join("&")
 }
 
-fn protocol(message: String) -> AgentError {
-    AgentError::new(AgentErrorKind::Protocol, message)
+fn protocol(message: String) -> EndpointError {
+    EndpointError::new(EndpointErrorKind::Protocol, message)
 }

@@ -20,10 +20,11 @@ use async_trait::async_trait;
 use reqwest::Client;
 use serde_json::{Value, json};
 
-use super::http::{read_body, retry_after, transport_error};
 use super::protocol::EXECUTE_TOOL;
-use super::{Agent, AgentError, AgentErrorKind, TurnRequest};
+use super::{Agent, TurnRequest};
 use crate::config::ces::{CesConfig, DEFAULT_BASE_URL};
+use crate::net::{EndpointError, EndpointErrorKind};
+use crate::net::{read_body, retry_after, transport_error};
 use crate::transcript::{Exchange, Reply, ReplyError, ToolCall};
 use auth::{Credentials, google_message};
 
@@ -94,7 +95,7 @@ impl CesAgent {
         &self,
         session: &str,
         inputs: Vec<Value>,
-    ) -> Result<(Value, Duration), AgentError> {
+    ) -> Result<(Value, Duration), EndpointError> {
         let body = json!({ "config": self.session_config(session), "inputs": inputs });
         let quota = self.config.quota_project.as_deref();
         self.call(&format!("{session}:runSession"), Some(body), quota)
@@ -108,7 +109,7 @@ impl CesAgent {
         path: &str,
         body: Option<Value>,
         quota_project: Option<&str>,
-    ) -> Result<(Value, Duration), AgentError> {
+    ) -> Result<(Value, Duration), EndpointError> {
         let token = self.credentials.token().await?;
         let started = Instant::now();
         let url = format!("{}{path}", self.prefix);
@@ -138,28 +139,28 @@ impl CesAgent {
             } else {
                 format!("CX Agent Studio answered HTTP {code}: {google}")
             };
-            return Err(AgentError {
+            return Err(EndpointError {
                 retry_after: wait,
-                ..AgentError::new(AgentErrorKind::Status(code), message)
+                ..EndpointError::new(EndpointErrorKind::Status(code), message)
             });
         }
         let body = read_body(response).await?;
         let round_trip = started.elapsed();
         let value = serde_json::from_slice(&body).map_err(|e| {
-            AgentError::new(
-                AgentErrorKind::Protocol,
+            EndpointError::new(
+                EndpointErrorKind::Protocol,
                 format!("the answer to {} is not JSON: {e}", method_of(path)),
             )
         })?;
         Ok((value, round_trip))
     }
 
-    async fn turn(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+    async fn turn(&self, request: &TurnRequest) -> Result<Exchange, EndpointError> {
         // The turn's HTTP round trips, added up: the time the app took, without token fetches.
         let mut latency = Duration::ZERO;
         let session = self.session_name(&request.session);
         let mut inputs = wire::inputs(&request.input, &request.session_parameters)
-            .map_err(|e| AgentError::new(AgentErrorKind::Protocol, e))?;
+            .map_err(|e| EndpointError::new(EndpointErrorKind::Protocol, e))?;
         let given = wire::mocks_of(&request.input);
         let mut reply = Reply::default();
         let mut seen_ids: Vec<String> = Vec::new();
@@ -168,8 +169,8 @@ impl CesAgent {
             let (response, round_trip) = self.run_session(&session, inputs).await?;
             let round_started = latency;
             latency += round_trip;
-            let read =
-                wire::read(&response).map_err(|e| AgentError::new(AgentErrorKind::Protocol, e))?;
+            let read = wire::read(&response)
+                .map_err(|e| EndpointError::new(EndpointErrorKind::Protocol, e))?;
             reply.messages.extend(read.messages);
             for (id, call) in read.tool_calls {
                 // A later round's diagnostics may repeat calls already recorded.
@@ -195,8 +196,8 @@ impl CesAgent {
                 break;
             }
             if round == MAX_CLIENT_ROUNDS {
-                return Err(AgentError::new(
-                    AgentErrorKind::Protocol,
+                return Err(EndpointError::new(
+                    EndpointErrorKind::Protocol,
                     format!(
                         "the app still asked for client tools after {MAX_CLIENT_ROUNDS} answers in one turn"
                     ),
@@ -255,7 +256,7 @@ fn method_of(path: &str) -> &str {
 
 #[async_trait]
 impl Agent for CesAgent {
-    async fn send(&self, request: &TurnRequest) -> Result<Exchange, AgentError> {
+    async fn send(&self, request: &TurnRequest) -> Result<Exchange, EndpointError> {
         let played = match request.input.get(EXECUTE_TOOL) {
             Some(execution) => self.execute_tool(execution).await,
             None => self.turn(request).await,

@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::CesAgent;
-use crate::agent::{AgentError, AgentErrorKind};
 use crate::diagnostic::did_you_mean;
+use crate::net::{EndpointError, EndpointErrorKind};
 use crate::transcript::{Exchange, Reply, ToolCall};
 
 /// What the app declares that tool tests need: its tools by display name (to resource name)
@@ -42,7 +42,7 @@ impl Catalog {
         }
     }
 
-    fn find(&self, display_name: &str) -> Result<&str, AgentError> {
+    fn find(&self, display_name: &str) -> Result<&str, EndpointError> {
         if let Some(name) = self.by_display_name.get(display_name) {
             return Ok(name);
         }
@@ -52,8 +52,8 @@ impl Catalog {
             None if self.by_display_name.is_empty() => "the app lists no tools".to_owned(),
             None => format!("its tools: {}", names.collect::<Vec<_>>().join(", ")),
         };
-        Err(AgentError::new(
-            crate::agent::AgentErrorKind::NotFound,
+        Err(EndpointError::new(
+            crate::net::EndpointErrorKind::NotFound,
             format!("the app has no tool named `{display_name}` ({hint})"),
         ))
     }
@@ -62,7 +62,7 @@ impl Catalog {
 impl CesAgent {
     /// Runs the tool of one `execute_tool` input and returns what it gave as the turn's one
     /// tool call, with the session variables it left. Latency is the executeTool round trip.
-    pub(super) async fn execute_tool(&self, execution: &Value) -> Result<Exchange, AgentError> {
+    pub(super) async fn execute_tool(&self, execution: &Value) -> Result<Exchange, EndpointError> {
         let display_name = execution["tool"].as_str().unwrap_or_default();
         let args = execution.get("args").cloned().unwrap_or(json!({}));
         let catalog = self.tools.get_or_try_init(|| self.catalog()).await?;
@@ -111,7 +111,7 @@ impl CesAgent {
         })
     }
 
-    async fn catalog(&self) -> Result<Catalog, AgentError> {
+    async fn catalog(&self) -> Result<Catalog, EndpointError> {
         let app = &self.config.app;
         let quota = self.config.quota_project.as_deref();
         let (declared, _) = self.call(app, None, quota).await?;
@@ -148,7 +148,7 @@ impl CesAgent {
     }
 
     /// Every item of a paged list (`{key: [...], nextPageToken}`).
-    async fn list(&self, path: &str, key: &str) -> Result<Vec<Value>, AgentError> {
+    async fn list(&self, path: &str, key: &str) -> Result<Vec<Value>, EndpointError> {
         let mut items = Vec::new();
         let mut page_token: Option<String> = None;
         for _ in 0..MAX_PAGES {
@@ -264,8 +264,8 @@ fn executed(
     }
 }
 
-fn protocol(message: String) -> AgentError {
-    AgentError::new(AgentErrorKind::Protocol, message)
+fn protocol(message: String) -> EndpointError {
+    EndpointError::new(EndpointErrorKind::Protocol, message)
 }
 
 #[cfg(test)]

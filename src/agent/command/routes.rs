@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 use tokio::sync::oneshot;
 
 use super::{Answer, STDERR_KEPT, lock};
-use crate::agent::AgentError;
+use crate::net::EndpointError;
 
 /// Requests waiting for a reply on one process.
 pub(super) struct Routes(StdMutex<RouteState>);
@@ -15,7 +15,7 @@ pub(super) struct Routes(StdMutex<RouteState>);
 enum RouteState {
     Open(HashMap<u64, oneshot::Sender<Answer>>),
     /// The process is gone; the error says how.
-    Closed(AgentError),
+    Closed(EndpointError),
 }
 
 impl Routes {
@@ -27,7 +27,7 @@ impl Routes {
         matches!(*lock(&self.0), RouteState::Open(_))
     }
 
-    pub(super) fn register(&self, id: u64) -> Result<oneshot::Receiver<Answer>, AgentError> {
+    pub(super) fn register(&self, id: u64) -> Result<oneshot::Receiver<Answer>, EndpointError> {
         match &mut *lock(&self.0) {
             RouteState::Open(waiting) => {
                 let (sender, receiver) = oneshot::channel();
@@ -49,7 +49,7 @@ impl Routes {
     }
 
     /// Fails every request waiting (the process stays open); how many there were.
-    pub(super) fn fail_waiting(&self, error: &AgentError) -> usize {
+    pub(super) fn fail_waiting(&self, error: &EndpointError) -> usize {
         let waiting = match &mut *lock(&self.0) {
             RouteState::Open(waiting) => std::mem::take(waiting),
             RouteState::Closed(_) => HashMap::new(),
@@ -67,7 +67,7 @@ impl Routes {
         }
     }
 
-    pub(super) fn close(&self, error: AgentError) {
+    pub(super) fn close(&self, error: EndpointError) {
         let previous = std::mem::replace(&mut *lock(&self.0), RouteState::Closed(error.clone()));
         if let RouteState::Open(waiting) = previous {
             for sender in waiting.into_values() {
