@@ -2,9 +2,9 @@
 //! every script step names its shell, whose inputs are all declared (and all used), whose
 //! scripts never expand an expression (inputs reach them through `env:` only), and whose
 //! outputs are outputs its steps write. The release workflow builds every target the action
-//! downloads. The workflows and the README's workflow snippets pass actionlint, which also
-//! flags actions on a runtime GitHub has removed (an ignored test: it needs actionlint, which
-//! `.ci/run` installs before running it with `--ignored`).
+//! downloads. The workflows pass actionlint, which also flags actions on a runtime GitHub has
+//! removed (an ignored test: it needs actionlint, which `.ci/run` installs and runs it with
+//! `--ignored`); tests/docs.rs runs it on the workflow snippets of the README and docs/.
 
 mod common;
 
@@ -296,50 +296,9 @@ fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
     }
 }
 
-/// The README's YAML snippets that are GitHub workflows, as whole workflow files: a snippet
-/// with `jobs:` as it is, a list of steps inside a job of its own. Other snippets (goldgate's
-/// config, GitLab's) are left out.
-fn readme_workflows() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let mut snippets = Vec::new();
-    let mut current: Option<String> = None;
-    for line in readme.lines() {
-        match &mut current {
-            None if line.trim_end() == "```yaml" => current = Some(String::new()),
-            None => {}
-            Some(_) if line.trim_end() == "```" => snippets.extend(current.take()),
-            Some(text) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-        }
-    }
-    snippets
-        .into_iter()
-        .filter_map(|text| {
-            let value: Value = serde_saphyr::from_str(&text)
-                .unwrap_or_else(|e| panic!("a README snippet does not parse: {e}\n{text}"));
-            if value.get("jobs").is_some() {
-                return Some(text);
-            }
-            let steps = value.as_array()?;
-            steps
-                .iter()
-                .all(|step| step.get("uses").is_some() || step.get("run").is_some())
-                .then(|| {
-                    let indented: String = text.lines().map(|l| format!("      {l}\n")).collect();
-                    format!(
-                        "on: push\npermissions: {{ contents: read, checks: write }}\njobs:\n  snippet:\n    runs-on: ubuntu-latest\n    steps:\n{indented}"
-                    )
-                })
-        })
-        .collect()
-}
-
 #[test]
 #[ignore = "needs actionlint: run with --ignored (.ci/run does)"]
-fn the_workflows_and_the_readme_snippets_pass_actionlint() {
+fn the_workflows_pass_actionlint() {
     common::require_tool(
         "actionlint",
         "-version",
@@ -355,21 +314,5 @@ fn the_workflows_and_the_readme_snippets_pass_actionlint() {
     assert!(workflows.len() >= 2, "{workflows:?}");
     if let Err(report) = actionlint(root, &workflows) {
         panic!("actionlint on the workflows:\n{report}");
-    }
-
-    // The goldgate workflow, the fork-comment workflow, the judge cache and the JUnit readers.
-    let snippets = readme_workflows();
-    assert!(snippets.len() >= 4, "{snippets:#?}");
-    let dir = tempfile::tempdir().unwrap();
-    let workflows_dir = dir.path().join(".github/workflows");
-    std::fs::create_dir_all(&workflows_dir).unwrap();
-    let mut files = Vec::new();
-    for (index, snippet) in snippets.iter().enumerate() {
-        let name = format!(".github/workflows/readme-{index}.yml");
-        std::fs::write(dir.path().join(&name), snippet).unwrap();
-        files.push(name);
-    }
-    if let Err(report) = actionlint(dir.path(), &files) {
-        panic!("actionlint on the README's workflow snippets:\n{report}\n{snippets:#?}");
     }
 }
