@@ -55,7 +55,7 @@ pub enum Command {
     /// List the cases a run would play, by file, without calling any agent.
     ///
     /// Takes the paths and the selection flags of `run` (`--filter`, `--name`, `--shard`) and
-    /// selects exactly as `run` does. `--json` prints one JSON document (see the README).
+    /// selects exactly as `run` does. `--json` prints one JSON document (see docs/reference.md).
     List(ListArgs),
     /// Convert a golden file to SCRAPI YAML, CES CSV or gecx scenario YAML.
     ///

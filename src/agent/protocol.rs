@@ -1,5 +1,5 @@
 //! The JSON protocol spoken by HTTP and command agents: one request per turn, one reply (or a
-//! stream of newline-delimited reply fragments). Documented for agent authors in the README.
+//! stream of newline-delimited reply fragments). Documented for agent authors in docs/agents.md.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -41,7 +41,7 @@ pub fn files(agent: AgentKind, action: &str) -> Vec<(PathBuf, String)> {
 
 const GOLDEN: &str = r#"# A SCRAPI golden: scripted conversations with what the agent should answer and call.
 # Replace it with your own; goldgate also reads CES golden CSVs, *.scenario.yaml scenarios and
-# Regtrace golden sets (README: "It reads the files such teams already have").
+# Regtrace golden sets (goldgate's docs/formats.md).
 conversations:
   - conversation: greets_and_asks_how_to_help
     tags: [P0]
@@ -56,8 +56,8 @@ fn config(agent: AgentKind) -> String {
     let agent_block = match agent {
         AgentKind::Http => {
             r#"agent:
-  # goldgate POSTs one JSON request per turn and reads the reply (README: "The agent
-  # protocol"). ${VAR}s come from the environment and are never printed.
+  # goldgate POSTs one JSON request per turn and reads the reply (goldgate's
+  # docs/agents.md). ${VAR}s come from the environment and are never printed.
   http:
     url: "http://127.0.0.1:8080/turn"
     # headers: { Authorization: "Bearer ${AGENT_TOKEN}" }"#
@@ -65,7 +65,7 @@ fn config(agent: AgentKind) -> String {
         AgentKind::Command => {
             r#"agent:
   # goldgate starts the program once, sends one JSON request per line on stdin and reads one
-  # reply per line on stdout (README: "The agent protocol"). Paths are relative to this file.
+  # reply per line on stdout (goldgate's docs/agents.md). Paths are relative to this file.
   command:
     argv: ["python3", "agent.py"]
     startup_timeout: 2m"#
@@ -77,7 +77,7 @@ fn config(agent: AgentKind) -> String {
                 _ => ("gemini", "gemini-2.5-flash"),
             };
             return format!(
-                "# goldgate.yaml: how goldgate plays the goldens (README: \"goldgate.yaml\").\n\
+                "# goldgate.yaml: how goldgate plays the goldens (goldgate's docs/reference.md).\n\
                  agent:\n  # A model plays the agent with this prompt; its key comes from the \
                  environment.\n  {name}:\n    model: {model}\n    system_prompt: You are a \
                  helpful support agent. Greet the user and ask how you can help.\n{}",
@@ -86,14 +86,14 @@ fn config(agent: AgentKind) -> String {
         }
         AgentKind::Ces => {
             r#"agent:
-  # A CX Agent Studio app, one session per case (README: "Testing a CX Agent Studio app").
+  # A CX Agent Studio app, one session per case (goldgate's docs/ces.md).
   # Credentials: CXAS_OAUTH_TOKEN, GOOGLE_APPLICATION_CREDENTIALS or gcloud's.
   ces:
     app: projects/PROJECT/locations/us/apps/APP"#
         }
     };
     format!(
-        "# goldgate.yaml: how goldgate plays the goldens (README: \"goldgate.yaml\").\n\
+        "# goldgate.yaml: how goldgate plays the goldens (goldgate's docs/reference.md).\n\
          {agent_block}\n{COMMON}"
     )
 }
@@ -102,8 +102,8 @@ const COMMON: &str = r#"run:
   concurrency: 4
   timeout: 60s
   retries: 2
-# What a pull request may not make worse (README: "The regression gate"); the defaults are
-# these.
+# What a pull request may not make worse (goldgate's docs/gate.md); the defaults
+# are these.
 thresholds: { passRateDropPp: 0, deflectionDropPp: 5, p95LatencyIncreasePct: 20 }
 # Bars the whole suite must clear whatever the baseline says.
 # floors: { min_pass_rate: 0.8 }

@@ -179,7 +179,7 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 
 #[cfg(test)]
 mod tests {
-    // These tests report their figures for the README: printing is their point.
+    // These tests report their figures for docs/gate.md: printing is their point.
     #![allow(clippy::print_stdout)]
 
     use super::{Outcome, Policy, SimulatedAgent, Simulation};

@@ -89,7 +89,7 @@ impl fmt::Display for NotPosted {
             ),
             NotPosted::Refused { status, message } => write!(
                 f,
-                "GitHub refused (HTTP {status}: {message}): the token may not write to this pull request; a pull request from a fork gets a read-only token (see the README's workflow_run pattern), otherwise grant `pull-requests: write`"
+                "GitHub refused (HTTP {status}: {message}): the token may not write to this pull request; a pull request from a fork gets a read-only token (see goldgate's docs/github.md: pull requests from forks), otherwise grant `pull-requests: write`"
             ),
             NotPosted::Failed(message) => write!(f, "{message}"),
         }

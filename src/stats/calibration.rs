@@ -1,7 +1,7 @@
 //! Calibration: the false-alarm rates and power the gate can document, measured with fixed
 //! seeds (or computed exactly), so they are the same on every machine.
 //!
-//! `cargo test calibration -- --nocapture` prints the figures for the README's power table.
+//! `cargo test calibration -- --nocapture` prints the figures for docs/gate.md's power table.
 //! Monte-Carlo bounds allow three standard errors over the nominal level.
 // These tests report their figures: printing is their point (the library itself never prints).
 #![allow(clippy::print_stdout)]
