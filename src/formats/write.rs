@@ -6,6 +6,7 @@
 //! plain scalars where YAML reads them back as the same string, JSON elsewhere (JSON is YAML),
 //! so that every value loads back exactly as it was.
 
+pub mod criterion;
 pub mod per_turn;
 
 use std::fmt;

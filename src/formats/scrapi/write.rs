@@ -10,10 +10,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::formats::write::{Losses, Yaml, per_turn, text_of, yaml_str, yaml_value};
+use crate::formats::write::{Losses, Yaml, criterion, per_turn, text_of, yaml_str, yaml_value};
 use crate::model::{
     Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
-    Scorer, ToolMock, Turn, ValueMatcher,
+    ToolMock, Turn, ValueMatcher,
 };
 
 const FORMAT: &str = "SCRAPI";
@@ -143,7 +143,7 @@ fn criteria(case: &Case, out: &mut Yaml, losses: &mut Losses) {
     for check in &case.checks {
         match &check.kind {
             CheckKind::Criterion(prompt) => criteria.push(prompt.clone()),
-            CheckKind::Scorer(scorer) => match scorer_criterion(scorer) {
+            CheckKind::Scorer(scorer) => match criterion::of(scorer) {
                 Some(prompt) => {
                     losses.add(
                         &check.location,
@@ -174,45 +174,6 @@ fn criteria(case: &Case, out: &mut Yaml, losses: &mut Losses) {
             out.line(6, &format!("- {}", yaml_str(&prompt)));
         }
     }
-}
-
-/// A gecx scorer as a criterion over the transcript; `None` for what a judge cannot read
-/// from it (latencies, per-call accuracy).
-fn scorer_criterion(scorer: &Scorer) -> Option<String> {
-    let with = |text: String, criteria: Option<&str>| match criteria {
-        Some(criteria) => format!("{text}: {criteria}"),
-        None => text,
-    };
-    Some(match scorer {
-        Scorer::MessageContains { pattern } => {
-            format!("The agent's messages contain \"{pattern}\".")
-        }
-        Scorer::MessageMatchesRegex { regex } => format!(
-            "The agent's messages match the regular expression /{}/.",
-            regex.as_str()
-        ),
-        Scorer::FinalMessageEquals { pattern } => {
-            format!("The agent's final message is exactly \"{pattern}\".")
-        }
-        Scorer::ToolCalled { name } => format!("The agent calls the tool `{name}`."),
-        Scorer::NoToolCalled { name: Some(name) } => format!("The agent never calls `{name}`."),
-        Scorer::NoToolCalled { name: None } => "The agent calls no tool.".to_owned(),
-        Scorer::HandoffTriggered => "The conversation is handed off to a human.".to_owned(),
-        Scorer::NoHandoff => "The conversation is not handed off to a human.".to_owned(),
-        Scorer::ErrorCode { code } => format!("The agent reports the error `{code}`."),
-        Scorer::NoError => "The agent reports no error.".to_owned(),
-        Scorer::JudgeNotHallucinating {
-            grounding_context, ..
-        } => format!("The agent states nothing that this does not support: {grounding_context}"),
-        Scorer::JudgeHelpfulness { criteria, .. } => {
-            with("The agent is helpful".to_owned(), criteria.as_deref())
-        }
-        Scorer::JudgeToneMatches { tone, .. } => format!("The agent's tone is {tone}."),
-        Scorer::ToolCalledWithInput { .. }
-        | Scorer::ToolCallAccuracy { .. }
-        | Scorer::LatencyP50Under { .. }
-        | Scorer::LatencyP95Under { .. } => return None,
-    })
 }
 
 /// One turn, built as `key: value` lines: the inputs, `agent`, then `tool_calls`.
