@@ -327,7 +327,11 @@ fn several_cases_become_one_scenario_file_each() {
         into_file.stderr
     );
     // The target is checked first: no warning about the conversion it refuses.
-    assert!(!into_file.stderr.contains("warning"), "{}", into_file.stderr);
+    assert!(
+        !into_file.stderr.contains("warning"),
+        "{}",
+        into_file.stderr
+    );
 
     let out = goldgate(
         dir.path(),

@@ -116,6 +116,8 @@ const EXAMPLE_LOSSES: &[(&str, &str, &str, &str, &str)] = &[
 struct Chain {
     stages: Vec<(String, BTreeMap<String, String>)>,
     warned: Vec<String>,
+    /// Whether the conversion warned at all.
+    reported: bool,
 }
 
 fn root() -> PathBuf {
@@ -251,6 +253,7 @@ fn chain(
         return chain;
     };
     chain.warned = cases_warned(cases, &warned);
+    chain.reported = !warned.is_empty();
     let played = verdicts(&there, agent, &dir.join("there.json"));
     chain.stages.push((to.to_owned(), played));
     if TARGETS.contains(&from)
@@ -382,4 +385,63 @@ fn the_example_suite_converted_every_way_and_back_keeps_its_verdicts() {
             "{source} {stage} {case} ({why}) now keeps its verdict: take it off EXAMPLE_LOSSES"
         );
     }
+}
+
+/// The shared corpus's SCRAPI goldens and Regtrace sets, when `../shared/corpus` is present
+/// (it is not in a fresh clone): every verdict a conversion changes was warned about (in the
+/// source file: case-level attribution is checked on the example suite only). Their agents are not the example agent, so most cases fail either way; what
+/// matters is that a conversion changes no verdict silently.
+#[test]
+fn corpus_goldens_converted_every_way_and_back_change_no_verdict_silently() {
+    let corpus = root().join("../shared/corpus");
+    let Ok(manifest) = std::fs::read(corpus.join("manifest.json")) else {
+        eprintln!("no ../shared/corpus here: skipped");
+        return;
+    };
+    let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+    let sources: Vec<(PathBuf, &str)> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["valid"] == true && f["cases"].as_u64().unwrap_or(0) > 0)
+        .filter_map(|f| {
+            let from = match f["format"].as_str()? {
+                "scrapi-golden" => "scrapi",
+                "regtrace-set" => "regtrace",
+                _ => return None,
+            };
+            Some((corpus.join(f["path"].as_str()?), from))
+        })
+        .collect();
+    let agent = common::support_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let mut silent = Vec::new();
+    for (n, batch) in sources.chunks(4).enumerate() {
+        let results: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, (path, from))| {
+                    let dir = dir.path().join(format!("{n}-{i}"));
+                    let agent = &agent;
+                    scope.spawn(move || (path, every_way(path, from, &dir, agent)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (path, (original, chains)) in results {
+            for chain in &chains {
+                for (stage, id, got) in differences(&original, chain) {
+                    if !chain.reported {
+                        silent.push(format!("{} -> {stage}: {id} {got}", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(sources.len() > 20, "only {} corpus sources", sources.len());
+    assert!(
+        silent.is_empty(),
+        "verdicts changed without a warning: {silent:#?}"
+    );
 }
