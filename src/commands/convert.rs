@@ -25,10 +25,10 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<Exit> {
         Err(err) => return Ok(fail(&err)),
     };
     let cases = convert::source_cases(&suite);
-    if suite.error_count() == 0 {
-        if let Err(err) = convert::check_output(to, cases.len(), &args.output) {
-            return Ok(fail(&err));
-        }
+    if suite.error_count() == 0
+        && let Err(err) = convert::check_output(to, cases.len(), &args.output)
+    {
+        return Ok(fail(&err));
     }
     if suite.warning_count() + suite.error_count() > 0 {
         lint::write_human(&suite, &mut io::stderr().lock())?;
