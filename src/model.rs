@@ -212,6 +212,10 @@ pub struct Turn {
     pub recorded_reply: Option<String>,
 }
 
+/// The platform event that opens a conversation: what SCRAPI sends for a turn without user
+/// text, and CES for a turn that sends nothing.
+pub const WELCOME_EVENT: &str = "welcome";
+
 /// What the user side sends in a turn.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {

@@ -226,7 +226,7 @@ fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input(
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("goldens/orders.yaml:10: warning: CES names the agent"),
+            .contains("goldens/orders.yaml:4: warning: CES has no session parameters"),
         "{}",
         out.stderr
     );
@@ -236,6 +236,8 @@ fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input(
         "{csv}"
     );
     assert!(csv.contains("EXPECTATION_TOOL_CALL"), "{csv}");
+    // Expected text that names no agent is any agent's: the generic role, not a made-up name.
+    assert!(csv.contains(",agent,Your order"), "{csv}");
     let lint = goldgate(dir.path(), &["lint", "orders.golden.csv"]);
     assert_eq!(lint.code, Some(0), "{}{}", lint.stdout, lint.stderr);
 
@@ -321,6 +323,12 @@ fn several_cases_become_one_scenario_file_each() {
     assert_eq!(into_file.code, Some(2), "{}", into_file.stderr);
     assert!(
         into_file.stderr.contains("must be a directory"),
+        "{}",
+        into_file.stderr
+    );
+    // The target is checked first: no warning about the conversion it refuses.
+    assert!(
+        !into_file.stderr.contains("warning"),
         "{}",
         into_file.stderr
     );

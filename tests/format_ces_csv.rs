@@ -264,10 +264,11 @@ fn minimal_fixture_with_required_columns_only() {
     // A turn with an input and no expectation row.
     assert_eq!(small_talk.turns[1].inputs, [Input::Text("Bye".into())]);
     assert!(small_talk.turns[1].expectations.is_empty());
-    // A turn with only an expectation: the agent speaks first.
+    // A turn with only an expectation: the agent speaks first, opened by the `welcome` event
+    // (as SCRAPI opens a turn without `user`).
     let opening = &cases[1];
     assert_eq!(opening.location.line, 6);
-    assert!(opening.turns[0].inputs.is_empty());
+    assert_eq!(opening.turns[0].inputs, [Input::Event("welcome".into())]);
     assert_eq!(opening.turns[0].expectations.len(), 1);
 }
 

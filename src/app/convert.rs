@@ -117,6 +117,18 @@ pub fn render(
     })
 }
 
+/// Whether `out` can take `count` cases in `to`, decided before anything is rendered or
+/// reported: several scenarios need a directory, one file each.
+pub fn check_output(to: Format, count: usize, out: &Path) -> Result<(), ConvertError> {
+    if to == Format::GecxScenario && count > 1 && (out.is_file() || has_yaml_extension(out)) {
+        return Err(ConvertError::ScenarioDirectory {
+            count,
+            out: out.display().to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Where each rendered text goes: `out` itself, or for several scenarios `out/<id>.scenario.yaml`
 /// (also for one scenario when `out` is a directory). Refuses to overwrite a source file.
 pub fn place(
@@ -126,12 +138,7 @@ pub fn place(
 ) -> Result<Vec<Document>, ConvertError> {
     let scenarios = rendered.iter().filter(|(id, _)| id.is_some()).count();
     let into_directory = scenarios > 1 || (scenarios == 1 && out.is_dir());
-    if scenarios > 1 && (out.is_file() || has_yaml_extension(out)) {
-        return Err(ConvertError::ScenarioDirectory {
-            count: scenarios,
-            out: out.display().to_string(),
-        });
-    }
+    check_output(Format::GecxScenario, scenarios, out)?;
     let mut names = HashSet::new();
     let documents: Vec<Document> = rendered
         .into_iter()

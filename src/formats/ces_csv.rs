@@ -7,6 +7,12 @@
 //! (E001) and skipped rather than ending the file. Every problem in a row is reported at the
 //! line where the row starts and column 1 (a cell is a field, not a character offset), with the
 //! CSV column's name as the diagnostic's `field`.
+//!
+//! Two readings the CSV columns leave to the reader, both SCRAPI's on the platform: a turn that
+//! sends no text, image or tool response (nothing, or only variables) is sent with the
+//! `welcome` event, as SCRAPI sends a turn without `user`; and `response_agent` holding the
+//! generic role `agent` (what SCRAPI writes as the role of every expected reply it pushes)
+//! names no particular agent, so any agent's text is compared.
 
 mod action;
 mod columns;
@@ -20,7 +26,10 @@ use serde_json::Map;
 use self::action::Action;
 use self::columns::{Column, HEADER_HINT, Header, Row};
 use crate::diagnostic::{Code, Diagnostics, suggestion};
-use crate::model::{Case, Format, Turn};
+use crate::model::{Case, Format, Input, Turn, WELCOME_EVENT};
+/// The `response_agent` that names no particular agent: the role SCRAPI gives every expected
+/// reply it pushes to the platform.
+pub const ANY_AGENT: &str = "agent";
 
 /// Loads every evaluation of a CES golden CSV.
 pub fn load(text: &str, diags: &mut Diagnostics) -> Vec<Case> {
@@ -358,7 +367,10 @@ impl Loader {
         if !evaluation.keep {
             return;
         }
-        let case = evaluation.case;
+        let mut case = evaluation.case;
+        for turn in &mut case.turns {
+            welcome_when_silent(turn);
+        }
         if case.turns.is_empty() {
             diags
                 .error(
@@ -444,6 +456,17 @@ impl Evaluation {
         }
         let last = turns.len() - 1;
         &mut turns[last]
+    }
+}
+
+/// A turn whose user side sends nothing but variables starts with the `welcome` event.
+fn welcome_when_silent(turn: &mut Turn) {
+    let says_something = turn
+        .inputs
+        .iter()
+        .any(|input| !matches!(input, Input::Variables(_)));
+    if !says_something {
+        turn.inputs.push(Input::Event(WELCOME_EVENT.to_owned()));
     }
 }
 

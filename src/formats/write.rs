@@ -6,6 +6,9 @@
 //! plain scalars where YAML reads them back as the same string, JSON elsewhere (JSON is YAML),
 //! so that every value loads back exactly as it was.
 
+pub mod criterion;
+pub mod per_turn;
+
 use std::fmt;
 
 use serde_json::Value;
@@ -77,6 +80,14 @@ impl Losses {
     }
 }
 
+/// Expected text as the formats write it: a string as it is, any other value as JSON.
+pub fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// A string as a YAML scalar: plain when YAML reads it back as this string, else quoted.
 pub fn yaml_str(text: &str) -> String {
     if is_plain_safe(text) {
@@ -131,6 +142,13 @@ impl Yaml {
     /// `key:` opening a block at `indent` spaces.
     pub fn open(&mut self, indent: usize, key: &str) {
         self.line(indent, &format!("{}:", yaml_str(key)));
+    }
+
+    /// `# text` at `indent` spaces, on one line: what the format has no key for, kept for the
+    /// reader of the file.
+    pub fn comment(&mut self, indent: usize, text: &str) {
+        let text: Vec<&str> = text.split_whitespace().collect();
+        self.line(indent, &format!("# {}", text.join(" ")));
     }
 
     pub fn line(&mut self, indent: usize, text: &str) {

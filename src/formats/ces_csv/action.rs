@@ -168,7 +168,9 @@ impl Action {
                 Step::Expect(ExpectationKind::AgentText {
                     // The platform judges expected text by meaning, never character by character.
                     matcher: Matcher::new(MatchType::Semantic, Value::String(text?.to_owned())),
-                    agent: Some(agent?.to_owned()),
+                    agent: Some(agent?)
+                        .filter(|a| *a != super::ANY_AGENT)
+                        .map(str::to_owned),
                 })
             }
             Action::ExpectationToolCall => {

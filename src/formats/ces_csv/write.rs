@@ -1,12 +1,19 @@
 //! Cases into a CES golden CSV: an evaluation row per case, then one conversation row per
-//! input and expectation, numbered by turn, in the columns of seed 001. What CES cannot say is
-//! reported in [`Losses`].
+//! input and expectation, numbered by turn, in the columns of seed 001. Expected text that
+//! names no agent is written from the generic role `agent`, and a turn that sends only the
+//! `welcome` event gets no input row, both of which the reader reads back as they were; the
+//! checks a gecx scenario or Regtrace case makes over the whole conversation that CES says per
+//! turn move onto a turn first ([`per_turn`]). What CES cannot say is reported in [`Losses`].
 
 use serde_json::Value;
 
+use super::ANY_AGENT;
 use super::columns::Column;
-use crate::formats::write::{Losses, exact_args_json};
-use crate::model::{Case, CheckKind, ExpectationKind, Input, MatchType, Turn};
+use crate::formats::write::{Losses, exact_args_json, per_turn, text_of};
+use crate::model::{
+    Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, Location, MatchType,
+    Matcher, Turn, WELCOME_EVENT,
+};
 
 const FORMAT: &str = "CES";
 
@@ -30,9 +37,6 @@ const COLUMNS: [Column; 16] = [
     Column::AgentTransferTarget,
     Column::ExpectationNote,
 ];
-
-/// What `response_agent` holds when the model names no agent: CES requires one.
-pub const DEFAULT_RESPONSE_AGENT: &str = "root_agent";
 
 /// One row under construction.
 #[derive(Default)]
@@ -67,26 +71,8 @@ pub fn write(cases: &[Case], losses: &mut Losses) -> String {
 }
 
 fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
-    let mut head = Row::default().set(Column::DisplayName, &case.name);
-    if case.id != case.name {
-        head = head.set(Column::EvaluationId, &case.id);
-    }
-    if let Some(description) = &case.description {
-        head = head.set(Column::Description, description);
-    }
-    let mut tags = Vec::new();
-    for tag in &case.tags {
-        if tag.contains(';') {
-            losses.add(
-                &case.location,
-                format!("CES separates tags with `;`: the tag `{tag}` is split"),
-            );
-        }
-        tags.push(tag.as_str());
-    }
-    let head = head.set(Column::Tags, tags.join(";"));
-    let mut case_rows = Vec::new();
-    losses.regtrace_only(case, FORMAT);
+    let case = per_turn::onto_turns(case, FORMAT, losses);
+    losses.regtrace_only(&case, FORMAT);
     for check in &case.checks {
         let what = match &check.kind {
             CheckKind::Criterion(_) => "free-text expectation".to_owned(),
@@ -97,6 +83,40 @@ fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
             format!("CES has no {what} over the whole conversation: it is left out"),
         );
     }
+    let case_rows = conversation_rows(&case, losses);
+    // An evaluation without conversation rows does not load: leave the case out instead.
+    if case_rows.is_empty() {
+        losses.add(
+            &case.location,
+            "nothing in this case has a CES row: the case is left out",
+        );
+        return;
+    }
+    rows.push(evaluation_row(&case, losses));
+    rows.extend(case_rows);
+}
+
+/// The row that names the evaluation and holds its metadata.
+fn evaluation_row(case: &Case, losses: &mut Losses) -> Row {
+    let mut head = Row::default().set(Column::DisplayName, &case.name);
+    if case.id != case.name {
+        head = head.set(Column::EvaluationId, &case.id);
+    }
+    if let Some(description) = &case.description {
+        head = head.set(Column::Description, description);
+    }
+    for tag in case.tags.iter().filter(|tag| tag.contains(';')) {
+        losses.add(
+            &case.location,
+            format!("CES separates tags with `;`: the tag `{tag}` is split"),
+        );
+    }
+    head.set(Column::Tags, case.tags.join(";"))
+}
+
+/// Every turn's rows, numbered; the session parameters open the first turn.
+fn conversation_rows(case: &Case, losses: &mut Losses) -> Vec<Row> {
+    let mut rows = Vec::new();
     let mut index = 0;
     for (position, turn) in case.turns.iter().enumerate() {
         let mut turn_rows = Vec::new();
@@ -105,14 +125,7 @@ fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
                 &case.location,
                 "CES has no session parameters: they are sent as an INPUT_UPDATED_VARIABLES row of the first turn",
             );
-            turn_rows.push(
-                Row::default()
-                    .set(Column::ActionType, "INPUT_UPDATED_VARIABLES")
-                    .set(
-                        Column::UpdatedVariablesJson,
-                        Value::Object(case.session_parameters.clone()).to_string(),
-                    ),
-            );
+            turn_rows.push(variables_row(&case.session_parameters));
         }
         turn_rows.extend(turn_rows_of(turn, losses));
         if turn_rows.is_empty() {
@@ -123,188 +136,31 @@ fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
             continue;
         }
         index += 1;
-        for row in turn_rows {
-            case_rows.push(row.set(Column::TurnIndex, index.to_string()));
-        }
-    }
-    // An evaluation without conversation rows does not load: leave the case out instead.
-    if case_rows.is_empty() {
-        losses.add(
-            &case.location,
-            "nothing in this case has a CES row: the case is left out",
+        rows.extend(
+            turn_rows
+                .into_iter()
+                .map(|row| row.set(Column::TurnIndex, index.to_string())),
         );
-        return;
     }
-    rows.push(head);
-    rows.append(&mut case_rows);
+    rows
 }
 
+fn variables_row(variables: &serde_json::Map<String, Value>) -> Row {
+    Row::default()
+        .set(Column::ActionType, "INPUT_UPDATED_VARIABLES")
+        .set(
+            Column::UpdatedVariablesJson,
+            Value::Object(variables.clone()).to_string(),
+        )
+}
+
+/// One turn's rows: its inputs, then its expectations; the mocks no row carries are reported.
 fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
-    let mut rows = Vec::new();
     let mut used_mocks = vec![false; turn.tool_mocks.len()];
-    for input in &turn.inputs {
-        let row = Row::default();
-        rows.push(match input {
-            Input::Text(text) => {
-                cell_text(text, turn, losses);
-                row.set(Column::ActionType, "INPUT_TEXT")
-                    .set(Column::TextContent, text)
-            }
-            Input::Image { mime_type, data } => row
-                .set(Column::ActionType, "INPUT_IMAGE")
-                .set(Column::ImageMimeType, mime_type)
-                .set(Column::ImageContent, data),
-            Input::ToolResponse { name, response } => {
-                // The loader makes the response a mock as well: that mock is this row.
-                if let Some(i) = turn.tool_mocks.iter().enumerate().position(|(i, m)| {
-                    !used_mocks[i] && m.tool == *name && m.args.is_none() && m.output == *response
-                }) {
-                    used_mocks[i] = true;
-                }
-                let row = row
-                    .set(Column::ActionType, "INPUT_TOOL_RESPONSE")
-                    .set(Column::ToolName, name);
-                if *response == Value::Object(serde_json::Map::new()) {
-                    row
-                } else {
-                    row.set(Column::ToolResponseJson, response.to_string())
-                }
-            }
-            Input::Variables(variables) => {
-                row.set(Column::ActionType, "INPUT_UPDATED_VARIABLES").set(
-                    Column::UpdatedVariablesJson,
-                    Value::Object(variables.clone()).to_string(),
-                )
-            }
-            Input::Event(name) => {
-                losses.add(
-                    &turn.location,
-                    format!("CES has no events: the `{name}` event is left out"),
-                );
-                continue;
-            }
-            Input::ApproveToolCall(tag) | Input::DenyToolCall(tag) => {
-                losses.add(
-                    &turn.location,
-                    format!(
-                        "CES cannot approve or deny a tool call: the answer to `{tag}` is left out"
-                    ),
-                );
-                continue;
-            }
-            Input::ExecuteTool(execution) => {
-                losses.add(
-                    &turn.location,
-                    format!(
-                        "a CES golden is a conversation: the direct execution of `{}` is left out",
-                        execution.tool
-                    ),
-                );
-                continue;
-            }
-        });
-    }
+    let mut rows = inputs_rows(turn, &mut used_mocks, losses);
     for expectation in &turn.expectations {
-        let location = &expectation.location;
-        let row = match &expectation.kind {
-            ExpectationKind::AgentText { matcher, agent } => {
-                if matcher.match_type != MatchType::Semantic {
-                    losses.add(
-                        location,
-                        format!(
-                            "CES compares agent text by meaning: this `{}` match becomes semantic",
-                            matcher.match_type.name()
-                        ),
-                    );
-                }
-                let agent = agent.clone().unwrap_or_else(|| {
-                    losses.add(
-                        location,
-                        format!("CES names the agent of every expected text: written as `{DEFAULT_RESPONSE_AGENT}`, change it to your agent's display name"),
-                    );
-                    DEFAULT_RESPONSE_AGENT.to_owned()
-                });
-                let text = match &matcher.expected {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                };
-                cell_text(&text, turn, losses);
-                Row::default()
-                    .set(Column::ActionType, "EXPECTATION_TEXT")
-                    .set(Column::ResponseAgent, agent)
-                    .set(Column::TextContent, text)
-            }
-            ExpectationKind::NoAgentText => {
-                losses.add(location, "CES cannot expect silence: the turn's check that the agent says nothing is left out");
-                continue;
-            }
-            ExpectationKind::UnexpectedResponse => {
-                losses.add(location, "CES does not flag an UNEXPECTED RESPONSE: the turn's check that the agent says nothing is left out");
-                continue;
-            }
-            ExpectationKind::Reply(_) => {
-                losses.add(
-                    location,
-                    "a CES golden has no SCRAPI turn-eval checks: the check is left out",
-                );
-                continue;
-            }
-            ExpectationKind::ToolResult(_) => {
-                losses.add(
-                    location,
-                    "a CES golden has no checks on a tool's result: the check is left out",
-                );
-                continue;
-            }
-            ExpectationKind::ToolCall(call) => {
-                if let Some(agent) = &call.agent {
-                    losses.add(
-                        location,
-                        format!("CES's expected tool call names no agent: `{agent}` is left out"),
-                    );
-                }
-                let row = Row::default()
-                    .set(Column::ActionType, "EXPECTATION_TOOL_CALL")
-                    .set(Column::ToolName, &call.name);
-                if call.args.fields.is_empty() {
-                    row
-                } else {
-                    let args = exact_args_json(&call.args, location, FORMAT, losses);
-                    row.set(Column::ToolCallArgsJson, Value::Object(args).to_string())
-                }
-            }
-            ExpectationKind::ToolResponse {
-                tool,
-                output: Some(output),
-            } if unused_mock(turn, &used_mocks, tool, output).is_some() => {
-                // SCRAPI's `output`: the tool's mocked response, which CES sends as a tool
-                // response input.
-                if let Some(i) = unused_mock(turn, &used_mocks, tool, output) {
-                    used_mocks[i] = true;
-                }
-                let row = Row::default()
-                    .set(Column::ActionType, "INPUT_TOOL_RESPONSE")
-                    .set(Column::ToolName, tool);
-                if *output == Value::Object(serde_json::Map::new()) {
-                    row
-                } else {
-                    row.set(Column::ToolResponseJson, output.to_string())
-                }
-            }
-            ExpectationKind::ToolResponse { tool, output } => {
-                if output.is_some() {
-                    losses.add(
-                        location,
-                        format!("CES checks that `{tool}` responded, not what it responded: the expected output is left out"),
-                    );
-                }
-                Row::default()
-                    .set(Column::ActionType, "EXPECTATION_TOOL_RESPONSE")
-                    .set(Column::ToolName, tool)
-            }
-            ExpectationKind::Transfer { agent } => Row::default()
-                .set(Column::ActionType, "EXPECTATION_AGENT_TRANSFER")
-                .set(Column::AgentTransferTarget, agent),
+        let Some(row) = expectation_row(turn, expectation, &mut used_mocks, losses) else {
+            continue;
         };
         rows.push(match &expectation.note {
             Some(note) => row.set(Column::ExpectationNote, note),
@@ -325,11 +181,214 @@ fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
     rows
 }
 
-fn unused_mock(turn: &Turn, used: &[bool], tool: &str, output: &Value) -> Option<usize> {
-    turn.tool_mocks
+fn inputs_rows(turn: &Turn, used_mocks: &mut [bool], losses: &mut Losses) -> Vec<Row> {
+    // The reader sends a turn that says nothing with the `welcome` event.
+    let welcome_only = turn.inputs.iter().all(|input| match input {
+        Input::Variables(_) => true,
+        Input::Event(name) => name == WELCOME_EVENT,
+        _ => false,
+    });
+    turn.inputs
         .iter()
-        .enumerate()
-        .position(|(i, mock)| !used[i] && mock.tool == tool && mock.output == *output)
+        .filter(|input| !(welcome_only && matches!(input, Input::Event(_))))
+        .filter_map(|input| input_row(turn, input, used_mocks, losses))
+        .collect()
+}
+
+fn input_row(
+    turn: &Turn,
+    input: &Input,
+    used_mocks: &mut [bool],
+    losses: &mut Losses,
+) -> Option<Row> {
+    let row = Row::default();
+    let lost = |what: String, losses: &mut Losses| {
+        losses.add(&turn.location, what);
+        None
+    };
+    match input {
+        Input::Text(text) => {
+            cell_text(text, turn, losses);
+            Some(
+                row.set(Column::ActionType, "INPUT_TEXT")
+                    .set(Column::TextContent, text),
+            )
+        }
+        Input::Image { mime_type, data } => Some(
+            row.set(Column::ActionType, "INPUT_IMAGE")
+                .set(Column::ImageMimeType, mime_type)
+                .set(Column::ImageContent, data),
+        ),
+        Input::ToolResponse { name, response } => {
+            // The loader makes the response a mock as well: that mock is this row.
+            if let Some(i) = unused_mock(turn, used_mocks, name, response, true) {
+                used_mocks[i] = true;
+            }
+            Some(tool_response_row(name, response))
+        }
+        Input::Variables(variables) => Some(variables_row(variables)),
+        Input::Event(name) => lost(
+            format!(
+                "CES has no events but the `{WELCOME_EVENT}` of a turn that sends nothing: the `{name}` event is left out"
+            ),
+            losses,
+        ),
+        Input::ApproveToolCall(tag) | Input::DenyToolCall(tag) => lost(
+            format!("CES cannot approve or deny a tool call: the answer to `{tag}` is left out"),
+            losses,
+        ),
+        Input::ExecuteTool(execution) => lost(
+            format!(
+                "a CES golden is a conversation: the direct execution of `{}` is left out",
+                execution.tool
+            ),
+            losses,
+        ),
+    }
+}
+
+fn tool_response_row(tool: &str, response: &Value) -> Row {
+    let row = Row::default()
+        .set(Column::ActionType, "INPUT_TOOL_RESPONSE")
+        .set(Column::ToolName, tool);
+    if *response == Value::Object(serde_json::Map::new()) {
+        row
+    } else {
+        row.set(Column::ToolResponseJson, response.to_string())
+    }
+}
+
+/// The row of one expectation; `None` (reported) when CES has none.
+fn expectation_row(
+    turn: &Turn,
+    expectation: &Expectation,
+    used_mocks: &mut [bool],
+    losses: &mut Losses,
+) -> Option<Row> {
+    let location = &expectation.location;
+    let lost = |what: &str, losses: &mut Losses| {
+        losses.add(location, what);
+        None
+    };
+    match &expectation.kind {
+        ExpectationKind::AgentText { matcher, agent } => {
+            Some(text_row(turn, matcher, agent.as_deref(), location, losses))
+        }
+        ExpectationKind::NoAgentText => lost(
+            "CES cannot expect silence: the turn's check that the agent says nothing is left out",
+            losses,
+        ),
+        ExpectationKind::UnexpectedResponse => lost(
+            "CES does not flag an UNEXPECTED RESPONSE: the turn's check that the agent says nothing is left out",
+            losses,
+        ),
+        ExpectationKind::Reply(_) => lost(
+            "a CES golden has no SCRAPI turn-eval checks: the check is left out",
+            losses,
+        ),
+        ExpectationKind::ToolResult(_) => lost(
+            "a CES golden has no checks on a tool's result: the check is left out",
+            losses,
+        ),
+        ExpectationKind::ToolCall(call) => Some(tool_call_row(call, location, losses)),
+        ExpectationKind::ToolResponse { tool, output } => Some(tool_response_expectation(
+            turn,
+            tool,
+            output.as_ref(),
+            location,
+            used_mocks,
+            losses,
+        )),
+        ExpectationKind::Transfer { agent } => Some(
+            Row::default()
+                .set(Column::ActionType, "EXPECTATION_AGENT_TRANSFER")
+                .set(Column::AgentTransferTarget, agent),
+        ),
+    }
+}
+
+/// `EXPECTATION_TEXT`, from the agent the model names, else from any agent ([`ANY_AGENT`]).
+fn text_row(
+    turn: &Turn,
+    matcher: &Matcher,
+    agent: Option<&str>,
+    location: &Location,
+    losses: &mut Losses,
+) -> Row {
+    if matcher.match_type != MatchType::Semantic {
+        losses.add(
+            location,
+            format!(
+                "CES compares agent text by meaning: this `{}` match becomes semantic",
+                matcher.match_type.name()
+            ),
+        );
+    }
+    let text = text_of(&matcher.expected);
+    cell_text(&text, turn, losses);
+    Row::default()
+        .set(Column::ActionType, "EXPECTATION_TEXT")
+        .set(Column::ResponseAgent, agent.unwrap_or(ANY_AGENT))
+        .set(Column::TextContent, text)
+}
+
+fn tool_call_row(call: &ExpectedToolCall, location: &Location, losses: &mut Losses) -> Row {
+    if let Some(agent) = &call.agent {
+        losses.add(
+            location,
+            format!("CES's expected tool call names no agent: `{agent}` is left out"),
+        );
+    }
+    let row = Row::default()
+        .set(Column::ActionType, "EXPECTATION_TOOL_CALL")
+        .set(Column::ToolName, &call.name);
+    if call.args.fields.is_empty() {
+        return row;
+    }
+    let args = exact_args_json(&call.args, location, FORMAT, losses);
+    row.set(Column::ToolCallArgsJson, Value::Object(args).to_string())
+}
+
+/// SCRAPI's `output` (the tool's mocked response) is sent as a tool response input, which CES
+/// reads back as the same mock; any other expected response is `EXPECTATION_TOOL_RESPONSE`.
+fn tool_response_expectation(
+    turn: &Turn,
+    tool: &str,
+    output: Option<&Value>,
+    location: &Location,
+    used_mocks: &mut [bool],
+    losses: &mut Losses,
+) -> Row {
+    if let Some(output) = output {
+        if let Some(i) = unused_mock(turn, used_mocks, tool, output, false) {
+            used_mocks[i] = true;
+            return tool_response_row(tool, output);
+        }
+        losses.add(
+            location,
+            format!("CES checks that `{tool}` responded, not what it responded: the expected output is left out"),
+        );
+    }
+    Row::default()
+        .set(Column::ActionType, "EXPECTATION_TOOL_RESPONSE")
+        .set(Column::ToolName, tool)
+}
+
+/// The first mock of `tool` with `output` not yet carried by a row (only one for every call,
+/// without arguments, when `any_call`).
+fn unused_mock(
+    turn: &Turn,
+    used: &[bool],
+    tool: &str,
+    output: &Value,
+    any_call: bool,
+) -> Option<usize> {
+    turn.tool_mocks.iter().enumerate().position(|(i, mock)| {
+        !used[i]
+            && mock.tool == tool
+            && mock.output == *output
+            && (!any_call || mock.args.is_none())
+    })
 }
 
 /// CES trims every cell: surrounding spaces do not survive.

@@ -2,15 +2,20 @@
 //! `tags`, a `when` item per turn and a `then` entry per scorer, every scorer argument written
 //! as the loader reads it. gecx scores the scenario as a whole, so a turn's expected tool call
 //! becomes a `tool-called` / `tool-called-with-input` scorer (reported: it is then checked over
-//! the whole scenario); what gecx cannot say is reported in [`Losses`].
+//! the whole scenario), and the last turn's exact text `final-message-equals`; gecx compares no
+//! text by meaning, so semantic expected text is reported, like everything else gecx cannot say,
+//! in [`Losses`].
 
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::scorers;
-use crate::formats::write::{self, Losses, Yaml, exact_args_json, yaml_str, yaml_value};
-use crate::model::{ArgsMatcher, Case, CheckKind, ExpectationKind, Input, Provider, Scorer};
+use crate::formats::write::{self, Losses, Yaml, exact_args_json, text_of, yaml_str, yaml_value};
+use crate::model::{
+    ArgsMatcher, Case, CheckKind, ExpectationKind, ExpectedToolCall, Input, Location, MatchType,
+    Provider, Scorer, Turn,
+};
 
 const FORMAT: &str = "gecx";
 
@@ -18,6 +23,41 @@ const FORMAT: &str = "gecx";
 /// can send, since a scenario needs a turn.
 pub fn write(case: &Case, losses: &mut Losses) -> Option<String> {
     let mut out = Yaml::default();
+    header(case, &mut out, losses);
+    out.open(0, "when");
+    let mut turns_written = 0;
+    let mut from_turns: Vec<Scorer> = Vec::new();
+    for (position, turn) in case.turns.iter().enumerate() {
+        turns_written += turn_items(turn, &mut out, losses);
+        report_mocks(turn, losses);
+        let last = position + 1 == case.turns.len();
+        from_turns.extend(turn_scorers(turn, last, losses));
+    }
+    if turns_written == 0 {
+        losses.add(
+            &case.location,
+            format!(
+                "a gecx scenario needs a turn, and no turn of `{}` has one: the case is left out",
+                case.id
+            ),
+        );
+        return None;
+    }
+    let mut then = case_scorers(case, losses);
+    then.extend(from_turns.iter().map(entry));
+    if then.is_empty() {
+        out.line(0, "then: []");
+    } else {
+        out.open(0, "then");
+        for item in then {
+            out.line(2, &format!("- {item}"));
+        }
+    }
+    Some(out.text)
+}
+
+/// `id`, `name`, `description` and `tags`.
+fn header(case: &Case, out: &mut Yaml, losses: &mut Losses) {
     out.field(0, "id", &yaml_str(&case.id));
     if case.name != case.id {
         out.field(0, "name", &yaml_str(&case.name));
@@ -36,91 +76,132 @@ pub fn write(case: &Case, losses: &mut Losses) -> Option<String> {
         );
     }
     losses.regtrace_only(case, FORMAT);
+}
 
-    out.open(0, "when");
-    let mut turns_written = 0;
-    let mut from_turns: Vec<Scorer> = Vec::new();
-    for turn in &case.turns {
-        let mut sent = false;
-        for input in &turn.inputs {
-            let item = match input {
-                Input::Text(text) => format!("user: {}", yaml_str(text)),
-                Input::ApproveToolCall(tag) => format!("approveToolCall: {}", yaml_str(tag)),
-                Input::DenyToolCall(tag) => format!("denyToolCall: {}", yaml_str(tag)),
-                other => {
-                    losses.add(
-                        &turn.location,
-                        format!(
-                            "a gecx turn sends user text or a tool-call approval: {} is left out",
-                            what(other)
-                        ),
-                    );
-                    continue;
-                }
-            };
-            if sent {
+/// The `when` items of one turn, one per input gecx can send; how many were written.
+fn turn_items(turn: &Turn, out: &mut Yaml, losses: &mut Losses) -> usize {
+    let mut written = 0;
+    for input in &turn.inputs {
+        let item = match input {
+            Input::Text(text) => format!("user: {}", yaml_str(text)),
+            Input::ApproveToolCall(tag) => format!("approveToolCall: {}", yaml_str(tag)),
+            Input::DenyToolCall(tag) => format!("denyToolCall: {}", yaml_str(tag)),
+            other => {
                 losses.add(
                     &turn.location,
-                    "a gecx turn sends one input: this turn's next input is sent as a turn of its own",
+                    format!(
+                        "a gecx turn sends user text or a tool-call approval: {} is left out",
+                        what(other)
+                    ),
                 );
+                continue;
             }
-            sent = true;
-            turns_written += 1;
-            out.line(2, &format!("- {item}"));
-        }
-        if !sent {
+        };
+        if written > 0 {
             losses.add(
                 &turn.location,
-                "a gecx turn must send user text or a tool-call approval: the turn is left out",
+                "a gecx turn sends one input: this turn's next input is sent as a turn of its own",
             );
         }
-        for mock in &turn.tool_mocks {
-            losses.add(
-                &mock.location,
-                format!(
-                    "gecx scenarios cannot mock tools: the mocked output of `{}` is left out",
-                    mock.tool
-                ),
-            );
-        }
-        for expectation in &turn.expectations {
-            let location = &expectation.location;
-            match &expectation.kind {
-                ExpectationKind::ToolCall(call) => {
+        written += 1;
+        out.line(2, &format!("- {item}"));
+    }
+    if written == 0 {
+        losses.add(
+            &turn.location,
+            "a gecx turn must send user text or a tool-call approval: the turn is left out",
+        );
+    }
+    written
+}
+
+fn report_mocks(turn: &Turn, losses: &mut Losses) {
+    for mock in &turn.tool_mocks {
+        losses.add(
+            &mock.location,
+            format!(
+                "gecx scenarios cannot mock tools: the mocked output of `{}` is left out",
+                mock.tool
+            ),
+        );
+    }
+}
+
+/// The scorers a turn's expectations become: each expected tool call, and the last turn's
+/// exact text as `final-message-equals`; every other expectation is reported.
+fn turn_scorers(turn: &Turn, last: bool, losses: &mut Losses) -> Vec<Scorer> {
+    let mut scorers = Vec::new();
+    for expectation in &turn.expectations {
+        let location = &expectation.location;
+        match &expectation.kind {
+            ExpectationKind::ToolCall(call) => {
+                scorers.push(call_scorer(call, turn.index, location, losses));
+            }
+            ExpectationKind::AgentText { matcher, agent }
+                if last && matcher.match_type == MatchType::Exact =>
+            {
+                if let Some(agent) = agent {
                     losses.add(
                         location,
-                        format!("gecx checks tool calls over the whole scenario: the call of `{}` expected in turn {} becomes a scorer", call.name, turn.index),
+                        format!("gecx's final message names no agent: `{agent}` is left out"),
                     );
-                    if call.agent.is_some() {
-                        losses.add(
-                            location,
-                            "gecx's tool-call scorers name no agent: the agent is left out",
-                        );
-                    }
-                    let input = exact_args_json(&call.args, location, FORMAT, losses);
-                    from_turns.push(if input.is_empty() {
-                        Scorer::ToolCalled {
-                            name: call.name.clone(),
-                        }
-                    } else {
-                        Scorer::ToolCalledWithInput {
-                            name: call.name.clone(),
-                            input: exact_matcher(input),
-                        }
-                    });
                 }
-                other => losses.add(
-                    location,
-                    format!(
-                        "gecx scenarios have no per-turn expectations: {} is left out",
-                        expectation_what(other)
-                    ),
-                ),
+                scorers.push(Scorer::FinalMessageEquals {
+                    pattern: text_of(&matcher.expected),
+                });
             }
+            other => losses.add(location, lost_expectation(other)),
         }
     }
+    scorers
+}
 
-    let mut then: Vec<String> = Vec::new();
+fn lost_expectation(kind: &ExpectationKind) -> String {
+    match kind {
+        ExpectationKind::AgentText { matcher, .. } => format!(
+            "gecx compares messages exactly, by substring or by regular expression, never by meaning: the expected `{}` agent text is left out",
+            matcher.match_type.name()
+        ),
+        other => format!(
+            "gecx scenarios have no per-turn expectations: {} is left out",
+            expectation_what(other)
+        ),
+    }
+}
+
+/// An expected tool call as a `tool-called` / `tool-called-with-input` scorer.
+fn call_scorer(
+    call: &ExpectedToolCall,
+    turn: usize,
+    location: &Location,
+    losses: &mut Losses,
+) -> Scorer {
+    losses.add(
+        location,
+        format!("gecx checks tool calls over the whole scenario: the call of `{}` expected in turn {turn} becomes a scorer", call.name),
+    );
+    if call.agent.is_some() {
+        losses.add(
+            location,
+            "gecx's tool-call scorers name no agent: the agent is left out",
+        );
+    }
+    let input = exact_args_json(&call.args, location, FORMAT, losses);
+    if input.is_empty() {
+        Scorer::ToolCalled {
+            name: call.name.clone(),
+        }
+    } else {
+        Scorer::ToolCalledWithInput {
+            name: call.name.clone(),
+            input: exact_matcher(input),
+        }
+    }
+}
+
+/// The case's own scorers; its criteria and metrics are reported.
+fn case_scorers(case: &Case, losses: &mut Losses) -> Vec<String> {
+    let mut then = Vec::new();
     for check in &case.checks {
         match &check.kind {
             CheckKind::Scorer(scorer) => then.push(entry(scorer)),
@@ -134,26 +215,7 @@ pub fn write(case: &Case, losses: &mut Losses) -> Option<String> {
             ),
         }
     }
-    then.extend(from_turns.iter().map(entry));
-    if turns_written == 0 {
-        losses.add(
-            &case.location,
-            format!(
-                "a gecx scenario needs a turn, and no turn of `{}` has one: the case is left out",
-                case.id
-            ),
-        );
-        return None;
-    }
-    if then.is_empty() {
-        out.line(0, "then: []");
-    } else {
-        out.open(0, "then");
-        for item in then {
-            out.line(2, &format!("- {item}"));
-        }
-    }
-    Some(out.text)
+    then
 }
 
 fn what(input: &Input) -> String {
@@ -187,7 +249,7 @@ fn expectation_what(kind: &ExpectationKind) -> String {
 
 /// The matcher the loader builds from a `tool-called-with-input` `input` mapping.
 fn exact_matcher(input: serde_json::Map<String, Value>) -> ArgsMatcher {
-    use crate::model::{MatchType, Matcher, ValueMatcher};
+    use crate::model::{Matcher, ValueMatcher};
     fn fields(map: serde_json::Map<String, Value>) -> Vec<(String, ValueMatcher)> {
         map.into_iter()
             .map(|(k, v)| {

@@ -9,14 +9,12 @@ use super::{items, key_position, matcher, parameters, take_container};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{
     ArgsMatcher, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
-    ToolMock, Turn,
+    ToolMock, Turn, WELCOME_EVENT,
 };
 use crate::yaml::{Fields, Node, Value, expect_text};
 
 const TURN_KEYS: &[&str] = &["user", "event", "agent", "tool_calls", "variables"];
 const TOOL_CALL_KEYS: &[&str] = &["action", "args", "arguments", "output", "agent"];
-/// The event SCRAPI sends for a turn without user text.
-const WELCOME_EVENT: &str = "welcome";
 /// SCRAPI drops any expected agent chunk containing this marker: the agent says nothing.
 const SILENT_MARKER: &str = "# silent";
 /// The action SCRAPI turns into an agent-transfer expectation.

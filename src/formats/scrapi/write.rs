@@ -2,11 +2,15 @@
 //! into the same model: `variables` then `user` / `event` per turn, `agent` chunks (`null` for
 //! silence, left out for an UNEXPECTED RESPONSE), `tool_calls` with `args` (`$matchType` where
 //! not exact), `output` for a mocked call and `transfer_to_agent` for a transfer, and free-text
-//! `expectations`. What SCRAPI cannot say is reported in [`Losses`].
+//! `expectations`. Parameters every conversation shares become `common_session_parameters`;
+//! a name, description, note or responding agent SCRAPI has no key for is written as a comment
+//! (and reported); checks over the whole conversation that SCRAPI says per turn move onto a
+//! turn first ([`per_turn`]), and the other gecx scorers become free-text expectations. What
+//! SCRAPI cannot say is reported in [`Losses`].
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::formats::write::{Losses, Yaml, yaml_str, yaml_value};
+use crate::formats::write::{Losses, Yaml, criterion, per_turn, text_of, yaml_str, yaml_value};
 use crate::model::{
     Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
     ToolMock, Turn, ValueMatcher,
@@ -16,63 +20,149 @@ const FORMAT: &str = "SCRAPI";
 
 /// The SCRAPI golden holding `cases`.
 pub fn write(cases: &[Case], losses: &mut Losses) -> String {
+    let cases: Vec<Case> = cases
+        .iter()
+        .map(|case| per_turn::onto_turns(case, FORMAT, losses))
+        .collect();
+    let parameters: Vec<Parameters> = cases.iter().map(|c| parameters(c, losses)).collect();
+    let common = common_parameters(&parameters);
     let mut out = Yaml::default();
+    if !common.is_empty() {
+        out.field(
+            0,
+            "common_session_parameters",
+            &yaml_value(&Value::Object(common.clone())),
+        );
+    }
     out.open(0, "conversations");
-    for case in cases {
-        conversation(case, &mut out, losses);
+    for (case, parameters) in cases.iter().zip(&parameters) {
+        conversation(case, parameters, &common, &mut out, losses);
     }
     out.text
 }
 
-fn conversation(case: &Case, out: &mut Yaml, losses: &mut Losses) {
-    out.line(2, &format!("- conversation: {}", yaml_str(&case.id)));
-    if case.name != case.id {
-        losses.add(
-            &case.location,
-            format!(
-                "SCRAPI names a conversation once: the name `{}` is left out, the id `{}` kept",
-                case.name, case.id
-            ),
-        );
-    }
-    if case.description.is_some() {
-        losses.add(&case.location, "SCRAPI has no description: it is left out");
-    }
-    losses.regtrace_only(case, FORMAT);
-    if !case.tags.is_empty() {
-        let tags: Vec<String> = case.tags.iter().map(|t| yaml_str(t)).collect();
-        out.field(4, "tags", &format!("[{}]", tags.join(", ")));
-    }
-    // A first turn that opens with variables and a case without session parameters: CES's way
-    // of writing SCRAPI's session parameters (see the CES writer), read back as such.
-    let lifted = match case.turns.first().and_then(|t| t.inputs.first()) {
+/// A case's session parameters, and whether they are its first turn's opening variables.
+struct Parameters<'a> {
+    values: &'a Map<String, Value>,
+    lifted: bool,
+}
+
+/// A first turn that opens with variables and a case without session parameters: CES's way of
+/// writing SCRAPI's session parameters (see the CES writer), read back as such.
+fn parameters<'a>(case: &'a Case, losses: &mut Losses) -> Parameters<'a> {
+    match case.turns.first().and_then(|t| t.inputs.first()) {
         Some(Input::Variables(variables)) if case.session_parameters.is_empty() => {
             losses.add(
                 &case.turns[0].location,
                 "the variables the first turn opens with are written as SCRAPI session parameters",
             );
-            Some(variables)
+            Parameters {
+                values: variables,
+                lifted: true,
+            }
         }
-        _ => None,
-    };
-    if let Some(parameters) = lifted
-        .or(Some(&case.session_parameters))
-        .filter(|p| !p.is_empty())
-    {
-        out.field(
-            4,
-            "session_parameters",
-            &yaml_value(&Value::Object(parameters.clone())),
-        );
+        _ => Parameters {
+            values: &case.session_parameters,
+            lifted: false,
+        },
     }
+}
+
+/// The parameters every one of several conversations has with the same value: SCRAPI's
+/// `common_session_parameters`, which loading merged into each.
+fn common_parameters(parameters: &[Parameters<'_>]) -> Map<String, Value> {
+    let Some((first, rest)) = parameters.split_first() else {
+        return Map::new();
+    };
+    if rest.is_empty() {
+        return Map::new();
+    }
+    first
+        .values
+        .iter()
+        .filter(|(key, value)| rest.iter().all(|p| p.values.get(*key) == Some(*value)))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
+}
+
+fn conversation(
+    case: &Case,
+    parameters: &Parameters<'_>,
+    common: &Map<String, Value>,
+    out: &mut Yaml,
+    losses: &mut Losses,
+) {
+    label_comments(case, out, losses);
+    out.line(2, &format!("- conversation: {}", yaml_str(&case.id)));
+    losses.regtrace_only(case, FORMAT);
+    if !case.tags.is_empty() {
+        let tags: Vec<String> = case.tags.iter().map(|t| yaml_str(t)).collect();
+        out.field(4, "tags", &format!("[{}]", tags.join(", ")));
+    }
+    let own: Map<String, Value> = parameters
+        .values
+        .iter()
+        .filter(|(key, value)| common.get(*key) != Some(*value))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    if !own.is_empty() {
+        out.field(4, "session_parameters", &yaml_value(&Value::Object(own)));
+    }
+    criteria(case, out, losses);
+    out.open(4, "turns");
+    for (i, turn) in case.turns.iter().enumerate() {
+        write_turn(turn, i == 0 && parameters.lifted, out, losses);
+    }
+}
+
+/// The name and description SCRAPI has no key for, as comments above the conversation.
+fn label_comments(case: &Case, out: &mut Yaml, losses: &mut Losses) {
+    if case.name != case.id {
+        losses.add(
+            &case.location,
+            format!(
+                "SCRAPI names a conversation once: the name `{}` is written as a comment, the id `{}` kept",
+                case.name, case.id
+            ),
+        );
+        out.comment(2, &format!("name: {}", case.name));
+    }
+    if let Some(description) = &case.description {
+        losses.add(
+            &case.location,
+            "SCRAPI has no description: it is written as a comment",
+        );
+        out.comment(2, &format!("description: {description}"));
+    }
+}
+
+/// Free-text `expectations`: the case's criteria, and each gecx scorer an LLM judge can check
+/// over the transcript, worded as a criterion.
+fn criteria(case: &Case, out: &mut Yaml, losses: &mut Losses) {
     let mut criteria = Vec::new();
     for check in &case.checks {
         match &check.kind {
-            CheckKind::Criterion(prompt) => criteria.push(prompt),
-            CheckKind::Scorer(_) | CheckKind::Metric { .. } => losses.add(
+            CheckKind::Criterion(prompt) => criteria.push(prompt.clone()),
+            CheckKind::Scorer(scorer) => match criterion::of(scorer) {
+                Some(prompt) => {
+                    losses.add(
+                        &check.location,
+                        format!(
+                            "SCRAPI has no `{}` check: it becomes a free-text expectation, which an LLM judge checks",
+                            check.label
+                        ),
+                    );
+                    criteria.push(prompt);
+                }
+                None => losses.add(
+                    &check.location,
+                    format!("SCRAPI has no `{}` check: it is left out", check.label),
+                ),
+            },
+            CheckKind::Metric { .. } => losses.add(
                 &check.location,
                 format!(
-                    "SCRAPI has no `{}` check (only free-text expectations): it is left out",
+                    "SCRAPI has no `{}` metric (only free-text expectations): it is left out",
                     check.label
                 ),
             ),
@@ -81,18 +171,46 @@ fn conversation(case: &Case, out: &mut Yaml, losses: &mut Losses) {
     if !criteria.is_empty() {
         out.open(4, "expectations");
         for prompt in criteria {
-            out.line(6, &format!("- {}", yaml_str(prompt)));
+            out.line(6, &format!("- {}", yaml_str(&prompt)));
         }
-    }
-    out.open(4, "turns");
-    for (i, turn) in case.turns.iter().enumerate() {
-        write_turn(turn, i == 0 && lifted.is_some(), out, losses);
     }
 }
 
+/// One turn, built as `key: value` lines: the inputs, `agent`, then `tool_calls`.
 fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses) {
-    let mut lines: Vec<(String, String)> = Vec::new();
     let responses = tool_responses_as_outputs(turn);
+    let mut lines = input_lines(turn, skip_first, &responses, losses);
+    let expected = expected_of(turn, &responses, losses);
+    unused_mocks(turn, &expected.used_mocks, losses);
+    if let Some(agent) = expected.agent_line(turn, losses) {
+        lines.push(("agent".into(), agent));
+    }
+    for comment in &expected.comments {
+        out.comment(6, comment);
+    }
+    for (i, (key, value)) in lines.iter().enumerate() {
+        let lead = if i == 0 { "- " } else { "  " };
+        out.line(6, &format!("{lead}{key}: {value}"));
+    }
+    if !expected.calls.is_empty() {
+        let lead = if lines.is_empty() { "- " } else { "  " };
+        out.line(6, &format!("{lead}tool_calls:"));
+        for call in &expected.calls {
+            out.line(10, &format!("- {call}"));
+        }
+    } else if lines.is_empty() {
+        out.line(6, "- {}");
+    }
+}
+
+/// `variables` then `user` or `event`; every other input is reported.
+fn input_lines(
+    turn: &Turn,
+    skip_first: bool,
+    responses: &[(usize, usize)],
+    losses: &mut Losses,
+) -> Vec<(String, String)> {
+    let mut lines: Vec<(String, String)> = Vec::new();
     let mut inputs = turn
         .inputs
         .iter()
@@ -111,22 +229,20 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
     let mut said = false;
     for input in inputs {
         match input {
-            Input::Text(text) if !said => {
-                said = true;
-                lines.push(("user".into(), yaml_str(text)));
+            Input::Text(text) if !said => lines.push(("user".into(), yaml_str(text))),
+            Input::Event(name) if !said => lines.push(("event".into(), yaml_str(name))),
+            other => {
+                losses.add(
+                    &turn.location,
+                    format!(
+                        "SCRAPI cannot send {}: it is left out",
+                        describe(other, said)
+                    ),
+                );
+                continue;
             }
-            Input::Event(name) if !said => {
-                said = true;
-                lines.push(("event".into(), yaml_str(name)));
-            }
-            other => losses.add(
-                &turn.location,
-                format!(
-                    "SCRAPI cannot send {}: it is left out",
-                    describe(other, said)
-                ),
-            ),
         }
+        said = true;
     }
     if !said {
         losses.add(
@@ -134,73 +250,146 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
             "the turn sends no text or event, and SCRAPI then sends the `welcome` event",
         );
     }
+    lines
+}
 
-    let mut used_mocks = vec![false; turn.tool_mocks.len()];
-    let mut chunks: Vec<String> = Vec::new();
-    let mut silent = false;
-    let mut unexpected = false;
-    let mut calls: Vec<String> = Vec::new();
+/// What a turn expects, as SCRAPI writes it.
+#[derive(Default)]
+struct Expected {
+    chunks: Vec<String>,
+    silent: bool,
+    unexpected: bool,
+    calls: Vec<String>,
+    /// What SCRAPI has no key for (notes, the agent of expected text), written as comments.
+    comments: Vec<String>,
+    used_mocks: Vec<bool>,
+}
+
+impl Expected {
+    /// `agent`: the chunks, `null` for silence, none for an UNEXPECTED RESPONSE.
+    fn agent_line(&self, turn: &Turn, losses: &mut Losses) -> Option<String> {
+        if self.chunks.is_empty() && !self.silent && !self.unexpected {
+            losses.add(
+                &turn.location,
+                "the turn expects no agent text and SCRAPI checks every turn's: written without `agent`, any reply is an UNEXPECTED RESPONSE",
+            );
+        }
+        match self.chunks.as_slice() {
+            [] if self.silent => Some("null".into()),
+            [] => None,
+            [chunk] => Some(chunk.clone()),
+            chunks => Some(format!("[{}]", chunks.join(", "))),
+        }
+    }
+}
+
+fn expected_of(turn: &Turn, responses: &[(usize, usize)], losses: &mut Losses) -> Expected {
+    let mut expected = Expected {
+        used_mocks: vec![false; turn.tool_mocks.len()],
+        ..Expected::default()
+    };
     let mut expectations = turn.expectations.iter().enumerate().peekable();
     while let Some((at, expectation)) = expectations.next() {
         if let Some(note) = &expectation.note {
             losses.add(
                 &expectation.location,
-                format!("SCRAPI has no expectation notes: `{note}` is left out"),
+                format!("SCRAPI has no expectation notes: `{note}` is written as a comment"),
             );
+            expected.comments.push(format!("note: {note}"));
         }
         match &expectation.kind {
             ExpectationKind::AgentText { matcher, agent } => {
-                chunks.push(agent_chunk(matcher, agent.as_deref(), expectation, losses));
+                let chunk = agent_chunk(matcher, agent.as_deref(), expectation, losses);
+                if let Some(agent) = agent {
+                    expected.comments.push(format!("response_agent: {agent}"));
+                }
+                expected.chunks.push(chunk);
             }
-            ExpectationKind::NoAgentText => silent = true,
-            ExpectationKind::UnexpectedResponse => unexpected = true,
+            ExpectationKind::NoAgentText => expected.silent = true,
+            ExpectationKind::UnexpectedResponse => expected.unexpected = true,
             ExpectationKind::ToolCall(call) => {
                 let output = match expectations.peek().map(|(_, next)| *next) {
-                    Some(Expectation {
-                        kind:
-                            ExpectationKind::ToolResponse {
-                                tool,
-                                output: Some(output),
-                            },
-                        note: None,
-                        ..
-                    }) if *tool == call.name && (output.is_string() || output.is_object()) => {
+                    Some(next) if call_output(call, next).is_some() => {
                         expectations.next();
-                        take_mock(turn, call, output, &mut used_mocks, losses, expectation);
-                        Some(output)
+                        let output = call_output(call, next);
+                        if let Some(output) = output {
+                            take_mock(
+                                turn,
+                                call,
+                                output,
+                                &mut expected.used_mocks,
+                                losses,
+                                expectation,
+                            );
+                        }
+                        output
                     }
-                    _ => responses
-                        .iter()
-                        .find(|(_, call_at)| *call_at == at)
-                        .and_then(|(input, _)| match &turn.inputs[*input] {
-                            Input::ToolResponse { response, .. } => Some(response),
-                            _ => None,
-                        }),
+                    _ => answered_by_input(turn, responses, at),
                 };
-                calls.push(tool_call(call, output));
+                expected.calls.push(tool_call(call, output));
             }
-            ExpectationKind::ToolResponse { tool, output } => losses.add(
-                &expectation.location,
-                match output {
-                    Some(_) => format!("SCRAPI expects a tool's response only as the `output` of its call, right after it: the expected response of `{tool}` is left out"),
-                    None => format!("SCRAPI has no expected tool response without its output: the one of `{tool}` is left out"),
-                },
-            ),
-            ExpectationKind::Reply(_) => losses.add(
-                &expectation.location,
-                "a SCRAPI golden has no turn-eval checks: the check is left out",
-            ),
-            ExpectationKind::ToolResult(_) => losses.add(
-                &expectation.location,
-                "a SCRAPI golden has no checks on a tool's result: the check is left out",
-            ),
-            ExpectationKind::Transfer { agent } => calls.push(format!(
+            ExpectationKind::Transfer { agent } => expected.calls.push(format!(
                 "{{action: transfer_to_agent, args: {{agent: {}}}}}",
                 yaml_str(agent)
             )),
+            other => losses.add(&expectation.location, lost_expectation(other)),
         }
     }
-    for (mock, used) in turn.tool_mocks.iter().zip(&used_mocks) {
+    expected
+}
+
+/// The output SCRAPI writes on `call` when `next` is its expected response.
+fn call_output<'a>(call: &ExpectedToolCall, next: &'a Expectation) -> Option<&'a Value> {
+    match next {
+        Expectation {
+            kind:
+                ExpectationKind::ToolResponse {
+                    tool,
+                    output: Some(output),
+                },
+            note: None,
+            ..
+        } if *tool == call.name && (output.is_string() || output.is_object()) => Some(output),
+        _ => None,
+    }
+}
+
+/// The user-side tool response paired with the expectation at `at`, if any.
+fn answered_by_input<'a>(
+    turn: &'a Turn,
+    responses: &[(usize, usize)],
+    at: usize,
+) -> Option<&'a Value> {
+    responses
+        .iter()
+        .find(|(_, call_at)| *call_at == at)
+        .and_then(|(input, _)| match &turn.inputs[*input] {
+            Input::ToolResponse { response, .. } => Some(response),
+            _ => None,
+        })
+}
+
+fn lost_expectation(kind: &ExpectationKind) -> String {
+    match kind {
+        ExpectationKind::ToolResponse {
+            tool,
+            output: Some(_),
+        } => format!(
+            "SCRAPI expects a tool's response only as the `output` of its call, right after it: the expected response of `{tool}` is left out"
+        ),
+        ExpectationKind::ToolResponse { tool, output: None } => format!(
+            "SCRAPI has no expected tool response without its output: the one of `{tool}` is left out"
+        ),
+        ExpectationKind::Reply(_) => {
+            "a SCRAPI golden has no turn-eval checks: the check is left out".to_owned()
+        }
+        _ => "a SCRAPI golden has no checks on a tool's result: the check is left out".to_owned(),
+    }
+}
+
+/// Reports each mock no written call carries.
+fn unused_mocks(turn: &Turn, used: &[bool], losses: &mut Losses) {
+    for (mock, used) in turn.tool_mocks.iter().zip(used) {
         let answers_input = turn.inputs.iter().any(|input| {
             matches!(input, Input::ToolResponse { name, response } if *name == mock.tool && *response == mock.output)
         });
@@ -210,36 +399,6 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
                 format!("SCRAPI mocks a tool only through an expected call: the mocked output of `{}` is left out", mock.tool),
             );
         }
-    }
-
-    if chunks.is_empty() && !silent && !unexpected {
-        losses.add(
-            &turn.location,
-            "the turn expects no agent text and SCRAPI checks every turn's: written without `agent`, any reply is an UNEXPECTED RESPONSE",
-        );
-    }
-    match chunks.len() {
-        0 if silent => lines.push(("agent".into(), "null".into())),
-        0 => {}
-        1 => lines.push(("agent".into(), chunks.remove(0))),
-        _ => lines.push(("agent".into(), format!("[{}]", chunks.join(", ")))),
-    }
-    if !calls.is_empty() {
-        lines.push(("tool_calls".into(), String::new()));
-    }
-    for (i, (key, value)) in lines.iter().enumerate() {
-        let lead = if i == 0 { "- " } else { "  " };
-        if key == "tool_calls" {
-            out.line(6, &format!("{lead}tool_calls:"));
-            for call in &calls {
-                out.line(10, &format!("- {call}"));
-            }
-        } else {
-            out.line(6, &format!("{lead}{key}: {value}"));
-        }
-    }
-    if lines.is_empty() {
-        out.line(6, "- {}");
     }
 }
 
@@ -309,13 +468,10 @@ fn agent_chunk(
     if let Some(agent) = agent {
         losses.add(
             &expectation.location,
-            format!("SCRAPI's agent text names no agent: `{agent}` is left out"),
+            format!("SCRAPI's agent text names no agent: `{agent}` is written as a comment"),
         );
     }
-    let text = match &matcher.expected {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    };
+    let text = text_of(&matcher.expected);
     yaml_str(&text)
 }
 
