@@ -122,6 +122,22 @@ fn false_alarm_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--config FILE`: the one declaration of it, flattened into every command that reads
+/// goldgate.yaml, so that all of them find and name the config alike.
+#[derive(Debug, Args)]
+pub struct ConfigArg {
+    /// The config file: the agent, thresholds, judge and the rest (default: ./goldgate.yaml
+    /// when it exists). A file named here must exist and load.
+    #[arg(long = "config", value_name = "FILE", env = "GOLDGATE_CONFIG")]
+    pub path: Option<PathBuf>,
+}
+
+impl ConfigArg {
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
+    }
+}
+
 /// Where the goldens and the config are, shared by `run` and `list` so that both load alike.
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
@@ -129,9 +145,8 @@ pub struct SuiteArgs {
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
 
-    /// The config file (default: ./goldgate.yaml when it exists; it must load).
-    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
 }
 
 /// Which cases are played, shared by `run` and `list` so that both select alike.
@@ -383,9 +398,8 @@ pub struct CompareArgs {
     /// The JSON report of the run to judge.
     pub report: PathBuf,
 
-    /// The config file whose `thresholds:` apply (default: ./goldgate.yaml when it exists).
-    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
 
     #[command(flatten)]
     pub gate: GateArgs,
@@ -430,10 +444,8 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub gate: GateArgs,
 
-    /// With --baseline: the config file whose `thresholds:` apply (default: ./goldgate.yaml
-    /// when it exists).
-    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
 
     #[command(flatten)]
     pub github: GithubArgs,
@@ -558,9 +570,8 @@ pub struct LintArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// The config to check as well (default: ./goldgate.yaml when it exists).
-    #[arg(long, value_name = "FILE", env = "GOLDGATE_CONFIG")]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub config: ConfigArg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -71,6 +71,21 @@ impl Reply {
         }
     }
 
+    /// Every agent this reply transferred to: its `transfer`, and the `agent` of each
+    /// [`TRANSFER_TOOL`] call (how some agents, and SCRAPI goldens, express a transfer).
+    pub fn transfer_targets(&self) -> Vec<&str> {
+        let calls = self
+            .tool_calls
+            .iter()
+            .filter(|call| call.is_transfer())
+            .filter_map(|call| call.args.get("agent").and_then(Value::as_str));
+        self.transfer
+            .iter()
+            .map(|t| t.agent.as_str())
+            .chain(calls)
+            .collect()
+    }
+
     /// The handoff the agent reported, when it is one (see [`Handoff::is_handoff`]).
     pub fn handoff(&self) -> Option<&Handoff> {
         self.handoff.as_ref().filter(|h| h.is_handoff())
@@ -85,6 +100,9 @@ pub struct Message {
     pub agent: Option<String>,
 }
 
+/// The tool call through which some agents (and SCRAPI goldens) express a transfer.
+pub const TRANSFER_TOOL: &str = "transfer_to_agent";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     pub name: String,
@@ -96,6 +114,13 @@ pub struct ToolCall {
     /// match (a CX Agent Studio resource name), kept for the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+}
+
+impl ToolCall {
+    /// Whether this call is a transfer ([`TRANSFER_TOOL`]) rather than a tool of the agent.
+    pub fn is_transfer(&self) -> bool {
+        self.name == TRANSFER_TOOL
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -387,8 +387,8 @@ mod install_script {
     }
 
     fn sha256(bytes: &[u8]) -> String {
-        use sha2::Digest as _;
-        sha2::Sha256::digest(bytes)
+        ring::digest::digest(&ring::digest::SHA256, bytes)
+            .as_ref()
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect()

@@ -343,3 +343,28 @@ fn a_command_agent_from_the_default_config_starts_in_the_current_directory() {
         .assert()
         .code(0);
 }
+
+/// The defaults `--help` states are the ones the run applies (written once as constants).
+#[test]
+fn the_help_states_the_defaults_the_run_applies() {
+    let help = common::goldgate(Path::new("."), &["run", "--help"]).stdout;
+    let minutes = |d: Duration| format!("{}m", d.as_secs() / 60);
+    for (flag, default) in [
+        (
+            "--startup-timeout",
+            goldgate::config::DEFAULT_STARTUP_TIMEOUT,
+        ),
+        ("--rate-limit-wait", goldgate::limit::DEFAULT_WAIT_BUDGET),
+    ] {
+        let described = help
+            .split(flag)
+            .nth(1)
+            .and_then(|rest| rest.split("[default: ").nth(1))
+            .unwrap_or_else(|| panic!("{flag} states no default:\n{help}"));
+        assert!(
+            described.starts_with(&minutes(default)),
+            "{flag}: the help says {described:.20}, the run applies {}",
+            minutes(default)
+        );
+    }
+}

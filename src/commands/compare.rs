@@ -19,7 +19,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Error);
     }
     // The thresholds of the config apply here as they do to `goldgate run`.
-    let Some(config) = super::load_config(args.config.as_deref(), "compared") else {
+    let Some(config) = super::load_config(args.config.path(), "compared") else {
         return Ok(Exit::Error);
     };
     let gate = match super::gate_of(&args.gate, &config) {

@@ -26,7 +26,7 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
     // otherwise surface only when a run refuses it.
     suite
         .files
-        .extend(goldgate::app::setup::lint_config(args.config.as_deref()));
+        .extend(goldgate::app::setup::lint_config(args.config.path()));
     let mut out = super::stdout();
     match format {
         LintFormat::Human => lint::write_human(&suite, &mut out)?,

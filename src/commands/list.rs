@@ -15,7 +15,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
         Err(message) => return Ok(fail(&message)),
     };
     // Loaded only to refuse what `run` refuses: a config that does not load.
-    if super::load_config(args.suite.config.as_deref(), "listed").is_none() {
+    if super::load_config(args.suite.config.path(), "listed").is_none() {
         return Ok(Exit::Error);
     }
     let Some(suite) = super::load_goldens(&args.suite.paths, "listed")? else {

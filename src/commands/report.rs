@@ -28,7 +28,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     }
     if args.gate.baseline.is_some() {
         // The thresholds of the config apply, as they do to `run` and `compare`.
-        let Some(config) = super::load_config(args.config.as_deref(), "reported") else {
+        let Some(config) = super::load_config(args.config.path(), "reported") else {
             return Ok(Exit::Error);
         };
         match super::gate_of(&args.gate, &config) {

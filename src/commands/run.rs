@@ -41,7 +41,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     if let Err(message) = check_outputs(args) {
         return Ok(fail(&message));
     }
-    let Some(config) = super::load_config(args.suite.config.as_deref(), "run") else {
+    let Some(config) = super::load_config(args.suite.config.path(), "run") else {
         return Ok(Exit::Error);
     };
     let gate = match super::gate_of(&args.gate, &config) {
@@ -363,7 +363,7 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
             &Publish {
                 report,
                 report_path: args.output.as_deref(),
-                suite: &publish::suite_name(args.suite.config.as_deref()),
+                suite: &publish::suite_name(args.suite.config.path()),
                 markdown: args.github.markdown.as_deref(),
                 comment: args.github.comment,
             },

@@ -17,9 +17,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use ring::digest::{SHA256, digest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::secrets::Secrets;
 use crate::transcript::Usage;
@@ -56,8 +56,11 @@ impl CacheKey<'_> {
             "repeat": self.repeat,
             "vote": self.vote,
         });
-        let hash = Sha256::digest(identity.to_string().as_bytes());
-        hash.iter().map(|byte| format!("{byte:02x}")).collect()
+        let hash = digest(&SHA256, identity.to_string().as_bytes());
+        hash.as_ref()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
     }
 }
 

@@ -24,7 +24,9 @@ mod summary;
 use std::io::{self, Write};
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use ring::digest::{SHA256, digest};
 
 use crate::results::Report;
 
@@ -79,10 +81,7 @@ fn content_security_policy() -> String {
 
 /// A CSP hash source: `sha256-BASE64` of the element's exact text.
 fn hash_source(text: &str) -> String {
-    format!(
-        "sha256-{}",
-        escape::base64(&Sha256::digest(text.as_bytes()))
-    )
+    format!("sha256-{}", BASE64.encode(digest(&SHA256, text.as_bytes())))
 }
 
 /// The case browser's frame; the script fills it. Without script the page says so.

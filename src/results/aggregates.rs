@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{Status, millis};
+use crate::stats::quantile;
 use crate::transcript::Usage;
 
 /// `part / whole`, `None` when nothing counted.
@@ -72,8 +73,8 @@ impl Percentiles {
     pub fn of(mut sample: Vec<Duration>) -> Option<Self> {
         sample.sort_unstable();
         Some(Self {
-            p50: nearest_rank(&sample, 50)?,
-            p95: nearest_rank(&sample, 95)?,
+            p50: quantile(&sample, 0.50)?,
+            p95: quantile(&sample, 0.95)?,
         })
     }
 }
@@ -101,23 +102,11 @@ impl ToolLatency {
         sample.sort_unstable();
         Some(Self {
             count: sample.len(),
-            p50: nearest_rank(&sample, 50)?,
-            p90: nearest_rank(&sample, 90)?,
-            p99: nearest_rank(&sample, 99)?,
+            p50: quantile(&sample, 0.50)?,
+            p90: quantile(&sample, 0.90)?,
+            p99: quantile(&sample, 0.99)?,
         })
     }
-}
-
-/// The nearest-rank percentile of an ascending sample: the smallest value such that at least
-/// `percent`% of the sample is at or below it, i.e. the value at 1-based rank
-/// `ceil(percent / 100 * n)`. It is always a value of the sample (no interpolation), so the
-/// p95 of 10 latencies is the largest one. `percent` is clamped to `1..=100`; `None` when the
-/// sample is empty.
-pub fn nearest_rank<T: Copy>(sorted: &[T], percent: u32) -> Option<T> {
-    let n = sorted.len();
-    let percent = percent.clamp(1, 100) as usize;
-    let rank = (percent * n).div_ceil(100).max(1);
-    sorted.get(rank - 1).copied()
 }
 
 /// Everything measured over one run.
@@ -191,37 +180,11 @@ impl RateLimitWaits {
 mod tests {
     use std::time::Duration;
 
-    use super::{Counts, Percentiles, nearest_rank};
+    use super::{Counts, Percentiles};
     use crate::results::Status;
 
     fn ms(values: &[u64]) -> Vec<Duration> {
         values.iter().copied().map(Duration::from_millis).collect()
-    }
-
-    #[test]
-    fn nearest_rank_on_small_samples() {
-        let five = [10, 20, 30, 40, 50];
-        // ceil(0.5 * 5) = 3rd, ceil(0.95 * 5) = 5th.
-        assert_eq!(nearest_rank(&five, 50), Some(30));
-        assert_eq!(nearest_rank(&five, 95), Some(50));
-        // ceil(0.2 * 5) = 1st exactly, ceil(0.21 * 5) = 2nd.
-        assert_eq!(nearest_rank(&five, 20), Some(10));
-        assert_eq!(nearest_rank(&five, 21), Some(20));
-        // Even count: the lower middle, never an average.
-        assert_eq!(nearest_rank(&[1, 2, 3, 4], 50), Some(2));
-        assert_eq!(nearest_rank(&[7], 50), Some(7));
-        assert_eq!(nearest_rank(&[7], 95), Some(7));
-        assert_eq!(nearest_rank::<u32>(&[], 50), None);
-        // Out-of-range percents clamp to the first and last rank.
-        assert_eq!(nearest_rank(&five, 0), Some(10));
-        assert_eq!(nearest_rank(&five, 250), Some(50));
-    }
-
-    #[test]
-    fn p95_of_twenty_is_the_nineteenth() {
-        let sample: Vec<u32> = (1..=20).collect();
-        assert_eq!(nearest_rank(&sample, 95), Some(19));
-        assert_eq!(nearest_rank(&sample, 50), Some(10));
     }
 
     #[test]

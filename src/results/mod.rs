@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use aggregates::ratio;
-pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency, nearest_rank};
+pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency};
 pub use comparison::{
     CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta, Test,
     Threshold, Unit,

@@ -17,11 +17,35 @@ use std::fmt::Write as _;
 use regex::Regex;
 use serde_json::Value;
 
-use super::{Grader, Verdict, semantic};
+use super::{Graded, Grader, Verdict, semantic};
 use crate::config::llm::SIMILARITY_MAX;
 use crate::model::{ArgsMatcher, ExpectedToolCall, MatchType, Matcher, ValueMatcher};
 use crate::results::{Method, Status};
-use crate::transcript::ToolCall;
+use crate::transcript::{Reply, ToolCall};
+
+/// Whether a name the agent reported is the expected one: equal, or a platform resource name
+/// that ends with it (SCRAPI's rule for tool names and transfer targets).
+pub fn name_matches(actual: &str, expected: &str) -> bool {
+    actual == expected || actual.ends_with(expected)
+}
+
+/// The one transfer check of golden turns and turn evals: some target of the reply
+/// ([`Reply::transfer_targets`]) names `agent`.
+pub(super) fn transfer_to(agent: &str, reply: &Reply) -> Graded {
+    let targets = reply.transfer_targets();
+    let passed = targets.iter().any(|t| name_matches(t, agent));
+    let actual = if targets.is_empty() {
+        "no transfer".to_owned()
+    } else {
+        format!("transfer to {}", targets.join(", "))
+    };
+    let reason = format!("expected a transfer to {agent}, got {actual}");
+    Verdict::decided(passed, Method::deterministic("transfer"), Some(reason)).labelled(
+        format!("transfer to {agent}"),
+        format!("transfer to {agent}"),
+        actual,
+    )
+}
 
 /// JSON equality with the leniency agents need: a number equals a string holding the same
 /// number (`5` and `"5"`, `19.99` and `"19.99"`), a boolean equals `"true"`/`"false"`, and an
@@ -392,5 +416,41 @@ fn regex_of(matcher: &Matcher) -> Result<Cow<'_, Regex>, String> {
         None => Regex::new(&text_of(&matcher.expected))
             .map(Cow::Owned)
             .map_err(|err| format!("bad regexp: {err}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::transfer_to;
+    use crate::results::Status;
+    use crate::transcript::{Reply, ToolCall, Transfer};
+
+    #[test]
+    fn a_transfer_counts_by_its_field_or_its_call_and_by_a_resource_name() {
+        let by_field = Reply {
+            transfer: Some(Transfer {
+                agent: "projects/p/apps/a/agents/billing".to_owned(),
+                resource: None,
+            }),
+            ..Reply::default()
+        };
+        let by_call = Reply {
+            tool_calls: vec![ToolCall {
+                name: "transfer_to_agent".to_owned(),
+                args: json!({"agent": "billing"}),
+                response: None,
+                resource: None,
+            }],
+            ..Reply::default()
+        };
+        for reply in [&by_field, &by_call] {
+            assert_eq!(transfer_to("billing", reply).verdict.status, Status::Passed);
+            assert_eq!(transfer_to("support", reply).verdict.status, Status::Failed);
+        }
+        let none = transfer_to("billing", &Reply::default());
+        assert_eq!(none.verdict.status, Status::Failed);
+        assert_eq!(none.actual, "no transfer");
     }
 }

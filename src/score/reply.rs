@@ -3,8 +3,8 @@
 //!
 //! - Text: all agent messages joined by a space; `contains` ignores case, `equals` compares
 //!   trimmed text.
-//! - Tool names and transfer targets match when equal or when the actual name ends with the
-//!   expected one (a platform resource name ends with the tool's or agent's id).
+//! - Tool names and transfer targets match by [`name_matches`] (a platform resource name ends
+//!   with the tool's or agent's id); transfers by [`transfer_to`], as golden turns do.
 //! - Tool inputs and outputs: the expected mapping must be a subset either of the map from
 //!   tool name to arguments (or response), or of one call's arguments (or response). An empty
 //!   mapping only requires its key; a JSON string holding an object is parsed before
@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::matchers::{json_equal, render_calls, text_of};
+use super::matchers::{json_equal, name_matches, render_calls, text_of, transfer_to};
 use super::{Graded, Grader, Verdict};
 use crate::model::{MatchType, ReplyCheck};
 use crate::results::{CheckCategory, Method};
@@ -125,21 +125,7 @@ pub(super) async fn grade(grader: &Grader, check: &ReplyCheck, reply: &Reply) ->
                 actual,
             )
         }
-        ReplyCheck::TransferTo(agent) => {
-            let targets: Vec<&str> = reply.transfer.iter().map(|t| t.agent.as_str()).collect();
-            let passed = targets.iter().any(|t| name_matches(t, agent));
-            let actual = if targets.is_empty() {
-                "no transfer".to_owned()
-            } else {
-                format!("transfer to {}", targets.join(", "))
-            };
-            let reason = format!("expected a transfer to {agent}, got {actual}");
-            Verdict::decided(passed, Method::deterministic("transfer"), Some(reason)).labelled(
-                format!("transfer to {agent}"),
-                format!("transfer to {agent}"),
-                actual,
-            )
-        }
+        ReplyCheck::TransferTo(agent) => transfer_to(agent, reply),
     }
 }
 
@@ -172,10 +158,6 @@ fn joined_text(reply: &Reply) -> String {
         .filter(|t| !t.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn name_matches(actual: &str, expected: &str) -> bool {
-    actual == expected || actual.ends_with(expected)
 }
 
 /// The expected mapping is a subset of the tool-name map, or of one tool's value.

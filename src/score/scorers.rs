@@ -24,7 +24,8 @@ use super::judge::{Judge, JudgeQuestion, JudgeVerdict, NO_JUDGE};
 use super::matchers::{has_semantic, render_calls, render_expected_call};
 use super::{Graded, Grader, Verdict};
 use crate::model::{ArgsMatcher, ExpectedToolCall, Provider, Scorer};
-use crate::results::{CheckCategory, Method, Status, TurnResult, nearest_rank};
+use crate::results::{CheckCategory, Method, Status, TurnResult};
+use crate::stats::quantile;
 use crate::transcript::{Reply, ToolCall};
 
 /// What the agent did over the played turns of a case.
@@ -411,7 +412,7 @@ fn latency(label: &str, method: Method, played: &Played<'_>, p: u32, limit: Dura
     let expected = format!("p{p} < {} ms", limit.as_millis());
     let mut sorted = latencies.clone();
     sorted.sort_unstable();
-    let Some(value) = nearest_rank(&sorted, p) else {
+    let Some(value) = quantile(&sorted, f64::from(p) / 100.0) else {
         return Verdict::skipped("no turn was played").labelled(label, expected, "-".to_owned());
     };
     let actual = format!(

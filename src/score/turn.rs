@@ -13,24 +13,23 @@
 //!   [`ReplyCheck`]s (SCRAPI turn evals), which look at nothing they do not name.
 //!   The protocol's tool calls do not say which agent made them, so an expected call's `agent`
 //!   is not checked.
-//! - Tool responses compare with [`json_equal`]; transfers accept `reply.transfer` or a
-//!   `transfer_to_agent` call naming the agent.
+//! - Tool responses compare with [`json_equal`]; transfers by [`transfer_to`], the rule turn
+//!   evals use too.
 //! - [`ReplyCheck`]s are judged by [`super::reply`].
 //!
 //! [`ReplyCheck`]: crate::model::ReplyCheck
 
 use serde_json::Value;
 
-use super::matchers::{json_equal, render_call, render_calls, render_expected_call, text_of};
+use super::matchers::{
+    json_equal, render_call, render_calls, render_expected_call, text_of, transfer_to,
+};
 use super::{Graded, Grader, Verdict};
 use super::{reply, tool_result};
 use crate::model::{ExpectationKind, ExpectedToolCall, MatchType, Matcher, Turn};
 use crate::results::{CheckCategory, CheckResult, Method, Status};
 use crate::transcript::Exchange;
 use crate::transcript::{Reply, ToolCall};
-
-/// The tool call through which some agents (and SCRAPI goldens) express a transfer.
-const TRANSFER_TOOL: &str = "transfer_to_agent";
 
 const NO_TEXT: &str = "(no agent text)";
 
@@ -89,7 +88,7 @@ impl Grader {
                 ExpectationKind::ToolResponse { tool, output } => {
                     tool_response(tool, output.as_ref(), reply)
                 }
-                ExpectationKind::Transfer { agent } => transfer(agent, reply),
+                ExpectationKind::Transfer { agent } => transfer_to(agent, reply),
                 ExpectationKind::Reply(check) => reply::grade(self, check, reply).await,
                 ExpectationKind::ToolResult(check) => tool_result::grade(check, reply),
             };
@@ -116,7 +115,7 @@ impl Grader {
             .iter()
             .any(|e| matches!(e.kind, ExpectationKind::Transfer { .. }));
         for (call, claimed) in calls.iter().zip(&assignment.claimed) {
-            if *claimed || (transfer_expected && call.name == TRANSFER_TOOL) {
+            if *claimed || (transfer_expected && call.is_transfer()) {
                 continue;
             }
             let rendered = render_call(call);
@@ -237,33 +236,6 @@ fn tool_response(tool: &str, output: Option<&Value>, reply: &Reply) -> Graded {
     Verdict::decided(passed, method, Some(reason)).labelled(
         format!("tool response {tool}"),
         expected,
-        actual,
-    )
-}
-
-fn transfer(agent: &str, reply: &Reply) -> Graded {
-    let targets: Vec<&str> = reply
-        .transfer
-        .iter()
-        .map(|t| t.agent.as_str())
-        .chain(
-            reply
-                .tool_calls
-                .iter()
-                .filter(|call| call.name == TRANSFER_TOOL)
-                .filter_map(|call| call.args.get("agent").and_then(Value::as_str)),
-        )
-        .collect();
-    let passed = targets.contains(&agent);
-    let actual = if targets.is_empty() {
-        "no transfer".to_owned()
-    } else {
-        format!("transfer to {}", targets.join(", "))
-    };
-    let reason = format!("expected a transfer to {agent}, got {actual}");
-    Verdict::decided(passed, Method::deterministic("transfer"), Some(reason)).labelled(
-        format!("transfer to {agent}"),
-        format!("transfer to {agent}"),
         actual,
     )
 }

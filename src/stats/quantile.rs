@@ -64,9 +64,11 @@ pub struct QuantileEvidence {
 }
 
 /// The nearest-rank `q`-quantile of `sorted` (ascending): the value at 1-based rank
-/// `ceil(q·n)`, clamped to `1..=n`, so always one of the samples. `None` when `sorted` is
-/// empty or `q` is not in `[0, 1]`.
-pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+/// `ceil(q·n)`, clamped to `1..=n`, so always one of the samples (the p95 of 10 latencies is
+/// the largest one, and an even count's median is the lower middle, never an average). `None`
+/// when `sorted` is empty or `q` is not in `[0, 1]`. The one percentile rule of goldgate: the
+/// report's latencies, the latency scorers and the gate's tests all read it.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
     let rank = nearest_rank(sorted.len() as u64, q)?;
     sorted.get(usize::try_from(rank).ok()? - 1).copied()
 }
@@ -203,7 +205,15 @@ mod tests {
         assert_eq!(quantile(&sorted, 0.0), Some(1.0));
         assert_eq!(quantile(&sorted, 1.0), Some(100.0));
         assert_eq!(quantile(&[3.0], 0.5), Some(3.0));
-        assert_eq!(quantile(&[], 0.5), None);
+        assert_eq!(quantile::<f64>(&[], 0.5), None);
+        // ceil(0.5 * 5) = 3rd, ceil(0.95 * 5) = 5th, ceil(0.2 * 5) = 1st exactly.
+        let five = [10, 20, 30, 40, 50];
+        assert_eq!(quantile(&five, 0.5), Some(30));
+        assert_eq!(quantile(&five, 0.95), Some(50));
+        assert_eq!(quantile(&five, 0.2), Some(10));
+        assert_eq!(quantile(&five, 0.21), Some(20));
+        // An even count: the lower middle, never an average.
+        assert_eq!(quantile(&[1, 2, 3, 4], 0.5), Some(2));
         assert_eq!(quantile(&sorted, 1.5), None);
         assert_eq!(nearest_rank(20, f64::NAN), None);
         assert_eq!(nearest_rank(20, 0.95), Some(19));
