@@ -134,7 +134,17 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
         }
     });
     match parsed {
-        Ok((root, kind)) => load_yaml(file, &root, kind),
+        Ok((root, kind)) => {
+            let mut files = load_yaml(file, &root, kind);
+            if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) =
+                (kind, files.first_mut())
+            {
+                let mut diags = Diagnostics::new(&golden.path);
+                yaml::report_ambiguous_scalars(&text, &mut diags);
+                golden.diagnostics.extend(diags.items);
+            }
+            files
+        }
         Err(err) => {
             let mut diags = Diagnostics::new(&file);
             yaml::report_parse_error(&err, &mut diags);

@@ -12,6 +12,7 @@
 //! goldens are made of (no tags, anchors or merge keys, no errors) are built straight from the
 //! parser's events by `events`, about three times faster, and anything else goes to serde-saphyr.
 
+mod ambiguous;
 mod events;
 mod saphyr;
 pub mod scalars;
@@ -20,6 +21,7 @@ use std::fmt;
 
 use serde_json::Value as Json;
 
+pub use ambiguous::report_ambiguous_scalars;
 pub use scalars::Schema;
 
 use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, suggestion};
