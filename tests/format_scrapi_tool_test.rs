@@ -240,3 +240,26 @@ fn guardrail_tests_are_still_named_and_not_run() {
         "{text}"
     );
 }
+
+/// Paths as SCRAPI's jsonpath_ng reads them: a name with `-` and a quoted name in dot notation.
+#[test]
+fn jsonpath_ng_paths_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("paths.yaml");
+    fs::write(
+        &file,
+        "tests:
+  - name: a
+    tool: lookup
+    expectations:
+      response:
+        - {path: $.result.tracking-number, operator: is_not_null}
+        - {path: \"$.result.'a b'\", operator: equals, value: 2}
+        - {path: '$.result.\"c d\"[0]', operator: is_not_null}
+",
+    )
+    .unwrap();
+    let (code, text) = lint(dir.path(), file.to_str().unwrap());
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(" 0 errors"), "{text}");
+}
