@@ -68,6 +68,9 @@ pub enum Code {
     G111,
     /// A file or reference that cannot be read.
     G112,
+    /// A plain scalar the reference loaders read differently (`yes`, `010`, `1e3`, a date):
+    /// quote it.
+    G113,
 }
 
 impl Code {
@@ -93,6 +96,7 @@ impl Code {
             Code::G110 => "G110",
             Code::G111 => "G111",
             Code::G112 => "G112",
+            Code::G113 => "G113",
         }
     }
 }

@@ -67,6 +67,10 @@ impl Default for Rules {
 /// matched as walked from the directory the user named.
 struct Matchers {
     sets: Vec<(GlobSet, Hint)>,
+    /// The globs that name a SCRAPI project's own folder (`evals/...`), which mark a project
+    /// wherever it sits: matched against the absolute path too, so that `goldgate run
+    /// tool_tests` from inside `evals/` finds the tool tests without a `.git` above.
+    scrapi_project: GlobSet,
 }
 
 impl Matchers {
@@ -91,6 +95,14 @@ impl Matchers {
                 // YAML under goldens/ may be any of the YAML formats: sniff it.
                 (build(&rules.scrapi)?, Hint::Sniff),
             ],
+            scrapi_project: build(
+                &rules
+                    .scrapi
+                    .iter()
+                    .filter(|g| g.starts_with("**/evals/"))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )?,
         })
     }
 
@@ -157,6 +169,13 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, Discov
                 (!name.starts_with('/'))
                     .then(|| matchers.hint(Path::new(&name)))
                     .flatten()
+                    .or_else(|| {
+                        let absolute = cwd.as_deref()?.join(path);
+                        matchers
+                            .scrapi_project
+                            .is_match(&absolute)
+                            .then_some(Hint::Sniff)
+                    })
             });
             if let Some(hint) = hint {
                 found.entry(path.to_path_buf()).or_insert(hint);

@@ -118,8 +118,33 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
     if is_csv || hint == Hint::Format(Format::CesCsv) {
         return vec![load_csv(&file, &text)];
     }
-    match yaml::parse(&text) {
-        Ok(root) => load_yaml(file, &root, hint),
+    // A golden's plain scalars are read by its format's loader's rules: the format is known
+    // from the name, or else from the keys, which read alike under every schema. A sniffed
+    // file is read as SCRAPI's, the most common, and read again only when it is another.
+    let schema = match hint {
+        Hint::Format(format) => formats::schema(format),
+        Hint::RegtraceConfig => FileKind::RegtraceConfig.schema(),
+        Hint::ScenarioTs | Hint::Sniff => formats::schema(Format::ScrapiGolden),
+    };
+    let parsed = yaml::parse_as(&text, schema).and_then(|root| {
+        let kind = kind_of(&root, hint);
+        match kind.schema() {
+            wanted if wanted == schema => Ok((root, kind)),
+            wanted => yaml::parse_as(&text, wanted).map(|root| (root, kind)),
+        }
+    });
+    match parsed {
+        Ok((root, kind)) => {
+            let mut files = load_yaml(file, &root, kind);
+            if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) =
+                (kind, files.first_mut())
+            {
+                let mut diags = Diagnostics::new(&golden.path);
+                yaml::report_ambiguous_scalars(&text, &mut diags);
+                golden.diagnostics.extend(diags.items);
+            }
+            files
+        }
         Err(err) => {
             let mut diags = Diagnostics::new(&file);
             yaml::report_parse_error(&err, &mut diags);
@@ -135,6 +160,15 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
                 floors: Vec::new(),
             }]
         }
+    }
+}
+
+/// What a parsed YAML file is: as its name says, else as its keys say.
+fn kind_of(root: &Node, hint: Hint) -> FileKind {
+    match hint {
+        Hint::Format(format) => FileKind::Golden(format),
+        Hint::RegtraceConfig => FileKind::RegtraceConfig,
+        _ => formats::sniff_yaml(root),
     }
 }
 
@@ -156,12 +190,7 @@ fn load_csv(file: &Arc<Path>, text: &str) -> LoadedFile {
 }
 
 /// Parsed YAML, handed to the loader of what the hint or the document's keys say it is.
-fn load_yaml(file: Arc<Path>, root: &Node, hint: Hint) -> Vec<LoadedFile> {
-    let kind = match hint {
-        Hint::Format(format) => FileKind::Golden(format),
-        Hint::RegtraceConfig => FileKind::RegtraceConfig,
-        _ => formats::sniff_yaml(root),
-    };
+fn load_yaml(file: Arc<Path>, root: &Node, kind: FileKind) -> Vec<LoadedFile> {
     match kind {
         FileKind::Golden(format) => vec![formats::load_root(&file, root, format)],
         FileKind::RegtraceConfig => formats::regtrace::load_config_file(&file, root),

@@ -326,3 +326,30 @@ fn an_unknown_tool_is_an_error_that_names_the_near_miss() {
     );
     assert!(printed.contains("lookup_acount"), "{printed}");
 }
+
+/// Plain scalars mean what PyYAML `safe_load` makes of them, as in SCRAPI: `N` and `yEs` are
+/// text (the tool echoes them back and they are equal), while `yes` is the boolean true
+/// (which the echoed text "yes" is not equal to).
+#[test]
+fn plain_scalars_read_as_pyyaml_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let echo = |name: &str, sent: &str, expected: &str| {
+        format!(
+            "  - name: {name}\n    tool: orders_getOrder\n    args: {{order_id: {sent}}}\n    \
+             expectations:\n      response:\n        \
+             - {{path: \"$.result.order_id\", operator: equals, value: {expected}}}\n"
+        )
+    };
+    let tests = [
+        echo("n_is_text", "N", "N"),
+        echo("mixed_case_is_text", "yEs", "yEs"),
+        echo("yes_is_a_boolean", "'yes'", "yes"),
+    ];
+    suite(dir.path(), &format!("tests:\n{}", tests.concat()));
+    with_app(dir.path());
+    let (code, report, printed) = run(dir.path());
+    assert_eq!(code, Some(1), "{printed}");
+    assert_eq!(case(&report, "n_is_text")["status"], "passed", "{printed}");
+    assert_eq!(case(&report, "mixed_case_is_text")["status"], "passed");
+    assert_eq!(case(&report, "yes_is_a_boolean")["status"], "failed");
+}

@@ -240,3 +240,54 @@ fn guardrail_tests_are_still_named_and_not_run() {
         "{text}"
     );
 }
+
+/// Paths as SCRAPI's jsonpath_ng reads them: a name with `-` and a quoted name in dot notation.
+#[test]
+fn jsonpath_ng_paths_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("paths.yaml");
+    fs::write(
+        &file,
+        "tests:
+  - name: a
+    tool: lookup
+    expectations:
+      response:
+        - {path: $.result.tracking-number, operator: is_not_null}
+        - {path: \"$.result.'a b'\", operator: equals, value: 2}
+        - {path: '$.result.\"c d\"[0]', operator: is_not_null}
+",
+    )
+    .unwrap();
+    let (code, text) = lint(dir.path(), file.to_str().unwrap());
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(" 0 errors"), "{text}");
+}
+
+/// `goldgate list tool_tests` from inside a SCRAPI project's `evals/` (no `.git` above, no
+/// `goldgate.yaml`) finds the tool tests, and so does `list .` from inside `tool_tests/`;
+/// where there are none, the hint names tool tests.
+#[test]
+fn tool_tests_are_found_from_inside_evals() {
+    let dir = tempfile::tempdir().unwrap();
+    let tests = dir.path().join("evals/tool_tests");
+    fs::create_dir_all(&tests).unwrap();
+    fs::create_dir_all(dir.path().join("evals/goldens")).unwrap();
+    fs::write(
+        tests.join("lookup.yaml"),
+        "tests:\n  - name: a\n    tool: lookup\n",
+    )
+    .unwrap();
+    for (cwd, target) in [("evals", "tool_tests"), ("evals/tool_tests", ".")] {
+        let (code, listed) = list(&dir.path().join(cwd), target);
+        assert_eq!(code, Some(0), "{cwd}: {listed}");
+        assert_eq!(listed["cases"][0]["kind"], "tool-test", "{cwd}: {listed}");
+    }
+    let out = common::goldgate(&dir.path().join("evals"), &["list", "goldens"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("SCRAPI tool tests in evals/tool_tests"),
+        "{}",
+        out.stderr
+    );
+}

@@ -260,3 +260,35 @@ fn a_golden_of_a_hundred_thousand_plain_turns_loads() {
     let out = common::goldgate(dir.path(), &["lint", "."]);
     assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
 }
+
+/// A plain value the reference loaders read differently is a G113 warning at its line, in
+/// every format; quoted, it is not.
+#[test]
+fn plain_scalars_the_loaders_read_differently_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = GOOD_GOLDEN
+        .replace("ORD-12345 }", "ORD-12345, gift: yes, note: 'on' }")
+        .replace("shipped\nconv", "0o17\nconv");
+    write(dir.path(), "goldens/g.yaml", &golden);
+    write(
+        dir.path(),
+        "refund.scenario.yaml",
+        "id: refund\nwhen:\n  - user: refund please\nthen:\n  - scorer: latency-p95-under\n    args: { ms: 1e3 }\n",
+    );
+    common::command()
+        .arg("lint")
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .stdout(
+            predicate::str::contains("g.yaml:2: warning [G113] `0o17` reads differently")
+                .and(predicate::str::contains(
+                    "g.yaml:9: warning [G113] `yes` reads differently by loader: the boolean \
+                     true to PyYAML (SCRAPI), text to js-yaml (Regtrace) and the yaml package",
+                ))
+                .and(predicate::str::contains(
+                    "refund.scenario.yaml:6: warning [G113] `1e3`",
+                ))
+                .and(predicate::str::contains("`on`").not()),
+        );
+}

@@ -63,7 +63,7 @@ pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(
-        "no golden files found under {paths}\nhint: goldgate looks for *.scenario.yaml, goldens/**/*.yaml, evals/tool_tests/*.yaml, *.golden.yaml, *.golden.csv and regtrace.config.yaml; a file named on the command line is read whatever its name"
+        "no golden files found under {paths}\nhint: goldgate looks for *.scenario.yaml, goldens/**/*.yaml, SCRAPI tool tests in evals/tool_tests/*.yaml, *.golden.yaml, *.golden.csv and regtrace.config.yaml; a file named on the command line is read whatever its name"
     )]
     NothingFound { paths: String },
     #[error(transparent)]

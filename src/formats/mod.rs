@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostic, Diagnostics};
 use crate::model::{Case, Format};
-use crate::yaml::{self, Node};
+use crate::yaml::{self, Node, Schema};
 
 /// What a file is, as far as goldgate can tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +33,32 @@ pub enum FileKind {
     /// shapes, guardrail tests).
     OtherEval(&'static str),
     Unknown,
+}
+
+impl FileKind {
+    /// The rules the file's own tool reads plain YAML scalars by.
+    pub fn schema(self) -> Schema {
+        match self {
+            FileKind::Golden(format) => schema(format),
+            FileKind::RegtraceConfig => schema(Format::RegtraceSet),
+            FileKind::Simulations | FileKind::OtherEval(_) | FileKind::Unknown => {
+                schema(Format::ScrapiGolden)
+            }
+            FileKind::ScenarioTs => schema(Format::GecxScenario),
+        }
+    }
+}
+
+/// The rules a format's own loader reads plain YAML scalars by ([`yaml::scalars`]): SCRAPI's
+/// Python reads with PyYAML `safe_load`, Regtrace's TypeScript with js-yaml `load`, gecx's
+/// with the `yaml` package. CES goldens are CSV; the JSON in their cells has no such choice.
+pub fn schema(format: Format) -> Schema {
+    match format {
+        Format::ScrapiGolden => Schema::PyYaml,
+        Format::RegtraceSet => Schema::JsYaml,
+        Format::GecxScenario => Schema::YamlCore,
+        Format::CesCsv => Schema::Goldgate,
+    }
 }
 
 /// The cases and problems of one file.
@@ -121,7 +147,7 @@ pub fn load_golden(path: &Arc<Path>, text: &str, format: Format) -> LoadedFile {
         let cases = ces_csv::load(text, &mut diags);
         return loaded(path, format, cases, diags);
     }
-    match yaml::parse(text) {
+    match yaml::parse_as(text, schema(format)) {
         Ok(root) => load_root(path, &root, format),
         Err(err) => {
             let mut diags = Diagnostics::new(path);

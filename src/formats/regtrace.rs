@@ -138,8 +138,12 @@ fn quality_floors(config_path: &Arc<Path>, root: &Node, diags: &mut Diagnostics)
 /// Parses and loads one set file with the defaults of its config entry.
 fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> LoadedFile {
     let mut diags = Diagnostics::new(path);
-    let cases = match yaml::parse(text) {
-        Ok(root) => load_set(&root, defaults, &mut diags),
+    let cases = match yaml::parse_as(text, super::schema(Format::RegtraceSet)) {
+        Ok(root) => {
+            let cases = load_set(&root, defaults, &mut diags);
+            yaml::report_ambiguous_scalars(text, &mut diags);
+            cases
+        }
         Err(err) => {
             yaml::report_parse_error(&err, &mut diags);
             Vec::new()

@@ -2,6 +2,8 @@
 //! ([`ToolExecution`], sent as [`super::Input::ExecuteTool`]) and checks on its result
 //! ([`ResultCheck`], an [`super::ExpectationKind::ToolResult`]).
 
+mod jsonpath_ng;
+
 use serde_json::{Map, Value};
 
 /// One direct execution of a tool: which tool, its arguments and the session state it reads.
@@ -113,7 +115,9 @@ pub struct JsonPath {
 
 impl JsonPath {
     /// Compiles `source`. A path without the leading `$` is read from the root, as SCRAPI's
-    /// JSONPath library reads it (`result.status` is `$.result.status`).
+    /// JSONPath library (jsonpath_ng) reads it (`result.status` is `$.result.status`), and so
+    /// are its dot-notation names that RFC 9535 writes in brackets (`$.result.tracking-number`,
+    /// `$.result.'a b'`).
     pub fn parse(source: &str) -> Result<Self, serde_json_path::ParseError> {
         let trimmed = source.trim();
         let rooted = if trimmed.starts_with('$') {
@@ -125,7 +129,7 @@ impl JsonPath {
         };
         Ok(Self {
             source: source.to_owned(),
-            compiled: serde_json_path::JsonPath::parse(&rooted)?,
+            compiled: serde_json_path::JsonPath::parse(&jsonpath_ng::to_rfc9535(&rooted))?,
         })
     }
 

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use granit_parser::{Event, Parser, ScalarStyle, Span, StrInput};
 
+use super::scalars::{Reading, Schema};
 use super::{Key, Node, Value};
 
 /// The budget goldgate gives serde-saphyr (see [`super::saphyr`]). Past any of these it
@@ -22,12 +23,16 @@ const MAX_NODES: usize = super::MAX_NODES;
 const MAX_EVENTS: usize = super::MAX_EVENTS;
 const MAX_SCALAR_BYTES: usize = 64 * 1024 * 1024;
 
-/// Builds the tree of a non-empty document, or `None` when serde-saphyr must decide.
-pub(super) fn parse(text: &str) -> Option<Node> {
+/// Builds the tree of a non-empty document with plain scalars read by `schema`, or `None` when
+/// serde-saphyr must decide.
+pub(super) fn parse(text: &str, schema: Schema) -> Option<Node> {
     // The parser options serde-saphyr derives from its default budget: granit-parser's
     // defaults, but with fewer comments buffered (too many is a parse error).
     let options = granit_parser::options! { max_buffered_comment_events: 32 };
-    let mut builder = Builder::default();
+    let mut builder = Builder {
+        schema,
+        ..Builder::default()
+    };
     for item in Parser::with_options(StrInput::new(text), options) {
         let (event, span) = item.ok()?;
         builder.events += 1;
@@ -55,6 +60,7 @@ pub(super) fn parse(text: &str) -> Option<Node> {
 
 #[derive(Default)]
 struct Builder {
+    schema: Schema,
     /// The open collections, outermost first.
     stack: Vec<Open>,
     root: Option<Node>,
@@ -101,7 +107,10 @@ impl Builder {
             return Some(());
         }
         self.push(Node {
-            value: resolve(value, style)?,
+            value: match self.schema {
+                Schema::Goldgate => resolve(value, style)?,
+                schema => resolve_as(schema, value, style)?,
+            },
             line,
             column,
         })
@@ -241,6 +250,27 @@ fn resolve(value: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
     }
 }
 
+/// A scalar value as `schema`'s loader reads it (see [`super::scalars`]); `None` for a
+/// non-finite float, which JSON cannot hold: serde-saphyr's path reports it.
+fn resolve_as(schema: Schema, value: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
+    if style != ScalarStyle::Plain {
+        return Some(Value::Str(value.into_owned()));
+    }
+    value_of(schema.read(&value), value)
+}
+
+/// The tree's value for a reading of the plain scalar `text`; `None` for a non-finite float.
+pub(super) fn value_of(reading: Reading, text: Cow<'_, str>) -> Option<Value> {
+    Some(match reading {
+        Reading::Null => Value::Null,
+        Reading::Bool(b) => Value::Bool(b),
+        Reading::Int(i) => Value::Int(i),
+        Reading::Float(f) if f.is_finite() => Value::Float(f),
+        Reading::Float(_) => return None,
+        Reading::Date | Reading::Text => Value::Str(text.into_owned()),
+    })
+}
+
 fn is_null(plain: &str) -> bool {
     matches!(plain, "" | "~" | "null" | "Null" | "NULL")
 }
@@ -307,12 +337,27 @@ mod tests {
     use super::*;
     use crate::yaml::saphyr;
 
-    /// Asserts that the fast path answers `text` with serde-saphyr's tree, positions included.
+    const SCHEMAS: [Schema; 4] = [
+        Schema::Goldgate,
+        Schema::PyYaml,
+        Schema::JsYaml,
+        Schema::YamlCore,
+    ];
+
+    /// Asserts that the fast path answers `text` with serde-saphyr's tree, positions included,
+    /// under every schema.
     fn assert_built_as_serde_saphyr_builds(text: &str) {
-        let fast = parse(text).unwrap_or_else(|| panic!("left to serde-saphyr: {text:?}"));
-        let reference = saphyr::parse(text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
-        // Debug output tells -0.0 from 0.0.
-        assert_eq!(format!("{fast:?}"), format!("{reference:?}"), "{text:?}");
+        for schema in SCHEMAS {
+            let fast = parse(text, schema)
+                .unwrap_or_else(|| panic!("left to serde-saphyr: {text:?} ({schema:?})"));
+            let reference = saphyr::parse(text, schema).unwrap_or_else(|e| panic!("{e}: {text:?}"));
+            // Debug output tells -0.0 from 0.0.
+            assert_eq!(
+                format!("{fast:?}"),
+                format!("{reference:?}"),
+                "{text:?} ({schema:?})"
+            );
+        }
     }
 
     #[test]
@@ -345,8 +390,8 @@ mod tests {
             .stack_size(64 << 20)
             .spawn(move || {
                 assert_built_as_serde_saphyr_builds(&nested(MAX_DEPTH));
-                assert!(parse(&nested(MAX_DEPTH + 1)).is_none());
-                assert!(saphyr::parse(&nested(MAX_DEPTH + 1)).is_err());
+                assert!(parse(&nested(MAX_DEPTH + 1), Schema::Goldgate).is_none());
+                assert!(saphyr::parse(&nested(MAX_DEPTH + 1), Schema::Goldgate).is_err());
             })
             .unwrap()
             .join()
@@ -370,7 +415,7 @@ mod tests {
             "a: [1, 2\n",
         ];
         for text in documents {
-            assert!(parse(text).is_none(), "{text:?}");
+            assert!(parse(text, Schema::Goldgate).is_none(), "{text:?}");
         }
     }
 
@@ -420,6 +465,11 @@ mod tests {
             "\r\n",
             "<<",
             "\\",
+            "N",
+            "0o",
+            "1:3",
+            ".inf",
+            "2024-01-01",
         ];
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = |n: usize| {
@@ -433,9 +483,15 @@ mod tests {
             let text: String = (0..1 + next(24))
                 .map(|_| PIECES[next(PIECES.len())])
                 .collect();
-            if let Some(fast) = parse(&text) {
-                let reference = saphyr::parse(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
-                assert_eq!(format!("{fast:?}"), format!("{reference:?}"), "{text:?}");
+            let schema = SCHEMAS[next(SCHEMAS.len())];
+            if let Some(fast) = parse(&text, schema) {
+                let reference =
+                    saphyr::parse(&text, schema).unwrap_or_else(|e| panic!("{e}: {text:?}"));
+                assert_eq!(
+                    format!("{fast:?}"),
+                    format!("{reference:?}"),
+                    "{text:?} ({schema:?})"
+                );
             }
         }
     }

@@ -12,12 +12,17 @@
 //! goldens are made of (no tags, anchors or merge keys, no errors) are built straight from the
 //! parser's events by `events`, about three times faster, and anything else goes to serde-saphyr.
 
+mod ambiguous;
 mod events;
 mod saphyr;
+pub mod scalars;
 
 use std::fmt;
 
 use serde_json::Value as Json;
+
+pub use ambiguous::report_ambiguous_scalars;
+pub use scalars::Schema;
 
 use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, suggestion};
 
@@ -174,8 +179,15 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// Parses one YAML document. An empty document is `Null`.
+/// Parses one of goldgate's own YAML files (plain scalars as serde-saphyr reads them). An
+/// empty document is `Null`.
 pub fn parse(text: &str) -> Result<Node, ParseError> {
+    parse_as(text, Schema::Goldgate)
+}
+
+/// Parses one YAML document, its plain scalars read by `schema`: a golden's by the rules of its
+/// format's own loader. An empty document is `Null`.
+pub fn parse_as(text: &str, schema: Schema) -> Result<Node, ParseError> {
     if text.len() > MAX_FILE_BYTES {
         return Err(ParseError {
             line: 1,
@@ -199,9 +211,9 @@ pub fn parse(text: &str) -> Result<Node, ParseError> {
             column: 1,
         });
     }
-    match events::parse(text) {
+    match events::parse(text, schema) {
         Some(node) => Ok(node),
-        None => saphyr::parse(text),
+        None => saphyr::parse(text, schema),
     }
 }
 
@@ -433,6 +445,30 @@ mod tests {
         assert_eq!(node.to_json(), json);
         let err = parse("a: .inf\n").unwrap_err();
         assert_eq!((err.code, err.line), (Code::E001, 1));
+    }
+
+    #[test]
+    fn a_goldens_plain_scalars_read_as_its_formats_loader_reads_them() {
+        // The fast path, then serde-saphyr's (an anchor sends it there): the same reading.
+        for doc in [
+            "[N, yes, yEs, 010, 1e3, 0o17, '010', \"yes\"]",
+            "[&a N, yes, yEs, 010, 1e3, 0o17, '010', \"yes\"]",
+        ] {
+            let read = |schema| parse_as(doc, schema).unwrap().to_json();
+            let json = serde_json::json!(["N", true, "yEs", 8, "1e3", "0o17", "010", "yes"]);
+            assert_eq!(read(Schema::PyYaml), json, "{doc}");
+            let json = serde_json::json!(["N", "yes", "yEs", 10, 1000.0, 15, "010", "yes"]);
+            assert_eq!(read(Schema::JsYaml), json, "{doc}");
+            assert_eq!(read(Schema::YamlCore), json, "{doc}");
+        }
+        // Text to PyYAML, infinity to the others, which JSON cannot hold.
+        assert_eq!(
+            parse_as("a: -.nan", Schema::PyYaml).unwrap().to_json()["a"],
+            "-.nan"
+        );
+        let err = parse_as("a: 1\nb: .inf\n", Schema::YamlCore).unwrap_err();
+        assert_eq!((err.code, err.line, err.column), (Code::E001, 2, 4));
+        assert!(err.message.contains("quote it"), "{}", err.message);
     }
 
     #[test]

@@ -2,11 +2,19 @@
 //! what goldgate accepts. Its alias and nesting budget guard against billion-laughs and deep
 //! nesting, duplicate keys are an error, and its messages are the ones `goldgate lint` prints.
 
+//!
+//! serde-saphyr resolves plain scalars by its own rules (serde-saphyr's, which goldgate's own
+//! files are read by). For a golden, whose format's loader has other rules, each plain untagged
+//! scalar is read again from its text, found by the byte offset serde-saphyr's span gives.
+
+use std::collections::HashMap;
 use std::fmt;
 
+use granit_parser::{Event, Parser, ScalarStyle, StrInput};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
+use super::scalars::Schema;
 use super::{Key, Node, ParseError, Value};
 use crate::diagnostic::Code;
 
@@ -15,27 +23,28 @@ use crate::diagnostic::Code;
 /// thread holds. So it runs on a thread whose stack fits the deepest document it accepts.
 const STACK_BYTES: usize = 64 << 20;
 
-/// Parses one non-empty YAML document with serde-saphyr, on a thread of [`STACK_BYTES`].
-pub(super) fn parse(text: &str) -> Result<Node, ParseError> {
+/// Parses one non-empty YAML document with serde-saphyr, plain scalars read by `schema`, on a
+/// thread of [`STACK_BYTES`].
+pub(super) fn parse(text: &str, schema: Schema) -> Result<Node, ParseError> {
     std::thread::scope(|scope| {
         let spawned = std::thread::Builder::new()
             .name("yaml".into())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, || parse_here(text));
+            .spawn_scoped(scope, || parse_here(text, schema));
         match spawned {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             // No thread to be had: the caller's stack it is.
-            Err(_) => parse_here(text),
+            Err(_) => parse_here(text, schema),
         }
     })
 }
 
-fn parse_here(text: &str) -> Result<Node, ParseError> {
+fn parse_here(text: &str, schema: Schema) -> Result<Node, ParseError> {
     let mut alias_limits = serde_saphyr::options::AliasLimits::default();
     alias_limits.max_total_replayed_events = super::MAX_ALIAS_EVENTS;
-    let options = serde_saphyr::options! {
+    let mut options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
         with_snippet: false,
         budget: serde_saphyr::budget! {
@@ -45,8 +54,16 @@ fn parse_here(text: &str) -> Result<Node, ParseError> {
         },
         alias_limits: alias_limits,
     };
+    if schema != Schema::Goldgate {
+        // `.inf` may be text to the format's loader; it decides below.
+        options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::AsString;
+    }
     match serde_saphyr::from_str_with_options::<Spanned<Raw>>(text, options) {
-        Ok(spanned) => Ok(spanned.into_node()),
+        Ok(spanned) if schema == Schema::Goldgate => spanned.into_node(None),
+        Ok(spanned) => spanned.into_node(Some(&Reread {
+            schema,
+            plain: plain_scalars(text),
+        })),
         Err(err) => {
             let (line, column) = err
                 .location()
@@ -98,6 +115,55 @@ fn worded_breach(message: &str) -> Option<String> {
     Some(format!("{what}{place}"))
 }
 
+/// How a golden's plain scalars are read again: its format's schema, and the text of every
+/// plain untagged scalar by the byte offset it starts at.
+struct Reread {
+    schema: Schema,
+    plain: HashMap<usize, String>,
+}
+
+/// The plain untagged scalars of a document serde-saphyr accepted, by byte offset.
+fn plain_scalars(text: &str) -> HashMap<usize, String> {
+    let options = granit_parser::options! { max_buffered_comment_events: 32 };
+    Parser::with_options(StrInput::new(text), options)
+        .map_while(Result::ok)
+        .filter_map(|(event, span)| match event {
+            Event::Scalar(value, ScalarStyle::Plain, _, None) => {
+                Some((span.start.byte_offset()?, value.into_owned()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+impl Reread {
+    /// The value of the scalar serde-saphyr read as `value`, defined at byte `offset`.
+    fn value(
+        &self,
+        value: Value,
+        offset: Option<u64>,
+        at: (u32, u32),
+    ) -> Result<Value, ParseError> {
+        let Some(text) = offset
+            .and_then(|o| usize::try_from(o).ok())
+            .and_then(|o| self.plain.get(&o))
+        else {
+            return Ok(value);
+        };
+        let reading = self.schema.read(text);
+        super::events::value_of(reading, text.into()).ok_or_else(|| ParseError {
+            line: at.0,
+            column: at.1,
+            message: format!(
+                "`{text}` is {} to {}, which JSON cannot hold; quote it to keep the text",
+                reading.describe(),
+                self.schema.describe()
+            ),
+            code: Code::E001,
+        })
+    }
+}
+
 /// The raw serde-saphyr shape: every child wrapped in `Spanned`.
 enum Raw {
     Null,
@@ -110,11 +176,12 @@ enum Raw {
 }
 
 trait IntoNode {
-    fn into_node(self) -> Node;
+    /// The node, its plain scalars read again by `reread` when given.
+    fn into_node(self, reread: Option<&Reread>) -> Result<Node, ParseError>;
 }
 
 impl IntoNode for Spanned<Raw> {
-    fn into_node(self) -> Node {
+    fn into_node(self, reread: Option<&Reread>) -> Result<Node, ParseError> {
         let line = self.referenced.line() as u32;
         let column = self.referenced.column() as u32;
         let value = match self.value {
@@ -123,7 +190,12 @@ impl IntoNode for Spanned<Raw> {
             Raw::Int(i) => Value::Int(i),
             Raw::Float(f) => Value::Float(f),
             Raw::Str(s) => Value::Str(s),
-            Raw::Seq(items) => Value::Seq(items.into_iter().map(IntoNode::into_node).collect()),
+            Raw::Seq(items) => Value::Seq(
+                items
+                    .into_iter()
+                    .map(|item| item.into_node(reread))
+                    .collect::<Result<_, _>>()?,
+            ),
             Raw::Map(entries) => Value::Map(
                 entries
                     .into_iter()
@@ -133,16 +205,23 @@ impl IntoNode for Spanned<Raw> {
                             line: k.referenced.line() as u32,
                             column: k.referenced.column() as u32,
                         };
-                        (key, v.into_node())
+                        Ok((key, v.into_node(reread)?))
                     })
-                    .collect(),
+                    .collect::<Result<_, _>>()?,
             ),
         };
-        Node {
+        let value = match reread {
+            Some(reread) if !matches!(value, Value::Seq(_) | Value::Map(_)) => {
+                let offset = self.defined.span().byte_offset();
+                reread.value(value, offset, (line, column))?
+            }
+            _ => value,
+        };
+        Ok(Node {
             value,
             line,
             column,
-        }
+        })
     }
 }
 
@@ -216,7 +295,7 @@ mod tests {
         );
         let err = std::thread::Builder::new()
             .stack_size(1 << 20)
-            .spawn(move || parse(&text).unwrap_err())
+            .spawn(move || parse(&text, Schema::Goldgate).unwrap_err())
             .unwrap()
             .join()
             .unwrap();

@@ -10,13 +10,13 @@ use crate::diagnostic::Diagnostics;
 use crate::model::{
     Case, CaseKind, ExpectationKind, Input, ResultOperator, ResultPart, ToolExecution, ToolState,
 };
-use crate::yaml::parse;
+use crate::yaml::{Schema, parse_as};
 
 /// The cases and every problem as `line: CODE message`.
 fn load_text(text: &str) -> (Vec<Case>, Vec<String>) {
     let file: Arc<Path> = Arc::from(Path::new("evals/tool_tests/orders.yaml"));
     let mut diags = Diagnostics::new(&file);
-    let root = parse(text).expect("the test YAML parses");
+    let root = parse_as(text, Schema::PyYaml).expect("the test YAML parses");
     let cases = load(&root, &mut diags);
     let problems = diags
         .items
@@ -267,7 +267,7 @@ fn duplicate_names_and_empty_files_are_errors() {
 
 #[test]
 fn tool_tests_are_told_from_turn_evals_and_guardrail_tests() {
-    let sniff = |text: &str| is_tool_test(&parse(text).unwrap());
+    let sniff = |text: &str| is_tool_test(&parse_as(text, Schema::PyYaml).unwrap());
     assert!(sniff("tests:\n  - name: a\n    tool: t\n"));
     assert!(sniff("tests: []\n"));
     assert!(sniff("- tool_name: t\n"));
