@@ -109,8 +109,17 @@ impl Repeat {
 /// What the runner tells whoever shows progress. With repeats, once per run of a case.
 #[derive(Clone, Debug)]
 pub enum Event<'a> {
-    CaseStarted { case: &'a Case },
-    CaseFinished { case: &'a Case, status: Status },
+    CaseStarted {
+        case: &'a Case,
+    },
+    CaseFinished {
+        case: &'a Case,
+        status: Status,
+    },
+    /// More runs were scheduled (adaptive repeats): the total to show grows by `runs`.
+    RunsAdded {
+        runs: usize,
+    },
 }
 
 /// Whoever shows progress: called from the tasks that play the cases.

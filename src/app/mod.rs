@@ -11,5 +11,6 @@ pub mod list;
 pub mod publish;
 pub mod secrets;
 pub mod select;
+pub mod session;
 pub mod setup;
 pub mod tags;

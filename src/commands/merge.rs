@@ -4,12 +4,10 @@
 
 use std::io::Write;
 
-use anyhow::Context as _;
-
 use goldgate::exit::Exit;
 use goldgate::merge;
-use goldgate::results::json;
 
+use super::files::ReportFiles;
 use crate::cli::MergeArgs;
 
 pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
@@ -22,13 +20,14 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
         }
     };
     let report = &merged.report;
-    json::write_file_atomically(&args.output, report).with_context(|| {
-        format!(
-            "cannot write the merged report to {}",
-            args.output.display()
-        )
-    })?;
-
+    let failed = ReportFiles {
+        json: Some(&args.output),
+        ..ReportFiles::default()
+    }
+    .write(report);
+    if let Some(error) = failed.into_iter().next() {
+        return Err(error);
+    }
     let counts = &report.aggregates.cases;
     let mut out = super::stdout();
     writeln!(

@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod convert;
+pub mod files;
 pub mod init;
 pub mod lint;
 pub mod list;

@@ -2,14 +2,12 @@
 //! that a trusted job can publish for an untrusted one. It exits as the run did (see
 //! [`goldgate::results::Report::exit`]).
 
-use anyhow::Context as _;
-
 use goldgate::app::publish::{DEFAULT_SUITE, Publish};
 use goldgate::exit::Exit;
-use goldgate::report::{html, junit};
 use goldgate::results::Policy;
 use goldgate::results::json;
 
+use super::files::ReportFiles;
 use crate::cli::ReportArgs;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
@@ -43,17 +41,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             };
         }
     }
-    if let Some(path) = &args.junit {
-        let options = junit::Options {
-            locations: !args.junit_strict,
-        };
-        junit::write_file(path, &report, &options)
-            .with_context(|| format!("cannot write JUnit XML to {}", path.display()))?;
+    let failed = ReportFiles {
+        junit: args.junit.as_deref(),
+        junit_strict: args.junit_strict,
+        html: args.html.as_deref(),
+        ..ReportFiles::default()
     }
-    if let Some(path) = &args.html {
-        html::write_file(path, &report)
-            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
-    }
+    .write(&report);
     super::publish(
         &Publish {
             report: &report,
@@ -64,5 +58,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         },
         false,
     )?;
-    Ok(report.exit())
+    // A file that could not be written is lost: the outputs cannot count as complete.
+    for error in &failed {
+        eprintln!("goldgate: error: {error:#}");
+    }
+    Ok(if failed.is_empty() {
+        report.exit()
+    } else {
+        Exit::Error
+    })
 }

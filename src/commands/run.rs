@@ -1,31 +1,26 @@
 //! `goldgate run`: config and flags into a plan, load, play against the agent, report.
 
-use std::collections::HashSet;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 
-use goldgate::agent::connect;
 use goldgate::app::baseline::History;
 use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Publish};
 use goldgate::app::select::{self, Selected, Selection};
-use goldgate::config::quarantine::{self, Date};
+use goldgate::app::session::{self, Notice, RunPlan};
 use goldgate::config::{AgentConfig, Config};
 use goldgate::exit::Exit;
-use goldgate::gate::Gate;
-use goldgate::gate::adaptive::{self, Schedule};
 use goldgate::limit::{self, Limits};
-use goldgate::model::{Case, Floor};
-use goldgate::report::{console, gate, html, junit};
+use goldgate::model::Floor;
+use goldgate::report::{console, gate};
 use goldgate::results::json;
-use goldgate::results::{CaseResult, FloorResult, Policy, Report, Status, Verdict};
-use goldgate::run::{self, Event, OnEvent, Played, Repeat, RunOptions, Stop};
-use goldgate::score::Grader;
-use goldgate::shard;
+use goldgate::results::{CaseResult, Policy, Report, Status, Verdict};
+use goldgate::run::{Event, OnEvent, Repeat, RunOptions, Stop};
 
+use super::files::ReportFiles;
 use crate::cli::RunArgs;
 
 mod progress;
@@ -68,45 +63,36 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         cases,
         suite: suite_id,
     } = selected;
-    let agent_config = match agent_to_test(args, &config, &cases) {
-        Ok(agent_config) => agent_config,
+    let agent = match session::agent_needed(agent_config(args, &config), &cases) {
+        Ok(agent) => agent,
         Err(message) => return Ok(fail(&message)),
     };
-    let options = run_options(args, &config, agent_config.as_ref());
-    let grader = match grading::grader(
-        &grading_flags(args, agent_config.as_ref()),
-        &config,
-        &options,
-    ) {
+    let options = run_options(args, &config, agent.as_ref());
+    let grader = match grading::grader(&grading_flags(args, agent.as_ref()), &config, &options) {
         Ok((grader, notices)) => {
             notices.iter().for_each(|n| eprintln!("goldgate: {n}"));
             grader
         }
         Err(message) => return Ok(fail(&message)),
     };
-    // With a baseline, open decisions get more runs by default: the gate's power rests on them.
-    let adaptive = gate.as_ref().map(|gate| {
-        let max_repeat = args
-            .max_repeat
-            .unwrap_or(adaptive::DEFAULT_MAX_REPEAT.max(repeat.runs()));
-        (gate, Schedule::new(repeat.runs(), max_repeat))
-    });
-    let played = play(
-        agent_config.as_ref(),
+    let plan = RunPlan {
         cases,
+        suite: suite_id,
         repeat,
-        (grader, &config.quarantine),
-        &options,
-        adaptive,
-    )?;
-    let mut report = match played {
-        Ok(played) => played.report,
-        Err(message) => return Ok(fail(&message)),
+        max_repeat: args.max_repeat,
+        agent,
+        grader,
+        options,
+        gate,
+        quarantine: config.quarantine.clone(),
+        floors,
+        policy: Policy {
+            fail_on_regress: args.gate.fail_on_regress,
+            fail_on_inconclusive: args.gate.fail_on_inconclusive,
+        },
+        max_errors: args.max_errors,
     };
-    report.suite = suite_id;
-    complete(args, &mut report, gate, &floors);
-    // Credentials: the last change to the report, before any sink or the baseline reads it.
-    report.mask(&options.secrets);
+    let report = play(plan)?;
     finish(args, &report, started.elapsed())
 }
 
@@ -140,32 +126,6 @@ fn grading_flags(args: &RunArgs, agent: Option<&AgentConfig>) -> GradingFlags {
             _ => None,
         },
     }
-}
-
-/// What the report learns once played: its allowance of errors, the policy its exit follows,
-/// the gate's comparison and the floors checked.
-fn complete(args: &RunArgs, report: &mut Report, gate: Option<Gate>, floors: &[Floor]) {
-    report.max_errors = args.max_errors;
-    // Cases of another suite read as new or missing: say so, as `compare` and `merge` do.
-    if let Some(gate) = &gate
-        && let Some(difference) = gate.baseline.suite.difference(&report.suite)
-    {
-        eprintln!(
-            "goldgate: warning: the baseline {} is a report of another suite: {difference}",
-            gate.baseline_name
-        );
-    }
-    report.policy = Policy {
-        fail_on_regress: args.gate.fail_on_regress,
-        fail_on_inconclusive: args.gate.fail_on_inconclusive,
-    };
-    if report.gate.is_none() {
-        report.gate = gate.map(|gate| gate.compare(report));
-    }
-    report.floors = floors
-        .iter()
-        .map(|floor| FloorResult::check(floor, report))
-        .collect();
 }
 
 /// The reports a run writes, by the flag that asks for each.
@@ -203,49 +163,9 @@ fn fail(message: &str) -> Exit {
     Exit::Error
 }
 
-/// The agent the flags or the config name; none is needed when the goldens record every reply.
-fn agent_to_test(
-    args: &RunArgs,
-    config: &Config,
-    cases: &[Arc<Case>],
-) -> Result<Option<AgentConfig>, String> {
-    match agent_config(args, config) {
-        Some(AgentConfig::Command {
-            argv,
-            processes,
-            working_dir,
-            startup_timeout,
-        }) => Ok(Some(AgentConfig::Command {
-            argv,
-            processes,
-            working_dir,
-            startup_timeout: args.startup_timeout.unwrap_or(startup_timeout),
-        })),
-        Some(agent) => Ok(Some(agent)),
-        None if cases
-            .iter()
-            .all(|c| c.turns.iter().all(|t| t.recorded_reply.is_some())) =>
-        {
-            Ok(None)
-        }
-        None => Err("no agent to test\n\
-             hint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
-            .to_owned()),
-    }
-}
-
-/// Plays `cases` on a fresh async runtime, with a progress bar and Ctrl-C handling. The inner
-/// error is why the agent could not be reached.
-/// Plays the cases; with adaptive repeats (a gate and its schedule), reruns what the gate
-/// leaves open and returns the report with its final comparison.
-fn play(
-    agent_config: Option<&AgentConfig>,
-    cases: Vec<Arc<Case>>,
-    repeat: Repeat,
-    (grader, quarantined): (Grader, &[quarantine::Entry]),
-    options: &RunOptions,
-    adaptive: Option<(&Gate, Schedule)>,
-) -> anyhow::Result<Result<Played, String>> {
+/// Plays the plan on a fresh async runtime, with a progress bar (a line per case without a
+/// terminal) and Ctrl-C handling.
+fn play(plan: RunPlan) -> anyhow::Result<Report> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -253,28 +173,14 @@ fn play(
     Ok(runtime.block_on(async {
         let stop = Stop::default();
         watch_ctrl_c(stop.clone());
-        let agent = match agent_config {
-            // Start-up may take minutes (a build): Ctrl-C or SIGTERM stops it like a run, with
-            // the reports written and marked incomplete (no case ran).
-            // An agent that does not start fails every case with why: the reports are still
-            // written (a run with no reports looks like a run that never happened).
-            Some(agent_config) => tokio::select! {
-                agent = connect::connect_masking(agent_config, &options.secrets) => agent.unwrap_or_else(|why| {
-                    eprintln!("goldgate: {why}");
-                    Arc::new(connect::NotStarted(why))
-                }),
-                () = stop.scheduling.cancelled() => Arc::new(connect::Interrupted),
-            },
-            None => Arc::new(connect::NoAgent),
-        };
-        let progress = progress_bar(cases.len() * repeat.runs() as usize);
-        if let Some(limits) = &options.limits {
+        let progress = progress_bar(plan.cases.len() * plan.repeat.runs() as usize);
+        if let Some(limits) = &plan.options.limits {
             limits.observe(rate_limit_notice(progress.clone()));
         }
         let shown = progress.clone();
         let finished = std::sync::atomic::AtomicU64::new(0);
-        let on_event: OnEvent = Arc::new(move |event: Event<'_>| {
-            if let Event::CaseFinished { case, status } = event {
+        let on_event: OnEvent = Arc::new(move |event: Event<'_>| match event {
+            Event::CaseFinished { case, status } => {
                 shown.inc(1);
                 if status != Status::Passed {
                     shown.set_message(format!("{} {}", status.name(), case.id));
@@ -292,65 +198,13 @@ fn play(
                     );
                 }
             }
+            Event::RunsAdded { runs } => shown.inc_length(runs as u64),
+            Event::CaseStarted { .. } => {}
         });
-        let grader = Arc::new(grader);
-        let mut played = run::run_repeated(
-            cases.clone(),
-            repeat,
-            Arc::clone(&agent),
-            Arc::clone(&grader),
-            options,
-            &stop,
-            Arc::clone(&on_event),
-        )
-        .await;
-        // Before the gate looks: a quarantined case takes no part in its decisions.
-        for entry in quarantine::apply(quarantined, &mut played.report.cases, Date::today()) {
-            eprintln!(
-                "goldgate: warning: quarantine entry `{}` (goldgate.yaml line {}) names no case of this run",
-                entry.case, entry.line
-            );
-        }
-        if let Some((gate, schedule)) = adaptive {
-            let started = std::time::Instant::now();
-            let rerun = |keys: Option<HashSet<String>>, runs: u32| {
-                let chosen: Vec<Arc<Case>> = cases
-                    .iter()
-                    .filter(|c| {
-                        keys.as_ref()
-                            .is_none_or(|k| k.contains(&shard::case_key(c)))
-                    })
-                    .cloned()
-                    .collect();
-                progress.inc_length((chosen.len() * runs as usize) as u64);
-                let (agent, grader, on_event) = (
-                    Arc::clone(&agent),
-                    Arc::clone(&grader),
-                    Arc::clone(&on_event),
-                );
-                let stop = stop.clone();
-                async move {
-                    let more = Repeat::new(runs, Some(1)).unwrap_or(Repeat::ONCE);
-                    run::run_repeated(chosen, more, agent, grader, options, &stop, on_event)
-                        .await
-                        .report
-                }
-            };
-            let settled = adaptive::settle(
-                gate,
-                &mut played.report,
-                &schedule,
-                repeat.min_pass(),
-                rerun,
-            )
-            .await;
-            played.report.gate = Some(settled);
-            played.duration += started.elapsed();
-        }
-        // Before the reports: no agent process outlives the run, even one ignoring SIGTERM.
-        agent.shutdown().await;
+        let notice = |notice: Notice| eprintln!("goldgate: {notice}");
+        let report = session::play(plan, &stop, on_event, &notice).await;
         progress.finish_and_clear();
-        Ok(played)
+        report
     }))
 }
 
@@ -430,28 +284,46 @@ fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
     Ok((selection, repeat))
 }
 
+/// The agent the flags name, else the config's; `--startup-timeout` over a command agent's own.
 fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
-    if let Some(url) = &args.agent_url {
-        return Some(AgentConfig::Http {
+    let chosen = if let Some(url) = &args.agent_url {
+        AgentConfig::Http {
             url: url.clone(),
             headers: Vec::new(),
-        });
-    }
-    if let Some(command) = &args.agent_cmd {
+        }
+    } else if let Some(command) = &args.agent_cmd {
         // Through the shell, so that quoting and paths work as the user typed them.
         let argv = if cfg!(windows) {
             vec!["cmd".into(), "/C".into(), command.clone()]
         } else {
             vec!["sh".into(), "-c".into(), command.clone()]
         };
-        return Some(AgentConfig::Command {
+        AgentConfig::Command {
             argv,
             processes: 1,
             working_dir: None,
             startup_timeout: goldgate::config::DEFAULT_STARTUP_TIMEOUT,
-        });
-    }
-    config.agent.clone()
+        }
+    } else {
+        config.agent.clone()?
+    };
+    Some(match (chosen, args.startup_timeout) {
+        (
+            AgentConfig::Command {
+                argv,
+                processes,
+                working_dir,
+                ..
+            },
+            Some(startup_timeout),
+        ) => AgentConfig::Command {
+            argv,
+            processes,
+            working_dir,
+            startup_timeout,
+        },
+        (chosen, _) => chosen,
+    })
 }
 
 /// Ctrl-C once: stop scheduling; twice: cancel what is in flight. Reports are written either way.
@@ -489,31 +361,13 @@ fn watch_ctrl_c(stop: Stop) {
 /// Writes every file asked for, each whatever became of the others, then prints the table
 /// (and the gate's comparison and the verdict). Returns the files that could not be written.
 fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> Vec<anyhow::Error> {
-    let mut failed = Vec::new();
-    if let Some(path) = &args.output {
-        failed.extend(
-            json::write_file_atomically(path, report)
-                .with_context(|| format!("cannot write the JSON report to {}", path.display()))
-                .err(),
-        );
+    let mut failed = ReportFiles {
+        json: args.output.as_deref(),
+        junit: args.junit.as_deref(),
+        junit_strict: args.junit_strict,
+        html: args.html.as_deref(),
     }
-    if let Some(path) = &args.junit {
-        let options = junit::Options {
-            locations: !args.junit_strict,
-        };
-        failed.extend(
-            junit::write_file(path, report, &options)
-                .with_context(|| format!("cannot write JUnit XML to {}", path.display()))
-                .err(),
-        );
-    }
-    if let Some(path) = &args.html {
-        failed.extend(
-            html::write_file(path, report)
-                .with_context(|| format!("cannot write the HTML report to {}", path.display()))
-                .err(),
-        );
-    }
+    .write(report);
     failed.extend(print_outputs(args, report, duration).err());
     if report.incomplete {
         eprintln!(

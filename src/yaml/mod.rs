@@ -376,7 +376,10 @@ pub fn expect_text(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<S
 pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
     let hint = if err.message.contains("mapping values are not allowed") {
         Some("a plain scalar may not contain `: `; quote the value".to_owned())
-    } else if err.message.contains("budget") || err.message.contains("alias") {
+    } else if ["budget", "alias", "nested deeper than", "more than"]
+        .iter()
+        .any(|words| err.message.contains(words))
+    {
         Some(format!(
             "the file is past goldgate's YAML limits ({MAX_NODES} nodes, 64 levels of nesting, \
              50,000 aliases, {MAX_ALIAS_EVENTS} events expanded from aliases); split it into \

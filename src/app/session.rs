@@ -1,0 +1,211 @@
+//! A run of a suite, whole: the agent started, the cases played (with the repeats the gate
+//! asks for), quarantine applied, the baseline compared, the floors checked and the
+//! credentials masked. A front end resolves a [`RunPlan`] from its flags and config, calls
+//! [`play`], and gets the [`Report`] every sink reads; it shows progress and notices as it
+//! likes, and prints nothing of the library's own.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::agent::{Agent, connect};
+use crate::config::AgentConfig;
+use crate::config::quarantine::{self, Date};
+use crate::gate::Gate;
+use crate::gate::adaptive::{self, Schedule};
+use crate::model::{Case, Floor};
+use crate::results::{FloorResult, Policy, Report};
+use crate::run::{self, Event, OnEvent, Repeat, RunOptions, Stop};
+use crate::score::Grader;
+use crate::shard::{self, SuiteId};
+
+/// Everything a run needs, resolved once from the front end's flags, env and config.
+pub struct RunPlan {
+    /// The cases to play (this shard's, when sharded).
+    pub cases: Vec<Arc<Case>>,
+    /// The suite they belong to (every case selected before sharding).
+    pub suite: SuiteId,
+    pub repeat: Repeat,
+    /// With a gate: the most runs adaptive repeats may give a case
+    /// ([`adaptive::DEFAULT_MAX_REPEAT`] when not chosen).
+    pub max_repeat: Option<u32>,
+    /// The agent under test; none when every turn has its reply recorded in its golden.
+    pub agent: Option<AgentConfig>,
+    pub grader: Grader,
+    pub options: RunOptions,
+    /// The baseline and thresholds the run is compared with.
+    pub gate: Option<Gate>,
+    pub quarantine: Vec<quarantine::Entry>,
+    pub floors: Vec<Floor>,
+    /// What decides the exit code.
+    pub policy: Policy,
+    /// Errored cases the run may have before it cannot pass.
+    pub max_errors: usize,
+}
+
+/// Something the run found worth telling, beside its report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// The agent could not be started: every case fails with this.
+    AgentNotStarted(String),
+    /// A quarantine entry names no case of the run.
+    UnusedQuarantine { case: String, line: u32 },
+    /// The baseline is a report of another suite: its cases read as new or missing.
+    OtherSuite {
+        baseline: String,
+        difference: String,
+    },
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notice::AgentNotStarted(why) => f.write_str(why),
+            Notice::UnusedQuarantine { case, line } => write!(
+                f,
+                "warning: quarantine entry `{case}` (goldgate.yaml line {line}) names no case of this run"
+            ),
+            Notice::OtherSuite {
+                baseline,
+                difference,
+            } => write!(
+                f,
+                "warning: the baseline {baseline} is a report of another suite: {difference}"
+            ),
+        }
+    }
+}
+
+/// Plays `plan` to its complete, masked report. `stop` ends it early (the report then says
+/// it is incomplete); `on_event` hears every case start and finish, and the runs adaptive
+/// repeats add; `notice` hears what [`Notice`] lists.
+pub async fn play(
+    plan: RunPlan,
+    stop: &Stop,
+    on_event: OnEvent,
+    notice: &(dyn Fn(Notice) + Sync),
+) -> Report {
+    let agent = start_agent(plan.agent.as_ref(), &plan.options, stop, notice).await;
+    let grader = Arc::new(plan.grader);
+    let played = run::run_repeated(
+        plan.cases.clone(),
+        plan.repeat,
+        Arc::clone(&agent),
+        Arc::clone(&grader),
+        &plan.options,
+        stop,
+        Arc::clone(&on_event),
+    )
+    .await;
+    let mut report = played.report;
+    // Before the gate looks: a quarantined case takes no part in its decisions.
+    for entry in quarantine::apply(&plan.quarantine, &mut report.cases, Date::today()) {
+        notice(Notice::UnusedQuarantine {
+            case: entry.case.clone(),
+            line: entry.line,
+        });
+    }
+    if let Some(gate) = &plan.gate {
+        // With a baseline, open decisions get more runs by default: the gate's power rests
+        // on them.
+        let runs = plan.repeat.runs();
+        let most = plan
+            .max_repeat
+            .unwrap_or(adaptive::DEFAULT_MAX_REPEAT.max(runs));
+        let rerun = |keys: Option<HashSet<String>>, more: u32| {
+            let chosen: Vec<Arc<Case>> = plan
+                .cases
+                .iter()
+                .filter(|c| {
+                    keys.as_ref()
+                        .is_none_or(|k| k.contains(&shard::case_key(c)))
+                })
+                .cloned()
+                .collect();
+            on_event(Event::RunsAdded {
+                runs: chosen.len() * more as usize,
+            });
+            let (agent, grader, on_event) = (
+                Arc::clone(&agent),
+                Arc::clone(&grader),
+                Arc::clone(&on_event),
+            );
+            let options = &plan.options;
+            async move {
+                let repeat = Repeat::new(more, Some(1)).unwrap_or(Repeat::ONCE);
+                run::run_repeated(chosen, repeat, agent, grader, options, stop, on_event)
+                    .await
+                    .report
+            }
+        };
+        let schedule = Schedule::new(runs, most);
+        let settled =
+            adaptive::settle(gate, &mut report, &schedule, plan.repeat.min_pass(), rerun).await;
+        report.gate = Some(settled);
+    }
+    // Before the reports: no agent process outlives the run, even one ignoring SIGTERM.
+    agent.shutdown().await;
+    report.suite = plan.suite;
+    report.max_errors = plan.max_errors;
+    report.policy = plan.policy;
+    if let Some(gate) = &plan.gate {
+        if let Some(difference) = gate.baseline.suite.difference(&report.suite) {
+            notice(Notice::OtherSuite {
+                baseline: gate.baseline_name.clone(),
+                difference,
+            });
+        }
+        if report.gate.is_none() {
+            report.gate = Some(gate.compare(&report));
+        }
+    }
+    report.floors = plan
+        .floors
+        .iter()
+        .map(|floor| FloorResult::check(floor, &report))
+        .collect();
+    // Credentials: the last change to the report, before any sink or the baseline reads it.
+    report.mask(&plan.options.secrets);
+    report
+}
+
+/// The agent under test, started; one that does not start fails every case with why (the
+/// reports are still written: a run with no reports looks like a run that never happened).
+/// Start-up may take minutes (a build): a stop ends it like a run.
+async fn start_agent(
+    config: Option<&AgentConfig>,
+    options: &RunOptions,
+    stop: &Stop,
+    notice: &(dyn Fn(Notice) + Sync),
+) -> Arc<dyn Agent> {
+    let Some(config) = config else {
+        return Arc::new(connect::NoAgent);
+    };
+    tokio::select! {
+        agent = connect::connect_masking(config, &options.secrets) => agent.unwrap_or_else(|why| {
+            notice(Notice::AgentNotStarted(why.clone()));
+            Arc::new(connect::NotStarted(why))
+        }),
+        () = stop.scheduling.cancelled() => Arc::new(connect::Interrupted),
+    }
+}
+
+/// The agent to test: the one given, or none when every turn of `cases` has its reply
+/// recorded in its golden (Regtrace `actual_output`).
+pub fn agent_needed(
+    agent: Option<AgentConfig>,
+    cases: &[Arc<Case>],
+) -> Result<Option<AgentConfig>, String> {
+    let recorded = || {
+        cases
+            .iter()
+            .all(|c| c.turns.iter().all(|t| t.recorded_reply.is_some()))
+    };
+    match agent {
+        Some(agent) => Ok(Some(agent)),
+        None if recorded() => Ok(None),
+        None => Err("no agent to test\n\
+             hint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
+            .to_owned()),
+    }
+}

@@ -1,0 +1,51 @@
+//! The report files a command writes (`run`, `report`, `merge`): one step, so that each is
+//! written the same way, each whatever became of the others, atomically.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use goldgate::report::{html, junit};
+use goldgate::results::{Report, json};
+
+/// Which files to write; `None` leaves one out.
+#[derive(Default)]
+pub struct ReportFiles<'a> {
+    pub json: Option<&'a Path>,
+    pub junit: Option<&'a Path>,
+    /// `--junit-strict`: no file or line attributes, for readers that refuse them.
+    pub junit_strict: bool,
+    pub html: Option<&'a Path>,
+}
+
+impl ReportFiles<'_> {
+    /// Writes every file asked for; the ones that could not be written.
+    pub fn write(&self, report: &Report) -> Vec<anyhow::Error> {
+        let mut failed = Vec::new();
+        if let Some(path) = self.json {
+            failed.extend(
+                json::write_file_atomically(path, report)
+                    .with_context(|| format!("cannot write the JSON report to {}", path.display()))
+                    .err(),
+            );
+        }
+        if let Some(path) = self.junit {
+            let options = junit::Options {
+                locations: !self.junit_strict,
+            };
+            failed.extend(
+                junit::write_file(path, report, &options)
+                    .with_context(|| format!("cannot write JUnit XML to {}", path.display()))
+                    .err(),
+            );
+        }
+        if let Some(path) = self.html {
+            failed.extend(
+                html::write_file(path, report)
+                    .with_context(|| format!("cannot write the HTML report to {}", path.display()))
+                    .err(),
+            );
+        }
+        failed
+    }
+}
