@@ -8,6 +8,11 @@
 //! - Throughput: 5,000 one-turn cases against an agent that answers at once; goal: more than
 //!   5,000 turns per second.
 //!
+//! - The binary, end to end: `goldgate run` on 1,000 one-turn SCRAPI goldens at
+//!   `--concurrency 8`, as a user runs it (start-up, loading, the limiter, scoring, the reports
+//!   and the terminal table included); the median of five runs. Goals: under 0.15 s against
+//!   the agent that answers at once, within 1.05x of the ideal against the 20 ms one.
+//!
 //! The agent runs on its own thread and runtime, as a separate process would, and listens on
 //! 127.0.0.1 only. It reports how long it held each turn, so that the agent's share of the
 //! wall time can be told apart from the runner's. Every case must pass, so a broken setup
@@ -264,6 +269,7 @@ fn main() {
     let fast = start_agent(Duration::ZERO);
     let millis = |d: Duration| d.as_secs_f64() * 1e3;
 
+    binary_section(fast.addr, slow.addr);
     println!(
         "latency: {LATENCY_CASES} cases, the agent holds each turn {} ms",
         AGENT_LATENCY.as_millis()
@@ -321,6 +327,77 @@ fn main() {
             verdict(per_second > 5_000.0)
         );
     }
+}
+
+/// `count` one-turn SCRAPI goldens the agent's reply passes, and a config naming the agent at
+/// `addr`, in a new directory.
+fn golden_suite(addr: SocketAddr, count: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let conversation = |i: usize| {
+        format!(
+            "  - conversation: case_{i}\n    turns:\n      - user: \"Where is ORD-12345? ({i})\"\n        \
+             tool_calls:\n          - action: lookup_order\n            args: {{ order_id: ORD-12345 }}\n        \
+             agent: \"Your order ORD-12345 has shipped and should arrive by April 18th.\"\n"
+        )
+    };
+    let goldens: String = (0..count).map(conversation).collect();
+    std::fs::create_dir(dir.path().join("goldens")).expect("goldens/");
+    std::fs::write(
+        dir.path().join("goldens/bench.yaml"),
+        format!("conversations:\n{goldens}"),
+    )
+    .expect("the goldens");
+    std::fs::write(
+        dir.path().join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"http://{addr}/turn\" }}\n"),
+    )
+    .expect("the config");
+    dir
+}
+
+/// The median wall time of five `goldgate run` of `suite` at `concurrency`; every run must
+/// pass every case.
+fn binary_run(suite: &Path, concurrency: usize) -> Duration {
+    let mut times: Vec<Duration> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_goldgate"))
+                .args(["run", "goldens", "--concurrency", &concurrency.to_string()])
+                .current_dir(suite)
+                .output()
+                .expect("goldgate runs");
+            let took = started.elapsed();
+            assert!(
+                output.status.success(),
+                "goldgate run failed: {}",
+                String::from_utf8_lossy(&output.stdout)
+            );
+            took
+        })
+        .collect();
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+fn binary_section(fast: SocketAddr, slow: SocketAddr) {
+    const CASES: usize = 1_000;
+    const CONCURRENCY: usize = 8;
+    println!("binary: `goldgate run` on {CASES} one-turn goldens at --concurrency {CONCURRENCY}");
+    let at_once = binary_run(golden_suite(fast, CASES).path(), CONCURRENCY);
+    println!(
+        "  agent answers at once:  {:.3} s  goal < 0.150 s  {}",
+        at_once.as_secs_f64(),
+        verdict(at_once < Duration::from_millis(150))
+    );
+    let held = binary_run(golden_suite(slow, CASES).path(), CONCURRENCY);
+    let ideal = AGENT_LATENCY.mul_f64(CASES as f64 / CONCURRENCY as f64);
+    let ratio = held.as_secs_f64() / ideal.as_secs_f64();
+    println!(
+        "  agent holds 20 ms:      {:.3} s  ideal {:.3} s  ratio {ratio:.3}  goal <= 1.05  {}",
+        held.as_secs_f64(),
+        ideal.as_secs_f64(),
+        verdict(ratio <= 1.05)
+    );
 }
 
 fn verdict(met: bool) -> &'static str {
