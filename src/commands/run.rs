@@ -435,6 +435,7 @@ fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
         return Some(AgentConfig::Http {
             url: url.clone(),
             headers: Vec::new(),
+            template: None,
         });
     }
     if let Some(command) = &args.agent_cmd {
