@@ -432,6 +432,20 @@ fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
 
 fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
     if let Some(url) = &args.agent_url {
+        // A template describes the endpoint's JSON, wherever it runs (a preview URL in CI):
+        // only the URL is replaced. A protocol agent is replaced whole.
+        if let Some(AgentConfig::Http {
+            headers,
+            template: Some(template),
+            ..
+        }) = &config.agent
+        {
+            return Some(AgentConfig::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+                template: Some(template.clone()),
+            });
+        }
         return Some(AgentConfig::Http {
             url: url.clone(),
             headers: Vec::new(),
