@@ -252,6 +252,7 @@ pub enum Method {
 }
 
 impl Method {
+    /// Written in capitals or in lower case.
     const NAMES: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
     pub fn name(self) -> &'static str {
@@ -273,7 +274,7 @@ impl Method {
             Method::Delete,
         ]
         .into_iter()
-        .find(|m| m.name().eq_ignore_ascii_case(name))
+        .find(|m| m.name() == name || m.name().to_ascii_lowercase() == name)
     }
 }
 
