@@ -20,30 +20,27 @@ use axum::routing::post;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-/// The two-turn golden every server here answers: the second turn is answered well only when
-/// the conversation's session (an id or a cookie) came back.
-const GOLDEN: &str = "common_session_parameters:
-  order_status: shipped
-conversations:
-  - conversation: first
+/// Two conversations of the two-turn golden every server here answers: the second turn is
+/// answered well only when the conversation's session (an id or a cookie) came back.
+fn golden() -> String {
+    let mut golden =
+        "common_session_parameters:\n  order_status: shipped\nconversations:\n".to_owned();
+    for name in ["first", "second"] {
+        golden.push_str(&format!(
+            "  - conversation: {name}
     turns:
       - user: Where is ORD-12345?
         tool_calls:
           - action: lookup_order
-            args: { order_id: ORD-12345 }
+            args: {{ order_id: ORD-12345 }}
         agent: Your order ORD-12345 has shipped.
       - user: When will it arrive?
         agent: It should arrive by April 18th.
-  - conversation: second
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-12345 }
-        agent: Your order ORD-12345 has shipped.
-      - user: When will it arrive?
-        agent: It should arrive by April 18th.
-";
+"
+        ));
+    }
+    golden
+}
 
 /// The reply text of a turn: the order's status on the first, the date on a later one whose
 /// `known` session matched, and something else entirely when it did not.
@@ -58,7 +55,17 @@ fn answer(turn: u64, known: bool, status: &str) -> String {
 fn write_project(dir: &Path, config: &str) {
     fs::write(dir.join("goldgate.yaml"), config).unwrap();
     fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), GOLDEN).unwrap();
+    fs::write(dir.join("goldens/orders.yaml"), golden()).unwrap();
+}
+
+/// A project whose agent is `app` served on loopback at `/chat`, with `keys` (indented under
+/// `http:`, placeholders written as they are) after its `url`.
+fn project(app: axum::Router, keys: &str) -> tempfile::TempDir {
+    let addr = common::serve(app);
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("agent:\n  http:\n    url: http://{addr}/chat\n{keys}");
+    write_project(dir.path(), &config);
+    dir
 }
 
 /// `goldgate run` in `dir` with a JSON report; the outcome and the report.
@@ -116,29 +123,22 @@ async fn json_api(Json(body): Json<Value>) -> Json<Value> {
 
 #[test]
 fn a_json_reply_is_read_with_paths_and_the_assigned_session_is_carried() {
-    let addr = common::serve(axum::Router::new().route("/chat", post(json_api)));
-    let dir = tempfile::tempdir().unwrap();
-    write_project(
-        dir.path(),
-        &format!(
-            "agent:
-  http:
-    url: http://{addr}/chat
-    body:
-      message: '{{{{text}}}}'
-      session: '{{{{session}}}}'
-      turn: '{{{{turn}}}}'
-      vars: '{{{{variables}}}}'
-      conv: '{{{{conversation}}}}'
-      label: 'turn {{{{turn}}}}: \"{{{{text}}}}\"'
+    let dir = project(
+        axum::Router::new().route("/chat", post(json_api)),
+        r#"    body:
+      message: '{{text}}'
+      session: '{{session}}'
+      turn: '{{turn}}'
+      vars: '{{variables}}'
+      conv: '{{conversation}}'
+      label: 'turn {{turn}}: "{{text}}"'
     response:
       text: $.data.reply
       tool_calls: $.tools[*]
       tool_name: $.function.name
       tool_args: $.function.arguments
       session: $.meta.session_id
-"
-        ),
+"#,
     );
     let (outcome, report) = run(dir.path(), &[]);
     assert_passed(&outcome, &report);
@@ -229,19 +229,12 @@ async fn sse_api(Json(body): Json<Value>) -> Response {
 
 #[test]
 fn server_sent_events_are_joined_and_time_to_first_text_is_measured() {
-    let addr = common::serve(axum::Router::new().route("/chat", post(sse_api)));
-    let dir = tempfile::tempdir().unwrap();
-    write_project(
-        dir.path(),
-        &format!(
-            "agent:
-  http:
-    url: http://{addr}/chat
-    body: {{ q: '{{{{text}}}}', turn: '{{{{turn}}}}' }}
+    let dir = project(
+        axum::Router::new().route("/chat", post(sse_api)),
+        r#"    body: { q: '{{text}}', turn: '{{turn}}' }
     stream: sse
-    response: {{ text: $.delta, tool_calls: $.tool }}
-"
-        ),
+    response: { text: $.delta, tool_calls: $.tool }
+"#,
     );
     let (outcome, report) = run(dir.path(), &[]);
     assert_passed(&outcome, &report);
@@ -277,24 +270,17 @@ async fn ndjson_api(Json(body): Json<Value>) -> Response {
 
 #[test]
 fn an_ndjson_stream_is_read_with_its_own_paths() {
-    let addr = common::serve(axum::Router::new().route("/chat", post(ndjson_api)));
-    let dir = tempfile::tempdir().unwrap();
-    write_project(
-        dir.path(),
-        &format!(
-            "agent:
-  http:
-    url: http://{addr}/chat
-    method: post
-    body: {{ q: '{{{{text}}}}', turn: '{{{{turn}}}}' }}
+    let dir = project(
+        axum::Router::new().route("/chat", post(ndjson_api)),
+        r#"    method: post
+    body: { q: '{{text}}', turn: '{{turn}}' }
     stream: ndjson
     response:
       text: $.out.text
       tool_calls: $.call
       tool_name: $.fn
       tool_args: $.params
-"
-        ),
+"#,
     );
     let (outcome, report) = run(dir.path(), &[]);
     assert_passed(&outcome, &report);
@@ -433,11 +419,13 @@ fn start_example(program: &str, script: &str) -> (Child, SocketAddr) {
     (child, addr)
 }
 
-/// Runs `examples/NAME` with its own config and golden, pointed at its agent on `addr`.
-fn run_example(name: &str, addr: SocketAddr) -> common::Outcome {
+/// Starts `examples/NAME`'s agent with `program`, and runs goldgate with the example's own
+/// config and golden pointed at it: it must pass.
+fn assert_example_passes(name: &str, program: &str, script: &str) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let example = root.join("examples").join(name);
-    common::goldgate(
+    let (mut agent, addr) = start_example(program, &format!("examples/{name}/{script}"));
+    let outcome = common::goldgate(
         root,
         &[
             "run",
@@ -447,13 +435,7 @@ fn run_example(name: &str, addr: SocketAddr) -> common::Outcome {
             &format!("http://{addr}/chat"),
             example.join("goldens").to_str().unwrap(),
         ],
-    )
-}
-
-#[test]
-fn the_python_example_agent_passes_its_golden() {
-    let (mut agent, addr) = start_example("python3", "examples/python-agent/agent.py");
-    let outcome = run_example("python-agent", addr);
+    );
     agent.kill().ok();
     agent.wait().ok();
     assert_eq!(
@@ -463,23 +445,18 @@ fn the_python_example_agent_passes_its_golden() {
         outcome.stdout,
         outcome.stderr
     );
+}
+
+#[test]
+fn the_python_example_agent_passes_its_golden() {
+    assert_example_passes("python-agent", "python3", "agent.py");
 }
 
 #[test]
 #[ignore = "needs node: Node.js 18 or later runs examples/typescript-agent/agent.mjs (.ci/run installs it)"]
 fn the_typescript_example_agent_passes_its_golden() {
     common::require_tool("node", "--version", "install Node.js 18 or later");
-    let (mut agent, addr) = start_example("node", "examples/typescript-agent/agent.mjs");
-    let outcome = run_example("typescript-agent", addr);
-    agent.kill().ok();
-    agent.wait().ok();
-    assert_eq!(
-        outcome.code,
-        Some(0),
-        "{}{}",
-        outcome.stdout,
-        outcome.stderr
-    );
+    assert_example_passes("typescript-agent", "node", "agent.mjs");
 }
 
 /// The HTTP status of a server that refuses keeps its meaning: the template changes only how a
