@@ -222,7 +222,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
 
-    /// Test the agent at this URL (the HTTP protocol), instead of the config's agent.
+    /// Test the agent at this URL (the HTTP protocol), instead of the config's agent; when the
+    /// config's agent is an HTTP template, only its URL is replaced.
     #[arg(
         long,
         value_name = "URL",

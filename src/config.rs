@@ -8,6 +8,7 @@
 
 pub mod ces;
 pub mod floors;
+pub mod http;
 pub mod llm;
 pub mod quarantine;
 pub mod thresholds;
@@ -52,6 +53,8 @@ pub enum AgentConfig {
         url: String,
         /// Header name and value with `${VAR}` still unexpanded: expanded when the agent is built.
         headers: Vec<(String, String)>,
+        /// How to ask an endpoint with its own JSON; `None`: it speaks the turn protocol.
+        template: Option<Box<http::HttpTemplate>>,
     },
     Command {
         argv: Vec<String>,
@@ -311,7 +314,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
     };
     let path = format!("agent.{}", kind.name);
     match kind.name.as_str() {
-        "http" => parse_http(value, &path, diags),
+        "http" => http::parse(value, &path, diags),
         "command" => parse_command(value, &path, base, diags),
         "replay" => {
             let dir = yaml::expect_text(value, &path, diags)?;
@@ -338,28 +341,6 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
             None
         }
     }
-}
-
-/// `agent: { http: { url, headers } }`.
-fn parse_http(value: &Node, path: &str, diags: &mut Diagnostics) -> Option<AgentConfig> {
-    let mut fields = Fields::of(value, path, diags)?;
-    let url = fields.required_string("url", diags);
-    let headers = fields
-        .take("headers")
-        .and_then(|h| Fields::of(h, &format!("{path}.headers"), diags).map(|f| f.node()))
-        .and_then(Node::as_map)
-        .map(|entries| {
-            entries
-                .iter()
-                .filter_map(|(k, v)| {
-                    let text = yaml::expect_text(v, &format!("{path}.headers.{}", k.name), diags)?;
-                    Some((k.name.clone(), text))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    fields.finish(&["url", "headers"], diags);
-    Some(AgentConfig::Http { url: url?, headers })
 }
 
 /// `agent: { command: [argv...] }` or `{ command: { argv: [...], processes: N } }`, run in

@@ -526,9 +526,14 @@ fn ci_runs_exactly_the_tests_ignored_for_a_tool() {
             let reason = &reason[..reason.find('"').unwrap()];
             if reason.starts_with("needs ") {
                 assert!(
-                    ["needs chromium:", "needs xmllint:", "needs actionlint:"]
-                        .iter()
-                        .any(|tool| reason.starts_with(tool)),
+                    [
+                        "needs chromium:",
+                        "needs xmllint:",
+                        "needs actionlint:",
+                        "needs node:",
+                    ]
+                    .iter()
+                    .any(|tool| reason.starts_with(tool)),
                     "tests/{name}.rs: {reason}"
                 );
                 needing_tools.insert(name.clone());

@@ -300,6 +300,8 @@ fn the_config_schema_agrees_with_the_loader() {
         examples.as_str(),
         "version: 1\n",
         "agent: { http: { url: 'http://127.0.0.1:8080/turn', headers: { Authorization: 'Bearer ${T}', X-Id: 7 } } }",
+        "agent: { http: { url: 'http://127.0.0.1:8080/chat/{{session}}', method: put, headers: { X-Turn: '{{turn}}' }, body: { q: '{{text}}', n: 1, v: ['{{variables}}'] }, response: { text: $.reply, tool_calls: '$.tools[*]', tool_name: $.fn, tool_args: $.args, transfer: $.to, session: $.sid }, stream: sse, cookies: true } }",
+        "agent: { http: { url: 'http://127.0.0.1:8080/chat', body: '{\"q\": \"{{text}}\", \"turn\": {{turn}}}', response: { text: $ } } }",
         "agent: { command: ['./agent', --stdio, 1] }",
         "agent: { command: './agent --stdio' }",
         "agent: { command: { argv: ./agent, processes: 4 } }",
@@ -323,6 +325,11 @@ fn the_config_schema_agrees_with_the_loader() {
         "agent: { http: { headers: { A: b } } }",
         "agent: { http: { url: x, headers: [A] } }",
         "agent: { http: { url: [x] } }",
+        "agent: { http: { url: x, body: { q: '{{text}}' } } }",
+        "agent: { http: { url: x, response: { tool_calls: $.t } } }",
+        "agent: { http: { url: x, response: { text: $.t }, stream: websocket } }",
+        "agent: { http: { url: x, response: { text: $.t }, cookies: 'yes' } }",
+        "agent: { http: { url: x, response: { text: $.t }, method: Post } }",
         "agent: { command: [] }",
         "agent: { command: '  ' }",
         "agent: { command: { processes: 2 } }",
@@ -375,7 +382,7 @@ fn the_config_schema_agrees_with_the_loader() {
         }
     }
     assert_eq!(disagreements, "", "the schema and the loader disagree");
-    assert_eq!((valid, invalid), (19, 40));
+    assert_eq!((valid, invalid), (21, 45));
     // An empty goldgate.yaml is a valid config.
     assert!(schema.is_valid(&Value::Null));
 }

@@ -100,6 +100,7 @@ async fn connect_to(addr: std::net::SocketAddr) -> Arc<dyn Agent> {
     connect::connect(&AgentConfig::Http {
         url: format!("http://{addr}/turn"),
         headers: Vec::new(),
+        template: None,
     })
     .await
     .unwrap()

@@ -12,8 +12,10 @@ use super::ces::CesAgent;
 use super::ces::auth::Credentials;
 use super::command::CommandAgent;
 use super::http::HttpAgent;
+use super::http::templated::Templated;
 use super::llm::LlmAgent;
 use super::replay::ReplayAgent;
+use crate::config::http::{HttpTemplate, TextTemplate};
 use crate::config::{AgentConfig, Endpoint, LlmAgentConfig, expand_env, expanded_base_url};
 use crate::llm::LlmClient;
 use crate::llm::client::Patience;
@@ -47,25 +49,13 @@ pub async fn connect_masking(
 
 async fn start(config: &AgentConfig, secrets: &Secrets) -> Result<Arc<dyn Agent>, String> {
     match config {
-        AgentConfig::Http { url, headers } => {
-            let url = expand_env(url).map_err(|e| format!("agent.http.url: {e}"))?;
-            let url = reqwest::Url::parse(&url)
-                .map_err(|e| format!("agent.http.url: not a URL ({e})"))?;
-            let mut map = HeaderMap::new();
-            for (name, value) in headers {
-                let field = format!("agent.http.headers.{name}");
-                let header = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| format!("{field}: not a valid header name"))?;
-                let value = expand_env(value).map_err(|e| format!("{field}: {e}"))?;
-                let value = HeaderValue::from_str(&value).map_err(|_| {
-                    format!("{field}: the value has characters a header cannot carry")
-                })?;
-                map.insert(header, value);
-            }
-            Ok(Arc::new(
-                HttpAgent::new(http_client()?, url, map).masking(secrets.clone()),
-            ))
-        }
+        AgentConfig::Http {
+            url,
+            headers,
+            template,
+        } => Ok(Arc::new(
+            http_agent(url, headers, template.as_deref())?.masking(secrets.clone()),
+        )),
         AgentConfig::Command {
             argv,
             processes,
@@ -101,6 +91,47 @@ async fn start(config: &AgentConfig, secrets: &Secrets) -> Result<Arc<dyn Agent>
             )))
         }
     }
+}
+
+/// An HTTP agent: `${VAR}` expanded in the URL and headers; with a template, the placeholders
+/// of the expanded URL and header values compiled.
+fn http_agent(
+    url: &str,
+    headers: &[(String, String)],
+    template: Option<&HttpTemplate>,
+) -> Result<HttpAgent, String> {
+    let url = expand_env(url).map_err(|e| format!("agent.http.url: {e}"))?;
+    let url_template = template
+        .map(|_| TextTemplate::compile(&url))
+        .transpose()
+        .map_err(|e| format!("agent.http.url: {e}"))?;
+    let parsed =
+        reqwest::Url::parse(&url).map_err(|e| format!("agent.http.url: not a URL ({e})"))?;
+    let mut map = HeaderMap::new();
+    let mut templated_headers = Vec::new();
+    for (name, value) in headers {
+        let field = format!("agent.http.headers.{name}");
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("{field}: not a valid header name"))?;
+        let value = expand_env(value).map_err(|e| format!("{field}: {e}"))?;
+        if template.is_some() {
+            let compiled = TextTemplate::compile(&value).map_err(|e| format!("{field}: {e}"))?;
+            if compiled.has_placeholders() {
+                templated_headers.push((header, compiled));
+                continue;
+            }
+        }
+        let value = HeaderValue::from_str(&value)
+            .map_err(|_| format!("{field}: the value has characters a header cannot carry"))?;
+        map.insert(header, value);
+    }
+    let agent = HttpAgent::new(http_client()?, parsed, map);
+    Ok(match (template, url_template) {
+        (Some(template), Some(url)) => {
+            agent.templated(Templated::new(template.clone(), url, templated_headers))
+        }
+        _ => agent,
+    })
 }
 
 fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {

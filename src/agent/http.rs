@@ -5,6 +5,9 @@
 //! merged with [`Reply::absorb`]. Streaming is what makes time to first token measurable, so
 //! the body is read chunk by chunk as it arrives rather than buffered whole.
 //!
+//! With a request template and response paths (`agent: { http: { body, response, ... } }`)
+//! it asks an endpoint with its own JSON instead ([`templated`]).
+//!
 //! Headers come from the config with `${VAR}` already expanded, so they may hold secrets:
 //! they are marked sensitive (hidden from `Debug`) and never appear in errors or in
 //! [`Agent::describe`].
@@ -15,6 +18,11 @@ use async_trait::async_trait;
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Client, Response, Url};
+
+mod mapping;
+mod sse;
+mod template;
+pub mod templated;
 
 use super::{Agent, TurnRequest};
 use crate::net::{
@@ -32,7 +40,12 @@ pub struct HttpAgent {
     /// the URL's user, password and query values), with the run's others when it shares its
     /// set ([`HttpAgent::masking`]): masked out of every error message.
     secrets: Secrets,
+    /// How to ask an endpoint with its own JSON; `None`: the turn protocol.
+    templated: Option<templated::Templated>,
 }
+
+/// What a protocol agent accepts.
+const PROTOCOL_ACCEPT: &str = "application/json, application/x-ndjson";
 
 impl HttpAgent {
     pub fn new(client: Client, url: Url, mut headers: HeaderMap) -> Self {
@@ -45,15 +58,28 @@ impl HttpAgent {
         }
         secrets.add_url(url.as_str());
         // Tells servers that can stream that a stream is welcome.
-        headers.entry(ACCEPT).or_insert(HeaderValue::from_static(
-            "application/json, application/x-ndjson",
-        ));
+        headers
+            .entry(ACCEPT)
+            .or_insert(HeaderValue::from_static(PROTOCOL_ACCEPT));
         Self {
             client,
             url,
             headers,
             secrets,
+            templated: None,
         }
+    }
+
+    /// Asks with a request template and reads with response paths instead of the protocol.
+    pub fn templated(mut self, templated: templated::Templated) -> Self {
+        // The protocol's `Accept` gives way to what the template's replies are, unless the
+        // config set its own.
+        if self.headers.get(ACCEPT) == Some(&HeaderValue::from_static(PROTOCOL_ACCEPT)) {
+            self.headers
+                .insert(ACCEPT, HeaderValue::from_static(templated.accept()));
+        }
+        self.templated = Some(templated);
+        self
     }
 
     /// Masks errors with the run's whole set (a token expanded into the URL's path), to which
@@ -70,6 +96,9 @@ impl HttpAgent {
     }
 
     async fn exchange(&self, request: &TurnRequest) -> Result<Exchange, EndpointError> {
+        if let Some(templated) = &self.templated {
+            return self.exchange_templated(templated, request).await;
+        }
         let start = Instant::now();
         let response = self
             .client
@@ -107,6 +136,12 @@ impl Agent for HttpAgent {
         self.exchange(request).await.map_err(|e| self.redacted(e))
     }
 
+    async fn end_session(&self, session: &str) {
+        if let Some(templated) = &self.templated {
+            templated.end_session(session);
+        }
+    }
+
     fn describe(&self) -> String {
         let mut shown = self.url.clone();
         // Credentials and query strings are where tokens hide.
@@ -131,6 +166,21 @@ fn is_stream(headers: &HeaderMap) -> bool {
 /// Reads newline-delimited reply fragments as they arrive.
 async fn read_stream(response: Response, start: Instant) -> Result<Exchange, EndpointError> {
     let mut stream = Stream::new(start);
+    each_line(response, |line| stream.absorb(line)).await?;
+    Ok(Exchange {
+        reply: stream.reply,
+        latency: start.elapsed(),
+        ttft: stream.ttft,
+    })
+}
+
+/// Hands each line of a streamed body to `line` as it arrives (without its `\n`; the last
+/// line need not end with one), within the reply memory bound: `line` returns what parsing it
+/// holds beyond the line's bytes, counted too.
+async fn each_line(
+    response: Response,
+    mut line: impl FnMut(&[u8]) -> Result<usize, EndpointError>,
+) -> Result<(), EndpointError> {
     let mut pending = Vec::new();
     let mut memory = ReplyMemory::default();
     let mut chunks = response.bytes_stream();
@@ -147,19 +197,14 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, End
         let (mut from, mut held) = (0, 0);
         while let Some(offset) = pending[searched..].iter().position(|&b| b == b'\n') {
             let end = searched + offset;
-            held += stream.absorb(&pending[from..end])?;
+            held += line(&pending[from..end])?;
             (from, searched) = (end + 1, end + 1);
         }
         pending.drain(..from);
         memory.grow(held).await?;
     }
-    // The last line need not end with a newline.
-    stream.absorb(&pending)?;
-    Ok(Exchange {
-        reply: stream.reply,
-        latency: start.elapsed(),
-        ttft: stream.ttft,
-    })
+    line(&pending)?;
+    Ok(())
 }
 
 /// A streamed reply as its lines come in.

@@ -31,7 +31,7 @@ pub fn known_in(
     }
     let mut urls: Vec<&str> = Vec::new();
     match agent {
-        Some(AgentConfig::Http { url, headers }) => {
+        Some(AgentConfig::Http { url, headers, .. }) => {
             urls.push(url);
             for (_, value) in headers {
                 secrets.add_value(&add_template(&secrets, value, env));
@@ -103,6 +103,7 @@ mod tests {
         let agent = AgentConfig::Http {
             url: "http://bob.builder:pass-word-1@127.0.0.1:1/turn/${AGENT_TOKEN}".to_owned(),
             headers: vec![("X-Api-Key".to_owned(), "Key ${AGENT_KEY}".to_owned())],
+            template: None,
         };
         let secrets = known_in(&Config::default(), Some(&agent), &env);
         let text = "path-token-123 header-key-456 sk-openai-789 ghs_github_000 \

@@ -287,9 +287,23 @@ fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
 /// The agent the flags name, else the config's; `--startup-timeout` over a command agent's own.
 fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
     let chosen = if let Some(url) = &args.agent_url {
-        AgentConfig::Http {
-            url: url.clone(),
-            headers: Vec::new(),
+        // A template describes the endpoint's JSON, wherever it runs (a preview URL in CI):
+        // only the URL is replaced. A protocol agent is replaced whole.
+        match &config.agent {
+            Some(AgentConfig::Http {
+                headers,
+                template: Some(template),
+                ..
+            }) => AgentConfig::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+                template: Some(template.clone()),
+            },
+            _ => AgentConfig::Http {
+                url: url.clone(),
+                headers: Vec::new(),
+                template: None,
+            },
         }
     } else if let Some(command) = &args.agent_cmd {
         // Through the shell, so that quoting and paths work as the user typed them.

@@ -113,6 +113,13 @@ pub struct JsonPath {
     compiled: serde_json_path::JsonPath,
 }
 
+/// Two paths are the same when they were written the same.
+impl PartialEq for JsonPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
 impl JsonPath {
     /// Compiles `source`. A path without the leading `$` is read from the root, as SCRAPI's
     /// JSONPath library (jsonpath_ng) reads it (`result.status` is `$.result.status`), and so
@@ -133,11 +140,15 @@ impl JsonPath {
         })
     }
 
+    /// Every node the path finds, in document order.
+    pub fn nodes<'a>(&self, value: &'a Value) -> Vec<&'a Value> {
+        self.compiled.query(value).all()
+    }
+
     /// The value at the path as SCRAPI reads it: nothing when no node matches, the node when
     /// one does, a list of the nodes when several do.
     pub fn select(&self, value: &Value) -> Option<Value> {
-        let nodes = self.compiled.query(value).all();
-        match nodes.as_slice() {
+        match self.nodes(value).as_slice() {
             [] => None,
             [one] => Some((*one).clone()),
             many => Some(Value::Array(many.iter().map(|v| (*v).clone()).collect())),

@@ -13,8 +13,8 @@ use std::fmt;
 use std::time::Duration;
 
 pub use body::{MAX_BODY, ReplyMemory, read_body, too_big};
-pub use retry_after::retry_after;
-pub use transport::{status_error, transport_error};
+pub use retry_after::{parse_imf_fixdate, retry_after};
+pub use transport::{quote, status_error, transport_error};
 
 /// One client for the whole run: one connection pool, rustls with the ring provider.
 pub fn http_client() -> Result<reqwest::Client, String> {

@@ -14,8 +14,8 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     Some(date.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// Parses `Sun, 06 Nov 1994 08:49:37 GMT`.
-fn parse_imf_fixdate(value: &str) -> Option<SystemTime> {
+/// Parses `Sun, 06 Nov 1994 08:49:37 GMT` (an HTTP-date: `Retry-After`, a cookie's `Expires`).
+pub fn parse_imf_fixdate(value: &str) -> Option<SystemTime> {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];

@@ -69,6 +69,16 @@ fn is_certificate_error(cause: &(dyn std::error::Error + 'static)) -> bool {
     )
 }
 
+/// The start of a reply, for an error message: at most [`ERROR_BODY_READ`] bytes of it are
+/// read, `secrets` masked out, and then cut to [`ERROR_BODY_CHARS`] characters (cut after
+/// masking, so that no secret is left cut in half and unmasked).
+pub fn quote(body: &[u8], secrets: &Secrets) -> String {
+    let head = &body[..body.len().min(ERROR_BODY_READ)];
+    let text = String::from_utf8_lossy(head);
+    let text = secrets.mask(&text);
+    text.trim().chars().take(ERROR_BODY_CHARS).collect()
+}
+
 /// Turns a non-2xx answer into an error quoting the start of its body, with `secrets` masked
 /// out before it is cut to a quote.
 pub async fn status_error(mut response: Response, secrets: &Secrets) -> EndpointError {
@@ -82,9 +92,7 @@ pub async fn status_error(mut response: Response, secrets: &Secrets) -> Endpoint
             Ok(None) | Err(_) => break,
         }
     }
-    let text = String::from_utf8_lossy(&body);
-    let text = secrets.mask(&text);
-    let quoted: String = text.trim().chars().take(ERROR_BODY_CHARS).collect();
+    let quoted = quote(&body, secrets);
     let reason = status.canonical_reason().unwrap_or("");
     let message = if quoted.is_empty() {
         format!("{} {reason}", status.as_u16())

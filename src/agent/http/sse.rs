@@ -1,0 +1,65 @@
+//! Server-sent events (the WHATWG `text/event-stream` format), read line by line as they
+//! arrive: `data:` lines gather into an event, which a blank line ends. Comments (`:`), and the
+//! `event`, `id` and `retry` fields are read past: a template agent reads each event's data
+//! with its response paths, whatever the event is called.
+
+/// The event being gathered.
+#[derive(Default)]
+pub struct Events {
+    data: Vec<u8>,
+    /// Whether a `data` line came since the last event (an event of empty data is one).
+    has_data: bool,
+}
+
+impl Events {
+    /// Takes one line without its `\n` (a `\r` before it is dropped); returns the data of the
+    /// event a blank line ends.
+    pub fn line(&mut self, line: &[u8]) -> Option<Vec<u8>> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            return self.finish();
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        if field == b"data" {
+            if self.has_data {
+                self.data.push(b'\n');
+            }
+            self.data.extend_from_slice(value);
+            self.has_data = true;
+        }
+        None
+    }
+
+    /// The event a stream ended in without its blank line, if any.
+    pub fn finish(&mut self) -> Option<Vec<u8>> {
+        if !self.has_data {
+            return None;
+        }
+        self.has_data = false;
+        Some(std::mem::take(&mut self.data))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_lines_gather_into_events_and_other_fields_are_read_past() {
+        let mut events = Events::default();
+        let stream =
+            ": keep-alive\r\nevent: delta\r\ndata: {\"a\":\r\ndata:1}\r\n\r\nid: 2\n\ndata: [DONE]";
+        let mut got: Vec<Vec<u8>> = stream
+            .split('\n')
+            .filter_map(|line| events.line(line.as_bytes()))
+            .collect();
+        got.extend(events.finish());
+        assert_eq!(got, vec![b"{\"a\":\n1}".to_vec(), b"[DONE]".to_vec()]);
+    }
+}

@@ -1,0 +1,376 @@
+//! `agent: { http: { url, headers, method, body, response, stream, cookies } }`: an endpoint
+//! that speaks goldgate's turn protocol (only `url` and `headers`), or any endpoint with its
+//! own JSON, described by a request template and response paths.
+//!
+//! Any of `method`, `body`, `response`, `stream` or `cookies` makes it a template agent, and
+//! then `response.text` is required. Placeholders (`{{text}}`, ...) and JSONPaths are compiled
+//! here, so that a typo is an error with its line and a "did you mean" before any request is
+//! sent; the agent renders the compiled template each turn (`agent::http::template`).
+
+mod template;
+
+use super::AgentConfig;
+use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::model::JsonPath;
+use crate::yaml::{self, Fields, Node, Value};
+
+use template::json_text;
+pub use template::{JsonTemplate, Piece, Placeholder, TemplateError, TextTemplate};
+
+const KEYS: [&str; 7] = [
+    "url", "headers", "method", "body", "response", "stream", "cookies",
+];
+const RESPONSE_KEYS: [&str; 6] = [
+    "text",
+    "tool_calls",
+    "tool_name",
+    "tool_args",
+    "transfer",
+    "session",
+];
+/// Where a tool call's name and arguments are read when `response` does not say.
+pub const DEFAULT_TOOL_NAME: &str = "$.name";
+pub const DEFAULT_TOOL_ARGS: &str = "$.arguments";
+
+/// The request body of a template agent.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BodyTemplate {
+    /// Sent as `application/json`.
+    Json(JsonTemplate),
+    /// Sent as `text/plain` with the placeholders' text in place.
+    Text(TextTemplate),
+}
+
+/// Where in the reply (or in each streamed event) the turn's parts are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResponsePaths {
+    /// Every node found is a message; finding none is an error of the turn.
+    pub text: JsonPath,
+    /// Every node found is a tool call; none: no tool calls.
+    pub tool_calls: Option<JsonPath>,
+    /// Within each tool call.
+    pub tool_name: JsonPath,
+    pub tool_args: JsonPath,
+    /// The agent transferred to; none: no transfer.
+    pub transfer: Option<JsonPath>,
+    /// A session id the server assigns, sent back as `{{session}}` in later turns.
+    pub session: Option<JsonPath>,
+}
+
+/// How a streamed reply is framed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamFormat {
+    /// Server-sent events (`text/event-stream`): each event's `data` is read.
+    Sse,
+    /// One JSON document a line.
+    Ndjson,
+}
+
+impl StreamFormat {
+    const NAMES: [&str; 2] = ["sse", "ndjson"];
+}
+
+/// The HTTP methods a template may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    /// Written in capitals or in lower case.
+    const NAMES: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        [
+            Method::Get,
+            Method::Post,
+            Method::Put,
+            Method::Patch,
+            Method::Delete,
+        ]
+        .into_iter()
+        .find(|m| m.name() == name || m.name().to_ascii_lowercase() == name)
+    }
+}
+
+/// An endpoint with its own JSON: how each turn is asked and where the reply's parts are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HttpTemplate {
+    pub method: Method,
+    /// `None`: the request has no body.
+    pub body: Option<BodyTemplate>,
+    pub response: ResponsePaths,
+    /// `None`: one JSON reply.
+    pub stream: Option<StreamFormat>,
+    /// Cookies the server sets are sent back for the rest of the case.
+    pub cookies: bool,
+}
+
+/// `agent: { http: ... }`.
+pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option<AgentConfig> {
+    let mut fields = Fields::of(value, path, diags)?;
+    let url_node = fields.require("url", "a string", diags);
+    let url = url_node.and_then(|node| yaml::expect_text(node, &format!("{path}.url"), diags));
+    let header_nodes = headers(&mut fields, path, diags);
+    let is_template = ["method", "body", "response", "stream", "cookies"]
+        .iter()
+        .any(|key| fields.node().get(key).is_some());
+    let template = if is_template {
+        if let (Some(node), Some(url)) = (url_node, &url) {
+            check_text(url, node, &format!("{path}.url"), diags);
+        }
+        for (name, text, node) in &header_nodes {
+            check_text(text, node, &format!("{path}.headers.{name}"), diags);
+        }
+        template(&mut fields, path, diags).map(Box::new)
+    } else {
+        None
+    };
+    fields.finish(&KEYS, diags);
+    let headers = header_nodes
+        .into_iter()
+        .map(|(name, text, _)| (name, text))
+        .collect();
+    if is_template && template.is_none() {
+        return None;
+    }
+    Some(AgentConfig::Http {
+        url: url?,
+        headers,
+        template,
+    })
+}
+
+/// `headers: { Name: value }`, each value with its node.
+fn headers<'a>(
+    fields: &mut Fields<'a>,
+    path: &str,
+    diags: &mut Diagnostics,
+) -> Vec<(String, String, &'a Node)> {
+    let Some(node) = fields.take("headers") else {
+        return Vec::new();
+    };
+    let Some(map) =
+        Fields::of(node, &format!("{path}.headers"), diags).and_then(|f| f.node().as_map())
+    else {
+        return Vec::new();
+    };
+    map.iter()
+        .filter_map(|(k, v)| {
+            let text = yaml::expect_text(v, &format!("{path}.headers.{}", k.name), diags)?;
+            Some((k.name.clone(), text, v))
+        })
+        .collect()
+}
+
+/// Reports a text template that does not compile at its node.
+fn check_text(text: &str, node: &Node, field: &str, diags: &mut Diagnostics) -> bool {
+    match TextTemplate::compile(text) {
+        Ok(_) => true,
+        Err(error) => {
+            report(&error, node, field, diags);
+            false
+        }
+    }
+}
+
+fn report(error: &TemplateError, node: &Node, field: &str, diags: &mut Diagnostics) {
+    let (message, hint) = error.explain();
+    let code = match error {
+        TemplateError::Unknown(_) => Code::G107,
+        TemplateError::Unterminated => Code::G101,
+    };
+    diags
+        .error(code, node.line, node.column, message)
+        .field(field)
+        .hint(hint);
+}
+
+/// The template keys beside `url` and `headers`.
+fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<HttpTemplate> {
+    let errors = diags.error_count();
+    let method = match fields.take("method") {
+        Some(node) => method(node, &format!("{path}.method"), diags),
+        None => Some(Method::Post),
+    };
+    let body = fields
+        .take("body")
+        .and_then(|node| body(node, &format!("{path}.body"), diags));
+    if let (Some(Method::Get), Some(_), Some(node)) = (method, &body, fields.node().get("body")) {
+        diags
+            .error(
+                Code::G101,
+                node.line,
+                node.column,
+                "a GET request has no body",
+            )
+            .field(format!("{path}.body"))
+            .hint("put what the server reads in the URL (`?q={{text}}`), or use `method: POST`");
+    }
+    let response = match fields.require("response", "where the reply's text is", diags) {
+        Some(node) => response(node, &format!("{path}.response"), diags),
+        None => None,
+    };
+    let stream = fields.take("stream").and_then(|node| {
+        let field = format!("{path}.stream");
+        let text = yaml::expect_text(node, &field, diags)?;
+        match text.as_str() {
+            "sse" => Some(StreamFormat::Sse),
+            "ndjson" => Some(StreamFormat::Ndjson),
+            other => {
+                unknown(node, &field, other, &StreamFormat::NAMES, diags);
+                None
+            }
+        }
+    });
+    let cookies = match fields.take("cookies") {
+        Some(Node {
+            value: Value::Bool(b),
+            ..
+        }) => *b,
+        Some(node) => {
+            node.wrong_type("true or false", diags)
+                .field(format!("{path}.cookies"));
+            false
+        }
+        None => false,
+    };
+    if diags.error_count() > errors {
+        return None;
+    }
+    Some(HttpTemplate {
+        method: method?,
+        body,
+        response: response?,
+        stream,
+        cookies,
+    })
+}
+
+fn unknown(node: &Node, field: &str, given: &str, known: &[&str], diags: &mut Diagnostics) {
+    diags
+        .error(
+            Code::G107,
+            node.line,
+            node.column,
+            format!("unknown value `{given}`"),
+        )
+        .field(field)
+        .hint(suggestion(given, known));
+}
+
+fn method(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<Method> {
+    let text = yaml::expect_text(node, field, diags)?;
+    let method = Method::parse(&text);
+    if method.is_none() {
+        unknown(node, field, &text, &Method::NAMES, diags);
+    }
+    method
+}
+
+/// `body:` a mapping or list (JSON with placeholders in its strings), or a string: JSON when
+/// it starts with `{` or `[` (placeholders in its strings or as whole values), else text.
+fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplate> {
+    let compiled = match &node.value {
+        Value::Str(text) if looks_like_json(text) => match json_text(text) {
+            Ok(json) => JsonTemplate::of_json(&json).map(BodyTemplate::Json),
+            Err(why) => {
+                diags
+                    .error(
+                        Code::G105,
+                        node.line,
+                        node.column,
+                        format!("the body starts like JSON but is not JSON: {why}"),
+                    )
+                    .field(field)
+                    .hint("write the body as a YAML mapping, or fix the JSON");
+                return None;
+            }
+        },
+        Value::Str(text) => TextTemplate::compile(text).map(BodyTemplate::Text),
+        _ => JsonTemplate::of_json(&node.to_json()).map(BodyTemplate::Json),
+    };
+    match compiled {
+        Ok(body) => Some(body),
+        Err(error) => {
+            report(&error, node, field, diags);
+            None
+        }
+    }
+}
+
+fn looks_like_json(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '['])
+}
+
+/// `response: { text, tool_calls, tool_name, tool_args, transfer, session }`.
+fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ResponsePaths> {
+    let mut fields = Fields::of(node, path, diags)?;
+    let has_text = fields.node().get("text").is_some();
+    let mut json_path = |key: &str, default: Option<&str>, diags: &mut Diagnostics| {
+        let field = format!("{path}.{key}");
+        let Some(node) = fields.take(key) else {
+            return Ok(default.map(|d| JsonPath::parse(d).expect("a default path compiles")));
+        };
+        let text = yaml::expect_text(node, &field, diags).ok_or(())?;
+        match JsonPath::parse(&text) {
+            Ok(compiled) => Ok(Some(compiled)),
+            Err(error) => {
+                diags
+                    .error(
+                        Code::G104,
+                        node.line,
+                        node.column,
+                        format!("`{text}` is not a JSONPath: {error}"),
+                    )
+                    .field(field)
+                    .hint("an RFC 9535 JSONPath such as `$.reply` or `$.messages[*].text`");
+                Err(())
+            }
+        }
+    };
+    let text = if has_text {
+        json_path("text", None, diags)
+    } else {
+        {
+            diags
+                .error(
+                    Code::G102,
+                    node.line,
+                    node.column,
+                    "missing required key `text` (the JSONPath of the reply's text)",
+                )
+                .field(format!("{path}.text"))
+                .hint("e.g. `text: $.reply`");
+            Err(())
+        }
+    };
+    let tool_calls = json_path("tool_calls", None, diags);
+    let tool_name = json_path("tool_name", Some(DEFAULT_TOOL_NAME), diags);
+    let tool_args = json_path("tool_args", Some(DEFAULT_TOOL_ARGS), diags);
+    let transfer = json_path("transfer", None, diags);
+    let session = json_path("session", None, diags);
+    fields.finish(&RESPONSE_KEYS, diags);
+    Some(ResponsePaths {
+        text: text.ok()??,
+        tool_calls: tool_calls.ok()?,
+        tool_name: tool_name.ok()??,
+        tool_args: tool_args.ok()??,
+        transfer: transfer.ok()?,
+        session: session.ok()?,
+    })
+}
