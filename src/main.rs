@@ -13,6 +13,7 @@ use goldgate::exit::Exit;
 
 fn main() -> ExitCode {
     fail_writes_past_a_file_size_limit();
+    exit_2_on_a_bug();
     let cli = Cli::parse();
     let exit = match cli.command {
         Command::Lint(args) => commands::lint::run(&args),
@@ -45,6 +46,22 @@ fn fail_writes_past_a_file_size_limit() {
     // handler code and touches no Rust state.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+/// Release builds abort on a panic: a bug then ends the run with exit 2 (never a pass) and a
+/// line saying what happened, instead of SIGABRT's status 134 after Rust's bare message.
+fn exit_2_on_a_bug() {
+    if cfg!(panic = "abort") {
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            report(info);
+            eprintln!(
+                "goldgate: internal error: this is a bug in goldgate, please report it; the run \
+                 stopped before its reports were written"
+            );
+            std::process::exit(i32::from(Exit::Error.code()));
+        }));
     }
 }
 
