@@ -269,7 +269,8 @@ fn main() {
     let fast = start_agent(Duration::ZERO);
     let millis = |d: Duration| d.as_secs_f64() * 1e3;
 
-    binary_section(fast.addr, slow.addr);
+    binary_section(fast.addr, &slow);
+    slow.held.take_mean();
     println!(
         "latency: {LATENCY_CASES} cases, the agent holds each turn {} ms",
         AGENT_LATENCY.as_millis()
@@ -344,7 +345,7 @@ fn golden_suite(addr: SocketAddr, count: usize) -> tempfile::TempDir {
     std::fs::create_dir(dir.path().join("goldens")).expect("goldens/");
     std::fs::write(
         dir.path().join("goldens/bench.yaml"),
-        format!("conversations:\n{goldens}"),
+        format!("common_session_parameters: {{ order_12345_status: shipped }}\nconversations:\n{goldens}"),
     )
     .expect("the goldens");
     std::fs::write(
@@ -379,7 +380,7 @@ fn binary_run(suite: &Path, concurrency: usize) -> Duration {
     times[times.len() / 2]
 }
 
-fn binary_section(fast: SocketAddr, slow: SocketAddr) {
+fn binary_section(fast: SocketAddr, slow: &LoopbackAgent) {
     const CASES: usize = 1_000;
     const CONCURRENCY: usize = 8;
     println!("binary: `goldgate run` on {CASES} one-turn goldens at --concurrency {CONCURRENCY}");
@@ -389,14 +390,23 @@ fn binary_section(fast: SocketAddr, slow: SocketAddr) {
         at_once.as_secs_f64(),
         verdict(at_once < Duration::from_millis(150))
     );
-    let held = binary_run(golden_suite(slow, CASES).path(), CONCURRENCY);
+    let wall = binary_run(golden_suite(slow.addr, CASES).path(), CONCURRENCY);
     let ideal = AGENT_LATENCY.mul_f64(CASES as f64 / CONCURRENCY as f64);
-    let ratio = held.as_secs_f64() / ideal.as_secs_f64();
+    let ratio = wall.as_secs_f64() / ideal.as_secs_f64();
     println!(
         "  agent holds 20 ms:      {:.3} s  ideal {:.3} s  ratio {ratio:.3}  goal <= 1.05  {}",
-        held.as_secs_f64(),
+        wall.as_secs_f64(),
         ideal.as_secs_f64(),
         verdict(ratio <= 1.05)
+    );
+    // The agent's own hold runs over 20 ms (a thread's sleep, its runtime): the wall against
+    // what it really held is goldgate's share alone.
+    let rounds = u32::try_from(CASES.div_ceil(CONCURRENCY)).expect("few rounds");
+    let held = slow.held.take_mean() * rounds;
+    println!(
+        "  against the agent's own hold ({:.2} ms a turn): ratio {:.3}",
+        held.as_secs_f64() * 1e3 / f64::from(rounds),
+        wall.as_secs_f64() / held.as_secs_f64()
     );
 }
 

@@ -97,7 +97,10 @@ pub fn load_goldens(paths: &[PathBuf], done: &str) -> anyhow::Result<Option<Suit
         return Ok(None);
     };
     if suite.warning_count() + suite.error_count() > 0 {
-        problems::write_human(&suite, &mut io::stderr().lock())?;
+        // Buffered: stderr is not, and a suite may have a problem per case.
+        let mut err = io::BufWriter::new(io::stderr().lock());
+        problems::write_human(&suite, &mut err)?;
+        err.flush()?;
     }
     if suite.error_count() > 0 {
         eprintln!(

@@ -185,10 +185,11 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
                 if status != Status::Passed {
                     shown.set_message(format!("{} {}", status.name(), case.id));
                 }
-                // No bar in a CI log: a line per case, so a long run shows it is alive.
+                // No bar in a CI log: a line per case, so a long run shows it is alive. One
+                // write per line: stderr is unbuffered, and each piece of a format is a write.
                 if shown.is_hidden() {
-                    eprintln!(
-                        "goldgate: [{}/{}] {} {} ({}:{})",
+                    let line = format!(
+                        "goldgate: [{}/{}] {} {} ({}:{})\n",
                         finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
                         shown.length().unwrap_or_default(),
                         status.name(),
@@ -196,6 +197,7 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
                         console::escape(&case.location.file.to_string_lossy()),
                         case.location.line
                     );
+                    let _ = io::stderr().write_all(line.as_bytes());
                 }
             }
             Event::RunsAdded { runs } => shown.inc_length(runs as u64),
