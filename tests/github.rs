@@ -188,7 +188,7 @@ fn the_comment_is_found_on_a_later_page_and_a_quote_of_it_is_left_alone() {
         comments[114]["body"]
             .as_str()
             .unwrap()
-            .contains("all 1 cases passed")
+            .contains("the 1 case passed")
     );
     assert!(
         comments[3]["body"]

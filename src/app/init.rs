@@ -60,7 +60,10 @@ fn config(agent: AgentKind) -> String {
   # docs/agents.md). ${VAR}s come from the environment and are never printed.
   http:
     url: "http://127.0.0.1:8080/turn"
-    # headers: { Authorization: "Bearer ${AGENT_TOKEN}" }"#
+    # headers: { Authorization: "Bearer ${AGENT_TOKEN}" }
+    # Your endpoint speaks its own JSON? Describe it instead of writing an adapter:
+    # body: { message: "{{text}}", session_id: "{{session}}" }
+    # response: { text: $.reply, session: $.session_id }"#
         }
         AgentKind::Command => {
             r#"agent:

@@ -100,6 +100,7 @@ pub fn headline(report: &Report) -> String {
         Verdict::Pass if cases.failed > 0 => {
             format!("passed, {} of {} cases failed", cases.failed, cases.total)
         }
+        Verdict::Pass if cases.passed == 1 => "the 1 case passed".to_owned(),
         Verdict::Pass => format!("all {} cases passed", cases.passed),
     };
     let mut aside = Vec::new();
