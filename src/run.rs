@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+mod batch;
 mod simulated;
 mod skipped;
 
@@ -26,10 +26,9 @@ use crate::agent::{Agent, TurnRequest, replay};
 use crate::limit::{DEFAULT_WAIT_BUDGET, Limiter, Limits, Pacing};
 use crate::model::{Case, CaseKind, Input, Turn};
 use crate::net::{EndpointError, EndpointErrorKind};
-use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult};
+use crate::results::{CaseResult, CheckResult, Report, Status, TurnResult};
 use crate::score::Grader;
 use crate::secrets::Secrets;
-use crate::shard::SuiteId;
 use crate::transcript::{Exchange, Reply, Usage};
 
 /// How to run, after config and flags are merged.
@@ -158,91 +157,24 @@ pub async fn run_repeated(
     on_event: OnEvent,
 ) -> Played {
     let started = Instant::now();
-    let runs = repeat.runs as usize;
-    // Case-major, so that the runs of the first cases start first.
-    let mut units = cases
-        .iter()
-        .enumerate()
-        .flat_map(|(index, case)| (0..runs).map(move |run| (index, run, Arc::clone(case))));
-    // Each case is a task of its own, so that scoring spreads over the runtime's threads;
-    // at most `concurrency` are in flight, and none is started once scheduling stops.
     let limits = options
         .limits
         .clone()
         .unwrap_or_else(|| Limits::new(options.concurrency, DEFAULT_WAIT_BUDGET));
-    let limiter = limits.endpoint("agent", options.agent_pacing);
-    let options = Arc::new(options.clone());
-    let mut in_flight = JoinSet::new();
-    let mut results: Vec<(usize, usize, CaseResult)> = Vec::new();
-    loop {
-        while in_flight.len() < options.concurrency.max(1) && !stop.scheduling.is_cancelled() {
-            let Some((index, run, case)) = units.next() else {
-                break;
-            };
-            let (agent, options, stop) = (Arc::clone(&agent), Arc::clone(&options), stop.clone());
-            let limiter = Arc::clone(&limiter);
-            let on_event = Arc::clone(&on_event);
-            // Each run is its own sample for the judge too (its cache keys the run).
-            let grader = grader.for_repeat(u32::try_from(run).unwrap_or(u32::MAX));
-            in_flight.spawn(async move {
-                on_event(Event::CaseStarted { case: &case });
-                let asked = (agent.as_ref(), limiter.as_ref());
-                let result = run_case(Arc::clone(&case), asked, &grader, &options, &stop).await;
-                on_event(Event::CaseFinished {
-                    case: &case,
-                    status: result.status,
-                });
-                (index, run, result)
-            });
-        }
-        match in_flight.join_next().await {
-            Some(Ok(result)) => results.push(result),
-            // A bug in a case's task is a bug of the run: not hidden as a missing case.
-            Some(Err(failed)) if failed.is_panic() => {
-                std::panic::resume_unwind(failed.into_panic())
-            }
-            // Never aborted: the set lives until every task is joined.
-            Some(Err(_)) => {}
-            None => break,
-        }
-    }
+    let players = batch::Players {
+        limiter: limits.endpoint("agent", options.agent_pacing),
+        agent,
+        grader,
+        options: Arc::new(options.clone()),
+        on_event,
+    };
+    let runs = repeat.runs as usize;
+    let mut results = players.play(&cases, runs, stop).await;
     results.sort_by_key(|(index, run, _)| (*index, *run));
     // Cases stopped in flight ended as errors; the run is incomplete either way.
     let incomplete = results.len() < cases.len() * runs || stop.in_flight.is_cancelled();
-    let mut samples = Samples {
-        builds: 1,
-        ..Samples::default()
-    };
-    results.iter().for_each(|(_, _, case)| samples.record(case));
-    let mut joined = join_runs(results, repeat);
-    // The cases a stopped run never started are listed too, skipped with why.
-    let ran: std::collections::HashSet<String> = joined.iter().map(CaseResult::key).collect();
-    joined.extend(
-        cases
-            .iter()
-            .filter(|c| !ran.contains(&crate::shard::case_key(c)))
-            .map(|c| skipped::not_run(c)),
-    );
-    let report = Report {
-        schema_version: SCHEMA_VERSION,
-        goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
-        agent: agent.describe(),
-        suite: SuiteId::of(cases.iter().map(|c| c.as_ref()), None),
-        judges: grader.judges(),
-        judge_usage: grader.judge_usage(),
-        incomplete,
-        max_errors: 0,
-        policy: Default::default(),
-        agent_log: agent.diagnostics(),
-        agent_startup: agent.startup(),
-        rate_limits: limits.waits(),
-        aggregates: Aggregates::of(&joined),
-        samples,
-        alpha_share: 1.0,
-        gate: None,
-        floors: Vec::new(),
-        cases: joined,
-    };
+    let mut report = players.report(&cases, results, repeat, &limits);
+    report.incomplete = incomplete;
     Played {
         report,
         duration: started.elapsed(),
@@ -285,20 +217,11 @@ async fn run_case(
         None => play_turns(&case, &session, (agent, limiter), grader, options, stop).await,
     };
     agent.end_session(&session).await;
-    let checks = match &error {
-        None => {
-            let graded = stop
-                .in_flight
-                .run_until_cancelled(grader.grade_case(&case, &turns))
-                .await;
-            if graded.is_none() {
-                error = Some(EndpointError::cancelled().to_string());
-            }
-            graded.unwrap_or_default()
-        }
-        Some(_) => Vec::new(),
-    };
-    let checks = [steps, checks].concat();
+    let checks = [
+        steps,
+        case_checks(&case, &turns, &mut error, grader, stop).await,
+    ]
+    .concat();
     if let (Some(dir), None) = (&options.record, &error)
         && let Err(e) = record(dir, &case, played, &options.secrets).await
     {
@@ -307,19 +230,7 @@ async fn run_case(
             dir.display()
         ));
     }
-    let mut status = if error.is_some() {
-        Status::Error
-    } else {
-        Status::combine(
-            turns
-                .iter()
-                .map(|t| t.status)
-                .chain(checks.iter().map(|c| c.status)),
-        )
-    };
-    if let Some(reason) = simulated::ungraded(&case, status, &checks) {
-        (status, error) = (Status::Skipped, Some(reason));
-    }
+    let status = case_status(&case, (&turns, &checks), &mut error);
     let score = Grader::case_score(&case, &turns, &checks).unwrap_or_default();
     CaseResult {
         status,
@@ -333,22 +244,50 @@ async fn run_case(
     }
 }
 
-/// One result per case from its runs (sorted by case, then run): see [`CaseResult::from_runs`].
-fn join_runs(results: Vec<(usize, usize, CaseResult)>, repeat: Repeat) -> Vec<CaseResult> {
-    let mut joined = Vec::with_capacity(results.len());
-    let mut results = results.into_iter().peekable();
-    while let Some((index, _, first)) = results.next() {
-        if repeat.runs == 1 {
-            joined.push(first);
-            continue;
-        }
-        let mut of_case = vec![first];
-        while let Some((_, _, next)) = results.next_if(|(i, _, _)| *i == index) {
-            of_case.push(next);
-        }
-        joined.extend(CaseResult::from_runs(of_case, repeat.runs, repeat.min_pass));
+/// The case-level checks of a case whose turns all played (none after an error), graded
+/// unless the run is cancelled in flight: then the case errs.
+async fn case_checks(
+    case: &Case,
+    turns: &[TurnResult],
+    error: &mut Option<String>,
+    grader: &Grader,
+    stop: &Stop,
+) -> Vec<CheckResult> {
+    if error.is_some() {
+        return Vec::new();
     }
-    joined
+    let graded = stop
+        .in_flight
+        .run_until_cancelled(grader.grade_case(case, turns))
+        .await;
+    if graded.is_none() {
+        *error = Some(EndpointError::cancelled().to_string());
+    }
+    graded.unwrap_or_default()
+}
+
+/// A case's status from its turns and checks; an ungraded simulation is skipped with why.
+fn case_status(
+    case: &Case,
+    (turns, checks): (&[TurnResult], &[CheckResult]),
+    error: &mut Option<String>,
+) -> Status {
+    if error.is_some() {
+        return Status::Error;
+    }
+    let status = Status::combine(
+        turns
+            .iter()
+            .map(|t| t.status)
+            .chain(checks.iter().map(|c| c.status)),
+    );
+    match simulated::ungraded(case, status, checks) {
+        Some(reason) => {
+            *error = Some(reason);
+            Status::Skipped
+        }
+        None => status,
+    }
 }
 
 /// Writes the case's transcript under `dir` (`--record`) on a blocking thread: a file written

@@ -86,7 +86,7 @@ pub async fn play(
     notice: &(dyn Fn(Notice) + Sync),
 ) -> Report {
     let agent = start_agent(plan.agent.as_ref(), &plan.options, stop, notice).await;
-    let grader = Arc::new(plan.grader);
+    let grader = Arc::new(plan.grader.clone());
     let played = run::run_repeated(
         plan.cases.clone(),
         plan.repeat,
@@ -106,45 +106,60 @@ pub async fn play(
         });
     }
     if let Some(gate) = &plan.gate {
-        // With a baseline, open decisions get more runs by default: the gate's power rests
-        // on them.
-        let runs = plan.repeat.runs();
-        let most = plan
-            .max_repeat
-            .unwrap_or(adaptive::DEFAULT_MAX_REPEAT.max(runs));
-        let rerun = |keys: Option<HashSet<String>>, more: u32| {
-            let chosen: Vec<Arc<Case>> = plan
-                .cases
-                .iter()
-                .filter(|c| {
-                    keys.as_ref()
-                        .is_none_or(|k| k.contains(&shard::case_key(c)))
-                })
-                .cloned()
-                .collect();
-            on_event(Event::RunsAdded {
-                runs: chosen.len() * more as usize,
-            });
-            let (agent, grader, on_event) = (
-                Arc::clone(&agent),
-                Arc::clone(&grader),
-                Arc::clone(&on_event),
-            );
-            let options = &plan.options;
-            async move {
-                let repeat = Repeat::new(more, Some(1)).unwrap_or(Repeat::ONCE);
-                run::run_repeated(chosen, repeat, agent, grader, options, stop, on_event)
-                    .await
-                    .report
-            }
-        };
-        let schedule = Schedule::new(runs, most);
-        let settled =
-            adaptive::settle(gate, &mut report, &schedule, plan.repeat.min_pass(), rerun).await;
-        report.gate = Some(settled);
+        report.gate =
+            Some(settle(gate, &mut report, &plan, (&agent, &grader), stop, &on_event).await);
     }
     // Before the reports: no agent process outlives the run, even one ignoring SIGTERM.
     agent.shutdown().await;
+    complete(&mut report, plan, notice);
+    report
+}
+
+/// Reruns what `gate` leaves open, as adaptive repeats do: the comparison once settled.
+async fn settle(
+    gate: &Gate,
+    report: &mut Report,
+    plan: &RunPlan,
+    (agent, grader): (&Arc<dyn Agent>, &Arc<Grader>),
+    stop: &Stop,
+    on_event: &OnEvent,
+) -> crate::results::Comparison {
+    // With a baseline, open decisions get more runs by default: the gate's power rests on them.
+    let runs = plan.repeat.runs();
+    let most = plan
+        .max_repeat
+        .unwrap_or(adaptive::DEFAULT_MAX_REPEAT.max(runs));
+    let rerun = |keys: Option<HashSet<String>>, more: u32| {
+        let chosen: Vec<Arc<Case>> = plan
+            .cases
+            .iter()
+            .filter(|c| {
+                keys.as_ref()
+                    .is_none_or(|k| k.contains(&shard::case_key(c)))
+            })
+            .cloned()
+            .collect();
+        on_event(Event::RunsAdded {
+            runs: chosen.len() * more as usize,
+        });
+        let (agent, grader, on_event) =
+            (Arc::clone(agent), Arc::clone(grader), Arc::clone(on_event));
+        let options = &plan.options;
+        async move {
+            let repeat = Repeat::new(more, Some(1)).unwrap_or(Repeat::ONCE);
+            run::run_repeated(chosen, repeat, agent, grader, options, stop, on_event)
+                .await
+                .report
+        }
+    };
+    let schedule = Schedule::new(runs, most);
+    adaptive::settle(gate, report, &schedule, plan.repeat.min_pass(), rerun).await
+}
+
+/// What the report learns once played: its suite, allowance of errors and policy, the
+/// gate's comparison and the floors; then its credentials are masked, the last change
+/// before any sink or the baseline reads it.
+fn complete(report: &mut Report, plan: RunPlan, notice: &(dyn Fn(Notice) + Sync)) {
     report.suite = plan.suite;
     report.max_errors = plan.max_errors;
     report.policy = plan.policy;
@@ -156,17 +171,15 @@ pub async fn play(
             });
         }
         if report.gate.is_none() {
-            report.gate = Some(gate.compare(&report));
+            report.gate = Some(gate.compare(report));
         }
     }
     report.floors = plan
         .floors
         .iter()
-        .map(|floor| FloorResult::check(floor, &report))
+        .map(|floor| FloorResult::check(floor, report))
         .collect();
-    // Credentials: the last change to the report, before any sink or the baseline reads it.
     report.mask(&plan.options.secrets);
-    report
 }
 
 /// The agent under test, started; one that does not start fails every case with why (the

@@ -1,0 +1,151 @@
+//! A batch of case runs: spawned at most `concurrency` at once, each case a task of its own,
+//! then joined into one report (a case's runs into one result).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+
+use super::{Event, OnEvent, Repeat, RunOptions, Stop};
+use crate::agent::Agent;
+use crate::limit::{Limiter, Limits};
+use crate::model::Case;
+use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples};
+use crate::score::Grader;
+use crate::shard::SuiteId;
+
+/// What plays the runs of a batch of cases: the agent, its limiter, the grader, the options.
+pub(super) struct Players {
+    pub agent: Arc<dyn Agent>,
+    pub limiter: Arc<Limiter>,
+    pub grader: Arc<Grader>,
+    pub options: Arc<RunOptions>,
+    pub on_event: OnEvent,
+}
+
+impl Players {
+    /// Plays `runs` runs of each case: (case index, run, result), in the order they finish.
+    /// Each case is a task of its own, so that scoring spreads over the runtime's threads;
+    /// at most `concurrency` are in flight, and none is started once scheduling stops.
+    pub async fn play(
+        &self,
+        cases: &[Arc<Case>],
+        runs: usize,
+        stop: &Stop,
+    ) -> Vec<(usize, usize, CaseResult)> {
+        // Case-major, so that the runs of the first cases start first.
+        let mut units = cases
+            .iter()
+            .enumerate()
+            .flat_map(|(index, case)| (0..runs).map(move |run| (index, run, Arc::clone(case))));
+        let mut in_flight = JoinSet::new();
+        let mut results = Vec::new();
+        loop {
+            while in_flight.len() < self.options.concurrency.max(1)
+                && !stop.scheduling.is_cancelled()
+            {
+                let Some(unit) = units.next() else {
+                    break;
+                };
+                in_flight.spawn(self.task(unit, stop.clone()));
+            }
+            match in_flight.join_next().await {
+                Some(Ok(result)) => results.push(result),
+                // A bug in a case's task is a bug of the run: not hidden as a missing case.
+                Some(Err(failed)) if failed.is_panic() => {
+                    std::panic::resume_unwind(failed.into_panic())
+                }
+                // Never aborted: the set lives until every task is joined.
+                Some(Err(_)) => {}
+                None => break,
+            }
+        }
+        results
+    }
+
+    /// One run of one case, as a task.
+    fn task(
+        &self,
+        (index, run, case): (usize, usize, Arc<Case>),
+        stop: Stop,
+    ) -> impl Future<Output = (usize, usize, CaseResult)> + Send + 'static {
+        let (agent, options) = (Arc::clone(&self.agent), Arc::clone(&self.options));
+        let (limiter, on_event) = (Arc::clone(&self.limiter), Arc::clone(&self.on_event));
+        // Each run is its own sample for the judge too (its cache keys the run).
+        let grader = self
+            .grader
+            .for_repeat(u32::try_from(run).unwrap_or(u32::MAX));
+        async move {
+            on_event(Event::CaseStarted { case: &case });
+            let asked = (agent.as_ref(), limiter.as_ref());
+            let result = super::run_case(Arc::clone(&case), asked, &grader, &options, &stop).await;
+            on_event(Event::CaseFinished {
+                case: &case,
+                status: result.status,
+            });
+            (index, run, result)
+        }
+    }
+
+    /// The report of `cases` from the `results` of their runs (sorted by case and run).
+    pub fn report(
+        &self,
+        cases: &[Arc<Case>],
+        results: Vec<(usize, usize, CaseResult)>,
+        repeat: Repeat,
+        limits: &Limits,
+    ) -> Report {
+        let mut samples = Samples {
+            builds: 1,
+            ..Samples::default()
+        };
+        results.iter().for_each(|(_, _, case)| samples.record(case));
+        let mut joined = join_runs(results, repeat);
+        // The cases a stopped run never started are listed too, skipped with why.
+        let ran: std::collections::HashSet<String> = joined.iter().map(CaseResult::key).collect();
+        joined.extend(
+            cases
+                .iter()
+                .filter(|c| !ran.contains(&crate::shard::case_key(c)))
+                .map(|c| super::skipped::not_run(c)),
+        );
+        Report {
+            schema_version: SCHEMA_VERSION,
+            goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
+            agent: self.agent.describe(),
+            suite: SuiteId::of(cases.iter().map(|c| c.as_ref()), None),
+            judges: self.grader.judges(),
+            judge_usage: self.grader.judge_usage(),
+            incomplete: false,
+            max_errors: 0,
+            policy: Default::default(),
+            agent_log: self.agent.diagnostics(),
+            agent_startup: self.agent.startup(),
+            rate_limits: limits.waits(),
+            aggregates: Aggregates::of(&joined),
+            samples,
+            alpha_share: 1.0,
+            gate: None,
+            floors: Vec::new(),
+            cases: joined,
+        }
+    }
+}
+
+/// One result per case from its runs (sorted by case, then run): see [`CaseResult::from_runs`].
+fn join_runs(results: Vec<(usize, usize, CaseResult)>, repeat: Repeat) -> Vec<CaseResult> {
+    let mut joined = Vec::with_capacity(results.len());
+    let mut results = results.into_iter().peekable();
+    while let Some((index, _, first)) = results.next() {
+        if repeat.runs == 1 {
+            joined.push(first);
+            continue;
+        }
+        let mut of_case = vec![first];
+        while let Some((_, _, next)) = results.next_if(|(i, _, _)| *i == index) {
+            of_case.push(next);
+        }
+        joined.extend(CaseResult::from_runs(of_case, repeat.runs, repeat.min_pass));
+    }
+    joined
+}
