@@ -7,6 +7,7 @@
 //! [`crate::config::llm`].
 
 pub mod ces;
+pub mod eval_config;
 pub mod floors;
 pub mod http;
 pub mod llm;
@@ -45,6 +46,8 @@ pub struct Config {
     pub quarantine: Vec<quarantine::Entry>,
     /// Bars the whole run must clear whatever the baseline says (`floors:`).
     pub floors: Vec<crate::model::Floor>,
+    /// gecx's `eval.config.json` in the current directory, read once beside the config.
+    pub eval_config: eval_config::EvalConfig,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -5,14 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::llm::eval_config_models;
-use crate::config::thresholds::EVAL_CONFIG_FILE;
 use crate::config::{Config, JudgeConfig, SimulatorConfig};
 use crate::limit;
 use crate::llm::cache::{self, JudgeCache};
 use crate::llm::client::{LlmClient, Patience, SetupError};
 use crate::llm::judge::JudgePanel;
 use crate::llm::simulator::Simulator;
+use crate::model::Provider;
 use crate::run::RunOptions;
 use crate::score::simulated_user::SimulatedUser;
 use crate::score::{Grader, Judge, ScoreOptions};
@@ -54,7 +53,11 @@ pub fn grader(
         return Ok((grader, notices));
     };
     grader.options.similarity_pass = judge_config.similarity_pass;
-    match judge(flags, judge_config, options) {
+    match judge(
+        flags,
+        (judge_config, &config.eval_config.judge_models),
+        options,
+    ) {
         Ok(built) => grader.judge = Some(built),
         Err(SetupError::MissingKey { var }) => {
             let reason = format!(
@@ -151,23 +154,18 @@ fn simulator(
 
 /// The judge `judge:` configures, with the cache unless `--no-cache`; it retries and times out
 /// like the agent.
+/// gecx's eval.config.json may name each provider's judge model (`models`), as it may the
+/// thresholds.
 fn judge(
     flags: &GradingFlags,
-    judge: &JudgeConfig,
+    (judge, models): (&JudgeConfig, &[(Provider, String)]),
     options: &RunOptions,
 ) -> Result<Arc<dyn Judge>, SetupError> {
     let http = crate::net::http_client().map_err(SetupError::Invalid)?;
-    // gecx's eval.config.json may name each provider's judge model, as it may the thresholds.
-    let eval_config = Path::new(EVAL_CONFIG_FILE);
-    let models = if eval_config.is_file() {
-        eval_config_models(eval_config).map_err(|e| SetupError::Invalid(e.to_string()))?
-    } else {
-        Vec::new()
-    };
     let limits = options.limits.clone();
     Ok(Arc::new(JudgePanel::build(
         judge,
-        &models,
+        models,
         cache(flags, options),
         patience(options),
         &http,

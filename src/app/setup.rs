@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::thresholds::EVAL_CONFIG_FILE;
+use crate::config::eval_config::EvalConfig;
 use crate::config::{self, Config};
 use crate::discover::{self, Rules};
 use crate::gate::{Gate, Thresholds};
@@ -11,14 +11,18 @@ use crate::load::{self, Suite};
 
 /// The config at `path`, else `./goldgate.yaml` when it exists, else the defaults. Every
 /// command that gates (`run`, `compare`, `report`) reads its thresholds from it.
+/// gecx's `eval.config.json` beside it is read here too, once for every use of it.
 pub fn load_config(path: Option<&Path>) -> Result<Config, String> {
     let default = PathBuf::from(config::DEFAULT_FILE);
-    let path = match path {
-        Some(path) => path,
-        None if default.is_file() => default.as_path(),
-        None => return Ok(Config::default()),
+    let mut config = match path {
+        Some(path) => Config::load(path).map_err(|e| e.to_string())?,
+        None if default.is_file() => Config::load(&default).map_err(|e| e.to_string())?,
+        None => Config::default(),
     };
-    Config::load(path).map_err(|e| e.to_string())
+    config.eval_config = EvalConfig::in_current_dir()
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    Ok(config)
 }
 
 /// The config file as `goldgate lint` checks it, with its problems: every error `run` would
@@ -100,10 +104,9 @@ pub fn gate(
     let Some(path) = baseline else {
         return Ok(None);
     };
-    let eval_config = Path::new(EVAL_CONFIG_FILE);
     let thresholds = Thresholds::resolve(
         &config.thresholds,
-        eval_config.is_file().then_some(eval_config),
+        &config.eval_config.thresholds,
         regression_config,
     )
     .map_err(|err| format!("{err}\ngoldgate: the regression thresholds do not load"))?;

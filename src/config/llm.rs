@@ -271,39 +271,11 @@ fn number_from_0_to(node: &Node, max: f64, field: &str, diags: &mut Diagnostics)
     }
 }
 
-/// The judge models a gecx `eval.config.json` names under `providers.<name>.model`. Other
-/// keys of that file (and of each provider entry) are gecx's and left alone.
-pub fn eval_config_models(path: &Path) -> Result<Vec<(Provider, String)>, super::ConfigError> {
-    let file: std::sync::Arc<Path> = std::sync::Arc::from(path);
-    let mut diags = Diagnostics::new(&file);
-    let mut models = Vec::new();
-    match std::fs::read_to_string(path) {
-        Ok(text) => match yaml::parse(&text) {
-            Ok(root) => {
-                if let Some(providers) = root.get("providers") {
-                    models = provider_models(providers, &mut diags);
-                }
-            }
-            Err(err) => yaml::report_parse_error(&err, &mut diags),
-        },
-        Err(err) => {
-            diags.error(
-                Code::G112,
-                1,
-                1,
-                format!("cannot read {}: {err}", path.display()),
-            );
-        }
-    }
-    if diags.has_errors() {
-        return Err(super::ConfigError {
-            diagnostics: diags.items,
-        });
-    }
-    Ok(models)
-}
-
-fn provider_models(providers: &Node, diags: &mut Diagnostics) -> Vec<(Provider, String)> {
+/// The judge models of an `eval.config.json`'s `providers` (see [`super::eval_config`]).
+pub(super) fn provider_models(
+    providers: &Node,
+    diags: &mut Diagnostics,
+) -> Vec<(Provider, String)> {
     let Some(entries) = Fields::of(providers, "providers", diags)
         .map(|f| f.node())
         .and_then(Node::as_map)
@@ -339,42 +311,4 @@ fn provider_models(providers: &Node, diags: &mut Diagnostics) -> Vec<(Provider, 
         }
     }
     models
-}
-
-#[cfg(test)]
-mod eval_config_tests {
-    use super::*;
-
-    #[test]
-    fn reads_provider_models_and_ignores_gecx_keys() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("eval.config.json");
-        std::fs::write(
-            &path,
-            r#"{ "providers": { "anthropic": { "model": "claude-haiku-4-5" }, "openai": { "apiKeyEnv": "X" } },
-                "regressionThresholds": { "passRateDropPp": 1 } }"#,
-        )
-        .unwrap();
-        assert_eq!(
-            eval_config_models(&path).unwrap(),
-            vec![(Provider::Anthropic, "claude-haiku-4-5".to_owned())]
-        );
-    }
-
-    #[test]
-    fn an_unknown_provider_is_named_with_a_suggestion() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("eval.config.json");
-        std::fs::write(
-            &path,
-            "{\n  \"providers\": {\n    \"anthropics\": { \"model\": \"m\" }\n  }\n}\n",
-        )
-        .unwrap();
-        let err = eval_config_models(&path).unwrap_err().to_string();
-        assert!(
-            err.contains("eval.config.json:3: error [G107] providers.anthropics"),
-            "{err}"
-        );
-        assert!(err.contains("did you mean `anthropic`?"), "{err}");
-    }
 }

@@ -16,11 +16,8 @@ use crate::diagnostic::{Code, Diagnostics};
 use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node};
 
-/// gecx's config file, read from the current directory when it exists.
-pub const EVAL_CONFIG_FILE: &str = "eval.config.json";
-
 /// The key that holds the thresholds in gecx's files.
-const SECTION: &str = "regressionThresholds";
+pub(crate) const SECTION: &str = "regressionThresholds";
 
 /// A limit for each threshold, in its unit (see [`Threshold::unit`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -42,25 +39,20 @@ impl Default for Thresholds {
 
 impl Thresholds {
     /// Merges, in this order: the defaults, `config` (goldgate.yaml's `thresholds:`, keyed
-    /// by seed name), `eval_config` (a gecx eval.config.json) and `regression_config`.
+    /// by seed name), `eval_config` (an eval.config.json's, see [`super::eval_config`]) and
+    /// `regression_config` (a file of thresholds).
     pub fn resolve(
         config: &[(Threshold, f64)],
-        eval_config: Option<&Path>,
+        eval_config: &[(Threshold, f64)],
         regression_config: Option<&Path>,
     ) -> Result<Self, ConfigError> {
         let mut thresholds = Self::default();
-        for &(threshold, limit) in config {
+        let file = match regression_config {
+            Some(path) => read(path)?,
+            None => Vec::new(),
+        };
+        for &(threshold, limit) in config.iter().chain(eval_config).chain(&file) {
             thresholds.set(threshold, limit);
-        }
-        for (path, kind) in [
-            (eval_config, FileKind::EvalConfig),
-            (regression_config, FileKind::RegressionConfig),
-        ] {
-            if let Some(path) = path {
-                for (threshold, limit) in read(path, kind)? {
-                    thresholds.set(threshold, limit);
-                }
-            }
         }
         Ok(thresholds)
     }
@@ -77,20 +69,13 @@ impl Thresholds {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum FileKind {
-    /// gecx's whole config: only `regressionThresholds` is ours.
-    EvalConfig,
-    /// A file of thresholds: `regressionThresholds`, or the keys at the top level.
-    RegressionConfig,
-}
-
-fn read(path: &Path, kind: FileKind) -> Result<Vec<(Threshold, f64)>, ConfigError> {
+/// A file of thresholds: `regressionThresholds`, or the keys at the top level.
+fn read(path: &Path) -> Result<Vec<(Threshold, f64)>, ConfigError> {
     let file: Arc<Path> = Arc::from(path);
     let mut diags = Diagnostics::new(&file);
     let limits = match std::fs::read_to_string(path) {
         Ok(text) => match yaml::parse(&text) {
-            Ok(root) => limits_in(&root, kind, &mut diags),
+            Ok(root) => limits_in(&root, &mut diags),
             Err(err) => {
                 yaml::report_parse_error(&err, &mut diags);
                 Vec::new()
@@ -109,12 +94,9 @@ fn read(path: &Path, kind: FileKind) -> Result<Vec<(Threshold, f64)>, ConfigErro
     Ok(limits)
 }
 
-fn limits_in(root: &Node, kind: FileKind, diags: &mut Diagnostics) -> Vec<(Threshold, f64)> {
-    if kind == FileKind::EvalConfig || root.get(SECTION).is_some() {
-        return match root.get(SECTION) {
-            Some(section) => parse_limits(section, SECTION, &[], diags),
-            None => Vec::new(),
-        };
+fn limits_in(root: &Node, diags: &mut Diagnostics) -> Vec<(Threshold, f64)> {
+    if let Some(section) = root.get(SECTION) {
+        return parse_limits(section, SECTION, &[], diags);
     }
     if root.is_null() {
         return Vec::new();
@@ -160,7 +142,7 @@ pub(crate) fn parse_limits(
 mod tests {
     use std::fs;
 
-    use super::{EVAL_CONFIG_FILE, Thresholds};
+    use super::Thresholds;
     use crate::results::Threshold;
 
     #[test]
@@ -176,21 +158,18 @@ mod tests {
     #[test]
     fn later_sources_win_key_by_key() {
         let dir = tempfile::tempdir().unwrap();
-        let eval = dir.path().join(EVAL_CONFIG_FILE);
-        // gecx's file, tab-indented as editors write JSON, with keys that are gecx's own.
-        fs::write(
-            &eval,
-            "{\n\t\"judges\": {\"default\": \"anthropic\"},\n\t\"regressionThresholds\": {\n\t\t\"deflectionDropPp\": 7,\n\t\t\"p95LatencyIncreasePct\": 30\n\t}\n}\n",
-        )
-        .unwrap();
         let flag = dir.path().join("gate.yaml");
         fs::write(&flag, "p95LatencyIncreasePct: 50\n").unwrap();
         let config = [
             (Threshold::PassRateDropPp, 1.5),
             (Threshold::DeflectionDropPp, 6.0),
         ];
+        let eval = [
+            (Threshold::DeflectionDropPp, 7.0),
+            (Threshold::P95LatencyIncreasePct, 30.0),
+        ];
 
-        let t = Thresholds::resolve(&config, Some(&eval), Some(&flag)).unwrap();
+        let t = Thresholds::resolve(&config, &eval, Some(&flag)).unwrap();
         assert_eq!(t.limit(Threshold::PassRateDropPp), 1.5);
         assert_eq!(t.limit(Threshold::DeflectionDropPp), 7.0);
         assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), 50.0);
@@ -202,43 +181,16 @@ mod tests {
             "{\"regressionThresholds\": {\"ttftP95IncreasePct\": 0}}",
         )
         .unwrap();
-        let t = Thresholds::resolve(&[], None, Some(&flag)).unwrap();
+        let t = Thresholds::resolve(&[], &[], Some(&flag)).unwrap();
         assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 0.0);
-        // An eval.config.json without the section changes nothing.
-        fs::write(&eval, "{\"judges\": {}}").unwrap();
-        assert_eq!(
-            Thresholds::resolve(&[], Some(&eval), None).unwrap(),
-            Thresholds::default()
-        );
     }
 
     #[test]
     fn errors_name_the_file_line_and_key_with_a_suggestion() {
         let dir = tempfile::tempdir().unwrap();
-        let eval = dir.path().join(EVAL_CONFIG_FILE);
-        fs::write(
-            &eval,
-            "{\n  \"regressionThresholds\": {\n    \"passRateDropPP\": 1,\n    \"deflectionDropPp\": \"five\"\n  }\n}\n",
-        )
-        .unwrap();
-        let err = Thresholds::resolve(&[], Some(&eval), None).unwrap_err();
-        let text = err.to_string();
-        assert!(
-            text.contains(&format!(
-                "{}:3: error [G100] regressionThresholds.passRateDropPP: unknown key",
-                eval.display()
-            )),
-            "{text}"
-        );
-        assert!(text.contains("did you mean `passRateDropPp`?"), "{text}");
-        assert!(
-            text.contains(":4: error [G101] regressionThresholds.deflectionDropPp: expected a non-negative number, found a string"),
-            "{text}"
-        );
-
         let flag = dir.path().join("gate.yaml");
         fs::write(&flag, "p95LatencyIncrease: 10\nttftP95IncreasePct: -1\n").unwrap();
-        let text = Thresholds::resolve(&[], None, Some(&flag))
+        let text = Thresholds::resolve(&[], &[], Some(&flag))
             .unwrap_err()
             .to_string();
         assert!(
@@ -255,12 +207,12 @@ mod tests {
         );
 
         let missing = dir.path().join("absent.json");
-        let text = Thresholds::resolve(&[], None, Some(&missing))
+        let text = Thresholds::resolve(&[], &[], Some(&missing))
             .unwrap_err()
             .to_string();
         assert!(text.contains("absent.json:1: error [G112]"), "{text}");
         fs::write(&flag, "{ not json").unwrap();
-        let text = Thresholds::resolve(&[], None, Some(&flag))
+        let text = Thresholds::resolve(&[], &[], Some(&flag))
             .unwrap_err()
             .to_string();
         assert!(text.contains("gate.yaml:"), "{text}");
