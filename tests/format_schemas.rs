@@ -39,25 +39,101 @@ const CORPUS_KINDS: [(&str, &str); 5] = [
 /// refuses the file. The others (parse errors, duplicate keys or names, regular expressions
 /// that do not compile, rules across rows or files) are left to `goldgate lint`.
 const BAD: &[(&str, &str, &str)] = &[
-    ("scrapi-agent-type.yaml", "scrapi-golden", "E007: `agent` a mapping, a number in a list, a boolean"),
-    ("scrapi-control-characters.yaml", "scrapi-golden", "G100/E011: unknown key `agnet\\nreply`, `$matchType` outside the enum"),
-    ("scrapi-empty-conversations.yaml", "scrapi-golden", "E002: `conversations` empty (minItems 1)"),
-    ("scrapi-exported-bad.json", "scrapi-golden", "G100/G102: unknown `evaluationExpectation`, `userInputs`; `event.event` missing"),
-    ("scrapi-missing-required.yaml", "scrapi-golden", "G102: no `conversation`, no `turns`, no `action`"),
-    ("scrapi-unknown-keys.yaml", "scrapi-golden", "G100: unknown keys `common_session_parameter`, `tag`"),
-    ("scrapi-unknown-matchtype.yaml", "scrapi-golden", "E011/G101: `$matchType` outside the enum, or a number"),
-    ("scrapi-wrong-types.yaml", "scrapi-golden", "G101: parameters a list of strings, expectations a string, tags a mapping"),
-    ("regtrace-bad-weight.yaml", "regtrace", "G111/G101: `weight` 0, negative, a string (exclusiveMinimum 0)"),
-    ("regtrace-empty-test-cases.yaml", "regtrace", "G111: `test_cases` empty (minItems 1)"),
-    ("regtrace-missing-keys.yaml", "regtrace", "G102: no `description`, `author`, `system_prompt`"),
-    ("regtrace-rag-without-context.yaml", "regtrace", "G102/G111: a `rag` case without `context`, or with no documents"),
-    ("regtrace-thresholds.yaml", "regtrace", "G101/G111/G107: `thresholds` null, 90, key `regresion`"),
-    ("regtrace-unknown-keys.yaml", "regtrace", "G100: unknown keys `owner`, `sytem_prompt`, `wieght`"),
-    ("regtrace-unknown-metric.yaml", "regtrace", "G107/G111: metric outside the enum, `metrics` empty"),
-    ("regtrace-wrong-types.yaml", "regtrace", "G101/G107: `version` a number, `interaction_type` outside the enum, `tags` a string"),
-    ("ces-unknown-action.csv", "ces-csv", "G107: `action_type` outside the enum"),
-    ("ces-unknown-column.csv", "ces-csv", "G100: unknown columns `Text_Content`, `tool_nme`"),
-    ("ces-turn-index.csv", "ces-csv", "G101: `turn_index` `two` is not a positive integer"),
+    (
+        "scrapi-agent-type.yaml",
+        "scrapi-golden",
+        "E007: `agent` a mapping, a number in a list, a boolean",
+    ),
+    (
+        "scrapi-control-characters.yaml",
+        "scrapi-golden",
+        "G100/E011: unknown key `agnet\\nreply`, `$matchType` outside the enum",
+    ),
+    (
+        "scrapi-empty-conversations.yaml",
+        "scrapi-golden",
+        "E002: `conversations` empty (minItems 1)",
+    ),
+    (
+        "scrapi-exported-bad.json",
+        "scrapi-golden",
+        "G100/G102: unknown `evaluationExpectation`, `userInputs`; `event.event` missing",
+    ),
+    (
+        "scrapi-missing-required.yaml",
+        "scrapi-golden",
+        "G102: no `conversation`, no `turns`, no `action`",
+    ),
+    (
+        "scrapi-unknown-keys.yaml",
+        "scrapi-golden",
+        "G100: unknown keys `common_session_parameter`, `tag`",
+    ),
+    (
+        "scrapi-unknown-matchtype.yaml",
+        "scrapi-golden",
+        "E011/G101: `$matchType` outside the enum, or a number",
+    ),
+    (
+        "scrapi-wrong-types.yaml",
+        "scrapi-golden",
+        "G101: parameters a list of strings, expectations a string, tags a mapping",
+    ),
+    (
+        "regtrace-bad-weight.yaml",
+        "regtrace",
+        "G111/G101: `weight` 0, negative, a string (exclusiveMinimum 0)",
+    ),
+    (
+        "regtrace-empty-test-cases.yaml",
+        "regtrace",
+        "G111: `test_cases` empty (minItems 1)",
+    ),
+    (
+        "regtrace-missing-keys.yaml",
+        "regtrace",
+        "G102: no `description`, `author`, `system_prompt`",
+    ),
+    (
+        "regtrace-rag-without-context.yaml",
+        "regtrace",
+        "G102/G111: a `rag` case without `context`, or with no documents",
+    ),
+    (
+        "regtrace-thresholds.yaml",
+        "regtrace",
+        "G101/G111/G107: `thresholds` null, 90, key `regresion`",
+    ),
+    (
+        "regtrace-unknown-keys.yaml",
+        "regtrace",
+        "G100: unknown keys `owner`, `sytem_prompt`, `wieght`",
+    ),
+    (
+        "regtrace-unknown-metric.yaml",
+        "regtrace",
+        "G107/G111: metric outside the enum, `metrics` empty",
+    ),
+    (
+        "regtrace-wrong-types.yaml",
+        "regtrace",
+        "G101/G107: `version` a number, `interaction_type` outside the enum, `tags` a string",
+    ),
+    (
+        "ces-unknown-action.csv",
+        "ces-csv",
+        "G107: `action_type` outside the enum",
+    ),
+    (
+        "ces-unknown-column.csv",
+        "ces-csv",
+        "G100: unknown columns `Text_Content`, `tool_nme`",
+    ),
+    (
+        "ces-turn-index.csv",
+        "ces-csv",
+        "G101: `turn_index` `two` is not a positive integer",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -143,7 +219,10 @@ fn assert_valid(files: &[(PathBuf, &str)]) {
             failures += &format!("{} ({name}):\n{found}", path.display());
         }
     }
-    assert!(failures.is_empty(), "files goldgate loads fail their schema:\n{failures}");
+    assert!(
+        failures.is_empty(),
+        "files goldgate loads fail their schema:\n{failures}"
+    );
 }
 
 #[test]
@@ -185,14 +264,21 @@ fn every_fixture_goldgate_accepts_validates_against_its_schema() {
         ("fixtures/scrapi", &[".yaml", ".json"], "scrapi-golden"),
         ("examples/suite/goldens", &[".yaml"], "scrapi-golden"),
         ("fixtures/regtrace/golden-sets", &[".yaml"], "regtrace"),
-        ("examples/suite/regtrace/golden-sets", &[".yaml"], "regtrace"),
+        (
+            "examples/suite/regtrace/golden-sets",
+            &[".yaml"],
+            "regtrace",
+        ),
         ("fixtures/ces", &[".csv"], "ces-csv"),
         ("examples/suite/goldens", &[".csv"], "ces-csv"),
     ];
     for (dir, suffixes, name) in kinds {
         checked.extend(files(dir, suffixes).into_iter().map(|path| (path, name)));
     }
-    checked.push((root().join("fixtures/regtrace/recorded-outputs.yaml"), "regtrace"));
+    checked.push((
+        root().join("fixtures/regtrace/recorded-outputs.yaml"),
+        "regtrace",
+    ));
     assert_valid(&checked);
 }
 
@@ -204,7 +290,10 @@ fn inline_turn_evals_tool_tests_and_simulations_validate() {
         ("turn-eval", TURN_EVAL),
         ("tool-test", TOOL_TEST),
         ("simulation", SIMULATION),
-        ("simulation", "- name: bare\n  steps: [{static_utterance: Hi}]\n"),
+        (
+            "simulation",
+            "- name: bare\n  steps: [{static_utterance: Hi}]\n",
+        ),
     ];
     for (name, text) in good {
         let document: Value = serde_saphyr::from_str(text).unwrap();
@@ -215,12 +304,27 @@ fn inline_turn_evals_tool_tests_and_simulations_validate() {
         assert!(errors.is_empty(), "{name}:\n{text}\n{errors:#?}");
     }
     let bad = [
-        ("turn-eval", "tests:\n  - name: t\n    user: hi\n    expectations: [{type: similar, value: x}]\n"),
-        ("turn-eval", "tests:\n  - name: t\n    expectations: [{type: contains, value: x}]\n"),
-        ("tool-test", "tests:\n  - name: t\n    tool: lookup\n    expectations:\n      response: [{path: $.a, operator: eq}]\n"),
+        (
+            "turn-eval",
+            "tests:\n  - name: t\n    user: hi\n    expectations: [{type: similar, value: x}]\n",
+        ),
+        (
+            "turn-eval",
+            "tests:\n  - name: t\n    expectations: [{type: contains, value: x}]\n",
+        ),
+        (
+            "tool-test",
+            "tests:\n  - name: t\n    tool: lookup\n    expectations:\n      response: [{path: $.a, operator: eq}]\n",
+        ),
         ("tool-test", "tests:\n  - tool: lookup\n"),
-        ("simulation", "evals:\n  - name: s\n    steps: [{goal: g, max_turns: 0}]\n"),
-        ("simulation", "evals:\n  - name: s\n    steps: [{gaol: g}]\n"),
+        (
+            "simulation",
+            "evals:\n  - name: s\n    steps: [{goal: g, max_turns: 0}]\n",
+        ),
+        (
+            "simulation",
+            "evals:\n  - name: s\n    steps: [{gaol: g}]\n",
+        ),
     ];
     for (name, text) in bad {
         let document: Value = serde_saphyr::from_str(text).unwrap();
@@ -286,7 +390,11 @@ fn bad_fixtures_a_schema_can_express_fail_their_schema() {
             accepted.push(format!("{file} ({name}): {reason}"));
         }
     }
-    assert!(accepted.is_empty(), "schemas accept bad fixtures:\n{}", accepted.join("\n"));
+    assert!(
+        accepted.is_empty(),
+        "schemas accept bad fixtures:\n{}",
+        accepted.join("\n")
+    );
 }
 
 #[test]
@@ -296,18 +404,34 @@ fn the_schema_command_prints_each_golden_format_schema() {
         assert_eq!(output.status.code(), Some(0), "goldgate schema {name}");
         let printed = String::from_utf8(output.stdout).unwrap();
         let file = fs::read_to_string(root().join(format!("schemas/{name}.schema.json"))).unwrap();
-        assert!(printed == file, "goldgate schema {name} differs from schemas/{name}.schema.json");
+        assert!(
+            printed == file,
+            "goldgate schema {name} differs from schemas/{name}.schema.json"
+        );
         let schema: Value = serde_json::from_str(&printed).unwrap();
         assert!(
             jsonschema::meta::is_valid(&schema),
             "{name}: not a valid JSON Schema: {:?}",
             jsonschema::meta::validate(&schema).err()
         );
-        assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
     }
-    let help = common::command().args(["schema", "--help"]).output().unwrap();
+    let help = common::command()
+        .args(["schema", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    for words in NAMES.iter().copied().chain(["# yaml-language-server: $schema="]) {
-        assert!(help.contains(words), "`goldgate schema --help` does not name {words}");
+    for words in NAMES
+        .iter()
+        .copied()
+        .chain(["# yaml-language-server: $schema="])
+    {
+        assert!(
+            help.contains(words),
+            "`goldgate schema --help` does not name {words}"
+        );
     }
 }
