@@ -63,7 +63,8 @@ pub enum Command {
     /// naming its file and line, never dropped silently. The output is written atomically and
     /// never over the input.
     Convert(ConvertArgs),
-    /// Print the JSON Schema of a file kind.
+    /// Print the JSON Schema of a file kind: goldgate.yaml, the report, or a golden format.
+    #[command(after_help = crate::commands::schema::AFTER_HELP)]
     Schema(SchemaArgs),
     /// Start testing your own agent: write a commented goldgate.yaml, one golden and a GitHub
     /// workflow.
@@ -500,6 +501,18 @@ pub enum SchemaName {
     Report,
     /// A gecx `*.scenario.yaml`.
     Scenario,
+    /// A SCRAPI platform golden (`evals/goldens/*.yaml`), hand-written or exported.
+    ScrapiGolden,
+    /// A SCRAPI turn-eval file (`conversations:` or `tests:` of `{type, value}` checks).
+    TurnEval,
+    /// A SCRAPI tool-test file (`tests:` of `tool`, `args`, `expectations`).
+    ToolTest,
+    /// A SCRAPI simulation file (`evals:` of simulated-user `steps`).
+    Simulation,
+    /// A Regtrace golden set (`golden-sets/*.yaml`).
+    Regtrace,
+    /// One row of a CX Agent Studio golden CSV, keyed by column: documents the columns.
+    CesCsv,
 }
 
 /// The long help of `--html`; clap wraps its paragraphs to the terminal.

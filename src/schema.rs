@@ -4,9 +4,11 @@
 //! The report's schema is generated from its Rust types ([`crate::results::json::Report`] and
 //! everything in it), so that it cannot say something the code does not do; a copy is checked
 //! in as `schemas/report.schema.json` and a test fails when the two drift apart. goldgate.yaml
-//! and gecx scenarios are read by hand-written walkers (every problem reported with its line,
+//! and the golden formats (gecx scenarios, SCRAPI goldens, turn evals, tool tests and
+//! simulations, Regtrace sets, CES CSV rows) are read by hand-written walkers (every problem reported with its line,
 //! which serde cannot do), so there are no types to generate from: their schemas are written by
-//! hand in `schemas/`, embedded here, and tested against the example files and fixtures.
+//! hand in `schemas/`, embedded here, and tested against the example files, fixtures and the
+//! shared corpus (tests/schema.rs, tests/format_schemas.rs).
 
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
@@ -18,6 +20,26 @@ pub const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
 
 /// A gecx `*.scenario.yaml` (see [`crate::formats::gecx`]).
 pub const SCENARIO_SCHEMA: &str = include_str!("../schemas/scenario.schema.json");
+
+/// A SCRAPI platform golden, hand-written or exported (see [`crate::formats::scrapi`]).
+pub const SCRAPI_GOLDEN_SCHEMA: &str = include_str!("../schemas/scrapi-golden.schema.json");
+
+/// A SCRAPI turn-eval file (see [`crate::formats::scrapi::turn_eval`]).
+pub const TURN_EVAL_SCHEMA: &str = include_str!("../schemas/turn-eval.schema.json");
+
+/// A SCRAPI tool-test file (see [`crate::formats::scrapi::tool_test`]).
+pub const TOOL_TEST_SCHEMA: &str = include_str!("../schemas/tool-test.schema.json");
+
+/// A SCRAPI simulation file (see [`crate::formats::scrapi::simulation`]).
+pub const SIMULATION_SCHEMA: &str = include_str!("../schemas/simulation.schema.json");
+
+/// A Regtrace golden set (see [`crate::formats::regtrace`]).
+pub const REGTRACE_SCHEMA: &str = include_str!("../schemas/regtrace.schema.json");
+
+/// One row of a CX Agent Studio golden CSV, as an object keyed by column (see
+/// [`crate::formats::ces_csv`]): a CSV has no JSON form, so this documents the columns and the
+/// values they take rather than validating a file.
+pub const CES_CSV_SCHEMA: &str = include_str!("../schemas/ces-csv.schema.json");
 
 /// The JSON report written by `--output` and `--update-baseline`, of this build's
 /// [`SCHEMA_VERSION`].
