@@ -248,7 +248,7 @@ pub struct RunArgs {
         value_name = "N",
         help_heading = "Execution",
         value_parser = at_least_one,
-        help = from_run_settings("Cases run at once", RunSettings::default().concurrency)
+        help = from_run_settings("Conversations with the agent at once", RunSettings::default().concurrency)
     )]
     pub concurrency: Option<usize>,
 

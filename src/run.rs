@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 mod batch;
@@ -183,7 +184,7 @@ pub async fn run_repeated(
 
 async fn run_case(
     case: Arc<Case>,
-    (agent, limiter): (&dyn Agent, &Limiter),
+    ((agent, limiter), place): ((&dyn Agent, &Limiter), OwnedSemaphorePermit),
     grader: &Grader,
     options: &RunOptions,
     stop: &Stop,
@@ -217,6 +218,8 @@ async fn run_case(
         None => play_turns(&case, &session, (agent, limiter), grader, options, stop).await,
     };
     agent.end_session(&session).await;
+    // The conversation is over: the next case may talk to the agent while this one is graded.
+    drop(place);
     let checks = [
         steps,
         case_checks(&case, &turns, &mut error, grader, stop).await,

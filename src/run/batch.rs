@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::{Event, OnEvent, Repeat, RunOptions, Stop};
@@ -25,8 +26,11 @@ pub(super) struct Players {
 
 impl Players {
     /// Plays `runs` runs of each case: (case index, run, result), in the order they finish.
-    /// Each case is a task of its own, so that scoring spreads over the runtime's threads;
-    /// at most `concurrency` are in flight, and none is started once scheduling stops.
+    /// Each case is a task of its own, so that scoring spreads over the runtime's threads.
+    /// At most `concurrency` cases talk to the agent at once (each holds a place until its
+    /// conversation is over); as many more wait for a place, so that the next case's first
+    /// request goes out as soon as a conversation ends, while that case is still being
+    /// graded. None starts once scheduling stops.
     pub async fn play(
         &self,
         cases: &[Arc<Case>],
@@ -38,19 +42,21 @@ impl Players {
             .iter()
             .enumerate()
             .flat_map(|(index, case)| (0..runs).map(move |run| (index, run, Arc::clone(case))));
+        let concurrency = self.options.concurrency.max(1);
+        let places = Arc::new(Semaphore::new(concurrency));
         let mut in_flight = JoinSet::new();
         let mut results = Vec::new();
         loop {
-            while in_flight.len() < self.options.concurrency.max(1)
-                && !stop.scheduling.is_cancelled()
-            {
+            while in_flight.len() < 2 * concurrency && !stop.scheduling.is_cancelled() {
                 let Some(unit) = units.next() else {
                     break;
                 };
-                in_flight.spawn(self.task(unit, stop.clone()));
+                in_flight.spawn(self.task(unit, Arc::clone(&places), stop.clone()));
             }
             match in_flight.join_next().await {
-                Some(Ok(result)) => results.push(result),
+                Some(Ok((index, run, Some(result)))) => results.push((index, run, result)),
+                // It never got a place: scheduling stopped first.
+                Some(Ok((_, _, None))) => {}
                 // A bug in a case's task is a bug of the run: not hidden as a missing case.
                 Some(Err(failed)) if failed.is_panic() => {
                     std::panic::resume_unwind(failed.into_panic())
@@ -63,12 +69,13 @@ impl Players {
         results
     }
 
-    /// One run of one case, as a task.
+    /// One run of one case, as a task: `None` when scheduling stopped before it had a place.
     fn task(
         &self,
         (index, run, case): (usize, usize, Arc<Case>),
+        places: Arc<Semaphore>,
         stop: Stop,
-    ) -> impl Future<Output = (usize, usize, CaseResult)> + Send + 'static {
+    ) -> impl Future<Output = (usize, usize, Option<CaseResult>)> + Send + 'static {
         let (agent, options) = (Arc::clone(&self.agent), Arc::clone(&self.options));
         let (limiter, on_event) = (Arc::clone(&self.limiter), Arc::clone(&self.on_event));
         // Each run is its own sample for the judge too (its cache keys the run).
@@ -76,14 +83,23 @@ impl Players {
             .grader
             .for_repeat(u32::try_from(run).unwrap_or(u32::MAX));
         async move {
+            let place = tokio::select! {
+                biased;
+                () = stop.scheduling.cancelled() => None,
+                place = places.acquire_owned() => place.ok(),
+            };
+            let Some(place) = place else {
+                return (index, run, None);
+            };
             on_event(Event::CaseStarted { case: &case });
             let asked = (agent.as_ref(), limiter.as_ref());
-            let result = super::run_case(Arc::clone(&case), asked, &grader, &options, &stop).await;
+            let result =
+                super::run_case(Arc::clone(&case), (asked, place), &grader, &options, &stop).await;
             on_event(Event::CaseFinished {
                 case: &case,
                 status: result.status,
             });
-            (index, run, result)
+            (index, run, Some(result))
         }
     }
 
