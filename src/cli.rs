@@ -64,7 +64,7 @@ pub enum Command {
     /// never over the input.
     Convert(ConvertArgs),
     /// Print the JSON Schema of a file kind: goldgate.yaml, the report, or a golden format.
-    #[command(after_help = crate::commands::schema::AFTER_HELP)]
+    #[command(after_help = goldgate::schema::KINDS_HELP)]
     Schema(SchemaArgs),
     /// Start testing your own agent: write a commented goldgate.yaml, one golden and a GitHub
     /// workflow.

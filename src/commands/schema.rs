@@ -9,19 +9,6 @@ use goldgate::schema;
 
 use crate::cli::{SchemaArgs, SchemaName};
 
-/// The help after `goldgate schema --help`'s options: the kinds, and how editors use them.
-pub const AFTER_HELP: &str = "\
-Kinds: config (goldgate.yaml), report (the JSON report and baseline), scenario (gecx
-*.scenario.yaml), scrapi-golden (SCRAPI platform goldens, hand-written or exported), turn-eval,
-tool-test and simulation (SCRAPI's other eval files), regtrace (a Regtrace golden set) and
-ces-csv (one row of a CX Agent Studio golden CSV, keyed by column; it documents the columns
-and cannot be attached to a CSV file). The same files are under schemas/.
-
-For completion and inline errors in editors that use yaml-language-server (VS Code's YAML
-extension, Neovim, Helix...), save a schema and name it on a YAML file's first line:
-  goldgate schema scrapi-golden > schemas/scrapi-golden.schema.json
-  # yaml-language-server: $schema=../schemas/scrapi-golden.schema.json";
-
 pub fn run(args: &SchemaArgs) -> anyhow::Result<Exit> {
     let report;
     let text = match args.name {
