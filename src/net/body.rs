@@ -90,4 +90,23 @@ mod tests {
         assert_eq!(error.kind, EndpointErrorKind::Protocol);
         assert!(error.message.contains("larger than 16 MiB"), "{error}");
     }
+
+    #[tokio::test]
+    async fn a_large_reply_past_the_slots_waits_until_one_is_given_back() {
+        let mut large: Vec<ReplyMemory> = Vec::new();
+        for _ in 0..LARGE_REPLIES {
+            let mut memory = ReplyMemory::default();
+            memory.grow(SMALL_REPLY + 1).await.unwrap();
+            large.push(memory);
+        }
+        let mut waiting = ReplyMemory::default();
+        let wait = std::time::Duration::from_millis(100);
+        let blocked = tokio::time::timeout(wait, waiting.grow(SMALL_REPLY + 1)).await;
+        assert!(blocked.is_err(), "a fifth large reply was read at once");
+        large.pop();
+        tokio::time::timeout(wait * 10, waiting.grow(SMALL_REPLY + 1))
+            .await
+            .expect("a slot given back lets it go on")
+            .unwrap();
+    }
 }
