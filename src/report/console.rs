@@ -155,9 +155,17 @@ const HEADER: &str = "Conversation";
 
 /// The aggregates, one per line, with what was left out of the rates.
 fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "Agent: {}", escape(&report.agent))?;
+    write_rates(report, out)?;
+    write_judges(report, out)?;
+    write_run_notes(report, out)?;
+    writeln!(out, "Duration: {}", duration(elapsed))
+}
+
+/// The measured rates and percentiles, one line each.
+fn write_rates(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let aggregates = &report.aggregates;
     let cases = &aggregates.cases;
-    writeln!(out, "Agent: {}", escape(&report.agent))?;
     writeln!(
         out,
         "Pass rate: {} ({} passed, {} failed; not counted: {} errored, {} skipped)",
@@ -181,16 +189,10 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
             duration(tools.p99)
         )?;
     }
-    writeln!(
-        out,
-        "Tool-call accuracy: {}",
-        rate(aggregates.tool_call_accuracy)
-    )?;
-    writeln!(
-        out,
-        "Hallucination rate: {}",
-        rate(aggregates.hallucination_rate)
-    )?;
+    let tool_calls = rate(aggregates.tool_call_accuracy);
+    writeln!(out, "Tool-call accuracy: {tool_calls}")?;
+    let hallucination = rate(aggregates.hallucination_rate);
+    writeln!(out, "Hallucination rate: {hallucination}")?;
     writeln!(out, "Suite score: {}", rate(aggregates.suite_score))?;
     if let Some(flake_rate) = aggregates.flake_rate {
         let repeated = report.cases.iter().filter_map(|c| c.repeats.as_ref());
@@ -202,22 +204,26 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
             repeated.count()
         )?;
     }
+    let tokens = &aggregates.tokens;
     writeln!(
         out,
         "Tokens: {} in, {} out",
-        aggregates.tokens.input_tokens, aggregates.tokens.output_tokens
-    )?;
+        tokens.input_tokens, tokens.output_tokens
+    )
+}
 
+/// Who judged (or that nobody did), and what each judge cost.
+fn write_judges(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let local = report
         .cases
         .iter()
         .flat_map(CaseResult::all_checks)
         .any(|c| c.method == Method::LocalSimilarity);
     let mut judges = if report.judges.is_empty() {
-        let skipped = aggregates.checks.skipped;
+        let skipped = report.aggregates.checks.skipped;
         format!(
-            "no judge configured: {skipped} check{} skipped",
-            if skipped == 1 { "" } else { "s" }
+            "no judge configured: {} skipped",
+            super::plural(skipped, "check")
         )
     } else {
         format!("Judges: {}", escape(&report.judges.join(", ")))
@@ -229,16 +235,19 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
     for usage in &report.judge_usage {
         writeln!(
             out,
-            "Judge {}: {} call{}, {} answer{} from the cache, {} tokens in, {} out",
+            "Judge {}: {}, {} from the cache, {} tokens in, {} out",
             escape(&usage.judge),
-            usage.calls,
-            if usage.calls == 1 { "" } else { "s" },
-            usage.cached,
-            if usage.cached == 1 { "" } else { "s" },
+            super::plural(usage.calls as usize, "call"),
+            super::plural(usage.cached as usize, "answer"),
             usage.input_tokens,
             usage.output_tokens
         )?;
     }
+    Ok(())
+}
+
+/// How the run went, beside its results: stopped early, the agent's start-up, rate limits.
+fn write_run_notes(report: &Report, out: &mut impl Write) -> io::Result<()> {
     if report.incomplete {
         writeln!(out, "Stopped early: some conversations did not run")?;
     }
@@ -252,14 +261,13 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
     for waits in &report.rate_limits {
         writeln!(
             out,
-            "Rate limit: {} asked to slow down {} time{}; waited {}",
+            "Rate limit: {} asked to slow down {}; waited {}",
             escape(&waits.endpoint),
-            waits.waits,
-            if waits.waits == 1 { "" } else { "s" },
+            super::plural(waits.waits as usize, "time"),
             duration(waits.waited)
         )?;
     }
-    writeln!(out, "Duration: {}", duration(elapsed))
+    Ok(())
 }
 
 /// Which run of a repeated case that did not pass its turns and checks come from: the first
