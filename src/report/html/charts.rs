@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::rate;
+use crate::report::{plural, rate};
 use crate::results::{Comparison, Report, Threshold, millis};
 
 const WIDTH: f64 = 640.0;
@@ -81,66 +81,12 @@ fn latency(report: &Report) -> String {
         .as_ref()
         .and_then(|c| metric(c, Threshold::P95LatencyIncreasePct))
         .map(|ms| ms.round().max(0.0) as u64);
-    let top = max.max(baseline_p95.unwrap_or(0)).saturating_add(1);
-    let step = round_step(top.div_ceil(BINS));
-    let bins = usize::try_from(top.div_ceil(step)).unwrap_or(1).max(1);
-    let mut counts = vec![0usize; bins];
-    for ms in &sample {
-        let bin = usize::try_from(ms / step).unwrap_or(bins - 1).min(bins - 1);
-        counts[bin] += 1;
-    }
-    let tallest = counts.iter().copied().max().unwrap_or(1).max(1);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let bar_w = plot_w / bins as f64;
-    let x_of = |ms: f64| LEFT + ms / (step as f64 * bins as f64) * plot_w;
-    let _ = write!(
-        out,
-        "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"Histogram of {} turn latencies\"><title>Latency of {} turns, in bins of {}</title>",
-        sample.len(),
-        sample.len(),
-        short(step)
+    let histogram = Histogram::of(
+        &sample,
+        max.max(baseline_p95.unwrap_or(0)).saturating_add(1),
     );
-    let bottom = TOP + plot_h;
-    let _ = write!(
-        out,
-        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\"/><line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\"/>",
-        WIDTH - RIGHT
-    );
-    let _ = write!(
-        out,
-        "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{tallest}</text><text class=\"tick\" x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
-        LEFT - 4.0,
-        TOP + 4.0,
-        LEFT - 4.0
-    );
-    for (i, &count) in counts.iter().enumerate() {
-        if count == 0 {
-            continue;
-        }
-        let h = plot_h * count as f64 / tallest as f64;
-        let from = step * i as u64;
-        let _ = write!(
-            out,
-            "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\"><title>{} to {}: {count} turn{}</title></rect>",
-            LEFT + bar_w * i as f64 + 1.0,
-            bottom - h,
-            (bar_w - 2.0).max(1.0),
-            short(from),
-            short(from + step),
-            if count == 1 { "" } else { "s" }
-        );
-    }
-    let labels = bins.div_ceil(6).max(1);
-    for i in (0..=bins).step_by(labels) {
-        let _ = write!(
-            out,
-            "<text class=\"tick\" x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            LEFT + bar_w * i as f64,
-            bottom + 14.0,
-            short(step * i as u64)
-        );
-    }
+    histogram.write_frame(&mut out, sample.len());
+    histogram.write_bars(&mut out);
     let mut marks: Vec<(&str, u64, &str)> = Vec::new();
     if let Some(p) = report.aggregates.latency {
         marks.push(("p50", millis::of(&p.p50), "mark"));
@@ -149,24 +95,117 @@ fn latency(report: &Report) -> String {
     if let Some(ms) = baseline_p95 {
         marks.push(("baseline p95", ms, "mark baseline"));
     }
-    for (row, (name, ms, class)) in marks.iter().enumerate() {
-        let x = x_of(*ms as f64 + 0.5);
-        // Labels right of their line, or left of it in the right half, one row each.
-        let (label_x, anchor) = if x > WIDTH / 2.0 {
-            (x - 4.0, "end")
-        } else {
-            (x + 4.0, "start")
-        };
-        let _ = write!(
-            out,
-            "<line class=\"{class}\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom}\"/><text class=\"label {class}\" x=\"{label_x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{name} {}</text>",
-            14.0 + 12.0 * row as f64,
-            11.0 + 12.0 * row as f64,
-            short(*ms)
-        );
-    }
+    histogram.write_marks(&mut out, &marks);
     out.push_str("</svg></figure>\n");
     out
+}
+
+/// Latencies in bins of a round width, drawn as bars.
+struct Histogram {
+    /// The width of a bin, in milliseconds.
+    step: u64,
+    counts: Vec<usize>,
+    tallest: usize,
+}
+
+impl Histogram {
+    /// `sample` in about [`BINS`] bins covering 0 to `top` milliseconds.
+    fn of(sample: &[u64], top: u64) -> Self {
+        let step = round_step(top.div_ceil(BINS));
+        let bins = usize::try_from(top.div_ceil(step)).unwrap_or(1).max(1);
+        let mut counts = vec![0usize; bins];
+        for ms in sample {
+            let bin = usize::try_from(ms / step).unwrap_or(bins - 1).min(bins - 1);
+            counts[bin] += 1;
+        }
+        let tallest = counts.iter().copied().max().unwrap_or(1).max(1);
+        Self {
+            step,
+            counts,
+            tallest,
+        }
+    }
+
+    fn bar_width(&self) -> f64 {
+        (WIDTH - LEFT - RIGHT) / self.counts.len() as f64
+    }
+
+    /// The picture's frame: its title, the axes and their ticks.
+    fn write_frame(&self, out: &mut String, turns: usize) {
+        let bottom = HEIGHT - BOTTOM;
+        let _ = write!(
+            out,
+            "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"Histogram of {turns} turn latencies\"><title>Latency of {turns} turns, in bins of {}</title>",
+            short(self.step)
+        );
+        let _ = write!(
+            out,
+            "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\"/><line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\"/>",
+            WIDTH - RIGHT
+        );
+        let _ = write!(
+            out,
+            "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><text class=\"tick\" x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
+            LEFT - 4.0,
+            TOP + 4.0,
+            self.tallest,
+            LEFT - 4.0
+        );
+    }
+
+    /// A bar for each bin that holds a turn, then the bins' labels under the axis.
+    fn write_bars(&self, out: &mut String) {
+        let (plot_h, bottom, bar_w) = (HEIGHT - TOP - BOTTOM, HEIGHT - BOTTOM, self.bar_width());
+        for (i, &count) in self.counts.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let h = plot_h * count as f64 / self.tallest as f64;
+            let from = self.step * i as u64;
+            let _ = write!(
+                out,
+                "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\"><title>{} to {}: {}</title></rect>",
+                LEFT + bar_w * i as f64 + 1.0,
+                bottom - h,
+                (bar_w - 2.0).max(1.0),
+                short(from),
+                short(from + self.step),
+                plural(count, "turn")
+            );
+        }
+        let bins = self.counts.len();
+        for i in (0..=bins).step_by(bins.div_ceil(6).max(1)) {
+            let _ = write!(
+                out,
+                "<text class=\"tick\" x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                LEFT + bar_w * i as f64,
+                bottom + 14.0,
+                short(self.step * i as u64)
+            );
+        }
+    }
+
+    /// A line and a label for each of `marks` (name, milliseconds, class), one row each.
+    fn write_marks(&self, out: &mut String, marks: &[(&str, u64, &str)]) {
+        let bottom = HEIGHT - BOTTOM;
+        let span = self.step as f64 * self.counts.len() as f64;
+        for (row, (name, ms, class)) in marks.iter().enumerate() {
+            let x = LEFT + (*ms as f64 + 0.5) / span * (WIDTH - LEFT - RIGHT);
+            // Labels right of their line, or left of it in the right half.
+            let (label_x, anchor) = if x > WIDTH / 2.0 {
+                (x - 4.0, "end")
+            } else {
+                (x + 4.0, "start")
+            };
+            let _ = write!(
+                out,
+                "<line class=\"{class}\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom}\"/><text class=\"label {class}\" x=\"{label_x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{name} {}</text>",
+                14.0 + 12.0 * row as f64,
+                11.0 + 12.0 * row as f64,
+                short(*ms)
+            );
+        }
+    }
 }
 
 /// The baseline's value of the metric a threshold watches, when the gate measured it.
