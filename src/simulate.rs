@@ -199,51 +199,17 @@ where
     };
     let mut turns: Vec<PlayedTurn> = Vec::new();
     let mut conversation: Vec<Line> = Vec::new();
-    let mut spent = vec![0u32; plan.steps.len()];
     let mut usage = Usage::default();
-    let mut current = 0;
-    let mut injected = vec![false; plan.steps.len()];
-    // Steps whose static utterance was sent: one made of nothing else is then completed.
-    let mut uttered = vec![false; plan.steps.len()];
-    if let Some(first) = uttered.first_mut() {
-        *first = plan.opening.is_some();
-    }
+    let mut progress = Progress::new(plan);
     loop {
         let number = turns.len() + 1;
-        let mut inputs = Vec::new();
-        if let Some(step) = plan.steps.get(current)
-            && !injected[current]
-        {
-            injected[current] = true;
-            if !step.inject_variables.is_empty() {
-                inputs.push(Input::Variables(step.inject_variables.clone()));
-            }
-        }
-        inputs.push(said);
-        let request = TurnRequest {
-            id: None,
-            session: session.to_owned(),
-            conversation: plan.name.clone(),
-            case: plan.case.clone(),
-            turn: number,
-            input: input_object(&inputs),
-            session_parameters: if number == 1 {
-                plan.session_parameters.clone()
-            } else {
-                Map::new()
-            },
-            tool_mocks: Map::new(),
-            mocks: Vec::new(),
-            system_prompt: None,
-            context: Vec::new(),
-        };
+        let inputs = progress.inputs(plan, said);
+        let request = request(plan, session, number, &inputs);
         let exchange = send(request).await.map_err(|source| SimulateError::Agent {
             turn: number,
             source,
         })?;
-        if let Some(count) = spent.get_mut(current) {
-            *count += 1;
-        }
+        progress.spent_one();
         conversation.push(match inputs.last() {
             Some(Input::Text(text)) => Line::User(text.clone()),
             Some(Input::Event(name)) => Line::User(format!("(event: {name})")),
@@ -256,28 +222,13 @@ where
         let (turn, spent_tokens) = simulator.next_turn(&plan.steps, &conversation).await?;
         usage = usage.plus(spent_tokens);
         let mut steps = turn.steps;
-        complete_said_steps(&plan.steps, &uttered, &mut steps);
-        let stop = if steps.iter().all(|s| s.status == StepStatus::Completed) {
-            Some(Stop::Completed)
-        } else if ended {
-            Some(Stop::AgentEnded)
-        } else if let Some(step) = out_of_turns(&plan.steps, &steps, &spent, current) {
-            let max = plan.steps[step].max_turns.unwrap_or_default();
-            steps[step] = StepProgress {
-                status: StepStatus::Failed,
-                justification: format!(
-                    "not completed within its max_turns ({max}); the simulated user said: {}",
-                    steps[step].justification
-                ),
-            };
-            Some(Stop::OutOfTurns { step: step + 1 })
-        } else if turn.utterance.is_none() {
-            Some(Stop::UserDone)
-        } else if turns.len() >= plan.turn_cap {
-            Some(Stop::TurnCap)
-        } else {
-            None
+        complete_said_steps(&plan.steps, &progress.uttered, &mut steps);
+        let ends = Ends {
+            agent: ended,
+            user: turn.utterance.is_none(),
+            cap: turns.len() >= plan.turn_cap,
         };
+        let stop = progress.stop(plan, &mut steps, ends);
         if let Some(stop) = stop {
             return Ok(Played {
                 turns,
@@ -286,21 +237,130 @@ where
                 simulator_usage: usage,
             });
         }
+        said = progress.advance(plan, &steps, turn.utterance);
+    }
+}
+
+/// The turn request of turn `number` saying `inputs`.
+fn request(plan: &Plan, session: &str, number: usize, inputs: &[Input]) -> TurnRequest {
+    TurnRequest {
+        id: None,
+        session: session.to_owned(),
+        conversation: plan.name.clone(),
+        case: plan.case.clone(),
+        turn: number,
+        input: input_object(inputs),
+        session_parameters: if number == 1 {
+            plan.session_parameters.clone()
+        } else {
+            Map::new()
+        },
+        tool_mocks: Map::new(),
+        mocks: Vec::new(),
+        system_prompt: None,
+        context: Vec::new(),
+    }
+}
+
+/// What ended with a turn: the agent ended the session, the user had nothing more to say,
+/// the turn cap was reached.
+#[derive(Clone, Copy)]
+struct Ends {
+    agent: bool,
+    user: bool,
+    cap: bool,
+}
+
+/// Where a simulation stands, step by step.
+struct Progress {
+    /// The step being worked on.
+    current: usize,
+    /// Turns each step has taken.
+    spent: Vec<u32>,
+    /// Steps whose variables were sent.
+    injected: Vec<bool>,
+    /// Steps whose static utterance was sent: one made of nothing else is then completed.
+    uttered: Vec<bool>,
+}
+
+impl Progress {
+    fn new(plan: &Plan) -> Self {
+        let steps = plan.steps.len();
+        let mut uttered = vec![false; steps];
+        if let Some(first) = uttered.first_mut() {
+            *first = plan.opening.is_some();
+        }
+        Self {
+            current: 0,
+            spent: vec![0; steps],
+            injected: vec![false; steps],
+            uttered,
+        }
+    }
+
+    /// What the user sends: `said`, after the current step's variables the first time.
+    fn inputs(&mut self, plan: &Plan, said: Input) -> Vec<Input> {
+        let mut inputs = Vec::new();
+        if let Some(step) = plan.steps.get(self.current)
+            && !self.injected[self.current]
+        {
+            self.injected[self.current] = true;
+            if !step.inject_variables.is_empty() {
+                inputs.push(Input::Variables(step.inject_variables.clone()));
+            }
+        }
+        inputs.push(said);
+        inputs
+    }
+
+    fn spent_one(&mut self) {
+        if let Some(count) = self.spent.get_mut(self.current) {
+            *count += 1;
+        }
+    }
+
+    /// Why the simulation stops after this turn, if it does (SCRAPI's rules, in its order).
+    fn stop(&self, plan: &Plan, steps: &mut [StepProgress], ends: Ends) -> Option<Stop> {
+        if steps.iter().all(|s| s.status == StepStatus::Completed) {
+            return Some(Stop::Completed);
+        }
+        if ends.agent {
+            return Some(Stop::AgentEnded);
+        }
+        if let Some(step) = out_of_turns(&plan.steps, steps, &self.spent, self.current) {
+            let max = plan.steps[step].max_turns.unwrap_or_default();
+            steps[step] = StepProgress {
+                status: StepStatus::Failed,
+                justification: format!(
+                    "not completed within its max_turns ({max}); the simulated user said: {}",
+                    steps[step].justification
+                ),
+            };
+            return Some(Stop::OutOfTurns { step: step + 1 });
+        }
+        if ends.user {
+            return Some(Stop::UserDone);
+        }
+        ends.cap.then_some(Stop::TurnCap)
+    }
+
+    /// Moves to the first step not done; what the user says next: a step that opens with a
+    /// static utterance says it, word for word, when it starts; else the simulated user's words.
+    fn advance(&mut self, plan: &Plan, steps: &[StepProgress], utterance: Option<String>) -> Input {
         let next = steps
             .iter()
             .position(|s| !matches!(s.status, StepStatus::Completed | StepStatus::Failed))
-            .unwrap_or(current);
-        // A step that opens with a static utterance says it, word for word, when it starts.
+            .unwrap_or(self.current);
         let opening = plan
             .steps
             .get(next)
             .and_then(|step| step.static_utterance.clone())
-            .filter(|_| next != current && !injected[next]);
+            .filter(|_| next != self.current && !self.injected[next]);
         if opening.is_some() {
-            uttered[next] = true;
+            self.uttered[next] = true;
         }
-        current = next;
-        said = Input::Text(opening.unwrap_or_else(|| turn.utterance.unwrap_or_default()));
+        self.current = next;
+        Input::Text(opening.unwrap_or_else(|| utterance.unwrap_or_default()))
     }
 }
 
