@@ -36,21 +36,7 @@ pub(super) fn category(check: &ReplyCheck) -> CheckCategory {
 pub(super) async fn grade(grader: &Grader, check: &ReplyCheck, reply: &Reply) -> Graded {
     let calls: Vec<&ToolCall> = reply.tool_calls.iter().collect();
     match check {
-        ReplyCheck::TextSimilar(expected) => {
-            let text = joined_text(reply);
-            let verdict = if text.is_empty() {
-                let method = grader.method_for(MatchType::Semantic);
-                Verdict::decided(false, method, Some("the agent said nothing".to_owned()))
-            } else {
-                grader.semantic(expected, &text).await
-            };
-            let actual = if text.is_empty() {
-                NO_TEXT.to_owned()
-            } else {
-                text
-            };
-            verdict.labelled("agent text similar to", expected.clone(), actual)
-        }
+        ReplyCheck::TextSimilar(expected) => similar(grader, expected, reply).await,
         ReplyCheck::TextContains(expected) => {
             let text = joined_text(reply);
             let passed = text.to_lowercase().contains(&expected.to_lowercase());
@@ -84,49 +70,71 @@ pub(super) async fn grade(grader: &Grader, check: &ReplyCheck, reply: &Reply) ->
             "(no tool calls)".to_owned(),
             render_calls(&calls),
         ),
-        ReplyCheck::ToolInput(expected) => {
-            let by_tool: Vec<(&str, &Value)> =
-                calls.iter().map(|c| (c.name.as_str(), &c.args)).collect();
-            let passed = subset_of_any(expected, &by_tool);
-            Verdict::decided(
-                passed,
-                Method::deterministic("subset"),
-                Some("no tool call has these arguments".to_owned()),
-            )
-            .labelled(
-                "tool input",
-                Value::Object(expected.clone()).to_string(),
-                render_calls(&calls),
-            )
-        }
-        ReplyCheck::ToolOutput(expected) => {
-            let by_tool: Vec<(&str, &Value)> = calls
-                .iter()
-                .filter_map(|c| Some((c.name.as_str(), c.response.as_ref()?)))
-                .collect();
-            let passed = subset_of_any(expected, &by_tool);
-            let actual = if by_tool.is_empty() {
-                "(no tool responses)".to_owned()
-            } else {
-                by_tool
-                    .iter()
-                    .map(|(name, response)| format!("{name} -> {response}"))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            };
-            Verdict::decided(
-                passed,
-                Method::deterministic("subset"),
-                Some("no tool response holds this".to_owned()),
-            )
-            .labelled(
-                "tool output",
-                Value::Object(expected.clone()).to_string(),
-                actual,
-            )
-        }
+        ReplyCheck::ToolInput(expected) => tool_input(expected, &calls),
+        ReplyCheck::ToolOutput(expected) => tool_output(expected, &calls),
         ReplyCheck::TransferTo(agent) => transfer_to(agent, reply),
     }
+}
+
+/// The agent's text compared by meaning; no text fails.
+async fn similar(grader: &Grader, expected: &str, reply: &Reply) -> Graded {
+    let text = joined_text(reply);
+    let verdict = if text.is_empty() {
+        let method = grader.method_for(MatchType::Semantic);
+        Verdict::decided(false, method, Some("the agent said nothing".to_owned()))
+    } else {
+        grader.semantic(expected, &text).await
+    };
+    let actual = if text.is_empty() {
+        NO_TEXT.to_owned()
+    } else {
+        text
+    };
+    verdict.labelled("agent text similar to", expected.to_owned(), actual)
+}
+
+/// Some call's arguments (or the map of tool to arguments) hold `expected`.
+fn tool_input(expected: &Map<String, Value>, calls: &[&ToolCall]) -> Graded {
+    let by_tool: Vec<(&str, &Value)> = calls.iter().map(|c| (c.name.as_str(), &c.args)).collect();
+    let passed = subset_of_any(expected, &by_tool);
+    Verdict::decided(
+        passed,
+        Method::deterministic("subset"),
+        Some("no tool call has these arguments".to_owned()),
+    )
+    .labelled(
+        "tool input",
+        Value::Object(expected.clone()).to_string(),
+        render_calls(calls),
+    )
+}
+
+/// Some call's response (or the map of tool to response) holds `expected`.
+fn tool_output(expected: &Map<String, Value>, calls: &[&ToolCall]) -> Graded {
+    let by_tool: Vec<(&str, &Value)> = calls
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.response.as_ref()?)))
+        .collect();
+    let passed = subset_of_any(expected, &by_tool);
+    let actual = if by_tool.is_empty() {
+        "(no tool responses)".to_owned()
+    } else {
+        by_tool
+            .iter()
+            .map(|(name, response)| format!("{name} -> {response}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    Verdict::decided(
+        passed,
+        Method::deterministic("subset"),
+        Some("no tool response holds this".to_owned()),
+    )
+    .labelled(
+        "tool output",
+        Value::Object(expected.clone()).to_string(),
+        actual,
+    )
 }
 
 fn text_verdict(
