@@ -58,9 +58,7 @@ fn run_fault(dir: &Path, extra: &[&str], limit: Duration) -> (Option<Value>, Str
         assert_children_stayed_small();
         // Every agent process that noted its pid is gone with goldgate.
         if dir.join("pids").exists() {
-            for pid in pids_in(dir) {
-                assert!(!alive(pid), "agent process {pid} outlived goldgate");
-            }
+            assert_no_agent_left(dir);
         }
     }
     (report, text)
@@ -400,85 +398,11 @@ fn command_agent_ignoring_sigterm_is_killed_with_its_children() {
     assert!(case_error(&report).contains("timed out"));
     // One second of turn, then the grace period before SIGKILL: not much more.
     assert!(started.elapsed() < Duration::from_secs(10));
-    for pid in pids_in(dir.path()) {
-        assert!(!alive(pid), "agent process {pid} outlived goldgate");
-    }
+    assert_no_agent_left(dir.path());
 }
 
 // ---------------------------------------------------------------------------------------------
 // goldgate's own faults
-
-/// Runs goldgate on the suite in `dir` until the agent has written `dir/pids`, then sends it
-/// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
-#[cfg(unix)]
-fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
-    let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args([
-            "run",
-            "goldens",
-            "--timeout",
-            "5m",
-            "--output",
-            "report.json",
-        ])
-        .args(["--junit", "junit.xml"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    for _ in 0..600 {
-        if dir.join("pids").exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // A moment for the turns to be sent.
-    std::thread::sleep(Duration::from_millis(300));
-    let sent = Instant::now();
-    std::process::Command::new("kill")
-        .args(["-TERM", &goldgate.id().to_string()])
-        .status()
-        .unwrap();
-    let mut exited = None;
-    while sent.elapsed() < Duration::from_secs(15) {
-        if let Some(status) = goldgate.try_wait().unwrap() {
-            exited = Some(status);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if exited.is_none() {
-        let _ = goldgate.kill();
-        panic!("goldgate did not stop within 15 s of SIGTERM");
-    }
-    let output = goldgate.wait_with_output().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-/// The reports were written, marked incomplete, every one of the suite's `cases` listed (those
-/// that never ran skipped, with why), and no agent process is left.
-#[cfg(unix)]
-fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String), cases: usize) {
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("terminated"), "{stderr}");
-    let report: Value =
-        serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap();
-    assert_eq!(report["incomplete"], true);
-    assert_eq!(report["cases"].as_array().unwrap().len(), cases, "{report}");
-    assert_eq!(report["verdict"], "error");
-    // A reader that only counts failures must not see a green run.
-    let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
-    assert!(junit.contains(&format!("tests=\"{cases}\"")), "{junit}");
-    assert!(junit.contains("name=\"goldgate.incomplete\""), "{junit}");
-    for pid in pids_in(dir) {
-        assert!(!alive(pid), "agent process {pid} outlived goldgate");
-    }
-}
 
 #[cfg(unix)]
 #[test]

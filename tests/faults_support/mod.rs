@@ -155,3 +155,81 @@ pub fn pids_in(dir: &Path) -> Vec<u32> {
         .map(|p| p.parse().unwrap())
         .collect()
 }
+
+/// Fails if any agent process that noted its pid in `dir/pids` is still alive.
+#[cfg(unix)]
+#[track_caller]
+pub fn assert_no_agent_left(dir: &Path) {
+    for pid in pids_in(dir) {
+        assert!(!alive(pid), "agent process {pid} outlived goldgate");
+    }
+}
+
+/// Runs goldgate on the suite in `dir` until the agent has written `dir/pids`, then sends it
+/// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
+#[cfg(unix)]
+pub fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
+    let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "goldens",
+            "--timeout",
+            "5m",
+            "--output",
+            "report.json",
+        ])
+        .args(["--junit", "junit.xml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if dir.join("pids").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A moment for the turns to be sent.
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    std::process::Command::new("kill")
+        .args(["-TERM", &goldgate.id().to_string()])
+        .status()
+        .unwrap();
+    let mut exited = None;
+    while sent.elapsed() < Duration::from_secs(15) {
+        if let Some(status) = goldgate.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if exited.is_none() {
+        let _ = goldgate.kill();
+        panic!("goldgate did not stop within 15 s of SIGTERM");
+    }
+    let output = goldgate.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The reports were written, marked incomplete, every one of the suite's `cases` listed (those
+/// that never ran skipped, with why), and no agent process is left.
+#[cfg(unix)]
+pub fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String), cases: usize) {
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("terminated"), "{stderr}");
+    let report = common::read_json(&dir.join("report.json"));
+    assert_eq!(report["incomplete"], true);
+    assert_eq!(report["cases"].as_array().unwrap().len(), cases, "{report}");
+    assert_eq!(report["verdict"], "error");
+    // A reader that only counts failures must not see a green run.
+    let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(junit.contains(&format!("tests=\"{cases}\"")), "{junit}");
+    assert!(junit.contains("name=\"goldgate.incomplete\""), "{junit}");
+    assert_no_agent_left(dir);
+}
