@@ -246,7 +246,7 @@ fn throttled(ces: &Ces) -> Option<Response> {
         return None;
     }
     *throttle -= 1;
-    let (status, name) = if *throttle % 2 == 0 {
+    let (status, name) = if throttle.is_multiple_of(2) {
         (StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
