@@ -57,14 +57,18 @@ fn text_reply(text: &str) -> Reply {
     }
 }
 
-/// The agent's text for one turn of session `s`, which must succeed.
-async fn text_of(agent: &dyn Agent, text: &str) -> String {
+/// The agent's reply to turn `turn` of `session`, which must succeed.
+async fn reply_to(agent: &dyn Agent, session: &str, turn: usize, text: &str) -> Reply {
     agent
-        .send(&request("s", 1, text))
+        .send(&request(session, turn, text))
         .await
         .unwrap()
         .reply
-        .text()
+}
+
+/// The agent's text for one turn of session `s`, which must succeed.
+async fn text_of(agent: &dyn Agent, text: &str) -> String {
+    reply_to(agent, "s", 1, text).await.text()
 }
 
 #[track_caller]
@@ -387,17 +391,9 @@ async fn command_example_agent_plays_the_readme_conversation() {
     let reply = agent.send(&mocked).await.unwrap().reply;
     assert!(reply.text().starts_with("I wasn't able to find that order"));
 
-    let reply = agent
-        .send(&request("t", 2, "I want a refund"))
-        .await
-        .unwrap()
-        .reply;
+    let reply = reply_to(agent.as_ref(), "t", 2, "I want a refund").await;
     assert_eq!(reply.transfer.unwrap().agent, "billing_agent");
-    let reply = agent
-        .send(&request("t", 3, "Let me talk to a person"))
-        .await
-        .unwrap()
-        .reply;
+    let reply = reply_to(agent.as_ref(), "t", 3, "Let me talk to a person").await;
     assert_eq!(reply.handoff.unwrap().status, "requested");
 
     diagnostics_containing(agent.as_ref(), "support_agent: ready").await;
@@ -517,6 +513,11 @@ fn case_turn(conversation: &str, turn: usize, text: &str) -> TurnRequest {
     }
 }
 
+/// The error of `agent` for `turn`, which must fail.
+async fn refusal(agent: &dyn Agent, turn: TurnRequest) -> EndpointError {
+    agent.send(&turn).await.unwrap_err()
+}
+
 #[tokio::test]
 async fn replay_answers_recorded_turns_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -574,22 +575,13 @@ async fn replay_answers_recorded_turns_only() {
         "Transferring."
     );
 
-    let missing = agent
-        .send(&case_turn("happy_path", 3, "bye"))
-        .await
-        .unwrap_err();
+    let missing = refusal(&agent, case_turn("happy_path", 3, "bye")).await;
     let expected = "turn 3 of conversation \"happy_path\"";
     assert_error(&missing, EndpointErrorKind::NotRecorded, expected);
-    let unknown = agent
-        .send(&case_turn("never_run", 1, "hi"))
-        .await
-        .unwrap_err();
+    let unknown = refusal(&agent, case_turn("never_run", 1, "hi")).await;
     assert_eq!(unknown.kind, EndpointErrorKind::NotRecorded);
 
-    let changed = agent
-        .send(&case_turn("happy_path", 2, "ORD-2"))
-        .await
-        .unwrap_err();
+    let changed = refusal(&agent, case_turn("happy_path", 2, "ORD-2")).await;
     assert_error(&changed, EndpointErrorKind::NotRecorded, "different input");
 }
 
@@ -598,13 +590,9 @@ fn replay_rejects_a_corrupt_file_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let good = [(case_turn("good", 1, "hi"), exchange("Hello!", 1, None))];
     record_case(dir.path(), "cases.yaml#good", "good", &good).unwrap();
-    std::fs::write(
-        dir.path().join("broken.json"),
-        "{\"conversation\": \"x\", \"turns\": [",
-    )
-    .unwrap();
+    let broken = "{\"conversation\": \"x\", \"turns\": [";
+    std::fs::write(dir.path().join("broken.json"), broken).unwrap();
 
     let error = ReplayAgent::load(dir.path()).unwrap_err().to_string();
-    assert!(error.contains("broken.json"), "{error}");
-    assert!(error.contains("line 1"), "{error}");
+    common::assert_contains(&error, &["broken.json", "line 1"]);
 }

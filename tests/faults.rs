@@ -3,52 +3,14 @@
 //! behind. Also the command agent's start-up handshake, which keeps start-up out of latency.
 
 mod common;
+mod faults_support;
 
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use faults_support::*;
 use serde_json::Value;
-
-/// Replies `{"id":N, ...rest}` to the request in `$line`: `reply_with_rest '"messages":[…]'`.
-const SH_REPLY: &str = r#"
-reply_with_rest() {
-  id=$(printf '%s\n' "$line" | sed -n 's/^{"id":\([0-9]*\).*/\1/p')
-  printf '{"id":%s,%s}\n' "$id" "$1"
-}
-"#;
-
-/// A suite of `cases` one-turn conversations about ORD-12345 in `dir`.
-fn suite(dir: &Path, cases: usize) {
-    let conversations: String = (1..=cases)
-        .map(|n| common::order_conversation(&format!("case_{n}")))
-        .collect();
-    common::order_golden(dir, &conversations);
-}
-
-/// `goldgate run goldens --output report.json` with `extra` args, in `dir`; the outcome, the
-/// report (when written) and how long it took.
-fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Option<Value>, Duration) {
-    let started = Instant::now();
-    let mut args = vec!["run", "goldens", "--output", "report.json"];
-    args.extend_from_slice(extra);
-    let outcome = common::goldgate(dir, &args);
-    let elapsed = started.elapsed();
-    let report = fs::read_to_string(dir.join("report.json"))
-        .ok()
-        .map(|text| serde_json::from_str(&text).expect("the report is JSON"));
-    (outcome, report, elapsed)
-}
-
-/// A command agent in `goldgate.yaml` of `dir`: `sh -c script`, with `settings` after it.
-fn command_agent(dir: &Path, script: &str, settings: &str) {
-    let argv = serde_json::to_string(&["sh", "-c", script]).unwrap();
-    fs::write(
-        dir.join("goldgate.yaml"),
-        format!("agent:\n  command: {{ argv: {argv}{settings} }}\n"),
-    )
-    .unwrap();
-}
 
 #[cfg(unix)]
 #[test]
@@ -85,21 +47,6 @@ done"#
 // ---------------------------------------------------------------------------------------------
 // Bounds every fault test shares
 
-/// The most memory any process this test binary started (goldgate, agents) ever held: Linux
-/// reports the peak of each waited-for child and grandchild, so one number covers every run.
-#[cfg(unix)]
-fn assert_children_stayed_small() {
-    // SAFETY: getrusage fills the struct it is given and touches nothing else.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
-    // Kilobytes on Linux, bytes on macOS: the bound holds either way.
-    let peak = usage.ru_maxrss as u64;
-    assert!(peak < 200 * 1024, "a child process peaked at {peak} KiB");
-}
-
 /// A fault run: exit 2, within `limit`, memory bounded; the report and all output as text.
 fn run_fault(dir: &Path, extra: &[&str], limit: Duration) -> (Option<Value>, String) {
     let (outcome, report, elapsed) = run(dir, extra);
@@ -111,9 +58,7 @@ fn run_fault(dir: &Path, extra: &[&str], limit: Duration) -> (Option<Value>, Str
         assert_children_stayed_small();
         // Every agent process that noted its pid is gone with goldgate.
         if dir.join("pids").exists() {
-            for pid in pids_in(dir) {
-                assert!(!alive(pid), "agent process {pid} outlived goldgate");
-            }
+            assert_no_agent_left(dir);
         }
     }
     (report, text)
@@ -128,100 +73,24 @@ fn case_error(report: &Option<Value>) -> String {
         .to_owned()
 }
 
-/// Whether `pid` is still a live process a second after it was told to go (SIGKILL is
-/// delivered asynchronously).
-#[cfg(unix)]
-fn alive(pid: u32) -> bool {
-    for _ in 0..20 {
-        if !alive_now(pid) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
-
-/// Whether `pid` is a live process now (a zombie waiting for a parent that never reaps, as in
-/// some containers, counts as gone: it holds no resources but its pid).
-#[cfg(unix)]
-fn alive_now(pid: u32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        // Without /proc (macOS): kill -0 says whether it exists.
-        Err(_) if !Path::new("/proc/self").exists() => std::process::Command::new("kill")
-            .args(["-0", &pid.to_string()])
-            .status()
-            .is_ok_and(|s| s.success()),
-        Err(_) => false,
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // HTTP agents at fault: raw loopback servers that misbehave on purpose
 
-/// A loopback server that hands each connection, once its request has been read, to `answer`
-/// on a thread of its own. Returns the agent URL.
-fn raw_server(answer: fn(std::net::TcpStream)) -> String {
-    use std::io::{BufRead, BufReader, Read};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0;
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
-                    if line == "\r\n" {
-                        break;
-                    }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(value) = lower.strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    line.clear();
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                answer(stream);
-            });
-        }
-    });
-    format!("http://{addr}/turn")
-}
-
-/// A one-case suite against the HTTP agent at `url`, with no retries (unless `settings` say).
-fn http_suite(dir: &Path, url: &str) {
-    suite(dir, 1);
-    fs::write(
-        dir.join("goldgate.yaml"),
-        format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 0 }}\n"),
-    )
-    .unwrap();
-}
-
-fn write_all(mut stream: &std::net::TcpStream, bytes: &[u8]) -> bool {
-    use std::io::Write;
-    stream
-        .write_all(bytes)
-        .and_then(|()| stream.flush())
-        .is_ok()
-}
-
 const FOREVER: Duration = Duration::from_secs(3600);
+
+/// A one-case fault run (see [`run_fault`]) against a [`raw_server`] that answers with
+/// `answer`, with `--timeout timeout`, ending within `limit_s` seconds: the case's error.
+fn http_fault(answer: fn(std::net::TcpStream), timeout: &str, limit_s: u64) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(dir.path(), &raw_server(answer));
+    let limit = Duration::from_secs(limit_s);
+    let (report, _) = run_fault(dir.path(), &["--timeout", timeout], limit);
+    case_error(&report)
+}
 
 #[test]
 fn http_server_that_accepts_and_never_answers_times_out() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &raw_server(|_stream| std::thread::sleep(FOREVER)),
-    );
-    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
-    let error = case_error(&report);
+    let error = http_fault(|_stream| std::thread::sleep(FOREVER), "1s", 20);
     assert!(
         error.contains("timed out: no complete reply within 1s"),
         "{error}"
@@ -230,28 +99,25 @@ fn http_server_that_accepts_and_never_answers_times_out() {
 
 #[test]
 fn http_server_dripping_a_byte_a_second_times_out() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &raw_server(|stream| {
+    let error = http_fault(
+        |stream| {
             let head =
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
             write_all(&stream, head.as_bytes());
             while write_all(&stream, b" ") {
                 std::thread::sleep(Duration::from_secs(1));
             }
-        }),
+        },
+        "2s",
+        20,
     );
-    let (report, _) = run_fault(dir.path(), &["--timeout", "2s"], Duration::from_secs(20));
-    assert!(case_error(&report).contains("timed out"), "{report:?}");
+    assert!(error.contains("timed out"), "{error}");
 }
 
 #[test]
 fn http_connection_reset_mid_body_is_a_connection_error() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &raw_server(|stream| {
+    let error = http_fault(
+        |stream| {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"messages\":[";
             write_all(&stream, head.as_bytes());
             // SO_LINGER 0: closing sends RST instead of FIN.
@@ -275,10 +141,10 @@ fn http_connection_reset_mid_body_is_a_connection_error() {
                 assert_eq!(set, 0, "SO_LINGER");
             }
             drop(stream);
-        }),
+        },
+        "5s",
+        20,
     );
-    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
-    let error = case_error(&report);
     assert!(error.starts_with("connection failed"), "{error}");
     #[cfg(unix)]
     assert!(error.contains("reset"), "{error}");
@@ -286,10 +152,8 @@ fn http_connection_reset_mid_body_is_a_connection_error() {
 
 #[test]
 fn http_200_mb_body_is_refused_past_the_cap() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &raw_server(|stream| {
+    let error = http_fault(
+        |stream| {
             // No Content-Length: the size is only known by reading.
             let head =
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
@@ -300,19 +164,17 @@ fn http_200_mb_body_is_refused_past_the_cap() {
                     break;
                 }
             }
-        }),
+        },
+        "30s",
+        40,
     );
-    let (report, _) = run_fault(dir.path(), &["--timeout", "30s"], Duration::from_secs(40));
-    let error = case_error(&report);
     assert!(error.contains("larger than 16 MiB"), "{error}");
 }
 
 #[test]
 fn http_200_mb_streamed_body_is_refused_past_the_cap() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &raw_server(|stream| {
+    let error = http_fault(
+        |stream| {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: 209715200\r\n\r\n";
             write_all(&stream, head.as_bytes());
             let line = format!(
@@ -324,19 +186,17 @@ fn http_200_mb_streamed_body_is_refused_past_the_cap() {
                     break;
                 }
             }
-        }),
+        },
+        "30s",
+        40,
     );
-    let (report, _) = run_fault(dir.path(), &["--timeout", "30s"], Duration::from_secs(40));
-    let error = case_error(&report);
     assert!(error.contains("larger than 16 MiB"), "{error}");
 }
 
 #[test]
 fn http_invalid_utf8_is_a_protocol_error() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &raw_server(|stream| {
+    let error = http_fault(
+        |stream| {
             let body = b"{\"messages\":[{\"text\":\"caf\xe9 \xff\xfe\"}]}";
             let head = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -344,10 +204,10 @@ fn http_invalid_utf8_is_a_protocol_error() {
             );
             write_all(&stream, head.as_bytes());
             write_all(&stream, body);
-        }),
+        },
+        "5s",
+        20,
     );
-    let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
-    let error = case_error(&report);
     assert!(
         error.starts_with("bad reply: reply is not protocol JSON"),
         "{error}"
@@ -356,10 +216,8 @@ fn http_invalid_utf8_is_a_protocol_error() {
 
 #[test]
 fn http_ndjson_stream_that_never_ends_times_out() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &raw_server(|stream| {
+    let error = http_fault(
+        |stream| {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n";
             write_all(&stream, head.as_bytes());
             let line = "{\"messages\":[{\"text\":\"more\"}]}\n";
@@ -367,10 +225,11 @@ fn http_ndjson_stream_that_never_ends_times_out() {
             while write_all(&stream, chunk.as_bytes()) {
                 std::thread::sleep(Duration::from_millis(20));
             }
-        }),
+        },
+        "2s",
+        20,
     );
-    let (report, _) = run_fault(dir.path(), &["--timeout", "2s"], Duration::from_secs(20));
-    assert!(case_error(&report).contains("timed out"), "{report:?}");
+    assert!(error.contains("timed out"), "{error}");
 }
 
 #[test]
@@ -525,16 +384,6 @@ fn command_agent_that_never_answers_its_ping_fails_start_up() {
     );
 }
 
-/// Reads the pids an agent wrote into `dir/pids`, waiting for the file.
-#[cfg(unix)]
-fn pids_in(dir: &Path) -> Vec<u32> {
-    let path = dir.join("pids");
-    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.split_whitespace()
-        .map(|p| p.parse().unwrap())
-        .collect()
-}
-
 #[cfg(unix)]
 #[test]
 fn command_agent_ignoring_sigterm_is_killed_with_its_children() {
@@ -549,85 +398,11 @@ fn command_agent_ignoring_sigterm_is_killed_with_its_children() {
     assert!(case_error(&report).contains("timed out"));
     // One second of turn, then the grace period before SIGKILL: not much more.
     assert!(started.elapsed() < Duration::from_secs(10));
-    for pid in pids_in(dir.path()) {
-        assert!(!alive(pid), "agent process {pid} outlived goldgate");
-    }
+    assert_no_agent_left(dir.path());
 }
 
 // ---------------------------------------------------------------------------------------------
 // goldgate's own faults
-
-/// Runs goldgate on the suite in `dir` until the agent has written `dir/pids`, then sends it
-/// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
-#[cfg(unix)]
-fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
-    let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args([
-            "run",
-            "goldens",
-            "--timeout",
-            "5m",
-            "--output",
-            "report.json",
-        ])
-        .args(["--junit", "junit.xml"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    for _ in 0..600 {
-        if dir.join("pids").exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // A moment for the turns to be sent.
-    std::thread::sleep(Duration::from_millis(300));
-    let sent = Instant::now();
-    std::process::Command::new("kill")
-        .args(["-TERM", &goldgate.id().to_string()])
-        .status()
-        .unwrap();
-    let mut exited = None;
-    while sent.elapsed() < Duration::from_secs(15) {
-        if let Some(status) = goldgate.try_wait().unwrap() {
-            exited = Some(status);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if exited.is_none() {
-        let _ = goldgate.kill();
-        panic!("goldgate did not stop within 15 s of SIGTERM");
-    }
-    let output = goldgate.wait_with_output().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-/// The reports were written, marked incomplete, every one of the suite's `cases` listed (those
-/// that never ran skipped, with why), and no agent process is left.
-#[cfg(unix)]
-fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String), cases: usize) {
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("terminated"), "{stderr}");
-    let report: Value =
-        serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap();
-    assert_eq!(report["incomplete"], true);
-    assert_eq!(report["cases"].as_array().unwrap().len(), cases, "{report}");
-    assert_eq!(report["verdict"], "error");
-    // A reader that only counts failures must not see a green run.
-    let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
-    assert!(junit.contains(&format!("tests=\"{cases}\"")), "{junit}");
-    assert!(junit.contains("name=\"goldgate.incomplete\""), "{junit}");
-    for pid in pids_in(dir) {
-        assert!(!alive(pid), "agent process {pid} outlived goldgate");
-    }
-}
 
 #[cfg(unix)]
 #[test]

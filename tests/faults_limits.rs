@@ -5,6 +5,7 @@
 //! [`common::command`]'s time limit).
 
 mod common;
+mod faults_support;
 
 use std::fs;
 use std::path::Path;
@@ -41,14 +42,10 @@ fn come_back_in_an_hour(status: StatusCode) -> String {
 
 /// `goldgate run goldens --output report.json` with `extra`: the outcome, report and time.
 fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Value, Duration) {
-    let started = Instant::now();
-    let mut args = vec!["run", "goldens", "--output", "report.json"];
-    args.extend_from_slice(extra);
-    let outcome = common::goldgate(dir, &args);
-    let elapsed = started.elapsed();
-    let text = fs::read_to_string(dir.join("report.json"))
-        .unwrap_or_else(|_| panic!("no report\n{}\n{}", outcome.stdout, outcome.stderr));
-    (outcome, serde_json::from_str(&text).unwrap(), elapsed)
+    let (outcome, report, elapsed) = faults_support::run(dir, extra);
+    let report =
+        report.unwrap_or_else(|| panic!("no report\n{}\n{}", outcome.stdout, outcome.stderr));
+    (outcome, report, elapsed)
 }
 
 /// The case's error and the agent's rate-limit figures (waits, waited ms).

@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::script::start_agent;
-use common::{Outcome, goldgate};
+use common::script::{Shared, start_agent};
+use common::{Outcome, assert_contains, assert_lacks, case, goldgate, read_json};
 
 use std::fs;
 use std::net::SocketAddr;
@@ -42,6 +42,8 @@ fn compare(dir: &Path, args: &[&str]) -> Outcome {
 const GATED: &[&str] = &["--baseline", "baseline.json", "--fail-on-regress"];
 /// Keep the run's report in `report.json`.
 const REPORT: &[&str] = &["--output", "report.json"];
+/// `compare report.json` against `baseline.json`.
+const AGAINST_BASELINE: &[&str] = &["report.json", "--baseline", "baseline.json"];
 
 /// `goldgate run` of the suite in `dir` against the agent at `addr`, with `extra` flags.
 fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
@@ -60,10 +62,6 @@ fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
     goldgate(dir, &args)
 }
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
-}
-
 /// The thresholds that tripped in a report's `gate`, by seed name.
 fn tripped(report: &Value) -> Vec<String> {
     report["gate"]["metrics"]
@@ -75,196 +73,127 @@ fn tripped(report: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A baseline of the well-behaved agent, written by `--update-baseline`.
-fn write_baseline(dir: &Path, addr: SocketAddr) {
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(dir, addr, &["--update-baseline", "baseline.json"]);
-    assert_eq!(code, Some(0), "{out}\n{err}");
-    assert!(err.contains("baseline written to baseline.json"), "{err}");
-}
-
-#[test]
-fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
-    let (addr, script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
-    write_baseline(dir.path(), addr);
-
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(dir.path(), addr, GATED);
-    assert_eq!(code, Some(0), "{out}\n{err}");
-    assert!(
-        out.contains("Regression gate (baseline: baseline.json; false-alarm rate 1%)"),
-        "{out}"
-    );
-    assert!(out.contains("Gate: no regression"), "{out}");
-
-    script.lock().unwrap().wrong.insert("c07".to_owned());
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(dir.path(), addr, &[GATED, REPORT].concat());
-    assert_eq!(code, Some(1), "{out}\n{err}");
-    let named = format!(
-        "Newly failing (1):\n  goldens/orders.yaml:{} c07: passed -> failed (runs passed: 100% -> 0%)",
-        line_of(dir.path(), "c07")
-    );
-    assert!(out.contains(&named), "{out}");
-    assert!(
-        out.contains("Gate: REGRESSED: 1 case newly failing"),
-        "{out}"
-    );
-    // One passing run and no history in the baseline: by default the case is run again (up
-    // to 5 runs), and failing every one of them decides; the report says why. The pass
-    // rate's own test cannot tell.
-    assert!(
-        out.contains(
-            "decided by verdict: failed all 5 runs here, against one passing run and no history"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains(
-            "Note: 1 case(s) passed the baseline's only run (no history) and failed every run here"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains("Result: regressed: 1 case newly failing (1 undecided) (exit 1)"),
-        "{out}"
-    );
-    assert!(
-        out.contains("dropped 5 pp (limit 0 pp)     INCONCLUSIVE"),
-        "{out}"
-    );
-    let report = read_json(&dir.path().join("report.json"));
-    assert_eq!(report["gate"]["newly_failing"][0]["id"], "c07");
-    assert_eq!(report["gate"]["baseline"], "baseline.json");
-
-    // The same gate on the saved report, without any agent.
-    let Outcome {
-        code, stdout: out, ..
-    } = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
-    assert_eq!(code, Some(1));
-    assert!(out.contains(&named), "{out}");
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = compare(
-        dir.path(),
-        &["report.json", "--baseline", "baseline.json", "--json"],
-    );
-    assert_eq!(code, Some(1));
-    let comparison: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(comparison["newly_failing"][0]["id"], "c07");
-    assert!(
-        err.contains("Newly failing (1)"),
-        "the rendering goes to stderr: {err}"
-    );
-    // Read the other way round, the case is fixed: nothing regressed.
-    let Outcome {
-        code, stdout: out, ..
-    } = compare(dir.path(), &["baseline.json", "--baseline", "report.json"]);
-    assert_eq!(code, Some(0), "{out}");
-    // One passing run against five failing ones is not yet beyond chance: not listed as
-    // newly passing, and nothing regressed.
-    assert!(out.contains("Gate: no regression"), "{out}");
-}
-
-#[test]
-fn a_slower_agent_trips_p95_latency_only_with_fail_on_regress() {
-    let (addr, script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
-    write_baseline(dir.path(), addr);
-
-    script.lock().unwrap().delay = Duration::from_millis(400);
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(
-        dir.path(),
-        addr,
-        &["--baseline", "baseline.json", "--output", "report.json"],
-    );
-    assert_eq!(
-        code,
-        Some(0),
-        "without --fail-on-regress only failures decide\n{out}\n{err}"
-    );
-    assert!(out.contains("REGRESSED"), "{out}");
-    // Every latency now is slower than every one in the baseline: the exceedance test says
-    // so far beyond noise.
-    assert!(out.contains("20 vs 20 latencies"), "{out}");
-    assert!(
-        out.contains("without --fail-on-regress the gate does not decide the exit status"),
-        "{out}"
-    );
-    // Rates are unchanged and TTFT is not measured (no streaming): latency alone trips.
-    assert_eq!(
-        tripped(&read_json(&dir.path().join("report.json"))),
-        ["p95LatencyIncreasePct"]
-    );
-
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir.path(), addr, GATED);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("Gate: REGRESSED: p95LatencyIncreasePct (p95 latency rose"),
-        "{out}"
-    );
-    assert!(
-        out.contains("p95 TTFT            not measured in the baseline or now"),
-        "{out}"
-    );
-}
-
-#[test]
-fn hand_offs_trip_deflection() {
-    let (addr, script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
-    write_baseline(dir.path(), addr);
-
-    script.lock().unwrap().handoff = true;
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir.path(), addr, &[GATED, REPORT].concat());
-    assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("100.0% -> 0.0%"), "{out}");
-    assert!(
-        out.contains("dropped 100 pp (limit 5 pp)   REGRESSED"),
-        "{out}"
-    );
-    // The SCRAPI turns do not check hand-offs: every case still passes.
-    let report = read_json(&dir.path().join("report.json"));
-    assert_eq!(report["aggregates"]["pass_rate"], 1.0);
-    let tripped = tripped(&report);
-    assert!(
-        tripped.contains(&"deflectionDropPp".to_owned()),
-        "{tripped:?}"
-    );
+/// Fails unless `report.json` in `dir` tripped `threshold` and not the pass rate.
+#[track_caller]
+fn trips_only_beside_the_pass_rate(dir: &Path, threshold: &str) {
+    let tripped = tripped(&read_json(&dir.join("report.json")));
+    assert!(tripped.contains(&threshold.to_owned()), "{tripped:?}");
     assert!(
         !tripped.contains(&"passRateDropPp".to_owned()),
         "{tripped:?}"
     );
 }
 
-#[test]
-fn a_later_first_token_trips_ttft() {
+/// A baseline of the well-behaved agent, written by `--update-baseline`.
+fn write_baseline(dir: &Path, addr: SocketAddr) {
+    run(dir, addr, &["--update-baseline", "baseline.json"])
+        .exits(0)
+        .warns(&["baseline written to baseline.json"]);
+}
+
+/// A temporary folder holding [`write_suite`], the agent serving it, and (with `baseline`)
+/// the agent's baseline.
+fn suite_and_agent(baseline: bool) -> (tempfile::TempDir, SocketAddr, Shared) {
     let (addr, script) = start_agent();
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path());
+    if baseline {
+        write_baseline(dir.path(), addr);
+    }
+    (dir, addr, script)
+}
+
+#[test]
+fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
+    let (dir, addr, script) = suite_and_agent(true);
+    run(dir.path(), addr, GATED).exits(0).says(&[
+        "Regression gate (baseline: baseline.json; false-alarm rate 1%)",
+        "Gate: no regression",
+    ]);
+
+    script.lock().unwrap().wrong.insert("c07".to_owned());
+    let named = format!(
+        "Newly failing (1):\n  goldens/orders.yaml:{} c07: passed -> failed (runs passed: 100% -> 0%)",
+        line_of(dir.path(), "c07")
+    );
+    // One passing run and no history in the baseline: by default the case is run again (up
+    // to 5 runs), and failing every one of them decides; the report says why. The pass
+    // rate's own test cannot tell.
+    run(dir.path(), addr, &[GATED, REPORT].concat())
+        .exits(1)
+        .says(&[
+            &named,
+            "Gate: REGRESSED: 1 case newly failing",
+            "decided by verdict: failed all 5 runs here, against one passing run and no history",
+            "Note: 1 case(s) passed the baseline's only run (no history) and failed every run here",
+            "Result: regressed: 1 case newly failing (1 undecided) (exit 1)",
+            "dropped 5 pp (limit 0 pp)     INCONCLUSIVE",
+        ]);
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["gate"]["newly_failing"][0]["id"], "c07");
+    assert_eq!(report["gate"]["baseline"], "baseline.json");
+    the_saved_report_gates_the_same_without_an_agent(dir.path(), &named);
+}
+
+/// `compare` on the report of [`a_baseline_is_written_then_reused_and_a_flipped_case_is_named`].
+fn the_saved_report_gates_the_same_without_an_agent(dir: &Path, named: &str) {
+    compare(dir, AGAINST_BASELINE).exits(1).says(&[named]);
+    let json = compare(dir, &[AGAINST_BASELINE, &["--json"]].concat()).exits(1);
+    let comparison: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(comparison["newly_failing"][0]["id"], "c07");
+    // The rendering goes to stderr.
+    json.warns(&["Newly failing (1)"]);
+    // Read the other way round, the case is fixed: nothing regressed. One passing run against
+    // five failing ones is not yet beyond chance: not listed as newly passing.
+    compare(dir, &["baseline.json", "--baseline", "report.json"])
+        .exits(0)
+        .says(&["Gate: no regression"]);
+}
+
+#[test]
+fn a_slower_agent_trips_p95_latency_only_with_fail_on_regress() {
+    let (dir, addr, script) = suite_and_agent(true);
+    script.lock().unwrap().delay = Duration::from_millis(400);
+    // Without --fail-on-regress only failures decide. Every latency now is slower than every
+    // one in the baseline: the exceedance test says so far beyond noise.
+    run(
+        dir.path(),
+        addr,
+        &["--baseline", "baseline.json", "--output", "report.json"],
+    )
+    .exits(0)
+    .says(&[
+        "REGRESSED",
+        "20 vs 20 latencies",
+        "without --fail-on-regress the gate does not decide the exit status",
+    ]);
+    // Rates are unchanged and TTFT is not measured (no streaming): latency alone trips.
+    assert_eq!(
+        tripped(&read_json(&dir.path().join("report.json"))),
+        ["p95LatencyIncreasePct"]
+    );
+    run(dir.path(), addr, GATED).exits(1).says(&[
+        "Gate: REGRESSED: p95LatencyIncreasePct (p95 latency rose",
+        "p95 TTFT            not measured in the baseline or now",
+    ]);
+}
+
+#[test]
+fn hand_offs_trip_deflection() {
+    let (dir, addr, script) = suite_and_agent(true);
+    script.lock().unwrap().handoff = true;
+    run(dir.path(), addr, &[GATED, REPORT].concat())
+        .exits(1)
+        .says(&["100.0% -> 0.0%", "dropped 100 pp (limit 5 pp)   REGRESSED"]);
+    // The SCRAPI turns do not check hand-offs: every case still passes.
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["aggregates"]["pass_rate"], 1.0);
+    trips_only_beside_the_pass_rate(dir.path(), "deflectionDropPp");
+}
+
+#[test]
+fn a_later_first_token_trips_ttft() {
+    let (dir, addr, script) = suite_and_agent(false);
     script.lock().unwrap().late_first_token = Some(false);
     write_baseline(dir.path(), addr);
     let baseline = read_json(&dir.path().join("baseline.json"));
@@ -276,71 +205,44 @@ fn a_later_first_token_trips_ttft() {
 
     // The same total time per reply, but the text comes last.
     script.lock().unwrap().late_first_token = Some(true);
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir.path(), addr, &[GATED, REPORT].concat());
-    assert_eq!(code, Some(1), "{out}");
-    let tripped = tripped(&read_json(&dir.path().join("report.json")));
-    assert!(
-        tripped.contains(&"ttftP95IncreasePct".to_owned()),
-        "{tripped:?}\n{out}"
-    );
-    assert!(
-        !tripped.contains(&"passRateDropPp".to_owned()),
-        "{tripped:?}"
-    );
+    run(dir.path(), addr, &[GATED, REPORT].concat()).exits(1);
+    trips_only_beside_the_pass_rate(dir.path(), "ttftP95IncreasePct");
 }
 
 #[test]
 fn a_pass_rate_lower_only_because_fewer_cases_ran_is_no_regression() {
-    let (addr, script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
+    let (dir, addr, script) = suite_and_agent(false);
     script.lock().unwrap().wrong.insert("c01".to_owned());
     // A baseline may hold known failures: 19 of 20 pass.
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
-    assert_eq!(code, Some(1), "{out}");
+    run(dir.path(), addr, &["--update-baseline", "baseline.json"]).exits(1);
 
     // Nine cases now, c01 still failing among them: 8 of 9 pass, a lower rate, but every
     // case does what it did. Compared case by case, nothing changed.
-    let Outcome {
-        code: _,
-        stdout: out,
-        ..
-    } = run(
+    run(
         dir.path(),
         addr,
         &["--name", "c0*", "--output", "report.json"],
-    );
-    assert!(out.contains("Total: 9 conversations"), "{out}");
-    let Outcome {
-        code, stdout: out, ..
-    } = compare(dir.path(), &["report.json", "--baseline", "baseline.json"]);
-    assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("95.0% -> 88.9%"), "{out}");
-    assert!(!out.contains("Newly failing"), "{out}");
-    assert!(
-        out.contains("In the baseline, not run now (11): goldens/orders.yaml#c10"),
-        "{out}"
-    );
-    assert!(out.contains("Gate: no regression"), "{out}");
+    )
+    .says(&["Total: 9 conversations"]);
+    compare(dir.path(), AGAINST_BASELINE)
+        .exits(0)
+        .says(&[
+            "95.0% -> 88.9%",
+            "In the baseline, not run now (11): goldens/orders.yaml#c10",
+            "Gate: no regression",
+        ])
+        .never_says(&["Newly failing"]);
 }
 
 #[test]
 fn a_pass_rate_drop_spread_over_cases_trips_though_no_single_case_can() {
-    let (addr, script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
-    let Outcome {
-        code, stdout: out, ..
-    } = run(
+    let (dir, addr, script) = suite_and_agent(false);
+    run(
         dir.path(),
         addr,
         &["--repeat", "3", "--update-baseline", "baseline.json"],
-    );
-    assert_eq!(code, Some(0), "{out}");
+    )
+    .exits(0);
     // Six cases now fail all three runs: 3 of 3 against 0 of 3 is p = 0.05 for each, which
     // a 1% gate over 20 cases cannot call; six of them at once it can.
     let wrong = ["c01", "c02", "c03", "c04", "c05", "c06"];
@@ -349,27 +251,21 @@ fn a_pass_rate_drop_spread_over_cases_trips_though_no_single_case_can() {
         .unwrap()
         .wrong
         .extend(wrong.map(str::to_owned));
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir.path(), addr, &[GATED, &["--repeat", "3"]].concat());
-    assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("Looks worse, undecided (6):"), "{out}");
-    assert!(out.contains("not enough runs"), "{out}");
-    assert!(!out.contains("Newly failing"), "{out}");
-    assert!(
-        out.contains("Gate: REGRESSED: passRateDropPp (pass rate dropped 30 pp, limit 0 pp)"),
-        "{out}"
-    );
-    assert!(out.contains("60 vs 60 runs"), "{out}");
+    run(dir.path(), addr, &[GATED, &["--repeat", "3"]].concat())
+        .exits(1)
+        .says(&[
+            "Looks worse, undecided (6):",
+            "not enough runs",
+            "Gate: REGRESSED: passRateDropPp (pass rate dropped 30 pp, limit 0 pp)",
+            "60 vs 60 runs",
+        ])
+        .never_says(&["Newly failing"]);
 }
 
 /// Two reports of one run, `baseline.json` and `report.json`, the hallucination rate set by
 /// hand in each (no judge exists yet to measure it).
 fn hallucination_reports(dir: &Path, addr: SocketAddr, before: f64, now: f64) {
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir, addr, &["--output", "run.json"]);
-    assert_eq!(code, Some(0), "{out}");
+    run(dir, addr, &["--output", "run.json"]).exits(0);
     for (name, rate) in [("baseline.json", before), ("report.json", now)] {
         let mut report = read_json(&dir.join("run.json"));
         report["aggregates"]["hallucination_rate"] = json!(rate);
@@ -377,77 +273,57 @@ fn hallucination_reports(dir: &Path, addr: SocketAddr, before: f64, now: f64) {
     }
 }
 
+/// `compare report.json --baseline baseline.json` with `extra` flags.
+fn gate(dir: &Path, extra: &[&str]) -> Outcome {
+    compare(dir, &[AGAINST_BASELINE, extra].concat())
+}
+
+/// Writes `text` to `dir/name`.
+fn write(dir: &Path, name: &str, text: &str) {
+    fs::write(dir.join(name), text).unwrap();
+}
+
 #[test]
 fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
-    let (addr, _script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
+    let (dir, addr, _script) = suite_and_agent(false);
     hallucination_reports(dir.path(), addr, 0.01, 0.06);
-    let gate = |extra: &[&str]| {
-        compare(
-            dir.path(),
-            &[&["report.json", "--baseline", "baseline.json"], extra].concat(),
-        )
-    };
-
-    let Outcome {
-        code, stdout: out, ..
-    } = gate(&[]);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("1.0% -> 6.0%"), "{out}");
-    assert!(
-        out.contains("rose 5 pp (limit 2 pp)        REGRESSED"),
-        "{out}"
-    );
-    assert!(
-        out.contains("Gate: REGRESSED: hallucinationRateIncreasePp"),
-        "{out}"
-    );
+    let out = gate(dir.path(), &[]).exits(1);
+    out.says(&[
+        "1.0% -> 6.0%",
+        "rose 5 pp (limit 2 pp)        REGRESSED",
+        "Gate: REGRESSED: hallucinationRateIncreasePp",
+        // No per-case data backs a rate set by hand: the values decide, and the report says so.
+        "decided by the values: nothing to test on",
+    ]);
     // Latencies are the same numbers on both sides here: only the edited rate differs.
-    assert_eq!(out.matches("REGRESSED").count(), 2, "{out}");
-    // No per-case data backs a rate set by hand: the values decide, and the report says so.
-    assert!(
-        out.contains("decided by the values: nothing to test on"),
-        "{out}"
-    );
+    assert_eq!(out.stdout.matches("REGRESSED").count(), 2, "{}", out.stdout);
+    thresholds_come_from_every_source_in_order(dir.path());
+    threshold_typos_exit_2_with_file_line_and_suggestion(dir.path());
+}
 
-    // goldgate.yaml, then eval.config.json, then --regression-config: later wins.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+/// goldgate.yaml, then eval.config.json, then --regression-config: later wins.
+fn thresholds_come_from_every_source_in_order(dir: &Path) {
+    write(
+        dir,
+        "goldgate.yaml",
         "thresholds: { hallucinationRateIncreasePp: 10 }\n",
-    )
-    .unwrap();
-    assert_eq!(gate(&[]).code, Some(0));
+    );
+    gate(dir, &[]).exits(0);
     // `--config` names another file, for `compare` as for `run`.
-    fs::write(
-        dir.path().join("strict.yaml"),
+    write(
+        dir,
+        "strict.yaml",
         "thresholds: { hallucinationRateIncreasePp: 1 }\n",
-    )
-    .unwrap();
-    assert_eq!(gate(&["--config", "strict.yaml"]).code, Some(1));
-    fs::write(
-        dir.path().join("eval.config.json"),
-        "{\"regressionThresholds\": {\"hallucinationRateIncreasePp\": 4}}",
-    )
-    .unwrap();
-    let Outcome {
-        code, stdout: out, ..
-    } = gate(&[]);
-    assert_eq!(code, Some(1));
-    assert!(out.contains("(limit 4 pp)"), "{out}");
-    fs::write(
-        dir.path().join("gate.json"),
-        "{\"hallucinationRateIncreasePp\": 6}",
-    )
-    .unwrap();
-    assert_eq!(gate(&["--regression-config", "gate.json"]).code, Some(0));
+    );
+    gate(dir, &["--config", "strict.yaml"]).exits(1);
+    let json = "{\"regressionThresholds\": {\"hallucinationRateIncreasePp\": 4}}";
+    write(dir, "eval.config.json", json);
+    gate(dir, &[]).exits(1).says(&["(limit 4 pp)"]);
+    write(dir, "gate.json", "{\"hallucinationRateIncreasePp\": 6}");
+    gate(dir, &["--regression-config", "gate.json"]).exits(0);
     // `report` reads it too: its summary shows the limit it gave.
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = goldgate(
-        dir.path(),
+    let report = goldgate(
+        dir,
         &[
             "report",
             "report.json",
@@ -459,213 +335,125 @@ fn a_hallucination_rise_trips_and_thresholds_come_from_every_source_in_order() {
             "summary.md",
         ],
     );
-    assert_ne!(code, Some(2), "{err}");
-    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
-    assert!(summary.contains("6 pp"), "{summary}");
-    assert!(!summary.contains("4 pp"), "{summary}");
+    assert_ne!(report.code, Some(2), "{}", report.stderr);
+    let summary = fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert_contains(&summary, &["6 pp"]);
+    assert_lacks(&summary, &["4 pp"]);
+}
 
-    // A typo is an error with file, line, key and a suggestion: exit 2.
-    fs::write(
-        dir.path().join("eval.config.json"),
-        "{\n  \"regressionThresholds\": {\n    \"halucinationRateIncreasePp\": 4\n  }\n}\n",
-    )
-    .unwrap();
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = gate(&[]);
-    assert_eq!(code, Some(2));
-    assert!(
-        err.contains("eval.config.json:3: error [G100] regressionThresholds.halucinationRateIncreasePp: unknown key"),
-        "{err}"
-    );
-    assert!(
-        err.contains("did you mean `hallucinationRateIncreasePp`?"),
-        "{err}"
-    );
-    fs::remove_file(dir.path().join("eval.config.json")).unwrap();
-    fs::write(
-        dir.path().join("gate.yaml"),
-        "regressionThresholds:\n  p95Latency: 5\n",
-    )
-    .unwrap();
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = gate(&["--regression-config", "gate.yaml"]);
-    assert_eq!(code, Some(2));
-    assert!(err.contains("gate.yaml:2: error [G100]"), "{err}");
+/// A typo is an error with file, line, key and a suggestion: exit 2.
+fn threshold_typos_exit_2_with_file_line_and_suggestion(dir: &Path) {
+    let typo = "{\n  \"regressionThresholds\": {\n    \"halucinationRateIncreasePp\": 4\n  }\n}\n";
+    write(dir, "eval.config.json", typo);
+    gate(dir, &[]).exits(2).warns(&[
+        "eval.config.json:3: error [G100] regressionThresholds.halucinationRateIncreasePp: unknown key",
+        "did you mean `hallucinationRateIncreasePp`?",
+    ]);
+    fs::remove_file(dir.join("eval.config.json")).unwrap();
+    write(dir, "gate.yaml", "regressionThresholds:\n  p95Latency: 5\n");
+    gate(dir, &["--regression-config", "gate.yaml"])
+        .exits(2)
+        .warns(&["gate.yaml:2: error [G100]"]);
+}
+
+/// Port 9 of loopback, where nothing listens: a call would be an error of the run.
+fn nowhere() -> SocketAddr {
+    "127.0.0.1:9".parse().unwrap()
 }
 
 #[test]
 fn unreadable_inputs_exit_2_naming_the_file_before_any_agent_call() {
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path());
-    // Nothing listens on port 9: a call would be an error of the run, but none must be made.
-    let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = run(dir.path(), nowhere, &["--baseline", "missing.json"]);
-    assert_eq!(code, Some(2));
-    assert!(
-        err.contains("cannot use the baseline: missing.json: cannot read the report"),
-        "{err}"
-    );
+    // A call to nowhere would be an error of the run, but none must be made.
+    run(dir.path(), nowhere(), &["--baseline", "missing.json"])
+        .exits(2)
+        .warns(&["cannot use the baseline: missing.json: cannot read the report"]);
 
-    fs::write(
-        dir.path().join("old.json"),
+    write(
+        dir.path(),
+        "old.json",
         "{\"schema_version\": 0, \"cases\": []}",
-    )
-    .unwrap();
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = run(dir.path(), nowhere, &["--baseline", "old.json"]);
-    assert_eq!(code, Some(2));
-    assert!(
-        err.contains("old.json: a report of schema version 0"),
-        "{err}"
     );
-    assert!(!err.contains("could not be judged"), "nothing ran: {err}");
+    run(dir.path(), nowhere(), &["--baseline", "old.json"])
+        .exits(2)
+        .warns(&["old.json: a report of schema version 0"])
+        // Nothing ran.
+        .never_warns(&["could not be judged"]);
 
-    fs::write(dir.path().join("garbage.json"), "not json").unwrap();
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = compare(dir.path(), &["garbage.json", "--baseline", "old.json"]);
-    assert_eq!(code, Some(2));
-    assert!(err.contains("old.json"), "{err}");
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = compare(dir.path(), &["garbage.json"]);
-    assert_eq!(code, Some(2));
-    assert!(err.contains("--baseline FILE is required"), "{err}");
+    write(dir.path(), "garbage.json", "not json");
+    compare(dir.path(), &["garbage.json", "--baseline", "old.json"])
+        .exits(2)
+        .warns(&["old.json"]);
+    compare(dir.path(), &["garbage.json"])
+        .exits(2)
+        .warns(&["--baseline FILE is required"]);
 }
 
 #[test]
 fn errors_are_bounded_by_max_errors_refuse_a_baseline_and_are_never_regressions() {
-    let (addr, script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
-    write_baseline(dir.path(), addr);
+    let (dir, addr, script) = suite_and_agent(true);
     script.lock().unwrap().broken.insert("c03".to_owned());
     let listed = format!("  goldens/orders.yaml:{} c03: ", line_of(dir.path(), "c03"));
 
     // One error, none allowed: exit 2 with the list; the baseline is not replaced.
     let before = fs::read(dir.path().join("baseline.json")).unwrap();
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(dir.path(), addr, &["--update-baseline", "baseline.json"]);
-    assert_eq!(code, Some(2), "{out}\n{err}");
-    assert!(err.contains("more than --max-errors 0"), "{err}");
-    assert!(err.contains(&listed), "{err}");
-    assert!(
-        err.contains("not updating the baseline baseline.json: 1 case(s) could not be judged (errors of the run): c03 (--force writes it anyway)"),
-        "{err}"
-    );
+    run(dir.path(), addr, &["--update-baseline", "baseline.json"])
+        .exits(2)
+        .warns(&[
+            "more than --max-errors 0",
+            &listed,
+            "not updating the baseline baseline.json: 1 case(s) could not be judged (errors of the run): c03 (--force writes it anyway)",
+        ]);
     assert_eq!(fs::read(dir.path().join("baseline.json")).unwrap(), before);
 
     // Within the limit the failures and the gate decide; the error is not a regression.
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(
-        dir.path(),
-        addr,
-        &[
-            "--max-errors",
-            "1",
-            "--baseline",
-            "baseline.json",
-            "--fail-on-regress",
-        ],
-    );
-    assert_eq!(code, Some(0), "{out}\n{err}");
-    assert!(err.contains("within --max-errors 1"), "{err}");
-    assert!(out.contains("Gate: no regression"), "{out}");
+    run(dir.path(), addr, &[&["--max-errors", "1"], GATED].concat())
+        .exits(0)
+        .warns(&["within --max-errors 1"])
+        .says(&["Gate: no regression"]);
+    every_command_reading_a_report_exits_as_its_run_did(dir.path(), addr, &script);
 
-    // The report records the allowance, so every command reading it exits as the run did.
-    let Outcome {
-        code,
-        stdout: out,
-        stderr: err,
-    } = run(
-        dir.path(),
-        addr,
-        &["--max-errors", "1", "--output", "within.json"],
-    );
-    assert_eq!(code, Some(0), "{out}\n{err}");
-    assert_eq!(read_json(&dir.path().join("within.json"))["max_errors"], 1);
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = goldgate(dir.path(), &["report", "within.json"]);
-    assert_eq!(code, Some(0), "report: {err}");
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = goldgate(dir.path(), &["merge", "within.json", "-o", "merged.json"]);
-    assert_eq!(code, Some(0), "merge: {err}");
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = goldgate(
-        dir.path(),
+    // --force writes it anyway.
+    let forced = [
+        "--update-baseline",
+        "forced.json",
+        "--force",
+        "--max-errors",
+        "1",
+    ];
+    run(dir.path(), addr, &forced).exits(0);
+    let forced = read_json(&dir.path().join("forced.json"));
+    assert_eq!(case(&forced, "c03")["status"], "error");
+}
+
+/// The report records the `--max-errors` allowance, so `report`, `merge` and `compare` exit
+/// as the run did.
+fn every_command_reading_a_report_exits_as_its_run_did(
+    dir: &Path,
+    addr: SocketAddr,
+    script: &Shared,
+) {
+    run(dir, addr, &["--max-errors", "1", "--output", "within.json"]).exits(0);
+    assert_eq!(read_json(&dir.join("within.json"))["max_errors"], 1);
+    for command in [
+        &["report", "within.json"][..],
+        &["merge", "within.json", "-o", "merged.json"],
         &["compare", "within.json", "--baseline", "baseline.json"],
-    );
-    assert_eq!(code, Some(0), "compare: {err}");
-    let Outcome { code, .. } = run(dir.path(), addr, &["--output", "beyond.json"]);
-    assert_eq!(code, Some(2));
+    ] {
+        let outcome = goldgate(dir, command);
+        assert_eq!(outcome.code, Some(0), "{command:?}: {}", outcome.stderr);
+    }
+    run(dir, addr, &["--output", "beyond.json"]).exits(2);
     for command in [
         &["report", "beyond.json"][..],
         &["merge", "beyond.json", "-o", "m.json"],
     ] {
-        assert_eq!(goldgate(dir.path(), command).code, Some(2), "{command:?}");
+        assert_eq!(goldgate(dir, command).code, Some(2), "{command:?}");
     }
     script.lock().unwrap().wrong.insert("c05".to_owned());
-    let Outcome { code, .. } = run(dir.path(), addr, &["--max-errors", "1"]);
-    assert_eq!(code, Some(1));
+    run(dir, addr, &["--max-errors", "1"]).exits(1);
     script.lock().unwrap().wrong.clear();
-
-    // --force writes it anyway.
-    let Outcome {
-        code,
-        stdout: _,
-        stderr: err,
-    } = run(
-        dir.path(),
-        addr,
-        &[
-            "--update-baseline",
-            "forced.json",
-            "--force",
-            "--max-errors",
-            "1",
-        ],
-    );
-    assert_eq!(code, Some(0), "{err}");
-    let forced = read_json(&dir.path().join("forced.json"));
-    let c03 = forced["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "c03")
-        .unwrap();
-    assert_eq!(c03["status"], "error");
 }
 
 #[test]
@@ -715,34 +503,18 @@ fn two_runs_of_the_example_suite_give_the_same_baseline_but_for_latency_percenti
         }
     }
     // A baseline is a report: comparing it with itself finds nothing.
-    let Outcome {
-        code, stdout: out, ..
-    } = compare(dir.path(), &["a.json", "--baseline", "b.json"]);
-    assert_eq!(code, Some(0), "{out}");
+    compare(dir.path(), &["a.json", "--baseline", "b.json"]).exits(0);
 }
 
 #[test]
 fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_decidable() {
-    let (addr, script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
+    let (dir, addr, script) = suite_and_agent(false);
     // Two builds of main, five runs each: the baseline's history holds ten runs a case.
-    for build in 1..=2 {
-        let Outcome {
-            code, stderr: err, ..
-        } = run(
-            dir.path(),
-            addr,
-            &["--repeat", "5", "--update-baseline", "baseline.json"],
-        );
-        assert_eq!(code, Some(0), "{err}");
-        if build == 2 {
-            assert!(
-                err.contains("the baseline's history now spans 2 builds"),
-                "{err}"
-            );
-        }
-    }
+    let update = ["--repeat", "5", "--update-baseline", "baseline.json"];
+    run(dir.path(), addr, &update).exits(0);
+    run(dir.path(), addr, &update)
+        .exits(0)
+        .warns(&["the baseline's history now spans 2 builds"]);
     let baseline = read_json(&dir.path().join("baseline.json"));
     assert_eq!(
         baseline["cases"][0]["history"],
@@ -752,11 +524,9 @@ fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_deci
 
     // Unchanged: one run a case settles everything.
     let adaptive = [GATED, REPORT, &["--max-repeat", "5"]].concat();
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir.path(), addr, &adaptive);
-    assert_eq!(code, Some(0), "{out}");
-    assert!(!out.contains("Adaptive repeats"), "{out}");
+    run(dir.path(), addr, &adaptive)
+        .exits(0)
+        .never_says(&["Adaptive repeats"]);
     let report = read_json(&dir.path().join("report.json"));
     assert_eq!(report["gate"]["extra_runs"], 0);
     assert_eq!(report["cases"][0]["repeats"], Value::Null);
@@ -764,15 +534,10 @@ fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_deci
     // c07 now always fails: one failed run against ten passes could be chance, so the gate
     // reruns, and five failed runs are beyond it.
     script.lock().unwrap().wrong.insert("c07".to_owned());
-    let Outcome {
-        code, stdout: out, ..
-    } = run(dir.path(), addr, &adaptive);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("c07: passed -> failed (runs passed: 100% -> 0%)"),
-        "{out}"
-    );
-    assert!(out.contains("Adaptive repeats: "), "{out}");
+    run(dir.path(), addr, &adaptive).exits(1).says(&[
+        "c07: passed -> failed (runs passed: 100% -> 0%)",
+        "Adaptive repeats: ",
+    ]);
     let report = read_json(&dir.path().join("report.json"));
     let gate = &report["gate"];
     assert_eq!(gate["newly_failing"][0]["id"], "c07");
@@ -780,78 +545,45 @@ fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_deci
     assert_eq!(gate["newly_failing"][0]["evidence"]["test"], "fisher");
     assert!(gate["extra_runs"].as_u64().unwrap() > 0, "{gate}");
     assert_eq!(report["alpha_share"], 0.6, "the last look spends 3/5");
-    let c07 = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "c07")
-        .unwrap();
-    assert_eq!(c07["repeats"]["runs"].as_array().unwrap().len(), 5);
+    let runs = &case(&report, "c07")["repeats"]["runs"];
+    assert_eq!(runs.as_array().unwrap().len(), 5);
 }
 
 #[test]
 fn gate_flags_that_make_no_sense_exit_2_saying_why() {
-    let (addr, _script) = start_agent();
-    let dir = tempfile::tempdir().unwrap();
-    write_suite(dir.path());
-    write_baseline(dir.path(), addr);
-    let bad_rate = run(
+    let (dir, addr, _script) = suite_and_agent(true);
+    run(
         dir.path(),
         addr,
         &[GATED, &["--false-alarm-rate", "0"]].concat(),
-    );
-    assert_eq!(bad_rate.code, Some(2), "{}", bad_rate.stderr);
-    assert!(
-        bad_rate
-            .stderr
-            .contains("`0` is not a percentage between 0 and 100 (exclusive)"),
-        "{}",
-        bad_rate.stderr
-    );
-    let below = run(
+    )
+    .exits(2)
+    .warns(&["`0` is not a percentage between 0 and 100 (exclusive)"]);
+    run(
         dir.path(),
         addr,
         &[GATED, &["--repeat", "3", "--max-repeat", "2"]].concat(),
-    );
-    assert_eq!(below.code, Some(2), "{}", below.stderr);
-    assert!(
-        below.stderr.contains("--max-repeat 2 is below --repeat 3"),
-        "{}",
-        below.stderr
-    );
+    )
+    .exits(2)
+    .warns(&["--max-repeat 2 is below --repeat 3"]);
     // A stricter rate is honoured and shown.
-    let strict = run(
+    run(
         dir.path(),
         addr,
         &[GATED, &["--false-alarm-rate", "0.1%"]].concat(),
-    );
-    assert_eq!(strict.code, Some(0), "{}", strict.stderr);
-    assert!(
-        strict.stdout.contains("false-alarm rate 0.1%)"),
-        "{}",
-        strict.stdout
-    );
+    )
+    .exits(0)
+    .says(&["false-alarm rate 0.1%)"]);
 }
 
 #[test]
 fn an_agent_nobody_answers_is_named_once_and_each_case_says_why() {
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path());
-    let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
-    let Outcome {
-        code, stderr: err, ..
-    } = run(dir.path(), nowhere, &[]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(
-        err.contains(
-            "goldgate: 20 case(s) could not be judged against the agent http://127.0.0.1:9/turn \
-             (errors of the run, not test failures; more than --max-errors 0):"
-        ),
-        "{err}"
-    );
-    assert!(
-        err.contains("  goldens/orders.yaml:4 c01: connection failed"),
-        "{err}"
-    );
-    assert!(err.contains("Connection refused"), "{err}");
+    run(dir.path(), nowhere(), &[]).exits(2).warns(&[
+        "goldgate: 20 case(s) could not be judged against the agent http://127.0.0.1:9/turn \
+         (errors of the run, not test failures; more than --max-errors 0):",
+        "  goldens/orders.yaml:4 c01: connection failed",
+        "Connection refused",
+    ]);
 }

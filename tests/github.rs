@@ -15,10 +15,13 @@ use std::fs;
 use std::path::Path;
 
 use assert_cmd::Command;
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde_json::json;
 
-use github_support::{MARKER, PASSING_REPLY, PR, REPO, Server, TOKEN};
+use common::Outcome;
+use github_support::{
+    MARKER, PASSING_REPLY, PR, REPO, Rendered, Server, TOKEN, assert_only_goldgates_html, render,
+};
 
 // ---- the repository under test --------------------------------------------------------------
 
@@ -65,30 +68,19 @@ fn goldgate(dir: &Path, server: &Server) -> Command {
     cmd
 }
 
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, server: &Server, extra: &[&str]) -> Ran {
-    let goldens = dir.join("goldens");
-    let output = goldgate(dir, server)
-        .args(["run", "--output", "report.json", "--agent-url"])
-        .arg(format!("http://{}/turn", server.addr))
-        .arg(&goldens)
-        .args(extra)
-        .output()
-        .unwrap();
-    Ran {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+/// `goldgate run` of the workspace's goldens against the server's agent, with `extra` flags.
+fn run(dir: &Path, server: &Server, extra: &[&str]) -> Outcome {
+    Outcome::of(
+        goldgate(dir, server)
+            .args(["run", "--output", "report.json", "--agent-url"])
+            .arg(format!("http://{}/turn", server.addr))
+            .arg(dir.join("goldens"))
+            .args(extra),
+    )
 }
 
 /// Everything goldgate wrote, to search for the token.
-fn everything(dir: &Path, ran: &Ran, server: &Server) -> String {
+fn everything(dir: &Path, ran: &Outcome, server: &Server) -> String {
     let mut all = format!("{}{}", ran.stdout, ran.stderr);
     for file in ["summary.md", "output.txt", "report.json"] {
         all.push_str(&fs::read_to_string(dir.join(file)).unwrap_or_default());
@@ -292,31 +284,12 @@ fn hostile_agent_text_is_inert_and_a_huge_reply_is_cut_below_the_limit() {
         "the cut is not said"
     );
 
-    let mut in_code_block = false;
-    let mut code_text = String::new();
-    let mut footer_link = None;
-    let mut html = Vec::new();
-    let mut prose = String::new();
-    for event in Parser::new_ext(body, Options::ENABLE_TABLES) {
-        match event {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => in_code_block = true,
-            Event::End(TagEnd::CodeBlock) => in_code_block = false,
-            Event::Text(text) if in_code_block => code_text.push_str(&text),
-            Event::Text(text) => {
-                assert!(!text.contains("@octocat"), "a mention outside code: {text}");
-                assert!(!text.contains("@acme/security"), "a team mention: {text}");
-                assert!(!text.contains("#1"), "a reference: {text}");
-                prose.push_str(&text);
-            }
-            Event::Html(text) | Event::InlineHtml(text) => html.push(text.to_string()),
-            Event::Start(Tag::Link { dest_url, .. }) => {
-                assert!(!in_code_block);
-                assert!(!dest_url.contains("evil"), "a link from agent text");
-                footer_link = Some(dest_url.to_string());
-            }
-            _ => {}
-        }
-    }
+    let Rendered {
+        code_text,
+        footer_link,
+        html,
+        prose,
+    } = render(body);
     // Every fence closed: the run link after the last one is a real link.
     assert_eq!(
         footer_link.as_deref(),
@@ -330,28 +303,7 @@ fn hostile_agent_text_is_inert_and_a_huge_reply_is_cut_below_the_limit() {
         code_text.contains("```\n````"),
         "the fences in the reply are shown verbatim"
     );
-    for tag in &html {
-        let allowed = [
-            "<!-- goldgate:",
-            "<details>",
-            "</details>",
-            "<summary>",
-            "</summary>",
-            "<code>",
-            "</code>",
-            "<sub>",
-            "</sub>",
-        ];
-        let rest = tag.trim();
-        assert!(
-            allowed.iter().any(|a| rest.starts_with(a)),
-            "HTML that goldgate did not write: {tag}"
-        );
-        assert!(
-            !rest.contains("<script") && !rest.contains("<img") && !rest.contains("<b>"),
-            "{tag}"
-        );
-    }
+    assert_only_goldgates_html(&html);
     // Text events may split at escapes: the prose as a whole holds no mention either.
     assert!(
         !prose.contains("@octocat") && !prose.contains("#1"),

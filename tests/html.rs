@@ -328,6 +328,38 @@ fn detail_of(id: &str) -> String {
 #[ignore = "needs chromium: run with --ignored (.ci/run does)"]
 fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     let binary = chromium::find();
+    let out = output_dir();
+    let page = write_a_flaky_run_page(&out);
+    let mut browser = chromium::Chromium::start(&binary, &out.join("chromium.log"));
+    browser.open_page();
+    for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
+        browser.call(domain, json!({}));
+    }
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": 1280, "height": 1400, "deviceScaleFactor": 1, "mobile": false }),
+    );
+    browser.call("Page.navigate", json!({ "url": file_url(&page) }));
+    browser.wait_for("Page.loadEventFired");
+
+    the_status_filter_and_the_flaky_runs_work(&mut browser);
+    the_file_search_tag_filters_and_sorting_work(&mut browser);
+    unfolded_cases_show_hostile_text_as_text_and_the_differing_words(&mut browser);
+    nothing_from_the_agent_ran_or_loaded(&mut browser);
+    take_a_screenshot(&mut browser, &out);
+    let errors = browser.errors();
+    assert!(
+        errors.is_empty(),
+        "the page reported errors:\n{}",
+        errors.join("\n")
+    );
+    the_checks_above_are_live(&mut browser);
+    browser.close();
+}
+
+/// A baseline of the good agent, then a run of the wrong agent with a second file whose case
+/// passes two runs of three (flaky), as an HTML page copied into `out`.
+fn write_a_flaky_run_page(out: &Path) -> PathBuf {
     let (dir, url, good) = workspace();
     good.store(true, Ordering::SeqCst);
     assert_eq!(
@@ -335,7 +367,6 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
         Some(0)
     );
     good.store(false, Ordering::SeqCst);
-    // A second file, with a case that passes two runs of three: flaky.
     fs::write(
         dir.path().join("goldens/flaky.yaml"),
         format!(
@@ -361,23 +392,20 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
         ],
     );
     assert_eq!(ran.code, Some(1), "{}", ran.stderr);
-    let out = output_dir();
     let page = out.join("report.html");
     fs::copy(dir.path().join("report.html"), &page).unwrap();
     println!("the page: {}", page.display());
+    page
+}
 
-    let mut browser = chromium::Chromium::start(&binary, &out.join("chromium.log"));
-    browser.open_page();
-    for domain in ["Page.enable", "Runtime.enable", "Log.enable"] {
-        browser.call(domain, json!({}));
-    }
-    browser.call(
-        "Emulation.setDeviceMetricsOverride",
-        json!({ "width": 1280, "height": 1400, "deviceScaleFactor": 1, "mobile": false }),
-    );
-    browser.call("Page.navigate", json!({ "url": file_url(&page) }));
-    browser.wait_for("Page.loadEventFired");
+/// Sets the form control `id` to `value` and fires `event` on it, as a person would.
+fn set_control(browser: &mut chromium::Chromium, id: &str, value: &str, event: &str) {
+    browser.eval(&format!(
+        "{{ const f = document.getElementById({id:?}); f.value = {value:?}; f.dispatchEvent(new Event({event:?}, {{ bubbles: true }})); }}"
+    ));
+}
 
+fn the_status_filter_and_the_flaky_runs_work(browser: &mut chromium::Chromium) {
     // Every case is listed, worst first.
     assert_eq!(browser.eval(ROWS), 5);
     assert_eq!(
@@ -408,32 +436,38 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     );
     browser.eval(&click(".status-filter button[data-status='']"));
     assert_eq!(browser.eval(ROWS), 5);
-    // The file filter.
-    browser.eval("{ const f = document.getElementById('file-filter'); f.value = 'goldens/flaky.yaml'; f.dispatchEvent(new Event('change', { bubbles: true })); }");
+}
+
+fn the_file_search_tag_filters_and_sorting_work(browser: &mut chromium::Chromium) {
+    set_control(browser, "file-filter", "goldens/flaky.yaml", "change");
     assert_eq!(browser.eval(ROWS), 1);
-    browser.eval("{ const f = document.getElementById('file-filter'); f.value = ''; f.dispatchEvent(new Event('change', { bubbles: true })); }");
+    set_control(browser, "file-filter", "", "change");
     // Typing in the search box: the wrong order number is in two replies (the flaky case
     // shows its failed run).
     browser.eval("document.getElementById('search').focus()");
     browser.call("Input.insertText", json!({ "text": "ORD-12346" }));
     assert_eq!(browser.eval(ROWS), 2);
-    browser.eval("{ const s = document.getElementById('search'); s.value = ''; s.dispatchEvent(new Event('input', { bubbles: true })); }");
+    set_control(browser, "search", "", "input");
     assert_eq!(browser.eval(ROWS), 5);
     // The tag filter lists the hostile tag as text, and filters.
-    browser.eval("{ const t = document.getElementById('tag-filter'); t.value = 'P0'; t.dispatchEvent(new Event('change', { bubbles: true })); }");
+    set_control(browser, "tag-filter", "P0", "change");
     assert_eq!(browser.eval(ROWS), 1);
     assert_eq!(
         browser.eval("Array.from(document.querySelectorAll('#tag-filter option')).some(o => o.textContent === '<img src=x onerror=window.pwned=6>')"),
         true
     );
-    browser.eval("{ const t = document.getElementById('tag-filter'); t.value = ''; t.dispatchEvent(new Event('change', { bubbles: true })); }");
+    set_control(browser, "tag-filter", "", "change");
     // Sorting by id.
     browser.eval(&click("#case-table th[data-sort='id']"));
     assert_eq!(
         browser.eval("Array.from(document.querySelectorAll('tr.case code')).map(c => c.textContent).join(' ')"),
         "hostile hostile_error order_lookup order_wrong sometimes"
     );
+}
 
+fn unfolded_cases_show_hostile_text_as_text_and_the_differing_words(
+    browser: &mut chromium::Chromium,
+) {
     // The hostile case unfolded: its script, markup and forged block end are text.
     assert_eq!(browser.eval(&click_case("hostile")), "true");
     let shown = browser.eval(&format!("{}.textContent", detail_of("hostile")));
@@ -470,8 +504,10 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
             .unwrap()
             .contains("local-similarity")
     );
+}
 
-    // Nothing from the agent ran or loaded: give an onerror a moment to fire first.
+fn nothing_from_the_agent_ran_or_loaded(browser: &mut chromium::Chromium) {
+    // Give an onerror a moment to fire first.
     browser.eval("new Promise(r => setTimeout(r, 300))");
     assert_eq!(browser.eval("typeof window.pwned"), "undefined");
     assert_eq!(
@@ -479,7 +515,9 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
         0
     );
     assert_eq!(browser.eval("document.scripts.length"), 2);
+}
 
+fn take_a_screenshot(browser: &mut chromium::Chromium, out: &Path) {
     let shot = browser.call(
         "Page.captureScreenshot",
         json!({ "format": "png", "captureBeyondViewport": true }),
@@ -491,16 +529,11 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     let screenshot = out.join("report.png");
     fs::write(&screenshot, png).unwrap();
     println!("the screenshot: {}", screenshot.display());
+}
 
-    let errors = browser.errors();
-    assert!(
-        errors.is_empty(),
-        "the page reported errors:\n{}",
-        errors.join("\n")
-    );
-
-    // The checks above are live: an error is caught, and the policy itself refuses a script
-    // or an image that did get into the page (and says so, as an error).
+/// The checks above are live: an error is caught, and the policy itself refuses a script or
+/// an image that did get into the page (and says so, as an error).
+fn the_checks_above_are_live(browser: &mut chromium::Chromium) {
     browser.eval("console.error('goldgate probe')");
     browser.eval("{ const s = document.createElement('script'); s.textContent = 'window.pwned = 9'; document.body.appendChild(s); }");
     browser.eval("{ const i = document.createElement('img'); i.src = 'https://example.invalid/pixel.png'; document.body.appendChild(i); }");
@@ -516,5 +549,4 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
         probes.matches("Content Security Policy").count() >= 2,
         "the CSP did not refuse both the script and the image:\n{probes}"
     );
-    browser.close();
 }

@@ -212,26 +212,55 @@ pub async fn run_session(
     body: Bytes,
 ) -> Response {
     *ces.requests.lock().unwrap() += 1;
-    {
-        let mut throttle = ces.throttle.lock().unwrap();
-        if *throttle > 0 {
-            *throttle -= 1;
-            let (status, name) = if *throttle % 2 == 0 {
-                (StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED")
-            } else {
-                (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
-            };
-            let mut response =
-                google_error(status, name, "Quota exceeded for quota metric 'Sessions'.");
-            response
-                .headers_mut()
-                .insert("retry-after", "0".parse().unwrap());
-            return response;
-        }
+    if let Some(throttled) = throttled(&ces) {
+        return throttled;
     }
     if let Some(refused) = refused_token(&ces, &headers) {
         return refused;
     }
+    let (session, request) = match checked_request(&uri, &body) {
+        Ok(checked) => checked,
+        Err(violation) => return ces.violation(violation),
+    };
+    let Some(inputs) = request["inputs"].as_array().filter(|i| !i.is_empty()) else {
+        return ces.violation("no inputs".into());
+    };
+    *ces.last_config.lock().unwrap() = request["config"].clone();
+    let mut sessions = ces.sessions.lock().unwrap();
+    let state = sessions.entry(session.clone()).or_default();
+    let read = match read_inputs(state, inputs) {
+        Ok(read) => read,
+        Err(violation) => {
+            drop(sessions);
+            return ces.violation(violation);
+        }
+    };
+    answer(state, read)
+}
+
+/// While the test's throttle count lasts, every other refusal a 429 and the rest 503, each
+/// asking to retry at once.
+fn throttled(ces: &Ces) -> Option<Response> {
+    let mut throttle = ces.throttle.lock().unwrap();
+    if *throttle == 0 {
+        return None;
+    }
+    *throttle -= 1;
+    let (status, name) = if throttle.is_multiple_of(2) {
+        (StatusCode::TOO_MANY_REQUESTS, "RESOURCE_EXHAUSTED")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE")
+    };
+    let mut response = google_error(status, name, "Quota exceeded for quota metric 'Sessions'.");
+    response
+        .headers_mut()
+        .insert("retry-after", "0".parse().unwrap());
+    Some(response)
+}
+
+/// The session named by the path and the JSON body naming the same session, or the rule the
+/// request broke.
+fn checked_request(uri: &Uri, body: &[u8]) -> Result<(String, Value), String> {
     let path = uri.path();
     let Some(session) = path
         .strip_prefix("/v1/")
@@ -239,7 +268,7 @@ pub async fn run_session(
         .filter(|s| s.starts_with(&format!("{APP}/sessions/")))
         .map(str::to_owned)
     else {
-        return ces.violation(format!("unexpected path {path}"));
+        return Err(format!("unexpected path {path}"));
     };
     let id = &session[APP.len() + "/sessions/".len()..];
     if id.is_empty()
@@ -248,36 +277,44 @@ pub async fn run_session(
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
-        return ces.violation(format!("bad session id {id}"));
+        return Err(format!("bad session id {id}"));
     }
-    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return ces.violation("the body is not JSON".into());
+    let Ok(request) = serde_json::from_slice::<Value>(body) else {
+        return Err("the body is not JSON".into());
     };
     if request["config"]["session"] != json!(session) {
-        return ces.violation(format!(
+        return Err(format!(
             "config.session {} is not the path's {session}",
             request["config"]["session"]
         ));
     }
-    let Some(inputs) = request["inputs"].as_array().filter(|i| !i.is_empty()) else {
-        return ces.violation("no inputs".into());
-    };
-    *ces.last_config.lock().unwrap() = request["config"].clone();
-    let mut sessions = ces.sessions.lock().unwrap();
-    let state = sessions.entry(session.clone()).or_default();
-    let (mut text, mut event, mut answered) = (String::new(), None, None);
+    Ok((session, request))
+}
+
+/// What a turn's inputs said: the user's text, an event, the response to the pending tool
+/// call.
+#[derive(Default)]
+struct Inputs {
+    text: String,
+    event: Option<String>,
+    answered: Option<Value>,
+}
+
+/// Reads `inputs` into the session `state` (variables, the pending call answered), or the rule
+/// an input broke.
+fn read_inputs(state: &mut Session, inputs: &[Value]) -> Result<Inputs, String> {
+    let mut read = Inputs::default();
     for input in inputs {
         let fields: Vec<&String> = input
             .as_object()
             .map(|o| o.keys().collect())
             .unwrap_or_default();
         if fields.len() != 1 || !INPUT_FIELDS.contains(&fields[0].as_str()) {
-            drop(sessions);
-            return ces.violation(format!("an input must set exactly one field: {input}"));
+            return Err(format!("an input must set exactly one field: {input}"));
         }
         match fields[0].as_str() {
-            "text" => text = input["text"].as_str().unwrap_or_default().to_owned(),
-            "event" => event = input["event"]["event"].as_str().map(str::to_owned),
+            "text" => read.text = input["text"].as_str().unwrap_or_default().to_owned(),
+            "event" => read.event = input["event"]["event"].as_str().map(str::to_owned),
             "variables" => {
                 let vars = input["variables"].as_object().cloned().unwrap_or_default();
                 state.variables.extend(vars);
@@ -289,36 +326,34 @@ pub async fn run_session(
                     .unwrap_or_default();
                 let pending = state.pending.take();
                 let [response] = responses.as_slice() else {
-                    drop(sessions);
-                    return ces.violation("expected one tool response".into());
+                    return Err("expected one tool response".into());
                 };
                 match pending {
                     Some((id, tool))
                         if response["id"] == json!(id) && response["tool"] == json!(tool) =>
                     {
-                        answered = Some(response["response"].clone());
+                        read.answered = Some(response["response"].clone());
                     }
-                    _ => {
-                        drop(sessions);
-                        return ces
-                            .violation(format!("a tool response for no pending call: {response}"));
-                    }
+                    _ => return Err(format!("a tool response for no pending call: {response}")),
                 }
             }
-            other => {
-                drop(sessions);
-                return ces.violation(format!("the bot takes no `{other}` input"));
-            }
+            other => return Err(format!("the bot takes no `{other}` input")),
         }
     }
+    Ok(read)
+}
+
+/// The bot's answer to one turn, in runSession's JSON: a client tool call to wait on, or the
+/// outputs with their diagnostic info.
+fn answer(state: &mut Session, read: Inputs) -> Response {
     state.turn += 1;
     let turn = state.turn;
     let mut outputs = Vec::new();
     let mut chunks = Vec::new();
-    if let Some(response) = answered {
+    if let Some(response) = read.answered {
         outputs.push(json!({"text": weather_text(&response), "turnIndex": turn}));
     } else {
-        let behaviour = behave(&text, event.as_deref(), &state.variables);
+        let behaviour = behave(&read.text, read.event.as_deref(), &state.variables);
         if let Some((name, args)) = behaviour.client_tool {
             state.calls += 1;
             let id = format!("client-{}", state.calls);
@@ -348,7 +383,7 @@ pub async fn run_session(
     }
     let diagnostic = json!({
         "messages": [
-            {"role": "user", "chunks": [{"text": text}]},
+            {"role": "user", "chunks": [{"text": read.text}]},
             {"role": "agent", "chunks": chunks},
         ],
         "rootSpan": {"name": "root", "childSpans": [

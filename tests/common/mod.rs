@@ -208,3 +208,89 @@ pub fn case_statuses(report: &Value) -> std::collections::BTreeMap<String, Strin
         })
         .collect()
 }
+
+/// Fails the test, naming the fragment and showing `text`, unless `text` holds every one of
+/// `fragments`.
+#[allow(dead_code)] // Not every test crate reads output.
+#[track_caller]
+pub fn assert_contains(text: &str, fragments: &[&str]) {
+    for fragment in fragments {
+        assert!(text.contains(fragment), "missing {fragment:?} in:\n{text}");
+    }
+}
+
+/// Fails the test, naming the fragment and showing `text`, if `text` holds any of `fragments`.
+#[allow(dead_code)] // Not every test crate reads output.
+#[track_caller]
+pub fn assert_lacks(text: &str, fragments: &[&str]) {
+    for fragment in fragments {
+        assert!(
+            !text.contains(fragment),
+            "unexpected {fragment:?} in:\n{text}"
+        );
+    }
+}
+
+#[allow(dead_code)] // Not every test crate runs the binary.
+impl Outcome {
+    /// Fails the test, showing both streams, unless the run exited with `code`; the outcome
+    /// otherwise, for reading on.
+    #[track_caller]
+    pub fn exits(self, code: i32) -> Outcome {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit status\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// [`assert_contains`] on stdout.
+    #[track_caller]
+    pub fn says(&self, fragments: &[&str]) -> &Outcome {
+        assert_contains(&self.stdout, fragments);
+        self
+    }
+
+    /// [`assert_lacks`] on stdout.
+    #[track_caller]
+    pub fn never_says(&self, fragments: &[&str]) -> &Outcome {
+        assert_lacks(&self.stdout, fragments);
+        self
+    }
+
+    /// [`assert_contains`] on stderr.
+    #[track_caller]
+    pub fn warns(&self, fragments: &[&str]) -> &Outcome {
+        assert_contains(&self.stderr, fragments);
+        self
+    }
+
+    /// [`assert_lacks`] on stderr.
+    #[track_caller]
+    pub fn never_warns(&self, fragments: &[&str]) -> &Outcome {
+        assert_lacks(&self.stderr, fragments);
+        self
+    }
+}
+
+/// The JSON file at `path`.
+#[allow(dead_code)] // Not every test crate reads a report.
+pub fn read_json(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The case `id` of a JSON report.
+#[allow(dead_code)] // Not every test crate reads a report.
+#[track_caller]
+pub fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
+    report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no cases in {report}"))
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no case {id} in {report:#}"))
+}

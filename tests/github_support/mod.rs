@@ -3,6 +3,7 @@
 //! comment objects with full user objects, reactions and timestamps, and `Link` headers for
 //! pagination, because octocrab's models are strict.
 
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -333,4 +334,76 @@ fn octocat() -> Value {
         "User",
         "https://github.com/octocat",
     )
+}
+
+// ---- what a comment shows ----
+
+/// What a Markdown body shows, as GitHub's renderer (CommonMark with tables) reads it.
+pub struct Rendered {
+    /// The text of every fenced code block.
+    pub code_text: String,
+    /// The last link's target (the footer's link to the run).
+    pub footer_link: Option<String>,
+    /// Every HTML tag, block or inline.
+    pub html: Vec<String>,
+    /// The text outside code.
+    pub prose: String,
+}
+
+/// Renders `body`, failing on a mention, a reference or an agent's link in it.
+pub fn render(body: &str) -> Rendered {
+    let mut in_code_block = false;
+    let mut shown = Rendered {
+        code_text: String::new(),
+        footer_link: None,
+        html: Vec::new(),
+        prose: String::new(),
+    };
+    for event in Parser::new_ext(body, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => in_code_block = true,
+            Event::End(TagEnd::CodeBlock) => in_code_block = false,
+            Event::Text(text) if in_code_block => shown.code_text.push_str(&text),
+            Event::Text(text) => {
+                assert!(!text.contains("@octocat"), "a mention outside code: {text}");
+                assert!(!text.contains("@acme/security"), "a team mention: {text}");
+                assert!(!text.contains("#1"), "a reference: {text}");
+                shown.prose.push_str(&text);
+            }
+            Event::Html(text) | Event::InlineHtml(text) => shown.html.push(text.to_string()),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                assert!(!in_code_block);
+                assert!(!dest_url.contains("evil"), "a link from agent text");
+                shown.footer_link = Some(dest_url.to_string());
+            }
+            _ => {}
+        }
+    }
+    shown
+}
+
+/// Fails on any HTML tag goldgate does not write itself.
+pub fn assert_only_goldgates_html(html: &[String]) {
+    for tag in html {
+        let allowed = [
+            "<!-- goldgate:",
+            "<details>",
+            "</details>",
+            "<summary>",
+            "</summary>",
+            "<code>",
+            "</code>",
+            "<sub>",
+            "</sub>",
+        ];
+        let rest = tag.trim();
+        assert!(
+            allowed.iter().any(|a| rest.starts_with(a)),
+            "HTML that goldgate did not write: {tag}"
+        );
+        assert!(
+            !rest.contains("<script") && !rest.contains("<img") && !rest.contains("<b>"),
+            "{tag}"
+        );
+    }
 }

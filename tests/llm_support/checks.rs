@@ -76,13 +76,19 @@ pub mod anthropic {
         if messages[0]["role"] != "user" {
             return Err(bad("messages: first message must use the \"user\" role"));
         }
-        // tool_use ids of the previous assistant message, awaiting their results.
-        let mut pending: Vec<(String, String)> = Vec::new();
         let mut seen = Seen {
             system: body["system"].as_str().unwrap_or_default().to_owned(),
             forced,
             ..Seen::default()
         };
+        read_messages(messages, &mut seen)?;
+        Ok(seen)
+    }
+
+    /// Reads the conversation into `seen`: each `tool_result` must answer a `tool_use` of the message before.
+    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
+        // tool_use ids of the previous assistant message, awaiting their results.
+        let mut pending: Vec<(String, String)> = Vec::new();
         for (i, message) in messages.iter().enumerate() {
             let blocks = message["content"]
                 .as_array()
@@ -142,7 +148,7 @@ pub mod anthropic {
                 "the last message has `tool_use` blocks without results",
             ));
         }
-        Ok(seen)
+        Ok(())
     }
 }
 
@@ -194,6 +200,12 @@ pub mod openai {
             forced,
             ..Seen::default()
         };
+        read_messages(messages, &mut seen)?;
+        Ok(seen)
+    }
+
+    /// Reads the conversation into `seen`: each assistant `tool_calls` must be answered by tool messages right after.
+    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
         let mut pending: Vec<(String, String)> = Vec::new();
         for (i, message) in messages.iter().enumerate() {
             let role = message["role"].as_str().unwrap_or_default();
@@ -252,7 +264,7 @@ pub mod openai {
         if !pending.is_empty() {
             return Err(bad("tool_calls without tool messages"));
         }
-        Ok(seen)
+        Ok(())
     }
 }
 
@@ -321,6 +333,12 @@ pub mod gemini {
             forced,
             ..Seen::default()
         };
+        read_messages(contents, &mut seen)?;
+        Ok(seen)
+    }
+
+    /// Reads the contents into `seen`: each function call turn must be followed by a turn with one response per call.
+    fn read_messages(contents: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
         let mut pending: Vec<String> = Vec::new();
         for (i, content) in contents.iter().enumerate() {
             let parts = content["parts"]
@@ -378,6 +396,6 @@ pub mod gemini {
         if !pending.is_empty() {
             return Err(bad("the function call turn has no function response turn"));
         }
-        Ok(seen)
+        Ok(())
     }
 }

@@ -6,6 +6,8 @@
 //! function of the seed file, its kind and a PRNG seeded from the file's name and the mutant's
 //! index, so any failure reproduces from those three alone.
 
+pub mod verdict;
+
 use fastrand::Rng;
 
 /// One way of damaging a file.

@@ -21,17 +21,21 @@ async fn score_one(grader: &Grader, scorer: Scorer, turns: &[TurnResult]) -> Che
     checks.remove(0)
 }
 
-#[tokio::test]
-async fn every_deterministic_gecx_scorer_passes_and_fails() {
-    let g = grader();
+/// Each deterministic gecx scorer with the status it must give on the busy conversation and
+/// on the quiet one.
+fn gecx_scorers_and_verdicts() -> Vec<(Scorer, Status, Status)> {
+    let mut all = text_and_tool_scorers_and_verdicts();
+    all.extend(outcome_scorers_and_verdicts());
+    all
+}
+
+/// [`gecx_scorers_and_verdicts`] on messages and tool calls.
+fn text_and_tool_scorers_and_verdicts() -> Vec<(Scorer, Status, Status)> {
     let regex = |p: &str| Regex::new(p).expect("pattern");
     let input = ArgsMatcher {
         fields: vec![("amount".into(), leaf(MatchType::Exact, json!("19.99")))],
     };
-    let wrong_input = ArgsMatcher {
-        fields: vec![("amount".into(), leaf(MatchType::Exact, json!(5)))],
-    };
-    let cases: Vec<(Scorer, Status, Status)> = vec![
+    vec![
         (
             Scorer::MessageContains {
                 pattern: "REFUNDED".into(),
@@ -87,6 +91,12 @@ async fn every_deterministic_gecx_scorer_passes_and_fails() {
             Status::Failed,
             Status::Passed,
         ),
+    ]
+}
+
+/// [`gecx_scorers_and_verdicts`] on hand-offs, errors and latency.
+fn outcome_scorers_and_verdicts() -> Vec<(Scorer, Status, Status)> {
+    vec![
         (Scorer::HandoffTriggered, Status::Passed, Status::Failed),
         (Scorer::NoHandoff, Status::Failed, Status::Passed),
         (
@@ -111,7 +121,13 @@ async fn every_deterministic_gecx_scorer_passes_and_fails() {
             Status::Failed,
             Status::Passed,
         ),
-    ];
+    ]
+}
+
+#[tokio::test]
+async fn every_deterministic_gecx_scorer_passes_and_fails() {
+    let g = grader();
+    let cases = gecx_scorers_and_verdicts();
     for (scorer, busy, quiet) in cases {
         let name = goldgate::formats::gecx::scorers::name(&scorer);
         let on_busy = score_one(&g, scorer.clone(), &conversation()).await;
@@ -130,6 +146,9 @@ async fn every_deterministic_gecx_scorer_passes_and_fails() {
             assert!(on_quiet.reason.is_some(), "{name} says why");
         }
     }
+    let wrong_input = ArgsMatcher {
+        fields: vec![("amount".into(), leaf(MatchType::Exact, json!(5)))],
+    };
     let wrong = score_one(
         &g,
         Scorer::ToolCalledWithInput {

@@ -1,0 +1,235 @@
+//! What the fault tests share: one-case suites, a run that keeps its report and time, command
+//! agents written in sh, raw loopback servers that misbehave on purpose, and the checks that
+//! no process outlived goldgate or grew large.
+#![allow(dead_code)] // Each test crate uses some of them.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::common;
+
+/// Replies `{"id":N, ...rest}` to the request in `$line`: `reply_with_rest '"messages":[…]'`.
+pub const SH_REPLY: &str = r#"
+reply_with_rest() {
+  id=$(printf '%s\n' "$line" | sed -n 's/^{"id":\([0-9]*\).*/\1/p')
+  printf '{"id":%s,%s}\n' "$id" "$1"
+}
+"#;
+
+/// A suite of `cases` one-turn conversations about ORD-12345 in `dir`.
+pub fn suite(dir: &Path, cases: usize) {
+    let conversations: String = (1..=cases)
+        .map(|n| common::order_conversation(&format!("case_{n}")))
+        .collect();
+    common::order_golden(dir, &conversations);
+}
+
+/// `goldgate run goldens --output report.json` with `extra` args, in `dir`; the outcome, the
+/// report (when written) and how long it took.
+pub fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Option<Value>, Duration) {
+    let started = Instant::now();
+    let mut args = vec!["run", "goldens", "--output", "report.json"];
+    args.extend_from_slice(extra);
+    let outcome = common::goldgate(dir, &args);
+    let elapsed = started.elapsed();
+    let report = fs::read_to_string(dir.join("report.json"))
+        .ok()
+        .map(|text| serde_json::from_str(&text).expect("the report is JSON"));
+    (outcome, report, elapsed)
+}
+
+/// A command agent in `goldgate.yaml` of `dir`: `sh -c script`, with `settings` after it.
+pub fn command_agent(dir: &Path, script: &str, settings: &str) {
+    let argv = serde_json::to_string(&["sh", "-c", script]).unwrap();
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  command: {{ argv: {argv}{settings} }}\n"),
+    )
+    .unwrap();
+}
+
+/// The most memory any process this test binary started (goldgate, agents) ever held: Linux
+/// reports the peak of each waited-for child and grandchild, so one number covers every run.
+#[cfg(unix)]
+pub fn assert_children_stayed_small() {
+    // SAFETY: getrusage fills the struct it is given and touches nothing else.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    // Kilobytes on Linux, bytes on macOS: the bound holds either way.
+    let peak = usage.ru_maxrss as u64;
+    assert!(peak < 200 * 1024, "a child process peaked at {peak} KiB");
+}
+
+/// Whether `pid` is still a live process a second after it was told to go (SIGKILL is
+/// delivered asynchronously).
+#[cfg(unix)]
+pub fn alive(pid: u32) -> bool {
+    for _ in 0..20 {
+        if !alive_now(pid) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+/// Whether `pid` is a live process now (a zombie waiting for a parent that never reaps, as in
+/// some containers, counts as gone: it holds no resources but its pid).
+#[cfg(unix)]
+pub fn alive_now(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        // Without /proc (macOS): kill -0 says whether it exists.
+        Err(_) if !Path::new("/proc/self").exists() => std::process::Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .status()
+            .is_ok_and(|s| s.success()),
+        Err(_) => false,
+    }
+}
+
+/// A loopback server that hands each connection, once its request has been read, to `answer`
+/// on a thread of its own. Returns the agent URL.
+pub fn raw_server(answer: fn(std::net::TcpStream)) -> String {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if line == "\r\n" {
+                        break;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                answer(stream);
+            });
+        }
+    });
+    format!("http://{addr}/turn")
+}
+
+/// A one-case suite against the HTTP agent at `url`, with no retries (unless `settings` say).
+pub fn http_suite(dir: &Path, url: &str) {
+    suite(dir, 1);
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 0 }}\n"),
+    )
+    .unwrap();
+}
+
+pub fn write_all(mut stream: &std::net::TcpStream, bytes: &[u8]) -> bool {
+    use std::io::Write;
+    stream
+        .write_all(bytes)
+        .and_then(|()| stream.flush())
+        .is_ok()
+}
+
+/// Reads the pids an agent wrote into `dir/pids`, waiting for the file.
+#[cfg(unix)]
+pub fn pids_in(dir: &Path) -> Vec<u32> {
+    let path = dir.join("pids");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+/// Fails if any agent process that noted its pid in `dir/pids` is still alive.
+#[cfg(unix)]
+#[track_caller]
+pub fn assert_no_agent_left(dir: &Path) {
+    for pid in pids_in(dir) {
+        assert!(!alive(pid), "agent process {pid} outlived goldgate");
+    }
+}
+
+/// Runs goldgate on the suite in `dir` until the agent has written `dir/pids`, then sends it
+/// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
+#[cfg(unix)]
+pub fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
+    let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args([
+            "run",
+            "goldens",
+            "--timeout",
+            "5m",
+            "--output",
+            "report.json",
+        ])
+        .args(["--junit", "junit.xml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if dir.join("pids").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A moment for the turns to be sent.
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    std::process::Command::new("kill")
+        .args(["-TERM", &goldgate.id().to_string()])
+        .status()
+        .unwrap();
+    let mut exited = None;
+    while sent.elapsed() < Duration::from_secs(15) {
+        if let Some(status) = goldgate.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if exited.is_none() {
+        let _ = goldgate.kill();
+        panic!("goldgate did not stop within 15 s of SIGTERM");
+    }
+    let output = goldgate.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The reports were written, marked incomplete, every one of the suite's `cases` listed (those
+/// that never ran skipped, with why), and no agent process is left.
+#[cfg(unix)]
+pub fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String), cases: usize) {
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("terminated"), "{stderr}");
+    let report = common::read_json(&dir.join("report.json"));
+    assert_eq!(report["incomplete"], true);
+    assert_eq!(report["cases"].as_array().unwrap().len(), cases, "{report}");
+    assert_eq!(report["verdict"], "error");
+    // A reader that only counts failures must not see a green run.
+    let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(junit.contains(&format!("tests=\"{cases}\"")), "{junit}");
+    assert!(junit.contains("name=\"goldgate.incomplete\""), "{junit}");
+    assert_no_agent_left(dir);
+}
