@@ -197,71 +197,112 @@ where
         Some(text) => Input::Text(text.clone()),
         None => Input::Event(WELCOME_EVENT.to_owned()),
     };
-    let mut turns: Vec<PlayedTurn> = Vec::new();
-    let mut conversation: Vec<Line> = Vec::new();
-    let mut spent = vec![0u32; plan.steps.len()];
-    let mut usage = Usage::default();
-    let mut current = 0;
-    let mut injected = vec![false; plan.steps.len()];
-    // Steps whose static utterance was sent: one made of nothing else is then completed.
-    let mut uttered = vec![false; plan.steps.len()];
-    if let Some(first) = uttered.first_mut() {
-        *first = plan.opening.is_some();
-    }
+    let mut state = Conversation::start(plan);
     loop {
-        let number = turns.len() + 1;
+        let number = state.turns.len() + 1;
+        let inputs = state.inputs_with(plan, said);
+        let exchange = send(request(plan, session, number, &inputs))
+            .await
+            .map_err(|source| SimulateError::Agent {
+                turn: number,
+                source,
+            })?;
+        let ended = state.record(inputs, exchange);
+        let (turn, spent_tokens) = simulator.next_turn(&plan.steps, &state.lines).await?;
+        state.usage = state.usage.plus(spent_tokens);
+        let mut steps = turn.steps;
+        complete_said_steps(&plan.steps, &state.uttered, &mut steps);
+        if let Some(stop) = state.stop(plan, &mut steps, ended, turn.utterance.is_none()) {
+            return Ok(Played {
+                turns: state.turns,
+                steps,
+                stop,
+                simulator_usage: state.usage,
+            });
+        }
+        said = state.advance(plan, &steps, turn.utterance);
+    }
+}
+
+/// Where a simulation being played stands between two user turns.
+struct Conversation {
+    turns: Vec<PlayedTurn>,
+    /// The conversation as the simulated user reads it.
+    lines: Vec<Line>,
+    /// User turns played while each step was the current one.
+    spent: Vec<u32>,
+    usage: Usage,
+    /// The current step (0-based).
+    current: usize,
+    /// Steps whose `inject_variables` went with a turn.
+    injected: Vec<bool>,
+    /// Steps whose static utterance was sent: one made of nothing else is then completed.
+    uttered: Vec<bool>,
+}
+
+impl Conversation {
+    fn start(plan: &Plan) -> Self {
+        let mut uttered = vec![false; plan.steps.len()];
+        if let Some(first) = uttered.first_mut() {
+            *first = plan.opening.is_some();
+        }
+        Self {
+            turns: Vec::new(),
+            lines: Vec::new(),
+            spent: vec![0; plan.steps.len()],
+            usage: Usage::default(),
+            current: 0,
+            injected: vec![false; plan.steps.len()],
+            uttered,
+        }
+    }
+
+    /// What the user sends: the current step's variables the first time it plays, then `said`.
+    fn inputs_with(&mut self, plan: &Plan, said: Input) -> Vec<Input> {
         let mut inputs = Vec::new();
-        if let Some(step) = plan.steps.get(current)
-            && !injected[current]
+        if let Some(step) = plan.steps.get(self.current)
+            && !self.injected[self.current]
         {
-            injected[current] = true;
+            self.injected[self.current] = true;
             if !step.inject_variables.is_empty() {
                 inputs.push(Input::Variables(step.inject_variables.clone()));
             }
         }
         inputs.push(said);
-        let request = TurnRequest {
-            id: None,
-            session: session.to_owned(),
-            conversation: plan.name.clone(),
-            case: plan.case.clone(),
-            turn: number,
-            input: input_object(&inputs),
-            session_parameters: if number == 1 {
-                plan.session_parameters.clone()
-            } else {
-                Map::new()
-            },
-            tool_mocks: Map::new(),
-            mocks: Vec::new(),
-            system_prompt: None,
-            context: Vec::new(),
-        };
-        let exchange = send(request).await.map_err(|source| SimulateError::Agent {
-            turn: number,
-            source,
-        })?;
-        if let Some(count) = spent.get_mut(current) {
+        inputs
+    }
+
+    /// Counts the turn against the current step and keeps it; true when the agent ended the
+    /// session.
+    fn record(&mut self, inputs: Vec<Input>, exchange: Exchange) -> bool {
+        if let Some(count) = self.spent.get_mut(self.current) {
             *count += 1;
         }
-        conversation.push(match inputs.last() {
+        self.lines.push(match inputs.last() {
             Some(Input::Text(text)) => Line::User(text.clone()),
             Some(Input::Event(name)) => Line::User(format!("(event: {name})")),
             other => Line::User(format!("{other:?}")),
         });
-        conversation.push(Line::Agent(describe(&exchange.reply)));
+        self.lines.push(Line::Agent(describe(&exchange.reply)));
         let ended = ends_session(&exchange.reply);
-        turns.push(PlayedTurn { inputs, exchange });
+        self.turns.push(PlayedTurn { inputs, exchange });
+        ended
+    }
 
-        let (turn, spent_tokens) = simulator.next_turn(&plan.steps, &conversation).await?;
-        usage = usage.plus(spent_tokens);
-        let mut steps = turn.steps;
-        complete_said_steps(&plan.steps, &uttered, &mut steps);
-        let stop = if steps.iter().all(|s| s.status == StepStatus::Completed) {
+    /// Why the conversation stops after this turn, if it does; a step out of turns is marked
+    /// failed in `steps`.
+    fn stop(
+        &self,
+        plan: &Plan,
+        steps: &mut [StepProgress],
+        ended: bool,
+        user_done: bool,
+    ) -> Option<Stop> {
+        if steps.iter().all(|s| s.status == StepStatus::Completed) {
             Some(Stop::Completed)
         } else if ended {
             Some(Stop::AgentEnded)
-        } else if let Some(step) = out_of_turns(&plan.steps, &steps, &spent, current) {
+        } else if let Some(step) = out_of_turns(&plan.steps, steps, &self.spent, self.current) {
             let max = plan.steps[step].max_turns.unwrap_or_default();
             steps[step] = StepProgress {
                 status: StepStatus::Failed,
@@ -271,36 +312,53 @@ where
                 ),
             };
             Some(Stop::OutOfTurns { step: step + 1 })
-        } else if turn.utterance.is_none() {
+        } else if user_done {
             Some(Stop::UserDone)
-        } else if turns.len() >= plan.turn_cap {
+        } else if self.turns.len() >= plan.turn_cap {
             Some(Stop::TurnCap)
         } else {
             None
-        };
-        if let Some(stop) = stop {
-            return Ok(Played {
-                turns,
-                steps,
-                stop,
-                simulator_usage: usage,
-            });
         }
+    }
+
+    /// Moves to the first open step and says what the user says next.
+    fn advance(&mut self, plan: &Plan, steps: &[StepProgress], utterance: Option<String>) -> Input {
         let next = steps
             .iter()
             .position(|s| !matches!(s.status, StepStatus::Completed | StepStatus::Failed))
-            .unwrap_or(current);
+            .unwrap_or(self.current);
         // A step that opens with a static utterance says it, word for word, when it starts.
         let opening = plan
             .steps
             .get(next)
             .and_then(|step| step.static_utterance.clone())
-            .filter(|_| next != current && !injected[next]);
+            .filter(|_| next != self.current && !self.injected[next]);
         if opening.is_some() {
-            uttered[next] = true;
+            self.uttered[next] = true;
         }
-        current = next;
-        said = Input::Text(opening.unwrap_or_else(|| turn.utterance.unwrap_or_default()));
+        self.current = next;
+        Input::Text(opening.unwrap_or_else(|| utterance.unwrap_or_default()))
+    }
+}
+
+/// The request of user turn `number` (from 1): the session parameters go with the first.
+fn request(plan: &Plan, session: &str, number: usize, inputs: &[Input]) -> TurnRequest {
+    TurnRequest {
+        id: None,
+        session: session.to_owned(),
+        conversation: plan.name.clone(),
+        case: plan.case.clone(),
+        turn: number,
+        input: input_object(inputs),
+        session_parameters: if number == 1 {
+            plan.session_parameters.clone()
+        } else {
+            Map::new()
+        },
+        tool_mocks: Map::new(),
+        mocks: Vec::new(),
+        system_prompt: None,
+        context: Vec::new(),
     }
 }
 
