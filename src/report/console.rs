@@ -155,9 +155,16 @@ const HEADER: &str = "Conversation";
 
 /// The aggregates, one per line, with what was left out of the rates.
 fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "Agent: {}", escape(&report.agent))?;
+    write_rates(report, out)?;
+    write_judges(report, out)?;
+    write_run_conditions(report, elapsed, out)
+}
+
+/// The rates, latencies and tokens of the run.
+fn write_rates(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let aggregates = &report.aggregates;
     let cases = &aggregates.cases;
-    writeln!(out, "Agent: {}", escape(&report.agent))?;
     writeln!(
         out,
         "Pass rate: {} ({} passed, {} failed; not counted: {} errored, {} skipped)",
@@ -206,15 +213,18 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
         out,
         "Tokens: {} in, {} out",
         aggregates.tokens.input_tokens, aggregates.tokens.output_tokens
-    )?;
+    )
+}
 
+/// Which judges graded, or that none did, and what each spent.
+fn write_judges(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let local = report
         .cases
         .iter()
         .flat_map(CaseResult::all_checks)
         .any(|c| c.method == Method::LocalSimilarity);
     let mut judges = if report.judges.is_empty() {
-        let skipped = aggregates.checks.skipped;
+        let skipped = report.aggregates.checks.skipped;
         format!(
             "no judge configured: {skipped} check{} skipped",
             if skipped == 1 { "" } else { "s" }
@@ -239,6 +249,15 @@ fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) ->
             usage.output_tokens
         )?;
     }
+    Ok(())
+}
+
+/// What slowed or cut the run short, and how long it took.
+fn write_run_conditions(
+    report: &Report,
+    elapsed: Duration,
+    out: &mut impl Write,
+) -> io::Result<()> {
     if report.incomplete {
         writeln!(out, "Stopped early: some conversations did not run")?;
     }
