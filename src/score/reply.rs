@@ -36,21 +36,7 @@ pub(super) fn category(check: &ReplyCheck) -> CheckCategory {
 pub(super) async fn grade(grader: &Grader, check: &ReplyCheck, reply: &Reply) -> Graded {
     let calls: Vec<&ToolCall> = reply.tool_calls.iter().collect();
     match check {
-        ReplyCheck::TextSimilar(expected) => {
-            let text = joined_text(reply);
-            let verdict = if text.is_empty() {
-                let method = grader.method_for(MatchType::Semantic);
-                Verdict::decided(false, method, Some("the agent said nothing".to_owned()))
-            } else {
-                grader.semantic(expected, &text).await
-            };
-            let actual = if text.is_empty() {
-                NO_TEXT.to_owned()
-            } else {
-                text
-            };
-            verdict.labelled("agent text similar to", expected.clone(), actual)
-        }
+        ReplyCheck::TextSimilar(expected) => text_similar(grader, expected, reply).await,
         ReplyCheck::TextContains(expected) => {
             let text = joined_text(reply);
             let passed = text.to_lowercase().contains(&expected.to_lowercase());
@@ -61,19 +47,7 @@ pub(super) async fn grade(grader: &Grader, check: &ReplyCheck, reply: &Reply) ->
             let passed = text.trim() == expected.trim();
             text_verdict("agent text equals", passed, expected, text, "exact")
         }
-        ReplyCheck::ToolCalled(name) => {
-            let passed = calls.iter().any(|c| name_matches(&c.name, name));
-            Verdict::decided(
-                passed,
-                Method::deterministic("tool-call"),
-                Some(format!("{name} was not called")),
-            )
-            .labelled(
-                format!("tool called {name}"),
-                format!("a call of {name}"),
-                render_calls(&calls),
-            )
-        }
+        ReplyCheck::ToolCalled(name) => tool_called(name, &calls),
         ReplyCheck::NoToolCalls => Verdict::decided(
             calls.is_empty(),
             Method::deterministic("tool-call"),
@@ -84,49 +58,96 @@ pub(super) async fn grade(grader: &Grader, check: &ReplyCheck, reply: &Reply) ->
             "(no tool calls)".to_owned(),
             render_calls(&calls),
         ),
-        ReplyCheck::ToolInput(expected) => {
-            let by_tool: Vec<(&str, &Value)> =
-                calls.iter().map(|c| (c.name.as_str(), &c.args)).collect();
-            let passed = subset_of_any(expected, &by_tool);
-            Verdict::decided(
-                passed,
-                Method::deterministic("subset"),
-                Some("no tool call has these arguments".to_owned()),
-            )
-            .labelled(
-                "tool input",
-                Value::Object(expected.clone()).to_string(),
-                render_calls(&calls),
-            )
-        }
-        ReplyCheck::ToolOutput(expected) => {
-            let by_tool: Vec<(&str, &Value)> = calls
-                .iter()
-                .filter_map(|c| Some((c.name.as_str(), c.response.as_ref()?)))
-                .collect();
-            let passed = subset_of_any(expected, &by_tool);
-            let actual = if by_tool.is_empty() {
-                "(no tool responses)".to_owned()
-            } else {
-                by_tool
-                    .iter()
-                    .map(|(name, response)| format!("{name} -> {response}"))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            };
-            Verdict::decided(
-                passed,
-                Method::deterministic("subset"),
-                Some("no tool response holds this".to_owned()),
-            )
-            .labelled(
-                "tool output",
-                Value::Object(expected.clone()).to_string(),
-                actual,
-            )
-        }
+        ReplyCheck::ToolInput(expected) => tool_input(expected, &calls),
+        ReplyCheck::ToolOutput(expected) => tool_output(expected, &calls),
         ReplyCheck::TransferTo(agent) => transfer_to(agent, reply),
     }
+}
+
+/// The agent's text means what `expected` says, as the grader's semantic method judges; no
+/// text fails without asking it.
+async fn text_similar(grader: &Grader, expected: &str, reply: &Reply) -> Graded {
+    let text = joined_text(reply);
+    let verdict = if text.is_empty() {
+        let method = grader.method_for(MatchType::Semantic);
+        Verdict::decided(false, method, Some("the agent said nothing".to_owned()))
+    } else {
+        grader.semantic(expected, &text).await
+    };
+    let actual = if text.is_empty() {
+        NO_TEXT.to_owned()
+    } else {
+        text
+    };
+    verdict.labelled("agent text similar to", expected.to_owned(), actual)
+}
+
+fn tool_called(name: &str, calls: &[&ToolCall]) -> Graded {
+    let passed = calls.iter().any(|c| name_matches(&c.name, name));
+    Verdict::decided(
+        passed,
+        Method::deterministic("tool-call"),
+        Some(format!("{name} was not called")),
+    )
+    .labelled(
+        format!("tool called {name}"),
+        format!("a call of {name}"),
+        render_calls(calls),
+    )
+}
+
+/// Some call's arguments, or the map from tool name to arguments, hold `expected`.
+fn tool_input(expected: &Map<String, Value>, calls: &[&ToolCall]) -> Graded {
+    let by_tool: Vec<(&str, &Value)> = calls.iter().map(|c| (c.name.as_str(), &c.args)).collect();
+    let passed = subset_of_any(expected, &by_tool);
+    subset_verdict(
+        passed,
+        "no tool call has these arguments",
+        "tool input",
+        expected,
+        render_calls(calls),
+    )
+}
+
+/// Some call's response, or the map from tool name to response, holds `expected`.
+fn tool_output(expected: &Map<String, Value>, calls: &[&ToolCall]) -> Graded {
+    let by_tool: Vec<(&str, &Value)> = calls
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.response.as_ref()?)))
+        .collect();
+    let passed = subset_of_any(expected, &by_tool);
+    let actual = if by_tool.is_empty() {
+        "(no tool responses)".to_owned()
+    } else {
+        by_tool
+            .iter()
+            .map(|(name, response)| format!("{name} -> {response}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    subset_verdict(
+        passed,
+        "no tool response holds this",
+        "tool output",
+        expected,
+        actual,
+    )
+}
+
+/// The verdict of a subset check on tool calls, showing the expected mapping as JSON.
+fn subset_verdict(
+    passed: bool,
+    failure: &str,
+    label: &'static str,
+    expected: &Map<String, Value>,
+    actual: String,
+) -> Graded {
+    Verdict::decided(
+        passed,
+        Method::deterministic("subset"),
+        Some(failure.to_owned()),
+    )
+    .labelled(label, Value::Object(expected.clone()).to_string(), actual)
 }
 
 fn text_verdict(
