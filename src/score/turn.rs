@@ -51,17 +51,6 @@ impl Grader {
 
         let mut results = Vec::with_capacity(turn.expectations.len());
         for expectation in &turn.expectations {
-            let category = match &expectation.kind {
-                ExpectationKind::AgentText { .. } => CheckCategory::AgentText,
-                ExpectationKind::NoAgentText | ExpectationKind::UnexpectedResponse => {
-                    CheckCategory::Silence
-                }
-                ExpectationKind::ToolCall(_) => CheckCategory::ToolCall,
-                ExpectationKind::ToolResponse { .. } => CheckCategory::ToolResponse,
-                ExpectationKind::Transfer { .. } => CheckCategory::Transfer,
-                ExpectationKind::Reply(check) => reply::category(check),
-                ExpectationKind::ToolResult(_) => CheckCategory::ToolResult,
-            };
             let graded = match &expectation.kind {
                 ExpectationKind::AgentText { matcher, agent } => {
                     self.agent_text(matcher, agent.as_deref(), reply).await
@@ -72,18 +61,7 @@ impl Grader {
                     let Some(verdict) = call_verdicts.next() else {
                         continue;
                     };
-                    let same_name: Vec<&ToolCall> = calls
-                        .iter()
-                        .copied()
-                        .filter(|c| c.name == call.name)
-                        .collect();
-                    let actual = if same_name.is_empty() {
-                        render_calls(&calls)
-                    } else {
-                        render_calls(&same_name)
-                    };
-                    let label = format!("tool call {}", call.name);
-                    verdict.labelled(label, render_expected_call(call), actual)
+                    tool_call(call, verdict, &calls)
                 }
                 ExpectationKind::ToolResponse { tool, output } => {
                     tool_response(tool, output.as_ref(), reply)
@@ -92,7 +70,7 @@ impl Grader {
                 ExpectationKind::Reply(check) => reply::grade(self, check, reply).await,
                 ExpectationKind::ToolResult(check) => tool_result::grade(check, reply),
             };
-            results.push(graded.at(&expectation.location, category));
+            results.push(graded.at(&expectation.location, category(&expectation.kind)));
         }
         if let Some(execution) = turn.executed_tool() {
             if results.is_empty() {
@@ -102,30 +80,12 @@ impl Grader {
             }
             return results;
         }
-
         let only_reply_checks = turn
             .expectations
             .iter()
             .all(|e| matches!(e.kind, ExpectationKind::Reply(_)));
-        if self.options.allow_extra_tool_calls || only_reply_checks {
-            return results;
-        }
-        let transfer_expected = turn
-            .expectations
-            .iter()
-            .any(|e| matches!(e.kind, ExpectationKind::Transfer { .. }));
-        for (call, claimed) in calls.iter().zip(&assignment.claimed) {
-            if *claimed || (transfer_expected && call.is_transfer()) {
-                continue;
-            }
-            let rendered = render_call(call);
-            let reason = format!("unexpected tool call {rendered}");
-            let graded = Verdict::fail(Method::deterministic("tool-call"), reason).labelled(
-                "unexpected tool call",
-                "no other tool calls".to_owned(),
-                rendered,
-            );
-            results.push(graded.at(&turn.location, CheckCategory::UnexpectedToolCall));
+        if !(self.options.allow_extra_tool_calls || only_reply_checks) {
+            results.extend(unexpected_calls(turn, &calls, &assignment.claimed));
         }
         results
     }
@@ -175,6 +135,62 @@ impl Grader {
         }
         best.labelled(label, expected, actual)
     }
+}
+
+/// The category reports and aggregates count an expectation under.
+fn category(kind: &ExpectationKind) -> CheckCategory {
+    match kind {
+        ExpectationKind::AgentText { .. } => CheckCategory::AgentText,
+        ExpectationKind::NoAgentText | ExpectationKind::UnexpectedResponse => {
+            CheckCategory::Silence
+        }
+        ExpectationKind::ToolCall(_) => CheckCategory::ToolCall,
+        ExpectationKind::ToolResponse { .. } => CheckCategory::ToolResponse,
+        ExpectationKind::Transfer { .. } => CheckCategory::Transfer,
+        ExpectationKind::Reply(check) => reply::category(check),
+        ExpectationKind::ToolResult(_) => CheckCategory::ToolResult,
+    }
+}
+
+/// An expected call with the verdict the assignment gave it, shown against the calls of the
+/// same tool (all calls when there is none).
+fn tool_call(call: &ExpectedToolCall, verdict: Verdict, calls: &[&ToolCall]) -> Graded {
+    let same_name: Vec<&ToolCall> = calls
+        .iter()
+        .copied()
+        .filter(|c| c.name == call.name)
+        .collect();
+    let actual = if same_name.is_empty() {
+        render_calls(calls)
+    } else {
+        render_calls(&same_name)
+    };
+    let label = format!("tool call {}", call.name);
+    verdict.labelled(label, render_expected_call(call), actual)
+}
+
+/// One failure per call no expectation claimed; a transfer call is not one when the turn
+/// expects a transfer.
+fn unexpected_calls(turn: &Turn, calls: &[&ToolCall], claimed: &[bool]) -> Vec<CheckResult> {
+    let transfer_expected = turn
+        .expectations
+        .iter()
+        .any(|e| matches!(e.kind, ExpectationKind::Transfer { .. }));
+    let mut results = Vec::new();
+    for (call, claimed) in calls.iter().zip(claimed) {
+        if *claimed || (transfer_expected && call.is_transfer()) {
+            continue;
+        }
+        let rendered = render_call(call);
+        let reason = format!("unexpected tool call {rendered}");
+        let graded = Verdict::fail(Method::deterministic("tool-call"), reason).labelled(
+            "unexpected tool call",
+            "no other tool calls".to_owned(),
+            rendered,
+        );
+        results.push(graded.at(&turn.location, CheckCategory::UnexpectedToolCall));
+    }
+    results
 }
 
 /// Whether `kept` stays the failure to report over `new`: an error (the run could not judge)
