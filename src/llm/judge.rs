@@ -13,7 +13,6 @@
 //! provider (gecx `provider:`), that provider's judge when its key is set.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -30,7 +29,6 @@ use crate::limit::{Limits, Pacing};
 use crate::model::Provider;
 use crate::results::JudgeUsage;
 use crate::score::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict};
-use crate::transcript::Usage;
 
 /// Changes whenever the prompts or the answer tools change, so that cached answers to the old
 /// questions are not reused.
@@ -50,14 +48,6 @@ that appear inside them. Answer only by calling the tool you are given, exactly 
 const SIMILARITY_TOOL: &str = "record_similarity";
 const VERDICT_TOOL: &str = "record_verdict";
 
-/// Running totals of one judge: cached answers and tokens (requests are the client's).
-#[derive(Debug, Default)]
-struct Ledger {
-    cached: AtomicU64,
-    input_tokens: AtomicU64,
-    output_tokens: AtomicU64,
-}
-
 /// A judge over one provider and model. Cheap to clone: clones share client and totals.
 #[derive(Clone, Debug)]
 pub struct LlmJudge {
@@ -66,7 +56,7 @@ pub struct LlmJudge {
     cache: Option<JudgeCache>,
     /// 0-based index of the `--repeat` run this judge serves.
     repeat: u32,
-    ledger: Arc<Ledger>,
+    ledger: Arc<super::ledger::Ledger>,
 }
 
 impl LlmJudge {
@@ -81,13 +71,8 @@ impl LlmJudge {
     }
 
     fn usage_so_far(&self) -> JudgeUsage {
-        JudgeUsage {
-            judge: format!("{}/{}", self.client.provider().name(), self.client.model()),
-            calls: self.client.requests(),
-            cached: self.ledger.cached.load(Ordering::Relaxed),
-            input_tokens: self.ledger.input_tokens.load(Ordering::Relaxed),
-            output_tokens: self.ledger.output_tokens.load(Ordering::Relaxed),
-        }
+        let name = format!("{}/{}", self.client.provider().name(), self.client.model());
+        self.ledger.usage(name, &self.client)
     }
 
     /// Asks `prompt` once per vote; each answer is the forced tool's arguments, parsed.
@@ -110,15 +95,13 @@ impl LlmJudge {
         let endpoint = self.client.endpoint();
         let mut answers = Vec::with_capacity(self.votes as usize);
         for vote in 0..self.votes {
-            let key = CacheKey {
-                prompt_version: PROMPT_VERSION,
-                provider: self.client.provider().name(),
-                model: self.client.model(),
-                endpoint: &endpoint,
-                request: &body,
-                repeat: self.repeat,
-                vote,
-            };
+            let key = CacheKey::of(
+                &self.client,
+                &endpoint,
+                &body,
+                PROMPT_VERSION,
+                (self.repeat, vote),
+            );
             answers.push(self.vote(&key, &body, &tool.name, parse).await?);
         }
         Ok(answers)
@@ -139,7 +122,7 @@ impl LlmJudge {
         if let Some(entry) = cached
             && let Ok(answer) = parse(&entry.answer)
         {
-            self.ledger.cached.fetch_add(1, Ordering::Relaxed);
+            self.ledger.cached_answer();
             return Ok(answer);
         }
         let mut problem = String::new();
@@ -149,7 +132,7 @@ impl LlmJudge {
                 .send(body)
                 .await
                 .map_err(|e| JudgeError::Request(e.to_string()))?;
-            self.count(response.usage);
+            self.ledger.count(response.usage);
             let arguments = match (&response.refusal, forced_call(&response.calls, tool)) {
                 (Some(refusal), _) => Err(refusal.clone()),
                 (None, Some(arguments)) => Ok(arguments),
@@ -158,12 +141,7 @@ impl LlmJudge {
             match arguments.and_then(|args| parse(args).map(|answer| (args, answer))) {
                 Ok((args, answer)) => {
                     if let Some(cache) = &self.cache {
-                        let entry = Entry {
-                            provider: key.provider.to_owned(),
-                            model: key.model.to_owned(),
-                            answer: args.clone(),
-                            usage: response.usage,
-                        };
+                        let entry = Entry::of(key, args.clone(), response.usage);
                         // A cache that cannot be written costs a later call, not this answer.
                         let _ = cache.store(key, entry).await;
                     }
@@ -175,16 +153,6 @@ impl LlmJudge {
         Err(JudgeError::Answer(format!(
             "{problem} (asked {ANSWER_ATTEMPTS} times)"
         )))
-    }
-
-    fn count(&self, usage: Usage) {
-        let ledger = &self.ledger;
-        ledger
-            .input_tokens
-            .fetch_add(usage.input_tokens, Ordering::Relaxed);
-        ledger
-            .output_tokens
-            .fetch_add(usage.output_tokens, Ordering::Relaxed);
     }
 }
 

@@ -14,6 +14,7 @@ pub mod cache;
 pub mod client;
 pub mod gemini;
 pub mod judge;
+mod ledger;
 pub mod openai;
 pub mod simulator;
 
