@@ -143,13 +143,7 @@ fn load_input(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Input>
         let key_path = format!("{path}.{}", key.name);
         if !TURN_KEYS.contains(&key.name.as_str()) {
             unknown = true;
-            diags
-                .error(
-                    Code::G100,
-                    key.line,
-                    key.column,
-                    format!("unknown key `{}`", key.name),
-                )
+            key.unknown(diags)
                 .field(key_path)
                 .hint(suggestion(&key.name, &TURN_KEYS));
             continue;
