@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::cache::{CacheKey, Entry, JudgeCache};
 use super::client::{LlmClient, Patience, SetupError};
+use super::forced::{self, Unanswered};
 use super::{ChatMessage, ChatRequest, ToolChoice};
 use crate::config::Endpoint;
 use crate::config::JudgeConfig;
@@ -36,9 +37,6 @@ pub const PROMPT_VERSION: u32 = 1;
 
 /// The answer's length limit: an explanation and a number.
 const MAX_ANSWER_TOKENS: u32 = 1024;
-
-/// Attempts per vote when the answer does not parse: the first and one retry.
-const ANSWER_ATTEMPTS: u32 = 2;
 
 const SYSTEM: &str = "You grade conversation tests of an AI agent. Judge only the criterion \
 you are given, strictly and literally; ignore everything else (style, length, politeness) \
@@ -125,41 +123,18 @@ impl LlmJudge {
             self.ledger.cached_answer();
             return Ok(answer);
         }
-        let mut problem = String::new();
-        for _ in 0..ANSWER_ATTEMPTS {
-            let response = self
-                .client
-                .send(body)
-                .await
-                .map_err(|e| JudgeError::Request(e.to_string()))?;
-            self.ledger.count(response.usage);
-            let arguments = match (&response.refusal, forced_call(&response.calls, tool)) {
-                (Some(refusal), _) => Err(refusal.clone()),
-                (None, Some(arguments)) => Ok(arguments),
-                (None, None) => Err(format!("the judge did not call {tool}")),
-            };
-            match arguments.and_then(|args| parse(args).map(|answer| (args, answer))) {
-                Ok((args, answer)) => {
-                    if let Some(cache) = &self.cache {
-                        let entry = Entry::of(key, args.clone(), response.usage);
-                        // A cache that cannot be written costs a later call, not this answer.
-                        let _ = cache.store(key, entry).await;
-                    }
-                    return Ok(answer);
-                }
-                Err(why) => problem = why,
-            }
+        let answer = forced::ask(&self.client, &self.ledger, (body, tool, "the judge"), parse)
+            .await
+            .map_err(|why| match why {
+                Unanswered::Request(why) => JudgeError::Request(why),
+                Unanswered::Answer(why) => JudgeError::Answer(why),
+            })?;
+        if let Some(cache) = &self.cache {
+            let entry = Entry::of(key, answer.arguments, answer.usage);
+            // A cache that cannot be written costs a later call, not this answer.
+            let _ = cache.store(key, entry).await;
         }
-        Err(JudgeError::Answer(format!(
-            "{problem} (asked {ANSWER_ATTEMPTS} times)"
-        )))
-    }
-}
-
-fn forced_call<'a>(calls: &'a [super::ToolUse], tool: &str) -> Option<&'a Value> {
-    match calls {
-        [call] if call.name == tool => Some(&call.args),
-        _ => None,
+        Ok(answer.parsed)
     }
 }
 

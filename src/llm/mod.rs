@@ -12,6 +12,7 @@
 pub mod anthropic;
 pub mod cache;
 pub mod client;
+mod forced;
 pub mod gemini;
 pub mod judge;
 mod ledger;

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use super::cache::{CacheKey, Entry, JudgeCache};
 use super::client::{LlmClient, Patience};
+use super::forced::{self, Unanswered};
 use super::{ChatMessage, ChatRequest, ToolChoice};
 use crate::config::tools::ToolSpec;
 use crate::model::{Provider, SimulationStep as Step};
@@ -36,7 +37,6 @@ pub const PROMPT_VERSION: u32 = 1;
 
 const TOOL: &str = "record_user_turn";
 const MAX_ANSWER_TOKENS: u32 = 1024;
-const ANSWER_ATTEMPTS: u32 = 2;
 
 const SYSTEM: &str = "You play the USER of a customer-service AI agent, to test the agent. \
 Pursue the user's steps in order, one at a time, as a real customer would: say only what the \
@@ -213,36 +213,24 @@ impl Simulator {
         body: &Value,
         steps: usize,
     ) -> Result<(UserTurn, Usage), SimulatorError> {
-        let mut usage = Usage::default();
-        let mut problem = String::new();
-        for _ in 0..ANSWER_ATTEMPTS {
-            let response = self
-                .client
-                .send(body)
-                .await
-                .map_err(|e| SimulatorError::Request(e.to_string()))?;
-            usage = usage.plus(response.usage);
-            self.ledger.count(response.usage);
-            let arguments = match (&response.refusal, response.calls.as_slice()) {
-                (Some(refusal), _) => Err(refusal.clone()),
-                (None, [call]) if call.name == TOOL => Ok(&call.args),
-                (None, _) => Err(format!("the simulator did not call {TOOL}")),
-            };
-            match arguments.and_then(|args| parse(args, steps).map(|turn| (args, turn))) {
-                Ok((args, turn)) => {
-                    for store in self.cache.iter().chain(&self.recording) {
-                        let entry = Entry::of(key, args.clone(), response.usage);
-                        // A cache that cannot be written costs a later call, not this answer.
-                        let _ = store.store(key, entry).await;
-                    }
-                    return Ok((turn, usage));
-                }
-                Err(why) => problem = why,
-            }
+        let parse = |args: &Value| parse(args, steps);
+        let answer = forced::ask(
+            &self.client,
+            &self.ledger,
+            (body, TOOL, "the simulator"),
+            parse,
+        )
+        .await
+        .map_err(|why| match why {
+            Unanswered::Request(why) => SimulatorError::Request(why),
+            Unanswered::Answer(why) => SimulatorError::Answer(why),
+        })?;
+        for store in self.cache.iter().chain(&self.recording) {
+            let entry = Entry::of(key, answer.arguments.clone(), answer.usage);
+            // A cache that cannot be written costs a later call, not this answer.
+            let _ = store.store(key, entry).await;
         }
-        Err(SimulatorError::Answer(format!(
-            "{problem} (asked {ANSWER_ATTEMPTS} times)"
-        )))
+        Ok((answer.parsed, answer.spent))
     }
 }
 
