@@ -9,8 +9,6 @@
 pub mod scorers;
 pub mod write;
 
-use serde_json::Map;
-
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{Case, Format, Input, Turn};
 use crate::yaml::{Fields, Node, expect_text};
@@ -63,20 +61,14 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let Some(id) = id else {
         return Vec::new();
     };
+    let location = diags.location(root.line, root.column);
     vec![Case {
         name: name.unwrap_or_else(|| id.clone()),
-        id,
         description,
-        format: Format::GecxScenario,
-        location: diags.location(root.line, root.column),
         tags,
-        session_parameters: Map::new(),
-        system_prompt: None,
-        context: Vec::new(),
         turns,
         checks,
-        weight: 1.0,
-        simulated_user: None,
+        ..Case::named(id, Format::GecxScenario, location)
     }]
 }
 

@@ -70,19 +70,11 @@ fn golden_case(
     checks: Vec<CaseCheck>,
 ) -> Case {
     Case {
-        id: name.clone(),
-        name,
-        description: None,
-        format: Format::ScrapiGolden,
-        location,
         tags,
         session_parameters,
-        system_prompt: None,
-        context: Vec::new(),
         turns,
         checks,
-        weight: 1.0,
-        simulated_user: None,
+        ..Case::named(name, Format::ScrapiGolden, location)
     }
 }
 
