@@ -43,18 +43,7 @@ pub(super) fn body(model: &str, request: &ChatRequest<'_>) -> Value {
         body["system"] = json!(system);
     }
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.parameters,
-                })
-            })
-            .collect();
-        body["tools"] = json!(tools);
+        body["tools"] = json!(request.tool_declarations("input_schema"));
         body["tool_choice"] = match &request.choice {
             ToolChoice::Auto => json!({ "type": "auto" }),
             ToolChoice::Force(name) => json!({ "type": "tool", "name": name }),

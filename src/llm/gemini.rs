@@ -37,17 +37,7 @@ pub(super) fn body(request: &ChatRequest<'_>) -> Value {
         body["systemInstruction"] = json!({ "parts": [{ "text": system }] });
     }
     if !request.tools.is_empty() {
-        let declarations: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parametersJsonSchema": tool.parameters,
-                })
-            })
-            .collect();
+        let declarations = request.tool_declarations("parametersJsonSchema");
         body["tools"] = json!([{ "functionDeclarations": declarations }]);
         body["toolConfig"] = match &request.choice {
             ToolChoice::Auto => json!({ "functionCallingConfig": { "mode": "AUTO" } }),

@@ -19,7 +19,7 @@ mod ledger;
 pub mod openai;
 pub mod simulator;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use reqwest::Url;
 
@@ -121,6 +121,23 @@ pub struct ChatRequest<'a> {
     pub temperature: Option<f64>,
     /// The answer's length limit (required by Anthropic, sent where the API takes it).
     pub max_tokens: u32,
+}
+
+impl ChatRequest<'_> {
+    /// Each tool as the providers declare one: name, description and the JSON Schema of its
+    /// arguments under `schema_key`, the one word they each spell differently.
+    fn tool_declarations(&self, schema_key: &str) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    (schema_key): tool.parameters,
+                })
+            })
+            .collect()
+    }
 }
 
 /// What the model answered.

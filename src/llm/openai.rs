@@ -74,18 +74,9 @@ pub(super) fn body(model: &str, request: &ChatRequest<'_>) -> Value {
     let mut body = json!({ "model": model, "messages": messages });
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
+            .tool_declarations("parameters")
+            .into_iter()
+            .map(|function| json!({ "type": "function", "function": function }))
             .collect();
         body["tools"] = json!(tools);
         body["tool_choice"] = match &request.choice {
