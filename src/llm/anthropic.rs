@@ -128,13 +128,7 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
             _ => {}
         }
     }
-    let usage = body.get("usage");
-    let tokens = |key: &str| {
-        usage
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let tokens = |key: &str| super::token_count(body, "usage", key);
     let refusal = (body.get("stop_reason").and_then(Value::as_str) == Some("refusal"))
         .then(|| "the model refused (stop_reason: refusal)".to_owned());
     Ok(ChatResponse {

@@ -139,13 +139,7 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
 
 /// The tokens `usageMetadata` counts; thoughts are output.
 fn usage_of(body: &Value) -> Usage {
-    let usage = body.get("usageMetadata");
-    let tokens = |key: &str| {
-        usage
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let tokens = |key: &str| super::token_count(body, "usageMetadata", key);
     Usage {
         input_tokens: tokens("promptTokenCount"),
         output_tokens: tokens("candidatesTokenCount") + tokens("thoughtsTokenCount"),

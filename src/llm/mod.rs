@@ -140,6 +140,14 @@ impl ChatRequest<'_> {
     }
 }
 
+/// The count a response states at `body[section][key]`; 0 when it states none.
+fn token_count(body: &Value, section: &str, key: &str) -> u64 {
+    body.get(section)
+        .and_then(|u| u.get(key))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
 /// What the model answered.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChatResponse {

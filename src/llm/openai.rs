@@ -139,13 +139,7 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
             (choice.get("finish_reason").and_then(Value::as_str) == Some("content_filter"))
                 .then(|| "the answer was filtered (finish_reason: content_filter)".to_owned())
         });
-    let usage = body.get("usage");
-    let tokens = |key: &str| {
-        usage
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let tokens = |key: &str| super::token_count(body, "usage", key);
     Ok(ChatResponse {
         text,
         calls,
