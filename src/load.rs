@@ -78,39 +78,11 @@ pub fn load(found: &[Found]) -> Suite {
 fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
     let file: Arc<Path> = Arc::from(path);
     if hint == Hint::ScenarioTs {
-        let mut diags = Diagnostics::new(&file);
-        diags
-            .warning(Code::G108, 1, 1, "gecx TypeScript scenarios cannot be run by goldgate")
-            .hint("it needs a JavaScript runtime; write the scenario as `*.scenario.yaml` (same keys)");
-        return vec![LoadedFile {
-            path: file,
-            format: Some(Format::GecxScenario),
-            cases: Vec::new(),
-            diagnostics: diags.items,
-            floors: Vec::new(),
-        }];
+        return vec![typescript_scenario(file)];
     }
     let text = match read(path) {
         Ok(text) => text,
-        Err((message, None)) => {
-            return vec![formats::failed(
-                &file,
-                None,
-                (Code::G112, (1, 1)),
-                message,
-                None,
-            )];
-        }
-        Err((message, Some(at))) => {
-            let hint = Some("save the file as UTF-8");
-            return vec![formats::failed(
-                &file,
-                None,
-                (Code::E001, at),
-                message,
-                hint,
-            )];
-        }
+        Err(unreadable) => return vec![unread(&file, unreadable)],
     };
     let is_csv = path
         .extension()
@@ -118,6 +90,36 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
     if is_csv || hint == Hint::Format(Format::CesCsv) {
         return vec![load_csv(&file, &text)];
     }
+    load_yaml_text(file, &text, hint)
+}
+
+/// A gecx TypeScript scenario: named, with a warning, and nothing loaded.
+fn typescript_scenario(file: Arc<Path>) -> LoadedFile {
+    let mut diags = Diagnostics::new(&file);
+    diags
+        .warning(
+            Code::G108,
+            1,
+            1,
+            "gecx TypeScript scenarios cannot be run by goldgate",
+        )
+        .hint("it needs a JavaScript runtime; write the scenario as `*.scenario.yaml` (same keys)");
+    LoadedFile::problems(file, Some(Format::GecxScenario), diags.items)
+}
+
+/// A file [`read`] could not read (G112), or not as UTF-8 (E001, where the bad byte is).
+fn unread(file: &Arc<Path>, (message, at): (String, Option<(u32, u32)>)) -> LoadedFile {
+    match at {
+        None => formats::failed(file, None, (Code::G112, (1, 1)), message, None),
+        Some(at) => {
+            let hint = Some("save the file as UTF-8");
+            formats::failed(file, None, (Code::E001, at), message, hint)
+        }
+    }
+}
+
+/// A YAML file loaded as its name or its keys say, with its ambiguous plain scalars flagged.
+fn load_yaml_text(file: Arc<Path>, text: &str, hint: Hint) -> Vec<LoadedFile> {
     // A golden's plain scalars are read by its format's loader's rules: the format is known
     // from the name, or else from the keys, which read alike under every schema. A sniffed
     // file is read as SCRAPI's, the most common, and read again only when it is another.
@@ -126,25 +128,15 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
         Hint::RegtraceConfig => FileKind::RegtraceConfig.schema(),
         Hint::ScenarioTs | Hint::Sniff => formats::schema(Format::ScrapiGolden),
     };
-    let parsed = yaml::parse_as(&text, schema).and_then(|root| {
+    let parsed = yaml::parse_as(text, schema).and_then(|root| {
         let kind = kind_of(&root, hint);
         match kind.schema() {
             wanted if wanted == schema => Ok((root, kind)),
-            wanted => yaml::parse_as(&text, wanted).map(|root| (root, kind)),
+            wanted => yaml::parse_as(text, wanted).map(|root| (root, kind)),
         }
     });
-    match parsed {
-        Ok((root, kind)) => {
-            let mut files = load_yaml(file, &root, kind);
-            if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) =
-                (kind, files.first_mut())
-            {
-                let mut diags = Diagnostics::new(&golden.path);
-                yaml::report_ambiguous_scalars(&text, &mut diags);
-                golden.diagnostics.extend(diags.items);
-            }
-            files
-        }
+    let (root, kind) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             let mut diags = Diagnostics::new(&file);
             yaml::report_parse_error(&err, &mut diags);
@@ -152,15 +144,16 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
                 Hint::Format(format) => Some(format),
                 _ => None,
             };
-            vec![LoadedFile {
-                path: file,
-                format,
-                cases: Vec::new(),
-                diagnostics: diags.items,
-                floors: Vec::new(),
-            }]
+            return vec![LoadedFile::problems(file, format, diags.items)];
         }
+    };
+    let mut files = load_yaml(file, &root, kind);
+    if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) = (kind, files.first_mut()) {
+        let mut diags = Diagnostics::new(&golden.path);
+        yaml::report_ambiguous_scalars(text, &mut diags);
+        golden.diagnostics.extend(diags.items);
     }
+    files
 }
 
 /// What a parsed YAML file is: as its name says, else as its keys say.

@@ -80,9 +80,31 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
         same_suite(first, other)?;
     }
     let missing_shards = check_shards(&parts)?;
+    let found = distinct_cases(&parts)?;
+    let incomplete = !missing_shards.is_empty() || parts.iter().any(|part| part.report.incomplete);
+    let expected = first.report.suite.cases;
+    if !incomplete && found != expected {
+        return Err(MergeError::Count { found, expected });
+    }
+    let report = joined(&parts, incomplete);
+    // The shards share their floors; the whole suite is what must clear them.
+    let floors = first
+        .report
+        .floors
+        .iter()
+        .map(|f| f.recheck(&report))
+        .collect();
+    let report = Report { floors, ..report };
+    Ok(Merged {
+        report,
+        missing_shards,
+    })
+}
 
+/// How many cases the parts hold, each in one part only.
+fn distinct_cases(parts: &[Part]) -> Result<usize, MergeError> {
     let mut owner: HashMap<String, &Path> = HashMap::new();
-    for part in &parts {
+    for part in parts {
         for case in &part.report.cases {
             let key = shard::key(&case.file, &case.id);
             if let Some(first) = owner.insert(key.clone(), &part.path) {
@@ -94,35 +116,20 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             }
         }
     }
-    let incomplete = !missing_shards.is_empty() || parts.iter().any(|part| part.report.incomplete);
-    let expected = first.report.suite.cases;
-    if !incomplete && owner.len() != expected {
-        return Err(MergeError::Count {
-            found: owner.len(),
-            expected,
-        });
-    }
+    Ok(owner.len())
+}
 
-    let base = &first.report;
-    let mut judges: Vec<String> = Vec::new();
-    for judge in parts.iter().flat_map(|p| &p.report.judges) {
-        if !judges.contains(judge) {
-            judges.push(judge.clone());
-        }
-    }
-    let logs: Vec<String> = parts
-        .iter()
-        .filter_map(|p| {
-            let log = p.report.agent_log.as_ref()?;
-            Some(format!("[goldgate] from {}\n{log}", p.path.display()))
-        })
-        .collect();
+/// One report of the parts' cases, ordered, with their aggregates recomputed and their run
+/// facts combined; without floors, which are rechecked against it.
+fn joined(parts: &[Part], incomplete: bool) -> Report {
+    let base = &parts[0].report;
     let mut cases: Vec<CaseResult> = parts
         .iter()
         .flat_map(|p| p.report.cases.iter().cloned())
         .collect();
     cases.sort_by(|a, b| (&a.file, a.line, &a.id).cmp(&(&b.file, b.line, &b.id)));
-    let report = Report {
+    let logs = agent_logs(parts);
+    Report {
         schema_version: SCHEMA_VERSION,
         goldgate_version: base.goldgate_version.clone(),
         agent: base.agent.clone(),
@@ -130,7 +137,7 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
             shard: None,
             ..base.suite.clone()
         },
-        judges,
+        judges: judges(parts),
         judge_usage: JudgeUsage::sum(parts.iter().flat_map(|p| &p.report.judge_usage)),
         incomplete,
         // The shards of one run share their flags: the most lenient allowance is kept.
@@ -158,14 +165,29 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
         gate: None,
         floors: Vec::new(),
         cases,
-    };
-    // The shards share their floors; the whole suite is what must clear them.
-    let floors = base.floors.iter().map(|f| f.recheck(&report)).collect();
-    let report = Report { floors, ..report };
-    Ok(Merged {
-        report,
-        missing_shards,
-    })
+    }
+}
+
+/// Every judge any part names, once, in the order first named.
+fn judges(parts: &[Part]) -> Vec<String> {
+    let mut judges: Vec<String> = Vec::new();
+    for judge in parts.iter().flat_map(|p| &p.report.judges) {
+        if !judges.contains(judge) {
+            judges.push(judge.clone());
+        }
+    }
+    judges
+}
+
+/// Each part's agent log, headed by the file it came from.
+fn agent_logs(parts: &[Part]) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(|p| {
+            let log = p.report.agent_log.as_ref()?;
+            Some(format!("[goldgate] from {}\n{log}", p.path.display()))
+        })
+        .collect()
 }
 
 fn same_suite(first: &Part, other: &Part) -> Result<(), MergeError> {

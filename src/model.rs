@@ -153,6 +153,26 @@ pub struct Case {
 }
 
 impl Case {
+    /// A scripted case `id`, named `id` too, of `format` at `location`, with nothing else
+    /// yet (no tags, parameters, turns or checks; weight 1): loaders fill in the rest.
+    pub fn named(id: String, format: Format, location: Location) -> Self {
+        Self {
+            name: id.clone(),
+            id,
+            description: None,
+            format,
+            location,
+            tags: Vec::new(),
+            session_parameters: Map::new(),
+            system_prompt: None,
+            context: Vec::new(),
+            turns: Vec::new(),
+            checks: Vec::new(),
+            weight: 1.0,
+            simulated_user: None,
+        }
+    }
+
     /// Names `file` in every location of the case: loading names a case's file as reports do
     /// (see [`crate::project`]), while diagnostics keep the path the file was opened by.
     pub fn set_file(&mut self, file: &Arc<Path>) {
@@ -527,19 +547,11 @@ impl Simulation {
     /// simulated user, its expectations as checks over the conversation.
     pub fn into_case(self) -> Case {
         Case {
-            id: self.name.clone(),
-            name: self.name,
-            description: None,
-            format: Format::ScrapiGolden,
-            location: self.location,
             tags: self.tags,
             session_parameters: self.session_parameters,
-            system_prompt: None,
-            context: Vec::new(),
-            turns: Vec::new(),
             checks: self.expectations,
-            weight: 1.0,
             simulated_user: Some(self.steps),
+            ..Case::named(self.name, Format::ScrapiGolden, self.location)
         }
     }
 }

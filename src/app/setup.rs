@@ -54,13 +54,11 @@ pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
             diags.items
         }
     };
-    Some(crate::formats::LoadedFile {
-        path: file,
-        format: None,
-        cases: Vec::new(),
+    Some(crate::formats::LoadedFile::problems(
+        file,
+        None,
         diagnostics,
-        floors: Vec::new(),
-    })
+    ))
 }
 
 /// Why no suite was loaded.

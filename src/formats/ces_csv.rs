@@ -21,7 +21,6 @@ pub mod write;
 use std::collections::HashMap;
 
 use csv::StringRecord;
-use serde_json::Map;
 
 use self::action::Action;
 use self::columns::{Column, HEADER_HINT, Header, Row};
@@ -511,19 +510,5 @@ fn warn_unused(row: &Row<'_>, what: &str, uses: impl Fn(Column) -> bool, diags: 
 
 /// A case with nothing but its place; the evaluation row fills in the rest.
 fn empty_case(row: &Row<'_>, diags: &Diagnostics) -> Case {
-    Case {
-        id: String::new(),
-        name: String::new(),
-        description: None,
-        format: Format::CesCsv,
-        location: diags.location(row.line, 1),
-        tags: Vec::new(),
-        session_parameters: Map::new(),
-        system_prompt: None,
-        context: Vec::new(),
-        turns: Vec::new(),
-        checks: Vec::new(),
-        weight: 1.0,
-        simulated_user: None,
-    }
+    Case::named(String::new(), Format::CesCsv, diags.location(row.line, 1))
 }

@@ -9,8 +9,6 @@
 pub mod scorers;
 pub mod write;
 
-use serde_json::Map;
-
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{Case, Format, Input, Turn};
 use crate::yaml::{Fields, Node, expect_text};
@@ -63,20 +61,14 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let Some(id) = id else {
         return Vec::new();
     };
+    let location = diags.location(root.line, root.column);
     vec![Case {
         name: name.unwrap_or_else(|| id.clone()),
-        id,
         description,
-        format: Format::GecxScenario,
-        location: diags.location(root.line, root.column),
         tags,
-        session_parameters: Map::new(),
-        system_prompt: None,
-        context: Vec::new(),
         turns,
         checks,
-        weight: 1.0,
-        simulated_user: None,
+        ..Case::named(id, Format::GecxScenario, location)
     }]
 }
 
@@ -143,13 +135,7 @@ fn load_input(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Input>
         let key_path = format!("{path}.{}", key.name);
         if !TURN_KEYS.contains(&key.name.as_str()) {
             unknown = true;
-            diags
-                .error(
-                    Code::G100,
-                    key.line,
-                    key.column,
-                    format!("unknown key `{}`", key.name),
-                )
+            key.unknown(diags)
                 .field(key_path)
                 .hint(suggestion(&key.name, &TURN_KEYS));
             continue;

@@ -74,6 +74,17 @@ pub struct LoadedFile {
 }
 
 impl LoadedFile {
+    /// A file that loaded no case, only `diagnostics`.
+    pub fn problems(path: Arc<Path>, format: Option<Format>, diagnostics: Vec<Diagnostic>) -> Self {
+        Self {
+            path,
+            format,
+            cases: Vec::new(),
+            diagnostics,
+            floors: Vec::new(),
+        }
+    }
+
     pub fn has_errors(&self) -> bool {
         self.diagnostics
             .iter()
@@ -216,11 +227,5 @@ pub fn failed(
     if let Some(hint) = hint {
         builder.hint(hint);
     }
-    LoadedFile {
-        path: Arc::clone(path),
-        format,
-        cases: Vec::new(),
-        diagnostics: diags.items,
-        floors: Vec::new(),
-    }
+    LoadedFile::problems(Arc::clone(path), format, diags.items)
 }

@@ -24,7 +24,7 @@ pub mod write;
 use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::{Code, Diagnostics};
-use crate::model::{Case, CaseCheck, CheckKind};
+use crate::model::{Case, CaseCheck, CheckKind, Format, Location, Turn};
 use crate::yaml::{Fields, Node, Value, expect_text};
 
 /// How to fix a file without conversations (E002).
@@ -57,6 +57,24 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
                 .hint(CONVERSATIONS_HINT);
             Vec::new()
         }
+    }
+}
+
+/// A SCRAPI golden conversation as a case, named by `name`.
+fn golden_case(
+    name: String,
+    location: Location,
+    tags: Vec<String>,
+    session_parameters: Map<String, Json>,
+    turns: Vec<Turn>,
+    checks: Vec<CaseCheck>,
+) -> Case {
+    Case {
+        tags,
+        session_parameters,
+        turns,
+        checks,
+        ..Case::named(name, Format::ScrapiGolden, location)
     }
 }
 

@@ -43,18 +43,7 @@ pub(super) fn body(model: &str, request: &ChatRequest<'_>) -> Value {
         body["system"] = json!(system);
     }
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.parameters,
-                })
-            })
-            .collect();
-        body["tools"] = json!(tools);
+        body["tools"] = json!(request.tool_declarations("input_schema"));
         body["tool_choice"] = match &request.choice {
             ToolChoice::Auto => json!({ "type": "auto" }),
             ToolChoice::Force(name) => json!({ "type": "tool", "name": name }),
@@ -139,13 +128,7 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
             _ => {}
         }
     }
-    let usage = body.get("usage");
-    let tokens = |key: &str| {
-        usage
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let tokens = |key: &str| super::token_count(body, "usage", key);
     let refusal = (body.get("stop_reason").and_then(Value::as_str) == Some("refusal"))
         .then(|| "the model refused (stop_reason: refusal)".to_owned());
     Ok(ChatResponse {

@@ -21,6 +21,7 @@ use ring::digest::{SHA256, digest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::client::LlmClient;
 use crate::secrets::Secrets;
 use crate::transcript::Usage;
 
@@ -44,7 +45,27 @@ pub struct CacheKey<'a> {
     pub vote: u32,
 }
 
-impl CacheKey<'_> {
+impl<'a> CacheKey<'a> {
+    /// The key of `request`, a body for `client` sent to `endpoint`, asked with prompts of
+    /// `prompt_version` for run `repeat` and vote `vote`.
+    pub fn of(
+        client: &'a LlmClient,
+        endpoint: &'a str,
+        request: &'a Value,
+        prompt_version: u32,
+        (repeat, vote): (u32, u32),
+    ) -> Self {
+        Self {
+            prompt_version,
+            provider: client.provider().name(),
+            model: client.model(),
+            endpoint,
+            request,
+            repeat,
+            vote,
+        }
+    }
+
     /// The SHA-256 of everything that identifies the judgement, as 64 hex digits.
     pub fn digest(&self) -> String {
         let identity = json!({
@@ -72,6 +93,18 @@ pub struct Entry {
     /// The structured answer (the forced tool call's arguments), as the provider gave it.
     pub answer: Value,
     pub usage: Usage,
+}
+
+impl Entry {
+    /// `answer`, given for `key` at the cost of `usage`.
+    pub fn of(key: &CacheKey<'_>, answer: Value, usage: Usage) -> Self {
+        Self {
+            provider: key.provider.to_owned(),
+            model: key.model.to_owned(),
+            answer,
+            usage,
+        }
+    }
 }
 
 /// A cache directory.

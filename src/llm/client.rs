@@ -24,7 +24,7 @@ use crate::config::Endpoint;
 use crate::limit::Limiter;
 use crate::model::Provider;
 use crate::net::{EndpointError, EndpointErrorKind};
-use crate::net::{read_body, retry_after, transport_error};
+use crate::net::{read_body, read_start, retry_after, transport_error};
 
 /// How much of an error answer is read, and how much of a non-JSON one is quoted.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -264,13 +264,7 @@ impl LlmClient {
     async fn status_error(&self, mut response: reqwest::Response) -> EndpointError {
         let status = response.status();
         let wait = retry_after(response.headers(), SystemTime::now());
-        let mut body = Vec::new();
-        while body.len() < ERROR_BODY_BYTES {
-            match response.chunk().await {
-                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-                Ok(None) | Err(_) => break,
-            }
-        }
+        let body = read_start(&mut response, ERROR_BODY_BYTES).await;
         let said = serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_owned))

@@ -37,17 +37,7 @@ pub(super) fn body(request: &ChatRequest<'_>) -> Value {
         body["systemInstruction"] = json!({ "parts": [{ "text": system }] });
     }
     if !request.tools.is_empty() {
-        let declarations: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parametersJsonSchema": tool.parameters,
-                })
-            })
-            .collect();
+        let declarations = request.tool_declarations("parametersJsonSchema");
         body["tools"] = json!([{ "functionDeclarations": declarations }]);
         body["toolConfig"] = match &request.choice {
             ToolChoice::Auto => json!({ "functionCallingConfig": { "mode": "AUTO" } }),
@@ -95,17 +85,7 @@ fn content(message: &ChatMessage) -> Value {
 }
 
 pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
-    let usage = body.get("usageMetadata");
-    let tokens = |key: &str| {
-        usage
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let usage = Usage {
-        input_tokens: tokens("promptTokenCount"),
-        output_tokens: tokens("candidatesTokenCount") + tokens("thoughtsTokenCount"),
-    };
+    let usage = usage_of(body);
     if let Some(reason) = body
         .get("promptFeedback")
         .and_then(|f| f.get("blockReason"))
@@ -139,26 +119,7 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
                 texts.push(text.to_owned());
             }
         } else if let Some(call) = part.get("functionCall") {
-            let name = call
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or("a `functionCall` without `name`")?;
-            let id = call
-                .get("id")
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("call-{}", calls.len() + 1), str::to_owned);
-            calls.push(ToolUse {
-                id,
-                name: name.to_owned(),
-                args: call
-                    .get("args")
-                    .cloned()
-                    .unwrap_or(Value::Object(Map::new())),
-                signature: part
-                    .get("thoughtSignature")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-            });
+            calls.push(function_call(part, call, calls.len() + 1)?);
         }
     }
     let finish = candidate.get("finishReason").and_then(Value::as_str);
@@ -173,6 +134,39 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
         calls,
         usage,
         refusal,
+    })
+}
+
+/// The tokens `usageMetadata` counts; thoughts are output.
+fn usage_of(body: &Value) -> Usage {
+    let tokens = |key: &str| super::token_count(body, "usageMetadata", key);
+    Usage {
+        input_tokens: tokens("promptTokenCount"),
+        output_tokens: tokens("candidatesTokenCount") + tokens("thoughtsTokenCount"),
+    }
+}
+
+/// The `functionCall` of `part`, the `number`th call of the answer (its id when it has none).
+fn function_call(part: &Value, call: &Value, number: usize) -> Result<ToolUse, String> {
+    let name = call
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("a `functionCall` without `name`")?;
+    let id = call
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("call-{number}"), str::to_owned);
+    Ok(ToolUse {
+        id,
+        name: name.to_owned(),
+        args: call
+            .get("args")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new())),
+        signature: part
+            .get("thoughtSignature")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     })
 }
 

@@ -12,12 +12,14 @@
 pub mod anthropic;
 pub mod cache;
 pub mod client;
+mod forced;
 pub mod gemini;
 pub mod judge;
+mod ledger;
 pub mod openai;
 pub mod simulator;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use reqwest::Url;
 
@@ -119,6 +121,31 @@ pub struct ChatRequest<'a> {
     pub temperature: Option<f64>,
     /// The answer's length limit (required by Anthropic, sent where the API takes it).
     pub max_tokens: u32,
+}
+
+impl ChatRequest<'_> {
+    /// Each tool as the providers declare one: name, description and the JSON Schema of its
+    /// arguments under `schema_key`, the one word they each spell differently.
+    fn tool_declarations(&self, schema_key: &str) -> Vec<Value> {
+        self.tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    (schema_key): tool.parameters,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The count a response states at `body[section][key]`; 0 when it states none.
+fn token_count(body: &Value, section: &str, key: &str) -> u64 {
+    body.get(section)
+        .and_then(|u| u.get(key))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// What the model answered.

@@ -74,18 +74,9 @@ pub(super) fn body(model: &str, request: &ChatRequest<'_>) -> Value {
     let mut body = json!({ "model": model, "messages": messages });
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
+            .tool_declarations("parameters")
+            .into_iter()
+            .map(|function| json!({ "type": "function", "function": function }))
             .collect();
         body["tools"] = json!(tools);
         body["tool_choice"] = match &request.choice {
@@ -148,13 +139,7 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
             (choice.get("finish_reason").and_then(Value::as_str) == Some("content_filter"))
                 .then(|| "the answer was filtered (finish_reason: content_filter)".to_owned())
         });
-    let usage = body.get("usage");
-    let tokens = |key: &str| {
-        usage
-            .and_then(|u| u.get(key))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let tokens = |key: &str| super::token_count(body, "usage", key);
     Ok(ChatResponse {
         text,
         calls,

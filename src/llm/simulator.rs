@@ -16,13 +16,13 @@
 //! or the agent ending the session.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::cache::{CacheKey, Entry, JudgeCache};
 use super::client::{LlmClient, Patience};
+use super::forced::{self, Unanswered};
 use super::{ChatMessage, ChatRequest, ToolChoice};
 use crate::config::tools::ToolSpec;
 use crate::model::{Provider, SimulationStep as Step};
@@ -37,7 +37,6 @@ pub const PROMPT_VERSION: u32 = 1;
 
 const TOOL: &str = "record_user_turn";
 const MAX_ANSWER_TOKENS: u32 = 1024;
-const ANSWER_ATTEMPTS: u32 = 2;
 
 const SYSTEM: &str = "You play the USER of a customer-service AI agent, to test the agent. \
 Pursue the user's steps in order, one at a time, as a real customer would: say only what the \
@@ -55,18 +54,11 @@ pub struct Simulator {
     /// 0-based index of the `--repeat` run this simulator serves.
     repeat: u32,
     /// Running totals, shared by clones (requests are the client's).
-    ledger: Arc<Ledger>,
+    ledger: Arc<super::ledger::Ledger>,
     /// Where `--record` keeps every answer, so that a replay needs no provider.
     recording: Option<JudgeCache>,
     /// Replaying: answers come from the recording only, and the provider is never called.
     offline: bool,
-}
-
-#[derive(Debug, Default)]
-struct Ledger {
-    cached: AtomicU64,
-    input_tokens: AtomicU64,
-    output_tokens: AtomicU64,
 }
 
 impl Simulator {
@@ -145,32 +137,15 @@ impl SimulatedUser for Simulator {
         };
         let body = self.client.body(&request);
         let endpoint = self.client.endpoint();
-        let key = CacheKey {
-            prompt_version: PROMPT_VERSION,
-            provider: self.client.provider().name(),
-            model: self.client.model(),
-            endpoint: &endpoint,
-            request: &body,
-            repeat: self.repeat,
-            vote: 0,
-        };
-        let stores = || self.cache.iter().chain(&self.recording);
-        let sources = if self.offline {
-            self.recording.as_slice()
-        } else {
-            self.cache.as_slice()
-        };
-        for source in sources {
-            if let Some(entry) = source.fetch(&key).await
-                && let Ok(turn) = parse(&entry.answer, steps.len())
-            {
-                self.ledger.cached.fetch_add(1, Ordering::Relaxed);
-                if let Some(recording) = self.recording.as_ref().filter(|_| !self.offline) {
-                    // A cached answer is recorded too: the replay must find every one.
-                    let _ = recording.store(&key, entry).await;
-                }
-                return Ok((turn, Usage::default()));
-            }
+        let key = CacheKey::of(
+            &self.client,
+            &endpoint,
+            &body,
+            PROMPT_VERSION,
+            (self.repeat, 0),
+        );
+        if let Some(turn) = self.recalled(&key, steps.len()).await {
+            return Ok((turn, Usage::default()));
         }
         if self.offline {
             return Err(SimulatorError::Answer(
@@ -179,59 +154,14 @@ impl SimulatedUser for Simulator {
                     .to_owned(),
             ));
         }
-        let mut usage = Usage::default();
-        let mut problem = String::new();
-        for _ in 0..ANSWER_ATTEMPTS {
-            let response = self
-                .client
-                .send(&body)
-                .await
-                .map_err(|e| SimulatorError::Request(e.to_string()))?;
-            usage = usage.plus(response.usage);
-            let ledger = &self.ledger;
-            ledger
-                .input_tokens
-                .fetch_add(response.usage.input_tokens, Ordering::Relaxed);
-            ledger
-                .output_tokens
-                .fetch_add(response.usage.output_tokens, Ordering::Relaxed);
-            let arguments = match (&response.refusal, response.calls.as_slice()) {
-                (Some(refusal), _) => Err(refusal.clone()),
-                (None, [call]) if call.name == TOOL => Ok(&call.args),
-                (None, _) => Err(format!("the simulator did not call {TOOL}")),
-            };
-            match arguments.and_then(|args| parse(args, steps.len()).map(|turn| (args, turn))) {
-                Ok((args, turn)) => {
-                    for store in stores() {
-                        let entry = Entry {
-                            provider: key.provider.to_owned(),
-                            model: key.model.to_owned(),
-                            answer: args.clone(),
-                            usage: response.usage,
-                        };
-                        // A cache that cannot be written costs a later call, not this answer.
-                        let _ = store.store(&key, entry).await;
-                    }
-                    return Ok((turn, usage));
-                }
-                Err(why) => problem = why,
-            }
-        }
-        Err(SimulatorError::Answer(format!(
-            "{problem} (asked {ANSWER_ATTEMPTS} times)"
-        )))
+        self.ask(&key, &body, steps.len()).await
     }
 
     /// What the simulated user cost so far, for the report's judge usage (labelled as the
     /// simulated user); `None` before it answered anything.
     fn usage(&self) -> Option<JudgeUsage> {
-        let usage = JudgeUsage {
-            judge: format!("{} (simulated user)", self.describe()),
-            calls: self.client.requests(),
-            cached: self.ledger.cached.load(Ordering::Relaxed),
-            input_tokens: self.ledger.input_tokens.load(Ordering::Relaxed),
-            output_tokens: self.ledger.output_tokens.load(Ordering::Relaxed),
-        };
+        let judge = format!("{} (simulated user)", self.describe());
+        let usage = self.ledger.usage(judge, &self.client);
         (usage.calls + usage.cached > 0).then_some(usage)
     }
 
@@ -249,6 +179,58 @@ impl SimulatedUser for Simulator {
 
     fn model(&self) -> String {
         self.client.model().to_owned()
+    }
+}
+
+impl Simulator {
+    /// The answer kept for `key`: from the recording when replaying, else from the cache
+    /// (and then recorded too, since the replay must find every answer).
+    async fn recalled(&self, key: &CacheKey<'_>, steps: usize) -> Option<UserTurn> {
+        let sources = if self.offline {
+            self.recording.as_slice()
+        } else {
+            self.cache.as_slice()
+        };
+        for source in sources {
+            if let Some(entry) = source.fetch(key).await
+                && let Ok(turn) = parse(&entry.answer, steps)
+            {
+                self.ledger.cached_answer();
+                if let Some(recording) = self.recording.as_ref().filter(|_| !self.offline) {
+                    let _ = recording.store(key, entry).await;
+                }
+                return Some(turn);
+            }
+        }
+        None
+    }
+
+    /// Asks the provider, again after an answer that does not parse, and keeps the answer in
+    /// the cache and the recording.
+    async fn ask(
+        &self,
+        key: &CacheKey<'_>,
+        body: &Value,
+        steps: usize,
+    ) -> Result<(UserTurn, Usage), SimulatorError> {
+        let parse = |args: &Value| parse(args, steps);
+        let answer = forced::ask(
+            &self.client,
+            &self.ledger,
+            (body, TOOL, "the simulator"),
+            parse,
+        )
+        .await
+        .map_err(|why| match why {
+            Unanswered::Request(why) => SimulatorError::Request(why),
+            Unanswered::Answer(why) => SimulatorError::Answer(why),
+        })?;
+        for store in self.cache.iter().chain(&self.recording) {
+            let entry = Entry::of(key, answer.arguments.clone(), answer.usage);
+            // A cache that cannot be written costs a later call, not this answer.
+            let _ = store.store(key, entry).await;
+        }
+        Ok((answer.parsed, answer.spent))
     }
 }
 

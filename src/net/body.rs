@@ -63,6 +63,19 @@ pub async fn read_body(mut response: Response) -> Result<Vec<u8>, EndpointError>
     Ok(body)
 }
 
+/// The start of a body, at least `bytes` of it when it is that long (whole chunks are kept),
+/// for quoting an error answer; a body that breaks off ends there.
+pub async fn read_start(response: &mut Response, bytes: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < bytes {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body
+}
+
 /// The error of a reply over [`MAX_BODY`].
 pub fn too_big() -> EndpointError {
     EndpointError::new(

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use reqwest::Response;
 
-use super::{EndpointError, EndpointErrorKind, retry_after};
+use super::{EndpointError, EndpointErrorKind, read_start, retry_after};
 use crate::secrets::Secrets;
 
 /// How much of an error body is quoted in the error message.
@@ -85,13 +85,7 @@ pub async fn status_error(mut response: Response, secrets: &Secrets) -> Endpoint
     let status = response.status();
     let retry_after = retry_after(response.headers(), SystemTime::now());
     // Read only a little more than is quoted: error pages can be large.
-    let mut body = Vec::new();
-    while body.len() < ERROR_BODY_READ {
-        match response.chunk().await {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-            Ok(None) | Err(_) => break,
-        }
-    }
+    let body = read_start(&mut response, ERROR_BODY_READ).await;
     let quoted = quote(&body, secrets);
     let reason = status.canonical_reason().unwrap_or("");
     let message = if quoted.is_empty() {

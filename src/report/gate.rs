@@ -249,70 +249,90 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// The pass rate dropped 12.5 pp against a limit of 0, decided by the stratified test.
+    fn pass_rate_regressed() -> MetricDelta {
+        MetricDelta {
+            threshold: Threshold::PassRateDropPp,
+            baseline: Some(1.0),
+            current: Some(0.875),
+            change: Some(12.5),
+            limit: 0.0,
+            tripped: true,
+            decision: Decision::Regressed,
+            evidence: Some(Evidence {
+                test: Test::Stratified,
+                p_value: Some(0.0004),
+                adjusted_p: Some(0.002),
+                effect: Some(12.5),
+                interval: Some((4.1, 20.9)),
+                samples: (40, 40),
+                detectable: None,
+            }),
+        }
+    }
+
+    /// p95 latency rose 66.7%, but within the noise floor: not tripped.
+    fn latency_within_noise() -> MetricDelta {
+        MetricDelta {
+            threshold: Threshold::P95LatencyIncreasePct,
+            baseline: Some(3.0),
+            current: Some(5.0),
+            change: Some(66.66),
+            limit: 20.0,
+            tripped: false,
+            decision: Decision::Clear,
+            evidence: None,
+        }
+    }
+
+    /// TTFT measured now but not in the baseline.
+    fn ttft_unmeasured_before() -> MetricDelta {
+        MetricDelta {
+            threshold: Threshold::TtftP95IncreasePct,
+            baseline: None,
+            current: Some(40.0),
+            change: None,
+            limit: 20.0,
+            tripped: false,
+            decision: Decision::Clear,
+            evidence: None,
+        }
+    }
+
+    /// A case the baseline does not have, failing now.
+    fn new_case_failing() -> CaseFlip {
+        CaseFlip {
+            id: "order_not_found".to_owned(),
+            name: "order_not_found".to_owned(),
+            file: "goldens/orders.yaml".to_owned(),
+            line: 12,
+            baseline: None,
+            current: Status::Failed,
+            pass_fraction: None,
+            decision: Decision::Regressed,
+            evidence: Some(Evidence {
+                test: Test::Verdicts,
+                p_value: None,
+                adjusted_p: None,
+                effect: None,
+                interval: None,
+                samples: (0, 1),
+                detectable: None,
+            }),
+            quarantine: None,
+        }
+    }
+
     #[test]
     fn says_what_tripped_by_how_much_and_which_cases_flipped() {
         let comparison = Comparison {
             baseline: "base\u{1b}line.json".to_owned(),
             metrics: vec![
-                MetricDelta {
-                    threshold: Threshold::PassRateDropPp,
-                    baseline: Some(1.0),
-                    current: Some(0.875),
-                    change: Some(12.5),
-                    limit: 0.0,
-                    tripped: true,
-                    decision: Decision::Regressed,
-                    evidence: Some(Evidence {
-                        test: Test::Stratified,
-                        p_value: Some(0.0004),
-                        adjusted_p: Some(0.002),
-                        effect: Some(12.5),
-                        interval: Some((4.1, 20.9)),
-                        samples: (40, 40),
-                        detectable: None,
-                    }),
-                },
-                MetricDelta {
-                    threshold: Threshold::P95LatencyIncreasePct,
-                    baseline: Some(3.0),
-                    current: Some(5.0),
-                    change: Some(66.66),
-                    limit: 20.0,
-                    tripped: false,
-                    decision: Decision::Clear,
-                    evidence: None,
-                },
-                MetricDelta {
-                    threshold: Threshold::TtftP95IncreasePct,
-                    baseline: None,
-                    current: Some(40.0),
-                    change: None,
-                    limit: 20.0,
-                    tripped: false,
-                    decision: Decision::Clear,
-                    evidence: None,
-                },
+                pass_rate_regressed(),
+                latency_within_noise(),
+                ttft_unmeasured_before(),
             ],
-            newly_failing: vec![CaseFlip {
-                id: "order_not_found".to_owned(),
-                name: "order_not_found".to_owned(),
-                file: "goldens/orders.yaml".to_owned(),
-                line: 12,
-                baseline: None,
-                current: Status::Failed,
-                pass_fraction: None,
-                decision: Decision::Regressed,
-                evidence: Some(Evidence {
-                    test: Test::Verdicts,
-                    p_value: None,
-                    adjusted_p: None,
-                    effect: None,
-                    interval: None,
-                    samples: (0, 1),
-                    detectable: None,
-                }),
-                quarantine: None,
-            }],
+            newly_failing: vec![new_case_failing()],
             missing: vec!["goldens/orders.yaml#old".to_owned()],
             notes: vec!["1 case(s) ran once".to_owned()],
             ..Comparison::default()

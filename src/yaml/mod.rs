@@ -69,6 +69,15 @@ pub struct Key {
     pub column: u32,
 }
 
+impl Key {
+    /// Reports a G100 "unknown key" at this key; add `.field(..)` and `.hint(..)` to the
+    /// result.
+    pub fn unknown<'d>(&self, diags: &'d mut Diagnostics) -> DiagnosticBuilder<'d> {
+        let message = format!("unknown key `{}`", self.name);
+        diags.error(Code::G100, self.line, self.column, message)
+    }
+}
+
 impl Node {
     /// The YAML type name used in messages ("expected a string, found a list").
     pub fn kind(&self) -> &'static str {
@@ -340,15 +349,7 @@ impl<'a> Fields<'a> {
                 }
                 None => hint,
             };
-            diags
-                .error(
-                    Code::G100,
-                    key.line,
-                    key.column,
-                    format!("unknown key `{}`", key.name),
-                )
-                .field(self.path_of(&key.name))
-                .hint(hint);
+            key.unknown(diags).field(self.path_of(&key.name)).hint(hint);
         }
     }
 

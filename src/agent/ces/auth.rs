@@ -215,6 +215,20 @@ impl Credentials {
         *self.cached.lock().await = None;
     }
 
+    /// An OAuth grant: `form` posted to `token_uri`, answered with an access token.
+    async fn grant(
+        &self,
+        token_uri: &str,
+        form: &[(&str, &str)],
+    ) -> Result<(String, Option<Duration>), EndpointError> {
+        let request = self
+            .client
+            .post(token_uri)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form_body(form));
+        oauth_token(request, "access_token", "expires_in").await
+    }
+
     async fn fetch(&self) -> Result<(String, Option<Duration>), EndpointError> {
         match &self.source {
             Source::Static(token) => Ok((token.clone(), None)),
@@ -229,12 +243,7 @@ impl Credentials {
                     ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
                     ("assertion", assertion.as_str()),
                 ];
-                let request = self
-                    .client
-                    .post(token_uri)
-                    .header("content-type", "application/x-www-form-urlencoded")
-                    .body(form_body(&form));
-                oauth_token(request, "access_token", "expires_in").await
+                self.grant(token_uri, &form).await
             }
             Source::User {
                 client_id,
@@ -248,12 +257,7 @@ impl Credentials {
                     ("client_secret", client_secret.as_str()),
                     ("refresh_token", refresh_token.as_str()),
                 ];
-                let request = self
-                    .client
-                    .post(token_uri)
-                    .header("content-type", "application/x-www-form-urlencoded")
-                    .body(form_body(&form));
-                oauth_token(request, "access_token", "expires_in").await
+                self.grant(token_uri, &form).await
             }
             Source::External(external) => self.external(external).await,
             Source::Metadata { host } => {

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use super::protocol::EXECUTE_TOOL;
 use super::{Agent, TurnRequest};
 use crate::config::ces::{CesConfig, DEFAULT_BASE_URL};
+use crate::model::ToolMock;
 use crate::net::{EndpointError, EndpointErrorKind};
 use crate::net::{read_body, retry_after, transport_error};
 use crate::transcript::{Exchange, Reply, ReplyError, ToolCall};
@@ -162,37 +163,22 @@ impl CesAgent {
         let mut inputs = wire::inputs(&request.input, &request.session_parameters)
             .map_err(|e| EndpointError::new(EndpointErrorKind::Protocol, e))?;
         let given = wire::mocks_of(&request.input);
-        let mut reply = Reply::default();
-        let mut seen_ids: Vec<String> = Vec::new();
+        let mut heard = Heard::default();
         let mut ttft = None;
         for round in 0..=MAX_CLIENT_ROUNDS {
             let (response, round_trip) = self.run_session(&session, inputs).await?;
             let round_started = latency;
             latency += round_trip;
-            let read = wire::read(&response)
+            let mut read = wire::read(&response)
                 .map_err(|e| EndpointError::new(EndpointErrorKind::Protocol, e))?;
-            reply.messages.extend(read.messages);
-            for (id, call) in read.tool_calls {
-                // A later round's diagnostics may repeat calls already recorded.
-                if let Some(id) = &id {
-                    if seen_ids.contains(id) {
-                        continue;
-                    }
-                    seen_ids.push(id.clone());
-                }
-                reply.tool_calls.push(call);
-            }
-            reply.transfer = read.transfer.or(reply.transfer.take());
-            if let Some(usage) = read.usage {
-                let total = reply.usage.get_or_insert_with(Default::default);
-                *total = total.plus(usage);
-            }
             if ttft.is_none() {
                 ttft = read
                     .ttft_ms
                     .map(|ms| round_started + Duration::from_secs_f64(ms.max(0.0) / 1000.0));
             }
-            if read.client_calls.is_empty() {
+            let client_calls = std::mem::take(&mut read.client_calls);
+            heard.add(read);
+            if client_calls.is_empty() {
                 break;
             }
             if round == MAX_CLIENT_ROUNDS {
@@ -204,48 +190,90 @@ impl CesAgent {
                 ));
             }
             let mut answers = Vec::new();
-            for call in read.client_calls {
-                seen_ids.push(call.id.clone());
-                let mock = super::llm::mock_for(&call.name, &call.args, &request.mocks)
-                    .await
-                    .map(|mock| mock.output.clone())
-                    .or_else(|| {
-                        given
-                            .iter()
-                            .find(|(name, _)| *name == call.name)
-                            .map(|(_, v)| v.clone())
-                    });
-                // The transcript keeps the golden's value; the wire needs a Struct.
-                let output = match mock {
-                    Some(output) => output,
-                    None => {
-                        let message = format!(
-                            "goldgate: the golden has no mock for client tool `{}` with these arguments",
-                            call.name
-                        );
-                        reply.error.get_or_insert(ReplyError {
-                            code: "no_mock".to_owned(),
-                            message: message.clone(),
-                        });
-                        json!({ "error": message })
-                    }
-                };
-                reply.tool_calls.push(ToolCall {
-                    name: call.name.clone(),
-                    args: call.args.clone(),
-                    response: Some(output.clone()),
-                    resource: wire::resource_of(&Value::Object(call.target.clone())),
-                });
-                let response = wire::response_struct(output);
-                answers.push(wire::tool_response(call.target, &call.id, response));
+            for call in client_calls {
+                answers.push(heard.answer(call, &request.mocks, &given).await);
             }
             inputs = vec![json!({ "toolResponses": { "toolResponses": answers } })];
         }
         Ok(Exchange {
-            reply,
+            reply: heard.reply,
             latency,
             ttft,
         })
+    }
+}
+
+/// What the app said so far in one turn, over its rounds of client tool calls.
+#[derive(Default)]
+struct Heard {
+    reply: Reply,
+    /// The ids of the tool calls recorded, which a later round's diagnostics may repeat.
+    seen_ids: Vec<String>,
+}
+
+impl Heard {
+    /// One round's messages, tool calls the app ran, transfer and usage.
+    fn add(&mut self, read: wire::Outputs) {
+        let reply = &mut self.reply;
+        reply.messages.extend(read.messages);
+        for (id, call) in read.tool_calls {
+            if let Some(id) = &id {
+                if self.seen_ids.contains(id) {
+                    continue;
+                }
+                self.seen_ids.push(id.clone());
+            }
+            reply.tool_calls.push(call);
+        }
+        reply.transfer = read.transfer.or(reply.transfer.take());
+        if let Some(usage) = read.usage {
+            let total = reply.usage.get_or_insert_with(Default::default);
+            *total = total.plus(usage);
+        }
+    }
+
+    /// Runs a client tool call on the golden's mock (a request mock, else one given with the
+    /// input), records it, and returns the `ToolResponse` to send back. Without a mock the
+    /// app gets an error and the reply says why.
+    async fn answer(
+        &mut self,
+        call: wire::ClientCall,
+        mocks: &[ToolMock],
+        given: &[(String, Value)],
+    ) -> Value {
+        self.seen_ids.push(call.id.clone());
+        let mock = super::llm::mock_for(&call.name, &call.args, mocks)
+            .await
+            .map(|mock| mock.output.clone())
+            .or_else(|| {
+                given
+                    .iter()
+                    .find(|(name, _)| *name == call.name)
+                    .map(|(_, v)| v.clone())
+            });
+        // The transcript keeps the golden's value; the wire needs a Struct.
+        let output = match mock {
+            Some(output) => output,
+            None => {
+                let message = format!(
+                    "goldgate: the golden has no mock for client tool `{}` with these arguments",
+                    call.name
+                );
+                self.reply.error.get_or_insert(ReplyError {
+                    code: "no_mock".to_owned(),
+                    message: message.clone(),
+                });
+                json!({ "error": message })
+            }
+        };
+        self.reply.tool_calls.push(ToolCall {
+            name: call.name.clone(),
+            args: call.args.clone(),
+            response: Some(output.clone()),
+            resource: wire::resource_of(&Value::Object(call.target.clone())),
+        });
+        let response = wire::response_struct(output);
+        wire::tool_response(call.target, &call.id, response)
     }
 }
 

@@ -309,13 +309,7 @@ impl<'a> Args<'a> {
             return;
         }
         for (key, _) in self.fields.node().as_map().unwrap_or_default() {
-            diags
-                .error(
-                    Code::G100,
-                    key.line,
-                    key.column,
-                    format!("unknown key `{}`", key.name),
-                )
+            key.unknown(diags)
                 .field(self.fields.path_of(&key.name))
                 .hint(format!("`{scorer}` takes no args"));
         }

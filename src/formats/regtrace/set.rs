@@ -10,8 +10,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Map;
-
 use super::SetDefaults;
 use super::shape::{self, NON_EMPTY_TEXT, Range, Shape, TEXT, optional, required};
 use crate::diagnostic::{Code, Diagnostics};
@@ -227,20 +225,16 @@ fn to_case(
         recorded_reply: text("actual_output"),
     };
     let weight = node.get("weight").and_then(Node::as_f64).unwrap_or(1.0);
+    let location = Location::new(file, node.line, node.column);
     Some(Case {
-        name: id.clone(),
-        id,
         description: text("description"),
-        format: Format::RegtraceSet,
-        location: Location::new(file, node.line, node.column),
         tags,
-        session_parameters: Map::new(),
         system_prompt: text("system_prompt"),
         context: documents(node.get("context")),
         turns: vec![turn],
         checks,
         weight: weight * defaults.weight,
-        simulated_user: None,
+        ..Case::named(id, Format::RegtraceSet, location)
     })
 }
 

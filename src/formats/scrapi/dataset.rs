@@ -8,7 +8,7 @@ use super::{
     turn,
 };
 use crate::diagnostic::{Code, Diagnostics};
-use crate::model::{Case, CaseCheck, Format, Turn};
+use crate::model::{Case, CaseCheck, Turn};
 use crate::yaml::{Fields, Node, expect_text};
 
 const TOP_KEYS: &[&str] = &[
@@ -117,21 +117,14 @@ fn conversation(
         return None;
     }
 
-    Some(Case {
-        id: name.clone(),
+    Some(super::golden_case(
         name,
-        description: None,
-        format: Format::ScrapiGolden,
-        location: diags.location(node.line, node.column),
+        diags.location(node.line, node.column),
         tags,
         session_parameters,
-        system_prompt: None,
-        context: Vec::new(),
         turns,
         checks,
-        weight: 1.0,
-        simulated_user: None,
-    })
+    ))
 }
 
 /// The conversation's turns; E006 when a tool call expects an output that neither the call nor

@@ -7,8 +7,8 @@ use serde_json::{Map, Value as Json};
 use super::{criteria, file_stem, items, matcher, parameters, tags, take_container, turn};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{
-    ArgsMatcher, Case, Expectation, ExpectationKind, ExpectedToolCall, Format, Input, MatchType,
-    Matcher, ToolMock, Turn,
+    ArgsMatcher, Case, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
+    ToolMock, Turn,
 };
 use crate::yaml::{Fields, Node, expect_text};
 
@@ -144,20 +144,10 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let id = display_name
         .or(resource_name)
         .unwrap_or_else(|| file_stem(diags));
+    let location = diags.location(root.line, root.column);
     vec![Case {
-        id: id.clone(),
-        name: id,
         description,
-        format: Format::ScrapiGolden,
-        location: diags.location(root.line, root.column),
-        tags,
-        session_parameters,
-        system_prompt: None,
-        context: Vec::new(),
-        turns,
-        checks,
-        weight: 1.0,
-        simulated_user: None,
+        ..super::golden_case(id, location, tags, session_parameters, turns, checks)
     }]
 }
 

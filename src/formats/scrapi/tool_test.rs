@@ -136,26 +136,16 @@ fn test(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Case> {
     let location = diags.location(node.line, node.column);
     let execution = ToolExecution { tool, args, state };
     Some(Case {
-        id: name.clone(),
-        name,
-        description: None,
-        format: Format::ScrapiGolden,
-        location: location.clone(),
         tags,
-        session_parameters: Map::new(),
-        system_prompt: None,
-        context: Vec::new(),
         turns: vec![Turn {
             index: 1,
-            location,
+            location: location.clone(),
             inputs: vec![Input::ExecuteTool(execution)],
             expectations,
             tool_mocks: Vec::new(),
             recorded_reply: None,
         }],
-        checks: Vec::new(),
-        weight: 1.0,
-        simulated_user: None,
+        ..Case::named(name, Format::ScrapiGolden, location)
     })
 }
 

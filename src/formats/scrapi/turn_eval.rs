@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use super::{Names, items, key_position, parameters, tags};
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{
-    Case, CaseCheck, CheckKind, Expectation, ExpectationKind, Format, Input, ReplyCheck, Turn,
+    Case, CaseCheck, CheckKind, Expectation, ExpectationKind, Input, ReplyCheck, Turn,
 };
 use crate::yaml::{Fields, Node, expect_text};
 
@@ -140,6 +140,34 @@ fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> O
         fields.take("name");
     }
     let tags = tags(&mut fields, diags);
+    unplayed_keys(&mut fields, diags);
+
+    let mut checks = Vec::new();
+    let turns = match fields.take("turns") {
+        Some(list) => steps(list, &mut fields, &mut checks, diags),
+        None => exchange(node, &mut fields, 1, "", &mut checks, diags)
+            .into_iter()
+            .collect(),
+    };
+    fields.finish(TEST_KEYS, diags);
+
+    let name = name?;
+    if !seen.first_definition(&name, (name_node?, &name_path), diags) {
+        return None;
+    }
+    Some(super::golden_case(
+        name,
+        diags.location(node.line, node.column),
+        tags,
+        serde_json::Map::new(),
+        turns,
+        checks,
+    ))
+}
+
+/// The keys of a test that tune or precede SCRAPI's session: `historical_contexts` is an
+/// error (goldgate cannot replay it), `turn_count` and `config` are read and not used.
+fn unplayed_keys(fields: &mut Fields<'_>, diags: &mut Diagnostics) {
     if let Some(history) = fields.take("historical_contexts") {
         diags
             .error(
@@ -155,73 +183,52 @@ fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> O
     if let Some(config) = fields.take("config") {
         config_map(config, &fields.path_of("config"), diags);
     }
+}
 
-    let mut checks = Vec::new();
-    let turns = match fields.take("turns") {
-        Some(list) => {
-            for key in ["user", "event", "expectations"] {
-                if let Some(ignored) = fields.take(key) {
-                    diags
-                        .warning(
-                            Code::G110,
-                            ignored.line,
-                            ignored.column,
-                            format!("`{key}` is ignored in a test with `turns`"),
-                        )
-                        .field(fields.path_of(key))
-                        .hint("SCRAPI plays only the steps of `turns`; move it into a step");
-                }
-            }
-            let variables = fields.take("variables");
-            let turns_path = fields.path_of("turns");
-            let mut turns: Vec<Turn> = items(list, &turns_path, "a list of turns", diags)
-                .iter()
-                .enumerate()
-                .filter_map(|(i, step)| {
-                    let step_path = format!("{turns_path}[{i}]");
-                    let mut step_fields = Fields::of(step, &step_path, diags)?;
-                    let label = step_fields
-                        .string("turn", diags)
-                        .unwrap_or_else(|| format!("turn {}", i + 1));
-                    let turn = exchange(step, &mut step_fields, i + 1, &label, &mut checks, diags);
-                    step_fields.finish(STEP_KEYS, diags);
-                    turn
-                })
-                .collect();
-            // A test's own `variables` are not sent by SCRAPI with `turns`; goldgate sends
-            // them with the first step rather than dropping them.
-            if let (Some(node), Some(first)) = (variables, turns.first_mut()) {
-                let vars = parameters(node, &fields.path_of("variables"), diags);
-                first.inputs.insert(0, Input::Variables(vars));
-            }
-            turns
+/// A test's `turns:`, each step one exchange; the test's own one-exchange keys beside them
+/// are ignored with a warning.
+fn steps(
+    list: &Node,
+    fields: &mut Fields<'_>,
+    checks: &mut Vec<CaseCheck>,
+    diags: &mut Diagnostics,
+) -> Vec<Turn> {
+    for key in ["user", "event", "expectations"] {
+        if let Some(ignored) = fields.take(key) {
+            diags
+                .warning(
+                    Code::G110,
+                    ignored.line,
+                    ignored.column,
+                    format!("`{key}` is ignored in a test with `turns`"),
+                )
+                .field(fields.path_of(key))
+                .hint("SCRAPI plays only the steps of `turns`; move it into a step");
         }
-        None => exchange(node, &mut fields, 1, "", &mut checks, diags)
-            .into_iter()
-            .collect(),
-    };
-    fields.finish(TEST_KEYS, diags);
-
-    let name = name?;
-    let name_node = name_node?;
-    if !seen.first_definition(&name, (name_node, &name_path), diags) {
-        return None;
     }
-    Some(Case {
-        id: name.clone(),
-        name,
-        description: None,
-        format: Format::ScrapiGolden,
-        location: diags.location(node.line, node.column),
-        tags,
-        session_parameters: serde_json::Map::new(),
-        system_prompt: None,
-        context: Vec::new(),
-        turns,
-        checks,
-        weight: 1.0,
-        simulated_user: None,
-    })
+    let variables = fields.take("variables");
+    let turns_path = fields.path_of("turns");
+    let mut turns: Vec<Turn> = items(list, &turns_path, "a list of turns", diags)
+        .iter()
+        .enumerate()
+        .filter_map(|(i, step)| {
+            let step_path = format!("{turns_path}[{i}]");
+            let mut step_fields = Fields::of(step, &step_path, diags)?;
+            let label = step_fields
+                .string("turn", diags)
+                .unwrap_or_else(|| format!("turn {}", i + 1));
+            let turn = exchange(step, &mut step_fields, i + 1, &label, checks, diags);
+            step_fields.finish(STEP_KEYS, diags);
+            turn
+        })
+        .collect();
+    // A test's own `variables` are not sent by SCRAPI with `turns`; goldgate sends them with
+    // the first step rather than dropping them.
+    if let (Some(node), Some(first)) = (variables, turns.first_mut()) {
+        let vars = parameters(node, &fields.path_of("variables"), diags);
+        first.inputs.insert(0, Input::Variables(vars));
+    }
+    turns
 }
 
 /// One exchange: `variables`, then `user` (or `<event>NAME</event>`) or `event`, and its
@@ -235,6 +242,23 @@ fn exchange(
     checks: &mut Vec<CaseCheck>,
     diags: &mut Diagnostics,
 ) -> Option<Turn> {
+    let inputs = inputs(node, fields, diags);
+    let expectations = match fields.take("expectations") {
+        Some(list) => expectations(list, &fields.path_of("expectations"), label, checks, diags),
+        None => Vec::new(),
+    };
+    Some(Turn {
+        index,
+        location: diags.location(node.line, node.column),
+        inputs,
+        expectations,
+        tool_mocks: Vec::new(),
+        recorded_reply: None,
+    })
+}
+
+/// What the exchange sends: its `variables`, then the text or event; G102 when it has neither.
+fn inputs(node: &Node, fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Vec<Input> {
     let mut inputs = Vec::new();
     if let Some(variables) = fields.take("variables").filter(|v| !v.is_null()) {
         inputs.push(Input::Variables(parameters(
@@ -265,48 +289,48 @@ fn exchange(
                 .field(fields.path_of("user"));
         }
     }
+    inputs
+}
 
+/// An exchange's typed expectations; its plain-text ones go to `checks` as criteria.
+fn expectations(
+    list: &Node,
+    list_path: &str,
+    label: &str,
+    checks: &mut Vec<CaseCheck>,
+    diags: &mut Diagnostics,
+) -> Vec<Expectation> {
+    let list = if list.is_null() {
+        &[][..]
+    } else {
+        items(list, list_path, "a list of expectations", diags)
+    };
     let mut expectations = Vec::new();
-    if let Some(list) = fields.take("expectations") {
-        let list_path = fields.path_of("expectations");
-        let list = if list.is_null() {
-            &[][..]
-        } else {
-            items(list, &list_path, "a list of expectations", diags)
-        };
-        for (i, item) in list.iter().enumerate() {
-            let item_path = format!("{list_path}[{i}]");
-            if item.as_map().is_none() {
-                if let Some(prompt) = expect_text(item, &item_path, diags) {
-                    checks.push(CaseCheck {
-                        location: diags.location(item.line, item.column),
-                        label: if label.is_empty() {
-                            "criterion".to_owned()
-                        } else {
-                            format!("criterion ({label})")
-                        },
-                        kind: CheckKind::Criterion(prompt),
-                    });
-                }
-                continue;
-            }
-            if let Some(check) = typed(item, &item_path, diags) {
-                expectations.push(Expectation {
+    for (i, item) in list.iter().enumerate() {
+        let item_path = format!("{list_path}[{i}]");
+        if item.as_map().is_none() {
+            if let Some(prompt) = expect_text(item, &item_path, diags) {
+                checks.push(CaseCheck {
                     location: diags.location(item.line, item.column),
-                    kind: ExpectationKind::Reply(check),
-                    note: None,
+                    label: if label.is_empty() {
+                        "criterion".to_owned()
+                    } else {
+                        format!("criterion ({label})")
+                    },
+                    kind: CheckKind::Criterion(prompt),
                 });
             }
+            continue;
+        }
+        if let Some(check) = typed(item, &item_path, diags) {
+            expectations.push(Expectation {
+                location: diags.location(item.line, item.column),
+                kind: ExpectationKind::Reply(check),
+                note: None,
+            });
         }
     }
-    Some(Turn {
-        index,
-        location: diags.location(node.line, node.column),
-        inputs,
-        expectations,
-        tool_mocks: Vec::new(),
-        recorded_reply: None,
-    })
+    expectations
 }
 
 /// One `{type, value}` expectation.

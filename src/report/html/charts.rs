@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::{plural, rate};
+use crate::report::rate;
 use crate::results::{Comparison, Report, Threshold, millis};
 
 const WIDTH: f64 = 640.0;
@@ -81,35 +81,39 @@ fn latency(report: &Report) -> String {
         .as_ref()
         .and_then(|c| metric(c, Threshold::P95LatencyIncreasePct))
         .map(|ms| ms.round().max(0.0) as u64);
-    let histogram = Histogram::of(
-        &sample,
-        max.max(baseline_p95.unwrap_or(0)).saturating_add(1),
+    let top = max.max(baseline_p95.unwrap_or(0)).saturating_add(1);
+    let histogram = Histogram::of(&sample, top);
+    let _ = write!(
+        out,
+        "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"Histogram of {} turn latencies\"><title>Latency of {} turns, in bins of {}</title>",
+        sample.len(),
+        sample.len(),
+        short(histogram.step)
     );
-    histogram.write_frame(&mut out, sample.len());
-    histogram.write_bars(&mut out);
-    let mut marks: Vec<(&str, u64, &str)> = Vec::new();
-    if let Some(p) = report.aggregates.latency {
-        marks.push(("p50", millis::of(&p.p50), "mark"));
-        marks.push(("p95", millis::of(&p.p95), "mark"));
-    }
-    if let Some(ms) = baseline_p95 {
-        marks.push(("baseline p95", ms, "mark baseline"));
-    }
-    histogram.write_marks(&mut out, &marks);
+    write_axes(&mut out, histogram.tallest);
+    write_bars(&mut out, &histogram);
+    write_ticks(&mut out, &histogram);
+    write_marks(&mut out, &histogram, &marks(report, baseline_p95));
     out.push_str("</svg></figure>\n");
     out
 }
 
-/// Latencies in bins of a round width, drawn as bars.
+/// The latency plot's size inside the chart, and the height of its bottom edge.
+const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
+const PLOT_H: f64 = HEIGHT - TOP - BOTTOM;
+const PLOT_BOTTOM: f64 = TOP + PLOT_H;
+
+/// Turn latencies counted into bins of one round width.
 struct Histogram {
-    /// The width of a bin, in milliseconds.
+    /// Each bin's width, in ms.
     step: u64,
     counts: Vec<usize>,
+    /// The largest count, at least 1: the plot's full height.
     tallest: usize,
 }
 
 impl Histogram {
-    /// `sample` in about [`BINS`] bins covering 0 to `top` milliseconds.
+    /// About [`BINS`] bins from 0 to at least `top` ms.
     fn of(sample: &[u64], top: u64) -> Self {
         let step = round_step(top.div_ceil(BINS));
         let bins = usize::try_from(top.div_ceil(step)).unwrap_or(1).max(1);
@@ -127,84 +131,102 @@ impl Histogram {
     }
 
     fn bar_width(&self) -> f64 {
-        (WIDTH - LEFT - RIGHT) / self.counts.len() as f64
+        PLOT_W / self.counts.len() as f64
     }
 
-    /// The picture's frame: its title, the axes and their ticks.
-    fn write_frame(&self, out: &mut String, turns: usize) {
-        let bottom = HEIGHT - BOTTOM;
+    /// Where `ms` falls on the x axis.
+    fn x_of(&self, ms: f64) -> f64 {
+        LEFT + ms / (self.step as f64 * self.counts.len() as f64) * PLOT_W
+    }
+}
+
+/// The two axes, and the count axis's top and zero.
+fn write_axes(out: &mut String, tallest: usize) {
+    let bottom = PLOT_BOTTOM;
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\"/><line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\"/>",
+        WIDTH - RIGHT
+    );
+    let _ = write!(
+        out,
+        "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{tallest}</text><text class=\"tick\" x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
+        LEFT - 4.0,
+        TOP + 4.0,
+        LEFT - 4.0
+    );
+}
+
+/// One bar a bin that holds any turn, with its range and count as a tooltip.
+fn write_bars(out: &mut String, histogram: &Histogram) {
+    let bar_w = histogram.bar_width();
+    let step = histogram.step;
+    for (i, &count) in histogram.counts.iter().enumerate() {
+        if count == 0 {
+            continue;
+        }
+        let h = PLOT_H * count as f64 / histogram.tallest as f64;
+        let from = step * i as u64;
         let _ = write!(
             out,
-            "<svg viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"Histogram of {turns} turn latencies\"><title>Latency of {turns} turns, in bins of {}</title>",
-            short(self.step)
-        );
-        let _ = write!(
-            out,
-            "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\"/><line class=\"axis\" x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\"/>",
-            WIDTH - RIGHT
-        );
-        let _ = write!(
-            out,
-            "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><text class=\"tick\" x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
-            LEFT - 4.0,
-            TOP + 4.0,
-            self.tallest,
-            LEFT - 4.0
+            "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\"><title>{} to {}: {count} turn{}</title></rect>",
+            LEFT + bar_w * i as f64 + 1.0,
+            PLOT_BOTTOM - h,
+            (bar_w - 2.0).max(1.0),
+            short(from),
+            short(from + step),
+            if count == 1 { "" } else { "s" }
         );
     }
+}
 
-    /// A bar for each bin that holds a turn, then the bins' labels under the axis.
-    fn write_bars(&self, out: &mut String) {
-        let (plot_h, bottom, bar_w) = (HEIGHT - TOP - BOTTOM, HEIGHT - BOTTOM, self.bar_width());
-        for (i, &count) in self.counts.iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
-            let h = plot_h * count as f64 / self.tallest as f64;
-            let from = self.step * i as u64;
-            let _ = write!(
-                out,
-                "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\"><title>{} to {}: {}</title></rect>",
-                LEFT + bar_w * i as f64 + 1.0,
-                bottom - h,
-                (bar_w - 2.0).max(1.0),
-                short(from),
-                short(from + self.step),
-                plural(count, "turn")
-            );
-        }
-        let bins = self.counts.len();
-        for i in (0..=bins).step_by(bins.div_ceil(6).max(1)) {
-            let _ = write!(
-                out,
-                "<text class=\"tick\" x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-                LEFT + bar_w * i as f64,
-                bottom + 14.0,
-                short(self.step * i as u64)
-            );
-        }
+/// About six labels along the latency axis.
+fn write_ticks(out: &mut String, histogram: &Histogram) {
+    let bins = histogram.counts.len();
+    let labels = bins.div_ceil(6).max(1);
+    for i in (0..=bins).step_by(labels) {
+        let _ = write!(
+            out,
+            "<text class=\"tick\" x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            LEFT + histogram.bar_width() * i as f64,
+            PLOT_BOTTOM + 14.0,
+            short(histogram.step * i as u64)
+        );
     }
+}
 
-    /// A line and a label for each of `marks` (name, milliseconds, class), one row each.
-    fn write_marks(&self, out: &mut String, marks: &[(&str, u64, &str)]) {
-        let bottom = HEIGHT - BOTTOM;
-        let span = self.step as f64 * self.counts.len() as f64;
-        for (row, (name, ms, class)) in marks.iter().enumerate() {
-            let x = LEFT + (*ms as f64 + 0.5) / span * (WIDTH - LEFT - RIGHT);
-            // Labels right of their line, or left of it in the right half.
-            let (label_x, anchor) = if x > WIDTH / 2.0 {
-                (x - 4.0, "end")
-            } else {
-                (x + 4.0, "start")
-            };
-            let _ = write!(
-                out,
-                "<line class=\"{class}\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{bottom}\"/><text class=\"label {class}\" x=\"{label_x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{name} {}</text>",
-                14.0 + 12.0 * row as f64,
-                11.0 + 12.0 * row as f64,
-                short(*ms)
-            );
-        }
+/// A vertical line on the latency axis: its label, where (ms) and its class.
+type Mark = (&'static str, u64, &'static str);
+
+/// The run's p50 and p95, and the baseline's p95 when the gate measured it.
+fn marks(report: &Report, baseline_p95: Option<u64>) -> Vec<Mark> {
+    let mut marks: Vec<Mark> = Vec::new();
+    if let Some(p) = report.aggregates.latency {
+        marks.push(("p50", millis::of(&p.p50), "mark"));
+        marks.push(("p95", millis::of(&p.p95), "mark"));
+    }
+    if let Some(ms) = baseline_p95 {
+        marks.push(("baseline p95", ms, "mark baseline"));
+    }
+    marks
+}
+
+fn write_marks(out: &mut String, histogram: &Histogram, marks: &[Mark]) {
+    for (row, (name, ms, class)) in marks.iter().enumerate() {
+        let x = histogram.x_of(*ms as f64 + 0.5);
+        // Labels right of their line, or left of it in the right half, one row each.
+        let (label_x, anchor) = if x > WIDTH / 2.0 {
+            (x - 4.0, "end")
+        } else {
+            (x + 4.0, "start")
+        };
+        let _ = write!(
+            out,
+            "<line class=\"{class}\" x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{PLOT_BOTTOM}\"/><text class=\"label {class}\" x=\"{label_x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{name} {}</text>",
+            14.0 + 12.0 * row as f64,
+            11.0 + 12.0 * row as f64,
+            short(*ms)
+        );
     }
 }
 
@@ -217,7 +239,12 @@ fn metric(comparison: &Comparison, threshold: Threshold) -> Option<f64> {
         .and_then(|m| m.baseline)
 }
 
-fn rates(report: &Report) -> String {
+/// One rate of the rates chart: its name, its value now, and, when a baseline is compared,
+/// the baseline's value (`Some(None)`: compared but not measured there).
+type RateRow = (&'static str, Option<f64>, Option<Option<f64>>);
+
+/// The rates measured now or in the baseline.
+fn rate_rows(report: &Report) -> Vec<RateRow> {
     let aggregates = &report.aggregates;
     // Only the gated rates have a baseline value: the others get no baseline bar.
     let baseline = |threshold: Threshold| report.gate.as_ref().map(|c| metric(c, threshold));
@@ -240,10 +267,17 @@ fn rates(report: &Report) -> String {
             baseline(Threshold::HallucinationRateIncreasePp),
         ),
     ];
-    let rows: Vec<_> = rows
-        .into_iter()
+    rows.into_iter()
         .filter(|(_, now, before)| now.is_some() || before.is_some_and(|b| b.is_some()))
-        .collect();
+        .collect()
+}
+
+/// The rates chart's label column and bar length.
+const RATE_LABEL_W: f64 = 130.0;
+const RATE_PLOT_W: f64 = WIDTH - RATE_LABEL_W - 70.0;
+
+fn rates(report: &Report) -> String {
+    let rows = rate_rows(report);
     let compared = report.gate.is_some();
     let caption = if compared {
         "Rates: now against the baseline"
@@ -256,8 +290,6 @@ fn rates(report: &Report) -> String {
         out.push_str("<p>Nothing was judged: no rate to show.</p></figure>\n");
         return out;
     }
-    let label_w = 130.0;
-    let plot_w = WIDTH - label_w - 70.0;
     let row_h = if compared { 36.0 } else { 22.0 };
     let height = RATES_TOP + row_h * rows.len() as f64 + 8.0;
     let _ = write!(
@@ -265,47 +297,58 @@ fn rates(report: &Report) -> String {
         "<svg viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"{caption}\"><title>{caption}</title>"
     );
     if compared {
-        let _ = write!(
-            out,
-            "<rect class=\"now\" x=\"{label_w}\" y=\"4\" width=\"10\" height=\"10\"/><text class=\"tick\" x=\"{}\" y=\"13\">now</text><rect class=\"base\" x=\"{}\" y=\"4\" width=\"10\" height=\"10\"/><text class=\"tick\" x=\"{}\" y=\"13\">baseline</text>",
-            label_w + 14.0,
-            label_w + 60.0,
-            label_w + 74.0
-        );
+        write_rates_legend(&mut out);
     }
-    for (i, (name, now, before)) in rows.iter().enumerate() {
-        let y = RATES_TOP + row_h * i as f64;
-        let _ = write!(
-            out,
-            "<text class=\"label\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{name}</text>",
-            label_w - 8.0,
-            y + 13.0
-        );
-        let mut bars = vec![("now", *now, y)];
-        if let Some(before) = before {
-            bars.push(("base", *before, y + 15.0));
-        }
-        for (class, value, y) in bars {
-            let w = value.map_or(0.0, |v| plot_w * v.clamp(0.0, 1.0));
-            let shown = match value {
-                Some(_) => rate(value),
-                None => "not measured".to_owned(),
-            };
-            let _ = write!(
-                out,
-                "<rect class=\"{class}\" x=\"{label_w}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"13\"><title>{name} {}: {shown}</title></rect><text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\">{shown}</text>",
-                if class == "now" {
-                    "now"
-                } else {
-                    "in the baseline"
-                },
-                label_w + w + 4.0,
-                y + 11.0
-            );
-        }
+    for (i, row) in rows.iter().enumerate() {
+        write_rate_row(&mut out, row, RATES_TOP + row_h * i as f64);
     }
     out.push_str("</svg></figure>\n");
     out
+}
+
+/// The key to the two bar colours: now and the baseline.
+fn write_rates_legend(out: &mut String) {
+    let label_w = RATE_LABEL_W;
+    let _ = write!(
+        out,
+        "<rect class=\"now\" x=\"{label_w}\" y=\"4\" width=\"10\" height=\"10\"/><text class=\"tick\" x=\"{}\" y=\"13\">now</text><rect class=\"base\" x=\"{}\" y=\"4\" width=\"10\" height=\"10\"/><text class=\"tick\" x=\"{}\" y=\"13\">baseline</text>",
+        label_w + 14.0,
+        label_w + 60.0,
+        label_w + 74.0
+    );
+}
+
+/// A rate's name, its bar now and, below it, the baseline's, starting at height `y`.
+fn write_rate_row(out: &mut String, (name, now, before): &RateRow, y: f64) {
+    let label_w = RATE_LABEL_W;
+    let _ = write!(
+        out,
+        "<text class=\"label\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{name}</text>",
+        label_w - 8.0,
+        y + 13.0
+    );
+    let mut bars = vec![("now", *now, y)];
+    if let Some(before) = before {
+        bars.push(("base", *before, y + 15.0));
+    }
+    for (class, value, y) in bars {
+        let w = value.map_or(0.0, |v| RATE_PLOT_W * v.clamp(0.0, 1.0));
+        let shown = match value {
+            Some(_) => rate(value),
+            None => "not measured".to_owned(),
+        };
+        let _ = write!(
+            out,
+            "<rect class=\"{class}\" x=\"{label_w}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"13\"><title>{name} {}: {shown}</title></rect><text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\">{shown}</text>",
+            if class == "now" {
+                "now"
+            } else {
+                "in the baseline"
+            },
+            label_w + w + 4.0,
+            y + 11.0
+        );
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{is_tool_test, load};
 use crate::diagnostic::Diagnostics;
@@ -31,6 +31,24 @@ fn execution(case: &Case) -> &ToolExecution {
         [Input::ExecuteTool(execution)] => execution,
         other => panic!("not one tool execution: {other:?}"),
     }
+}
+
+/// The case's tool result checks: line, part, path as written, operator and value.
+fn result_checks(case: &Case) -> Vec<(u32, ResultPart, String, ResultOperator, Value)> {
+    case.turns[0]
+        .expectations
+        .iter()
+        .map(|e| match &e.kind {
+            ExpectationKind::ToolResult(c) => (
+                e.location.line,
+                c.part,
+                c.path.source.clone(),
+                c.operator,
+                c.value.clone(),
+            ),
+            other => panic!("{other:?}"),
+        })
+        .collect()
 }
 
 #[test]
@@ -74,22 +92,8 @@ fn a_test_is_one_tool_execution_with_its_checks() {
         panic!("{:?}", run.state)
     };
     assert_eq!(json!(vars), json!({"auth_status": "authenticated"}));
-    let checks: Vec<_> = case.turns[0]
-        .expectations
-        .iter()
-        .map(|e| match &e.kind {
-            ExpectationKind::ToolResult(c) => (
-                e.location.line,
-                c.part,
-                c.path.source.clone(),
-                c.operator,
-                c.value.clone(),
-            ),
-            other => panic!("{other:?}"),
-        })
-        .collect();
     assert_eq!(
-        checks,
+        result_checks(case),
         [
             (
                 9,
