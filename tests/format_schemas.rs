@@ -199,17 +199,6 @@ fn problems(validator: &Validator, path: &Path) -> String {
     out
 }
 
-/// The files in `dir` (relative to the checkout) whose names end with one of `suffixes`.
-fn files(dir: &str, suffixes: &[&str]) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = fs::read_dir(root().join(dir))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| suffixes.iter().any(|s| p.to_string_lossy().ends_with(s)))
-        .collect();
-    found.sort();
-    found
-}
-
 /// Validates each file against its schema and fails with every file that does not.
 fn assert_valid(files: &[(PathBuf, &str)]) {
     let mut failures = String::new();
@@ -273,7 +262,11 @@ fn every_fixture_goldgate_accepts_validates_against_its_schema() {
         ("examples/suite/goldens", &[".csv"], "ces-csv"),
     ];
     for (dir, suffixes, name) in kinds {
-        checked.extend(files(dir, suffixes).into_iter().map(|path| (path, name)));
+        checked.extend(
+            common::files_ending(&root().join(dir), suffixes)
+                .into_iter()
+                .map(|path| (path, name)),
+        );
     }
     checked.push((
         root().join("fixtures/regtrace/recorded-outputs.yaml"),

@@ -44,17 +44,6 @@ fn yaml_file(path: &Path) -> Value {
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The files in `dir` whose names end with one of `suffixes`, sorted.
-fn files(dir: &str, suffixes: &[&str]) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| suffixes.iter().any(|s| p.to_string_lossy().ends_with(s)))
-        .collect();
-    found.sort();
-    found
-}
-
 #[test]
 fn the_checked_in_report_schema_is_the_generated_one() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/report.schema.json");
@@ -183,15 +172,18 @@ fn reports_of_a_real_run_validate_against_the_report_schema() {
 fn every_gecx_fixture_validates_and_broken_ones_do_not() {
     let schema = validator(&json_of(goldgate::schema::SCENARIO_SCHEMA));
     let good = [
-        files("fixtures/gecx", &[".scenario.yaml", ".scenario.yml"]),
-        files("examples/suite/scenarios", &[".scenario.yaml"]),
+        common::files_ending(
+            Path::new("fixtures/gecx"),
+            &[".scenario.yaml", ".scenario.yml"],
+        ),
+        common::files_ending(Path::new("examples/suite/scenarios"), &[".scenario.yaml"]),
     ];
     for path in good.iter().flatten() {
         let problems = errors(&schema, &yaml_file(path));
         assert!(problems.is_empty(), "{}:\n{problems}", path.display());
     }
     // Every broken fixture that is YAML at all (not the duplicate key or the truncated one).
-    let broken: Vec<PathBuf> = files("fixtures/bad", &[".scenario.yaml"])
+    let broken: Vec<PathBuf> = common::files_ending(Path::new("fixtures/bad"), &[".scenario.yaml"])
         .into_iter()
         .filter(|p| {
             !p.to_string_lossy().contains("duplicate") && !p.to_string_lossy().contains("truncated")
@@ -214,8 +206,11 @@ fn every_gecx_fixture_validates_and_broken_ones_do_not() {
 fn the_scenario_schema_agrees_with_the_loader() {
     let schema = validator(&json_of(goldgate::schema::SCENARIO_SCHEMA));
     let sources: Vec<PathBuf> = [
-        files("fixtures/gecx", &[".scenario.yaml", ".scenario.yml"]),
-        files("fixtures/bad", &[".scenario.yaml"]),
+        common::files_ending(
+            Path::new("fixtures/gecx"),
+            &[".scenario.yaml", ".scenario.yml"],
+        ),
+        common::files_ending(Path::new("fixtures/bad"), &[".scenario.yaml"]),
     ]
     .concat();
     // Each document, and whether it gets a fresh id: ids must stay unique across the files,

@@ -314,3 +314,15 @@ pub fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
         ))
     }
 }
+
+/// The files in `dir` whose names end with one of `suffixes`, sorted.
+#[allow(dead_code)] // Only the schema tests list fixtures this way.
+pub fn files_ending(dir: &Path, suffixes: &[&str]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| suffixes.iter().any(|s| p.to_string_lossy().ends_with(s)))
+        .collect();
+    found.sort();
+    found
+}
