@@ -330,24 +330,24 @@ impl<'a> Fields<'a> {
     }
 
     /// Reports every key not taken as G100, with a "did you mean" among `known`. A typo of a
-    /// required key is one problem, not two: its "missing required key" report is taken back
-    /// and the unknown key says which key it was meant to be.
+    /// key is one problem, not two: a report on the key it was meant to be, which is absent
+    /// ("missing required key", or a format's warning that a turn has none), is about that
+    /// absence, so it is taken back and the unknown key says which key was meant.
     pub fn finish(self, known: &[&str], diags: &mut Diagnostics) {
         for key in self.untaken() {
             let missing = crate::diagnostic::did_you_mean(&key.name, known.iter().copied())
+                .filter(|meant| !self.entries.iter().any(|(k, _)| k.name == *meant))
                 .map(|meant| self.path_of(meant))
                 .and_then(|field| {
-                    diags.items.iter().position(|d| {
-                        d.code == Code::G102 && d.field.as_deref() == Some(field.as_str())
-                    })
+                    diags
+                        .items
+                        .iter()
+                        .position(|d| d.field.as_deref() == Some(field.as_str()))
                 });
             let hint = suggestion(&key.name, known);
-            let hint = match missing {
-                Some(index) => {
-                    diags.items.remove(index);
-                    format!("{hint} It is required.")
-                }
-                None => hint,
+            let hint = match missing.map(|index| diags.items.remove(index)) {
+                Some(absent) if absent.code == Code::G102 => format!("{hint} It is required."),
+                _ => hint,
             };
             key.unknown(diags).field(self.path_of(&key.name)).hint(hint);
         }

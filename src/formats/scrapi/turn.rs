@@ -62,7 +62,7 @@ pub(super) fn parse(
                     node.column,
                     "turn has no `agent`: any agent response will be flagged as UNEXPECTED RESPONSE",
                 )
-                .field(path)
+                .field(fields.path_of("agent"))
                 .hint("add `agent:` with the expected reply, or `agent: null` when the agent stays silent");
             expectations.push(expectation(
                 node,
