@@ -156,23 +156,21 @@ async fn settle(
     adaptive::settle(gate, report, &schedule, plan.repeat.min_pass(), rerun).await
 }
 
-/// What the report learns once played: its suite, allowance of errors and policy, the
-/// gate's comparison and the floors; then its credentials are masked, the last change
+/// What the report learns once played: its suite, allowance of errors and policy, and the
+/// floors; then its credentials are masked, the last change
 /// before any sink or the baseline reads it.
 fn complete(report: &mut Report, plan: RunPlan, notice: &(dyn Fn(Notice) + Sync)) {
     report.suite = plan.suite;
     report.max_errors = plan.max_errors;
     report.policy = plan.policy;
-    if let Some(gate) = &plan.gate {
-        if let Some(difference) = gate.baseline.suite.difference(&report.suite) {
-            notice(Notice::OtherSuite {
-                baseline: gate.baseline_name.clone(),
-                difference,
-            });
-        }
-        if report.gate.is_none() {
-            report.gate = Some(gate.compare(report));
-        }
+    // The comparison itself was settled with the runs (see `settle`).
+    if let Some(gate) = &plan.gate
+        && let Some(difference) = gate.baseline.suite.difference(&report.suite)
+    {
+        notice(Notice::OtherSuite {
+            baseline: gate.baseline_name.clone(),
+            difference,
+        });
     }
     report.floors = plan
         .floors
