@@ -214,6 +214,8 @@ fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> Played {
         limits: None,
         agent_pacing: goldgate::limit::Pacing::default(),
         secrets: goldgate::secrets::Secrets::default(),
+        pricing: Default::default(),
+        spend: Default::default(),
     };
     let cases = cases(count);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -351,6 +351,13 @@ pub struct RunArgs {
     )]
     pub max_repeat: Option<u32>,
 
+    /// Stop scheduling cases once the run has spent USD dollars (the agent's replies, judges
+    /// and simulated users, at the price table's or `prices:` prices). The cases in flight
+    /// finish; every report is written, marked incomplete with what was spent, and goldgate
+    /// exits 2. Overrides `run.budget` in goldgate.yaml.
+    #[arg(long, value_name = "USD", value_parser = parse_usd, help_heading = "Execution")]
+    pub budget: Option<f64>,
+
     /// Errors of the run tolerated before exiting 2 [default: 0].
     #[arg(
         long,
@@ -596,4 +603,15 @@ pub enum LintFormat {
     Json,
     /// GitHub Actions `::error file=...,line=...::` annotations.
     Github,
+}
+
+/// An amount of US dollars above zero: `5`, `0.50`, `$2` (a `$` is allowed, as people write it).
+fn parse_usd(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_start_matches('$');
+    match number.parse::<f64>() {
+        Ok(usd) if usd > 0.0 && usd.is_finite() => Ok(usd),
+        _ => Err(format!(
+            "`{text}` is not an amount of US dollars above 0, such as `5` or `0.50`"
+        )),
+    }
 }

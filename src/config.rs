@@ -11,6 +11,7 @@ pub mod eval_config;
 pub mod floors;
 pub mod http;
 pub mod llm;
+pub mod prices;
 pub mod quarantine;
 pub mod thresholds;
 pub mod tools;
@@ -35,6 +36,11 @@ pub struct Config {
     pub agent: Option<AgentConfig>,
     /// The agent's known quota (`agent.rate_limit`), whatever its kind.
     pub agent_rate_limit: RateLimit,
+    /// The model behind the agent (`agent.model`), whose price turns the tokens it reports
+    /// into cost; an LLM agent's is its own model.
+    pub agent_model: Option<String>,
+    /// `prices:`, over the built-in table.
+    pub prices: prices::Prices,
     pub judge: Option<JudgeConfig>,
     /// The simulated user of SCRAPI simulations (`simulator:`); `None`: the judge's provider
     /// and model.
@@ -184,6 +190,9 @@ pub struct RunSettings {
     pub retries: u32,
     /// An agent may call tools the golden does not list without failing the turn.
     pub allow_extra_tool_calls: bool,
+    /// US dollars the run may spend (agent, judges, simulated users) before it stops
+    /// scheduling cases.
+    pub budget: Option<f64>,
 }
 
 impl Default for RunSettings {
@@ -193,6 +202,7 @@ impl Default for RunSettings {
             timeout: Duration::from_secs(60),
             retries: 2,
             allow_extra_tool_calls: false,
+            budget: None,
         }
     }
 }
@@ -204,10 +214,11 @@ pub struct ConfigError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const TOP_KEYS: [&str; 8] = [
+const TOP_KEYS: [&str; 9] = [
     "agent",
     "floors",
     "judge",
+    "prices",
     "quarantine",
     "run",
     "simulator",
@@ -223,7 +234,8 @@ const AGENT_KINDS: [&str; 7] = [
     "gemini",
     "ces",
 ];
-const RUN_KEYS: [&str; 4] = [
+const RUN_KEYS: [&str; 5] = [
+    "budget",
     "concurrency",
     "timeout",
     "retries",
@@ -277,6 +289,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         if let Some(limit) = agent.get("rate_limit") {
             config.agent_rate_limit = parse_rate_limit(limit, "agent.rate_limit", diags);
         }
+        if let Some(model) = agent.get("model") {
+            config.agent_model = yaml::expect_text(model, "agent.model", diags);
+        }
         config.agent = parse_agent(agent, &base, diags);
     }
     if let Some(judge) = fields.take("judge") {
@@ -284,6 +299,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
     }
     if let Some(simulator) = fields.take("simulator") {
         config.simulator = crate::config::llm::parse_simulator(simulator, diags);
+    }
+    if let Some(prices) = fields.take("prices") {
+        config.prices = prices::parse(prices, diags);
     }
     if let Some(run) = fields.take("run") {
         parse_run(run, &mut config.run, diags);
@@ -304,10 +322,12 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
 }
 
 fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<AgentConfig> {
-    // `rate_limit` sits beside the kind (read by the caller); the kind is the one other key.
+    // `rate_limit` and `model` sit beside the kind (read by the caller); the kind is the one
+    // other key.
+    let beside = |name: &str| matches!(name, "rate_limit" | "model");
     let kinds: Option<Vec<&(yaml::Key, Node)>> = node
         .as_map()
-        .map(|m| m.iter().filter(|(k, _)| k.name != "rate_limit").collect());
+        .map(|m| m.iter().filter(|(k, _)| !beside(&k.name)).collect());
     let Some([(kind, value)]) = kinds.as_deref() else {
         diags
             .error(Code::G101, node.line, node.column, "expected exactly one agent kind")
@@ -453,6 +473,9 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
                     .field("run.retries");
             }
         }
+    }
+    if let Some(n) = fields.take("budget") {
+        run.budget = prices::dollars(n, "run.budget", diags);
     }
     if let Some(n) = fields.take("allow_extra_tool_calls") {
         match n.value {

@@ -22,13 +22,14 @@ pub mod baseline;
 mod cases;
 mod metrics;
 pub mod simulation;
+mod spending;
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::results::{
     Aggregates, CaseFlip, CaseResult, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence,
-    MetricDelta, Percentiles, Report, Threshold, Unit,
+    Measure, MetricDelta, Percentiles, Report, Threshold,
 };
 use crate::stats::tarone_holm_adjusted;
 
@@ -40,7 +41,8 @@ pub use crate::config::thresholds::Thresholds;
 pub const LATENCY_FLOOR: Duration = Duration::from_millis(50);
 
 impl Threshold {
-    /// The metric in a report's aggregates: a rate in `0..=1`, or milliseconds.
+    /// The metric in a report's aggregates: a rate in `0..=1`, milliseconds, dollars or
+    /// tokens per conversation.
     fn value(self, aggregates: &Aggregates) -> Option<f64> {
         let p95_ms = |p: Percentiles| p.p95.as_millis() as f64;
         match self {
@@ -49,18 +51,24 @@ impl Threshold {
             Threshold::P95LatencyIncreasePct => aggregates.latency.map(p95_ms),
             Threshold::TtftP95IncreasePct => aggregates.ttft.map(p95_ms),
             Threshold::HallucinationRateIncreasePp => aggregates.hallucination_rate,
+            Threshold::CostIncreasePct => aggregates.cost_per_conversation,
+            Threshold::TokensIncreasePct => aggregates.tokens_per_conversation,
         }
     }
 
     /// How much worse `current` is than `baseline`, in the threshold's unit. A latency is
     /// divided by at least 1 ms (the report's resolution), so that the percentage stays
-    /// finite; the difference itself is never clamped, so the change keeps its sign.
+    /// finite; the difference itself is never clamped, so the change keeps its sign. A cost
+    /// of nothing that became something is worse by the whole of it.
     fn worsening(self, baseline: f64, current: f64) -> f64 {
         match self {
             Threshold::PassRateDropPp | Threshold::DeflectionDropPp => (baseline - current) * 100.0,
             Threshold::HallucinationRateIncreasePp => (current - baseline) * 100.0,
             Threshold::P95LatencyIncreasePct | Threshold::TtftP95IncreasePct => {
                 (current - baseline) / baseline.max(1.0) * 100.0
+            }
+            Threshold::CostIncreasePct | Threshold::TokensIncreasePct => {
+                (current - baseline) / baseline.max(f64::MIN_POSITIVE) * 100.0
             }
         }
     }
@@ -83,7 +91,7 @@ impl MetricDelta {
 
     /// Worse by more than the limit, but a latency change within [`LATENCY_FLOOR`].
     pub fn within_latency_floor(&self) -> bool {
-        self.threshold.unit() == Unit::Percent
+        self.threshold.measure() == Measure::Milliseconds
             && self.decision == Decision::Clear
             && self.measured_beyond_limit()
     }
@@ -152,9 +160,10 @@ impl Gate {
     pub fn compare_at(&self, current: &Report, look: &adaptive::Look) -> Comparison {
         let runs_left = look.runs_left;
         let alpha = self.false_alarm_rate * current.alpha_share.clamp(f64::MIN_POSITIVE, 1.0);
-        let mut metrics: Vec<(MetricDelta, Tested)> = Threshold::ALL
-            .into_iter()
-            .map(|t| metrics::compare(self, t, current, runs_left, alpha))
+        let mut metrics: Vec<(MetricDelta, Tested)> = self
+            .thresholds
+            .active()
+            .map(|(t, limit)| metrics::compare(self, (t, limit), current, runs_left, alpha))
             .collect();
         let mut worse = Vec::new();
         let mut comparison = Comparison {

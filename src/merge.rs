@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use crate::results::Aggregates;
 use crate::results::json::ReadError;
+use crate::results::{Budget, JudgeUsage, RateLimitWaits};
 use crate::results::{CaseResult, Report, SCHEMA_VERSION, Samples};
-use crate::results::{JudgeUsage, RateLimitWaits};
 use crate::shard::{self, Shard, SuiteId};
 
 /// One report to merge, with the file it came from (for messages).
@@ -119,6 +119,17 @@ fn distinct_cases(parts: &[Part]) -> Result<usize, MergeError> {
     Ok(owner.len())
 }
 
+/// Each shard ran under its own budget: the run's is their sum, reached when any was.
+fn budget(parts: &[Part]) -> Option<Budget> {
+    parts
+        .iter()
+        .filter_map(|p| p.report.budget)
+        .reduce(|a, b| Budget {
+            limit_usd: a.limit_usd + b.limit_usd,
+            reached: a.reached || b.reached,
+        })
+}
+
 /// One report of the parts' cases, ordered, with their aggregates recomputed and their run
 /// facts combined; without floors, which are rechecked against it.
 fn joined(parts: &[Part], incomplete: bool) -> Report {
@@ -140,6 +151,7 @@ fn joined(parts: &[Part], incomplete: bool) -> Report {
         judges: judges(parts),
         judge_usage: JudgeUsage::sum(parts.iter().flat_map(|p| &p.report.judge_usage)),
         incomplete,
+        budget: budget(parts),
         // The shards of one run share their flags: the most lenient allowance is kept.
         max_errors: parts
             .iter()

@@ -67,8 +67,17 @@ impl Aggregates {
             suite_score: (total_weight > 0.0).then(|| weighted / total_weight),
             flake_rate: ratio(flaky, repeated.count()),
             tokens: cases.iter().map(|c| c.usage).sum(),
+            cost_per_conversation: mean(cases.iter().filter_map(CaseResult::cost_per_run)),
+            tokens_per_conversation: mean(cases.iter().filter_map(CaseResult::tokens_per_run)),
         }
     }
+}
+
+/// The mean, in the same fixed order as [`sum`]; `None` of nothing.
+fn mean(terms: impl Iterator<Item = f64>) -> Option<f64> {
+    let terms: Vec<f64> = terms.collect();
+    let count = terms.len();
+    (count > 0).then(|| sum(terms.into_iter()) / count as f64)
 }
 
 /// A sum that does not depend on the order of its terms: they are added in ascending order.

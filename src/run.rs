@@ -21,6 +21,9 @@ use tokio_util::sync::CancellationToken;
 mod batch;
 mod simulated;
 mod skipped;
+mod spend;
+
+pub use spend::{Pricing, Spend};
 
 use crate::agent::protocol;
 use crate::agent::{Agent, TurnRequest, replay};
@@ -51,6 +54,10 @@ pub struct RunOptions {
     pub agent_pacing: Pacing,
     /// The credentials the run knows, masked out of recordings (`--record`).
     pub secrets: Secrets,
+    /// How what the run spends is priced, and its budget.
+    pub pricing: Pricing,
+    /// What the run has spent so far: shared by its clones (adaptive reruns spend from it).
+    pub spend: Arc<Spend>,
 }
 
 /// The two steps of stopping (see the module doc).
@@ -457,7 +464,13 @@ async fn send(
         };
         let result = limiter.call(once, tokens).await;
         match result {
-            Ok(exchange) => return Ok((exchange, attempt)),
+            Ok(mut exchange) => {
+                exchange.reply.usage = exchange
+                    .reply
+                    .usage
+                    .map(|usage| options.spend.agent_reply(usage, &options.pricing));
+                return Ok((exchange, attempt));
+            }
             Err(err) if err.is_retryable() && attempt <= options.retries => {
                 // A 503's wait is the limiter's pause (timed for the report, within the
                 // budget): sleeping here too would wait it twice, untimed.

@@ -155,28 +155,203 @@ pub struct ReplyError {
     pub message: String,
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+/// Tokens spent, and what they cost where that is known. The agent reports its own in a
+/// reply's `usage` (tokens, and its own `cost_usd` if it knows it); goldgate prices the rest
+/// from the price table (`config::prices`) and counts what it could not price.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     #[serde(default)]
     pub input_tokens: u64,
     #[serde(default)]
     pub output_tokens: u64,
+    /// Of the input tokens, those read from the provider's prompt cache (billed lower).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// What the priced part cost, in US dollars: the agent's own figure, or the tokens at
+    /// their model's price. `None`: nothing here was priced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// How many replies or requests summed here spent tokens that no price covers, so that
+    /// a total with any of them reads "at least", never as complete (goldgate's own count:
+    /// agents leave it out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
-    /// Both counts added. Agents report usage: saturate rather than overflow on absurd numbers.
+    /// Both added. Agents report usage: saturate rather than overflow on absurd numbers.
     pub fn plus(self, other: Usage) -> Usage {
+        let cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
         Usage {
             input_tokens: self.input_tokens.saturating_add(other.input_tokens),
             output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_add(other.cached_input_tokens),
+            cost_usd,
+            unpriced: self.unpriced.saturating_add(other.unpriced),
         }
+    }
+
+    /// All tokens, in and out.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// One reply's or request's usage with its cost: its own figure if it has one, else its
+    /// tokens at `price` (USD per million tokens), else counted as unpriced when it spent any.
+    pub fn priced(mut self, price: Option<Price>) -> Usage {
+        if self.cost_usd.is_some() || self.tokens() == 0 {
+            return self;
+        }
+        match price {
+            Some(price) => self.cost_usd = Some(price.of(&self)),
+            None => self.unpriced = self.unpriced.saturating_add(1),
+        }
+        self
+    }
+
+    /// What these tokens cost, as far as it is known.
+    pub fn cost(&self) -> Cost {
+        match (self.cost_usd, self.unpriced) {
+            (None, 0) if self.tokens() == 0 => Cost::NotReported,
+            (None, _) => Cost::Unknown,
+            (Some(usd), 0) => Cost::Known(usd),
+            (Some(usd), unpriced) => Cost::AtLeast(usd, unpriced),
+        }
+    }
+}
+
+/// List prices of one model, in US dollars per million tokens.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Price {
+    pub input: f64,
+    /// Input read from the provider's prompt cache.
+    pub cached_input: f64,
+    pub output: f64,
+}
+
+impl Price {
+    /// What `usage`'s tokens cost at these prices.
+    pub fn of(&self, usage: &Usage) -> f64 {
+        let cached = usage.cached_input_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        (fresh as f64 * self.input
+            + cached as f64 * self.cached_input
+            + usage.output_tokens as f64 * self.output)
+            / 1_000_000.0
+    }
+}
+
+/// What something cost, as far as it is known: reports say which, and never show an
+/// unknown cost as zero.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cost {
+    /// No tokens and no cost were reported at all.
+    NotReported,
+    /// Tokens were spent, and none of them could be priced.
+    Unknown,
+    Known(f64),
+    /// The priced part; this many replies or requests could not be priced.
+    AtLeast(f64, u64),
+}
+
+impl Cost {
+    /// The dollars known to have been spent (a lower bound unless [`Cost::Known`]).
+    pub fn usd(self) -> Option<f64> {
+        match self {
+            Cost::Known(usd) | Cost::AtLeast(usd, _) => Some(usd),
+            Cost::NotReported | Cost::Unknown => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Cost {
+    /// `$0.0123`, `at least $0.0123 (3 unpriced)`, `unknown`, `not reported`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Cost::NotReported => f.write_str("not reported"),
+            Cost::Unknown => f.write_str("unknown"),
+            Cost::Known(usd) => write!(f, "{}", dollars(usd)),
+            Cost::AtLeast(usd, unpriced) => {
+                write!(f, "at least {} ({unpriced} unpriced)", dollars(usd))
+            }
+        }
+    }
+}
+
+/// Dollars to cents from a dollar up, to three significant digits below (`$0.0123`).
+pub fn dollars(usd: f64) -> String {
+    if usd >= 1.0 || usd <= 0.0 {
+        format!("${usd:.2}")
+    } else {
+        let decimals = (2 - usd.log10().floor() as i32).clamp(2, 8) as usize;
+        format!("${usd:.decimals$}")
     }
 }
 
 impl std::iter::Sum for Usage {
     fn sum<I: Iterator<Item = Usage>>(usages: I) -> Usage {
         usages.fold(Usage::default(), Usage::plus)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cost, Price, Usage, dollars};
+
+    const PRICE: Price = Price {
+        input: 3.0,
+        cached_input: 0.3,
+        output: 15.0,
+    };
+
+    fn tokens(input: u64, cached: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            cached_input_tokens: cached,
+            output_tokens: output,
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn tokens_are_priced_per_million_with_cached_input_apart() {
+        let usage = tokens(1_000_000, 400_000, 100_000).priced(Some(PRICE));
+        // 600k fresh at $3, 400k cached at $0.30, 100k out at $15.
+        let usd = usage.cost_usd.unwrap();
+        assert!((usd - (1.8 + 0.12 + 1.5)).abs() < 1e-9, "{usd}");
+        assert_eq!(usage.cost(), Cost::Known(usd));
+    }
+
+    #[test]
+    fn the_agents_own_cost_wins_and_an_unknown_price_is_never_zero() {
+        let own = Usage {
+            cost_usd: Some(0.5),
+            ..tokens(10, 0, 10)
+        };
+        assert_eq!(own.priced(Some(PRICE)).cost_usd, Some(0.5));
+        let unpriced = tokens(10, 0, 10).priced(None);
+        assert_eq!(unpriced.cost(), Cost::Unknown);
+        assert_eq!(unpriced.cost().to_string(), "unknown");
+        assert_eq!(Usage::default().priced(None).cost(), Cost::NotReported);
+        let sum = own.priced(None).plus(unpriced);
+        assert_eq!(sum.cost(), Cost::AtLeast(0.5, 1));
+        assert_eq!(sum.cost().to_string(), "at least $0.500 (1 unpriced)");
+    }
+
+    #[test]
+    fn dollars_read_as_people_write_them() {
+        assert_eq!(dollars(1.8234), "$1.82");
+        assert_eq!(dollars(0.0123456), "$0.0123");
+        assert_eq!(dollars(0.25), "$0.250");
+        assert_eq!(dollars(0.0), "$0.00");
     }
 }

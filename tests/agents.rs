@@ -170,7 +170,8 @@ async fn http_streamed_reply_is_merged_and_timed() {
         exchange.reply.usage,
         Some(Usage {
             input_tokens: 5,
-            output_tokens: 7
+            output_tokens: 7,
+            ..Usage::default()
         })
     );
     let ttft = exchange

@@ -138,10 +138,11 @@ fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
                 { "name": "lookup_order", "args": { "order_id": "ORD-2" }, "response": { "status": "cancelled" } }
             ])
         );
-        // Two model calls: the parallel lookups, then the answer.
+        // Two model calls: the parallel lookups, then the answer; the fake's model has no
+        // price, so the turn's cost is unknown (one unpriced reply), never zero.
         assert_eq!(
             two["usage"],
-            json!({ "input_tokens": 200, "output_tokens": 20 })
+            json!({ "input_tokens": 200, "output_tokens": 20, "unpriced": 1 })
         );
         assert_eq!(ran.report["aggregates"]["tokens"]["input_tokens"], 200);
         let agent = ran.report["agent"].as_str().unwrap();

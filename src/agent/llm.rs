@@ -193,8 +193,7 @@ impl Agent for LlmAgent {
                 max_tokens: MAX_ANSWER_TOKENS,
             };
             let response = self.client.send(&self.client.body(&chat)).await?;
-            usage.input_tokens += response.usage.input_tokens;
-            usage.output_tokens += response.usage.output_tokens;
+            usage = usage.plus(response.usage);
             if !response.text.trim().is_empty() {
                 reply.messages.push(Message {
                     text: response.text.clone(),

@@ -5,14 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::{Config, JudgeConfig, SimulatorConfig};
+use crate::config::{AgentConfig, Config, JudgeConfig, SimulatorConfig};
 use crate::limit;
 use crate::llm::cache::{self, JudgeCache};
-use crate::llm::client::{LlmClient, Patience, SetupError};
+use crate::llm::client::{LlmClient, Patience, SetupError, model_name};
 use crate::llm::judge::JudgePanel;
 use crate::llm::simulator::Simulator;
 use crate::model::Provider;
-use crate::run::RunOptions;
+use crate::run::{Pricing, RunOptions};
 use crate::score::simulated_user::SimulatedUser;
 use crate::score::{Grader, Judge, ScoreOptions};
 
@@ -171,4 +171,31 @@ fn judge(
         &http,
         limits.as_deref(),
     )?))
+}
+
+/// How the run prices what it spends: the agent's model (`agent.model`, or an LLM agent's
+/// own) at its price, the judges' at theirs, under `budget`; with a notice when the agent's
+/// model has no price (its tokens then cost "unknown", never zero).
+pub fn pricing(
+    config: &Config,
+    agent: Option<&AgentConfig>,
+    budget: Option<f64>,
+) -> (Pricing, Option<String>) {
+    let model = match agent {
+        Some(AgentConfig::Llm(llm)) => Some(model_name(llm.provider, &llm.endpoint)),
+        _ => config.agent_model.clone(),
+    };
+    let price = model.as_deref().and_then(|m| config.prices.of(m));
+    let notice = model.filter(|_| price.is_none()).map(|model| {
+        format!(
+            "no price is known for the agent's model `{model}`: its cost is unknown (add it under \
+             `prices:` in goldgate.yaml, USD per million tokens)"
+        )
+    });
+    let pricing = Pricing {
+        agent: price,
+        prices: config.prices.clone(),
+        budget: budget.or(config.run.budget),
+    };
+    (pricing, notice)
 }

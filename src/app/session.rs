@@ -14,7 +14,7 @@ use crate::config::quarantine::{self, Date};
 use crate::gate::Gate;
 use crate::gate::adaptive::{self, Schedule};
 use crate::model::{Case, Floor};
-use crate::results::{FloorResult, Policy, Report};
+use crate::results::{Budget, FloorResult, Policy, Report};
 use crate::run::{self, Event, OnEvent, Repeat, RunOptions, Stop};
 use crate::score::Grader;
 use crate::shard::{self, SuiteId};
@@ -162,6 +162,10 @@ async fn settle(
 fn complete(report: &mut Report, plan: RunPlan, notice: &(dyn Fn(Notice) + Sync)) {
     report.suite = plan.suite;
     report.max_errors = plan.max_errors;
+    report.budget = plan.options.pricing.budget.map(|limit_usd| Budget {
+        limit_usd,
+        reached: plan.options.spend.budget_reached(),
+    });
     report.policy = plan.policy;
     // The comparison itself was settled with the runs (see `settle`).
     if let Some(gate) = &plan.gate

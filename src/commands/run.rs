@@ -99,6 +99,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
 /// How the run plays: flags over `run:` in the config, with the credentials to mask.
 fn run_options(args: &RunArgs, config: &Config, agent: Option<&AgentConfig>) -> RunOptions {
     let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
+    let (pricing, notice) = grading::pricing(config, agent, args.budget);
+    if let Some(notice) = notice {
+        eprintln!("goldgate: warning: {notice}");
+    }
     RunOptions {
         concurrency,
         timeout: args.timeout.unwrap_or(config.run.timeout),
@@ -112,6 +116,8 @@ fn run_options(args: &RunArgs, config: &Config, agent: Option<&AgentConfig>) -> 
         agent_pacing: config.agent_rate_limit,
         // Masked out of recordings, errors and every report (see goldgate::secrets).
         secrets: goldgate::app::secrets::known(config, agent),
+        pricing,
+        spend: Default::default(),
     }
 }
 

@@ -31,7 +31,7 @@ impl Default for Thresholds {
         Self {
             limits: Threshold::ALL
                 .into_iter()
-                .map(|t| (t, t.default_limit()))
+                .filter_map(|t| Some((t, t.default_limit()?)))
                 .collect(),
         }
     }
@@ -57,11 +57,14 @@ impl Thresholds {
         Ok(thresholds)
     }
 
-    pub fn limit(&self, threshold: Threshold) -> f64 {
-        self.limits
-            .get(&threshold)
-            .copied()
-            .unwrap_or_else(|| threshold.default_limit())
+    /// The limit of `threshold`; `None` when it is off.
+    pub fn limit(&self, threshold: Threshold) -> Option<f64> {
+        self.limits.get(&threshold).copied()
+    }
+
+    /// The thresholds that are on, with their limits.
+    pub fn active(&self) -> impl Iterator<Item = (Threshold, f64)> + '_ {
+        self.limits.iter().map(|(&t, &limit)| (t, limit))
     }
 
     pub fn set(&mut self, threshold: Threshold, limit: f64) {
@@ -148,11 +151,14 @@ mod tests {
     #[test]
     fn defaults_are_the_seeds() {
         let t = Thresholds::default();
-        assert_eq!(t.limit(Threshold::PassRateDropPp), 0.0);
-        assert_eq!(t.limit(Threshold::DeflectionDropPp), 5.0);
-        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), 20.0);
-        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 20.0);
-        assert_eq!(t.limit(Threshold::HallucinationRateIncreasePp), 2.0);
+        assert_eq!(t.limit(Threshold::PassRateDropPp), Some(0.0));
+        assert_eq!(t.limit(Threshold::DeflectionDropPp), Some(5.0));
+        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), Some(20.0));
+        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), Some(20.0));
+        assert_eq!(t.limit(Threshold::HallucinationRateIncreasePp), Some(2.0));
+        // Cost and tokens are off unless set: not every agent reports them.
+        assert_eq!(t.limit(Threshold::CostIncreasePct), None);
+        assert_eq!(t.limit(Threshold::TokensIncreasePct), None);
     }
 
     #[test]
@@ -170,10 +176,10 @@ mod tests {
         ];
 
         let t = Thresholds::resolve(&config, &eval, Some(&flag)).unwrap();
-        assert_eq!(t.limit(Threshold::PassRateDropPp), 1.5);
-        assert_eq!(t.limit(Threshold::DeflectionDropPp), 7.0);
-        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), 50.0);
-        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 20.0);
+        assert_eq!(t.limit(Threshold::PassRateDropPp), Some(1.5));
+        assert_eq!(t.limit(Threshold::DeflectionDropPp), Some(7.0));
+        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), Some(50.0));
+        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), Some(20.0));
 
         // The flag's file may also use gecx's section.
         fs::write(
@@ -182,7 +188,7 @@ mod tests {
         )
         .unwrap();
         let t = Thresholds::resolve(&[], &[], Some(&flag)).unwrap();
-        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), 0.0);
+        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), Some(0.0));
     }
 
     #[test]

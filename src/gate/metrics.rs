@@ -13,7 +13,7 @@
 
 use super::{Gate, LATENCY_FLOOR, Tested, beyond};
 use crate::results::{
-    CaseResult, CheckCategory, Evidence, MetricDelta, Report, Test, Threshold, Unit,
+    CaseResult, CheckCategory, Evidence, Measure, MetricDelta, Report, Test, Threshold,
 };
 use crate::stats::{
     LatencyHistogram, QuantileTest, Tally, quantile, quantile_worse, rank_sum_worse,
@@ -24,16 +24,18 @@ use crate::stats::{
 /// for the interval and for whether the test can reach it at all).
 pub(super) fn compare(
     gate: &Gate,
-    threshold: Threshold,
+    (threshold, limit): (Threshold, f64),
     current: &Report,
     runs_left: u32,
     alpha: f64,
 ) -> (MetricDelta, Tested) {
-    let limit = gate.thresholds.limit(threshold);
     let mut delta = MetricDelta::of_aggregates(threshold, &gate.baseline, current, limit);
-    let tested = match threshold.unit() {
-        Unit::PercentagePoints => rate(gate, threshold, current, runs_left, alpha, &mut delta),
-        Unit::Percent => latency(gate, threshold, current, runs_left, alpha, &mut delta),
+    let tested = match threshold.measure() {
+        Measure::Rate => rate(gate, threshold, current, runs_left, alpha, &mut delta),
+        Measure::Milliseconds => latency(gate, threshold, current, runs_left, alpha, &mut delta),
+        Measure::Dollars | Measure::Tokens => {
+            super::spending::per_conversation(gate, current, alpha, &mut delta)
+        }
     };
     let tested = tested.unwrap_or_else(|| by_values(&mut delta));
     (delta, tested)
@@ -64,8 +66,10 @@ fn by_values(delta: &mut MetricDelta) -> Tested {
 }
 
 fn beyond_floor(delta: &MetricDelta) -> bool {
-    match (delta.threshold.unit(), delta.baseline, delta.current) {
-        (Unit::Percent, Some(before), Some(now)) => now - before > LATENCY_FLOOR.as_millis() as f64,
+    match (delta.threshold.measure(), delta.baseline, delta.current) {
+        (Measure::Milliseconds, Some(before), Some(now)) => {
+            now - before > LATENCY_FLOOR.as_millis() as f64
+        }
         _ => true,
     }
 }

@@ -163,7 +163,7 @@ impl Simulation {
             regressed: comparison.regressed(),
             latency_regressed: comparison
                 .tripped()
-                .any(|m| m.threshold.unit() == crate::results::Unit::Percent),
+                .any(|m| m.threshold.measure() == crate::results::Measure::Milliseconds),
             calls,
         }
     }

@@ -139,6 +139,9 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
                 + tokens("cache_read_input_tokens")
                 + tokens("cache_creation_input_tokens"),
             output_tokens: tokens("output_tokens"),
+            // Cache writes are billed above input: priced as input, a slight underestimate.
+            cached_input_tokens: tokens("cache_read_input_tokens"),
+            ..Usage::default()
         },
         refusal,
     })

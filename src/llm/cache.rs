@@ -227,6 +227,7 @@ mod tests {
             usage: Usage {
                 input_tokens: 3,
                 output_tokens: 1,
+                ..Usage::default()
             },
         };
         assert_eq!(cache.fetch(&key(&request, 0, 0)).await, None);

@@ -78,6 +78,19 @@ pub struct LlmClient {
     limiter: Option<Arc<Limiter>>,
 }
 
+/// The model `endpoint` asks `provider` for: its own, else the provider's default.
+pub fn model_name(provider: Provider, endpoint: &Endpoint) -> String {
+    let model = endpoint
+        .model
+        .clone()
+        .unwrap_or_else(|| info(provider).default_model.to_owned());
+    // Gemini names models `models/NAME` in its listings; the path adds `models/` itself.
+    match provider {
+        Provider::Gemini => model.trim_start_matches("models/").to_owned(),
+        _ => model,
+    }
+}
+
 impl LlmClient {
     /// Reads the key and base URL from the process environment.
     pub fn from_env(
@@ -116,15 +129,7 @@ impl LlmClient {
             .ok()
             .filter(|url| matches!(url.scheme(), "http" | "https"))
             .ok_or_else(|| SetupError::Invalid(format!("{origin}: not an http(s) URL")))?;
-        let model = endpoint
-            .model
-            .clone()
-            .unwrap_or_else(|| facts.default_model.to_owned());
-        // Gemini names models `models/NAME` in its listings; the path adds `models/` itself.
-        let model = match provider {
-            Provider::Gemini => model.trim_start_matches("models/").to_owned(),
-            _ => model,
-        };
+        let model = model_name(provider, endpoint);
         let (url, headers) = match provider {
             Provider::Anthropic => (anthropic::url(&base), anthropic::headers(&key)),
             Provider::OpenAi => (openai::url(&base), openai::headers(&key)),

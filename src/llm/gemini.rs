@@ -143,6 +143,8 @@ fn usage_of(body: &Value) -> Usage {
     Usage {
         input_tokens: tokens("promptTokenCount"),
         output_tokens: tokens("candidatesTokenCount") + tokens("thoughtsTokenCount"),
+        cached_input_tokens: tokens("cachedContentTokenCount"),
+        ..Usage::default()
     }
 }
 

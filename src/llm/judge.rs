@@ -120,7 +120,7 @@ impl LlmJudge {
         if let Some(entry) = cached
             && let Ok(answer) = parse(&entry.answer)
         {
-            self.ledger.cached_answer();
+            self.ledger.cached_answer(entry.usage);
             return Ok(answer);
         }
         let answer = forced::ask(&self.client, &self.ledger, (body, tool, "the judge"), parse)

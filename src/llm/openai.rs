@@ -146,6 +146,11 @@ pub(super) fn parse(body: &Value) -> Result<ChatResponse, String> {
         usage: Usage {
             input_tokens: tokens("prompt_tokens"),
             output_tokens: tokens("completion_tokens"),
+            cached_input_tokens: body
+                .pointer("/usage/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            ..Usage::default()
         },
         refusal,
     })

@@ -195,7 +195,7 @@ impl Simulator {
             if let Some(entry) = source.fetch(key).await
                 && let Ok(turn) = parse(&entry.answer, steps)
             {
-                self.ledger.cached_answer();
+                self.ledger.cached_answer(entry.usage);
                 if let Some(recording) = self.recording.as_ref().filter(|_| !self.offline) {
                     let _ = recording.store(key, entry).await;
                 }

@@ -209,7 +209,11 @@ fn write_rates(report: &Report, out: &mut impl Write) -> io::Result<()> {
         out,
         "Tokens: {} in, {} out",
         tokens.input_tokens, tokens.output_tokens
-    )
+    )?;
+    match super::cost_line(report) {
+        Some(cost) => writeln!(out, "Cost: {cost}"),
+        None => Ok(()),
+    }
 }
 
 /// Who judged (or that nobody did), and what each judge cost.
@@ -235,12 +239,13 @@ fn write_judges(report: &Report, out: &mut impl Write) -> io::Result<()> {
     for usage in &report.judge_usage {
         writeln!(
             out,
-            "Judge {}: {}, {} from the cache, {} tokens in, {} out",
+            "Judge {}: {}, {} from the cache, {} tokens in, {} out, cost {}",
             escape(&usage.judge),
             super::plural(usage.calls as usize, "call"),
             super::plural(usage.cached as usize, "answer"),
             usage.input_tokens,
-            usage.output_tokens
+            usage.output_tokens,
+            usage.cost()
         )?;
     }
     Ok(())

@@ -52,9 +52,10 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
         Unit::Percent.amount(comparison.false_alarm_rate * 100.0)
     );
     writeln!(out, "{title}\n{}", "=".repeat(title.chars().count()))?;
-    let width = Threshold::ALL
+    let width = comparison
+        .metrics
         .iter()
-        .map(|t| t.metric().len())
+        .map(|m| m.threshold.metric().len())
         .max()
         .unwrap_or(0);
     for delta in &comparison.metrics {
@@ -121,7 +122,12 @@ fn metric_line(delta: &MetricDelta) -> String {
             return format!("not measured {side}: not compared");
         }
     };
-    let values = format!("{} -> {}", value(unit, before), value(unit, now));
+    let measure = delta.threshold.measure();
+    let values = format!(
+        "{} -> {}",
+        super::metric_value(measure, before),
+        super::metric_value(measure, now)
+    );
     let change = format!(
         "{} (limit {})",
         describe(delta.threshold, change),
@@ -158,13 +164,6 @@ fn describe(threshold: Threshold, worsening: f64) -> String {
         "rose"
     };
     format!("{verb} {}", Unit::amount(threshold.unit(), worsening.abs()))
-}
-
-fn value(unit: Unit, value: f64) -> String {
-    match unit {
-        Unit::PercentagePoints => format!("{:.1}%", value * 100.0),
-        Unit::Percent => format!("{value:.0} ms"),
-    }
 }
 
 fn write_flips(title: &str, flips: &[CaseFlip], out: &mut impl Write) -> io::Result<()> {

@@ -22,7 +22,6 @@ use std::fmt::Write as _;
 use self::body::Body;
 use self::gate::{baseline_value, change, flips, gate};
 use crate::report::{agent_log_tail, p50_p90_p99, p50_p95, rate};
-use crate::results::Aggregates;
 use crate::results::Status;
 use crate::results::{CaseResult, CheckResult, Report, TurnResult, Verdict};
 use crate::results::{Comparison, Threshold, Unit};
@@ -79,7 +78,7 @@ pub fn render(report: &Report, options: &Options) -> String {
     body.head.push_str(&marker(options.suite));
     body.head.push('\n');
     verdict(&mut body.head, report, comparison, options.suite);
-    metrics(&mut body.head, &report.aggregates, comparison);
+    metrics(&mut body.head, report, comparison);
     // The foot first: the sections are budgeted around it.
     footer(&mut body.foot, report, options);
     if let Some(comparison) = comparison {
@@ -168,7 +167,8 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
 }
 
 /// The aggregates as a table; the gated ones with the baseline and the change.
-fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Comparison>) {
+fn metrics(out: &mut String, report: &Report, comparison: Option<&Comparison>) {
+    let aggregates = &report.aggregates;
     let gated = |threshold: Threshold| {
         comparison.and_then(|c| c.metrics.iter().find(|m| m.threshold == threshold))
     };
@@ -212,6 +212,11 @@ fn metrics(out: &mut String, aggregates: &Aggregates, comparison: Option<&Compar
                 thousands(aggregates.tokens.input_tokens),
                 thousands(aggregates.tokens.output_tokens)
             ),
+            None,
+        ),
+        (
+            "Cost",
+            super::cost_line(report).unwrap_or_else(|| "not reported".to_owned()),
             None,
         ),
     ];

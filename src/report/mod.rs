@@ -8,9 +8,13 @@ pub mod junit;
 pub mod lint;
 pub mod markdown;
 
+use std::fmt::Write;
 use std::time::Duration;
 
-use crate::results::{Comparison, FloorResult, Percentiles, Report, Status, ToolLatency, Verdict};
+use crate::results::{
+    Comparison, FloorResult, Measure, Percentiles, Report, Status, ToolLatency, Verdict,
+};
+use crate::transcript::{Cost, dollars};
 
 /// A rate for people: `62.5%`, or `n/a` when nothing was counted.
 pub(crate) fn rate(fraction: Option<f64>) -> String {
@@ -23,6 +27,17 @@ pub(crate) fn duration(d: Duration) -> String {
         format!("{} ms", d.as_millis())
     } else {
         format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// A gated metric's value for people: `62.5%`, `1200 ms`, `$0.0123`, `812 tokens`.
+pub(crate) fn metric_value(measure: Measure, value: f64) -> String {
+    match measure {
+        Measure::Rate => rate(Some(value)),
+        // Milliseconds, whole and non-negative: `as` saturates.
+        Measure::Milliseconds => duration(Duration::from_millis(value.round().max(0.0) as u64)),
+        Measure::Dollars => dollars(value),
+        Measure::Tokens => format!("{value:.0} tokens"),
     }
 }
 
@@ -74,6 +89,12 @@ pub fn headline(report: &Report) -> String {
     let verdict = report.verdict();
     let mut text = match verdict {
         Verdict::Interrupted => "stopped early: some cases did not run".to_owned(),
+        Verdict::OverBudget => format!(
+            "stopped at the budget: spent {} of {}; {} cases skipped",
+            report.spending().total,
+            crate::transcript::dollars(report.budget.map_or(0.0, |b| b.limit_usd)),
+            cases.skipped
+        ),
         Verdict::TooManyErrors => format!(
             "could not be judged: {} of {} cases errored (--max-errors {})",
             cases.errors, cases.total, report.max_errors
@@ -154,4 +175,30 @@ pub fn plural(count: usize, noun: &str) -> String {
     } else {
         format!("{count} {noun}s")
     }
+}
+
+/// What the run spent, in one line for every output: `$0.42 (agent $0.30, judges $0.12); the
+/// judge cache saved $0.05; budget $5.00`. `None` when nothing reported tokens or cost.
+pub fn cost_line(report: &Report) -> Option<String> {
+    let spending = report.spending();
+    if spending.total == Cost::NotReported && report.budget.is_none() {
+        return None;
+    }
+    let mut line = spending.total.to_string();
+    let parts: Vec<String> = [("agent", spending.agent), ("judges", spending.judges)]
+        .into_iter()
+        .filter(|(_, cost)| *cost != Cost::NotReported)
+        .map(|(who, cost)| format!("{who} {cost}"))
+        .collect();
+    if parts.len() > 1 || spending.agent == Cost::NotReported {
+        let _ = write!(line, " ({})", parts.join(", "));
+    }
+    if let Some(saved) = spending.saved_usd {
+        let _ = write!(line, "; the judge cache saved {}", dollars(saved));
+    }
+    if let Some(budget) = report.budget {
+        let reached = if budget.reached { ", reached" } else { "" };
+        let _ = write!(line, "; budget {}{reached}", dollars(budget.limit_usd));
+    }
+    Some(line)
 }

@@ -141,8 +141,16 @@ pub struct Aggregates {
     /// With `--repeat`: the share of the repeated cases that are flaky (their runs disagree);
     /// `None` without repeats.
     pub flake_rate: Option<f64>,
-    /// Tokens the agent reported, summed over every case (every run of it).
+    /// Tokens the agent reported, summed over every case (every run of it), with their cost.
     pub tokens: Usage,
+    /// The mean of what one run of a conversation cost the agent, in US dollars, over the
+    /// conversations whose cost is wholly known. Absent from older reports.
+    #[serde(default)]
+    pub cost_per_conversation: Option<f64>,
+    /// The mean of the tokens one run of a conversation spent, over those that reported
+    /// tokens. Absent from older reports.
+    #[serde(default)]
+    pub tokens_per_conversation: Option<f64>,
 }
 
 /// How a run waited on one endpoint's rate limit.

@@ -30,6 +30,25 @@ pub enum Threshold {
     TtftP95IncreasePct,
     #[serde(rename = "hallucinationRateIncreasePp")]
     HallucinationRateIncreasePp,
+    /// Off unless set: what a conversation costs the agent.
+    #[serde(rename = "costIncreasePct")]
+    CostIncreasePct,
+    /// Off unless set: the tokens a conversation spends.
+    #[serde(rename = "tokensIncreasePct")]
+    TokensIncreasePct,
+}
+
+/// What a threshold's metric itself is measured in (its change is in its [`Unit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// A fraction in `0..=1`.
+    Rate,
+    /// A p95, in milliseconds.
+    Milliseconds,
+    /// US dollars per conversation.
+    Dollars,
+    /// Tokens per conversation.
+    Tokens,
 }
 
 /// What a threshold's change and limit are measured in.
@@ -55,12 +74,14 @@ impl Unit {
 }
 
 impl Threshold {
-    pub const ALL: [Threshold; 5] = [
+    pub const ALL: [Threshold; 7] = [
         Threshold::PassRateDropPp,
         Threshold::DeflectionDropPp,
         Threshold::P95LatencyIncreasePct,
         Threshold::TtftP95IncreasePct,
         Threshold::HallucinationRateIncreasePp,
+        Threshold::CostIncreasePct,
+        Threshold::TokensIncreasePct,
     ];
 
     /// The seed's name, as written in config files.
@@ -71,6 +92,8 @@ impl Threshold {
             Threshold::P95LatencyIncreasePct => "p95LatencyIncreasePct",
             Threshold::TtftP95IncreasePct => "ttftP95IncreasePct",
             Threshold::HallucinationRateIncreasePp => "hallucinationRateIncreasePp",
+            Threshold::CostIncreasePct => "costIncreasePct",
+            Threshold::TokensIncreasePct => "tokensIncreasePct",
         }
     }
 
@@ -82,24 +105,41 @@ impl Threshold {
             Threshold::P95LatencyIncreasePct => "p95 latency",
             Threshold::TtftP95IncreasePct => "p95 TTFT",
             Threshold::HallucinationRateIncreasePp => "hallucination rate",
+            Threshold::CostIncreasePct => "cost per conversation",
+            Threshold::TokensIncreasePct => "tokens per conversation",
         }
     }
 
     pub fn unit(self) -> Unit {
-        match self {
-            Threshold::P95LatencyIncreasePct | Threshold::TtftP95IncreasePct => Unit::Percent,
-            _ => Unit::PercentagePoints,
+        match self.measure() {
+            Measure::Rate => Unit::PercentagePoints,
+            Measure::Milliseconds | Measure::Dollars | Measure::Tokens => Unit::Percent,
         }
     }
 
-    /// The seed's default limit.
-    pub fn default_limit(self) -> f64 {
+    pub fn measure(self) -> Measure {
         match self {
-            Threshold::PassRateDropPp => 0.0,
-            Threshold::DeflectionDropPp => 5.0,
-            Threshold::P95LatencyIncreasePct => 20.0,
-            Threshold::TtftP95IncreasePct => 20.0,
-            Threshold::HallucinationRateIncreasePp => 2.0,
+            Threshold::PassRateDropPp
+            | Threshold::DeflectionDropPp
+            | Threshold::HallucinationRateIncreasePp => Measure::Rate,
+            Threshold::P95LatencyIncreasePct | Threshold::TtftP95IncreasePct => {
+                Measure::Milliseconds
+            }
+            Threshold::CostIncreasePct => Measure::Dollars,
+            Threshold::TokensIncreasePct => Measure::Tokens,
+        }
+    }
+
+    /// The seed's default limit; `None`: off unless a config sets it (cost and tokens, which
+    /// not every agent reports).
+    pub fn default_limit(self) -> Option<f64> {
+        match self {
+            Threshold::PassRateDropPp => Some(0.0),
+            Threshold::DeflectionDropPp => Some(5.0),
+            Threshold::P95LatencyIncreasePct => Some(20.0),
+            Threshold::TtftP95IncreasePct => Some(20.0),
+            Threshold::HallucinationRateIncreasePp => Some(2.0),
+            Threshold::CostIncreasePct | Threshold::TokensIncreasePct => None,
         }
     }
 }
@@ -158,6 +198,9 @@ pub enum Test {
     /// The rank-sum (Mann–Whitney) test of every latency, scaled by the limit, against the
     /// baseline's: the whole distribution moved.
     RankSum,
+    /// The sign test over the conversations both runs had: how many cost (or spent) more now
+    /// than the baseline's figure times the limit.
+    Sign,
 }
 
 /// The evidence behind a decision.
@@ -222,6 +265,7 @@ impl Evidence {
         }
         let what = match self.test {
             Test::Quantile | Test::RankSum => "latencies",
+            Test::Sign => "conversations",
             _ => "runs",
         };
         parts.push(format!("{} vs {} {what}", self.samples.0, self.samples.1));

@@ -10,6 +10,7 @@
 
 mod aggregates;
 mod comparison;
+mod cost;
 mod history;
 pub mod json;
 mod mask;
@@ -27,9 +28,10 @@ use serde::{Deserialize, Serialize};
 pub(crate) use aggregates::ratio;
 pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency};
 pub use comparison::{
-    CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, MetricDelta, Test,
+    CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure, MetricDelta, Test,
     Threshold, Unit,
 };
+pub use cost::{Budget, JudgeUsage, Spending};
 pub use history::Samples;
 pub use mask::mask_reply;
 pub use method::Method;
@@ -349,38 +351,6 @@ impl CaseResult {
     }
 }
 
-/// What one judge (a provider and model) cost in a run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct JudgeUsage {
-    /// `provider/model`.
-    pub judge: String,
-    /// Requests sent to the provider, retries included.
-    pub calls: u64,
-    /// Answers read from the judge cache instead.
-    pub cached: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-impl JudgeUsage {
-    /// Adds up usages of the same judge (shards of one suite), in order of first appearance.
-    pub fn sum<'a>(usages: impl IntoIterator<Item = &'a JudgeUsage>) -> Vec<JudgeUsage> {
-        let mut total: Vec<JudgeUsage> = Vec::new();
-        for usage in usages {
-            match total.iter_mut().find(|t| t.judge == usage.judge) {
-                Some(t) => {
-                    t.calls = t.calls.saturating_add(usage.calls);
-                    t.cached = t.cached.saturating_add(usage.cached);
-                    t.input_tokens = t.input_tokens.saturating_add(usage.input_tokens);
-                    t.output_tokens = t.output_tokens.saturating_add(usage.output_tokens);
-                }
-                None => total.push(usage.clone()),
-            }
-        }
-        total
-    }
-}
-
 /// Everything a run produced: the JSON report, and the baseline the gate compares against.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
@@ -398,6 +368,10 @@ pub struct Report {
     pub judge_usage: Vec<JudgeUsage>,
     /// Stopped early: some cases never ran.
     pub incomplete: bool,
+    /// The most the run could spend (`--budget`), and whether it stopped there. Absent
+    /// without a budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
     /// How many cases may end in an error of the run before the run itself is an error
     /// (`--max-errors`), so that every command reading this report exits as the run did.
     /// Absent from older reports: 0.

@@ -216,6 +216,7 @@ mod tests {
             usage: Usage {
                 input_tokens: 1,
                 output_tokens: 2,
+                ..Usage::default()
             },
             repeats: None,
             turns: Vec::new(),

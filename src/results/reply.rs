@@ -1,10 +1,10 @@
 //! How a turn's [`Reply`](crate::transcript::Reply) is written in a report: every field present (`null` when absent)
 //! and the text of all messages joined, for readers that want one string. The agent's own
-//! echo id and token counts are not kept per turn (the case sums the tokens).
+//! echo id is not kept; its tokens and their cost are (the case sums them too).
 
 use serde::{Deserialize, Serialize};
 
-use crate::transcript::{Handoff, Message, ReplyError, ToolCall, Transfer};
+use crate::transcript::{Handoff, Message, ReplyError, ToolCall, Transfer, Usage};
 
 /// The agent's reply as a report writes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -20,6 +20,10 @@ pub struct ReplyRecord {
     /// older reports.
     #[serde(default)]
     pub variables: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The turn's tokens and cost, where the agent reported tokens. Absent from older
+    /// reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// `#[serde(with)]` for `Option<Reply>` fields.
@@ -40,6 +44,7 @@ pub mod report {
                 handoff: reply.handoff.clone(),
                 error: reply.error.clone(),
                 variables: reply.variables.clone(),
+                usage: reply.usage,
             })
             .serialize(s)
     }
@@ -52,6 +57,7 @@ pub mod report {
             handoff: record.handoff,
             error: record.error,
             variables: record.variables,
+            usage: record.usage,
             ..Reply::default()
         }))
     }

@@ -35,6 +35,7 @@ pub fn case(file: &str, id: &str, status: Status) -> CaseResult {
 /// The report of a run of `cases`.
 pub fn report(cases: Vec<CaseResult>) -> Report {
     Report {
+        budget: None,
         schema_version: SCHEMA_VERSION,
         goldgate_version: "0.0.0".to_owned(),
         agent: "test agent".to_owned(),

@@ -31,6 +31,8 @@ pub struct Policy {
 pub enum Verdict {
     /// Stopped before every case ran (Ctrl-C, SIGTERM, an agent lost mid-run).
     Interrupted,
+    /// Stopped scheduling cases once the run had spent its budget (`--budget`).
+    OverBudget,
     /// More cases ended in an error of the run than `--max-errors` allows.
     TooManyErrors,
     /// Cases ran, but none was judged: every one skipped or errored.
@@ -51,7 +53,10 @@ impl Verdict {
     /// The word the JSON report and the Action's `verdict` output carry.
     pub fn name(self) -> &'static str {
         match self {
-            Verdict::Interrupted | Verdict::TooManyErrors | Verdict::NothingJudged => "error",
+            Verdict::Interrupted
+            | Verdict::OverBudget
+            | Verdict::TooManyErrors
+            | Verdict::NothingJudged => "error",
             Verdict::Regressed => "regressed",
             Verdict::BelowFloor | Verdict::Failed => "failed",
             Verdict::Inconclusive => "inconclusive",
@@ -63,7 +68,10 @@ impl Verdict {
     pub fn is_error(self) -> bool {
         matches!(
             self,
-            Verdict::Interrupted | Verdict::TooManyErrors | Verdict::NothingJudged
+            Verdict::Interrupted
+                | Verdict::OverBudget
+                | Verdict::TooManyErrors
+                | Verdict::NothingJudged
         )
     }
 
@@ -84,7 +92,9 @@ impl Report {
     pub fn verdict(&self) -> Verdict {
         let judged = self.cases.iter().any(|c| c.status.is_judged());
         let gate = self.gate.as_ref().filter(|_| self.policy.fail_on_regress);
-        if self.incomplete {
+        if self.budget.is_some_and(|b| b.reached) {
+            Verdict::OverBudget
+        } else if self.incomplete {
             Verdict::Interrupted
         } else if self.too_many_errors() {
             Verdict::TooManyErrors

@@ -47,7 +47,8 @@ impl Players {
         let mut in_flight = JoinSet::new();
         let mut results = Vec::new();
         loop {
-            while in_flight.len() < 2 * concurrency && !stop.scheduling.is_cancelled() {
+            let stopped = || stop.scheduling.is_cancelled() || self.options.spend.budget_reached();
+            while in_flight.len() < 2 * concurrency && !stopped() {
                 let Some(unit) = units.next() else {
                     break;
                 };
@@ -88,7 +89,10 @@ impl Players {
                 () = stop.scheduling.cancelled() => None,
                 place = places.acquire_owned() => place.ok(),
             };
-            let Some(place) = place else {
+            // The budget is looked at once a case could start: what the cases before it
+            // spent is known by then.
+            let Some(place) = place.filter(|_| options.spend.may_start(&options.pricing, &grader))
+            else {
                 return (index, run, None);
             };
             on_event(Event::CaseStarted { case: &case });
@@ -131,8 +135,12 @@ impl Players {
             agent: self.agent.describe(),
             suite: SuiteId::of(cases.iter().map(|c| c.as_ref()), None),
             judges: self.grader.judges(),
-            judge_usage: self.grader.judge_usage(),
+            judge_usage: super::spend::priced_usage(
+                self.grader.judge_usage(),
+                &self.options.pricing.prices,
+            ),
             incomplete: false,
+            budget: None,
             max_errors: 0,
             policy: Default::default(),
             agent_log: self.agent.diagnostics(),

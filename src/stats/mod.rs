@@ -27,6 +27,7 @@ mod holm;
 mod quantile;
 mod rank_sum;
 mod rate;
+mod sign;
 pub mod sim;
 mod stratified;
 
@@ -41,6 +42,7 @@ pub use holm::{holm_adjusted, tarone_holm_adjusted};
 pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
 pub use rank_sum::rank_sum_worse;
 pub use rate::worsening_interval;
+pub use sign::sign_worse;
 pub use stratified::stratified_worse;
 
 /// The runs of one case (or one rate's events) that reached a verdict.

@@ -160,6 +160,7 @@ pub fn tokens(input_tokens: u64, output_tokens: u64) -> Usage {
     Usage {
         input_tokens,
         output_tokens,
+        ..Usage::default()
     }
 }
 
@@ -374,6 +375,7 @@ pub fn report_of(cases: Vec<CaseResult>) -> Report {
         judges: Vec::new(),
         judge_usage: Vec::new(),
         incomplete: false,
+        budget: None,
         max_errors: 0,
         policy: Default::default(),
         agent_log: None,

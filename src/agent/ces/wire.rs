@@ -369,7 +369,8 @@ mod tests {
             read.usage,
             Some(Usage {
                 input_tokens: 15,
-                output_tokens: 5
+                output_tokens: 5,
+                ..Usage::default()
             })
         );
         assert_eq!(read.ttft_ms, Some(120.5));

@@ -4,11 +4,10 @@
 //! now).
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use super::escape::text;
-use crate::report::{agent_log_tail, duration, headline, p50_p90_p99, p50_p95, rate};
-use crate::results::{Aggregates, CaseFlip, Comparison, MetricDelta};
+use crate::report::{agent_log_tail, headline, metric_value, p50_p90_p99, p50_p95, rate};
+use crate::results::{CaseFlip, Comparison, MetricDelta};
 use crate::results::{Decision, Report, Unit, Verdict};
 
 /// The header, the aggregates and the gate panel.
@@ -47,7 +46,7 @@ pub fn write(page: &mut String, report: &Report) {
         "<p class=\"about\">{}</p>\n</header>",
         about.join(" · ")
     );
-    metrics(page, &report.aggregates);
+    metrics(page, report);
     gate(page, report.gate.as_ref());
     if let Some((lines, total)) = agent_log_tail(report) {
         let _ = writeln!(
@@ -59,7 +58,8 @@ pub fn write(page: &mut String, report: &Report) {
     }
 }
 
-fn metrics(page: &mut String, aggregates: &Aggregates) {
+fn metrics(page: &mut String, report: &Report) {
+    let aggregates = &report.aggregates;
     let rows = [
         ("Pass rate", rate(aggregates.pass_rate)),
         ("Turn pass rate", rate(aggregates.turn_pass_rate)),
@@ -76,6 +76,10 @@ fn metrics(page: &mut String, aggregates: &Aggregates) {
                 "{} / {}",
                 aggregates.tokens.input_tokens, aggregates.tokens.output_tokens
             ),
+        ),
+        (
+            "Cost",
+            crate::report::cost_line(report).unwrap_or_else(|| "not reported".to_owned()),
         ),
     ];
     let tool_tests = aggregates
@@ -158,11 +162,11 @@ fn gate(page: &mut String, comparison: Option<&Comparison>) {
 
 fn metric_row(page: &mut String, delta: &MetricDelta) {
     let unit = delta.threshold.unit();
-    let value = |v: Option<f64>| match (unit, v) {
-        (_, None) => "not measured".to_owned(),
-        (Unit::PercentagePoints, Some(v)) => rate(Some(v)),
-        // Milliseconds, whole and non-negative: `as` saturates.
-        (Unit::Percent, Some(v)) => duration(Duration::from_millis(v.round().max(0.0) as u64)),
+    let value = |v: Option<f64>| {
+        v.map_or_else(
+            || "not measured".to_owned(),
+            |v| metric_value(delta.threshold.measure(), v),
+        )
     };
     let (decision, class) = match (delta.change, delta.decision) {
         (None, _) => ("not compared", "skipped"),

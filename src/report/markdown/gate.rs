@@ -1,24 +1,19 @@
 //! The gate's part of the Markdown summary: each gated metric's baseline, change and
 //! decision with its evidence, and the cases that moved.
 
-use std::time::Duration;
-
 use super::body::Body;
 use super::{FLIPS_SHOWN, escape};
-use crate::report::{duration, rate};
-use crate::results::{CaseFlip, Comparison, Decision, MetricDelta, Unit};
+use crate::report::metric_value;
+use crate::results::{CaseFlip, Comparison, Decision, Measure, MetricDelta, Unit};
 
 /// A gated metric's value as the comparison holds it: a rate, or the p95 in milliseconds.
 /// The latency thresholds compare p95s, so only the p95 is shown for the baseline.
 pub(super) fn baseline_value(delta: &MetricDelta) -> String {
-    match (delta.threshold.unit(), delta.baseline) {
-        (_, None) => "n/a".to_owned(),
-        (Unit::PercentagePoints, Some(v)) => rate(Some(v)),
-        // Milliseconds, whole and non-negative: `as` saturates.
-        (Unit::Percent, Some(v)) => format!(
-            "p95 {}",
-            duration(Duration::from_millis(v.round().max(0.0) as u64))
-        ),
+    let measure = delta.threshold.measure();
+    match delta.baseline {
+        None => "n/a".to_owned(),
+        Some(v) if measure == Measure::Milliseconds => format!("p95 {}", metric_value(measure, v)),
+        Some(v) => metric_value(measure, v),
     }
 }
 
