@@ -287,9 +287,11 @@ impl std::fmt::Display for Cost {
     }
 }
 
-/// Dollars to cents from a dollar up, to three significant digits below (`$0.0123`).
+/// Dollars to cents from a dollar up or in whole cents, to three significant digits below
+/// (`$0.0123`).
 pub fn dollars(usd: f64) -> String {
-    if usd >= 1.0 || usd <= 0.0 {
+    let whole_cents = ((usd * 100.0).round() - usd * 100.0).abs() < 1e-6;
+    if usd >= 1.0 || usd <= 0.0 || whole_cents {
         format!("${usd:.2}")
     } else {
         let decimals = (2 - usd.log10().floor() as i32).clamp(2, 8) as usize;
@@ -344,14 +346,15 @@ mod tests {
         assert_eq!(Usage::default().priced(None).cost(), Cost::NotReported);
         let sum = own.priced(None).plus(unpriced);
         assert_eq!(sum.cost(), Cost::AtLeast(0.5, 1));
-        assert_eq!(sum.cost().to_string(), "at least $0.500 (1 unpriced)");
+        assert_eq!(sum.cost().to_string(), "at least $0.50 (1 unpriced)");
     }
 
     #[test]
     fn dollars_read_as_people_write_them() {
         assert_eq!(dollars(1.8234), "$1.82");
         assert_eq!(dollars(0.0123456), "$0.0123");
-        assert_eq!(dollars(0.25), "$0.250");
+        assert_eq!(dollars(0.25), "$0.25");
+        assert_eq!(dollars(0.255), "$0.255");
         assert_eq!(dollars(0.0), "$0.00");
     }
 }

@@ -1,0 +1,294 @@
+//! What a run costs, as a user sees it: a real HTTP agent on 127.0.0.1 reports its tokens (or
+//! its own cost), goldgate prices them from the table or `prices:`, reports the cost per turn,
+//! case and run, gates a rise in cost per conversation when asked, and stops at `--budget`.
+
+mod common;
+mod llm_support;
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use axum::Json;
+use axum::extract::State;
+use serde_json::{Value, json};
+
+use common::{Outcome, case, goldgate, order_conversation, order_golden, read_json};
+
+/// What the agent reports with every reply.
+#[derive(Clone, Copy)]
+struct Spends {
+    input_tokens: u64,
+    output_tokens: u64,
+    cost_usd: Option<f64>,
+}
+
+/// A million tokens in and a hundred thousand out: $0.21 a turn at gpt-4o-mini's prices
+/// ($0.15 and $0.60 per million).
+const TURN: Spends = Spends {
+    input_tokens: 1_000_000,
+    output_tokens: 100_000,
+    cost_usd: None,
+};
+const TURN_USD: f64 = 0.21;
+
+async fn agent(State(spends): State<Spends>, Json(_): Json<Value>) -> Json<Value> {
+    let mut usage = json!({
+        "input_tokens": spends.input_tokens,
+        "output_tokens": spends.output_tokens,
+    });
+    if let Some(cost) = spends.cost_usd {
+        usage["cost_usd"] = json!(cost);
+    }
+    Json(json!({
+        "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
+        "tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}}],
+        "usage": usage,
+    }))
+}
+
+/// `count` passing one-turn conversations, and a config for an agent spending `spends` a turn,
+/// with `extra` config lines.
+fn suite(dir: &Path, count: usize, spends: Spends, extra: &str) -> SocketAddr {
+    let conversations: String = (1..=count)
+        .map(|i| order_conversation(&format!("order_{i:02}")))
+        .collect();
+    order_golden(dir, &conversations);
+    let addr = common::serve_turn(agent, spends);
+    write_config(dir, addr, extra);
+    addr
+}
+
+fn write_config(dir: &Path, addr: SocketAddr, extra: &str) {
+    fs::write(
+        dir.join("goldgate.yaml"),
+        format!("agent:\n  http: {{ url: \"http://{addr}/turn\" }}\n{extra}"),
+    )
+    .unwrap();
+}
+
+fn close(actual: &Value, expected: f64) {
+    let actual = actual
+        .as_f64()
+        .unwrap_or_else(|| panic!("{actual} is not a number"));
+    assert!((actual - expected).abs() < 1e-9, "{actual} != {expected}");
+}
+
+#[test]
+fn an_agent_priced_from_its_model_reports_cost_per_turn_case_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 3, TURN, "  model: gpt-4o-mini\n");
+
+    goldgate(dir.path(), &["run", "goldens", "--output", "report.json"])
+        .exits(0)
+        .says(&["Cost: $0.63\n"]);
+
+    let report = read_json(&dir.path().join("report.json"));
+    let first = case(&report, "order_01");
+    close(&first["turns"][0]["reply"]["usage"]["cost_usd"], TURN_USD);
+    close(&first["usage"]["cost_usd"], TURN_USD);
+    close(&report["aggregates"]["tokens"]["cost_usd"], 3.0 * TURN_USD);
+    close(&report["aggregates"]["cost_per_conversation"], TURN_USD);
+    close(
+        &report["aggregates"]["tokens_per_conversation"],
+        1_100_000.0,
+    );
+}
+
+#[test]
+fn a_model_without_a_price_costs_unknown_never_zero_until_prices_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = suite(dir.path(), 2, TURN, "  model: acme-finetune-7\n");
+
+    let unknown = goldgate(dir.path(), &["run", "goldens", "--output", "report.json"]).exits(0);
+    unknown.says(&["Cost: unknown\n"]).warns(&[
+        "no price is known for the agent's model `acme-finetune-7`",
+        "`prices:`",
+    ]);
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["aggregates"]["tokens"]["cost_usd"], Value::Null);
+    assert_eq!(report["aggregates"]["tokens"]["unpriced"], 2);
+    assert_eq!(report["aggregates"]["cost_per_conversation"], Value::Null);
+
+    write_config(
+        dir.path(),
+        addr,
+        "  model: acme-finetune-7\nprices:\n  acme-finetune-7: { input: 1.00, output: 4.00 }\n",
+    );
+    goldgate(dir.path(), &["run", "goldens"])
+        .exits(0)
+        .says(&["Cost: $2.80\n"])
+        .never_warns(&["no price is known"]);
+}
+
+#[test]
+fn the_agents_own_cost_wins_over_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = Spends {
+        cost_usd: Some(0.5),
+        ..TURN
+    };
+    suite(dir.path(), 2, own, "  model: gpt-4o-mini\n");
+    goldgate(dir.path(), &["run", "goldens"])
+        .exits(0)
+        .says(&["Cost: $1.00\n"]);
+}
+
+#[test]
+fn a_budget_stops_scheduling_writes_every_report_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 10, TURN, "  model: gpt-4o-mini\n");
+
+    let ran = goldgate(
+        dir.path(),
+        &[
+            "run",
+            "goldens",
+            "--budget",
+            "0.50",
+            "--concurrency",
+            "1",
+            "--output",
+            "report.json",
+            "--junit",
+            "junit.xml",
+        ],
+    )
+    .exits(2);
+    // $0.21 a conversation: after three, $0.63 is past $0.50 and nothing more starts.
+    ran.says(&["stopped at the budget: spent $0.63 of $0.50; 7 cases skipped"]);
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["incomplete"], true);
+    assert_eq!(report["verdict"], "error");
+    assert_eq!(report["exit"], 2);
+    assert_eq!(
+        report["budget"],
+        json!({ "limit_usd": 0.5, "reached": true })
+    );
+    assert_eq!(report["aggregates"]["cases"]["passed"], 3);
+    assert_eq!(report["aggregates"]["cases"]["skipped"], 7);
+    assert!(
+        dir.path().join("junit.xml").exists(),
+        "JUnit is written too"
+    );
+}
+
+#[test]
+fn a_budget_the_run_stays_within_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(
+        dir.path(),
+        2,
+        TURN,
+        "  model: gpt-4o-mini\nrun: { budget: 5 }\n",
+    );
+    goldgate(dir.path(), &["run", "goldens"])
+        .exits(0)
+        .says(&["Cost: $0.42; budget $5.00\n"]);
+}
+
+/// A baseline of 20 conversations at `TURN`, then the same suite against an agent spending
+/// `now` a turn, gated with `thresholds`.
+fn gated(now: Spends, thresholds: &str) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("  model: gpt-4o-mini\nthresholds: {{ {thresholds} }}\n");
+    suite(dir.path(), 20, TURN, &config);
+    goldgate(
+        dir.path(),
+        &["run", "goldens", "--update-baseline", "base.json"],
+    )
+    .exits(0);
+    let addr = common::serve_turn(agent, now);
+    write_config(dir.path(), addr, &config);
+    goldgate(
+        dir.path(),
+        &[
+            "run",
+            "goldens",
+            "--baseline",
+            "base.json",
+            "--fail-on-regress",
+        ],
+    )
+}
+
+#[test]
+fn a_doubled_cost_per_conversation_fails_the_gate_only_under_cost_increase_pct() {
+    let doubled = Spends {
+        input_tokens: 2 * TURN.input_tokens,
+        output_tokens: 2 * TURN.output_tokens,
+        cost_usd: None,
+    };
+    gated(doubled, "costIncreasePct: 20").exits(1).says(&[
+        "cost per conversation",
+        "$0.21 -> $0.42",
+        "rose 100% (limit 20%)",
+        "REGRESSED",
+    ]);
+    gated(doubled, "tokensIncreasePct: 50").exits(1).says(&[
+        "tokens per conversation",
+        "1100000 tokens -> 2200000 tokens",
+    ]);
+    // Off unless set: the same rise passes the default gate.
+    gated(doubled, "")
+        .exits(0)
+        .never_says(&["cost per conversation"]);
+    // A rise within the limit is clear.
+    let cheaper = Spends {
+        input_tokens: TURN.input_tokens / 2,
+        ..TURN
+    };
+    gated(cheaper, "costIncreasePct: 20").exits(0);
+}
+
+#[test]
+fn bad_prices_and_budgets_are_errors_that_say_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = suite(dir.path(), 1, TURN, "prices:\n  acme: { input: cheap }\n");
+    goldgate(dir.path(), &["run", "goldens"]).exits(2).warns(&[
+        "goldgate.yaml:4",
+        "prices.acme.input",
+        "a non-negative number of US dollars",
+    ]);
+    write_config(
+        dir.path(),
+        addr,
+        "prices:\n  acme: { input: 1, outptu: 2 }\n",
+    );
+    goldgate(dir.path(), &["run", "goldens"])
+        .exits(2)
+        .warns(&["did you mean `output`?"]);
+    write_config(dir.path(), addr, "");
+    goldgate(dir.path(), &["run", "goldens", "--budget", "0"])
+        .exits(2)
+        .warns(&["`0` is not an amount of US dollars above 0"]);
+}
+
+#[test]
+fn judges_are_priced_and_what_their_cache_saved_is_reported() {
+    use llm_support::{FakeProvider, KEY, Provider};
+    let dir = tempfile::tempdir().unwrap();
+    let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
+    let fake = FakeProvider::start(Provider::Anthropic, same);
+    let judge = format!(
+        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: claude-haiku-4-5\n  base_url: \"{}\"\n",
+        fake.base_url()
+    );
+    suite(dir.path(), 2, TURN, &judge);
+    let run = || {
+        Outcome::of(
+            llm_support::goldgate(dir.path())
+                .env(Provider::Anthropic.key_var(), KEY)
+                .args(["run", "goldens", "--cache-dir", "cache"]),
+        )
+    };
+    // Two similarity questions of 100 tokens in and 10 out, at $1 and $5 per million.
+    run().exits(0).says(&[
+        "Judge anthropic/claude-haiku-4-5: 2 calls, 0 answers from the cache, 200 tokens in, 20 out, cost $0.000300",
+        "Cost: $0.420 (agent $0.42, judges $0.000300)",
+    ]);
+    run().exits(0).says(&[
+        "2 answers from the cache",
+        "the judge cache saved $0.000300",
+    ]);
+}
