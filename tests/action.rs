@@ -155,6 +155,7 @@ fn outputs_map_to_outputs_that_their_steps_write() {
         regressed: false,
         verdict: "pass",
         undecided: 0,
+        cost_usd: None,
         report: Some("r.json".into()),
     };
     let goldgate_writes: BTreeSet<String> = sample
@@ -170,6 +171,7 @@ fn outputs_map_to_outputs_that_their_steps_write() {
         "regressed",
         "verdict",
         "undecided",
+        "cost",
         "report",
     ] {
         assert!(outputs.contains_key(name), "output {name} is missing");

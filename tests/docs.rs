@@ -98,8 +98,9 @@ enum Yaml {
     GitLab,
 }
 
-const CONFIG_KEYS: [&str; 7] = [
+const CONFIG_KEYS: [&str; 8] = [
     "agent",
+    "prices",
     "judge",
     "simulator",
     "run",

@@ -25,6 +25,8 @@ pub struct Outputs {
     pub verdict: &'static str,
     /// Comparisons the gate left undecided.
     pub undecided: usize,
+    /// US dollars known to have been spent; `None` when no cost is known.
+    pub cost_usd: Option<f64>,
     /// The JSON report written, if any.
     pub report: Option<String>,
 }
@@ -38,6 +40,7 @@ impl Outputs {
             regressed: report.gate.as_ref().is_some_and(|g| g.regressed()),
             verdict: report.verdict().name(),
             undecided: report.gate.as_ref().map_or(0, |g| g.undecided_count()),
+            cost_usd: report.spending().total.usd(),
             report: report_path.map(|p| p.display().to_string()),
         }
     }
@@ -56,6 +59,12 @@ impl Outputs {
             ("regressed", self.regressed.to_string()),
             ("verdict", self.verdict.to_owned()),
             ("undecided", self.undecided.to_string()),
+            (
+                "cost",
+                self.cost_usd
+                    .map(|usd| format!("{usd:.6}"))
+                    .unwrap_or_default(),
+            ),
             ("report", self.report.clone().unwrap_or_default()),
         ] {
             entry(&mut out, name, &value);
@@ -110,11 +119,12 @@ mod tests {
             regressed: false,
             verdict: "pass",
             undecided: 0,
+            cost_usd: Some(0.4203),
             report: Some("odd\nname.json".to_owned()),
         };
         let text = outputs.render();
         assert!(text.starts_with(
-            "pass-rate=87.5\npassed=7\nfailed=1\nregressed=false\nverdict=pass\nundecided=0\nreport<<GOLDGATE_EOF\nodd\nname.json\nGOLDGATE_EOF\n"
+            "pass-rate=87.5\npassed=7\nfailed=1\nregressed=false\nverdict=pass\nundecided=0\ncost=0.420300\nreport<<GOLDGATE_EOF\nodd\nname.json\nGOLDGATE_EOF\n"
         ), "{text}");
     }
 }
