@@ -52,10 +52,12 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
         Unit::Percent.amount(comparison.false_alarm_rate * 100.0)
     );
     writeln!(out, "{title}\n{}", "=".repeat(title.chars().count()))?;
-    let width = comparison
-        .metrics
-        .iter()
-        .map(|m| m.threshold.metric().len())
+    // The thresholds on by default set the column, so that it does not move between runs;
+    // one turned on (cost, tokens) widens it.
+    let always = Threshold::ALL.into_iter().filter(|t| t.default_limit().is_some());
+    let width = always
+        .chain(comparison.metrics.iter().map(|m| m.threshold))
+        .map(|t| t.metric().len())
         .max()
         .unwrap_or(0);
     for delta in &comparison.metrics {
