@@ -88,11 +88,15 @@ pub fn build(report: &Report, options: &Options) -> JunitReport {
     // A stopped run must not read green in a reader that only counts failures: every suite
     // says so (the cases that never ran are there, skipped with why).
     if report.incomplete {
+        let why = match report.budget.filter(|b| b.reached) {
+            Some(budget) => format!(
+                "true: the run reached its budget of {} before every case ran",
+                crate::transcript::dollars(budget.limit_usd)
+            ),
+            None => "true: the run was stopped before every case ran".to_owned(),
+        };
         for suite in &mut suites {
-            suite.add_property(Property::new(
-                "goldgate.incomplete",
-                "true: the run was stopped before every case ran",
-            ));
+            suite.add_property(Property::new("goldgate.incomplete", why.as_str()));
         }
     }
     let mut junit = JunitReport::new("goldgate");
