@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use goldgate::config::RunSettings;
 use goldgate::llm::cache;
 
+pub mod subset;
 const AFTER_HELP: &str = "\
 Exit codes (every command):
   0  everything passed (warnings allowed)
@@ -221,7 +222,7 @@ pub struct RunArgs {
     pub suite: SuiteArgs,
 
     #[command(flatten)]
-    pub selection: SelectionArgs,
+    pub selection: subset::RunSelectionArgs,
 
     /// Test the agent at this URL (the HTTP protocol), instead of the config's agent; when the
     /// config's agent is an HTTP template, only its URL is replaced.
