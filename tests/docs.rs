@@ -98,7 +98,8 @@ enum Yaml {
     GitLab,
 }
 
-const CONFIG_KEYS: [&str; 7] = [
+const CONFIG_KEYS: [&str; 8] = [
+    "affects",
     "agent",
     "judge",
     "simulator",
