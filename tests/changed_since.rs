@@ -152,6 +152,34 @@ fn a_changed_golden_plays_only_its_cases_and_every_report_says_so() {
             "**Selected:** 2 of 6 goldens selected\\: changed since main (the gate compares these only)",
         ],
     );
+    // The saved report is compared on its own cases later too.
+    let compared = common::goldgate(
+        root,
+        &[
+            "compare",
+            "out/report.json",
+            "--baseline",
+            "baseline.json",
+            "--json",
+        ],
+    );
+    let comparison: Value = serde_json::from_str(&compared.exits(1).stdout).unwrap();
+    assert_eq!(comparison["missing"], serde_json::json!([]));
+    common::goldgate(
+        root,
+        &[
+            "report",
+            "out/report.json",
+            "--baseline",
+            "baseline.json",
+            "--markdown",
+            "out/again.md",
+        ],
+    )
+    .exits(1);
+    let again = fs::read_to_string(root.join("out/again.md")).unwrap();
+    common::assert_contains(&again, &["2 of 6 goldens selected", "0 newly passing"]);
+    common::assert_lacks(&again, &["not run"]);
 }
 
 #[test]

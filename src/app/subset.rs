@@ -121,14 +121,7 @@ impl Narrowed {
     /// report's own for a rerun.
     pub fn gate(&self, gate: Gate) -> Gate {
         match (&self.saved, &self.keys) {
-            (Some(saved), _) => {
-                let kept: HashSet<String> = saved.cases.iter().map(|c| c.key()).collect();
-                if saved.scope.as_ref().is_some_and(Scope::is_partial) {
-                    gate.only(&kept)
-                } else {
-                    gate
-                }
-            }
+            (Some(saved), _) => gate.fitted(saved),
             (None, Some(keys)) => gate.only(keys),
             (None, None) => gate,
         }

@@ -95,6 +95,18 @@ impl Gate {
         baseline.samples = Samples::default();
         self
     }
+
+    /// The gate for a saved `report`: over its own cases when it covers part of the suite
+    /// ([`Scope::is_partial`](crate::results::Scope::is_partial)), as the run that wrote it
+    /// compared them; else as it is.
+    pub fn fitted(self, report: &Report) -> Gate {
+        if report.scope.as_ref().is_some_and(|s| s.is_partial()) {
+            let keys: HashSet<String> = report.cases.iter().map(|c| c.key()).collect();
+            self.only(&keys)
+        } else {
+            self
+        }
+    }
 }
 
 /// `report` as it is committed: the volatile fields listed in the module docs cleared.
