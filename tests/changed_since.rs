@@ -94,6 +94,8 @@ fn run(root: &Path, extra: &[&str]) -> (common::Outcome, Value, String) {
         "out/report.json",
         "--markdown",
         "out/summary.md",
+        "--html",
+        "out/report.html",
     ];
     args.extend(extra);
     fs::create_dir_all(root.join("out")).unwrap();
@@ -180,6 +182,8 @@ fn a_changed_golden_plays_only_its_cases_and_every_report_says_so() {
     let again = fs::read_to_string(root.join("out/again.md")).unwrap();
     common::assert_contains(&again, &["2 of 6 goldens selected", "0 newly passing"]);
     common::assert_lacks(&again, &["not run"]);
+    let page = fs::read_to_string(root.join("out/report.html")).unwrap();
+    common::assert_contains(&page, &["2 of 6 goldens selected: changed since main"]);
 }
 
 #[test]

@@ -70,7 +70,7 @@ selected is a pass with nothing run. A run of part of the suite cannot become th
 An unknown REF, or a directory outside a git repository, exits 2; in a shallow clone, fetch \
 the base first (actions/checkout with `fetch-depth: 0`).
 
-  goldgate run --changed-since origin/main --baseline evals/baseline.json --fail-on-regress
+  goldgate run --changed-since origin/main --baseline baseline.json evals/
   goldgate run --changed-since HEAD~1 evals/";
 
 const RERUN_HELP: &str = "\
@@ -85,5 +85,5 @@ tests every run. Rerun a failure with --repeat N to give the gate the runs to te
 case from a broken one. The agent must be the report's.
 
   goldgate run --output report.json evals/
-  goldgate run --rerun report.json --only errored --output report.json evals/
-  goldgate run --rerun report.json --repeat 3 --baseline evals/baseline.json --output report.json";
+  goldgate run --rerun report.json --only errored -o report.json evals/
+  goldgate run --rerun report.json --repeat 3 --baseline base.json -o report.json evals/";
