@@ -256,6 +256,22 @@ fn the_change_is_the_branchs_own_uncommitted_and_untracked_files_included() {
 }
 
 #[test]
+fn a_deleted_golden_is_reported_missing_not_forgotten() {
+    let repo = repository();
+    let root = repo.path();
+    git(root, &["rm", "-q", "goldens/c.yaml"]);
+    let (outcome, report, markdown) = run(root, &[]);
+    outcome.exits(0);
+    assert_eq!(ids(&report).len(), 0);
+    assert_eq!(
+        report["gate"]["missing"],
+        serde_json::json!(["goldens/c.yaml#c-1", "goldens/c.yaml#c-2"])
+    );
+    assert_eq!(report["scope"]["total"], 4);
+    common::assert_contains(&markdown, &["2 not run"]);
+}
+
+#[test]
 fn nothing_changed_runs_nothing_and_passes() {
     let repo = repository();
     let (outcome, report, markdown) = run(repo.path(), &["--fail-on-regress"]);

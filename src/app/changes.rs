@@ -234,3 +234,78 @@ fn whole_suite(
         .map(|(_, name)| (*name).to_owned())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::{Affected, Changes};
+    use crate::config::{AgentConfig, Config};
+    use crate::load::Suite;
+
+    fn changes(root: &Path, files: &[&str]) -> Changes {
+        Changes {
+            since: "main".into(),
+            merge_base: "0".repeat(40),
+            root: root.to_owned(),
+            files: files.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+
+    /// What `files` changing selects under the config `yaml` (written to goldgate.yaml).
+    fn affected(root: &Path, yaml: &str, files: &[&str]) -> Affected {
+        fs::write(root.join("goldgate.yaml"), yaml).unwrap();
+        let config = Config::load(&root.join("goldgate.yaml")).unwrap();
+        let agent = config.agent.clone();
+        changes(root, files).affected(&Suite::default(), &config, agent.as_ref(), root)
+    }
+
+    fn all(files: &[&str]) -> Affected {
+        Affected::All(files.iter().map(|f| (*f).to_owned()).collect())
+    }
+
+    #[test]
+    fn what_the_agent_is_made_of_plays_every_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("agent")).unwrap();
+        fs::write(root.join("agent/prompt.md"), "You help.").unwrap();
+        fs::write(root.join("agent/tools.json"), "[]").unwrap();
+        fs::write(root.join("run.py"), "").unwrap();
+        let llm = "agent: { openai: { system_prompt: agent/prompt.md, tools: agent/tools.json } }";
+        assert_eq!(
+            affected(root, llm, &["agent/prompt.md", "README.md"]),
+            all(&["agent/prompt.md"])
+        );
+        assert_eq!(
+            affected(root, llm, &["agent/tools.json"]),
+            all(&["agent/tools.json"])
+        );
+        assert_eq!(
+            affected(root, llm, &["goldgate.yaml"]),
+            all(&["goldgate.yaml"])
+        );
+        let command = "agent: { command: [python3, run.py, --stdio] }";
+        assert_eq!(affected(root, command, &["run.py"]), all(&["run.py"]));
+        let replay = "agent: { replay: transcripts }";
+        assert_eq!(
+            affected(root, replay, &["transcripts/a.json"]),
+            all(&["transcripts/a.json"])
+        );
+        let globs =
+            "affects: ['server/**', '*.toml']\nagent: { http: { url: 'http://127.0.0.1:9' } }";
+        assert_eq!(
+            affected(root, globs, &["server/src/main.rs"]),
+            all(&["server/src/main.rs"])
+        );
+        assert_eq!(affected(root, globs, &["Cargo.toml"]), all(&["Cargo.toml"]));
+        // `*` stays in its folder; nothing else here is what the agent is made of.
+        let none = affected(root, globs, &["sub/Cargo.toml", "README.md", "run.py"]);
+        assert_eq!(none, Affected::Cases(Default::default()));
+        assert!(matches!(
+            Config::load(&root.join("goldgate.yaml")).unwrap().agent,
+            Some(AgentConfig::Http { .. })
+        ));
+    }
+}

@@ -30,6 +30,8 @@ pub struct Narrowed {
     /// The cases to keep (see [`super::select::Selection::keys`]); `None`: all of them.
     pub keys: Option<HashSet<String>>,
     reason: ScopeReason,
+    /// `--changed-since`: the files changed, as git names them (relative to the repository).
+    changed: HashSet<String>,
     /// `--rerun`: the saved report the replays merge into.
     pub saved: Option<Report>,
 }
@@ -56,6 +58,7 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
             };
             Ok(Narrowed {
                 keys,
+                changed: changes.files.into_iter().collect(),
                 reason: ScopeReason::ChangedSince {
                     since: changes.since,
                     merge_base: changes.merge_base,
@@ -92,6 +95,7 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
                     report: report.display().to_string(),
                     only: only.clone(),
                 },
+                changed: HashSet::new(),
                 saved: Some(saved),
             })
         }
@@ -117,12 +121,21 @@ impl Narrowed {
         }
     }
 
-    /// The gate over the cases the report will hold: those selected by a change; the saved
-    /// report's own for a rerun.
+    /// The gate over the cases the report will hold: those selected by a change, and the
+    /// baseline's cases of a golden file the change deleted or renamed, which did not run and
+    /// are reported missing; the saved report's own for a rerun.
     pub fn gate(&self, gate: Gate) -> Gate {
         match (&self.saved, &self.keys) {
             (Some(saved), _) => gate.fitted(saved),
-            (None, Some(keys)) => gate.only(keys),
+            (None, Some(keys)) => {
+                let mut kept = keys.clone();
+                let gone = gate.baseline.cases.iter().filter(|case| {
+                    let file = crate::shard::key(&case.file, "");
+                    self.changed.contains(file.trim_end_matches('#'))
+                });
+                kept.extend(gone.map(|case| case.key()));
+                gate.only(&kept)
+            }
             (None, None) => gate,
         }
     }
