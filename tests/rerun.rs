@@ -173,6 +173,8 @@ fn only_what_failed_or_errored_is_replayed_and_merged_into_the_report() {
         json!(["failed", "failed"])
     );
     assert_eq!(report["aggregates"]["cases"]["total"], 4);
+    assert_eq!(report["scope"]["selected"], 2);
+    assert_eq!(report["scope"]["reason"]["only"], json!(["failed", "error"]));
 }
 
 #[test]

@@ -107,8 +107,9 @@ impl Narrowed {
     /// flags left. A rerun's merged report covers the saved report's cases, of which those
     /// replayed; a saved report of part of the suite stays one.
     pub fn scope(&self, selected: &Selected) -> Scope {
-        if let Some(scope) = self.saved.as_ref().and_then(|s| s.scope.clone()) {
-            return scope;
+        let saved_scope = self.saved.as_ref().and_then(|s| s.scope.as_ref());
+        if let Some(scope) = saved_scope.filter(|s| s.is_partial()) {
+            return scope.clone();
         }
         let total = match &self.saved {
             Some(saved) => saved.cases.len(),
