@@ -174,7 +174,10 @@ fn only_what_failed_or_errored_is_replayed_and_merged_into_the_report() {
     );
     assert_eq!(report["aggregates"]["cases"]["total"], 4);
     assert_eq!(report["scope"]["selected"], 2);
-    assert_eq!(report["scope"]["reason"]["only"], json!(["failed", "error"]));
+    assert_eq!(
+        report["scope"]["reason"]["only"],
+        json!(["failed", "error"])
+    );
 }
 
 #[test]
@@ -277,4 +280,15 @@ fn a_rerun_refuses_another_agent_a_lost_case_and_a_bad_only() {
         &["--rerun", "report.json", "--changed-since", "main"],
     )
     .exits(2);
+    let adaptive = [
+        "--rerun",
+        "report.json",
+        "--baseline",
+        "report.json",
+        "--max-repeat",
+        "3",
+    ];
+    run(root, addr, &adaptive)
+        .exits(2)
+        .warns(&["cannot be used with"]);
 }

@@ -36,7 +36,8 @@ pub struct Narrowed {
     pub saved: Option<Report>,
 }
 
-/// What the context of the subset needs: the suite, the config, the agent, the directory.
+/// What resolving a subset reads: the suite loaded, the config, the agent under test, and the
+/// directory relative paths start from.
 pub struct Context<'a> {
     pub suite: &'a Suite,
     pub config: &'a Config,

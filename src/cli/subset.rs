@@ -29,7 +29,7 @@ pub struct RunSelectionArgs {
         long,
         value_name = "REPORT",
         help_heading = "Selection",
-        conflicts_with = "changed_since",
+        conflicts_with_all = ["changed_since", "max_repeat"],
         long_help = RERUN_HELP
     )]
     pub rerun: Option<PathBuf>,
