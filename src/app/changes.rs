@@ -43,8 +43,8 @@ pub enum ChangesError {
         "--changed-since: cannot run git ({0})\nhint: install git, or leave --changed-since out to run every case"
     )]
     NoGit(std::io::Error),
-    #[error("--changed-since: {} is not in a git repository\nhint: run goldgate inside the repository's checkout, or leave --changed-since out", .0.display())]
-    NotARepository(PathBuf),
+    #[error("--changed-since: {} is not in a git repository ({why})\nhint: run goldgate inside the repository's checkout, or leave --changed-since out", dir.display())]
+    NotARepository { dir: PathBuf, why: String },
     #[error(
         "--changed-since: `{0}` names no commit here\nhint: a branch of the remote needs its remote's name (`origin/main`); in CI, fetch the base first (`git fetch origin main`, or actions/checkout with `fetch-depth: 0`)"
     )]
@@ -88,7 +88,12 @@ fn line(bytes: &[u8]) -> String {
 pub fn since(since: &str, dir: &Path) -> Result<Changes, ChangesError> {
     let root = match git(dir, &["rev-parse", "--show-toplevel"])? {
         Ok(out) => PathBuf::from(line(&out)),
-        Err(_) => return Err(ChangesError::NotARepository(dir.to_owned())),
+        Err(why) => {
+            return Err(ChangesError::NotARepository {
+                dir: dir.to_owned(),
+                why,
+            });
+        }
     };
     // A revision starting with `-` would be read as an option.
     if since.starts_with('-') || since.trim().is_empty() {
