@@ -96,6 +96,8 @@ fn run(root: &Path, extra: &[&str]) -> (common::Outcome, Value, String) {
         "out/summary.md",
         "--html",
         "out/report.html",
+        "--junit",
+        "out/junit.xml",
     ];
     args.extend(extra);
     fs::create_dir_all(root.join("out")).unwrap();
@@ -182,6 +184,13 @@ fn a_changed_golden_plays_only_its_cases_and_every_report_says_so() {
     let again = fs::read_to_string(root.join("out/again.md")).unwrap();
     common::assert_contains(&again, &["2 of 6 goldens selected", "0 newly passing"]);
     common::assert_lacks(&again, &["not run"]);
+    let junit = fs::read_to_string(root.join("out/junit.xml")).unwrap();
+    common::assert_contains(
+        &junit,
+        &[
+            r#"<property name="goldgate.scope" value="2 of 6 goldens selected: changed since main"/>"#,
+        ],
+    );
     let page = fs::read_to_string(root.join("out/report.html")).unwrap();
     common::assert_contains(&page, &["2 of 6 goldens selected: changed since main"]);
 }
