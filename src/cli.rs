@@ -55,8 +55,8 @@ pub enum Command {
     Report(ReportArgs),
     /// List the cases a run would play, by file, without calling any agent.
     ///
-    /// Takes the paths and the selection flags of `run` (`--filter`, `--name`, `--shard`) and
-    /// selects exactly as `run` does. `--json` prints one JSON document (see docs/reference.md).
+    /// Takes `run`'s paths and selection flags (`--filter`, `--name`, `--shard`, `--changed-since`)
+    /// and selects exactly as `run` does. `--json` prints one JSON document (docs/reference.md).
     List(ListArgs),
     /// Convert a golden file to SCRAPI YAML, CES CSV or gecx scenario YAML.
     ///
@@ -388,7 +388,7 @@ pub struct ListArgs {
     pub suite: SuiteArgs,
 
     #[command(flatten)]
-    pub selection: SelectionArgs,
+    pub selection: subset::ListSelectionArgs,
 
     /// Print one JSON document on stdout instead of the listing.
     #[arg(long)]

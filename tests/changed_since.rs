@@ -156,6 +156,19 @@ fn a_changed_golden_plays_only_its_cases_and_every_report_says_so() {
             "**Selected:** 2 of 6 goldens selected\\: changed since main (the gate compares these only)",
         ],
     );
+    // `list` shows what such a run plays.
+    let listed = common::goldgate(
+        root,
+        &["list", "goldens", "--changed-since", "main", "--json"],
+    );
+    let listed: Value = serde_json::from_str(&listed.exits(0).stdout).unwrap();
+    let ids: Vec<&Value> = listed["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    assert_eq!(ids, ["b-1", "b-2"]);
     // The saved report is compared on its own cases later too.
     let compared = common::goldgate(
         root,

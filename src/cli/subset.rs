@@ -1,5 +1,5 @@
 //! `run`'s selection flags: those `list` shares, and the two that play part of the suite,
-//! `--changed-since REF` and `--rerun REPORT`.
+//! `--changed-since REF` (which `list` takes too) and `--rerun REPORT`.
 
 use std::path::PathBuf;
 
@@ -43,6 +43,17 @@ pub struct RunSelectionArgs {
         help_heading = "Selection"
     )]
     pub only: Option<RerunOnly>,
+}
+
+/// Which cases `list` lists: those `run` would play with the same flags.
+#[derive(Debug, Args)]
+pub struct ListSelectionArgs {
+    #[command(flatten)]
+    pub common: SelectionArgs,
+
+    /// Only the goldens `run --changed-since REF` would play (see `goldgate run --help`).
+    #[arg(long, value_name = "REF", help_heading = "Selection")]
+    pub changed_since: Option<String>,
 }
 
 /// Which cases of a saved report `--rerun` replays.
