@@ -72,7 +72,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         }
         Err(message) => return Ok(fail(&message)),
     };
-    // Nothing replayed played no agent: there is nothing to tell apart.
+    // A rerun that replays nothing asks no agent: there is no agent to tell apart.
     let saved_agent = (chosen.saved.as_ref())
         .filter(|_| !chosen.selected.cases.is_empty())
         .map(|s| s.agent.clone());
