@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use goldgate::config::RunSettings;
 use goldgate::llm::cache;
+use values::{at_least_one, false_alarm_rate, from_run_settings, parse_duration, parse_usd};
 
+pub mod subset;
+mod values;
 const AFTER_HELP: &str = "\
 Exit codes (every command):
   0  everything passed (warnings allowed)
@@ -54,8 +57,8 @@ pub enum Command {
     Report(ReportArgs),
     /// List the cases a run would play, by file, without calling any agent.
     ///
-    /// Takes the paths and the selection flags of `run` (`--filter`, `--name`, `--shard`) and
-    /// selects exactly as `run` does. `--json` prints one JSON document (see docs/reference.md).
+    /// Takes `run`'s paths and selection flags (`--filter`, `--name`, `--shard`, `--changed-since`)
+    /// and selects exactly as `run` does. `--json` prints one JSON document (docs/reference.md).
     List(ListArgs),
     /// Convert a golden file to SCRAPI YAML, CES CSV or gecx scenario YAML.
     ///
@@ -111,16 +114,6 @@ pub struct GateArgs {
         help_heading = "Regression gate"
     )]
     pub false_alarm_rate: f64,
-}
-
-/// A false-alarm rate in percent, as a fraction in `(0, 1)`.
-fn false_alarm_rate(text: &str) -> Result<f64, String> {
-    match text.trim_end_matches('%').parse::<f64>() {
-        Ok(pct) if pct > 0.0 && pct < 100.0 => Ok(pct / 100.0),
-        _ => Err(format!(
-            "`{text}` is not a percentage between 0 and 100 (exclusive), such as 1 or 0.5"
-        )),
-    }
 }
 
 /// `--config FILE`: the one declaration of it, flattened into every command that reads
@@ -221,7 +214,7 @@ pub struct RunArgs {
     pub suite: SuiteArgs,
 
     #[command(flatten)]
-    pub selection: SelectionArgs,
+    pub selection: subset::RunSelectionArgs,
 
     /// Test the agent at this URL (the HTTP protocol), instead of the config's agent; when the
     /// config's agent is an HTTP template, only its URL is replaced.
@@ -394,7 +387,7 @@ pub struct ListArgs {
     pub suite: SuiteArgs,
 
     #[command(flatten)]
-    pub selection: SelectionArgs,
+    pub selection: subset::ListSelectionArgs,
 
     /// Print one JSON document on stdout instead of the listing.
     #[arg(long)]
@@ -551,32 +544,6 @@ Examples:
 Exit codes: 0 all passed; 1 a case failed; 2 a file does not load, the agent errored or
 was unreachable, or the run was interrupted.";
 
-/// The help of a flag that overrides a `run:` setting, with the default written once, in
-/// [`RunSettings`].
-fn from_run_settings(what: &str, default: impl std::fmt::Display) -> String {
-    format!("{what} [default: `run:` in goldgate.yaml, else {default}]")
-}
-
-/// A duration on the command line carries its unit: `--timeout 5` could be seconds or
-/// milliseconds to whoever reads the workflow.
-fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    if !text.is_empty() && text.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return Err(format!(
-            "`{text}` has no unit: write `{text}s`, `{text}ms` or `{text}m`"
-        ));
-    }
-    goldgate::config::parse_duration(text)
-}
-
-/// A count of at least one (`--concurrency 0` would run nothing).
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(0) => Err("must be at least 1".to_owned()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("`{text}` is not a whole number")),
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct LintArgs {
     /// Files or directories to check.
@@ -603,15 +570,4 @@ pub enum LintFormat {
     Json,
     /// GitHub Actions `::error file=...,line=...::` annotations.
     Github,
-}
-
-/// An amount of US dollars above zero: `5`, `0.50`, `$2` (a `$` is allowed, as people write it).
-fn parse_usd(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_start_matches('$');
-    match number.parse::<f64>() {
-        Ok(usd) if usd > 0.0 && usd.is_finite() => Ok(usd),
-        _ => Err(format!(
-            "`{text}` is not an amount of US dollars above 0, such as `5` or `0.50`"
-        )),
-    }
 }

@@ -6,6 +6,7 @@
 //! printed or reported. The `judge:` block and the LLM agent kinds are read by
 //! [`crate::config::llm`].
 
+pub mod affects;
 pub mod ces;
 pub mod eval_config;
 pub mod floors;
@@ -54,6 +55,9 @@ pub struct Config {
     pub floors: Vec<crate::model::Floor>,
     /// gecx's `eval.config.json` in the current directory, read once beside the config.
     pub eval_config: eval_config::EvalConfig,
+    /// Globs (relative to the config's directory) of files every golden depends on
+    /// (`affects:`): `run --changed-since` runs the whole suite when one changed.
+    pub affects: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -177,6 +181,9 @@ pub struct LlmAgentSettings {
     pub temperature: Option<f64>,
     /// Rounds of tool calls allowed in one turn.
     pub max_tool_rounds: u32,
+    /// The files the prompt and tools were read from (`run --changed-since` runs the whole
+    /// suite when one changed).
+    pub files: Vec<PathBuf>,
 }
 
 /// Tool rounds an LLM agent may take in one turn when the config does not say.
@@ -214,7 +221,8 @@ pub struct ConfigError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const TOP_KEYS: [&str; 9] = [
+const TOP_KEYS: [&str; 10] = [
+    "affects",
     "agent",
     "floors",
     "judge",
@@ -315,6 +323,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
     }
     if let Some(entries) = fields.take("quarantine") {
         config.quarantine = quarantine::parse(entries, diags);
+    }
+    if let Some(globs) = fields.take("affects") {
+        config.affects = affects::parse(globs, diags);
     }
     fields.take("version");
     fields.finish(&TOP_KEYS, diags);

@@ -11,6 +11,8 @@
 //! line and id. It is incomplete when a part is, or when a shard is missing; it then covers
 //! fewer cases than the suite (`suite.cases` says how many there are).
 
+pub mod rerun;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -148,6 +150,7 @@ fn joined(parts: &[Part], incomplete: bool) -> Report {
             shard: None,
             ..base.suite.clone()
         },
+        scope: base.scope.clone(),
         judges: judges(parts),
         judge_usage: JudgeUsage::sum(parts.iter().flat_map(|p| &p.report.judge_usage)),
         incomplete,

@@ -125,7 +125,12 @@ pub struct SuiteId {
 impl SuiteId {
     /// The identity of the suite made of `cases` (all of them, before sharding), run as `shard`.
     pub fn of<'a>(cases: impl IntoIterator<Item = &'a Case>, shard: Option<Shard>) -> Self {
-        let mut keys: Vec<String> = cases.into_iter().map(case_key).collect();
+        Self::of_keys(cases.into_iter().map(case_key), shard)
+    }
+
+    /// The identity of the suite of the cases with these keys ([`key`]), run as `shard`.
+    pub fn of_keys(keys: impl IntoIterator<Item = String>, shard: Option<Shard>) -> Self {
+        let mut keys: Vec<String> = keys.into_iter().collect();
         keys.sort_unstable();
         let mut bytes = Vec::new();
         for key in &keys {

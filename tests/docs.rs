@@ -98,7 +98,8 @@ enum Yaml {
     GitLab,
 }
 
-const CONFIG_KEYS: [&str; 8] = [
+const CONFIG_KEYS: [&str; 9] = [
+    "affects",
     "agent",
     "prices",
     "judge",

@@ -265,6 +265,7 @@ fn json_report_fields() {
             "goldgate_version",
             "agent",
             "suite",
+            "scope",
             "judges",
             "judge_usage",
             "incomplete",

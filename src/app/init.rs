@@ -110,6 +110,9 @@ const COMMON: &str = r#"run:
 thresholds: { passRateDropPp: 0, deflectionDropPp: 5, p95LatencyIncreasePct: 20 }
 # Bars the whole suite must clear whatever the baseline says.
 # floors: { min_pass_rate: 0.8 }
+# On a pull request only the goldens it changed run, or all of them when this file or the
+# agent's prompt, tools or command changed: list here what goldgate cannot see (globs).
+# affects: ["src/**"]
 # Cases that must not block for now: who owns them, why, and until when.
 # quarantine:
 #   - { case: evals/goldens/example.yaml#greets_and_asks_how_to_help, owner: "@you", reason: "why", expires: 2030-01-31 }

@@ -4,6 +4,7 @@
 //! prints as they are.
 
 pub mod baseline;
+pub mod changes;
 pub mod convert;
 pub mod grading;
 pub mod init;
@@ -13,4 +14,5 @@ pub mod secrets;
 pub mod select;
 pub mod session;
 pub mod setup;
+pub mod subset;
 pub mod tags;

@@ -1,8 +1,10 @@
 //! Which loaded cases a command plays: `--filter` (tag expressions, any of them), `--exclude`
 //! (none of these tags), `--name` (a glob over the
-//! id or the name), then `--shard K/N`. `run` and `list` both call [`select`], so that the list
+//! id or the name), then the cases a change or a saved report names (`run --changed-since`,
+//! `run --rerun`), then `--shard K/N`. `run` and `list` both call [`select`], so that the list
 //! is what a run with the same flags then plays.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use globset::GlobBuilder;
@@ -10,7 +12,7 @@ use globset::GlobBuilder;
 use super::tags::TagExpr;
 use crate::load::Suite;
 use crate::model::Case;
-use crate::shard::{Shard, SuiteId};
+use crate::shard::{Shard, SuiteId, case_key};
 
 /// The selection flags, parsed.
 #[derive(Clone, Debug, Default)]
@@ -22,6 +24,10 @@ pub struct Selection {
     pub excludes: Vec<String>,
     /// A glob matched against the case id and the case name.
     pub name: Option<String>,
+    /// Only the cases with these keys ([`crate::shard::key`]), among those the flags above
+    /// select: the goldens a change touched, the failures of a saved report. None selected
+    /// is no error: nothing changed.
+    pub keys: Option<HashSet<String>>,
     pub shard: Option<Shard>,
 }
 
@@ -33,6 +39,9 @@ pub struct Selected {
     /// The suite they belong to: every case selected before sharding, so that the shards of one
     /// suite share it.
     pub suite: SuiteId,
+    /// How many cases the tag and name flags selected before [`Selection::keys`] narrowed
+    /// them: the suite a change selected from.
+    pub considered: usize,
 }
 
 impl Selected {
@@ -83,6 +92,14 @@ pub fn select(suite: &Suite, selection: &Selection) -> Result<Selected, SelectEr
             loaded: suite.case_count(),
         });
     }
+    let considered = cases.len();
+    let cases: Vec<Arc<Case>> = match &selection.keys {
+        Some(keys) => cases
+            .into_iter()
+            .filter(|c| keys.contains(&case_key(c)))
+            .collect(),
+        None => cases,
+    };
     let suite_id = SuiteId::of(cases.iter().map(|c| c.as_ref()), selection.shard);
     let cases = match selection.shard {
         Some(shard) => cases
@@ -94,5 +111,6 @@ pub fn select(suite: &Suite, selection: &Selection) -> Result<Selected, SelectEr
     Ok(Selected {
         cases,
         suite: suite_id,
+        considered,
     })
 }

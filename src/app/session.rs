@@ -13,8 +13,9 @@ use crate::config::AgentConfig;
 use crate::config::quarantine::{self, Date};
 use crate::gate::Gate;
 use crate::gate::adaptive::{self, Schedule};
+use crate::merge;
 use crate::model::{Case, Floor};
-use crate::results::{Budget, FloorResult, Policy, Report};
+use crate::results::{Budget, FloorResult, Policy, Report, Scope};
 use crate::run::{self, Event, OnEvent, Repeat, RunOptions, Stop};
 use crate::score::Grader;
 use crate::shard::{self, SuiteId};
@@ -41,6 +42,11 @@ pub struct RunPlan {
     pub policy: Policy,
     /// Errored cases the run may have before it cannot pass.
     pub max_errors: usize,
+    /// Part of the suite only, and why (`--changed-since`, `--rerun`): the report says so.
+    pub scope: Option<Scope>,
+    /// `--rerun`: the saved report the cases played are merged into before the gate looks
+    /// ([`merge::rerun`]).
+    pub rerun_into: Option<Report>,
 }
 
 /// Something the run found worth telling, beside its report.
@@ -80,7 +86,7 @@ impl fmt::Display for Notice {
 /// it is incomplete); `on_event` hears every case start and finish, and the runs adaptive
 /// repeats add; `notice` hears what [`Notice`] lists.
 pub async fn play(
-    plan: RunPlan,
+    mut plan: RunPlan,
     stop: &Stop,
     on_event: OnEvent,
     notice: &(dyn Fn(Notice) + Sync),
@@ -98,6 +104,9 @@ pub async fn play(
     )
     .await;
     let mut report = played.report;
+    if let Some(saved) = plan.rerun_into.take() {
+        report = merge::rerun::merged(saved, report);
+    }
     // Before the gate looks: a quarantined case takes no part in its decisions.
     for entry in quarantine::apply(&plan.quarantine, &mut report.cases, Date::today()) {
         notice(Notice::UnusedQuarantine {
@@ -161,6 +170,7 @@ async fn settle(
 /// before any sink or the baseline reads it.
 fn complete(report: &mut Report, plan: RunPlan, notice: &(dyn Fn(Notice) + Sync)) {
     report.suite = plan.suite;
+    report.scope = plan.scope;
     report.max_errors = plan.max_errors;
     report.budget = plan.options.pricing.budget.map(|limit_usd| Budget {
         limit_usd,

@@ -37,6 +37,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
+    let gate = gate.fitted(&report);
     // Cases of another suite read as new or missing: say so, as `merge` does for shards.
     if let Some(difference) = gate.baseline.suite.difference(&report.suite) {
         eprintln!(

@@ -4,26 +4,31 @@
 use std::io::Write;
 
 use goldgate::app::list::Listing;
-use goldgate::app::select;
+use goldgate::app::select::{self, Selected, Selection};
+use goldgate::app::subset::{self, Subset};
+use goldgate::config::Config;
 use goldgate::exit::Exit;
+use goldgate::load::Suite;
+use goldgate::report::console;
 
 use crate::cli::ListArgs;
 
 pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
-    let selection = match super::selection_of(&args.selection) {
+    let selection = match super::selection_of(&args.selection.common) {
         Ok(selection) => selection,
         Err(message) => return Ok(fail(&message)),
     };
-    // Loaded only to refuse what `run` refuses: a config that does not load.
-    if super::load_config(args.suite.config.path(), "listed").is_none() {
+    // Loaded to refuse what `run` refuses (a config that does not load), and for what
+    // `--changed-since` makes every case depend on.
+    let Some(config) = super::load_config(args.suite.config.path(), "listed") else {
         return Ok(Exit::Error);
-    }
+    };
     let Some(suite) = super::load_goldens(&args.suite.paths, "listed")? else {
         return Ok(Exit::Error);
     };
-    let selected = match select::select(&suite, &selection) {
+    let selected = match chosen(args, &suite, &config, selection) {
         Ok(selected) => selected,
-        Err(err) => return Ok(fail(&err.to_string())),
+        Err(message) => return Ok(fail(&message)),
     };
     if let Some(note) = selected.empty_shard_note() {
         eprintln!("goldgate: {note}");
@@ -40,6 +45,34 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     out.flush()?;
     eprintln!("goldgate list: {}", listing.summary());
     Ok(Exit::Success)
+}
+
+/// The cases `selection` picks, narrowed as `run --changed-since` narrows them (the config's
+/// agent: `list` takes no agent flags), the selection said on stderr.
+fn chosen(
+    args: &ListArgs,
+    suite: &Suite,
+    config: &Config,
+    selection: Selection,
+) -> Result<Selected, String> {
+    let Some(since) = &args.selection.changed_since else {
+        return select::select(suite, &selection).map_err(|e| e.to_string());
+    };
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let context = subset::Context {
+        suite,
+        config,
+        agent: config.agent.as_ref(),
+        cwd: &cwd,
+    };
+    let narrowed = subset::narrow(&Subset::ChangedSince(since.clone()), &context)?;
+    let chosen =
+        subset::choose(suite, selection, Some(narrowed), None).map_err(|e| e.to_string())?;
+    if let Some(scope) = &chosen.scope {
+        eprintln!("goldgate: {}", console::escape(&scope.describe()));
+    }
+    Ok(chosen.selected)
 }
 
 fn fail(message: &str) -> Exit {

@@ -127,6 +127,7 @@ pub fn selection_of(args: &SelectionArgs) -> Result<Selection, String> {
         filters,
         excludes: args.excludes.clone(),
         name: args.name.clone(),
+        keys: None,
         shard,
     })
 }

@@ -30,7 +30,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         };
         match super::gate_of(&args.gate, &config) {
-            Ok(gate) => report.gate = gate.map(|gate| gate.compare(&report)),
+            Ok(gate) => report.gate = gate.map(|gate| gate.fitted(&report).compare(&report)),
             Err(exit) => return Ok(exit),
         }
         // Asked for here, the gate decides as it would have in the run.

@@ -9,19 +9,23 @@ use anyhow::Context as _;
 use goldgate::app::baseline::History;
 use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Publish};
-use goldgate::app::select::{self, Selected, Selection};
+use goldgate::app::select::Selection;
 use goldgate::app::session::{self, Notice, RunPlan};
+use goldgate::app::subset::{self, Chosen, Narrowed, Subset};
 use goldgate::config::{AgentConfig, Config};
 use goldgate::exit::Exit;
+use goldgate::gate::Gate;
 use goldgate::limit::{self, Limits};
+use goldgate::load::Suite;
 use goldgate::model::Floor;
 use goldgate::report::{console, gate};
 use goldgate::results::json;
-use goldgate::results::{CaseResult, Policy, Report, Status, Verdict};
+use goldgate::results::{CaseResult, Policy, Report, Scope, Status, Verdict};
 use goldgate::run::{Event, OnEvent, Repeat, RunOptions, Stop};
 
 use super::files::ReportFiles;
 use crate::cli::RunArgs;
+use crate::cli::subset::RerunOnly;
 
 mod progress;
 use progress::{progress_bar, rate_limit_notice};
@@ -52,18 +56,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         .flat_map(|f| f.floors.iter().cloned())
         .chain(config.floors.iter().cloned())
         .collect();
-    let selected = match select::select(&suite, &selection) {
-        Ok(selected) => selected,
-        Err(err) => return Ok(fail(&err.to_string())),
+    let chosen = match choose(args, (&suite, &config), selection, gate) {
+        Ok(chosen) => chosen,
+        Err(message) => return Ok(fail(&message)),
     };
-    if let Some(note) = selected.empty_shard_note() {
-        eprintln!("goldgate: {note}");
-    }
-    let Selected {
-        cases,
-        suite: suite_id,
-    } = selected;
-    let agent = match session::agent_needed(agent_config(args, &config), &cases) {
+    let agent = match session::agent_needed(agent_config(args, &config), &chosen.selected.cases) {
         Ok(agent) => agent,
         Err(message) => return Ok(fail(&message)),
     };
@@ -75,15 +72,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         }
         Err(message) => return Ok(fail(&message)),
     };
+    // A rerun that replays nothing asks no agent: there is no agent to tell apart.
+    let saved_agent = (chosen.saved.as_ref())
+        .filter(|_| !chosen.selected.cases.is_empty())
+        .map(|s| s.agent.clone());
     let plan = RunPlan {
-        cases,
-        suite: suite_id,
+        cases: chosen.selected.cases,
+        // A rerun's report is the saved one, with its suite; the gate looks once at it.
+        suite: (chosen.saved.as_ref()).map_or(chosen.selected.suite, |s| s.suite.clone()),
         repeat,
-        max_repeat: args.max_repeat,
+        max_repeat: (chosen.saved.as_ref()).map_or(args.max_repeat, |_| Some(repeat.runs())),
         agent,
         grader,
         options,
-        gate,
+        gate: chosen.gate,
         quarantine: config.quarantine.clone(),
         floors,
         policy: Policy {
@@ -91,9 +93,42 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             fail_on_inconclusive: args.gate.fail_on_inconclusive,
         },
         max_errors: args.max_errors,
+        scope: chosen.scope,
+        rerun_into: chosen.saved,
     };
     let report = play(plan)?;
+    if let Some(saved) = saved_agent.filter(|a| *a != report.agent) {
+        return Ok(fail(&other_agent(&saved, &report.agent)));
+    }
     finish(args, &report, started.elapsed())
+}
+
+/// The cases to play, narrowed by `--changed-since` or `--rerun`, with the gate over them;
+/// what the selection left out is said before anything runs.
+fn choose(
+    args: &RunArgs,
+    (suite, config): (&Suite, &Config),
+    selection: Selection,
+    gate: Option<Gate>,
+) -> Result<Chosen, String> {
+    let narrowed = narrow(args, suite, config)?;
+    let chosen = subset::choose(suite, selection, narrowed, gate).map_err(|e| e.to_string())?;
+    if let Some(note) = chosen.selected.empty_shard_note() {
+        eprintln!("goldgate: {note}");
+    }
+    if let Some(scope) = &chosen.scope {
+        eprintln!("goldgate: {}", console::escape(&scope.describe()));
+    }
+    Ok(chosen)
+}
+
+/// Why a rerun against another agent than its report's is not merged.
+fn other_agent(saved: &str, now: &str) -> String {
+    format!(
+        "--rerun: the saved report is of the agent `{}`, this run's is `{}`: a report of both would mean neither; nothing was written",
+        console::escape(saved),
+        console::escape(now)
+    )
 }
 
 /// How the run plays: flags over `run:` in the config, with the credentials to mask.
@@ -209,7 +244,13 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
             Event::RunsAdded { runs } => shown.inc_length(runs as u64),
             Event::CaseStarted { .. } => {}
         });
-        let notice = |notice: Notice| eprintln!("goldgate: {notice}");
+        // A run of part of the suite cannot tell an entry for a case it left out from one for
+        // no case at all.
+        let partial = plan.scope.as_ref().is_some_and(Scope::is_partial);
+        let notice = |notice: Notice| match notice {
+            Notice::UnusedQuarantine { .. } if partial => {}
+            notice => eprintln!("goldgate: {notice}"),
+        };
         let report = session::play(plan, &stop, on_event, &notice).await;
         progress.finish_and_clear();
         report
@@ -273,7 +314,7 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
 
 /// The selection and `--repeat` / `--min-pass`, checked before anything is loaded.
 fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
-    let selection = super::selection_of(&args.selection)?;
+    let selection = super::selection_of(&args.selection.common)?;
     let repeat = Repeat::new(args.repeat, args.min_pass)
         .map_err(|e| format!("--repeat / --min-pass: {e}"))?;
     if args.gate.fail_on_inconclusive && !args.gate.fail_on_regress {
@@ -290,6 +331,33 @@ fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
         ));
     }
     Ok((selection, repeat))
+}
+
+/// `--changed-since` or `--rerun` resolved; `None` when neither is given.
+fn narrow(args: &RunArgs, suite: &Suite, config: &Config) -> Result<Option<Narrowed>, String> {
+    let flags = &args.selection;
+    let subset = match (&flags.changed_since, &flags.rerun) {
+        (Some(since), _) => Subset::ChangedSince(since.clone()),
+        (None, Some(report)) => Subset::Rerun {
+            report: report.clone(),
+            only: match flags.only {
+                Some(RerunOnly::Failed) => vec![Status::Failed],
+                Some(RerunOnly::Errored) => vec![Status::Error],
+                None => vec![Status::Failed, Status::Error],
+            },
+        },
+        (None, None) => return Ok(None),
+    };
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let agent = agent_config(args, config);
+    let context = subset::Context {
+        suite,
+        config,
+        agent: agent.as_ref(),
+        cwd: &cwd,
+    };
+    subset::narrow(&subset, &context).map(Some)
 }
 
 /// The agent the flags name, else the config's; `--startup-timeout` over a command agent's own.

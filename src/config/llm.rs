@@ -7,7 +7,7 @@
 //! none is an error rather than a one-word prompt. `tools` is the path of a JSON file (see
 //! [`super::tools`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::tools;
 use super::{
@@ -59,13 +59,19 @@ pub(crate) fn parse_agent(
         model: fields.string("model", diags),
         base_url: fields.string("base_url", diags),
     };
+    let mut files = Vec::new();
     let system_prompt = fields.take("system_prompt").and_then(|n| {
         let field = format!("{path}.system_prompt");
         let text = yaml::expect_text(n, &field, diags)?;
-        system_prompt(&text, n, &field, base, diags)
+        let (prompt, file) = system_prompt(&text, n, &field, base, diags)?;
+        files.extend(file);
+        Some(prompt)
     });
     let tools = match fields.take("tools") {
-        Some(n) => read_tools(n, &format!("{path}.tools"), base, diags),
+        Some(n) => read_tools(n, &format!("{path}.tools"), base, diags).map(|(tools, file)| {
+            files.push(file);
+            tools
+        }),
         None => Some(Vec::new()),
     };
     let temperature = fields
@@ -86,6 +92,7 @@ pub(crate) fn parse_agent(
             tools: tools?,
             temperature,
             max_tool_rounds,
+            files,
         },
     })
 }
@@ -96,15 +103,15 @@ fn system_prompt(
     field: &str,
     base: &Path,
     diags: &mut Diagnostics,
-) -> Option<String> {
+) -> Option<(String, Option<PathBuf>)> {
     let one_line = text.trim();
     if one_line.is_empty() || one_line.contains('\n') {
-        return Some(text.to_owned());
+        return Some((text.to_owned(), None));
     }
     let file = base.join(one_line);
     if file.is_file() {
         return match std::fs::read_to_string(&file) {
-            Ok(prompt) => Some(prompt),
+            Ok(prompt) => Some((prompt, Some(file))),
             Err(e) => {
                 diags
                     .error(
@@ -138,7 +145,7 @@ fn system_prompt(
             );
         return None;
     }
-    Some(text.to_owned())
+    Some((text.to_owned(), None))
 }
 
 fn read_tools(
@@ -146,7 +153,7 @@ fn read_tools(
     field: &str,
     base: &Path,
     diags: &mut Diagnostics,
-) -> Option<Vec<super::tools::ToolSpec>> {
+) -> Option<(Vec<super::tools::ToolSpec>, PathBuf)> {
     let name = yaml::expect_text(node, field, diags)?;
     let file = base.join(name.trim());
     let text = match std::fs::read_to_string(&file) {
@@ -164,7 +171,7 @@ fn read_tools(
         }
     };
     match tools::parse(&text) {
-        Ok(tools) => Some(tools),
+        Ok(tools) => Some((tools, file)),
         Err(why) => {
             diags
                 .error(

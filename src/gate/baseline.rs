@@ -27,13 +27,15 @@
 //!
 //! A case that left the suite leaves its history behind; a new case starts with none.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
 use super::{Gate, Thresholds};
 use crate::results::json::{self, ReadError};
-use crate::results::{CheckCategory, Status};
+use crate::results::{Aggregates, CheckCategory, Samples, Status};
 use crate::results::{CheckResult, Report};
+use crate::shard::SuiteId;
 
 /// The builds of main a baseline remembers for each case, the latest included.
 pub const HISTORY_BUILDS: usize = 20;
@@ -77,6 +79,34 @@ impl Gate {
             thresholds,
         ))
     }
+
+    /// The gate of a run of part of the suite (`run --changed-since`): the baseline's cases
+    /// that `keys` (see [`crate::shard::key`]) does not name are left out, so that they are
+    /// neither missing nor counted, and its aggregates are recomputed over the rest. Its
+    /// latency samples go too: they pool every case of the suite, and a few cases' latencies
+    /// against the whole suite's would measure the choice of cases, not the agent; the
+    /// latency thresholds are then compared only where the baseline's cases kept their
+    /// latencies (a report used as a baseline), by the values.
+    pub fn only(mut self, keys: &HashSet<String>) -> Gate {
+        let baseline = &mut self.baseline;
+        baseline.cases.retain(|case| keys.contains(&case.key()));
+        baseline.suite = SuiteId::of_keys(baseline.cases.iter().map(|c| c.key()), None);
+        baseline.aggregates = Aggregates::of(&baseline.cases);
+        baseline.samples = Samples::default();
+        self
+    }
+
+    /// The gate for a saved `report`: over its own cases when it covers part of the suite
+    /// ([`Scope::is_partial`](crate::results::Scope::is_partial)), as the run that wrote it
+    /// compared them; else as it is.
+    pub fn fitted(self, report: &Report) -> Gate {
+        if report.scope.as_ref().is_some_and(|s| s.is_partial()) {
+            let keys: HashSet<String> = report.cases.iter().map(|c| c.key()).collect();
+            self.only(&keys)
+        } else {
+            self
+        }
+    }
 }
 
 /// `report` as it is committed: the volatile fields listed in the module docs cleared.
@@ -113,6 +143,12 @@ fn forget_measurement(check: &mut CheckResult) {
 /// Why `report` must not become the baseline (unless forced): a baseline from an
 /// interrupted run, or one where the agent errored, would hide or invent regressions.
 pub fn unfit(report: &Report) -> Option<String> {
+    if let Some(scope) = report.scope.as_ref().filter(|s| s.is_partial()) {
+        return Some(format!(
+            "the run played part of the suite ({}): a baseline of it would drop the other cases",
+            scope.describe()
+        ));
+    }
     let errors: Vec<&str> = report
         .cases
         .iter()

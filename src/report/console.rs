@@ -155,6 +155,9 @@ const HEADER: &str = "Conversation";
 
 /// The aggregates, one per line, with what was left out of the rates.
 fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) -> io::Result<()> {
+    if let Some(scope) = &report.scope {
+        writeln!(out, "Selected: {}", escape(&scope.describe()))?;
+    }
     writeln!(out, "Agent: {}", escape(&report.agent))?;
     write_rates(report, out)?;
     write_judges(report, out)?;

@@ -54,7 +54,9 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "{title}\n{}", "=".repeat(title.chars().count()))?;
     // The thresholds on by default set the column, so that it does not move between runs;
     // one turned on (cost, tokens) widens it.
-    let always = Threshold::ALL.into_iter().filter(|t| t.default_limit().is_some());
+    let always = Threshold::ALL
+        .into_iter()
+        .filter(|t| t.default_limit().is_some());
     let width = always
         .chain(comparison.metrics.iter().map(|m| m.threshold))
         .map(|t| t.metric().len())

@@ -99,6 +99,13 @@ pub fn build(report: &Report, options: &Options) -> JunitReport {
             suite.add_property(Property::new("goldgate.incomplete", why.as_str()));
         }
     }
+    // Part of the suite (`--changed-since`, `--rerun`): a green JUnit of two cases must not
+    // read as a green run of all of them.
+    if let Some(scope) = &report.scope {
+        for suite in &mut suites {
+            suite.add_property(Property::new("goldgate.scope", scope.describe().as_str()));
+        }
+    }
     let mut junit = JunitReport::new("goldgate");
     junit.add_test_suites(suites);
     junit

@@ -78,6 +78,7 @@ pub fn render(report: &Report, options: &Options) -> String {
     body.head.push_str(&marker(options.suite));
     body.head.push('\n');
     verdict(&mut body.head, report, comparison, options.suite);
+    scope(&mut body.head, report, comparison);
     metrics(&mut body.head, report, comparison);
     // The foot first: the sections are budgeted around it.
     footer(&mut body.foot, report, options);
@@ -164,6 +165,23 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
             let _ = writeln!(out, "> {}\n", escape::prose(note));
         }
     }
+}
+
+/// Which part of the suite ran, and why (`--changed-since`, `--rerun`).
+fn scope(out: &mut String, report: &Report, comparison: Option<&Comparison>) {
+    let Some(scope) = &report.scope else {
+        return;
+    };
+    let only = if scope.is_partial() && comparison.is_some() {
+        " (the gate compares these only)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "**Selected:** {}{only}.\n",
+        escape::prose(&scope.describe())
+    );
 }
 
 /// The aggregates as a table; the gated ones with the baseline and the change.

@@ -115,6 +115,10 @@ pub fn headline(report: &Report) -> String {
         }
         Verdict::Failed => format!("{} of {} cases failed", cases.failed, cases.total),
         Verdict::Inconclusive => "no regression shown".to_owned(),
+        Verdict::Pass if cases.total == 0 => match &report.scope {
+            Some(scope) => format!("nothing to run: {}", scope.describe()),
+            None => "no case ran".to_owned(),
+        },
         Verdict::Pass if gate.is_some() && report.policy.fail_on_regress => {
             "no regression".to_owned()
         }

@@ -18,6 +18,7 @@ mod method;
 pub mod millis;
 mod repeats;
 mod reply;
+mod scope;
 pub mod testing;
 mod verdict;
 
@@ -36,6 +37,7 @@ pub use history::Samples;
 pub use mask::mask_reply;
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
+pub use scope::{Scope, ScopeReason};
 pub use verdict::{FloorResult, Policy, Verdict};
 
 use crate::model::{Case, CaseKind, Format};
@@ -360,6 +362,9 @@ pub struct Report {
     pub agent: String,
     /// Which cases this report covers: the suite's fingerprint and size, and the shard.
     pub suite: SuiteId,
+    /// Part of the suite only, and why (`--changed-since`, `--rerun`); `null`: every case.
+    #[serde(default)]
+    pub scope: Option<Scope>,
     /// The judges configured (empty: LLM-judge checks were skipped).
     pub judges: Vec<String>,
     /// What each judge that answered cost: calls to its provider, answers read from the judge

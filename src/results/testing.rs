@@ -40,6 +40,7 @@ pub fn report(cases: Vec<CaseResult>) -> Report {
         goldgate_version: "0.0.0".to_owned(),
         agent: "test agent".to_owned(),
         suite: SuiteId::of([], None),
+        scope: None,
         judges: Vec::new(),
         judge_usage: Vec::new(),
         incomplete: false,

@@ -134,6 +134,7 @@ impl Players {
             goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
             agent: self.agent.describe(),
             suite: SuiteId::of(cases.iter().map(|c| c.as_ref()), None),
+            scope: None,
             judges: self.grader.judges(),
             judge_usage: super::spend::priced_usage(
                 self.grader.judge_usage(),

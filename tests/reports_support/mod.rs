@@ -372,6 +372,7 @@ pub fn report_of(cases: Vec<CaseResult>) -> Report {
             cases: cases.len(),
             shard: None,
         },
+        scope: None,
         judges: Vec::new(),
         judge_usage: Vec::new(),
         incomplete: false,

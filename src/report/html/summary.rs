@@ -36,6 +36,9 @@ pub fn write(page: &mut String, report: &Report) {
     if let Some(shard) = &report.suite.shard {
         about.push(format!("shard {}", text(&shard.to_string())));
     }
+    if let Some(scope) = &report.scope {
+        about.push(text(&scope.describe()));
+    }
     if report.judges.is_empty() {
         about.push("no LLM judge (judge checks skipped)".to_owned());
     } else {

@@ -1,0 +1,183 @@
+//! A run of part of the suite: the goldens a change touched (`run --changed-since REF`, see
+//! [`super::changes`]) or the failures of a saved report (`run --rerun REPORT`, see
+//! [`crate::merge::rerun`]). What is decided here: which cases (by key) the selection keeps,
+//! what the report says of it ([`Scope`]), and what the gate compares.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::changes::{self, Affected};
+use super::select::{self, SelectError, Selected, Selection};
+use crate::config::{AgentConfig, Config};
+use crate::gate::Gate;
+use crate::load::Suite;
+use crate::merge::rerun;
+use crate::results::{Report, Scope, ScopeReason, Status};
+use crate::shard::case_key;
+
+/// Which part of the suite was asked for.
+#[derive(Clone, Debug)]
+pub enum Subset {
+    /// `--changed-since REF`.
+    ChangedSince(String),
+    /// `--rerun REPORT --only ...`: the saved report, and the statuses to replay.
+    Rerun { report: PathBuf, only: Vec<Status> },
+}
+
+/// The part of the suite a run plays, resolved.
+#[derive(Debug)]
+pub struct Narrowed {
+    /// The cases to keep (see [`super::select::Selection::keys`]); `None`: all of them.
+    pub keys: Option<HashSet<String>>,
+    reason: ScopeReason,
+    /// `--changed-since`: the files changed, as git names them (relative to the repository).
+    changed: HashSet<String>,
+    /// `--rerun`: the saved report the replays merge into.
+    pub saved: Option<Report>,
+}
+
+/// What resolving a subset reads: the suite loaded, the config, the agent under test, and the
+/// directory relative paths start from.
+pub struct Context<'a> {
+    pub suite: &'a Suite,
+    pub config: &'a Config,
+    pub agent: Option<&'a AgentConfig>,
+    pub cwd: &'a Path,
+}
+
+/// Resolves `subset`: runs git, or reads the saved report and checks its cases still load.
+/// The error is the message to stop with (exit 2).
+pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
+    match subset {
+        Subset::ChangedSince(since) => {
+            let changes = changes::since(since, context.cwd).map_err(|e| e.to_string())?;
+            let affected =
+                changes.affected(context.suite, context.config, context.agent, context.cwd);
+            let (keys, whole) = match affected {
+                Affected::All(because) => (None, because),
+                Affected::Cases(keys) => (Some(keys), Vec::new()),
+            };
+            Ok(Narrowed {
+                keys,
+                changed: changes.files.into_iter().collect(),
+                reason: ScopeReason::ChangedSince {
+                    since: changes.since,
+                    merge_base: changes.merge_base,
+                    whole_suite_because: whole,
+                },
+                saved: None,
+            })
+        }
+        Subset::Rerun { report, only } => {
+            let saved =
+                crate::results::json::read_file(report).map_err(|e| format!("--rerun: {e}"))?;
+            let keys = rerun::to_replay(&saved, only);
+            let loaded: HashSet<String> = context
+                .suite
+                .files
+                .iter()
+                .flat_map(|f| f.cases.iter().map(case_key))
+                .collect();
+            let mut gone: Vec<&String> = keys.difference(&loaded).collect();
+            if !gone.is_empty() {
+                gone.sort();
+                return Err(format!(
+                    "--rerun: {} names cases that are not among the goldens loaded: {}\nhint: give the paths the report was run with; a golden renamed or removed since needs a run of its own",
+                    report.display(),
+                    gone.iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            Ok(Narrowed {
+                keys: Some(keys),
+                reason: ScopeReason::Rerun {
+                    report: report.display().to_string(),
+                    only: only.clone(),
+                },
+                changed: HashSet::new(),
+                saved: Some(saved),
+            })
+        }
+    }
+}
+
+impl Narrowed {
+    /// What the report says of the selection made: `selected` out of the cases the other
+    /// flags left. A rerun's merged report covers the saved report's cases, of which those
+    /// replayed; a saved report of part of the suite stays one.
+    pub fn scope(&self, selected: &Selected) -> Scope {
+        let saved_scope = self.saved.as_ref().and_then(|s| s.scope.as_ref());
+        if let Some(scope) = saved_scope.filter(|s| s.is_partial()) {
+            return scope.clone();
+        }
+        let total = match &self.saved {
+            Some(saved) => saved.cases.len(),
+            None => selected.considered,
+        };
+        Scope {
+            reason: self.reason.clone(),
+            selected: selected.suite.cases,
+            total,
+        }
+    }
+
+    /// The gate over the cases the report will hold: those selected by a change, and the
+    /// baseline's cases of a golden file the change deleted or renamed, which did not run and
+    /// are reported missing; the saved report's own for a rerun.
+    pub fn gate(&self, gate: Gate) -> Gate {
+        match (&self.saved, &self.keys) {
+            (Some(saved), _) => gate.fitted(saved),
+            (None, Some(keys)) => {
+                let mut kept = keys.clone();
+                let gone = gate.baseline.cases.iter().filter(|case| {
+                    let file = crate::shard::key(&case.file, "");
+                    self.changed.contains(file.trim_end_matches('#'))
+                });
+                kept.extend(gone.map(|case| case.key()));
+                gate.only(&kept)
+            }
+            (None, None) => gate,
+        }
+    }
+}
+
+/// What a run plays: the cases selected, what the report says of them, the gate over them,
+/// and for a rerun the saved report they merge into.
+#[derive(Debug)]
+pub struct Chosen {
+    pub selected: Selected,
+    pub scope: Option<Scope>,
+    pub gate: Option<Gate>,
+    pub saved: Option<Report>,
+}
+
+/// The cases `selection` picks from `suite`, narrowed to `narrowed` (`--changed-since`,
+/// `--rerun`) when given, with `gate` over what the report will hold.
+pub fn choose(
+    suite: &Suite,
+    selection: Selection,
+    narrowed: Option<Narrowed>,
+    gate: Option<Gate>,
+) -> Result<Chosen, SelectError> {
+    let Some(mut narrowed) = narrowed else {
+        return Ok(Chosen {
+            selected: select::select(suite, &selection)?,
+            scope: None,
+            gate,
+            saved: None,
+        });
+    };
+    let selection = Selection {
+        keys: narrowed.keys.clone(),
+        ..selection
+    };
+    let selected = select::select(suite, &selection)?;
+    Ok(Chosen {
+        scope: Some(narrowed.scope(&selected)),
+        gate: gate.map(|g| narrowed.gate(g)),
+        saved: narrowed.saved.take(),
+        selected,
+    })
+}

@@ -1,0 +1,61 @@
+//! `affects:` in goldgate.yaml: globs of the files every golden depends on that goldgate cannot
+//! see for itself (an HTTP agent's source, a shared fixture). `run --changed-since REF` runs
+//! the whole suite when one of them changed, as it does for the config and the agent's prompt,
+//! tools and program, which it knows without being told.
+//!
+//! Globs are relative to the config file's directory, `/`-separated; `*` stops at a `/` and
+//! `**` crosses any number of them (`src/**`, `prompts/*.md`).
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+
+use crate::diagnostic::{Code, Diagnostics};
+use crate::yaml::{self, Node, Value};
+
+/// The glob `text`, as `affects:` reads it (`*` does not cross a `/`).
+pub fn glob(text: &str) -> Result<GlobMatcher, globset::Error> {
+    GlobBuilder::new(text)
+        .literal_separator(true)
+        .build()
+        .as_ref()
+        .map(Glob::compile_matcher)
+        .map_err(Clone::clone)
+}
+
+/// `affects:`: a glob or a list of them, each checked.
+pub(crate) fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<String> {
+    let items: Vec<&Node> = match &node.value {
+        Value::Seq(items) => items.iter().collect(),
+        Value::Null => Vec::new(),
+        _ => vec![node],
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let text = yaml::expect_text(item, "affects", diags)?;
+            match glob(&text) {
+                Ok(_) => Some(text),
+                Err(why) => {
+                    diags
+                        .error(Code::G101, item.line, item.column, why.kind().to_string())
+                        .field("affects")
+                        .hint("a glob relative to goldgate.yaml, e.g. `src/**` or `prompts/*.md`");
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn a_star_stays_in_its_folder() {
+        let star = glob("src/*.rs").unwrap();
+        assert!(star.is_match("src/main.rs"));
+        assert!(!star.is_match("src/agent/mod.rs"));
+        assert!(glob("src/**").unwrap().is_match("src/agent/mod.rs"));
+        assert!(glob("src/[").is_err());
+    }
+}

@@ -1,0 +1,147 @@
+//! Which part of its suite a report covers when the run was asked for less than every case:
+//! `run --changed-since REF` (the goldens a change touched) or `run --rerun REPORT` (the failed
+//! or errored cases of a saved report, replayed and merged into it). Every sink says it in the
+//! same words ([`Scope::describe`]), so that a green PR comment over two cases never reads as
+//! a green run of the whole suite.
+
+use serde::{Deserialize, Serialize};
+
+use super::Status;
+
+/// How many cases were selected out of how many, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Scope {
+    pub reason: ScopeReason,
+    /// The cases played: selected by the change, or replayed from the saved report.
+    pub selected: usize,
+    /// The cases the other selection flags (`--filter`, `--exclude`, `--name`) left: the
+    /// suite the selection was made from.
+    pub total: usize,
+}
+
+/// Why those cases.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "by", rename_all = "kebab-case")]
+pub enum ScopeReason {
+    /// `--changed-since REF`: the goldens whose files changed between the merge base of REF
+    /// and HEAD and the working tree (uncommitted and untracked files included).
+    ChangedSince {
+        /// REF, as given.
+        since: String,
+        /// The commit compared with: the merge base of REF and HEAD.
+        merge_base: String,
+        /// The changed files the whole suite depends on (the config, the agent's prompt,
+        /// tools or program, an `affects:` path), relative to the repository: when any is,
+        /// every case is selected. Empty when only goldens decided.
+        whole_suite_because: Vec<String>,
+    },
+    /// `--rerun REPORT`: the cases of a saved report that ended so, replayed and merged into
+    /// it. The report then covers the whole suite again.
+    Rerun {
+        /// The saved report, as given.
+        report: String,
+        /// The statuses replayed: `failed`, `error`.
+        only: Vec<Status>,
+    },
+}
+
+impl Scope {
+    /// For people, the same in every output: `2 of 6 goldens selected: changed since
+    /// origin/main`, `all 6 goldens selected: goldgate.yaml changed since origin/main`,
+    /// `2 of 6 goldens replayed: failed or errored in report.json`.
+    pub fn describe(&self) -> String {
+        let (selected, total) = (self.selected, self.total);
+        match &self.reason {
+            ScopeReason::ChangedSince {
+                since,
+                whole_suite_because,
+                ..
+            } if !whole_suite_because.is_empty() => {
+                let shown: Vec<&str> = whole_suite_because
+                    .iter()
+                    .take(3)
+                    .map(String::as_str)
+                    .collect();
+                let more = whole_suite_because.len() - shown.len();
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "all {total} goldens selected: {}{more} changed since {since}",
+                    shown.join(", ")
+                )
+            }
+            ScopeReason::ChangedSince { since, .. } => {
+                format!("{selected} of {total} goldens selected: changed since {since}")
+            }
+            ScopeReason::Rerun { report, only } => {
+                let words: Vec<&str> = only
+                    .iter()
+                    .map(|s| match s {
+                        Status::Error => "errored",
+                        other => other.name(),
+                    })
+                    .collect();
+                format!(
+                    "{selected} of {total} goldens replayed: {} in {report}, merged into it",
+                    words.join(" or ")
+                )
+            }
+        }
+    }
+
+    /// Only part of the suite ran, so the report stands for that part alone: a baseline made
+    /// of it would drop the rest, and the gate compares the cases selected only.
+    pub fn is_partial(&self) -> bool {
+        matches!(self.reason, ScopeReason::ChangedSince { .. }) && self.selected < self.total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Scope, ScopeReason};
+    use crate::results::Status;
+
+    fn changed(because: &[&str], selected: usize) -> Scope {
+        Scope {
+            reason: ScopeReason::ChangedSince {
+                since: "origin/main".into(),
+                merge_base: "abc".into(),
+                whole_suite_because: because.iter().map(|s| (*s).to_owned()).collect(),
+            },
+            selected,
+            total: 6,
+        }
+    }
+
+    #[test]
+    fn every_output_says_what_was_selected_and_why() {
+        let part = changed(&[], 2);
+        assert_eq!(
+            part.describe(),
+            "2 of 6 goldens selected: changed since origin/main"
+        );
+        assert!(part.is_partial());
+        let whole = changed(&["goldgate.yaml", "a", "b", "c"], 6);
+        assert_eq!(
+            whole.describe(),
+            "all 6 goldens selected: goldgate.yaml, a, b and 1 more changed since origin/main"
+        );
+        assert!(!whole.is_partial());
+        let rerun = Scope {
+            reason: ScopeReason::Rerun {
+                report: "report.json".into(),
+                only: vec![Status::Failed, Status::Error],
+            },
+            selected: 2,
+            total: 6,
+        };
+        assert_eq!(
+            rerun.describe(),
+            "2 of 6 goldens replayed: failed or errored in report.json, merged into it"
+        );
+        assert!(!rerun.is_partial());
+    }
+}
