@@ -168,22 +168,12 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
         );
     }
     // The client tool was answered from the mock, and recorded as a call with its response.
-    let weather = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "weather_from_the_mock")
-        .unwrap();
+    let weather = common::case(&report, "weather_from_the_mock");
     let call = &weather["turns"][0]["reply"]["tool_calls"][0];
     assert_eq!(call["name"], "get_weather", "{weather:#}");
     assert_eq!(call["response"], "sunny", "{weather:#}");
     // Goldens match display names; the report keeps the app's resource names beside them.
-    let order = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "order_shipped")
-        .unwrap();
+    let order = common::case(&report, "order_shipped");
     let lookup = &order["turns"][0]["reply"]["tool_calls"][0];
     assert_eq!(lookup["name"], "lookup_order", "{order:#}");
     assert_eq!(
@@ -191,12 +181,7 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
         format!("{APP}/tools/0c4f7a"),
         "{order:#}"
     );
-    let refund = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "refund_goes_to_billing")
-        .unwrap();
+    let refund = common::case(&report, "refund_goes_to_billing");
     let transfer = &refund["turns"][0]["reply"]["transfer"];
     assert_eq!(transfer["agent"], "Billing Agent", "{refund:#}");
     assert_eq!(

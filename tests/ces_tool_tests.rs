@@ -7,6 +7,7 @@
 mod ces_support;
 mod common;
 
+use common::case;
 use std::fs;
 use std::path::Path;
 
@@ -122,15 +123,6 @@ fn run_with(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
     let report = serde_json::from_slice(&fs::read(&report).unwrap_or_default())
         .unwrap_or_else(|_| panic!("no report:\n{printed}"));
     (output.status.code(), report, printed)
-}
-
-fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report:#}"))
 }
 
 #[test]

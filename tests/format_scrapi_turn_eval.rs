@@ -195,12 +195,7 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
     );
     assert_eq!(code, Some(1), "{out}");
     // A failed check says what was expected and what came back.
-    let case = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "equals_wrong")
-        .unwrap();
+    let case = common::case(&report, "equals_wrong");
     let check = &case["turns"][0]["checks"][0];
     assert_eq!(check["expected"], "You're welcome.", "{case}");
     assert_eq!(
@@ -208,12 +203,7 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
         "{case}"
     );
     // fuzzy_match is goldgate's semantic comparison: here, with no judge, local similarity.
-    let fuzzy = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "fuzzy_match_same_meaning")
-        .unwrap();
+    let fuzzy = common::case(&report, "fuzzy_match_same_meaning");
     assert_eq!(
         fuzzy["turns"][0]["checks"][0]["method"], "local-similarity",
         "{fuzzy}"

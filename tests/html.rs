@@ -155,12 +155,7 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
     let report: Value =
         serde_json::from_str(&fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(embedded_report(&page), report);
-    let hostile = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "hostile")
-        .unwrap();
+    let hostile = common::case(&report, "hostile");
     assert!(
         hostile["turns"][0]["reply"]["text"]
             .as_str()

@@ -6,11 +6,12 @@
 mod common;
 mod llm_support;
 
+use common::case;
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use llm_support::{
     Answer, Brain, FakeProvider, KEY, Provider, Seen, assert_no_key_under, goldgate, run,
@@ -95,15 +96,6 @@ fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
          \x20       agent: \"ORD-1: shipped. ORD-2: cancelled.\"\n",
     )
     .unwrap();
-}
-
-fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id}"))
 }
 
 #[test]

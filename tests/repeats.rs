@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::case;
 use std::collections::HashMap;
 use std::fs;
 use std::net::SocketAddr;
@@ -94,15 +95,6 @@ fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
-}
-
-fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cases in {report}"))
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report}"))
 }
 
 fn close(value: &Value, expected: f64) -> bool {

@@ -164,12 +164,7 @@ fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
     assert_eq!(code, Some(2), "an error of the run exits 2\n{stdout}");
 
     // The 503 was retried: two attempts on its one turn.
-    let flaky = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "flaky_503")
-        .unwrap();
+    let flaky = common::case(&report, "flaky_503");
     assert_eq!(flaky["turns"][0]["attempts"], 2);
     // The table names each conversation and the totals line counts every turn.
     assert!(stdout.contains("Conversation"), "{stdout}");

@@ -8,6 +8,7 @@
 mod common;
 mod llm_support;
 
+use common::case;
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
@@ -101,15 +102,6 @@ fn judged_by(agent: &str, fake: &FakeProvider) -> String {
         fake.provider.name(),
         fake.base_url()
     )
-}
-
-fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report}"))
 }
 
 #[test]
