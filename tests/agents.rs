@@ -298,12 +298,7 @@ const STARTUP: Duration = Duration::from_secs(60);
 
 /// Replies `{"id":N, ...rest}` to every request line: `reply_with_rest '"messages":[…]'`.
 #[cfg(unix)]
-const SH_REPLY: &str = r#"
-reply_with_rest() {
-  id=$(printf '%s\n' "$line" | sed -n 's/^{"id":\([0-9]*\).*/\1/p')
-  printf '{"id":%s,%s}\n' "$id" "$1"
-}
-"#;
+use common::process::SH_REPLY;
 
 /// Polls the diagnostics: the stderr copy runs on its own task.
 async fn diagnostics_containing(agent: &dyn Agent, needle: &str) -> String {

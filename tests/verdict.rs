@@ -305,14 +305,8 @@ fn a_run_that_judged_nothing_is_never_green() {
 /// `goldgate ARGS` in `dir` with its stdout closed before it writes a byte (`| head -0`, a
 /// log collector that went away): its exit code.
 fn with_stdout_closed(dir: &Path, args: &[&str]) -> Option<i32> {
-    let binary = assert_cmd::cargo::cargo_bin("goldgate");
-    let mut child = std::process::Command::new(binary)
-        .current_dir(dir)
+    let mut child = common::process::command_in(dir)
         .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_OUTPUT")
-        .env_remove("GITHUB_STEP_SUMMARY")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+pub mod process;
 pub mod script;
 
 use std::path::{Path, PathBuf};
