@@ -174,6 +174,25 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
         addr,
         &["--repeat", "5", "--min-pass", "3", "--junit", "junit.xml"],
     );
+    assert_repeat_verdicts(&out);
+    let xml = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert_reruns_in_junit(&xml);
+
+    // The saved report gives the same XML, reruns and all.
+    let again = common::command_in(dir.path())
+        .args(["report", "report.json", "--junit", "again.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("again.xml")).unwrap(),
+        xml
+    );
+}
+
+/// `broken` failed every run of five, `glitchy` errored once and passed, one case of four is
+/// flaky, and the terminal names the failure with its runs.
+fn assert_repeat_verdicts(out: &Outcome) {
     let context = format!("{}\n{}", out.stdout, out.stderr);
     // `broken` fails every run.
     assert_eq!(out.code, Some(1), "{context}");
@@ -206,9 +225,12 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
         ),
         "{context}"
     );
+}
 
-    let xml = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    let doc = roxmltree::Document::parse(&xml).unwrap();
+/// One JUnit testcase per case, its other runs as `flakyFailure`, `flakyError` or
+/// `rerunFailure` children that say which run they were.
+fn assert_reruns_in_junit(xml: &str) {
+    let doc = roxmltree::Document::parse(xml).unwrap();
     let testcases: Vec<roxmltree::Node> = doc
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
@@ -265,17 +287,6 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
         "{xml}"
     );
     assert!(xml.contains("0 of 5 passed, 3 needed"), "{xml}");
-
-    // The saved report gives the same XML, reruns and all.
-    let again = common::command_in(dir.path())
-        .args(["report", "report.json", "--junit", "again.xml"])
-        .output()
-        .unwrap();
-    assert_eq!(again.status.code(), Some(1), "{again:?}");
-    assert_eq!(
-        fs::read_to_string(dir.path().join("again.xml")).unwrap(),
-        xml
-    );
 }
 
 #[test]

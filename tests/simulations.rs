@@ -16,7 +16,7 @@ use std::sync::Arc;
 use axum::Json;
 use serde_json::{Value, json};
 
-use llm_support::{Answer, FakeProvider, KEY, Provider, Seen, checks, goldgate, run};
+use llm_support::{Answer, FakeProvider, KEY, Provider, Ran, Seen, checks, goldgate, run};
 
 const SIMULATIONS: &str = "evals:
   - name: reaches_goal
@@ -133,70 +133,81 @@ fn a_simulation_that_reaches_its_goal_passes_and_one_that_never_does_fails_at_ma
             );
         }
 
-        let passed = case(&ran.report, "reaches_goal");
-        assert_eq!(passed["status"], "passed", "{provider:?}: {passed:#}");
-        assert_eq!(passed["format"], "scrapi");
-        let turns = passed["turns"].as_array().unwrap();
-        // The welcome event, "Where is my order?", "It's ORD-12345."
-        assert_eq!(turns.len(), 3, "{provider:?}: {turns:#?}");
-        assert_eq!(turns[0]["input"], "<event welcome>");
-        assert_eq!(turns[2]["input"], "It's ORD-12345.");
-        assert_eq!(
-            turns[2]["reply"]["messages"][0]["text"],
-            "Your order ORD-12345 has shipped."
-        );
-        let found = checks(&ran.report, "reaches_goal");
-        assert_eq!(found.len(), 2, "the step and the expectation: {found:#?}");
-        assert_eq!(
-            found[0]["label"],
-            "step 1: Find out where order ORD-12345 is"
-        );
-        assert_eq!(found[0]["status"], "passed");
-        assert_eq!(found[0]["actual"], "completed");
-        assert_eq!(found[0]["reason"], "The agent said the order has shipped.");
-        assert_eq!(
-            found[0]["method"],
-            format!("judge:{}/{}", provider.name(), "judge-model")
-        );
-        assert_eq!(found[1]["status"], "passed");
-        // The judge's verdict on the expectation, over the whole transcript.
-        assert_eq!(found[1]["label"], "criterion");
-        assert_eq!(
-            found[1]["method"],
-            format!("judge:{}/judge-model", provider.name())
-        );
-        assert!(
-            found[1]["actual"]
-                .as_str()
-                .unwrap()
-                .contains("Your order ORD-12345 has shipped."),
-            "{:#}",
-            found[1]
-        );
-
-        let failed = case(&ran.report, "never_helps");
-        assert_eq!(failed["status"], "failed", "{provider:?}: {failed:#}");
-        assert_eq!(
-            failed["turns"].as_array().unwrap().len(),
-            4,
-            "max_turns is 4"
-        );
-        let step = &checks(&ran.report, "never_helps")[0];
-        assert_eq!(step["status"], "failed");
-        let reason = step["reason"].as_str().unwrap();
-        assert!(
-            reason.contains("max_turns (4)") && reason.contains("step 1 used all its max_turns"),
-            "{reason}"
-        );
-        // The terminal shows the failed step with its justification.
-        assert!(
-            ran.stdout.contains("FAILED never_helps")
-                && ran.stdout.contains("the simulated user said: Nothing yet."),
-            "{}",
-            ran.stdout
-        );
+        assert_reaches_its_goal(&ran, provider);
+        assert_never_helps_fails_at_max_turns(&ran, provider);
         fake.assert_valid();
     }
+}
+
+/// `reaches_goal` passed on the welcome event and two simulated turns, its step completed
+/// and its expectation met, both by the judge of `provider`.
+fn assert_reaches_its_goal(ran: &Ran, provider: Provider) {
+    let passed = case(&ran.report, "reaches_goal");
+    assert_eq!(passed["status"], "passed", "{provider:?}: {passed:#}");
+    assert_eq!(passed["format"], "scrapi");
+    let turns = passed["turns"].as_array().unwrap();
+    // The welcome event, "Where is my order?", "It's ORD-12345."
+    assert_eq!(turns.len(), 3, "{provider:?}: {turns:#?}");
+    assert_eq!(turns[0]["input"], "<event welcome>");
+    assert_eq!(turns[2]["input"], "It's ORD-12345.");
+    assert_eq!(
+        turns[2]["reply"]["messages"][0]["text"],
+        "Your order ORD-12345 has shipped."
+    );
+    let found = checks(&ran.report, "reaches_goal");
+    assert_eq!(found.len(), 2, "the step and the expectation: {found:#?}");
+    assert_eq!(
+        found[0]["label"],
+        "step 1: Find out where order ORD-12345 is"
+    );
+    assert_eq!(found[0]["status"], "passed");
+    assert_eq!(found[0]["actual"], "completed");
+    assert_eq!(found[0]["reason"], "The agent said the order has shipped.");
+    assert_eq!(
+        found[0]["method"],
+        format!("judge:{}/{}", provider.name(), "judge-model")
+    );
+    assert_eq!(found[1]["status"], "passed");
+    // The judge's verdict on the expectation, over the whole transcript.
+    assert_eq!(found[1]["label"], "criterion");
+    assert_eq!(
+        found[1]["method"],
+        format!("judge:{}/judge-model", provider.name())
+    );
+    assert!(
+        found[1]["actual"]
+            .as_str()
+            .unwrap()
+            .contains("Your order ORD-12345 has shipped."),
+        "{:#}",
+        found[1]
+    );
+}
+
+/// `never_helps` failed after `max_turns`, and its step says why, in the report and on the
+/// terminal.
+fn assert_never_helps_fails_at_max_turns(ran: &Ran, provider: Provider) {
+    let failed = case(&ran.report, "never_helps");
+    assert_eq!(failed["status"], "failed", "{provider:?}: {failed:#}");
+    assert_eq!(
+        failed["turns"].as_array().unwrap().len(),
+        4,
+        "max_turns is 4"
+    );
+    let step = &checks(&ran.report, "never_helps")[0];
+    assert_eq!(step["status"], "failed");
+    let reason = step["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("max_turns (4)") && reason.contains("step 1 used all its max_turns"),
+        "{reason}"
+    );
+    // The terminal shows the failed step with its justification.
+    assert!(
+        ran.stdout.contains("FAILED never_helps")
+            && ran.stdout.contains("the simulated user said: Nothing yet."),
+        "{}",
+        ran.stdout
+    );
 }
 
 #[test]
