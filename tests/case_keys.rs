@@ -77,6 +77,72 @@ fn assert_matched(report: &Value, how: &str, stdout: &str) {
     assert!(stdout.contains("Gate: no regression"), "{how}: {stdout}");
 }
 
+/// `goldgate run TARGET --baseline BASELINE --fail-on-regress` in `cwd` matches every case of
+/// the baseline `base` by its key, and JUnit names the files as the JSON report does.
+fn assert_run_matches_the_baseline(
+    how: &str,
+    cwd: &Path,
+    target: &str,
+    baseline: &str,
+    base: &Value,
+) {
+    let want = keys(&base["cases"]);
+    let out = cwd.join("run.json");
+    let out = out.to_str().unwrap();
+    let junit = cwd.join("run.xml");
+    let junit = junit.to_str().unwrap();
+    let ran = common::goldgate(
+        cwd,
+        &[
+            "run",
+            target,
+            "--baseline",
+            baseline,
+            "--fail-on-regress",
+            "--output",
+            out,
+            "--junit",
+            junit,
+        ],
+    );
+    // The recorded failures failed in the baseline too: matched, they are known failures
+    // (exit 0); unmatched, they would read as new failing cases (exit 1).
+    let report = read(Path::new(out));
+    assert_eq!(keys(&report["cases"]), want, "{how}");
+    assert_eq!(report["suite"], base["suite"], "{how}");
+    assert_matched(&report, how, &ran.stdout);
+    assert_eq!(ran.code, Some(0), "{how}: {}", ran.stderr);
+
+    // JUnit names each file as the JSON does.
+    let xml = fs::read_to_string(junit).unwrap();
+    assert!(
+        xml.contains("file=\"evals/goldens/orders.yaml\""),
+        "{how}: {xml}"
+    );
+}
+
+/// `list` and `list --shard` in `cwd` announce the suite of `base` and its keys.
+fn assert_listed_as_in_the_baseline(how: &str, cwd: &Path, target: &str, base: &Value) {
+    let want = keys(&base["cases"]);
+    let listed = common::goldgate(cwd, &["list", target, "--json"]);
+    assert_eq!(listed.code, Some(0), "{how}: {}", listed.stderr);
+    let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listing["suite"], base["suite"], "{how}");
+    assert_eq!(keys(&listing["cases"]), want, "{how}");
+    let mut sharded = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let listed = common::goldgate(cwd, &["list", target, "--json", "--shard", shard]);
+        let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+        assert_eq!(
+            listing["suite"]["fingerprint"], base["suite"]["fingerprint"],
+            "{how}"
+        );
+        sharded.extend(keys(&listing["cases"]));
+    }
+    sharded.sort();
+    assert_eq!(sharded, want, "{how}");
+}
+
 #[test]
 fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,57 +175,8 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
         ),
     ];
     for (how, cwd, target) in runs {
-        let out = cwd.join("run.json");
-        let out = out.to_str().unwrap();
-        let junit = cwd.join("run.xml");
-        let junit = junit.to_str().unwrap();
-        let ran = common::goldgate(
-            cwd,
-            &[
-                "run",
-                target,
-                "--baseline",
-                baseline,
-                "--fail-on-regress",
-                "--output",
-                out,
-                "--junit",
-                junit,
-            ],
-        );
-        // The recorded failures failed in the baseline too: matched, they are known failures
-        // (exit 0); unmatched, they would read as new failing cases (exit 1).
-        let report = read(Path::new(out));
-        assert_eq!(keys(&report["cases"]), want, "{how}");
-        assert_eq!(report["suite"], base["suite"], "{how}");
-        assert_matched(&report, how, &ran.stdout);
-        assert_eq!(ran.code, Some(0), "{how}: {}", ran.stderr);
-
-        // JUnit names each file as the JSON does.
-        let xml = fs::read_to_string(junit).unwrap();
-        assert!(
-            xml.contains("file=\"evals/goldens/orders.yaml\""),
-            "{how}: {xml}"
-        );
-
-        // `list` and shards announce the same suite and the same keys.
-        let listed = common::goldgate(cwd, &["list", target, "--json"]);
-        assert_eq!(listed.code, Some(0), "{how}: {}", listed.stderr);
-        let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
-        assert_eq!(listing["suite"], base["suite"], "{how}");
-        assert_eq!(keys(&listing["cases"]), want, "{how}");
-        let mut sharded = Vec::new();
-        for shard in ["1/2", "2/2"] {
-            let listed = common::goldgate(cwd, &["list", target, "--json", "--shard", shard]);
-            let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
-            assert_eq!(
-                listing["suite"]["fingerprint"], base["suite"]["fingerprint"],
-                "{how}"
-            );
-            sharded.extend(keys(&listing["cases"]));
-        }
-        sharded.sort();
-        assert_eq!(sharded, want, "{how}");
+        assert_run_matches_the_baseline(how, cwd, target, baseline, &base);
+        assert_listed_as_in_the_baseline(how, cwd, target, &base);
     }
 
     // From inside `goldens/`, `.` is still the folder of goldens it is from the root.

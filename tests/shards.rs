@@ -210,6 +210,29 @@ fn shards_of_the_example_suite_replayed_merge_to_the_aggregates_of_one_run() {
     assert_eq!(merged["agent"], whole["agent"]);
 }
 
+/// `goldgate merge PARTS -o merged.json` in `dir`, with no merged.json left from before.
+fn merge(dir: &Path, parts: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec!["merge"];
+    args.extend(parts);
+    args.extend(["-o", "merged.json"]);
+    let _ = fs::remove_file(dir.join("merged.json"));
+    exec(dir, &args)
+}
+
+/// Merging `parts` exits 2 with each of `says` on stderr, and writes no report.
+#[track_caller]
+fn refused(dir: &Path, parts: &[&str], says: &[&str]) {
+    let (code, stderr) = merge(dir, parts);
+    assert_eq!(code, Some(2), "{parts:?} merged: {stderr}");
+    for text in says {
+        assert!(stderr.contains(text), "{parts:?}: no {text:?} in {stderr}");
+    }
+    assert!(
+        !dir.join("merged.json").exists(),
+        "{parts:?} wrote a report"
+    );
+}
+
 #[test]
 fn merge_refuses_what_is_not_the_shards_of_one_suite() {
     let dir = tempfile::tempdir().unwrap();
@@ -228,34 +251,18 @@ fn merge_refuses_what_is_not_the_shards_of_one_suite() {
     // Another selection of cases is another suite.
     run_sets(dir, &["a"], Some("2/3"), "only-a-2.json");
 
-    let merge = |parts: &[&str]| {
-        let mut args = vec!["merge"];
-        args.extend(parts);
-        args.extend(["-o", "merged.json"]);
-        let _ = fs::remove_file(dir.join("merged.json"));
-        exec(dir, &args)
-    };
-    let refused = |parts: &[&str], says: &[&str]| {
-        let (code, stderr) = merge(parts);
-        assert_eq!(code, Some(2), "{parts:?} merged: {stderr}");
-        for text in says {
-            assert!(stderr.contains(text), "{parts:?}: no {text:?} in {stderr}");
-        }
-        assert!(
-            !dir.join("merged.json").exists(),
-            "{parts:?} wrote a report"
-        );
-    };
-
     refused(
+        dir,
         &["shard-1.json", "only-a-2.json", "shard-3.json"],
         &["shard-1.json and only-a-2.json", "different suites"],
     );
     refused(
+        dir,
         &["shard-1.json", "shard-2.json", "shard-1.json"],
         &["both cover shard 1/3"],
     );
     refused(
+        dir,
         &["shard-1.json", "half-1.json"],
         &["split two ways (1/3 and 1/2)"],
     );
@@ -271,21 +278,23 @@ fn merge_refuses_what_is_not_the_shards_of_one_suite() {
     edited["cases"].as_array_mut().unwrap().push(stolen);
     fs::write(dir.join("edited-2.json"), edited.to_string()).unwrap();
     refused(
+        dir,
         &["shard-1.json", "edited-2.json", "shard-3.json"],
         &[&format!(
             "case {key} is in both shard-1.json and edited-2.json"
         )],
     );
 
-    refused(&["shard-1.json", "missing.json"], &["missing.json"]);
+    refused(dir, &["shard-1.json", "missing.json"], &["missing.json"]);
     fs::write(dir.join("garbage.json"), "{\"cases\": 3}").unwrap();
     refused(
+        dir,
         &["garbage.json"],
         &["garbage.json", "not a goldgate JSON report"],
     );
 
     // Missing shards are not refused: the merged report says it is incomplete, and exits 2.
-    let (code, stderr) = merge(&["shard-1.json", "shard-3.json"]);
+    let (code, stderr) = merge(dir, &["shard-1.json", "shard-3.json"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("no report for shard 2/3"), "{stderr}");
     let merged = read(&dir.join("merged.json"));
