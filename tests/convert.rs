@@ -249,29 +249,24 @@ fn every_golden_round_trips_or_says_what_it_lost() {
     }
 }
 
+/// `goldgate convert SOURCE --to FORMAT -o OUT` in `dir`.
+fn convert_cmd(dir: &Path, source: &str, to: &str, out: &str) -> common::Outcome {
+    goldgate(dir, &["convert", source, "--to", to, "-o", out])
+}
+
 #[test]
 fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input() {
     let dir = tempfile::tempdir().unwrap();
     common::order_golden(dir.path(), &common::order_conversation("shipped"));
 
-    let out = goldgate(
+    let out = convert_cmd(
         dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "ces-csv",
-            "-o",
-            "orders.golden.csv",
-        ],
+        "goldens/orders.yaml",
+        "ces-csv",
+        "orders.golden.csv",
     );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(
-        out.stderr
-            .contains("goldens/orders.yaml:4: warning: CES has no session parameters"),
-        "{}",
-        out.stderr
-    );
+    out.exits(0)
+        .warns(&["goldens/orders.yaml:4: warning: CES has no session parameters"]);
     let csv = std::fs::read_to_string(dir.path().join("orders.golden.csv")).unwrap();
     assert!(
         csv.starts_with("display_name,turn_index,action_type,"),
@@ -280,27 +275,16 @@ fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input(
     assert!(csv.contains("EXPECTATION_TOOL_CALL"), "{csv}");
     // Expected text that names no agent is any agent's: the generic role, not a made-up name.
     assert!(csv.contains(",agent,Your order"), "{csv}");
-    let lint = goldgate(dir.path(), &["lint", "orders.golden.csv"]);
-    assert_eq!(lint.code, Some(0), "{}{}", lint.stdout, lint.stderr);
+    goldgate(dir.path(), &["lint", "orders.golden.csv"]).exits(0);
 
     let before = std::fs::read_to_string(dir.path().join("goldens/orders.yaml")).unwrap();
-    let refused = goldgate(
+    let refused = convert_cmd(
         dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "scrapi",
-            "-o",
-            "goldens/../goldens/orders.yaml",
-        ],
+        "goldens/orders.yaml",
+        "scrapi",
+        "goldens/../goldens/orders.yaml",
     );
-    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
-    assert!(
-        refused.stderr.contains("refusing to overwrite"),
-        "{}",
-        refused.stderr
-    );
+    refused.exits(2).warns(&["refusing to overwrite"]);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("goldens/orders.yaml")).unwrap(),
         before
@@ -315,28 +299,9 @@ fn a_broken_source_exits_2_with_its_file_and_line_and_writes_nothing() {
         "id: x\nwhen:\n  - user: hi\nthen:\n  - scorer: no-such-scorer\n",
     )
     .unwrap();
-    let out = goldgate(
-        dir.path(),
-        &[
-            "convert",
-            "broken.scenario.yaml",
-            "--to",
-            "scrapi",
-            "-o",
-            "out.yaml",
-        ],
-    );
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("broken.scenario.yaml:5:"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("nothing was converted"),
-        "{}",
-        out.stderr
-    );
+    let out = convert_cmd(dir.path(), "broken.scenario.yaml", "scrapi", "out.yaml");
+    out.exits(2)
+        .warns(&["broken.scenario.yaml:5:", "nothing was converted"]);
     assert!(!dir.path().join("out.yaml").exists());
 }
 
@@ -351,42 +316,20 @@ fn several_cases_become_one_scenario_file_each() {
             common::order_conversation("second")
         ),
     );
-    let into_file = goldgate(
+    let into_file = convert_cmd(
         dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "scenario",
-            "-o",
-            "x.scenario.yaml",
-        ],
+        "goldens/orders.yaml",
+        "scenario",
+        "x.scenario.yaml",
     );
-    assert_eq!(into_file.code, Some(2), "{}", into_file.stderr);
-    assert!(
-        into_file.stderr.contains("must be a directory"),
-        "{}",
-        into_file.stderr
-    );
-    // The target is checked first: no warning about the conversion it refuses.
-    assert!(
-        !into_file.stderr.contains("warning"),
-        "{}",
-        into_file.stderr
-    );
+    into_file
+        .exits(2)
+        .warns(&["must be a directory"])
+        // The target is checked first: no warning about the conversion it refuses.
+        .never_warns(&["warning"]);
 
-    let out = goldgate(
-        dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "scenario",
-            "-o",
-            "scenarios",
-        ],
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = convert_cmd(dir.path(), "goldens/orders.yaml", "scenario", "scenarios");
+    out.exits(0);
     for id in ["first", "second"] {
         let text =
             std::fs::read_to_string(dir.path().join(format!("scenarios/{id}.scenario.yaml")))
@@ -394,11 +337,7 @@ fn several_cases_become_one_scenario_file_each() {
         assert!(text.starts_with(&format!("id: {id}\n")), "{text}");
         assert!(text.contains("tool-called-with-input"), "{text}");
     }
-    let listed = goldgate(dir.path(), &["list", "scenarios"]);
-    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
-    assert!(
-        listed.stderr.contains("2 cases in 2 files"),
-        "{}",
-        listed.stderr
-    );
+    goldgate(dir.path(), &["list", "scenarios"])
+        .exits(0)
+        .warns(&["2 cases in 2 files"]);
 }

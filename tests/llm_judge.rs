@@ -68,6 +68,18 @@ fn golden(dir: &Path, conversations: &[(&str, &str)]) {
     fs::write(dir.join("goldens/orders.yaml"), text).unwrap();
 }
 
+/// The scenario `tone` in `dir`: the agent answers "hi" with `reply`, and `then` (its
+/// scorers) are judged by `judge` with `extra` judge settings.
+fn tone_suite(dir: &Path, judge: &FakeProvider, extra: &str, reply: &str, then: &str) {
+    let agent = start_agent(HashMap::from([("tone", say(reply))]));
+    config(dir, &agent, judge, extra);
+    fs::write(
+        dir.join("tone.scenario.yaml"),
+        format!("id: tone\nwhen:\n  - user: hi\nthen:\n{then}"),
+    )
+    .unwrap();
+}
+
 fn say(text: &str) -> Value {
     json!({ "messages": [{ "text": text }] })
 }
@@ -230,13 +242,13 @@ fn a_scorer_naming_another_provider_uses_that_providers_judge_or_is_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let main = FakeProvider::start(Provider::Anthropic, verdict_judge());
     let other = FakeProvider::start(Provider::OpenAi, verdict_judge());
-    let agent = start_agent(HashMap::from([("tone", say("Hi there!"))]));
-    config(dir.path(), &agent, &main, "");
-    fs::write(
-        dir.path().join("tone.scenario.yaml"),
-        "id: tone\nwhen:\n  - user: hi\nthen:\n  - scorer: llm-judge-tone-matches\n    args: { tone: friendly, provider: openai }\n  - scorer: llm-judge-helpfulness\n    args: { provider: gemini }\n",
-    )
-    .unwrap();
+    tone_suite(
+        dir.path(),
+        &main,
+        "",
+        "Hi there!",
+        "  - scorer: llm-judge-tone-matches\n    args: { tone: friendly, provider: openai }\n  - scorer: llm-judge-helpfulness\n    args: { provider: gemini }\n",
+    );
     let ran = run(
         goldgate(dir.path())
             .env("ANTHROPIC_API_KEY", KEY)
@@ -502,13 +514,13 @@ fn votes_ask_each_judgement_n_times_and_keep_the_majority() {
             )])
         }),
     );
-    let agent = start_agent(HashMap::from([("tone", say("Hi!"))]));
-    config(dir.path(), &agent, &fake, "  votes: 3\n");
-    fs::write(
-        dir.path().join("tone.scenario.yaml"),
-        "id: tone\nwhen:\n  - user: hi\nthen:\n  - scorer: llm-judge-tone-matches\n    args: { tone: friendly }\n",
-    )
-    .unwrap();
+    tone_suite(
+        dir.path(),
+        &fake,
+        "  votes: 3\n",
+        "Hi!",
+        "  - scorer: llm-judge-tone-matches\n    args: { tone: friendly }\n",
+    );
     let ran = run(
         goldgate(dir.path())
             .env("OPENAI_API_KEY", KEY)
