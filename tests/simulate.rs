@@ -7,51 +7,19 @@ mod common;
 mod llm_support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Json;
 use serde_json::{Value, json};
 
 use goldgate::agent::Agent;
 use goldgate::agent::connect;
-use goldgate::config::{AgentConfig, Endpoint};
-use goldgate::llm::client::{LlmClient, Patience};
-use goldgate::llm::simulator::Simulator;
+use goldgate::config::AgentConfig;
 use goldgate::model::Provider as Model;
 use goldgate::model::SimulationStep as Step;
 use goldgate::score::simulated_user::StepStatus;
 use goldgate::simulate::{self, Plan, Stop};
 
-use llm_support::{Answer, FakeProvider, KEY, Provider, Seen};
-
-fn model(provider: Provider) -> Model {
-    match provider {
-        Provider::Anthropic => Model::Anthropic,
-        Provider::OpenAi => Model::OpenAi,
-        Provider::Gemini => Model::Gemini,
-    }
-}
-
-fn simulator(fake: &FakeProvider) -> Simulator {
-    let base = fake.base_url();
-    let env = move |name: &str| (name == fake.provider.key_var()).then(|| KEY.to_owned());
-    let client = LlmClient::new(
-        model(fake.provider),
-        &Endpoint {
-            model: None,
-            base_url: Some(base),
-        },
-        &env,
-        goldgate::net::http_client().unwrap(),
-        Patience {
-            timeout: Duration::from_secs(10),
-            retries: 0,
-            backoff: Duration::from_millis(1),
-        },
-    )
-    .unwrap();
-    Simulator::new(client, None)
-}
+use llm_support::{Answer, FakeProvider, Provider, Seen, simulator};
 
 /// A user who wants to know where ORD-12345 is: greets, asks, gives the id when asked, and
 /// marks the step completed once the agent says the order shipped.
@@ -128,7 +96,7 @@ async fn a_helpful_agent_completes_the_goal_and_an_unhelpful_one_fails_at_max_tu
     let unhelpful = connect_to(agent("unhelpful")).await;
     for provider in Provider::ALL {
         let fake = FakeProvider::start(provider, user());
-        let user = simulator(&fake);
+        let user = simulator(&fake, None);
 
         let played = simulate::play(helpful.as_ref(), &user, &plan(), "s-1")
             .await
@@ -174,7 +142,7 @@ async fn the_first_turn_is_the_welcome_event_or_the_opening_with_the_session_par
     );
     let agent = connect_to(addr).await;
     let fake = FakeProvider::start(Provider::Gemini, user());
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan(), "s-3")
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan(), "s-3")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::AgentEnded);
@@ -185,7 +153,7 @@ async fn the_first_turn_is_the_welcome_event_or_the_opening_with_the_session_par
 
     let mut opening = plan();
     opening.opening = Some("Hi, where is ORD-12345?".into());
-    simulate::play(agent.as_ref(), &simulator(&fake), &opening, "s-4")
+    simulate::play(agent.as_ref(), &simulator(&fake, None), &opening, "s-4")
         .await
         .unwrap();
     let first = rx.recv().unwrap();
@@ -199,7 +167,7 @@ async fn the_turn_cap_stops_a_conversation_that_never_ends() {
     let mut plan = plan();
     plan.steps[0].max_turns = None;
     plan.turn_cap = 5;
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-5")
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-5")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::TurnCap);
@@ -246,7 +214,7 @@ async fn a_loaded_simulation_opens_with_its_static_utterance_and_injects_each_st
     );
     let mut plan = plan;
     plan.turn_cap = 3;
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-6")
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-6")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::TurnCap);
@@ -306,7 +274,7 @@ async fn a_simulation_passes_when_every_step_completed_and_every_expectation_is_
     let helpful = connect_to(agent("helpful")).await;
     let unhelpful = connect_to(agent("unhelpful")).await;
     let fake = FakeProvider::start(Provider::Anthropic, user());
-    let user = simulator(&fake);
+    let user = simulator(&fake, None);
     let expectations = [goldgate::model::CaseCheck {
         location: goldgate::model::Location::new(&Arc::from(std::path::Path::new("s.yaml")), 7, 7),
         label: "criterion".into(),
@@ -382,7 +350,7 @@ async fn a_step_of_only_words_completes_when_they_are_said() {
             )])
         }),
     );
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-9")
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-9")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::Completed, "{:?}", played.steps);

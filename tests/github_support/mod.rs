@@ -179,6 +179,16 @@ async fn list_comments(
     response
 }
 
+/// The 403 GitHub answers a token without write access, when the fake refuses writes.
+fn refused_write(fake: &Fake) -> Option<Response> {
+    fake.refuse_writes.then(|| {
+        github_error(
+            StatusCode::FORBIDDEN,
+            "Resource not accessible by integration",
+        )
+    })
+}
+
 #[derive(serde::Deserialize)]
 struct CommentBody {
     body: String,
@@ -194,11 +204,8 @@ async fn create_comment(
 ) -> Response {
     record(&fake, &method, &uri, &headers);
     let mut fake = fake.lock().unwrap();
-    if fake.refuse_writes {
-        return github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        );
+    if let Some(refused) = refused_write(&fake) {
+        return refused;
     }
     if format!("{owner}/{repo}") != REPO || number != PR {
         return github_error(StatusCode::NOT_FOUND, "Not Found");
@@ -230,11 +237,8 @@ async fn update_comment(
 ) -> Response {
     record(&fake, &method, &uri, &headers);
     let mut fake = fake.lock().unwrap();
-    if fake.refuse_writes {
-        return github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        );
+    if let Some(refused) = refused_write(&fake) {
+        return refused;
     }
     match fake.comments.iter_mut().find(|c| c["id"] == id) {
         Some(comment) => {

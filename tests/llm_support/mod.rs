@@ -40,6 +40,15 @@ pub enum Provider {
 impl Provider {
     pub const ALL: [Provider; 3] = [Provider::Anthropic, Provider::OpenAi, Provider::Gemini];
 
+    /// The same provider as goldgate's model names it.
+    pub fn model(self) -> goldgate::model::Provider {
+        match self {
+            Provider::Anthropic => goldgate::model::Provider::Anthropic,
+            Provider::OpenAi => goldgate::model::Provider::OpenAi,
+            Provider::Gemini => goldgate::model::Provider::Gemini,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Provider::Anthropic => "anthropic",
@@ -444,4 +453,30 @@ pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     files
+}
+
+/// A simulated user played by `fake`, with its key, no retries and `cache`.
+pub fn simulator(
+    fake: &FakeProvider,
+    cache: Option<goldgate::llm::cache::JudgeCache>,
+) -> goldgate::llm::simulator::Simulator {
+    use goldgate::llm::client::{LlmClient, Patience};
+    let base = fake.base_url();
+    let env = move |name: &str| (name == fake.provider.key_var()).then(|| KEY.to_owned());
+    let client = LlmClient::new(
+        fake.provider.model(),
+        &goldgate::config::Endpoint {
+            model: None,
+            base_url: Some(base),
+        },
+        &env,
+        goldgate::net::http_client().unwrap(),
+        Patience {
+            timeout: std::time::Duration::from_secs(10),
+            retries: 0,
+            backoff: std::time::Duration::from_millis(1),
+        },
+    )
+    .unwrap();
+    goldgate::llm::simulator::Simulator::new(client, cache)
 }
