@@ -41,6 +41,33 @@ fn user() -> llm_support::Brain {
     })
 }
 
+/// A simulated user on `provider` that always says `say`, marks step 1 completed and leaves
+/// step 2 in progress.
+fn first_step_done_user(provider: Provider, say: &'static str) -> FakeProvider {
+    FakeProvider::start(
+        provider,
+        Arc::new(move |seen: &Seen| {
+            Answer::Calls(vec![(
+                seen.forced.clone().unwrap_or_default(),
+                json!({"next_user_utterance": say, "step_progresses": [
+                    {"step": 1, "status": "completed", "justification": "."},
+                    {"step": 2, "status": "in_progress", "justification": "."}]}),
+            )])
+        }),
+    )
+}
+
+/// The plan of the first simulation of the SCRAPI simulations file `yaml`, which must load
+/// without a diagnostic.
+fn plan_of(yaml: &str) -> Plan {
+    let root = goldgate::yaml::parse(yaml).unwrap();
+    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
+    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
+    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
+    assert!(diags.items.is_empty(), "{:?}", diags.items);
+    Plan::of(&simulations[0])
+}
+
 /// An order agent: asks for the order number, then reports it; or, `helpful: false`, never
 /// understands; or, with `ends`, hangs up at once.
 fn agent(kind: &'static str) -> std::net::SocketAddr {
@@ -178,12 +205,7 @@ async fn the_turn_cap_stops_a_conversation_that_never_ends() {
 #[tokio::test]
 async fn a_loaded_simulation_opens_with_its_static_utterance_and_injects_each_steps_variables() {
     let yaml = "evals:\n  - name: two_steps\n    steps:\n      - static_utterance: Hi, where is ORD-12345?\n        inject_variables: { channel: web }\n      - goal: Ask for a refund\n        static_utterance: I also want a refund.\n        inject_variables: { refund: true }\n    session_parameters: { customer: gold }\n";
-    let root = goldgate::yaml::parse(yaml).unwrap();
-    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
-    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
-    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
-    assert!(diags.items.is_empty(), "{:?}", diags.items);
-    let plan = Plan::of(&simulations[0]);
+    let plan = plan_of(yaml);
 
     let (tx, rx) = std::sync::mpsc::channel::<Value>();
     let tx = Arc::new(std::sync::Mutex::new(tx));
@@ -201,17 +223,7 @@ async fn a_loaded_simulation_opens_with_its_static_utterance_and_injects_each_st
     );
     let agent = connect_to(addr).await;
     // Step 1 completes at once; step 2 then stays open until the cap.
-    let fake = FakeProvider::start(
-        Provider::Anthropic,
-        Arc::new(|seen: &Seen| {
-            Answer::Calls(vec![(
-                seen.forced.clone().unwrap_or_default(),
-                json!({"next_user_utterance": "And?", "step_progresses": [
-                    {"step": 1, "status": "completed", "justification": "."},
-                    {"step": 2, "status": "in_progress", "justification": "."}]}),
-            )])
-        }),
-    );
+    let fake = first_step_done_user(Provider::Anthropic, "And?");
     let mut plan = plan;
     plan.turn_cap = 3;
     let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-6")
@@ -324,12 +336,7 @@ async fn a_simulation_passes_when_every_step_completed_and_every_expectation_is_
 #[tokio::test]
 async fn a_step_of_only_words_completes_when_they_are_said() {
     let yaml = "evals:\n  - name: polite\n    steps:\n      - goal: Find out where ORD-12345 is\n      - static_utterance: Thanks, that's all.\n";
-    let root = goldgate::yaml::parse(yaml).unwrap();
-    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
-    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
-    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
-    assert!(diags.items.is_empty(), "{:?}", diags.items);
-    let mut plan = Plan::of(&simulations[0]);
+    let mut plan = plan_of(yaml);
     plan.turn_cap = 6;
     let addr = common::serve_turn(
         |Json(request): Json<Value>| async move {
@@ -339,17 +346,7 @@ async fn a_step_of_only_words_completes_when_they_are_said() {
     );
     let agent = connect_to(addr).await;
     // A simulated user that completes the first step and never marks the second.
-    let fake = FakeProvider::start(
-        Provider::OpenAi,
-        Arc::new(|seen: &Seen| {
-            Answer::Calls(vec![(
-                seen.forced.clone().unwrap_or_default(),
-                json!({"next_user_utterance": "Anything else?", "step_progresses": [
-                    {"step": 1, "status": "completed", "justification": "It shipped."},
-                    {"step": 2, "status": "in_progress", "justification": "."}]}),
-            )])
-        }),
-    );
+    let fake = first_step_done_user(Provider::OpenAi, "Anything else?");
     let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-9")
         .await
         .unwrap();
