@@ -254,18 +254,25 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
     );
 }
 
-#[test]
-fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
-    let agent = agent();
-    let dir = tempfile::tempdir().unwrap();
+/// The suite in `dir` judged by an Anthropic fake, with a `simulator:` block of its own that
+/// a Gemini fake plays: the judge and the simulated user.
+fn suite_with_its_own_simulator(dir: &Path) -> (FakeProvider, FakeProvider) {
     let judge = FakeProvider::start(Provider::Anthropic, brain());
     let user = FakeProvider::start(Provider::Gemini, brain());
     let config = format!(
         "{}simulator:\n  provider: gemini\n  model: user-model\n  base_url: \"{}\"\n",
-        judged_by(&agent, &judge),
+        judged_by(&agent(), &judge),
         user.base_url()
     );
-    suite(dir.path(), &config);
+    suite(dir, &config);
+    (judge, user)
+}
+
+#[test]
+fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    // The simulated user is served for the whole test, though only the judge is asked about.
+    let (judge, _user) = suite_with_its_own_simulator(dir.path());
     // A scripted case with an expectation the judge would grade, beside a passing turn.
     fs::write(
         dir.path().join("goldens/scripted.yaml"),
@@ -310,16 +317,8 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
 
 #[test]
 fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
-    let agent = agent();
     let dir = tempfile::tempdir().unwrap();
-    let judge = FakeProvider::start(Provider::Anthropic, brain());
-    let user = FakeProvider::start(Provider::Gemini, brain());
-    let config = format!(
-        "{}simulator:\n  provider: gemini\n  model: user-model\n  base_url: \"{}\"\n",
-        judged_by(&agent, &judge),
-        user.base_url()
-    );
-    suite(dir.path(), &config);
+    let (judge, user) = suite_with_its_own_simulator(dir.path());
     let command = || {
         let mut command = goldgate(dir.path());
         command
