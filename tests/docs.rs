@@ -365,18 +365,24 @@ fn anchor(heading: &str) -> String {
         .collect()
 }
 
-/// The anchors of a page's headings (outside code blocks), numbered as GitHub numbers repeats.
-fn anchors(page: &Path) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
+/// The lines of a page outside its fenced code blocks.
+fn prose_lines(page: &Path) -> Vec<String> {
+    let mut prose = Vec::new();
     let mut in_code = false;
     for line in read(page).lines() {
         if line.starts_with("```") {
             in_code = !in_code;
-            continue;
+        } else if !in_code {
+            prose.push(line.to_owned());
         }
-        if in_code {
-            continue;
-        }
+    }
+    prose
+}
+
+/// The anchors of a page's headings (outside code blocks), numbered as GitHub numbers repeats.
+fn anchors(page: &Path) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for line in prose_lines(page) {
         let Some(heading) = line.strip_prefix('#') else {
             continue;
         };
@@ -394,15 +400,7 @@ fn anchors(page: &Path) -> BTreeSet<String> {
 /// Every `](target)` of a page outside code, but web links.
 fn links(page: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    let mut in_code = false;
-    for line in read(page).lines() {
-        if line.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose_lines(page) {
         for (at, _) in line.match_indices("](") {
             let rest = &line[at + 2..];
             let target = &rest[..rest.find(')').expect("a closed link")];
