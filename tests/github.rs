@@ -16,7 +16,6 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-use serde_json::json;
 
 use common::Outcome;
 use github_support::{
@@ -40,31 +39,14 @@ fn workspace(conversations: &[&str]) -> tempfile::TempDir {
     }
     fs::create_dir_all(dir.path().join("goldens")).unwrap();
     fs::write(dir.path().join("goldens/orders.yaml"), golden).unwrap();
-    fs::write(
-        dir.path().join("event.json"),
-        json!({"action": "synchronize", "number": PR, "pull_request": {"number": PR}}).to_string(),
-    )
-    .unwrap();
+    github_support::write_pr_event(dir.path());
     dir
 }
 
 /// goldgate as a pull_request workflow step runs it.
 fn goldgate(dir: &Path, server: &Server) -> Command {
     let mut cmd = common::command_in(dir);
-    cmd.env_remove("GOLDGATE_PR")
-        .env_remove("GH_TOKEN")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_API_URL", server.api_url())
-        .env("GITHUB_SERVER_URL", "https://github.example")
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_RUN_ID", "4242")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", dir.join("event.json"))
-        .env("GITHUB_REF", format!("refs/pull/{PR}/merge"))
-        .env("GITHUB_WORKSPACE", dir)
-        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
-        .env("GITHUB_OUTPUT", dir.join("output.txt"))
-        .env("GITHUB_TOKEN", TOKEN);
+    github_support::as_pr_step(&mut cmd, dir, server, "summary.md");
     cmd
 }
 

@@ -19,7 +19,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 
-use github_support::{PR, REPO, Server, TOKEN};
+use github_support::{Server, TOKEN};
 
 const AGENT_TOKEN: &str = "path-T0ken-7f3a9c";
 const AGENT_KEY: &str = "hdr-K3y-55e1b0";
@@ -150,11 +150,7 @@ fn workspace(agent: std::net::SocketAddr) -> tempfile::TempDir {
         ),
     )
     .unwrap();
-    fs::write(
-        dir.path().join("event.json"),
-        json!({"action": "synchronize", "number": PR, "pull_request": {"number": PR}}).to_string(),
-    )
-    .unwrap();
+    github_support::write_pr_event(dir.path());
     dir
 }
 
@@ -165,18 +161,12 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
     let github = Server::start();
     let dir = workspace(agent);
     let path = dir.path();
-    let output = common::command_in(path)
+    let mut command = common::command_in(path);
+    github_support::as_pr_step(&mut command, path, &github, "step-summary.md");
+    let output = command
+        .args(["run", "goldens"])
+        .args(common::EVERY_REPORT)
         .args([
-            "run",
-            "goldens",
-            "--output",
-            "report.json",
-            "--junit",
-            "junit.xml",
-            "--html",
-            "report.html",
-            "--markdown",
-            "summary.md",
             "--record",
             "recorded",
             "--update-baseline",
@@ -187,19 +177,6 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
         .env("AGENT_TOKEN", AGENT_TOKEN)
         .env("AGENT_KEY", AGENT_KEY)
         .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
-        .env_remove("GH_TOKEN")
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_API_URL", github.api_url())
-        .env("GITHUB_SERVER_URL", "https://github.example")
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_RUN_ID", "4242")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", path.join("event.json"))
-        .env("GITHUB_REF", format!("refs/pull/{PR}/merge"))
-        .env("GITHUB_WORKSPACE", path)
-        .env("GITHUB_STEP_SUMMARY", path.join("step-summary.md"))
-        .env("GITHUB_OUTPUT", path.join("output.txt"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);

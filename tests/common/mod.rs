@@ -23,6 +23,20 @@ const AMBIENT: &[&str] = &[
     "GITHUB_TOKEN",
 ];
 
+/// The flags that write every report goldgate has, each with its file: report.json,
+/// junit.xml, report.html and summary.md.
+#[allow(dead_code)] // Not every test crate asks for every report.
+pub const EVERY_REPORT: [&str; 8] = [
+    "--output",
+    "report.json",
+    "--junit",
+    "junit.xml",
+    "--html",
+    "report.html",
+    "--markdown",
+    "summary.md",
+];
+
 /// The goldgate binary with no colour, none of [`AMBIENT`] inherited, and a time limit, so
 /// that a hung run fails the test instead of hanging it.
 #[allow(dead_code)] // Not every test crate runs the binary.

@@ -411,3 +411,39 @@ pub fn assert_only_goldgates_html(html: &[String]) {
         );
     }
 }
+
+/// Writes `dir/event.json`: the `synchronize` event of [`PR`], as a pull_request workflow
+/// step finds it.
+pub fn write_pr_event(dir: &std::path::Path) {
+    std::fs::write(
+        dir.join("event.json"),
+        json!({"action": "synchronize", "number": PR, "pull_request": {"number": PR}}).to_string(),
+    )
+    .unwrap();
+}
+
+/// Gives `command` the variables of a pull_request workflow step in `dir` on `github`: its
+/// event (`dir/event.json`), its `step_summary` file, `dir/output.txt` for its outputs and
+/// [`TOKEN`], and none of GH_TOKEN or GOLDGATE_PR.
+pub fn as_pr_step(
+    command: &mut assert_cmd::Command,
+    dir: &std::path::Path,
+    github: &Server,
+    step_summary: &str,
+) {
+    command
+        .env_remove("GOLDGATE_PR")
+        .env_remove("GH_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_API_URL", github.api_url())
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_RUN_ID", "4242")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", dir.join("event.json"))
+        .env("GITHUB_REF", format!("refs/pull/{PR}/merge"))
+        .env("GITHUB_WORKSPACE", dir)
+        .env("GITHUB_STEP_SUMMARY", dir.join(step_summary))
+        .env("GITHUB_OUTPUT", dir.join("output.txt"))
+        .env("GITHUB_TOKEN", TOKEN);
+}
