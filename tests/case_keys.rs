@@ -46,19 +46,8 @@ fn read(path: &Path) -> Value {
 }
 
 /// `file#id` of every case of a report or listing, sorted.
-fn keys(cases: &Value) -> Vec<String> {
-    let mut keys: Vec<String> = cases
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}#{}",
-                c["file"].as_str().unwrap(),
-                c["id"].as_str().unwrap()
-            )
-        })
-        .collect();
+fn keys(report: &Value) -> Vec<String> {
+    let mut keys = common::case_keys(report);
     keys.sort();
     keys
 }
@@ -86,7 +75,7 @@ fn assert_run_matches_the_baseline(
     baseline: &str,
     base: &Value,
 ) {
-    let want = keys(&base["cases"]);
+    let want = keys(&base);
     let out = cwd.join("run.json");
     let out = out.to_str().unwrap();
     let junit = cwd.join("run.xml");
@@ -108,7 +97,7 @@ fn assert_run_matches_the_baseline(
     // The recorded failures failed in the baseline too: matched, they are known failures
     // (exit 0); unmatched, they would read as new failing cases (exit 1).
     let report = read(Path::new(out));
-    assert_eq!(keys(&report["cases"]), want, "{how}");
+    assert_eq!(keys(&report), want, "{how}");
     assert_eq!(report["suite"], base["suite"], "{how}");
     assert_matched(&report, how, &ran.stdout);
     assert_eq!(ran.code, Some(0), "{how}: {}", ran.stderr);
@@ -123,12 +112,12 @@ fn assert_run_matches_the_baseline(
 
 /// `list` and `list --shard` in `cwd` announce the suite of `base` and its keys.
 fn assert_listed_as_in_the_baseline(how: &str, cwd: &Path, target: &str, base: &Value) {
-    let want = keys(&base["cases"]);
+    let want = keys(&base);
     let listed = common::goldgate(cwd, &["list", target, "--json"]);
     assert_eq!(listed.code, Some(0), "{how}: {}", listed.stderr);
     let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listing["suite"], base["suite"], "{how}");
-    assert_eq!(keys(&listing["cases"]), want, "{how}");
+    assert_eq!(keys(&listing), want, "{how}");
     let mut sharded = Vec::new();
     for shard in ["1/2", "2/2"] {
         let listed = common::goldgate(cwd, &["list", target, "--json", "--shard", shard]);
@@ -137,7 +126,7 @@ fn assert_listed_as_in_the_baseline(how: &str, cwd: &Path, target: &str, base: &
             listing["suite"]["fingerprint"], base["suite"]["fingerprint"],
             "{how}"
         );
-        sharded.extend(keys(&listing["cases"]));
+        sharded.extend(keys(&listing));
     }
     sharded.sort();
     assert_eq!(sharded, want, "{how}");
@@ -154,7 +143,7 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
     let written = common::goldgate(&root, &["run", "evals", "--output", "base.json"]);
     assert_eq!(written.code, Some(1), "{}", written.stderr);
     let base = read(&root.join("base.json"));
-    let want = keys(&base["cases"]);
+    let want = keys(&base);
     assert_eq!(want.len(), 12);
     assert!(
         want.iter().all(|k| k.starts_with("evals/goldens/")),
@@ -184,7 +173,7 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
     assert_eq!(listed.code, Some(0), "{}", listed.stderr);
     let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listing["suite"], base["suite"]);
-    assert_eq!(keys(&listing["cases"]), want);
+    assert_eq!(keys(&listing), want);
 }
 
 #[test]

@@ -80,6 +80,24 @@ fn tone_suite(dir: &Path, judge: &FakeProvider, extra: &str, reply: &str, then: 
     .unwrap();
 }
 
+/// The golden `paraphrase` in `dir`, answered word for word by its agent and judged by `judge`.
+fn paraphrase_suite(dir: &Path, judge: &FakeProvider) {
+    let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
+    config(dir, &agent, judge, "");
+    golden(dir, &[("paraphrase", "")]);
+}
+
+/// [`paraphrase_suite`] run with the judge's key and no cache.
+fn judge_one_paraphrase(dir: &Path, judge: &FakeProvider) -> llm_support::Ran {
+    paraphrase_suite(dir, judge);
+    run(
+        goldgate(dir)
+            .env(judge.provider.key_var(), KEY)
+            .args(["run", "--no-cache", "."]),
+        dir,
+    )
+}
+
 fn say(text: &str) -> Value {
     json!({ "messages": [{ "text": text }] })
 }
@@ -287,9 +305,7 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
         ] {
             let dir = tempfile::tempdir().unwrap();
             let fake = FakeProvider::start(provider, brain);
-            let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-            config(dir.path(), &agent, &fake, "");
-            golden(dir.path(), &[("paraphrase", "")]);
+            paraphrase_suite(dir.path(), &fake);
             let ran = run(
                 goldgate(dir.path()).env(provider.key_var(), KEY).args([
                     "run",
@@ -319,9 +335,7 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
 fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start(Provider::Gemini, similarity_judge());
-    let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-    config(dir.path(), &agent, &fake, "");
-    golden(dir.path(), &[("paraphrase", "")]);
+    paraphrase_suite(dir.path(), &fake);
     let suite = |extra: &[&str]| {
         let mut command = goldgate(dir.path());
         command
@@ -400,15 +414,7 @@ fn rate_limits_and_overloads_are_retried_honouring_retry_after() {
     for provider in Provider::ALL {
         let dir = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start(provider, answers(provider));
-        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-        config(dir.path(), &agent, &fake, "");
-        golden(dir.path(), &[("paraphrase", "")]);
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--no-cache", "."]),
-            dir.path(),
-        );
+        let ran = judge_one_paraphrase(dir.path(), &fake);
         assert_eq!(ran.code, Some(0), "{provider:?}: {}", ran.stderr);
         assert_eq!(fake.requests(), 3);
         assert_eq!(ran.report["judge_usage"][0]["calls"], 3);
@@ -427,15 +433,7 @@ fn a_provider_error_is_an_error_of_the_run_with_the_providers_message() {
                 message: "model: judge-model does not exist".into(),
             }),
         );
-        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-        config(dir.path(), &agent, &fake, "");
-        golden(dir.path(), &[("paraphrase", "")]);
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--no-cache", "."]),
-            dir.path(),
-        );
+        let ran = judge_one_paraphrase(dir.path(), &fake);
         assert_eq!(ran.code, Some(2), "{}", ran.stderr);
         let check = checks(&ran.report, "paraphrase")[0];
         assert_eq!(check["status"], "error");

@@ -9,23 +9,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-const GOLDEN: &str = "\
-common_session_parameters:
-  order_12345_status: shipped
-  order_12345_eta: \"2026-04-18\"
-conversations:
-  - conversation: lookup
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-12345 }
-        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
-";
-
+/// One conversation, `lookup`, about an order whose status and arrival the session parameters
+/// give.
 fn suite(dir: &Path) {
     fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), GOLDEN).unwrap();
+    fs::write(
+        dir.join("goldens/orders.yaml"),
+        "common_session_parameters:\n  order_12345_status: shipped\n  order_12345_eta: \"2026-04-18\"\nconversations:\n".to_owned()
+            + &common::order_conversation("lookup"),
+    )
+    .unwrap();
 }
 
 /// A folder with the suite and `config` as its goldgate.yaml.
@@ -166,21 +159,7 @@ fn ctrl_c_still_writes_the_reports_marked_incomplete() {
     // An agent that answers its start-up ping (id 1), takes the first request, says so with a
     // file, and never answers.
     let agent = r#"read line; echo '{"id":1}'; read line; touch got-request; cat > /dev/null"#;
-    let mut goldgate = common::process::Running::start(
-        dir.path(),
-        &[
-            "run",
-            "goldens",
-            "--agent-cmd",
-            agent,
-            "--timeout",
-            "5m",
-            "--output",
-            "report.json",
-            "--junit",
-            "junit.xml",
-        ],
-    );
+    let mut goldgate = common::process::Running::start_run(dir.path(), &["--agent-cmd", agent]);
     common::process::wait_for_file(&dir.path().join("got-request"));
     // Interrupt until it stops: the first stops scheduling, the next cancels the turn in flight.
     for _ in 0..40 {

@@ -22,21 +22,7 @@ fn read(path: &Path) -> Value {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
 }
 
-/// `file#id` of every case of a report.
-fn keys(report: &Value) -> Vec<String> {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}#{}",
-                c["file"].as_str().unwrap(),
-                c["id"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
+use common::case_keys as keys;
 
 /// The exit code a run or merge owes its report: 1 when a case failed, else 0.
 fn expected_exit(report: &Value) -> Option<i32> {

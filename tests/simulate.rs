@@ -41,6 +41,26 @@ fn user() -> llm_support::Brain {
     })
 }
 
+/// An agent that answers every request with `reply` (and the request's id), and hands each
+/// request it got to the receiver, for the test to read what it was sent.
+fn recording_agent(reply: Value) -> (std::net::SocketAddr, std::sync::mpsc::Receiver<Value>) {
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let tx = Arc::new(std::sync::Mutex::new(tx));
+    let addr = common::serve_turn(
+        move |Json(request): Json<Value>| {
+            let tx = Arc::clone(&tx);
+            let mut reply = reply.clone();
+            async move {
+                tx.lock().unwrap().send(request.clone()).unwrap();
+                reply["id"] = request["id"].clone();
+                Json(reply)
+            }
+        },
+        (),
+    );
+    (addr, rx)
+}
+
 /// A simulated user on `provider` that always says `say`, marks step 1 completed and leaves
 /// step 2 in progress.
 fn first_step_done_user(provider: Provider, say: &'static str) -> FakeProvider {
@@ -152,21 +172,8 @@ async fn a_helpful_agent_completes_the_goal_and_an_unhelpful_one_fails_at_max_tu
 
 #[tokio::test]
 async fn the_first_turn_is_the_welcome_event_or_the_opening_with_the_session_parameters() {
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let tx = Arc::new(std::sync::Mutex::new(tx));
-    let addr = common::serve_turn(
-        move |Json(request): Json<Value>| {
-            let tx = Arc::clone(&tx);
-            async move {
-                tx.lock().unwrap().send(request.clone()).unwrap();
-                Json(
-                    json!({"id": request["id"], "messages": [{"text": "Goodbye."}],
-                    "tool_calls": [{"name": "end_session", "args": {}}]}),
-                )
-            }
-        },
-        (),
-    );
+    let (addr, rx) = recording_agent(json!({"messages": [{"text": "Goodbye."}],
+        "tool_calls": [{"name": "end_session", "args": {}}]}));
     let agent = connect_to(addr).await;
     let fake = FakeProvider::start(Provider::Gemini, user());
     let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan(), "s-3")
@@ -207,20 +214,7 @@ async fn a_loaded_simulation_opens_with_its_static_utterance_and_injects_each_st
     let yaml = "evals:\n  - name: two_steps\n    steps:\n      - static_utterance: Hi, where is ORD-12345?\n        inject_variables: { channel: web }\n      - goal: Ask for a refund\n        static_utterance: I also want a refund.\n        inject_variables: { refund: true }\n    session_parameters: { customer: gold }\n";
     let plan = plan_of(yaml);
 
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let tx = Arc::new(std::sync::Mutex::new(tx));
-    let addr = common::serve_turn(
-        move |Json(request): Json<Value>| {
-            let tx = Arc::clone(&tx);
-            async move {
-                tx.lock().unwrap().send(request.clone()).unwrap();
-                Json(
-                    json!({"id": request["id"], "messages": [{"text": "Your order has shipped."}]}),
-                )
-            }
-        },
-        (),
-    );
+    let (addr, rx) = recording_agent(json!({"messages": [{"text": "Your order has shipped."}]}));
     let agent = connect_to(addr).await;
     // Step 1 completes at once; step 2 then stays open until the cap.
     let fake = first_step_done_user(Provider::Anthropic, "And?");

@@ -210,6 +210,23 @@ pub fn assert_snapshot(path: &str, actual: &str) {
     );
 }
 
+/// `file#id` of every case of a JSON report or `list --json` listing, in its order.
+#[allow(dead_code)] // Not every test crate reads case keys.
+pub fn case_keys(report: &Value) -> Vec<String> {
+    report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no cases in {report}"))
+        .iter()
+        .map(|c| {
+            format!(
+                "{}#{}",
+                c["file"].as_str().unwrap(),
+                c["id"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 /// Each case's id and status in a JSON report, for comparing verdicts.
 #[allow(dead_code)] // Not every test crate reads a report.
 pub fn case_statuses(report: &Value) -> std::collections::BTreeMap<String, String> {

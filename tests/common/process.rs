@@ -32,6 +32,15 @@ impl Running {
         Running(Some(child))
     }
 
+    /// `goldgate run goldens` in `dir` with `extra` flags, writing report.json and junit.xml,
+    /// and turns that may take five minutes: a run the test stops before it ends.
+    pub fn start_run(dir: &Path, extra: &[&str]) -> Running {
+        let mut args = vec!["run", "goldens", "--timeout", "5m"];
+        args.extend(["--output", "report.json", "--junit", "junit.xml"]);
+        args.extend(extra);
+        Running::start(dir, &args)
+    }
+
     fn child(&mut self) -> &mut Child {
         self.0.as_mut().expect("the run is still held")
     }

@@ -136,19 +136,7 @@ pub fn assert_no_agent_left(dir: &Path) {
 /// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
 #[cfg(unix)]
 pub fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
-    let mut goldgate = common::process::Running::start(
-        dir,
-        &[
-            "run",
-            "goldens",
-            "--timeout",
-            "5m",
-            "--output",
-            "report.json",
-            "--junit",
-            "junit.xml",
-        ],
-    );
+    let mut goldgate = common::process::Running::start_run(dir, &[]);
     common::process::wait_for_file(&dir.join("pids"));
     // A moment for the turns to be sent.
     std::thread::sleep(Duration::from_millis(300));
