@@ -127,11 +127,8 @@ fn run(repo: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, String, S
         .arg(repo.join("evals"))
         .output()
         .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let log = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
     let strict = common::command_in(repo)
         .args([
             "report",
