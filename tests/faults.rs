@@ -37,11 +37,7 @@ done"#
             "turn latency {latency} ms includes start-up"
         );
     }
-    assert!(
-        outcome.stdout.contains("Agent start-up: 2"),
-        "{}",
-        outcome.stdout
-    );
+    outcome.says(&["Agent start-up: 2"]);
 }
 
 // ---------------------------------------------------------------------------------------------

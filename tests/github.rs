@@ -86,22 +86,14 @@ fn the_first_run_creates_the_comment_and_the_next_one_edits_it() {
     assert_eq!(comments.len(), 1);
     let body = comments[0]["body"].as_str().unwrap();
     assert!(body.starts_with(MARKER), "{body}");
-    assert!(
-        first.stderr.contains("commented on the pull request"),
-        "{}",
-        first.stderr
-    );
+    first.warns(&["commented on the pull request"]);
 
     let second = run(dir.path(), &server, &["--comment"]);
     assert_eq!(second.code, Some(1), "{}", second.stderr);
     let comments = server.comments();
     assert_eq!(comments.len(), 1, "a second comment was created");
     assert_eq!(comments[0]["updated_at"], "2026-11-22T10:05:00Z");
-    assert!(
-        second.stderr.contains("updated the pull request comment"),
-        "{}",
-        second.stderr
-    );
+    second.warns(&["updated the pull request comment"]);
 
     let requests = server.requests();
     let creates = requests

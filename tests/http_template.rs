@@ -476,5 +476,5 @@ fn a_refusal_is_still_an_http_error() {
     );
     let (outcome, _) = run(dir.path(), &[]);
     assert_eq!(outcome.code, Some(2));
-    assert!(outcome.stdout.contains("HTTP 401"), "{}", outcome.stdout);
+    outcome.says(&["HTTP 401"]);
 }

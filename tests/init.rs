@@ -77,11 +77,7 @@ fn init_never_overwrites_and_writes_nothing_when_a_file_exists() {
     fs::write(dir.path().join("goldgate.yaml"), "# mine\n").unwrap();
     let out = goldgate(dir.path(), &["init"]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("goldgate.yaml already exist"),
-        "{}",
-        out.stderr
-    );
+    out.warns(&["goldgate.yaml already exist"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap(),
         "# mine\n"
@@ -110,9 +106,5 @@ fn from_init_to_a_gated_run() {
     assert_eq!(first.code, Some(0), "{}\n{}", first.stdout, first.stderr);
     let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]);
     assert_eq!(gated.code, Some(0), "{}\n{}", gated.stdout, gated.stderr);
-    assert!(
-        gated.stdout.contains("Result: no regression"),
-        "{}",
-        gated.stdout
-    );
+    gated.says(&["Result: no regression"]);
 }

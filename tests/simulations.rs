@@ -202,12 +202,10 @@ fn assert_never_helps_fails_at_max_turns(ran: &Ran, provider: Provider) {
         "{reason}"
     );
     // The terminal shows the failed step with its justification.
-    assert!(
-        ran.stdout.contains("FAILED never_helps")
-            && ran.stdout.contains("the simulated user said: Nothing yet."),
-        "{}",
-        ran.stdout
-    );
+    ran.says(&[
+        "FAILED never_helps",
+        "the simulated user said: Nothing yet.",
+    ]);
 }
 
 #[test]
@@ -377,16 +375,8 @@ fn a_misspelt_simulator_key_is_an_error_with_its_line() {
     );
     let outcome = common::goldgate(dir.path(), &["run", "."]);
     assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
-    assert!(
-        outcome.stderr.contains(":3:") && outcome.stderr.contains("anthropic"),
-        "{}",
-        outcome.stderr
-    );
-    assert!(
-        outcome.stderr.contains(":4:") && outcome.stderr.contains("model"),
-        "{}",
-        outcome.stderr
-    );
+    outcome.warns(&[":3:", "anthropic"]);
+    outcome.warns(&[":4:", "model"]);
 }
 
 #[test]
@@ -395,16 +385,8 @@ fn list_shows_the_simulations() {
     suite(dir.path(), "");
     let outcome = common::goldgate(dir.path(), &["list", "goldens"]);
     assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
-    assert!(
-        outcome.stdout.contains("reaches_goal") && outcome.stdout.contains("never_helps"),
-        "{}",
-        outcome.stdout
-    );
-    assert!(
-        outcome.stdout.contains("simulated user, 1 step, 1 check"),
-        "{}",
-        outcome.stdout
-    );
+    outcome.says(&["reaches_goal", "never_helps"]);
+    outcome.says(&["simulated user, 1 step, 1 check"]);
     let outcome = common::goldgate(dir.path(), &["list", "--json", "goldens"]);
     let listing: Value = serde_json::from_str(&outcome.stdout).unwrap();
     assert_eq!(listing["cases"][0]["id"], "reaches_goal");

@@ -67,12 +67,7 @@ fn report(dir: &Path) -> Value {
 /// heading and the page's title all agree with the exit code.
 fn assert_every_output_says(dir: &Path, out: &Outcome, code: i32, verdict: &str, headline: &str) {
     assert_eq!(out.code, Some(code), "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains(&format!("Result: {headline}"))
-            && out.stdout.contains(&format!("(exit {code})")),
-        "{}",
-        out.stdout
-    );
+    out.says(&[&format!("Result: {headline}"), &format!("(exit {code})")]);
     let json = report(dir);
     assert_eq!(json["verdict"], verdict);
     assert_eq!(json["exit"], code);
@@ -102,22 +97,13 @@ fn known_failures_are_listed_and_never_red() {
         "pass",
         "no regression (1 known failure)",
     );
-    assert!(
-        out.stdout
-            .contains("Known failures, failing on main too (not blocking) (1):"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["Known failures, failing on main too (not blocking) (1):"]);
     assert_eq!(report(dir.path())["gate"]["known_failures"][0]["id"], "c02");
 
     // Without --fail-on-regress, a failing case fails the run, as it always did.
     let out = run(dir.path(), addr, &["--baseline", "baseline.json"]);
     assert_eq!(out.code, Some(1), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("Result: 1 of 6 cases failed"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["Result: 1 of 6 cases failed"]);
 }
 
 #[test]
@@ -138,21 +124,13 @@ fn a_new_failing_case_and_a_deterministic_break_are_red() {
         "regressed",
         "regressed: 1 case newly failing",
     );
-    assert!(
-        out.stdout.contains("a new case must pass"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["a new case must pass"]);
 
     // A case that passed on main now fails in every run: red, and the report says why.
     script.lock().unwrap().wrong = HashSet::from(["c03".to_owned()]);
     let out = run(dir.path(), addr, GATED);
     assert_eq!(out.code, Some(1), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("failed all 5 runs here"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["failed all 5 runs here"]);
 }
 
 #[test]
@@ -162,7 +140,7 @@ fn a_fivefold_slowdown_on_five_turns_is_red_with_a_one_run_baseline() {
     script.lock().unwrap().delay = Duration::from_millis(120);
     let out = run(dir.path(), addr, GATED);
     assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("p95 latency"), "{}", out.stdout);
+    out.says(&["p95 latency"]);
     assert_eq!(report(dir.path())["verdict"], "regressed");
 }
 
@@ -183,17 +161,8 @@ fn quarantined_cases_do_not_block_until_their_date() {
     quarantine("2999-12-31");
     let out = run(dir.path(), addr, GATED);
     assert_every_output_says(dir.path(), &out, 0, "pass", "no regression (1 quarantined)");
-    assert!(
-        out.stdout
-            .contains("quarantined until 2999-12-31, owner @maria: refunds API flaky"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("FAILED (quarantined)"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["quarantined until 2999-12-31, owner @maria: refunds API flaky"]);
+    out.says(&["FAILED (quarantined)"]);
     // Without the gate deciding, the quarantined failure does not fail the run either.
     let out = run(dir.path(), addr, &[]);
     assert_eq!(out.code, Some(0), "{}", out.stdout);
@@ -201,12 +170,7 @@ fn quarantined_cases_do_not_block_until_their_date() {
     quarantine("2001-01-31");
     let out = run(dir.path(), addr, GATED);
     assert_eq!(out.code, Some(1), "{}", out.stdout);
-    assert!(
-        out.stdout
-            .contains("quarantine expired 2001-01-31 (blocks again)"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["quarantine expired 2001-01-31 (blocks again)"]);
 
     // A quarantine that does not say why, or when, is refused with its line.
     fs::write(
@@ -216,19 +180,11 @@ fn quarantined_cases_do_not_block_until_their_date() {
     .unwrap();
     let out = run(dir.path(), addr, GATED);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("missing required key `reason`"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("`next week` is not a date"),
-        "{}",
-        out.stderr
-    );
+    out.warns(&["missing required key `reason`"]);
+    out.warns(&["`next week` is not a date"]);
     let lint = goldgate(dir.path(), &["lint", "."]);
     assert_eq!(lint.code, Some(1), "{}\n{}", lint.stdout, lint.stderr);
-    assert!(lint.stdout.contains("goldgate.yaml:4"), "{}", lint.stdout);
+    lint.says(&["goldgate.yaml:4"]);
 }
 
 #[test]
@@ -247,9 +203,9 @@ fn an_open_decision_is_a_warning_unless_fail_on_inconclusive() {
     let flags = [GATED, &two, &["--max-repeat", "2"]].concat();
     let out = run(dir.path(), addr, &flags);
     assert_every_output_says(dir.path(), &out, 0, "inconclusive", "no regression shown (");
-    assert!(out.stdout.contains("undecided"), "{}", out.stdout);
+    out.says(&["undecided"]);
     // An open decision says what the run could have seen.
-    assert!(out.stdout.contains("could detect a "), "{}", out.stdout);
+    out.says(&["could detect a "]);
     let actions = run_in_actions(dir.path(), addr, &flags);
     assert!(
         actions.contains("::warning file=goldens/orders.yaml,line="),
@@ -289,17 +245,8 @@ fn a_run_that_judged_nothing_is_never_green() {
     script.lock().unwrap().broken = ["c01", "c02", "c03"].map(str::to_owned).into();
     let out = run(dir.path(), addr, &["--max-errors", "10"]);
     assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stderr
-            .contains("nothing was judged, so the run cannot pass"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stdout.contains("Result: nothing was judged"),
-        "{}",
-        out.stdout
-    );
+    out.warns(&["nothing was judged, so the run cannot pass"]);
+    out.says(&["Result: nothing was judged"]);
 }
 
 /// `goldgate ARGS` in `dir` with its stdout closed before it writes a byte (`| head -0`, a
@@ -358,12 +305,7 @@ fn a_floor_holds_whatever_the_baseline_says() {
         "failed",
         "below the floor: pass rate at least 90%: 75.0% (goldgate.yaml:2)",
     );
-    assert!(
-        out.stdout
-            .contains("Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"]);
 
     fs::write(
         dir.path().join("goldgate.yaml"),
@@ -372,18 +314,9 @@ fn a_floor_holds_whatever_the_baseline_says() {
     .unwrap();
     let out = run(dir.path(), addr, GATED);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr
-            .contains("`floors.min_pass_rate` must be a share between 0 and 1"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("unknown key `max_failed`"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("max_failed_cases"), "{}", out.stderr);
+    out.warns(&["`floors.min_pass_rate` must be a share between 0 and 1"]);
+    out.warns(&["unknown key `max_failed`"]);
+    out.warns(&["max_failed_cases"]);
 }
 
 #[test]
@@ -430,7 +363,7 @@ fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
     {
         let out = run(dir.path(), addr, &["--output", "/dev/full"]);
         assert_eq!(out.code, Some(2), "{}", out.stderr);
-        assert!(out.stderr.contains("/dev/full"), "{}", out.stderr);
+        out.warns(&["/dev/full"]);
         assert!(!fs::metadata("/dev/full").unwrap().is_file());
     }
 }
@@ -440,14 +373,10 @@ fn flags_that_would_mislead_are_refused_and_the_run_says_where_its_reports_are()
     let (dir, addr, _) = setup(1);
     let out = run(dir.path(), addr, &["--timeout", "5"]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("`5` has no unit: write `5s`"),
-        "{}",
-        out.stderr
-    );
+    out.warns(&["`5` has no unit: write `5s`"]);
     let out = run(dir.path(), addr, &["--concurrency", "0"]);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("must be at least 1"), "{}", out.stderr);
+    out.warns(&["must be at least 1"]);
 
     let out = run(
         dir.path(),
@@ -455,18 +384,9 @@ fn flags_that_would_mislead_are_refused_and_the_run_says_where_its_reports_are()
         &["--output", "r.json", "--junit", "j.xml"],
     );
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("goldgate: reports in r.json, j.xml"),
-        "{}",
-        out.stderr
-    );
+    out.warns(&["goldgate: reports in r.json, j.xml"]);
     // No progress bar in a log: a line per case as it finishes.
-    assert!(
-        out.stderr
-            .contains("goldgate: [1/1] passed c01 (goldens/orders.yaml:"),
-        "{}",
-        out.stderr
-    );
+    out.warns(&["goldgate: [1/1] passed c01 (goldens/orders.yaml:"]);
 }
 
 #[test]

@@ -388,6 +388,29 @@ pub struct Ran {
     pub report: Value,
 }
 
+impl Ran {
+    /// [`crate::common::assert_contains`] on stdout.
+    #[track_caller]
+    pub fn says(&self, fragments: &[&str]) -> &Ran {
+        crate::common::assert_contains(&self.stdout, fragments);
+        self
+    }
+
+    /// [`crate::common::assert_contains`] on stderr.
+    #[track_caller]
+    pub fn warns(&self, fragments: &[&str]) -> &Ran {
+        crate::common::assert_contains(&self.stderr, fragments);
+        self
+    }
+
+    /// [`crate::common::assert_lacks`] on stderr.
+    #[track_caller]
+    pub fn never_warns(&self, fragments: &[&str]) -> &Ran {
+        crate::common::assert_lacks(&self.stderr, fragments);
+        self
+    }
+}
+
 /// Runs `command` with `--output report.json` (in `dir`) and reads the report back.
 pub fn run(command: &mut Command, dir: &Path) -> Ran {
     let report = dir.join("report.json");
