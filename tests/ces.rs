@@ -206,13 +206,10 @@ fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
     let wrong = "ya29.expired-token-abcdef";
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", wrong)]);
     assert_eq!(code, Some(2), "{printed}");
-    assert!(
-        printed.contains("refused the credentials of CXAS_OAUTH_TOKEN"),
-        "{printed}"
-    );
-    assert!(
-        printed.contains("Request had invalid authentication credentials"),
-        "{printed}"
+    common::assert_contains(&printed, &["refused the credentials of CXAS_OAUTH_TOKEN"]);
+    common::assert_contains(
+        &printed,
+        &["Request had invalid authentication credentials"],
     );
     assert!(
         common::case_statuses(&report)
@@ -234,8 +231,8 @@ fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
     .unwrap();
     let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(2), "{printed}");
-    assert!(printed.contains("goldgate.yaml:4"), "{printed}");
-    assert!(printed.contains("did you mean `deployment`"), "{printed}");
+    common::assert_contains(&printed, &["goldgate.yaml:4"]);
+    common::assert_contains(&printed, &["did you mean `deployment`"]);
 
     fs::write(
         dir.path().join("goldgate.yaml"),
@@ -244,11 +241,8 @@ fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
     .unwrap();
     let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(2), "{printed}");
-    assert!(printed.contains("goldgate.yaml:3"), "{printed}");
-    assert!(
-        printed.contains("projects/my-project/locations/us/apps/my-app"),
-        "{printed}"
-    );
+    common::assert_contains(&printed, &["goldgate.yaml:3"]);
+    common::assert_contains(&printed, &["projects/my-project/locations/us/apps/my-app"]);
 }
 
 #[test]
@@ -294,10 +288,7 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
     let response = reply["tool_calls"][0]["response"]["error"]
         .as_str()
         .unwrap();
-    assert!(
-        response.contains("no mock for client tool `get_weather`"),
-        "{response}"
-    );
+    common::assert_contains(&response, &["no mock for client tool `get_weather`"]);
 }
 
 #[test]
@@ -309,6 +300,6 @@ fn without_credentials_the_run_says_where_it_looked() {
     // Nothing listens there: the metadata server of a machine outside Google Cloud.
     let (code, _, printed) = run(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
     assert_eq!(code, Some(2), "{printed}");
-    assert!(printed.contains("no Google credentials found"), "{printed}");
+    common::assert_contains(&printed, &["no Google credentials found"]);
     assert_eq!(*ces.requests.lock().unwrap(), 0);
 }

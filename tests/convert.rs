@@ -272,9 +272,9 @@ fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input(
         csv.starts_with("display_name,turn_index,action_type,"),
         "{csv}"
     );
-    assert!(csv.contains("EXPECTATION_TOOL_CALL"), "{csv}");
+    common::assert_contains(&csv, &["EXPECTATION_TOOL_CALL"]);
     // Expected text that names no agent is any agent's: the generic role, not a made-up name.
-    assert!(csv.contains(",agent,Your order"), "{csv}");
+    common::assert_contains(&csv, &[",agent,Your order"]);
     goldgate(dir.path(), &["lint", "orders.golden.csv"]).exits(0);
 
     let before = std::fs::read_to_string(dir.path().join("goldens/orders.yaml")).unwrap();
@@ -335,7 +335,7 @@ fn several_cases_become_one_scenario_file_each() {
             std::fs::read_to_string(dir.path().join(format!("scenarios/{id}.scenario.yaml")))
                 .unwrap();
         assert!(text.starts_with(&format!("id: {id}\n")), "{text}");
-        assert!(text.contains("tool-called-with-input"), "{text}");
+        common::assert_contains(&text, &["tool-called-with-input"]);
     }
     goldgate(dir.path(), &["list", "scenarios"])
         .exits(0)

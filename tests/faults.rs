@@ -87,10 +87,7 @@ fn http_fault(answer: fn(std::net::TcpStream), timeout: &str, limit_s: u64) -> S
 #[test]
 fn http_server_that_accepts_and_never_answers_times_out() {
     let error = http_fault(|_stream| std::thread::sleep(FOREVER), "1s", 20);
-    assert!(
-        error.contains("timed out: no complete reply within 1s"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["timed out: no complete reply within 1s"]);
 }
 
 #[test]
@@ -107,7 +104,7 @@ fn http_server_dripping_a_byte_a_second_times_out() {
         "2s",
         20,
     );
-    assert!(error.contains("timed out"), "{error}");
+    common::assert_contains(&error, &["timed out"]);
 }
 
 #[test]
@@ -143,7 +140,7 @@ fn http_connection_reset_mid_body_is_a_connection_error() {
     );
     assert!(error.starts_with("connection failed"), "{error}");
     #[cfg(unix)]
-    assert!(error.contains("reset"), "{error}");
+    common::assert_contains(&error, &["reset"]);
 }
 
 #[test]
@@ -164,7 +161,7 @@ fn http_200_mb_body_is_refused_past_the_cap() {
         "30s",
         40,
     );
-    assert!(error.contains("larger than 16 MiB"), "{error}");
+    common::assert_contains(&error, &["larger than 16 MiB"]);
 }
 
 #[test]
@@ -186,7 +183,7 @@ fn http_200_mb_streamed_body_is_refused_past_the_cap() {
         "30s",
         40,
     );
-    assert!(error.contains("larger than 16 MiB"), "{error}");
+    common::assert_contains(&error, &["larger than 16 MiB"]);
 }
 
 #[test]
@@ -225,7 +222,7 @@ fn http_ndjson_stream_that_never_ends_times_out() {
         "2s",
         20,
     );
-    assert!(error.contains("timed out"), "{error}");
+    common::assert_contains(&error, &["timed out"]);
 }
 
 #[test]
@@ -247,7 +244,7 @@ fn http_redirect_loop_is_an_error_without_retries() {
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
     assert!(error.starts_with("refused: "), "{error}");
-    assert!(error.contains("redirects in a loop"), "{error}");
+    common::assert_contains(&error, &["redirects in a loop"]);
     let attempts = &report.unwrap()["cases"][0]["turns"][0]["attempts"];
     assert_eq!(attempts, 1, "a redirect loop is not retried");
 }
@@ -292,7 +289,7 @@ fn http_self_signed_tls_certificate_is_refused() {
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
     assert!(error.starts_with("refused: "), "{error}");
-    assert!(error.contains("certificate is not trusted"), "{error}");
+    common::assert_contains(&error, &["certificate is not trusted"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -313,9 +310,9 @@ fn command_agent_that_exits_at_start_up_is_an_error_with_its_stderr() {
     suite(dir.path(), 1);
     command_agent(dir.path(), "echo 'no model key set' >&2; exit 3", "");
     let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
-    assert!(text.contains("agent process exited"), "{text}");
-    assert!(text.contains("exit status: 3"), "{text}");
-    assert!(text.contains("no model key set"), "{text}");
+    common::assert_contains(&text, &["agent process exited"]);
+    common::assert_contains(&text, &["exit status: 3"]);
+    common::assert_contains(&text, &["no model key set"]);
 }
 
 #[cfg(unix)]
@@ -326,10 +323,7 @@ fn command_agent_that_exits_on_a_turn_is_an_error_after_its_retries() {
     command_agent(dir.path(), &after_ping("IFS= read -r line; exit 4"), "");
     let (report, _) = run_fault(dir.path(), &["--retries", "1"], Duration::from_secs(20));
     let error = case_error(&report);
-    assert!(
-        error.contains("agent process exited: exit status: 4"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["agent process exited: exit status: 4"]);
     assert_eq!(report.unwrap()["cases"][0]["turns"][0]["attempts"], 2);
 }
 
@@ -361,10 +355,7 @@ fn command_agent_that_never_answers_a_turn_times_out() {
     command_agent(dir.path(), &after_ping("cat > /dev/null"), "");
     let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
     let error = case_error(&report);
-    assert!(
-        error.contains("timed out: no complete reply within 1s"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["timed out: no complete reply within 1s"]);
 }
 
 #[cfg(unix)]
@@ -374,10 +365,7 @@ fn command_agent_that_never_answers_its_ping_fails_start_up() {
     suite(dir.path(), 1);
     command_agent(dir.path(), "cat > /dev/null", ", startup_timeout: 1s");
     let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
-    assert!(
-        text.contains("did not answer the start-up ping within 1s"),
-        "{text}"
-    );
+    common::assert_contains(&text, &["did not answer the start-up ping within 1s"]);
 }
 
 #[cfg(unix)]
@@ -537,9 +525,9 @@ done"#
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("cannot write the JSON report to out/report.json: File too large"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &["cannot write the JSON report to out/report.json: File too large"],
     );
     let left: Vec<_> = fs::read_dir(dir.path().join("out")).unwrap().collect();
     assert!(left.is_empty(), "half-written: {left:?}");

@@ -113,7 +113,7 @@ fn a_429_asking_for_more_than_the_wait_budget_says_both_and_waits_nothing() {
             && error.contains("--rate-limit-wait allows (10 s)"),
         "{error}"
     );
-    assert!(!error.contains("after waiting"), "{error}");
+    common::assert_lacks(&error, &["after waiting"]);
     assert_eq!((waits, waited_ms), (1, 0));
 }
 

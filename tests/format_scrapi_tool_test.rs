@@ -95,9 +95,9 @@ fn a_bare_list_of_tools_is_an_error_at_line_1_as_scrapi_loads_nothing_from_it() 
     .unwrap();
     let (code, text) = lint(dir.path(), "bare.yaml");
     assert_eq!(code, Some(1), "{text}");
-    assert!(
-        text.contains("bare.yaml:1: error [E002] a bare list holds no tool tests"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        &["bare.yaml:1: error [E002] a bare list holds no tool tests"],
     );
     let (code, _) = list(dir.path(), "bare.yaml");
     assert_eq!(code, Some(2));
@@ -235,9 +235,11 @@ fn guardrail_tests_are_still_named_and_not_run() {
     .unwrap();
     let (code, text) = lint(dir.path(), "guardrails.yaml");
     assert_eq!(code, Some(0), "{text}");
-    assert!(
-        text.contains("guardrails.yaml:1: warning [G108] this is a SCRAPI guardrail test file; goldgate does not run it"),
-        "{text}"
+    common::assert_contains(
+        &text,
+        &[
+            "guardrails.yaml:1: warning [G108] this is a SCRAPI guardrail test file; goldgate does not run it",
+        ],
     );
 }
 
@@ -261,7 +263,7 @@ fn jsonpath_ng_paths_load() {
     .unwrap();
     let (code, text) = lint(dir.path(), file.to_str().unwrap());
     assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains(" 0 errors"), "{text}");
+    common::assert_contains(&text, &[" 0 errors"]);
 }
 
 /// `goldgate list tool_tests` from inside a SCRAPI project's `evals/` (no `.git` above, no

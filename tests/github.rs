@@ -208,7 +208,7 @@ fn a_refused_token_costs_one_line_and_nothing_else() {
             .starts_with(MARKER)
     );
     let outputs = fs::read_to_string(dir.path().join("output.txt")).unwrap();
-    assert!(outputs.contains("pass-rate=100.0\n"), "{outputs}");
+    common::assert_contains(&outputs, &["pass-rate=100.0\n"]);
     assert!(!everything(dir.path(), &ran, &server).contains(TOKEN));
 }
 
@@ -284,8 +284,8 @@ fn hostile_agent_text_is_inert_and_a_huge_reply_is_cut_below_the_limit() {
         "{prose}"
     );
     // The error of the run, quoted from the agent, reads as text and does nothing.
-    assert!(prose.contains("<script>alert(1)</script>"), "{prose}");
-    assert!(prose.contains("[click](https:"), "{prose}");
+    common::assert_contains(&prose, &["<script>alert(1)</script>"]);
+    common::assert_contains(&prose, &["[click](https:"]);
     let opened = body.matches("<details>").count();
     assert_eq!(opened, 2);
     assert_eq!(
@@ -358,25 +358,25 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
     );
     assert_eq!(ran.code, Some(1), "{}", ran.stderr);
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
-    assert!(
-        summary.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"],
     );
-    assert!(
-        summary.contains("| Deflection rate | 100.0% | 100.0% | → 0 pp | ✅ within 5 pp |"),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["| Deflection rate | 100.0% | 100.0% | → 0 pp | ✅ within 5 pp |"],
     );
-    assert!(
-        summary.contains("#### Newly failing (1)\n\n- `hostile` `goldens/orders.yaml:"),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["#### Newly failing (1)\n\n- `hostile` `goldens/orders.yaml:"],
     );
-    assert!(
-        summary.contains("at a 1% false-alarm rate: 1 newly failing, 0 newly passing."),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["at a 1% false-alarm rate: 1 newly failing, 0 newly passing."],
     );
-    assert!(summary.contains("· newly failing</summary>"), "{summary}");
+    common::assert_contains(&summary, &["· newly failing</summary>"]);
     let outputs = fs::read_to_string(dir.path().join("output.txt")).unwrap();
-    assert!(outputs.contains("regressed=true\n"), "{outputs}");
+    common::assert_contains(&outputs, &["regressed=true\n"]);
 
     // `goldgate report --baseline` renders the same comparison from the saved report.
     let output = goldgate(dir.path(), &server)
@@ -395,9 +395,9 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let again = fs::read_to_string(dir.path().join("again.md")).unwrap();
-    assert!(
-        again.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"),
-        "{again}"
+    common::assert_contains(
+        &again,
+        &["| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"],
     );
 }
 
@@ -410,11 +410,8 @@ fn the_step_summary_outputs_and_annotations_are_written() {
 
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.starts_with(MARKER), "{summary}");
-    assert!(
-        summary.contains("### goldgate: ❌ 1 of 2 cases failed"),
-        "{summary}"
-    );
-    assert!(summary.contains("<code>hostile</code>"), "{summary}");
+    common::assert_contains(&summary, &["### goldgate: ❌ 1 of 2 cases failed"]);
+    common::assert_contains(&summary, &["<code>hostile</code>"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("output.txt")).unwrap(),
         "pass-rate=50.0\npassed=1\nfailed=1\nregressed=false\nverdict=failed\nundecided=0\nreport=report.json\n"
@@ -539,8 +536,8 @@ fn goldgate_report_writes_the_junit_that_the_run_wrote() {
     let output = report("no/such/dir/junit.xml");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("cannot write JUnit XML to no/such/dir/junit.xml"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &["cannot write JUnit XML to no/such/dir/junit.xml"],
     );
 }

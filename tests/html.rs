@@ -164,10 +164,7 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
     );
     // The summary the Rust side writes: the verdict and the cases counted.
     // One error within --max-errors 1: the two failures decide, as the exit code does.
-    assert!(
-        page.contains("<title>goldgate: 2 of 4 cases failed</title>"),
-        "{page}"
-    );
+    common::assert_contains(&page, &["<title>goldgate: 2 of 4 cases failed</title>"]);
     assert!(page.contains("<b>1</b> passed · <b>2</b> failed · <b>1</b> errors"));
 }
 
@@ -214,18 +211,25 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
     );
     assert_eq!(gated.code, Some(1), "{}", gated.stderr);
     let page = fs::read_to_string(dir.path().join("gated.html")).unwrap();
-    assert!(page.contains("<span class=\"badge failed\">regressed</span> against the baseline <code>baseline.json</code>"), "{page}");
+    common::assert_contains(
+        &page,
+        &[
+            "<span class=\"badge failed\">regressed</span> against the baseline <code>baseline.json</code>",
+        ],
+    );
     // The pass rate fell from 100% (3 of 3 judged) to 33.3%: 66.7 pp over a 0 pp limit, but
     // three cases run once a side cannot show it beyond noise; the two cases that flipped are
     // decided by verdict, and say so.
-    assert!(
-        page.contains("<td><code>passRateDropPp</code></td><td>pass rate</td><td class=\"num\">100.0%</td><td class=\"num\">33.3%</td><td class=\"num\">66.7 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge warn\">not enough runs to tell</span></td><td class=\"evidence\">p = 0.25 (adjusted "),
-        "{page}"
+    common::assert_contains(
+        &page,
+        &[
+            "<td><code>passRateDropPp</code></td><td>pass rate</td><td class=\"num\">100.0%</td><td class=\"num\">33.3%</td><td class=\"num\">66.7 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge warn\">not enough runs to tell</span></td><td class=\"evidence\">p = 0.25 (adjusted ",
+        ],
     );
     // Holm's adjustment depends on the latency tests' p-values too, which vary with timing.
     assert!(page.contains("interval -14.8 pp to 95.2 pp; 3 vs 3 runs</td>"));
     assert!(page.contains("decided by verdict: one run a side and no history"));
-    assert!(page.contains("<h3>Newly failing (2)</h3>"), "{page}");
+    common::assert_contains(&page, &["<h3>Newly failing (2)</h3>"]);
     assert!(
         page.contains("<li><code>order_wrong</code> <span class=\"where\">goldens/orders.yaml:")
     );
@@ -526,7 +530,7 @@ fn the_checks_above_are_live(browser: &mut chromium::Chromium) {
         "the CSP let an injected script run"
     );
     let probes = browser.errors().join("\n");
-    assert!(probes.contains("goldgate probe"), "{probes}");
+    common::assert_contains(&probes, &["goldgate probe"]);
     assert!(
         probes.matches("Content Security Policy").count() >= 2,
         "the CSP did not refuse both the script and the image:\n{probes}"

@@ -185,7 +185,7 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
         let call = &turn["reply"]["tool_calls"][0];
         assert_eq!(call["name"], "cancel_order");
         let error = call["response"]["error"].as_str().unwrap();
-        assert!(error.contains("no mock for `cancel_order`"), "{error}");
+        common::assert_contains(&error, &["no mock for `cancel_order`"]);
         // The model was told, and said so.
         assert!(turn["reply"]["text"].as_str().unwrap().contains("no mock"));
         let unexpected = turn["checks"]
@@ -220,10 +220,7 @@ fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
     );
     assert_eq!(ran.code, Some(2), "{}", ran.stderr);
     let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
-    assert!(
-        error.contains("still calling tools after 2 rounds"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["still calling tools after 2 rounds"]);
     assert_eq!(
         fake.requests(),
         3,
@@ -253,10 +250,12 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
         );
         assert_eq!(ran.code, Some(2));
         let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
-        assert!(
-            error.contains(&format!("{} answered 400", provider.name()))
-                && error.contains("model: agent-model is not a model"),
-            "{error}"
+        common::assert_contains(
+            &error,
+            &[
+                &format!("{} answered 400", provider.name()),
+                "model: agent-model is not a model",
+            ],
         );
         assert_eq!(fake.requests(), 1, "a 400 is not retried");
     }

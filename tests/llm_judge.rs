@@ -80,6 +80,16 @@ fn tone_suite(dir: &Path, judge: &FakeProvider, extra: &str, reply: &str, then: 
     .unwrap();
 }
 
+/// `goldgate run .` in `dir` with the key of `provider` and the judge cache in `dir/cache`.
+fn run_with_cache(dir: &Path, provider: Provider) -> llm_support::Ran {
+    run(
+        goldgate(dir)
+            .env(provider.key_var(), KEY)
+            .args(["run", "--cache-dir", "cache", "."]),
+        dir,
+    )
+}
+
 /// The golden `paraphrase` in `dir`, answered word for word by its agent and judged by `judge`.
 fn paraphrase_suite(dir: &Path, judge: &FakeProvider) {
     let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
@@ -124,15 +134,7 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
         ]));
         config(dir.path(), &agent, &fake, "");
         golden(dir.path(), &[("paraphrase", ""), ("contradiction", "")]);
-        let ran = run(
-            goldgate(dir.path()).env(provider.key_var(), KEY).args([
-                "run",
-                "--cache-dir",
-                "cache",
-                ".",
-            ]),
-            dir.path(),
-        );
+        let ran = run_with_cache(dir.path(), provider);
         assert_eq!(ran.code, Some(1), "{provider:?}: {}", ran.stderr);
         let paraphrase = checks(&ran.report, "paraphrase");
         assert_eq!(paraphrase[0]["status"], "passed", "{provider:?}");
@@ -142,10 +144,7 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
         assert_eq!(contradiction[0]["status"], "failed");
         assert_eq!(contradiction[0]["method"], judged(provider));
         let reason = contradiction[0]["reason"].as_str().unwrap();
-        assert!(
-            reason.contains("similarity 1/4") && reason.contains("not shipped"),
-            "{reason}"
-        );
+        common::assert_contains(&reason, &["similarity 1/4", "not shipped"]);
         assert_eq!(
             ran.report["judges"],
             json!([format!("{}/judge-model", provider.name())])
@@ -302,15 +301,7 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
             let dir = tempfile::tempdir().unwrap();
             let fake = FakeProvider::start(provider, brain);
             paraphrase_suite(dir.path(), &fake);
-            let ran = run(
-                goldgate(dir.path()).env(provider.key_var(), KEY).args([
-                    "run",
-                    "--cache-dir",
-                    "cache",
-                    ".",
-                ]),
-                dir.path(),
-            );
+            let ran = run_with_cache(dir.path(), provider);
             assert_eq!(ran.code, Some(2), "{}", ran.stderr);
             let check = checks(&ran.report, "paraphrase")[0];
             assert_eq!(check["status"], "error");
@@ -430,10 +421,12 @@ fn a_provider_error_is_an_error_of_the_run_with_the_providers_message() {
         let check = checks(&ran.report, "paraphrase")[0];
         assert_eq!(check["status"], "error");
         let reason = check["reason"].as_str().unwrap();
-        assert!(
-            reason.contains(&format!("{} answered 404", provider.name()))
-                && reason.contains("model: judge-model does not exist"),
-            "{reason}"
+        common::assert_contains(
+            &reason,
+            &[
+                &format!("{} answered 404", provider.name()),
+                "model: judge-model does not exist",
+            ],
         );
         assert_eq!(fake.requests(), 1, "a 404 is not retried");
     }

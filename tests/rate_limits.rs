@@ -228,10 +228,12 @@ fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
     let error = ran.report["cases"][0]["error"]
         .as_str()
         .unwrap_or_else(|| panic!("{}\n{}", ran.report, ran.stderr));
-    assert!(
-        error.contains("still rate limited after waiting")
-            && error.contains("--rate-limit-wait (2 s)"),
-        "{error}"
+    common::assert_contains(
+        &error,
+        &[
+            "still rate limited after waiting",
+            "--rate-limit-wait (2 s)",
+        ],
     );
 }
 

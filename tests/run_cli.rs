@@ -170,7 +170,7 @@ fn ctrl_c_still_writes_the_reports_marked_incomplete() {
     }
     let (code, stderr) = goldgate.finish();
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("stopping"), "{stderr}");
+    common::assert_contains(&stderr, &["stopping"]);
     let report: Value =
         serde_json::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(report["incomplete"], true);
@@ -203,8 +203,8 @@ fn a_command_agent_does_not_inherit_the_github_token() {
         .assert()
         .code(2);
     let seen = fs::read_to_string(dir.path().join("agent-env.txt")).unwrap();
-    assert!(seen.contains("GOLDGATE_VISIBLE=yes"), "{seen}");
-    assert!(!seen.contains("ghs_not_for_the_agent"), "{seen}");
+    common::assert_contains(&seen, &["GOLDGATE_VISIBLE=yes"]);
+    common::assert_lacks(&seen, &["ghs_not_for_the_agent"]);
 }
 
 #[test]
@@ -238,7 +238,7 @@ fn an_agent_echoing_the_secret_in_an_error_does_not_leak_it() {
         everything.contains("bad credentials"),
         "the error is shown: {everything}"
     );
-    assert!(everything.contains("***"), "{everything}");
+    common::assert_contains(&everything, &["***"]);
     for secret in ["url-secret-4711", "header-secret-0815"] {
         assert!(
             !everything.contains(secret),

@@ -167,11 +167,8 @@ fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
     let flaky = common::case(&report, "flaky_503");
     assert_eq!(flaky["turns"][0]["attempts"], 2);
     // The table names each conversation and the totals line counts every turn.
-    assert!(stdout.contains("Conversation"), "{stdout}");
-    assert!(
-        stdout.contains("Total: 11 conversations, 11 turns"),
-        "{stdout}"
-    );
+    common::assert_contains(&stdout, &["Conversation"]);
+    common::assert_contains(&stdout, &["Total: 11 conversations, 11 turns"]);
 
     // The JUnit file reads back with a real XML parser and keeps names and failures.
     let xml = fs::read_to_string(&junit).unwrap();
@@ -254,6 +251,6 @@ fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("bad.yaml:3: error"), "{stderr}");
-    assert!(stderr.contains("nothing was run"), "{stderr}");
+    common::assert_contains(&stderr, &["bad.yaml:3: error"]);
+    common::assert_contains(&stderr, &["nothing was run"]);
 }

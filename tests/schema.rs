@@ -90,7 +90,7 @@ fn the_schema_command_prints_each_checked_in_schema() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("config, report, scenario"), "{stderr}");
+    common::assert_contains(&stderr, &["config, report, scenario"]);
 }
 
 /// Real reports of the example suite validate, including one with repeats, a shard and a gate

@@ -197,10 +197,7 @@ fn assert_never_helps_fails_at_max_turns(ran: &Ran, provider: Provider) {
     let step = &checks(&ran.report, "never_helps")[0];
     assert_eq!(step["status"], "failed");
     let reason = step["reason"].as_str().unwrap();
-    assert!(
-        reason.contains("max_turns (4)") && reason.contains("step 1 used all its max_turns"),
-        "{reason}"
-    );
+    common::assert_contains(&reason, &["max_turns (4)", "step 1 used all its max_turns"]);
     // The terminal shows the failed step with its justification.
     ran.says(&[
         "FAILED never_helps",
@@ -301,10 +298,7 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
         "{why}"
     );
     let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert!(
-        junit.contains(&format!("<skipped message=\"{why}\"")),
-        "{junit}"
-    );
+    common::assert_contains(&junit, &[&format!("<skipped message=\"{why}\"")]);
     // A failed step still fails the simulation; other kinds keep their rule.
     assert_eq!(case(&ran.report, "never_helps")["status"], "failed");
     let scripted = case(&ran.report, "scripted");
@@ -471,10 +465,9 @@ fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
     let errored = case(&ran.report, "reaches_goal");
     assert_eq!(errored["status"], "error");
     let error = errored["error"].as_str().unwrap();
-    assert!(
-        error.contains("the simulated user could not be asked")
-            && error.contains("model not found"),
-        "{error}"
+    common::assert_contains(
+        &error,
+        &["the simulated user could not be asked", "model not found"],
     );
     // The turn played before the simulated user failed is kept.
     assert_eq!(errored["turns"][0]["input"], "<event welcome>");

@@ -207,13 +207,10 @@ fn an_open_decision_is_a_warning_unless_fail_on_inconclusive() {
     // An open decision says what the run could have seen.
     out.says(&["could detect a "]);
     let actions = run_in_actions(dir.path(), addr, &flags);
-    assert!(
-        actions.contains("::warning file=goldens/orders.yaml,line="),
-        "{actions}"
-    );
-    assert!(!actions.contains("::error"), "{actions}");
+    common::assert_contains(&actions, &["::warning file=goldens/orders.yaml,line="]);
+    common::assert_lacks(&actions, &["::error"]);
     let outputs = fs::read_to_string(dir.path().join("outputs.txt")).unwrap();
-    assert!(outputs.contains("verdict=inconclusive\n"), "{outputs}");
+    common::assert_contains(&outputs, &["verdict=inconclusive\n"]);
 
     let out = run(
         dir.path(),
@@ -336,9 +333,9 @@ fn an_agent_that_does_not_start_still_leaves_every_report() {
     let json = report(dir.path());
     assert_eq!(json["verdict"], "error");
     let error = json["cases"][0]["error"].as_str().unwrap();
-    assert!(error.contains("the agent did not start"), "{error}");
+    common::assert_contains(&error, &["the agent did not start"]);
     let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert!(junit.contains("errors=\"2\""), "{junit}");
+    common::assert_contains(&junit, &["errors=\"2\""]);
 }
 
 #[test]
