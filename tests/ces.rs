@@ -77,8 +77,7 @@ Refund to sales,,,,,,,,,,,,,
 ";
 
 fn write_goldens(dir: &Path) {
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/support.yaml"), SCRAPI_GOLDEN).unwrap();
+    common::write(dir, "goldens/support.yaml", SCRAPI_GOLDEN);
     fs::write(dir.join("goldens/support.golden.csv"), CES_CSV).unwrap();
 }
 
@@ -272,12 +271,11 @@ fn throttling_is_retried_and_deployment_and_entry_agent_reach_the_session_config
 #[test]
 fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/weather.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/weather.yaml",
         "conversations:\n  - conversation: no_mock\n    turns:\n      - user: What's the weather?\n        agent: It is sunny in Oslo.\n",
-    )
-    .unwrap();
+    );
     let ces = Ces::accepting(TOKEN);
     ces_config(dir.path(), start_ces(&ces));
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);

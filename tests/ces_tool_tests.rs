@@ -92,8 +92,7 @@ fn with_app(dir: &Path) -> Ces {
 }
 
 fn suite(dir: &Path, tests: &str) {
-    fs::create_dir_all(dir.join("evals/tool_tests")).unwrap();
-    fs::write(dir.join("evals/tool_tests/more_tool_tests.yaml"), tests).unwrap();
+    common::write(dir, "evals/tool_tests/more_tool_tests.yaml", tests);
 }
 
 fn configure(dir: &Path, agent: &str) {

@@ -176,12 +176,11 @@ fn stub_files(dir: &Path) {
     fs::write(dir.join("prompt.md"), "You are a support agent.\n").unwrap();
     fs::write(dir.join("tools.json"), "[]\n").unwrap();
     fs::create_dir_all(dir.join("transcripts")).unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(
-        dir.join("goldens/billing.yaml"),
+    common::write(
+        dir,
+        "goldens/billing.yaml",
         "conversations:\n  - conversation: refund_over_limit\n    turns:\n      - user: Refund me\n        agent: Done\n",
-    )
-    .unwrap();
+    );
 }
 
 #[test]

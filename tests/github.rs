@@ -37,8 +37,7 @@ fn workspace(conversations: &[&str]) -> tempfile::TempDir {
             "  - conversation: {name}\n    turns:\n      - user: {user}\n        agent: {PASSING_REPLY}\n"
         ));
     }
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/orders.yaml"), golden).unwrap();
+    common::write(dir.path(), "goldens/orders.yaml", golden);
     github_support::write_pr_event(dir.path());
     dir
 }

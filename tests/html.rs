@@ -69,8 +69,7 @@ fn workspace() -> (tempfile::TempDir, String, Arc<AtomicBool>) {
          - conversation: hostile\n  tags: [\"<img src=x onerror=window.pwned=6>\"]\n  turns:\n    - user: {user_pwn}\n      agent: {GOOD}\n\
          - conversation: hostile_error\n  turns:\n    - user: Where is ORD-12345?\n      agent: {GOOD}\n"
     );
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/orders.yaml"), golden).unwrap();
+    common::write(dir.path(), "goldens/orders.yaml", golden);
     let good = Arc::new(AtomicBool::new(false));
     let addr = common::serve_turn(agent, good.clone());
     (dir, format!("http://{addr}/turn"), good)

@@ -54,8 +54,7 @@ fn answer(turn: u64, known: bool, status: &str) -> String {
 
 fn write_project(dir: &Path, config: &str) {
     fs::write(dir.join("goldgate.yaml"), config).unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), golden()).unwrap();
+    common::write(dir, "goldens/orders.yaml", golden());
 }
 
 /// A project whose agent is `app` served on loopback at `/chat`, with `keys` (indented under

@@ -2,14 +2,9 @@
 
 mod common;
 
-use std::fs;
 use std::path::Path;
 
-fn write(dir: &Path, relative: &str, text: &str) {
-    let path = dir.join(relative);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
+use common::write;
 
 /// `goldgate lint DIR`, run from the crate root, as a user names the folder to check.
 fn lint(dir: &Path) -> common::Outcome {
@@ -182,12 +177,11 @@ fn help_teaches_formats_and_exit_codes() {
 #[test]
 fn a_byte_that_is_not_utf8_is_reported_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/bad.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/bad.yaml",
         b"conversations:\n  - conversation: caf\xe9\n",
-    )
-    .unwrap();
+    );
     common::goldgate(dir.path(), &["lint", "."])
         .exits(1)
         .says(&["bad.yaml:2: error [E001] not UTF-8 text: byte 0xe9"]);
@@ -195,18 +189,14 @@ fn a_byte_that_is_not_utf8_is_reported_where_it_is() {
 
 #[test]
 fn a_golden_of_a_hundred_thousand_plain_turns_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("goldens")).unwrap();
     let turns: String = (0..100_000)
         .map(|i| format!("      - user: Where is ORD-{i}?\n        agent: It shipped.\n"))
         .collect();
-    std::fs::write(
-        dir.path().join("goldens/big.yaml"),
-        format!("conversations:\n  - conversation: big\n    turns:\n{turns}"),
+    lint_one_file(
+        "goldens/big.yaml",
+        &format!("conversations:\n  - conversation: big\n    turns:\n{turns}"),
     )
-    .unwrap();
-    let out = common::goldgate(dir.path(), &["lint", "."]);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    .exits(0);
 }
 
 /// A plain value the reference loaders read differently is a G113 warning at its line, in

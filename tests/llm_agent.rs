@@ -74,8 +74,7 @@ fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
         ]"#
         }
     };
-    fs::create_dir_all(dir.join("agent")).unwrap();
-    fs::write(dir.join("agent/tools.json"), tools).unwrap();
+    common::write(dir, "agent/tools.json", tools);
     fs::write(dir.join("agent/prompt.md"), format!("{PROMPT}\n")).unwrap();
     fs::write(
         dir.join("goldgate.yaml"),
@@ -86,16 +85,15 @@ fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
         ),
     )
     .unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(
-        dir.join("goldens/orders.yaml"),
+    common::write(
+        dir,
+        "goldens/orders.yaml",
         "common_session_parameters:\n  customer_tier: gold\nconversations:\n\
          \x20 - conversation: two_orders\n    turns:\n      - user: Where are ORD-1 and ORD-2?\n        tool_calls:\n\
          \x20         - action: lookup_order\n            args: { order_id: ORD-2 }\n            output: { status: cancelled }\n\
          \x20         - action: lookup_order\n            args: { order_id: ORD-1 }\n            output: { status: shipped }\n\
          \x20       agent: \"ORD-1: shipped. ORD-2: cancelled.\"\n",
-    )
-    .unwrap();
+    );
 }
 
 #[test]
@@ -342,12 +340,11 @@ fn llm_agent_settings_are_checked_when_the_config_loads() {
         "agent:\n  anthropic:\n    system_prompt: prompts/missing.md\n    tools: tools.json\n    temperature: 3\n    max_tool_round: 2\n",
     )
     .unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/a.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/a.yaml",
         "conversations:\n  - conversation: a\n    turns:\n      - user: hi\n        agent: hello\n",
-    )
-    .unwrap();
+    );
     let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path());
     assert_eq!(ran.code, Some(2));
     for expected in [

@@ -64,8 +64,7 @@ fn golden(dir: &Path, conversations: &[(&str, &str)]) {
             "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n{extra}"
         ));
     }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), text).unwrap();
+    common::write(dir, "goldens/orders.yaml", text);
 }
 
 /// The scenario `tone` in `dir`: the agent answers "hi" with `reply`, and `then` (its

@@ -90,8 +90,7 @@ fn golden(dir: &Path, cases: usize) {
             "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n"
         ));
     }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), text).unwrap();
+    common::write(dir, "goldens/orders.yaml", text);
 }
 
 /// Runs the suite in `dir` at `--concurrency 16 --retries 0`; the report and the time taken.

@@ -69,8 +69,7 @@ fn write_suite(dir: &Path) {
             "  - conversation: {name}\n    tags: [{tag}]\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{RIGHT}\"\n"
         ));
     }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), golden).unwrap();
+    common::write(dir, "goldens/orders.yaml", golden);
 }
 
 struct Outcome {

@@ -12,13 +12,8 @@ use serde_json::Value;
 /// One conversation, `lookup`, about an order whose status and arrival the session parameters
 /// give.
 fn suite(dir: &Path) {
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(
-        dir.join("goldens/orders.yaml"),
-        "common_session_parameters:\n  order_12345_status: shipped\n  order_12345_eta: \"2026-04-18\"\nconversations:\n".to_owned()
-            + &common::order_conversation("lookup"),
-    )
-    .unwrap();
+    common::write(dir, "goldens/orders.yaml", "common_session_parameters:\n  order_12345_status: shipped\n  order_12345_eta: \"2026-04-18\"\nconversations:\n".to_owned()
+            + &common::order_conversation("lookup"));
 }
 
 /// A folder with the suite and `config` as its goldgate.yaml.

@@ -238,12 +238,11 @@ fn an_unreachable_agent_is_exit_2_not_a_test_failure() {
 #[test]
 fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/bad.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/bad.yaml",
         "conversations:\n  - conversation: x\n    turns: 5\n",
-    )
-    .unwrap();
+    );
     // No agent listens here: a call would be an error of the run, but none must be made.
     let output = common::command_in(dir.path())
         .args(["run", "--agent-url", "http://127.0.0.1:9/turn", "."])

@@ -140,8 +140,7 @@ fn assert_nothing_leaks(everything: &str) {
 
 fn workspace(agent: std::net::SocketAddr) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/echo.yaml"), GOLDEN).unwrap();
+    common::write(dir.path(), "goldens/echo.yaml", GOLDEN);
     fs::write(
         dir.path().join("goldgate.yaml"),
         format!(

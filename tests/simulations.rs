@@ -92,8 +92,7 @@ fn agent() -> String {
 
 fn suite(dir: &Path, config: &str) {
     fs::write(dir.join("goldgate.yaml"), config).unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/sims.yaml"), SIMULATIONS).unwrap();
+    common::write(dir, "goldens/sims.yaml", SIMULATIONS);
 }
 
 fn judged_by(agent: &str, fake: &FakeProvider) -> String {
@@ -476,12 +475,11 @@ fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
 #[test]
 fn a_simulation_with_a_misspelt_key_is_not_run_and_lint_says_where() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/sims.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/sims.yaml",
         "evals:\n  - name: x\n    steps:\n      - goal: g\n        max_turn: 3\n",
-    )
-    .unwrap();
+    );
     let outcome = common::goldgate(dir.path(), &["lint", "goldens"]);
     assert_eq!(outcome.code, Some(1), "{}", outcome.stderr);
     assert!(

@@ -308,6 +308,14 @@ impl Outcome {
     }
 }
 
+/// Writes `text` to `dir/relative`, creating the folders it needs.
+#[allow(dead_code)] // Not every test crate writes files.
+pub fn write(dir: &Path, relative: &str, text: impl AsRef<[u8]>) {
+    let path = dir.join(relative);
+    std::fs::create_dir_all(path.parent().expect("a file in a folder")).expect("the folder");
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
 /// The JSON file at `path`.
 #[allow(dead_code)] // Not every test crate reads a report.
 pub fn read_json(path: &Path) -> Value {
