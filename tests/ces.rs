@@ -26,40 +26,8 @@ const GOOGLE_ENV: [&str; 5] = [
     "GOOGLE_CLOUD_PROJECT",
 ];
 
-const SCRAPI_GOLDEN: &str = "\
-common_session_parameters:
-  order_12345_status: shipped
-conversations:
-  - conversation: order_shipped
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-12345 }
-        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
-  - conversation: weather_from_the_mock
-    turns:
-      - user: What's the weather like?
-        tool_calls:
-          - action: get_weather
-            args: { city: Oslo }
-            output: sunny
-        agent: It is sunny in Oslo.
-  - conversation: refund_goes_to_billing
-    turns:
-      - user: I want a refund
-        tool_calls:
-          - action: transfer_to_agent
-            agent: Billing Agent
-        agent: Let me get billing for you.
-  - conversation: wrong_order_tool
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-99 }
-        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
-";
+/// tests/fixtures/ces-support.yaml
+const SCRAPI_GOLDEN: &str = include_str!("fixtures/ces-support.yaml");
 
 const CES_CSV: &str = "\
 display_name,turn_index,action_type,evaluation_id,description,tags,evaluation_groups,response_agent,text_content,tool_name,tool_call_args_json,tool_response_json,agent_transfer_target,expectation_note

@@ -18,18 +18,8 @@ fn lint_one_file(relative: &str, text: &str) -> common::Outcome {
     lint(dir.path())
 }
 
-const GOOD_GOLDEN: &str = "\
-common_session_parameters:
-  order_12345_status: shipped
-conversations:
-  - conversation: lookup
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-12345 }
-        agent: It has shipped.
-";
+/// tests/fixtures/lint-good-golden.yaml
+const GOOD_GOLDEN: &str = include_str!("fixtures/lint-good-golden.yaml");
 
 #[test]
 fn a_clean_suite_passes_with_a_summary_on_stderr() {
