@@ -87,29 +87,29 @@ fn a_header_secret_never_reaches_output_or_reports() {
     common::assert_lacks(&everything, &["s3cr3t-t0ken-value"]);
 }
 
+/// A config that cannot be used stops the run before anything runs, with exit 2 and a
+/// message that says what is wrong and where: an unset variable is named with the key that
+/// uses it; a typo gets its line and a suggestion.
 #[test]
-fn an_unset_variable_is_named_and_nothing_runs() {
-    let dir = suite_with_config(
-        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\", headers: { X-Key: \"${GG_SURELY_UNSET_VAR}\" } }\n",
-    );
-    common::goldgate(dir.path(), &["run", "goldens"])
-        .exits(2)
-        .warns(&[
-            "agent.http.headers.X-Key: environment variable `GG_SURELY_UNSET_VAR` is not set",
-        ]);
-}
-
-#[test]
-fn a_config_typo_is_an_error_with_its_line_and_a_suggestion() {
-    let dir = suite_with_config(
-        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\nrun:\n  concurency: 4\n",
-    );
-    common::goldgate(dir.path(), &["run", "goldens"])
-        .exits(2)
-        .warns(&[
-            "goldgate.yaml:4: error [G100] run.concurency: unknown key `concurency`",
-            "did you mean `concurrency`?",
-        ]);
+fn an_unset_variable_or_a_config_typo_is_exit_2_naming_it() {
+    for (config, says) in [
+        (
+            "agent:\n  http: { url: \"http://127.0.0.1:9/turn\", headers: { X-Key: \"${GG_SURELY_UNSET_VAR}\" } }\n",
+            &["agent.http.headers.X-Key: environment variable `GG_SURELY_UNSET_VAR` is not set"][..],
+        ),
+        (
+            "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\nrun:\n  concurency: 4\n",
+            &[
+                "goldgate.yaml:4: error [G100] run.concurency: unknown key `concurency`",
+                "did you mean `concurrency`?",
+            ],
+        ),
+    ] {
+        let dir = suite_with_config(config);
+        common::goldgate(dir.path(), &["run", "goldens"])
+            .exits(2)
+            .warns(says);
+    }
 }
 
 #[test]
