@@ -140,8 +140,7 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
     write_repo(&root);
     let evals = root.join("evals");
 
-    let written = common::goldgate(&root, &["run", "evals", "--output", "base.json"]);
-    assert_eq!(written.code, Some(1), "{}", written.stderr);
+    common::goldgate(&root, &["run", "evals", "--output", "base.json"]).exits(1);
     let base = read(&root.join("base.json"));
     let want = keys(&base);
     assert_eq!(want.len(), 12);
@@ -169,8 +168,7 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
     }
 
     // From inside `goldens/`, `.` is still the folder of goldens it is from the root.
-    let listed = common::goldgate(&evals.join("goldens"), &["list", ".", "--json"]);
-    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
+    let listed = common::goldgate(&evals.join("goldens"), &["list", ".", "--json"]).exits(0);
     let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listing["suite"], base["suite"]);
     assert_eq!(keys(&listing), want);
@@ -181,13 +179,12 @@ fn compare_says_when_the_baseline_is_of_another_suite() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_repo(root);
-    let both = common::goldgate(root, &["run", "evals", "--output", "both.json"]);
-    assert_eq!(both.code, Some(1), "{}", both.stderr);
-    let one = common::goldgate(
+    common::goldgate(root, &["run", "evals", "--output", "both.json"]).exits(1);
+    common::goldgate(
         root,
         &["run", "evals/goldens/orders.yaml", "--output", "one.json"],
-    );
-    assert_eq!(one.code, Some(1), "{}", one.stderr);
+    )
+    .exits(1);
     let fingerprint = |name: &str| {
         read(&root.join(name))["suite"]["fingerprint"]
             .as_str()

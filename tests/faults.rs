@@ -447,8 +447,7 @@ fn output_into_a_read_only_directory_is_refused_before_the_run() {
     let read_only = read_only_dir(dir.path());
     let target = read_only.join("report.json");
     let target = target.to_str().unwrap();
-    let outcome = common::goldgate(dir.path(), &["run", "goldens", "--output", target]);
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    let outcome = common::goldgate(dir.path(), &["run", "goldens", "--output", target]).exits(2);
     assert!(
         outcome
             .stderr
@@ -490,8 +489,8 @@ fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
         let outcome = common::goldgate(
             dir.path(),
             &["run", "goldens", "--baseline", file, "--fail-on-regress"],
-        );
-        assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+        )
+        .exits(2);
         assert!(outcome.stderr.contains(file), "{}", outcome.stderr);
         assert!(outcome.stderr.contains(words), "{}", outcome.stderr);
     }

@@ -79,16 +79,14 @@ fn the_first_run_creates_the_comment_and_the_next_one_edits_it() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
 
-    let first = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(first.code, Some(1), "{}", first.stderr);
+    let first = run(dir.path(), &server, &["--comment"]).exits(1);
     let comments = server.comments();
     assert_eq!(comments.len(), 1);
     let body = comments[0]["body"].as_str().unwrap();
     assert!(body.starts_with(MARKER), "{body}");
     first.warns(&["commented on the pull request"]);
 
-    let second = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(second.code, Some(1), "{}", second.stderr);
+    let second = run(dir.path(), &server, &["--comment"]).exits(1);
     let comments = server.comments();
     assert_eq!(comments.len(), 1, "a second comment was created");
     assert_eq!(comments[0]["updated_at"], "2026-11-22T10:05:00Z");
@@ -131,8 +129,7 @@ fn the_comment_is_found_on_a_later_page_and_a_quote_of_it_is_left_alone() {
     let dir = workspace(&["order_lookup"]);
     let server = Server::start();
     // A report to publish, written without any GitHub environment.
-    let ran = run(dir.path(), &server, &[]);
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    run(dir.path(), &server, &[]).exits(0);
 
     let mut bodies: Vec<String> = (0..130).map(|i| format!("review comment {i}")).collect();
     bodies[3] = format!("> {MARKER}\n> quoting the bot");
@@ -300,8 +297,7 @@ fn a_body_over_the_limit_keeps_whole_blocks_and_says_what_it_left_out() {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let dir = workspace(&names);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let ran = run(dir.path(), &server, &["--comment"]).exits(1);
     let comments = server.comments();
     assert_eq!(comments.len(), 1, "{}", ran.stderr);
     let body = comments[0]["body"].as_str().unwrap();
@@ -338,8 +334,7 @@ fn a_body_over_the_limit_keeps_whole_blocks_and_says_what_it_left_out() {
 fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
     let server = Server::start();
     let dir = workspace(&["order_lookup"]);
-    let ran = run(dir.path(), &server, &["--update-baseline", "baseline.json"]);
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    run(dir.path(), &server, &["--update-baseline", "baseline.json"]).exits(0);
     // A new conversation that fails: newly failing, and the pass rate drops 50 points.
     let golden = dir.path().join("goldens/orders.yaml");
     let mut text = fs::read_to_string(&golden).unwrap();
@@ -350,12 +345,12 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
     fs::remove_file(dir.path().join("summary.md")).unwrap();
     fs::remove_file(dir.path().join("output.txt")).unwrap();
 
-    let ran = run(
+    run(
         dir.path(),
         &server,
         &["--baseline", "baseline.json", "--fail-on-regress"],
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     common::assert_contains(
         &summary,
@@ -404,8 +399,7 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
 fn the_step_summary_outputs_and_annotations_are_written() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &[]);
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let ran = run(dir.path(), &server, &[]).exits(1);
 
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.starts_with(MARKER), "{summary}");
@@ -446,8 +440,7 @@ fn the_step_summary_outputs_and_annotations_are_written() {
 fn goldgate_report_renders_markdown_from_a_saved_report() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &[]);
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    run(dir.path(), &server, &[]).exits(1);
     let output = common::command_in(dir.path())
         .env("GITHUB_WORKSPACE", dir.path())
         .args(["report", "report.json", "--markdown", "summary-again.md"])
@@ -471,8 +464,7 @@ fn goldgate_report_writes_the_junit_that_the_run_wrote() {
     // A case that passes, one that fails on hostile text, one stopped by an error of the run.
     let dir = workspace(&["order_lookup", "hostile", "hostile_error"]);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &["--junit", "run.xml"]);
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    run(dir.path(), &server, &["--junit", "run.xml"]).exits(2);
     let report = |junit: &str| {
         common::command_in(dir.path())
             // The same workspace as the run's: JUnit names files from its root.

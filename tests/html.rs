@@ -111,12 +111,12 @@ fn embedded_report(page: &str) -> Value {
 #[test]
 fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
     let (dir, url, _) = workspace();
-    let ran = run(
+    run(
         dir.path(),
         &url,
         &["--output", "report.json", "--html", "report.html"],
-    );
-    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    )
+    .exits(1);
     let page = fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
 
@@ -171,21 +171,20 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
 fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
     let (dir, url, good) = workspace();
     good.store(true, Ordering::SeqCst);
-    let base = run(dir.path(), &url, &["--output", "baseline.json"]);
-    assert_eq!(base.code, Some(0), "{}", base.stderr);
+    run(dir.path(), &url, &["--output", "baseline.json"]).exits(0);
     good.store(false, Ordering::SeqCst);
-    let ran = run(
+    run(
         dir.path(),
         &url,
         &["--output", "report.json", "--html", "run.html"],
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
 
-    let again = goldgate(
+    goldgate(
         dir.path(),
         &["report", "report.json", "--html", "again.html"],
-    );
-    assert_eq!(again.code, Some(1), "{}", again.stderr);
+    )
+    .exits(1);
     assert_eq!(
         fs::read(dir.path().join("again.html")).unwrap(),
         fs::read(dir.path().join("run.html")).unwrap(),
@@ -197,7 +196,7 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
             .contains("No baseline: run with <code>--baseline FILE</code>")
     );
 
-    let gated = goldgate(
+    goldgate(
         dir.path(),
         &[
             "report",
@@ -207,8 +206,8 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
             "--html",
             "gated.html",
         ],
-    );
-    assert_eq!(gated.code, Some(1), "{}", gated.stderr);
+    )
+    .exits(1);
     let page = fs::read_to_string(dir.path().join("gated.html")).unwrap();
     common::assert_contains(
         &page,
@@ -244,15 +243,16 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
 fn help_teaches_the_flag_and_a_path_that_cannot_be_written_is_an_error() {
     let (dir, url, _) = workspace();
     let help = goldgate(dir.path(), &["run", "--help"]);
-    help.says(&["--html <FILE>"]);
-    help.says(&["self-contained page"]);
-    help.says(&["Content-Security-Policy"]);
+    help.says(&[
+        "--html <FILE>",
+        "self-contained page",
+        "Content-Security-Policy",
+    ]);
     let help = goldgate(dir.path(), &["report", "--help"]);
     help.says(&["--html <FILE>"]);
 
     // Refused before the agent is called, naming the flag and the file.
-    let ran = run(dir.path(), &url, &["--html", "missing/dir/report.html"]);
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    let ran = run(dir.path(), &url, &["--html", "missing/dir/report.html"]).exits(2);
     ran.warns(&["--html missing/dir/report.html: cannot write in missing/dir"]);
     ran.never_says(&["Result:"]);
     // Nothing half-written is left behind.
@@ -359,7 +359,7 @@ fn write_a_flaky_run_page(out: &Path) -> PathBuf {
         ),
     )
     .unwrap();
-    let ran = run(
+    run(
         dir.path(),
         &url,
         &[
@@ -375,8 +375,8 @@ fn write_a_flaky_run_page(out: &Path) -> PathBuf {
             "--html",
             "report.html",
         ],
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
     let page = out.join("report.html");
     fs::copy(dir.path().join("report.html"), &page).unwrap();
     println!("the page: {}", page.display());

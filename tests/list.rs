@@ -48,8 +48,7 @@ struct Listed {
 fn list_json(dir: &Path, args: &[&str]) -> Listing {
     let mut all = vec!["list", "--json"];
     all.extend_from_slice(args);
-    let outcome = goldgate(dir, &all);
-    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    let outcome = goldgate(dir, &all).exits(0);
     serde_json::from_str(&outcome.stdout)
         .unwrap_or_else(|e| panic!("{e}: not the documented shape:\n{}", outcome.stdout))
 }
@@ -79,8 +78,7 @@ fn two_files(dir: &Path) {
 fn lists_cases_grouped_by_file_with_format_turns_and_tags() {
     let dir = tempfile::tempdir().unwrap();
     two_files(dir.path());
-    let outcome = goldgate(dir.path(), &["list"]);
-    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    let outcome = goldgate(dir.path(), &["list"]).exits(0);
     let expected = "\
 goldens/orders.yaml (scrapi):
     shipped   1 turn   tags: orders
@@ -260,8 +258,8 @@ fn tag_expressions_and_exclusions_select_what_they_say() {
     )
     .unwrap();
     let ids = |args: &[&str]| {
-        let out = common::goldgate(dir.path(), &[&["list", "--json"], args, &["."]].concat());
-        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let out =
+            common::goldgate(dir.path(), &[&["list", "--json"], args, &["."]].concat()).exits(0);
         let listed: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
         let mut ids: Vec<String> = listed["cases"]
             .as_array()

@@ -151,8 +151,7 @@ fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
             "agent: { replay: recorded }\n",
         )
         .unwrap();
-        let replayed = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path());
-        assert_eq!(replayed.code, Some(0), "{}", replayed.stderr);
+        let replayed = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(0);
         assert_eq!(
             case(&replayed.report, "two_orders")["turns"][0]["reply"]["tool_calls"],
             reply["tool_calls"]
@@ -177,8 +176,8 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
                 .env(provider.key_var(), KEY)
                 .args(["run", "--name", "cancel", "goldens"]),
             dir.path(),
-        );
-        assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+        )
+        .exits(1);
         let turn = &case(&ran.report, "cancel")["turns"][0];
         let call = &turn["reply"]["tool_calls"][0];
         assert_eq!(call["name"], "cancel_order");
@@ -215,8 +214,8 @@ fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
             .env("ANTHROPIC_API_KEY", KEY)
             .args(["run", "goldens"]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    )
+    .exits(2);
     let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
     common::assert_contains(&error, &["still calling tools after 2 rounds"]);
     assert_eq!(
@@ -245,8 +244,8 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
                 .env(provider.key_var(), KEY)
                 .args(["run", "goldens"]),
             dir.path(),
-        );
-        assert_eq!(ran.code, Some(2));
+        )
+        .exits(2);
         let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
         common::assert_contains(
             &error,
@@ -277,8 +276,8 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
             .env("OPENAI_API_KEY", KEY)
             .args(["run", "goldens"]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    )
+    .exits(0);
     // A 429 is waited out by the agent's rate limiter: not an attempt (issue 12).
     assert_eq!(case(&ran.report, "two_orders")["turns"][0]["attempts"], 1);
     assert_eq!(fake.requests(), 3);
@@ -320,8 +319,8 @@ fn regtrace_cases_without_an_answer_ask_the_model_with_their_prompt_and_document
             .env("GEMINI_API_KEY", KEY)
             .args(["run", "rag.yaml"]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stderr, ran.stdout);
+    )
+    .exits(0);
     let turn = &case(&ran.report, "refund-time")["turns"][0];
     assert_eq!(turn["reply"]["text"], "Refunds take 14 days.");
     fake.assert_valid();
@@ -345,8 +344,7 @@ fn llm_agent_settings_are_checked_when_the_config_loads() {
         "goldens/a.yaml",
         "conversations:\n  - conversation: a\n    turns:\n      - user: hi\n        agent: hello\n",
     );
-    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path());
-    assert_eq!(ran.code, Some(2));
+    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(2);
     for expected in [
         "agent.anthropic.system_prompt: no file",
         "agent.anthropic.tools:",
@@ -364,7 +362,6 @@ fn llm_agent_settings_are_checked_when_the_config_loads() {
         "agent:\n  anthropic:\n    system_prompt: Be brief and kind.\n",
     )
     .unwrap();
-    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path());
-    assert_eq!(ran.code, Some(2));
+    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(2);
     ran.warns(&["agent.anthropic: ANTHROPIC_API_KEY is not set"]);
 }

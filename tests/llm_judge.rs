@@ -212,8 +212,8 @@ fn gecx_judge_scorers_and_scrapi_expectations_follow_the_judge() {
                 .env(provider.key_var(), KEY)
                 .args(["run", "--no-cache", "."]),
             dir.path(),
-        );
-        assert_eq!(brain_checks.code, Some(1), "{}", brain_checks.stderr);
+        )
+        .exits(1);
         let report = &brain_checks.report;
         for (case, status) in [("judged-yes", "passed"), ("judged-no", "failed")] {
             let results = checks(report, case);
@@ -268,8 +268,8 @@ fn a_scorer_naming_another_provider_uses_that_providers_judge_or_is_skipped() {
             .env("OPENAI_BASE_URL", other.base_url())
             .args(["run", "--no-cache", "."]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    )
+    .exits(0);
     let results = checks(&ran.report, "tone");
     assert_eq!(results[0]["status"], "passed");
     assert_eq!(results[0]["method"], "judge:openai/gpt-4o-mini");
@@ -300,8 +300,7 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
             let dir = tempfile::tempdir().unwrap();
             let fake = FakeProvider::start(provider, brain);
             paraphrase_suite(dir.path(), &fake);
-            let ran = run_with_cache(dir.path(), provider);
-            assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+            let ran = run_with_cache(dir.path(), provider).exits(2);
             let check = checks(&ran.report, "paraphrase")[0];
             assert_eq!(check["status"], "error");
             let reason = check["reason"].as_str().unwrap();
@@ -331,11 +330,9 @@ fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
             .arg(".");
         run(&mut command, dir.path())
     };
-    let first = suite(&[]);
-    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    suite(&[]).exits(0);
     assert_eq!(fake.requests(), 1);
-    let second = suite(&[]);
-    assert_eq!(second.code, Some(0));
+    let second = suite(&[]).exits(0);
     assert_eq!(
         fake.requests(),
         1,
@@ -345,19 +342,16 @@ fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
     assert_eq!(second.report["judge_usage"][0]["cached"], 1);
     second.says(&["0 calls, 1 answer from the cache"]);
 
-    let repeated = suite(&["--repeat", "3"]);
-    assert_eq!(repeated.code, Some(0), "{}", repeated.stderr);
+    suite(&["--repeat", "3"]).exits(0);
     assert_eq!(
         fake.requests(),
         3,
         "runs 2 and 3 are new samples; run 1 is cached"
     );
-    let again = suite(&["--repeat", "3"]);
-    assert_eq!(again.code, Some(0));
+    suite(&["--repeat", "3"]).exits(0);
     assert_eq!(fake.requests(), 3);
 
-    let uncached = suite(&["--no-cache"]);
-    assert_eq!(uncached.code, Some(0));
+    suite(&["--no-cache"]).exits(0);
     assert_eq!(fake.requests(), 4, "--no-cache asks again");
     let entries = llm_support::walk(&dir.path().join("judge-cache"));
     assert_eq!(entries.len(), 3);
@@ -415,8 +409,7 @@ fn a_provider_error_is_an_error_of_the_run_with_the_providers_message() {
                 message: "model: judge-model does not exist".into(),
             }),
         );
-        let ran = judge_one_paraphrase(dir.path(), &fake);
-        assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+        let ran = judge_one_paraphrase(dir.path(), &fake).exits(2);
         let check = checks(&ran.report, "paraphrase")[0];
         assert_eq!(check["status"], "error");
         let reason = check["reason"].as_str().unwrap();
@@ -444,8 +437,7 @@ fn without_the_key_judge_checks_are_skipped_with_the_reason() {
             "    expectations:\n      - \"The agent is polite\"\n",
         )],
     );
-    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(0);
     assert!(
         ran.stderr
             .contains("the anthropic judge needs ANTHROPIC_API_KEY, which is not set")
@@ -469,8 +461,7 @@ fn judge_settings_are_checked_when_the_config_loads() {
     )
     .unwrap();
     golden(dir.path(), &[("paraphrase", "")]);
-    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(2));
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(2);
     for expected in [
         "judge.votes: 2 votes can tie",
         "judge.similarity_pass: expected a number from 0 to 4",
@@ -508,8 +499,8 @@ fn votes_ask_each_judgement_n_times_and_keep_the_majority() {
             .env("OPENAI_API_KEY", KEY)
             .args(["run", "--cache-dir", "cache", "."]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    )
+    .exits(0);
     assert_eq!(checks(&ran.report, "tone")[0]["status"], "passed");
     assert_eq!(fake.requests(), 3);
     // Each vote is its own cache entry, so that the next run keeps all three.

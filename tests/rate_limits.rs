@@ -286,8 +286,7 @@ fn rate_limit_settings_are_checked_when_the_config_loads() {
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\n  rate_limit: { requests_per_minute: 0, tokens_per_minte: 5 }\njudge:\n  provider: anthropic\n  rate_limit: { tokens_per_minute: fast }\n",
     )
     .unwrap();
-    let outcome = common::goldgate(dir.path(), &["run", "goldens"]);
-    assert_eq!(outcome.code, Some(2));
+    let outcome = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
     for expected in [
         "agent.rate_limit.requests_per_minute",
         "expected a number above 0",

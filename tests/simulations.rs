@@ -239,8 +239,7 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
         format!("agent:\n  http: {{ url: \"{}\" }}\n", agent()),
     )
     .unwrap();
-    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(2);
     let reason = checks(&ran.report, "never_helps")[0]["reason"].clone();
     assert!(
         reason.as_str().unwrap().contains("configure `simulator:`"),
@@ -283,8 +282,8 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
             ".",
         ]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
     assert_eq!(judge.requests(), 0);
     let reached = case(&ran.report, "reaches_goal");
     assert_eq!(reached["status"], "skipped", "{reached:#}");
@@ -318,8 +317,7 @@ fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
             .args(["run", "--cache-dir", "cache", "."]);
         command
     };
-    let ran = run(&mut command(), dir.path());
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let ran = run(&mut command(), dir.path()).exits(1);
     let step = &checks(&ran.report, "reaches_goal")[0];
     assert_eq!(step["method"], "judge:gemini/user-model");
     assert_eq!(step["status"], "passed");
@@ -340,8 +338,7 @@ fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
     assert_eq!(usage[1]["calls"], 7);
 
     // Run again: the same conversation, every answer from the cache.
-    let again = run(&mut command(), dir.path());
-    assert_eq!(again.code, Some(1), "{}", again.stderr);
+    let again = run(&mut command(), dir.path()).exits(1);
     assert_eq!(user.requests(), 7, "the simulated user was asked again");
     assert_eq!(judge.requests(), 1);
     let inputs = |report: &Value| -> Vec<Value> {
@@ -366,20 +363,20 @@ fn a_misspelt_simulator_key_is_an_error_with_its_line() {
         dir.path(),
         "agent: { http: { url: 'http://127.0.0.1:9/turn' } }\nsimulator:\n  provider: antropic\n  modle: x\n",
     );
-    let outcome = common::goldgate(dir.path(), &["run", "."]);
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
-    outcome.warns(&[":3:", "anthropic"]);
-    outcome.warns(&[":4:", "model"]);
+    let outcome = common::goldgate(dir.path(), &["run", "."]).exits(2);
+    outcome.warns(&[":3:", "anthropic", ":4:", "model"]);
 }
 
 #[test]
 fn list_shows_the_simulations() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), "");
-    let outcome = common::goldgate(dir.path(), &["list", "goldens"]);
-    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
-    outcome.says(&["reaches_goal", "never_helps"]);
-    outcome.says(&["simulated user, 1 step, 1 check"]);
+    let outcome = common::goldgate(dir.path(), &["list", "goldens"]).exits(0);
+    outcome.says(&[
+        "reaches_goal",
+        "never_helps",
+        "simulated user, 1 step, 1 check",
+    ]);
     let outcome = common::goldgate(dir.path(), &["list", "--json", "goldens"]);
     let listing: Value = serde_json::from_str(&outcome.stdout).unwrap();
     assert_eq!(listing["cases"][0]["id"], "reaches_goal");
@@ -401,8 +398,8 @@ fn a_recorded_simulation_replays_with_no_provider() {
             ".",
         ]),
         dir.path(),
-    );
-    assert_eq!(recorded.code, Some(1), "{}", recorded.stderr);
+    )
+    .exits(1);
     let asked = fake.requests();
 
     // The same suite, the agent replayed, no key: the provider is never asked.
@@ -411,8 +408,7 @@ fn a_recorded_simulation_replays_with_no_provider() {
         "agent:\n  replay: recorded",
     );
     fs::write(dir.path().join("goldgate.yaml"), config).unwrap();
-    let replayed = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(replayed.code, Some(1), "{}", replayed.stderr);
+    let replayed = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(1);
     assert_eq!(
         fake.requests(),
         asked,
@@ -459,8 +455,8 @@ fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
             .env("GEMINI_API_KEY", KEY)
             .args(["run", "--no-cache", "."]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    )
+    .exits(2);
     let errored = case(&ran.report, "reaches_goal");
     assert_eq!(errored["status"], "error");
     let error = errored["error"].as_str().unwrap();
@@ -480,8 +476,7 @@ fn a_simulation_with_a_misspelt_key_is_not_run_and_lint_says_where() {
         "goldens/sims.yaml",
         "evals:\n  - name: x\n    steps:\n      - goal: g\n        max_turn: 3\n",
     );
-    let outcome = common::goldgate(dir.path(), &["lint", "goldens"]);
-    assert_eq!(outcome.code, Some(1), "{}", outcome.stderr);
+    let outcome = common::goldgate(dir.path(), &["lint", "goldens"]).exits(1);
     assert!(
         outcome
             .stdout
@@ -489,9 +484,9 @@ fn a_simulation_with_a_misspelt_key_is_not_run_and_lint_says_where() {
         "{}",
         outcome.stdout
     );
-    let outcome = common::goldgate(
+    common::goldgate(
         dir.path(),
         &["run", "--agent-url", "http://127.0.0.1:9/turn", "goldens"],
-    );
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    )
+    .exits(2);
 }

@@ -101,8 +101,7 @@ fn known_failures_are_listed_and_never_red() {
     assert_eq!(report(dir.path())["gate"]["known_failures"][0]["id"], "c02");
 
     // Without --fail-on-regress, a failing case fails the run, as it always did.
-    let out = run(dir.path(), addr, &["--baseline", "baseline.json"]);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    let out = run(dir.path(), addr, &["--baseline", "baseline.json"]).exits(1);
     out.says(&["Result: 1 of 6 cases failed"]);
 }
 
@@ -128,8 +127,7 @@ fn a_new_failing_case_and_a_deterministic_break_are_red() {
 
     // A case that passed on main now fails in every run: red, and the report says why.
     script.lock().unwrap().wrong = HashSet::from(["c03".to_owned()]);
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    let out = run(dir.path(), addr, GATED).exits(1);
     out.says(&["failed all 5 runs here"]);
 }
 
@@ -138,8 +136,7 @@ fn a_fivefold_slowdown_on_five_turns_is_red_with_a_one_run_baseline() {
     let (dir, addr, script) = setup(5);
     baseline(dir.path(), addr);
     script.lock().unwrap().delay = Duration::from_millis(120);
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
+    let out = run(dir.path(), addr, GATED).exits(1);
     out.says(&["p95 latency"]);
     assert_eq!(report(dir.path())["verdict"], "regressed");
 }
@@ -161,15 +158,15 @@ fn quarantined_cases_do_not_block_until_their_date() {
     quarantine("2999-12-31");
     let out = run(dir.path(), addr, GATED);
     assert_every_output_says(dir.path(), &out, 0, "pass", "no regression (1 quarantined)");
-    out.says(&["quarantined until 2999-12-31, owner @maria: refunds API flaky"]);
-    out.says(&["FAILED (quarantined)"]);
+    out.says(&[
+        "quarantined until 2999-12-31, owner @maria: refunds API flaky",
+        "FAILED (quarantined)",
+    ]);
     // Without the gate deciding, the quarantined failure does not fail the run either.
-    let out = run(dir.path(), addr, &[]);
-    assert_eq!(out.code, Some(0), "{}", out.stdout);
+    run(dir.path(), addr, &[]).exits(0);
 
     quarantine("2001-01-31");
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    let out = run(dir.path(), addr, GATED).exits(1);
     out.says(&["quarantine expired 2001-01-31 (blocks again)"]);
 
     // A quarantine that does not say why, or when, is refused with its line.
@@ -178,12 +175,9 @@ fn quarantined_cases_do_not_block_until_their_date() {
         "quarantine:\n  - case: c04\n    owner: \"@maria\"\n    expires: next week\n",
     )
     .unwrap();
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    out.warns(&["missing required key `reason`"]);
-    out.warns(&["`next week` is not a date"]);
-    let lint = goldgate(dir.path(), &["lint", "."]);
-    assert_eq!(lint.code, Some(1), "{}\n{}", lint.stdout, lint.stderr);
+    let out = run(dir.path(), addr, GATED).exits(2);
+    out.warns(&["missing required key `reason`", "`next week` is not a date"]);
+    let lint = goldgate(dir.path(), &["lint", "."]).exits(1);
     lint.says(&["goldgate.yaml:4"]);
 }
 
@@ -193,12 +187,12 @@ fn an_open_decision_is_a_warning_unless_fail_on_inconclusive() {
     // Two runs a case on main, two now, no adaptive repeats: a case failing both runs now
     // looks worse, but two runs a side cannot tell it from noise.
     let two = ["--repeat", "2"];
-    let out = run(
+    run(
         dir.path(),
         addr,
         &[&two[..], &["--update-baseline", "baseline.json"]].concat(),
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stdout);
+    )
+    .exits(0);
     script.lock().unwrap().wrong.insert("c01".to_owned());
     let flags = [GATED, &two, &["--max-repeat", "2"]].concat();
     let out = run(dir.path(), addr, &flags);
@@ -212,12 +206,12 @@ fn an_open_decision_is_a_warning_unless_fail_on_inconclusive() {
     let outputs = fs::read_to_string(dir.path().join("outputs.txt")).unwrap();
     common::assert_contains(&outputs, &["verdict=inconclusive\n"]);
 
-    let out = run(
+    run(
         dir.path(),
         addr,
         &[&flags[..], &["--fail-on-inconclusive"]].concat(),
-    );
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    )
+    .exits(1);
     assert_eq!(report(dir.path())["verdict"], "inconclusive");
 }
 
@@ -240,8 +234,7 @@ fn run_in_actions(dir: &Path, addr: SocketAddr, extra: &[&str]) -> String {
 fn a_run_that_judged_nothing_is_never_green() {
     let (dir, addr, script) = setup(3);
     script.lock().unwrap().broken = ["c01", "c02", "c03"].map(str::to_owned).into();
-    let out = run(dir.path(), addr, &["--max-errors", "10"]);
-    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
+    let out = run(dir.path(), addr, &["--max-errors", "10"]).exits(2);
     out.warns(&["nothing was judged, so the run cannot pass"]);
     out.says(&["Result: nothing was judged"]);
 }
@@ -309,11 +302,12 @@ fn a_floor_holds_whatever_the_baseline_says() {
         "floors:\n  min_pass_rate: 90\n  max_failed: 1\n",
     )
     .unwrap();
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    out.warns(&["`floors.min_pass_rate` must be a share between 0 and 1"]);
-    out.warns(&["unknown key `max_failed`"]);
-    out.warns(&["max_failed_cases"]);
+    let out = run(dir.path(), addr, GATED).exits(2);
+    out.warns(&[
+        "`floors.min_pass_rate` must be a share between 0 and 1",
+        "unknown key `max_failed`",
+        "max_failed_cases",
+    ]);
 }
 
 #[test]
@@ -358,8 +352,7 @@ fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
     // A device is written through, never replaced by a file.
     #[cfg(target_os = "linux")]
     {
-        let out = run(dir.path(), addr, &["--output", "/dev/full"]);
-        assert_eq!(out.code, Some(2), "{}", out.stderr);
+        let out = run(dir.path(), addr, &["--output", "/dev/full"]).exits(2);
         out.warns(&["/dev/full"]);
         assert!(!fs::metadata("/dev/full").unwrap().is_file());
     }
@@ -368,19 +361,17 @@ fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
 #[test]
 fn flags_that_would_mislead_are_refused_and_the_run_says_where_its_reports_are() {
     let (dir, addr, _) = setup(1);
-    let out = run(dir.path(), addr, &["--timeout", "5"]);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    let out = run(dir.path(), addr, &["--timeout", "5"]).exits(2);
     out.warns(&["`5` has no unit: write `5s`"]);
-    let out = run(dir.path(), addr, &["--concurrency", "0"]);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    let out = run(dir.path(), addr, &["--concurrency", "0"]).exits(2);
     out.warns(&["must be at least 1"]);
 
     let out = run(
         dir.path(),
         addr,
         &["--output", "r.json", "--junit", "j.xml"],
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    )
+    .exits(0);
     out.warns(&["goldgate: reports in r.json, j.xml"]);
     // No progress bar in a log: a line per case as it finishes.
     out.warns(&["goldgate: [1/1] passed c01 (goldens/orders.yaml:"]);
@@ -391,10 +382,9 @@ fn report_gates_a_saved_run_as_the_run_would() {
     let (dir, addr, script) = setup(3);
     baseline(dir.path(), addr);
     script.lock().unwrap().wrong.insert("c02".to_owned());
-    let out = run(dir.path(), addr, &["--output", "saved.json"]);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    run(dir.path(), addr, &["--output", "saved.json"]).exits(1);
     // The saved run, gated afterwards: one run a side, a case that passed on main now fails.
-    let gated = goldgate(
+    goldgate(
         dir.path(),
         &[
             "report",
@@ -403,15 +393,15 @@ fn report_gates_a_saved_run_as_the_run_would() {
             "baseline.json",
             "--fail-on-regress",
         ],
-    );
-    assert_eq!(gated.code, Some(1), "{}\n{}", gated.stdout, gated.stderr);
+    )
+    .exits(1);
     // Without --fail-on-regress it exits as the run did.
-    let advisory = goldgate(
+    goldgate(
         dir.path(),
         &["report", "saved.json", "--baseline", "baseline.json"],
-    );
-    assert_eq!(advisory.code, Some(1), "{}", advisory.stderr);
-    let refused = goldgate(
+    )
+    .exits(1);
+    goldgate(
         dir.path(),
         &[
             "report",
@@ -420,6 +410,6 @@ fn report_gates_a_saved_run_as_the_run_would() {
             "baseline.json",
             "--fail-on-inconclusive",
         ],
-    );
-    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    )
+    .exits(2);
 }

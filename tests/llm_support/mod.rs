@@ -389,6 +389,20 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// Fails the test, showing both streams, unless the run exited with `code`; the run
+    /// otherwise, for reading on.
+    #[track_caller]
+    pub fn exits(self, code: i32) -> Ran {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit status\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
     /// [`crate::common::assert_contains`] on stdout.
     #[track_caller]
     pub fn says(&self, fragments: &[&str]) -> &Ran {
