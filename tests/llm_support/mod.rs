@@ -380,48 +380,29 @@ pub fn goldgate(dir: &Path) -> Command {
     command
 }
 
-/// What a run left behind.
+/// What a run left behind: how it ended (its exit code and streams, read through
+/// [`crate::common::Outcome`]'s methods) and its report.
 pub struct Ran {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
+    pub outcome: crate::common::Outcome,
     pub report: Value,
 }
 
+impl std::ops::Deref for Ran {
+    type Target = crate::common::Outcome;
+
+    fn deref(&self) -> &crate::common::Outcome {
+        &self.outcome
+    }
+}
+
 impl Ran {
-    /// Fails the test, showing both streams, unless the run exited with `code`; the run
-    /// otherwise, for reading on.
+    /// [`crate::common::Outcome::exits`], keeping the report.
     #[track_caller]
     pub fn exits(self, code: i32) -> Ran {
-        assert_eq!(
-            self.code,
-            Some(code),
-            "exit status\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-
-    /// [`crate::common::assert_contains`] on stdout.
-    #[track_caller]
-    pub fn says(&self, fragments: &[&str]) -> &Ran {
-        crate::common::assert_contains(&self.stdout, fragments);
-        self
-    }
-
-    /// [`crate::common::assert_contains`] on stderr.
-    #[track_caller]
-    pub fn warns(&self, fragments: &[&str]) -> &Ran {
-        crate::common::assert_contains(&self.stderr, fragments);
-        self
-    }
-
-    /// [`crate::common::assert_lacks`] on stderr.
-    #[track_caller]
-    pub fn never_warns(&self, fragments: &[&str]) -> &Ran {
-        crate::common::assert_lacks(&self.stderr, fragments);
-        self
+        Ran {
+            outcome: self.outcome.exits(code),
+            report: self.report,
+        }
     }
 }
 
@@ -429,11 +410,8 @@ impl Ran {
 pub fn run(command: &mut Command, dir: &Path) -> Ran {
     let report = dir.join("report.json");
     let _ = std::fs::remove_file(&report);
-    let output = command.arg("--output").arg(&report).output().unwrap();
     let ran = Ran {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        outcome: crate::common::Outcome::of(command.arg("--output").arg(&report)),
         report: std::fs::read_to_string(&report)
             .ok()
             .and_then(|text| serde_json::from_str(&text).ok())
