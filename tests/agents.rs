@@ -586,7 +586,7 @@ fn replay_rejects_a_corrupt_file_by_name() {
     let good = [(case_turn("good", 1, "hi"), exchange("Hello!", 1, None))];
     record_case(dir.path(), "cases.yaml#good", "good", &good).unwrap();
     let broken = "{\"conversation\": \"x\", \"turns\": [";
-    std::fs::write(dir.path().join("broken.json"), broken).unwrap();
+    common::write(dir.path(), "broken.json", broken);
 
     let error = ReplayAgent::load(dir.path()).unwrap_err().to_string();
     common::assert_contains(&error, &["broken.json", "line 1"]);

@@ -46,7 +46,7 @@ Refund to sales,,,,,,,,,,,,,
 
 fn write_goldens(dir: &Path) {
     common::write(dir, "goldens/support.yaml", SCRAPI_GOLDEN);
-    fs::write(dir.join("goldens/support.golden.csv"), CES_CSV).unwrap();
+    common::write(dir, "goldens/support.golden.csv", CES_CSV);
 }
 
 fn start_ces(ces: &Ces) -> SocketAddr {
@@ -58,13 +58,13 @@ fn start_ces(ces: &Ces) -> SocketAddr {
 }
 
 fn ces_config(dir: &Path, addr: SocketAddr) {
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\nrun:\n  retries: 0\n"
         ),
-    )
-    .unwrap();
+    );
 }
 
 /// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
@@ -191,21 +191,21 @@ fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
 fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
     let dir = tempfile::tempdir().unwrap();
     write_goldens(dir.path());
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  ces:\n    app: {APP}\n    deploymnet: prod\n"),
-    )
-    .unwrap();
+    );
     let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(2), "{printed}");
     common::assert_contains(&printed, &["goldgate.yaml:4"]);
     common::assert_contains(&printed, &["did you mean `deployment`"]);
 
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  ces:\n    app: my-app\n",
-    )
-    .unwrap();
+    );
     let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(2), "{printed}");
     common::assert_contains(&printed, &["goldgate.yaml:3"]);
@@ -219,13 +219,13 @@ fn throttling_is_retried_and_deployment_and_entry_agent_reach_the_session_config
     let ces = Ces::accepting(TOKEN);
     *ces.throttle.lock().unwrap() = 2;
     let addr = start_ces(&ces);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\n    deployment: prod\n    entry_agent: {APP}/agents/root\nrun:\n  retries: 3\n"
         ),
-    )
-    .unwrap();
+    );
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(0), "{printed}");
     assert_eq!(report["cases"][0]["status"], "passed", "{report:#}");

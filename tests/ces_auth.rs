@@ -189,25 +189,25 @@ fn start_tokens(tokens: &Tokens) -> SocketAddr {
 fn setup(dir: &Path, ces: &Ces) {
     fs::create_dir_all(dir.join("goldens")).unwrap();
     common::order_golden(dir, &common::order_conversation("one"));
-    fs::write(
-        dir.join("goldens/more.yaml"),
+    common::write(
+        dir,
+        "goldens/more.yaml",
         "common_session_parameters:\n  order_12345_status: shipped\nconversations:\n".to_owned()
             + &common::order_conversation("two")
             + &common::order_conversation("three"),
-    )
-    .unwrap();
+    );
     let addr = common::serve(
         axum::Router::new()
             .fallback(post(ces_support::run_session))
             .with_state(ces.clone()),
     );
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\nrun:\n  retries: 0\n"
         ),
-    )
-    .unwrap();
+    );
 }
 
 /// Runs with only `GOOGLE_APPLICATION_CREDENTIALS` set, recording transcripts; returns the

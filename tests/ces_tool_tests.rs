@@ -97,7 +97,7 @@ fn suite(dir: &Path, tests: &str) {
 
 fn configure(dir: &Path, agent: &str) {
     let config = format!("agent:\n{agent}\nrun:\n  retries: 0\n");
-    fs::write(dir.join("goldgate.yaml"), config).unwrap();
+    common::write(dir, "goldgate.yaml", config);
 }
 
 /// `goldgate run evals` in `dir` (SCRAPI's project layout, found by discovery): exit code, report, everything printed.

@@ -294,11 +294,11 @@ fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input(
 #[test]
 fn a_broken_source_exits_2_with_its_file_and_line_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("broken.scenario.yaml"),
+    common::write(
+        dir.path(),
+        "broken.scenario.yaml",
         "id: x\nwhen:\n  - user: hi\nthen:\n  - scorer: no-such-scorer\n",
-    )
-    .unwrap();
+    );
     let out = convert_cmd(dir.path(), "broken.scenario.yaml", "scrapi", "out.yaml");
     out.exits(2)
         .warns(&["broken.scenario.yaml:5:", "nothing was converted"]);

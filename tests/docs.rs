@@ -173,8 +173,8 @@ fn every_snippet_is_of_a_kind_a_test_checks() {
 
 /// Files a config snippet names, so that it loads as written.
 fn stub_files(dir: &Path) {
-    fs::write(dir.join("prompt.md"), "You are a support agent.\n").unwrap();
-    fs::write(dir.join("tools.json"), "[]\n").unwrap();
+    common::write(dir, "prompt.md", "You are a support agent.\n");
+    common::write(dir, "tools.json", "[]\n");
     fs::create_dir_all(dir.join("transcripts")).unwrap();
     common::write(
         dir,
@@ -190,7 +190,7 @@ fn config_snippets_pass_lint() {
     for snippet in snippets {
         let dir = tempfile::tempdir().unwrap();
         stub_files(dir.path());
-        fs::write(dir.path().join("goldgate.yaml"), &snippet.text).unwrap();
+        common::write(dir.path(), "goldgate.yaml", &snippet.text);
         let lint = common::goldgate(
             dir.path(),
             &["lint", "--config", "goldgate.yaml", "goldens"],
@@ -213,7 +213,7 @@ fn golden_snippets_pass_lint() {
     assert!(snippets.len() >= 3, "{snippets:#?}");
     for snippet in snippets {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("snippet.golden.yaml"), &snippet.text).unwrap();
+        common::write(dir.path(), "snippet.golden.yaml", &snippet.text);
         let lint = common::goldgate(dir.path(), &["lint", "snippet.golden.yaml"]);
         assert_eq!(
             lint.code,

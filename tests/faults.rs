@@ -236,11 +236,11 @@ fn http_redirect_loop_is_an_error_without_retries() {
             b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /turn\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
     });
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 2 }}\n"),
-    )
-    .unwrap();
+    );
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
     assert!(error.starts_with("refused: "), "{error}");
@@ -470,18 +470,18 @@ fn output_into_a_read_only_directory_is_refused_before_the_run() {
 fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), 1);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  command: [\"true\"]\n",
-    )
-    .unwrap();
+    );
     let whole = r#"{"schema_version": 1, "goldgate_version": "0.1.0", "agent": "x", "cases": ["#;
-    fs::write(dir.path().join("truncated.json"), whole).unwrap();
-    fs::write(
-        dir.path().join("package.json"),
+    common::write(dir.path(), "truncated.json", whole);
+    common::write(
+        dir.path(),
+        "package.json",
         r#"{"name": "web", "version": "1.0.0", "dependencies": {}}"#,
-    )
-    .unwrap();
+    );
     for (file, words) in [
         ("truncated.json", "truncated?"),
         ("package.json", "not a goldgate JSON report"),

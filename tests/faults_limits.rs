@@ -18,11 +18,11 @@ use serde_json::Value;
 /// A one-case suite in `dir` against the HTTP agent at `url`.
 fn http_suite(dir: &Path, url: &str) {
     common::order_golden(dir, &common::order_conversation("late"));
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    )
-    .unwrap();
+    );
 }
 
 /// An agent answering every turn `status` with `Retry-After: 3600`.
@@ -194,11 +194,11 @@ while IFS= read -r line; do
 done"#
     );
     let argv = serde_json::to_string(&["sh", "-c", &script]).unwrap();
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!("agent:\n  command: {{ argv: {argv} }}\nrun: {{ retries: 0 }}\n"),
-    )
-    .unwrap();
+    );
 }
 
 #[cfg(unix)]

@@ -352,13 +352,13 @@ fn write_a_flaky_run_page(out: &Path) -> PathBuf {
         Some(0)
     );
     good.store(false, Ordering::SeqCst);
-    fs::write(
-        dir.path().join("goldens/flaky.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/flaky.yaml",
         format!(
             "conversations:\n- conversation: sometimes\n  turns:\n    - user: Where is ORD-12345?\n      agent: {GOOD}\n"
         ),
-    )
-    .unwrap();
+    );
     run(
         dir.path(),
         &url,

@@ -53,7 +53,7 @@ fn answer(turn: u64, known: bool, status: &str) -> String {
 }
 
 fn write_project(dir: &Path, config: &str) {
-    fs::write(dir.join("goldgate.yaml"), config).unwrap();
+    common::write(dir, "goldgate.yaml", config);
     common::write(dir, "goldens/orders.yaml", golden());
 }
 

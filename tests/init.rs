@@ -74,7 +74,7 @@ fn every_kind_writes_a_workflow_that_passes_actionlint() {
 #[test]
 fn init_never_overwrites_and_writes_nothing_when_a_file_exists() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("goldgate.yaml"), "# mine\n").unwrap();
+    common::write(dir.path(), "goldgate.yaml", "# mine\n");
     let out = goldgate(dir.path(), &["init"]).exits(2);
     out.warns(&["goldgate.yaml already exist"]);
     assert_eq!(

@@ -99,18 +99,18 @@ fn write_repo(dir: &Path, conversations: &[&str], scenarios: bool) -> PathBuf {
             "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        tool_calls:\n          - action: lookup_order\n            args:\n              order_id: ORD-12345\n        agent: {SHIPPED}\n"
         ));
     }
-    fs::write(repo.join("evals/goldens/orders.yaml"), golden).unwrap();
+    common::write(&repo, "evals/goldens/orders.yaml", golden);
     if scenarios {
-        fs::write(
-            repo.join("evals/thanks.scenario.yaml"),
+        common::write(
+            &repo,
+            "evals/thanks.scenario.yaml",
             "id: thanks\nwhen:\n  - user: Where is ORD-12345?\nthen:\n  - scorer: no-error\n  - scorer: message-contains\n    args: { pattern: thank you }\n",
-        )
-        .unwrap();
-        fs::write(
-            repo.join("evals/helpful.scenario.yaml"),
+        );
+        common::write(
+            &repo,
+            "evals/helpful.scenario.yaml",
             "id: helpful\nwhen:\n  - user: Where is ORD-12345?\nthen:\n  - scorer: llm-judge-helpfulness\n",
-        )
-        .unwrap();
+        );
     }
     repo
 }

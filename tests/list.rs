@@ -67,11 +67,11 @@ fn two_files(dir: &Path) {
             "  - conversation: greeting\n    tags: [smoke]\n    turns:\n      - event: welcome\n        agent: Hello!\n      - user: Hi\n        agent: How can I help?\n"
         ),
     );
-    std::fs::write(
-        dir.join("handoff.scenario.yaml"),
+    common::write(
+        dir,
+        "handoff.scenario.yaml",
         "id: handoff\nname: Asking for a person hands off\ntags: [smoke, support]\nwhen:\n  - user: I want a human\nthen:\n  - scorer: handoff-triggered\n",
-    )
-    .unwrap();
+    );
 }
 
 #[test]
@@ -217,7 +217,7 @@ fn refuses_what_run_refuses() {
         .exits(2)
         .warns(&["--shard"]);
 
-    std::fs::write(dir.path().join("broken.scenario.yaml"), "id: [unclosed\n").unwrap();
+    common::write(dir.path(), "broken.scenario.yaml", "id: [unclosed\n");
     let broken = goldgate(dir.path(), &["list"]).exits(2);
     broken.warns(&["broken.scenario.yaml:", "nothing was listed"]);
     assert!(broken.stdout.is_empty(), "{}", broken.stdout);
@@ -247,16 +247,16 @@ fn tag_expressions_and_exclusions_select_what_they_say() {
             "  - conversation: {id}\n    tags: [{tags}]\n    turns:\n      - user: hi\n        agent: hello\n"
         )
     };
-    std::fs::write(
-        dir.path().join("goldens/tags.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/tags.yaml",
         format!(
             "conversations:\n{}{}{}",
             case("fast_p0", "P0"),
             case("slow_p0", "P0, slow"),
             case("p1", "P1")
         ),
-    )
-    .unwrap();
+    );
     let ids = |args: &[&str]| {
         let out =
             common::goldgate(dir.path(), &[&["list", "--json"], args, &["."]].concat()).exits(0);

@@ -7,7 +7,6 @@ mod common;
 mod llm_support;
 
 use common::case;
-use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -75,16 +74,16 @@ fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
         }
     };
     common::write(dir, "agent/tools.json", tools);
-    fs::write(dir.join("agent/prompt.md"), format!("{PROMPT}\n")).unwrap();
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(dir, "agent/prompt.md", format!("{PROMPT}\n"));
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  {}:\n    model: agent-model\n    system_prompt: agent/prompt.md\n    tools: agent/tools.json\n    base_url: \"{}\"\n    temperature: 0\n{extra}run: {{ retries: 1 }}\n",
             provider.provider.name(),
             provider.base_url()
         ),
-    )
-    .unwrap();
+    );
     common::write(
         dir,
         "goldens/orders.yaml",
@@ -146,11 +145,7 @@ fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
         assert_no_key_under(dir.path());
 
         // The recording replays with no provider and no key.
-        fs::write(
-            dir.path().join("goldgate.yaml"),
-            "agent: { replay: recorded }\n",
-        )
-        .unwrap();
+        common::write(dir.path(), "goldgate.yaml", "agent: { replay: recorded }\n");
         let replayed = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(0);
         assert_eq!(
             case(&replayed.report, "two_orders")["turns"][0]["reply"]["tool_calls"],
@@ -166,11 +161,11 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
         let dir = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start(provider, support_model());
         setup(dir.path(), &fake, "");
-        fs::write(
-            dir.path().join("goldens/cancel.yaml"),
+        common::write(
+            dir.path(),
+            "goldens/cancel.yaml",
             "common_session_parameters:\n  customer_tier: gold\nconversations:\n  - conversation: cancel\n    turns:\n      - user: Please cancel ORD-1\n        agent: I cancelled ORD-1.\n",
-        )
-        .unwrap();
+        );
         let ran = run(
             goldgate(dir.path())
                 .env(provider.key_var(), KEY)
@@ -305,15 +300,15 @@ fn regtrace_cases_without_an_answer_ask_the_model_with_their_prompt_and_document
         }),
     );
     setup(dir.path(), &fake, "");
-    fs::write(
-        dir.path().join("rag.yaml"),
+    common::write(
+        dir.path(),
+        "rag.yaml",
         "name: refunds\nversion: \"1.0.0\"\ndescription: RAG answers\ninteraction_type: rag\ntags: []\nauthor: qa\ncreated_at: \"2026-01-01\"\nupdated_at: \"2026-01-01\"\ntest_cases:\n\
          \x20 - id: refund-time\n    description: asked of the model\n    input: How long do refunds take?\n\
          \x20   system_prompt: You answer from the documents only.\n    expected_output: Refunds take 14 days.\n\
          \x20   actual_output: null\n    metrics: [factuality]\n    tags: []\n\
          \x20   context:\n      documents:\n        - source: refund-policy.md\n          content: Refunds take 14 days.\n",
-    )
-    .unwrap();
+    );
     let ran = run(
         goldgate(dir.path())
             .env("GEMINI_API_KEY", KEY)
@@ -329,16 +324,16 @@ fn regtrace_cases_without_an_answer_ask_the_model_with_their_prompt_and_document
 #[test]
 fn llm_agent_settings_are_checked_when_the_config_loads() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("tools.json"),
+    common::write(
+        dir.path(),
+        "tools.json",
         r#"[{"name": "a", "paramters": {}}]"#,
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    );
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  anthropic:\n    system_prompt: prompts/missing.md\n    tools: tools.json\n    temperature: 3\n    max_tool_round: 2\n",
-    )
-    .unwrap();
+    );
     common::write(
         dir.path(),
         "goldens/a.yaml",
@@ -357,11 +352,11 @@ fn llm_agent_settings_are_checked_when_the_config_loads() {
     }
 
     // A valid agent without its key cannot start: an error of the run naming the variable.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  anthropic:\n    system_prompt: Be brief and kind.\n",
-    )
-    .unwrap();
+    );
     let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(2);
     ran.warns(&["agent.anthropic: ANTHROPIC_API_KEY is not set"]);
 }

@@ -46,15 +46,15 @@ fn verdict_judge() -> llm_support::Brain {
 }
 
 fn config(dir: &Path, agent_url: &str, judge: &FakeProvider, extra: &str) {
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"{agent_url}\" }}\njudge:\n  provider: {}\n  model: judge-model\n  base_url: \"{}\"\n{extra}run: {{ retries: 2 }}\n",
             judge.provider.name(),
             judge.base_url()
         ),
-    )
-    .unwrap();
+    );
 }
 
 fn golden(dir: &Path, conversations: &[(&str, &str)]) {
@@ -72,11 +72,11 @@ fn golden(dir: &Path, conversations: &[(&str, &str)]) {
 fn tone_suite(dir: &Path, judge: &FakeProvider, extra: &str, reply: &str, then: &str) {
     let agent = start_agent(HashMap::from([("tone", say(reply))]));
     config(dir, &agent, judge, extra);
-    fs::write(
-        dir.join("tone.scenario.yaml"),
+    common::write(
+        dir,
+        "tone.scenario.yaml",
         format!("id: tone\nwhen:\n  - user: hi\nthen:\n{then}"),
-    )
-    .unwrap();
+    );
 }
 
 /// `goldgate run .` in `dir` with the key of `provider` and the judge cache in `dir/cache`.
@@ -455,11 +455,11 @@ fn without_the_key_judge_checks_are_skipped_with_the_reason() {
 #[test]
 fn judge_settings_are_checked_when_the_config_loads() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "judge:\n  provider: antropic\n  votes: 2\n  similarity_pass: 5\n  modle: x\n",
-    )
-    .unwrap();
+    );
     golden(dir.path(), &[("paraphrase", "")]);
     let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(2);
     for expected in [

@@ -12,12 +12,12 @@ use common::process::SH_REPLY;
 /// `body`) started by `argv`.
 fn run_sh_agent(dir: &Path, body: &str, argv: &str) -> common::Outcome {
     common::order_golden(dir, &common::order_conversation("c1"));
-    fs::write(dir.join("agent.sh"), format!("{SH_REPLY}\n{body}")).unwrap();
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(dir, "agent.sh", format!("{SH_REPLY}\n{body}"));
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!("agent:\n  command: {{ argv: {argv} }}\n"),
-    )
-    .unwrap();
+    );
     common::goldgate(dir, &["run", "goldens"])
 }
 

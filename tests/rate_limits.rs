@@ -141,11 +141,11 @@ fn agent_at_a_limit(cases: usize) -> Duration {
     let dir = tempfile::tempdir().unwrap();
     golden(dir.path(), cases);
     let url = agent(Some(5.0));
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    )
-    .unwrap();
+    );
     let (ran, elapsed) = run(
         dir.path(),
         &mut llm_support::goldgate(dir.path()),
@@ -184,14 +184,14 @@ fn judge_at_a_limit(cases: usize) -> Duration {
         .map(|name| (name, json!({ "messages": [{ "text": EXPECTED }] })))
         .collect();
     let url = llm_support::start_agent(replies);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"{url}\" }}\njudge:\n  provider: anthropic\n  model: judge-model\n  base_url: \"{}\"\n",
             fake.base_url()
         ),
-    )
-    .unwrap();
+    );
     let mut command = llm_support::goldgate(dir.path());
     command.env(Provider::Anthropic.key_var(), KEY);
     let (ran, elapsed) = run(dir.path(), &mut command, &[]);
@@ -215,11 +215,11 @@ fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
     let dir = tempfile::tempdir().unwrap();
     golden(dir.path(), 2);
     let url = agent(Some(0.000_001));
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    )
-    .unwrap();
+    );
     let mut command = llm_support::goldgate(dir.path());
     let (ran, elapsed) = run(dir.path(), &mut command, &["--rate-limit-wait", "2s"]);
     assert_eq!(ran.code, Some(2), "{}", ran.stderr);
@@ -242,13 +242,13 @@ fn a_configured_request_rate_paces_the_agent() {
     golden(dir.path(), 6);
     let url = agent(None);
     // 600 a minute: a start every 100 ms, so six cases take at least half a second.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"{url}\" }}\n  rate_limit: {{ requests_per_minute: 600 }}\n"
         ),
-    )
-    .unwrap();
+    );
     let (ran, elapsed) = run(dir.path(), &mut llm_support::goldgate(dir.path()), &[]);
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     assert!(elapsed >= Duration::from_millis(500), "{elapsed:?}");
@@ -281,11 +281,11 @@ fn benchmark_judge_at_5_per_second() {
 fn rate_limit_settings_are_checked_when_the_config_loads() {
     let dir = tempfile::tempdir().unwrap();
     golden(dir.path(), 1);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\n  rate_limit: { requests_per_minute: 0, tokens_per_minte: 5 }\njudge:\n  provider: anthropic\n  rate_limit: { tokens_per_minute: fast }\n",
-    )
-    .unwrap();
+    );
     let outcome = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
     for expected in [
         "agent.rate_limit.requests_per_minute",

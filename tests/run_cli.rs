@@ -20,7 +20,7 @@ fn suite(dir: &Path) {
 fn suite_with_config(config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path());
-    fs::write(dir.path().join("goldgate.yaml"), config).unwrap();
+    common::write(dir.path(), "goldgate.yaml", config);
     dir
 }
 
@@ -65,11 +65,11 @@ fn a_recorded_run_replays_without_any_agent() {
         matches!(recorded.as_slice(), [name] if name.starts_with("lookup-")),
         "{recorded:?}"
     );
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  replay: transcripts\n",
-    )
-    .unwrap();
+    );
     common::goldgate(dir.path(), &["run", "goldens"])
         .exits(0)
         .says(&["Agent: replay"]);
@@ -124,8 +124,9 @@ fn no_agent_is_exit_2_with_a_hint() {
 #[test]
 fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("answers.golden.yaml"),
+    common::write(
+        dir.path(),
+        "answers.golden.yaml",
         "name: qa\nversion: \"1.0.0\"\ndescription: recorded answers\ninteraction_type: single_turn\ntags: []\nauthor: me\n\
          created_at: \"2026-01-01\"\nupdated_at: \"2026-01-01\"\ntest_cases:\n\
          \x20 - id: capital\n    description: capital of France\n    input: What is the capital of France?\n    system_prompt: null\n\
@@ -134,8 +135,7 @@ fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout
          \x20 - id: wrong\n    description: a wrong recorded answer\n    input: What is the capital of Spain?\n    system_prompt: null\n\
          \x20   expected_output: Madrid is the capital of Spain.\n    actual_output: I do not know.\n\
          \x20   metrics: [factuality]\n    tags: []\n    weight: 1\n",
-    )
-    .unwrap();
+    );
     let out = common::goldgate(dir.path(), &["run", "--json", "answers.golden.yaml"]).exits(1);
     let report: Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", out.stdout));

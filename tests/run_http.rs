@@ -85,16 +85,16 @@ fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
     }
     common::order_golden(dir, &golden);
     if with_scenarios {
-        fs::write(
-            dir.join("handoff.scenario.yaml"),
+        common::write(
+            dir,
+            "handoff.scenario.yaml",
             "id: handoff\nwhen:\n  - user: a person please\nthen:\n  - scorer: handoff-triggered\n",
-        )
-        .unwrap();
-        fs::write(
-            dir.join("agent-error.scenario.yaml"),
+        );
+        common::write(
+            dir,
+            "agent-error.scenario.yaml",
             "id: agent_error\nwhen:\n  - user: hello\nthen:\n  - scorer: no-error\n",
-        )
-        .unwrap();
+        );
     }
 }
 

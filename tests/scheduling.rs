@@ -41,14 +41,14 @@ fn the_next_conversation_starts_while_the_last_case_is_judged() {
             )])
         }),
     );
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"http://{agent}/turn\" }}\njudge:\n  provider: anthropic\n  model: judge-model\n  base_url: \"{}\"\n",
             judge.base_url()
         ),
-    )
-    .unwrap();
+    );
     for name in ["first", "second"] {
         fs::write(
             dir.path().join(format!("{name}.scenario.yaml")),

@@ -141,14 +141,14 @@ fn assert_nothing_leaks(everything: &str) {
 fn workspace(agent: std::net::SocketAddr) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     common::write(dir.path(), "goldens/echo.yaml", GOLDEN);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http:\n    url: \"http://{USER}:{PASSWORD_IN_URL}@{agent}/turn/${{AGENT_TOKEN}}\"\n    \
              headers: {{ X-Api-Key: \"${{AGENT_KEY}}\" }}\nrun: {{ retries: 0, timeout: 20s }}\n"
         ),
-    )
-    .unwrap();
+    );
     github_support::write_pr_event(dir.path());
     dir
 }

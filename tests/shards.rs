@@ -162,7 +162,7 @@ fn shards_of_the_example_suite_replayed_merge_to_the_aggregates_of_one_run() {
         .concat(),
     );
     assert_eq!(code, Some(0), "{stderr}");
-    fs::write(dir.join("goldgate.yaml"), "agent:\n  replay: transcripts\n").unwrap();
+    common::write(dir, "goldgate.yaml", "agent:\n  replay: transcripts\n");
 
     let run = |extra: &[&str], output: &str| {
         let args = [&["run", "--output", output], &suite[..], extra].concat();
@@ -262,7 +262,7 @@ fn merge_refuses_what_is_not_the_shards_of_one_suite() {
         stolen["id"].as_str().unwrap()
     );
     edited["cases"].as_array_mut().unwrap().push(stolen);
-    fs::write(dir.join("edited-2.json"), edited.to_string()).unwrap();
+    common::write(dir, "edited-2.json", edited.to_string());
     refused(
         dir,
         &["shard-1.json", "edited-2.json", "shard-3.json"],
@@ -272,7 +272,7 @@ fn merge_refuses_what_is_not_the_shards_of_one_suite() {
     );
 
     refused(dir, &["shard-1.json", "missing.json"], &["missing.json"]);
-    fs::write(dir.join("garbage.json"), "{\"cases\": 3}").unwrap();
+    common::write(dir, "garbage.json", "{\"cases\": 3}");
     refused(
         dir,
         &["garbage.json"],

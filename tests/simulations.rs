@@ -91,7 +91,7 @@ fn agent() -> String {
 }
 
 fn suite(dir: &Path, config: &str) {
-    fs::write(dir.join("goldgate.yaml"), config).unwrap();
+    common::write(dir, "goldgate.yaml", config);
     common::write(dir, "goldens/sims.yaml", SIMULATIONS);
 }
 
@@ -234,11 +234,11 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
     assert_eq!(fake.requests(), 0);
 
     // No judge and no simulator at all.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{}\" }}\n", agent()),
-    )
-    .unwrap();
+    );
     let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(2);
     let reason = checks(&ran.report, "never_helps")[0]["reason"].clone();
     assert!(
@@ -267,11 +267,11 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
     // The simulated user is served for the whole test, though only the judge is asked about.
     let (judge, _user) = suite_with_its_own_simulator(dir.path());
     // A scripted case with an expectation the judge would grade, beside a passing turn.
-    fs::write(
-        dir.path().join("goldens/scripted.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/scripted.yaml",
         "conversations:\n  - conversation: scripted\n    turns:\n      - user: Hello\n        agent: Sorry, I did not get that.\n    expectations:\n      - \"The agent is polite\"\n",
-    )
-    .unwrap();
+    );
     // The simulated user's key, not the judge's: the steps are played, the expectations not.
     let ran = run(
         goldgate(dir.path()).env("GEMINI_API_KEY", KEY).args([
@@ -407,7 +407,7 @@ fn a_recorded_simulation_replays_with_no_provider() {
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }",
         "agent:\n  replay: recorded",
     );
-    fs::write(dir.path().join("goldgate.yaml"), config).unwrap();
+    common::write(dir.path(), "goldgate.yaml", config);
     let replayed = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(1);
     assert_eq!(
         fake.requests(),

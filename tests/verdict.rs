@@ -147,13 +147,13 @@ fn quarantined_cases_do_not_block_until_their_date() {
     baseline(dir.path(), addr);
     script.lock().unwrap().wrong.insert("c04".to_owned());
     let quarantine = |expires: &str| {
-        fs::write(
-            dir.path().join("goldgate.yaml"),
+        common::write(
+            dir.path(),
+            "goldgate.yaml",
             format!(
                 "quarantine:\n  - case: goldens/orders.yaml#c04\n    owner: \"@maria\"\n    reason: refunds API flaky, INC-2211\n    expires: {expires}\n"
             ),
-        )
-        .unwrap();
+        );
     };
     quarantine("2999-12-31");
     let out = run(dir.path(), addr, GATED);
@@ -170,11 +170,11 @@ fn quarantined_cases_do_not_block_until_their_date() {
     out.says(&["quarantine expired 2001-01-31 (blocks again)"]);
 
     // A quarantine that does not say why, or when, is refused with its line.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "quarantine:\n  - case: c04\n    owner: \"@maria\"\n    expires: next week\n",
-    )
-    .unwrap();
+    );
     let out = run(dir.path(), addr, GATED).exits(2);
     out.warns(&["missing required key `reason`", "`next week` is not a date"]);
     let lint = goldgate(dir.path(), &["lint", "."]).exits(1);
@@ -272,7 +272,7 @@ fn a_closed_stdout_changes_neither_the_exit_code_nor_the_reports() {
     assert!(dir.path().join("junit.xml").is_file());
 
     // lint with errors, its output unread: still 1.
-    fs::write(dir.path().join("goldens/broken.yaml"), "conversations: [\n").unwrap();
+    common::write(dir.path(), "goldens/broken.yaml", "conversations: [\n");
     assert_eq!(with_stdout_closed(dir.path(), &["lint", "."]), Some(1));
 }
 
@@ -281,11 +281,11 @@ fn a_floor_holds_whatever_the_baseline_says() {
     let (dir, addr, script) = setup(4);
     script.lock().unwrap().wrong.insert("c02".to_owned());
     baseline(dir.path(), addr);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "floors:\n  min_pass_rate: 0.9\n  max_failed_cases: 1\n",
-    )
-    .unwrap();
+    );
     // A known failure does not trip the gate, but the suite is below its floor.
     let out = run(dir.path(), addr, GATED);
     assert_every_output_says(
@@ -297,11 +297,11 @@ fn a_floor_holds_whatever_the_baseline_says() {
     );
     out.says(&["Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"]);
 
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "floors:\n  min_pass_rate: 90\n  max_failed: 1\n",
-    )
-    .unwrap();
+    );
     let out = run(dir.path(), addr, GATED).exits(2);
     out.warns(&[
         "`floors.min_pass_rate` must be a share between 0 and 1",
