@@ -75,7 +75,7 @@ fn assert_run_matches_the_baseline(
     baseline: &str,
     base: &Value,
 ) {
-    let want = keys(&base);
+    let want = keys(base);
     let out = cwd.join("run.json");
     let out = out.to_str().unwrap();
     let junit = cwd.join("run.xml");
@@ -112,7 +112,7 @@ fn assert_run_matches_the_baseline(
 
 /// `list` and `list --shard` in `cwd` announce the suite of `base` and its keys.
 fn assert_listed_as_in_the_baseline(how: &str, cwd: &Path, target: &str, base: &Value) {
-    let want = keys(&base);
+    let want = keys(base);
     let listed = common::goldgate(cwd, &["list", target, "--json"]);
     assert_eq!(listed.code, Some(0), "{how}: {}", listed.stderr);
     let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
@@ -198,8 +198,8 @@ fn compare_says_when_the_baseline_is_of_another_suite() {
         .lines()
         .find(|l| l.contains("different suites"))
         .unwrap_or_else(|| panic!("{}", compared.stderr));
-    common::assert_contains(&warning, &["both.json"]);
-    common::assert_contains(&warning, &["one.json"]);
+    common::assert_contains(warning, &["both.json"]);
+    common::assert_contains(warning, &["one.json"]);
     assert!(warning.contains(&fingerprint("both.json")), "{warning}");
     assert!(warning.contains(&fingerprint("one.json")), "{warning}");
 

@@ -254,7 +254,7 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
     let response = reply["tool_calls"][0]["response"]["error"]
         .as_str()
         .unwrap();
-    common::assert_contains(&response, &["no mock for client tool `get_weather`"]);
+    common::assert_contains(response, &["no mock for client tool `get_weather`"]);
 }
 
 #[test]

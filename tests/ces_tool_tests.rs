@@ -241,7 +241,7 @@ fn a_tool_that_raises_is_an_error_with_the_apps_message() {
     let raises = case(&report, "raises");
     assert_eq!(raises["status"], "error", "{raises:#}");
     let error = raises["error"].as_str().unwrap();
-    common::assert_contains(&error, &["ZeroDivisionError: division by zero"]);
+    common::assert_contains(error, &["ZeroDivisionError: division by zero"]);
     assert_eq!(case(&report, "still_judged")["status"], "passed");
     common::assert_contains(&printed, &["ZeroDivisionError"]);
 }
@@ -283,7 +283,7 @@ fn with_another_agent_tool_tests_are_skipped_with_the_reason() {
     let skipped = case(&report, "balance_in_range");
     assert_eq!(skipped["status"], "skipped", "{skipped:#}");
     let reason = skipped["turns"][0]["checks"][0]["reason"].as_str().unwrap();
-    common::assert_contains(&reason, &["agent: ces"]);
+    common::assert_contains(reason, &["agent: ces"]);
     assert_eq!(report["aggregates"]["cases"]["skipped"], 8);
     // A test that only asks the tool to run still says why it did not.
     let bare = case(&report, "only_asks_the_tool_to_run");
@@ -306,7 +306,7 @@ fn an_unknown_tool_is_an_error_that_names_the_near_miss() {
     let typo = case(&report, "typo");
     assert_eq!(typo["status"], "error");
     let error = typo["error"].as_str().unwrap();
-    common::assert_contains(&error, &["did you mean `lookup_account`"]);
+    common::assert_contains(error, &["did you mean `lookup_account`"]);
     // Labelled as the golden's problem, not as a bad reply of the app.
     assert!(
         error.starts_with("not found: the app has no tool named"),

@@ -306,5 +306,5 @@ fn broken_files_are_lint_errors_with_line_and_did_you_mean() {
     ] {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");
     }
-    common::assert_lacks(&err, &["a turn needs `user`"]);
+    common::assert_lacks(err, &["a turn needs `user`"]);
 }

@@ -177,7 +177,7 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
         let call = &turn["reply"]["tool_calls"][0];
         assert_eq!(call["name"], "cancel_order");
         let error = call["response"]["error"].as_str().unwrap();
-        common::assert_contains(&error, &["no mock for `cancel_order`"]);
+        common::assert_contains(error, &["no mock for `cancel_order`"]);
         // The model was told, and said so.
         assert!(turn["reply"]["text"].as_str().unwrap().contains("no mock"));
         let unexpected = turn["checks"]
@@ -212,7 +212,7 @@ fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
     )
     .exits(2);
     let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
-    common::assert_contains(&error, &["still calling tools after 2 rounds"]);
+    common::assert_contains(error, &["still calling tools after 2 rounds"]);
     assert_eq!(
         fake.requests(),
         3,
@@ -243,7 +243,7 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
         .exits(2);
         let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
         common::assert_contains(
-            &error,
+            error,
             &[
                 &format!("{} answered 400", provider.name()),
                 "model: agent-model is not a model",

@@ -143,7 +143,7 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
         assert_eq!(contradiction[0]["status"], "failed");
         assert_eq!(contradiction[0]["method"], judged(provider));
         let reason = contradiction[0]["reason"].as_str().unwrap();
-        common::assert_contains(&reason, &["similarity 1/4", "not shipped"]);
+        common::assert_contains(reason, &["similarity 1/4", "not shipped"]);
         assert_eq!(
             ran.report["judges"],
             json!([format!("{}/judge-model", provider.name())])
@@ -414,7 +414,7 @@ fn a_provider_error_is_an_error_of_the_run_with_the_providers_message() {
         assert_eq!(check["status"], "error");
         let reason = check["reason"].as_str().unwrap();
         common::assert_contains(
-            &reason,
+            reason,
             &[
                 &format!("{} answered 404", provider.name()),
                 "model: judge-model does not exist",

@@ -228,7 +228,7 @@ fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
         .as_str()
         .unwrap_or_else(|| panic!("{}\n{}", ran.report, ran.stderr));
     common::assert_contains(
-        &error,
+        error,
         &[
             "still rate limited after waiting",
             "--rate-limit-wait (2 s)",

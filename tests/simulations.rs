@@ -196,7 +196,7 @@ fn assert_never_helps_fails_at_max_turns(ran: &Ran, provider: Provider) {
     let step = &checks(&ran.report, "never_helps")[0];
     assert_eq!(step["status"], "failed");
     let reason = step["reason"].as_str().unwrap();
-    common::assert_contains(&reason, &["max_turns (4)", "step 1 used all its max_turns"]);
+    common::assert_contains(reason, &["max_turns (4)", "step 1 used all its max_turns"]);
     // The terminal shows the failed step with its justification.
     ran.says(&[
         "FAILED never_helps",
@@ -461,7 +461,7 @@ fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
     assert_eq!(errored["status"], "error");
     let error = errored["error"].as_str().unwrap();
     common::assert_contains(
-        &error,
+        error,
         &["the simulated user could not be asked", "model not found"],
     );
     // The turn played before the simulated user failed is kept.

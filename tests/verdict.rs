@@ -327,7 +327,7 @@ fn an_agent_that_does_not_start_still_leaves_every_report() {
     let json = report(dir.path());
     assert_eq!(json["verdict"], "error");
     let error = json["cases"][0]["error"].as_str().unwrap();
-    common::assert_contains(&error, &["the agent did not start"]);
+    common::assert_contains(error, &["the agent did not start"]);
     let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     common::assert_contains(&junit, &["errors=\"2\""]);
 }
