@@ -63,6 +63,12 @@ fn report(dir: &Path) -> Value {
     serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap()
 }
 
+/// With `config` as goldgate.yaml, the gated run is refused before anything runs (exit 2).
+fn refused_config(dir: &Path, addr: SocketAddr, config: &str) -> Outcome {
+    common::write(dir, "goldgate.yaml", config);
+    run(dir, addr, GATED).exits(2)
+}
+
 /// The verdict every output opens with: the terminal's last line, the JSON, the Markdown
 /// heading and the page's title all agree with the exit code.
 fn assert_every_output_says(dir: &Path, out: &Outcome, code: i32, verdict: &str, headline: &str) {
@@ -170,13 +176,12 @@ fn quarantined_cases_do_not_block_until_their_date() {
     out.says(&["quarantine expired 2001-01-31 (blocks again)"]);
 
     // A quarantine that does not say why, or when, is refused with its line.
-    common::write(
+    refused_config(
         dir.path(),
-        "goldgate.yaml",
+        addr,
         "quarantine:\n  - case: c04\n    owner: \"@maria\"\n    expires: next week\n",
-    );
-    let out = run(dir.path(), addr, GATED).exits(2);
-    out.warns(&["missing required key `reason`", "`next week` is not a date"]);
+    )
+    .warns(&["missing required key `reason`", "`next week` is not a date"]);
     let lint = goldgate(dir.path(), &["lint", "."]).exits(1);
     lint.says(&["goldgate.yaml:4"]);
 }
@@ -297,13 +302,12 @@ fn a_floor_holds_whatever_the_baseline_says() {
     );
     out.says(&["Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"]);
 
-    common::write(
+    refused_config(
         dir.path(),
-        "goldgate.yaml",
+        addr,
         "floors:\n  min_pass_rate: 90\n  max_failed: 1\n",
-    );
-    let out = run(dir.path(), addr, GATED).exits(2);
-    out.warns(&[
+    )
+    .warns(&[
         "`floors.min_pass_rate` must be a share between 0 and 1",
         "unknown key `max_failed`",
         "max_failed_cases",
