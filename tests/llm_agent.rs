@@ -53,6 +53,18 @@ fn support_model() -> Brain {
     })
 }
 
+/// `goldgate run FLAGS goldens` in `dir` with the key of `fake`'s provider.
+fn run_goldens(dir: &Path, fake: &FakeProvider, flags: &[&str]) -> llm_support::Ran {
+    run(
+        goldgate(dir)
+            .env(fake.provider.key_var(), KEY)
+            .arg("run")
+            .args(flags)
+            .arg("goldens"),
+        dir,
+    )
+}
+
 fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
     let tools = match provider.provider {
         // OpenAI's own form, to show both are read.
@@ -101,12 +113,7 @@ fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
         let dir = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start(provider, support_model());
         setup(dir.path(), &fake, "");
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--record", "recorded", "goldens"]),
-            dir.path(),
-        );
+        let ran = run_goldens(dir.path(), &fake, &["--record", "recorded"]);
         assert_eq!(
             ran.code,
             Some(0),
@@ -166,13 +173,7 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
             "goldens/cancel.yaml",
             "common_session_parameters:\n  customer_tier: gold\nconversations:\n  - conversation: cancel\n    turns:\n      - user: Please cancel ORD-1\n        agent: I cancelled ORD-1.\n",
         );
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--name", "cancel", "goldens"]),
-            dir.path(),
-        )
-        .exits(1);
+        let ran = run_goldens(dir.path(), &fake, &["--name", "cancel"]).exits(1);
         let turn = &case(&ran.report, "cancel")["turns"][0];
         let call = &turn["reply"]["tool_calls"][0];
         assert_eq!(call["name"], "cancel_order");
@@ -204,13 +205,7 @@ fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
         }),
     );
     setup(dir.path(), &fake, "    max_tool_rounds: 2\n");
-    let ran = run(
-        goldgate(dir.path())
-            .env("ANTHROPIC_API_KEY", KEY)
-            .args(["run", "goldens"]),
-        dir.path(),
-    )
-    .exits(2);
+    let ran = run_goldens(dir.path(), &fake, &[]).exits(2);
     let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
     common::assert_contains(error, &["still calling tools after 2 rounds"]);
     assert_eq!(
@@ -234,13 +229,7 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
             }),
         );
         setup(dir.path(), &fake, "");
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "goldens"]),
-            dir.path(),
-        )
-        .exits(2);
+        let ran = run_goldens(dir.path(), &fake, &[]).exits(2);
         let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
         common::assert_contains(
             error,
@@ -266,13 +255,7 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
         }),
     );
     setup(dir.path(), &fake, "");
-    let ran = run(
-        goldgate(dir.path())
-            .env("OPENAI_API_KEY", KEY)
-            .args(["run", "goldens"]),
-        dir.path(),
-    )
-    .exits(0);
+    let ran = run_goldens(dir.path(), &fake, &[]).exits(0);
     // A 429 is waited out by the agent's rate limiter: not an attempt (issue 12).
     assert_eq!(case(&ran.report, "two_orders")["turns"][0]["attempts"], 1);
     assert_eq!(fake.requests(), 3);
