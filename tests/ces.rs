@@ -8,7 +8,6 @@
 mod ces_support;
 mod common;
 
-use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -70,8 +69,6 @@ fn ces_config(dir: &Path, addr: SocketAddr) {
 /// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
 /// report and everything printed.
 fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let _ = fs::remove_file(&report);
     let mut command = common::command_in(dir);
     for name in GOOGLE_ENV {
         command.env_remove(name);
@@ -79,18 +76,9 @@ fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value,
     // No gcloud credentials of the machine's user.
     command.env("HOME", dir);
     command.envs(env.iter().copied());
-    let output = command
-        .args(["run", "--output"])
-        .arg(&report)
-        .args(extra)
-        .arg("goldens")
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report =
-        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
-    (output.status.code(), report, printed)
+    command.arg("run").args(extra).arg("goldens");
+    let (out, report) = common::run_with_report(&mut command, &dir.join("report.json"));
+    (out.code, report, out.stdout + &out.stderr)
 }
 
 const TOKEN: &str = "ya29.loopback-token-0123456789";

@@ -106,22 +106,19 @@ fn run(dir: &Path) -> (Option<i32>, Value, String) {
 }
 
 fn run_with(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let output = common::command_in(dir)
-        .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
-        .env("HOME", dir)
-        .env("CXAS_OAUTH_TOKEN", TOKEN)
-        .args(["run", "--output"])
-        .arg(&report)
-        .args(extra)
-        .arg("evals")
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report = serde_json::from_slice(&fs::read(&report).unwrap_or_default())
-        .unwrap_or_else(|_| panic!("no report:\n{printed}"));
-    (output.status.code(), report, printed)
+    let (out, report) = common::run_with_report(
+        common::command_in(dir)
+            .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
+            .env("HOME", dir)
+            .env("CXAS_OAUTH_TOKEN", TOKEN)
+            .arg("run")
+            .args(extra)
+            .arg("evals"),
+        &dir.join("report.json"),
+    );
+    let printed = out.stdout + &out.stderr;
+    assert!(!report.is_null(), "no report:\n{printed}");
+    (out.code, report, printed)
 }
 
 #[test]

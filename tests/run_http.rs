@@ -99,26 +99,15 @@ fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
 }
 
 fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let output = common::command_in(dir)
-        .args([
-            "run",
-            "--agent-url",
-            &format!("http://{addr}/turn"),
-            "--timeout",
-            "1s",
-        ])
-        .arg("--output")
-        .arg(&report)
-        .args(extra)
-        .arg(".")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report: Value =
-        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
-    (output.status.code(), report, stdout)
+    let (out, report) = common::run_with_report(
+        common::command_in(dir)
+            .args(["run", "--agent-url", &format!("http://{addr}/turn")])
+            .args(["--timeout", "1s"])
+            .args(extra)
+            .arg("."),
+        &dir.join("report.json"),
+    );
+    (out.code, report, out.stdout + &out.stderr)
 }
 
 #[test]

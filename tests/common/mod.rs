@@ -81,6 +81,19 @@ impl Outcome {
     }
 }
 
+/// Runs `command` with `--output REPORT` added (no report left from before): how it ended,
+/// and the JSON report it wrote (null when it wrote none).
+#[allow(dead_code)] // Not every test crate reads the report of a run.
+pub fn run_with_report(command: &mut assert_cmd::Command, report: &Path) -> (Outcome, Value) {
+    let _ = std::fs::remove_file(report);
+    let outcome = Outcome::of(command.arg("--output").arg(report));
+    let report = std::fs::read_to_string(report)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (outcome, report)
+}
+
 /// `goldgate args...` in `dir` (see [`command`]).
 #[allow(dead_code)] // Not every test crate runs the binary.
 pub fn goldgate(dir: &Path, args: &[&str]) -> Outcome {

@@ -408,15 +408,8 @@ impl Ran {
 
 /// Runs `command` with `--output report.json` (in `dir`) and reads the report back.
 pub fn run(command: &mut Command, dir: &Path) -> Ran {
-    let report = dir.join("report.json");
-    let _ = std::fs::remove_file(&report);
-    let ran = Ran {
-        outcome: crate::common::Outcome::of(command.arg("--output").arg(&report)),
-        report: std::fs::read_to_string(&report)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or(Value::Null),
-    };
+    let (outcome, report) = crate::common::run_with_report(command, &dir.join("report.json"));
+    let ran = Ran { outcome, report };
     assert!(
         !ran.stdout.contains(KEY) && !ran.stderr.contains(KEY),
         "the key leaked into the output"
