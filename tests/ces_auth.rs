@@ -233,23 +233,10 @@ fn run(dir: &Path, credentials: &Path) -> (Option<i32>, String) {
     let mut written = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
     written += &fs::read_to_string(dir.join("report.json")).unwrap_or_default();
-    for entry in walk(&dir.join("recorded")) {
+    for entry in common::files_under(&dir.join("recorded")) {
         written += &fs::read_to_string(entry).unwrap_or_default();
     }
     (output.status.code(), written)
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 fn assert_no_secret(written: &str, secrets: &[&str]) {

@@ -88,7 +88,7 @@ fn golden_files() -> Vec<PathBuf> {
         roots.push(corpus);
     }
     for dir in roots {
-        for entry in walk(&dir) {
+        for entry in common::files_under(&dir) {
             let name = entry.to_string_lossy();
             let golden = name.ends_with(".yaml")
                 || name.ends_with(".yml")
@@ -105,19 +105,6 @@ fn golden_files() -> Vec<PathBuf> {
     }
     files.sort();
     files
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// A golden file that loads cleanly with scripted turns: what a round trip starts from.

@@ -310,7 +310,7 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
             );
             assert_eq!(fake.requests(), 2, "{provider:?}: one retry");
             // A bad answer is never cached: the next run asks again.
-            assert!(llm_support::walk(&dir.path().join("cache")).is_empty());
+            assert!(common::files_under(&dir.path().join("cache")).is_empty());
             fake.assert_valid();
         }
     }
@@ -353,7 +353,7 @@ fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
 
     suite(&["--no-cache"]).exits(0);
     assert_eq!(fake.requests(), 4, "--no-cache asks again");
-    let entries = llm_support::walk(&dir.path().join("judge-cache"));
+    let entries = common::files_under(&dir.path().join("judge-cache"));
     assert_eq!(entries.len(), 3);
     let entry: Value = serde_json::from_str(&fs::read_to_string(&entries[0]).unwrap()).unwrap();
     assert_eq!(entry["provider"], "gemini");
@@ -504,5 +504,5 @@ fn votes_ask_each_judgement_n_times_and_keep_the_majority() {
     assert_eq!(checks(&ran.report, "tone")[0]["status"], "passed");
     assert_eq!(fake.requests(), 3);
     // Each vote is its own cache entry, so that the next run keeps all three.
-    assert_eq!(llm_support::walk(&dir.path().join("cache")).len(), 3);
+    assert_eq!(common::files_under(&dir.path().join("cache")).len(), 3);
 }

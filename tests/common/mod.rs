@@ -368,6 +368,22 @@ pub fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
     }
 }
 
+/// Every file below `dir`, in the order the folders list them; none when `dir` does not exist
+/// (a folder the run never wrote holds nothing).
+#[allow(dead_code)] // Not every test crate looks through folders.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten() {
+        let path = entry.expect("a readable folder entry").path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
 /// The files in `dir` whose names end with one of `suffixes`, sorted.
 #[allow(dead_code)] // Only the schema tests list fixtures this way.
 pub fn files_ending(dir: &Path, suffixes: &[&str]) -> Vec<PathBuf> {

@@ -423,12 +423,7 @@ pub fn run(command: &mut Command, dir: &Path) -> Ran {
 
 /// Every check of the report (turn checks and case checks) of case `id`.
 pub fn checks<'r>(report: &'r Value, id: &str) -> Vec<&'r Value> {
-    let case = report["cases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report}"));
+    let case = crate::common::case(report, id);
     case["turns"]
         .as_array()
         .into_iter()
@@ -440,7 +435,7 @@ pub fn checks<'r>(report: &'r Value, id: &str) -> Vec<&'r Value> {
 
 /// Fails when any file under `dir` holds the key.
 pub fn assert_no_key_under(dir: &Path) {
-    for entry in walk(dir) {
+    for entry in crate::common::files_under(dir) {
         let text = std::fs::read(&entry).unwrap();
         assert!(
             !String::from_utf8_lossy(&text).contains(KEY),
@@ -448,19 +443,6 @@ pub fn assert_no_key_under(dir: &Path) {
             entry.display()
         );
     }
-}
-
-pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 /// A simulated user played by `fake`, with its key, no retries and `cache`.
