@@ -183,6 +183,24 @@ fn stub_files(dir: &Path) {
     );
 }
 
+/// `goldgate lint ARGS` in `dir`, which must pass; the test fails naming `snippet`'s place
+/// and showing it with what lint said.
+#[track_caller]
+fn lint_passes(snippet: &Snippet, dir: &Path, args: &[&str]) -> common::Outcome {
+    let lint = common::goldgate(dir, &[&["lint"], args].concat());
+    assert_eq!(
+        lint.code,
+        Some(0),
+        "{}: goldgate lint {}:\n{}{}\n{}",
+        snippet.place(),
+        args.join(" "),
+        lint.stdout,
+        lint.stderr,
+        snippet.text
+    );
+    lint
+}
+
 #[test]
 fn config_snippets_pass_lint() {
     let snippets = yaml_snippets(Yaml::Config);
@@ -191,18 +209,10 @@ fn config_snippets_pass_lint() {
         let dir = tempfile::tempdir().unwrap();
         stub_files(dir.path());
         common::write(dir.path(), "goldgate.yaml", &snippet.text);
-        let lint = common::goldgate(
+        lint_passes(
+            &snippet,
             dir.path(),
-            &["lint", "--config", "goldgate.yaml", "goldens"],
-        );
-        assert_eq!(
-            lint.code,
-            Some(0),
-            "{}: goldgate lint --config:\n{}{}\n{}",
-            snippet.place(),
-            lint.stdout,
-            lint.stderr,
-            snippet.text
+            &["--config", "goldgate.yaml", "goldens"],
         );
     }
 }
@@ -214,16 +224,7 @@ fn golden_snippets_pass_lint() {
     for snippet in snippets {
         let dir = tempfile::tempdir().unwrap();
         common::write(dir.path(), "snippet.golden.yaml", &snippet.text);
-        let lint = common::goldgate(dir.path(), &["lint", "snippet.golden.yaml"]);
-        assert_eq!(
-            lint.code,
-            Some(0),
-            "{}: goldgate lint:\n{}{}\n{}",
-            snippet.place(),
-            lint.stdout,
-            lint.stderr,
-            snippet.text
-        );
+        let lint = lint_passes(&snippet, dir.path(), &["snippet.golden.yaml"]);
         assert!(
             lint.stderr.contains("0 errors"),
             "{}: {}",

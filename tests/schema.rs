@@ -105,15 +105,14 @@ fn reports_of_a_real_run_validate_against_the_report_schema() {
         dir.path().join("baseline.json"),
         dir.path().join("second.json"),
     );
-    let status = common::command()
-        .args(["run", "examples/suite", "--agent-cmd"])
-        .arg(&agent)
-        .arg("--output")
-        .arg(&first)
-        .output()
-        .unwrap()
-        .status;
-    assert_eq!(status.code(), Some(0));
+    common::Outcome::of(
+        common::command()
+            .args(["run", "examples/suite", "--agent-cmd"])
+            .arg(&agent)
+            .arg("--output")
+            .arg(&first),
+    )
+    .exits(0);
     let first_report = json_of(&fs::read_to_string(&first).unwrap());
     assert_eq!(errors(&schema, &first_report), "");
 
@@ -124,18 +123,17 @@ fn reports_of_a_real_run_validate_against_the_report_schema() {
     old["cases"][0]["history"] = json!([{"passed": 0, "judged": 20}]);
     assert_eq!(errors(&schema, &old), "");
     fs::write(&baseline, old.to_string()).unwrap();
-    let status = common::command()
-        .args(["run", "examples/suite", "--repeat", "2", "--min-pass", "1"])
-        .args(["--shard", "1/1", "--agent-cmd"])
-        .arg(&agent)
-        .arg("--baseline")
-        .arg(&baseline)
-        .arg("--output")
-        .arg(&second)
-        .output()
-        .unwrap()
-        .status;
-    assert_eq!(status.code(), Some(0));
+    common::Outcome::of(
+        common::command()
+            .args(["run", "examples/suite", "--repeat", "2", "--min-pass", "1"])
+            .args(["--shard", "1/1", "--agent-cmd"])
+            .arg(&agent)
+            .arg("--baseline")
+            .arg(&baseline)
+            .arg("--output")
+            .arg(&second),
+    )
+    .exits(0);
     let report = json_of(&fs::read_to_string(&second).unwrap());
     assert_eq!(report["suite"]["shard"], "1/1");
     assert!(report["cases"][0]["repeats"].is_object(), "{report:#}");
