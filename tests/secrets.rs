@@ -162,7 +162,7 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
     let path = dir.path();
     let mut command = common::command_in(path);
     github_support::as_pr_step(&mut command, path, &github, "step-summary.md");
-    let output = command
+    command
         .args(["run", "goldens"])
         .args(common::EVERY_REPORT)
         .args([
@@ -175,12 +175,8 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
         ])
         .env("AGENT_TOKEN", AGENT_TOKEN)
         .env("AGENT_KEY", AGENT_KEY)
-        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stdout}\n{stderr}");
+        .env("ANTHROPIC_API_KEY", PROVIDER_KEY);
+    let common::Outcome { stdout, stderr, .. } = common::Outcome::of(&mut command).exits(2);
     let mut everything = format!("== stdout\n{stdout}\n== stderr\n{stderr}");
     written(
         path,
@@ -217,17 +213,15 @@ fn the_json_report_on_stdout_is_masked() {
     let agent =
         common::serve(axum::Router::new().route("/turn/{token}", axum::routing::post(echo)));
     let dir = workspace(agent);
-    let output = common::command_in(dir.path())
-        .args(["run", "goldens", "--json"])
-        .env("AGENT_TOKEN", AGENT_TOKEN)
-        .env("AGENT_KEY", AGENT_KEY)
-        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
-        .env("GITHUB_TOKEN", TOKEN)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let common::Outcome { stdout, stderr, .. } = common::Outcome::of(
+        common::command_in(dir.path())
+            .args(["run", "goldens", "--json"])
+            .env("AGENT_TOKEN", AGENT_TOKEN)
+            .env("AGENT_KEY", AGENT_KEY)
+            .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
+            .env("GITHUB_TOKEN", TOKEN),
+    )
+    .exits(2);
     let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
     assert_eq!(report["cases"].as_array().map(Vec::len), Some(2));
     assert_nothing_leaks(&format!("{stdout}\n{stderr}"));

@@ -387,33 +387,29 @@ fn report_gates_a_saved_run_as_the_run_would() {
     baseline(dir.path(), addr);
     script.lock().unwrap().wrong.insert("c02".to_owned());
     run(dir.path(), addr, &["--output", "saved.json"]).exits(1);
-    // The saved run, gated afterwards: one run a side, a case that passed on main now fails.
-    goldgate(
-        dir.path(),
-        &[
-            "report",
-            "saved.json",
-            "--baseline",
-            "baseline.json",
-            "--fail-on-regress",
-        ],
-    )
-    .exits(1);
-    // Without --fail-on-regress it exits as the run did.
-    goldgate(
-        dir.path(),
-        &["report", "saved.json", "--baseline", "baseline.json"],
-    )
-    .exits(1);
-    goldgate(
-        dir.path(),
-        &[
-            "report",
-            "saved.json",
-            "--baseline",
-            "baseline.json",
-            "--fail-on-inconclusive",
-        ],
-    )
-    .exits(2);
+    for (flags, code, why) in [
+        (
+            &["--fail-on-regress"][..],
+            1,
+            "gated afterwards: one run a side, a case that passed on main now fails",
+        ),
+        (
+            &[][..],
+            1,
+            "without --fail-on-regress it exits as the run did",
+        ),
+        (
+            &["--fail-on-inconclusive"][..],
+            2,
+            "with --fail-on-inconclusive",
+        ),
+    ] {
+        let args = [
+            &["report", "saved.json", "--baseline", "baseline.json"],
+            flags,
+        ]
+        .concat();
+        let out = goldgate(dir.path(), &args);
+        assert_eq!(out.code, Some(code), "{why}: {args:?}\n{}", out.stderr);
+    }
 }
