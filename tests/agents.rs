@@ -299,12 +299,7 @@ const STARTUP: Duration = Duration::from_secs(60);
 
 /// Replies `{"id":N, ...rest}` to every request line: `reply_with_rest '"messages":[…]'`.
 #[cfg(unix)]
-const SH_REPLY: &str = r#"
-reply_with_rest() {
-  id=$(printf '%s\n' "$line" | sed -n 's/^{"id":\([0-9]*\).*/\1/p')
-  printf '{"id":%s,%s}\n' "$id" "$1"
-}
-"#;
+use common::process::SH_REPLY;
 
 /// Polls the diagnostics: the stderr copy runs on its own task.
 async fn diagnostics_containing(agent: &dyn Agent, needle: &str) -> String {
@@ -592,7 +587,7 @@ fn replay_rejects_a_corrupt_file_by_name() {
     let good = [(case_turn("good", 1, "hi"), exchange("Hello!", 1, None))];
     record_case(dir.path(), "cases.yaml#good", "good", &good).unwrap();
     let broken = "{\"conversation\": \"x\", \"turns\": [";
-    std::fs::write(dir.path().join("broken.json"), broken).unwrap();
+    common::write(dir.path(), "broken.json", broken);
 
     let error = ReplayAgent::load(dir.path()).unwrap_err().to_string();
     common::assert_contains(&error, &["broken.json", "line 1"]);

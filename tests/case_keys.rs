@@ -46,19 +46,8 @@ fn read(path: &Path) -> Value {
 }
 
 /// `file#id` of every case of a report or listing, sorted.
-fn keys(cases: &Value) -> Vec<String> {
-    let mut keys: Vec<String> = cases
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}#{}",
-                c["file"].as_str().unwrap(),
-                c["id"].as_str().unwrap()
-            )
-        })
-        .collect();
+fn keys(report: &Value) -> Vec<String> {
+    let mut keys = common::case_keys(report);
     keys.sort();
     keys
 }
@@ -77,6 +66,72 @@ fn assert_matched(report: &Value, how: &str, stdout: &str) {
     assert!(stdout.contains("Gate: no regression"), "{how}: {stdout}");
 }
 
+/// `goldgate run TARGET --baseline BASELINE --fail-on-regress` in `cwd` matches every case of
+/// the baseline `base` by its key, and JUnit names the files as the JSON report does.
+fn assert_run_matches_the_baseline(
+    how: &str,
+    cwd: &Path,
+    target: &str,
+    baseline: &str,
+    base: &Value,
+) {
+    let want = keys(base);
+    let out = cwd.join("run.json");
+    let out = out.to_str().unwrap();
+    let junit = cwd.join("run.xml");
+    let junit = junit.to_str().unwrap();
+    let ran = common::goldgate(
+        cwd,
+        &[
+            "run",
+            target,
+            "--baseline",
+            baseline,
+            "--fail-on-regress",
+            "--output",
+            out,
+            "--junit",
+            junit,
+        ],
+    );
+    // The recorded failures failed in the baseline too: matched, they are known failures
+    // (exit 0); unmatched, they would read as new failing cases (exit 1).
+    let report = read(Path::new(out));
+    assert_eq!(keys(&report), want, "{how}");
+    assert_eq!(report["suite"], base["suite"], "{how}");
+    assert_matched(&report, how, &ran.stdout);
+    assert_eq!(ran.code, Some(0), "{how}: {}", ran.stderr);
+
+    // JUnit names each file as the JSON does.
+    let xml = fs::read_to_string(junit).unwrap();
+    assert!(
+        xml.contains("file=\"evals/goldens/orders.yaml\""),
+        "{how}: {xml}"
+    );
+}
+
+/// `list` and `list --shard` in `cwd` announce the suite of `base` and its keys.
+fn assert_listed_as_in_the_baseline(how: &str, cwd: &Path, target: &str, base: &Value) {
+    let want = keys(base);
+    let listed = common::goldgate(cwd, &["list", target, "--json"]);
+    assert_eq!(listed.code, Some(0), "{how}: {}", listed.stderr);
+    let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+    assert_eq!(listing["suite"], base["suite"], "{how}");
+    assert_eq!(keys(&listing), want, "{how}");
+    let mut sharded = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let listed = common::goldgate(cwd, &["list", target, "--json", "--shard", shard]);
+        let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
+        assert_eq!(
+            listing["suite"]["fingerprint"], base["suite"]["fingerprint"],
+            "{how}"
+        );
+        sharded.extend(keys(&listing));
+    }
+    sharded.sort();
+    assert_eq!(sharded, want, "{how}");
+}
+
 #[test]
 fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
     let dir = tempfile::tempdir().unwrap();
@@ -85,10 +140,9 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
     write_repo(&root);
     let evals = root.join("evals");
 
-    let written = common::goldgate(&root, &["run", "evals", "--output", "base.json"]);
-    assert_eq!(written.code, Some(1), "{}", written.stderr);
+    common::goldgate(&root, &["run", "evals", "--output", "base.json"]).exits(1);
     let base = read(&root.join("base.json"));
-    let want = keys(&base["cases"]);
+    let want = keys(&base);
     assert_eq!(want.len(), 12);
     assert!(
         want.iter().all(|k| k.starts_with("evals/goldens/")),
@@ -109,65 +163,15 @@ fn a_baseline_from_the_root_matches_runs_from_evals_and_on_absolute_paths() {
         ),
     ];
     for (how, cwd, target) in runs {
-        let out = cwd.join("run.json");
-        let out = out.to_str().unwrap();
-        let junit = cwd.join("run.xml");
-        let junit = junit.to_str().unwrap();
-        let ran = common::goldgate(
-            cwd,
-            &[
-                "run",
-                target,
-                "--baseline",
-                baseline,
-                "--fail-on-regress",
-                "--output",
-                out,
-                "--junit",
-                junit,
-            ],
-        );
-        // The recorded failures failed in the baseline too: matched, they are known failures
-        // (exit 0); unmatched, they would read as new failing cases (exit 1).
-        let report = read(Path::new(out));
-        assert_eq!(keys(&report["cases"]), want, "{how}");
-        assert_eq!(report["suite"], base["suite"], "{how}");
-        assert_matched(&report, how, &ran.stdout);
-        assert_eq!(ran.code, Some(0), "{how}: {}", ran.stderr);
-
-        // JUnit names each file as the JSON does.
-        let xml = fs::read_to_string(junit).unwrap();
-        assert!(
-            xml.contains("file=\"evals/goldens/orders.yaml\""),
-            "{how}: {xml}"
-        );
-
-        // `list` and shards announce the same suite and the same keys.
-        let listed = common::goldgate(cwd, &["list", target, "--json"]);
-        assert_eq!(listed.code, Some(0), "{how}: {}", listed.stderr);
-        let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
-        assert_eq!(listing["suite"], base["suite"], "{how}");
-        assert_eq!(keys(&listing["cases"]), want, "{how}");
-        let mut sharded = Vec::new();
-        for shard in ["1/2", "2/2"] {
-            let listed = common::goldgate(cwd, &["list", target, "--json", "--shard", shard]);
-            let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
-            assert_eq!(
-                listing["suite"]["fingerprint"], base["suite"]["fingerprint"],
-                "{how}"
-            );
-            sharded.extend(keys(&listing["cases"]));
-        }
-        sharded.sort();
-        assert_eq!(sharded, want, "{how}");
+        assert_run_matches_the_baseline(how, cwd, target, baseline, &base);
+        assert_listed_as_in_the_baseline(how, cwd, target, &base);
     }
 
     // From inside `goldens/`, `.` is still the folder of goldens it is from the root.
-    let listed = common::goldgate(&evals.join("goldens"), &["list", ".", "--json"]);
-    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
+    let listed = common::goldgate(&evals.join("goldens"), &["list", ".", "--json"]).exits(0);
     let listing: Value = serde_json::from_str(&listed.stdout).unwrap();
     assert_eq!(listing["suite"], base["suite"]);
-    assert_eq!(keys(&listing["cases"]), want);
+    assert_eq!(keys(&listing), want);
 }
 
 #[test]
@@ -175,13 +179,12 @@ fn compare_says_when_the_baseline_is_of_another_suite() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write_repo(root);
-    let both = common::goldgate(root, &["run", "evals", "--output", "both.json"]);
-    assert_eq!(both.code, Some(1), "{}", both.stderr);
-    let one = common::goldgate(
+    common::goldgate(root, &["run", "evals", "--output", "both.json"]).exits(1);
+    common::goldgate(
         root,
         &["run", "evals/goldens/orders.yaml", "--output", "one.json"],
-    );
-    assert_eq!(one.code, Some(1), "{}", one.stderr);
+    )
+    .exits(1);
     let fingerprint = |name: &str| {
         read(&root.join(name))["suite"]["fingerprint"]
             .as_str()
@@ -195,12 +198,12 @@ fn compare_says_when_the_baseline_is_of_another_suite() {
         .lines()
         .find(|l| l.contains("different suites"))
         .unwrap_or_else(|| panic!("{}", compared.stderr));
-    assert!(warning.contains("both.json"), "{warning}");
-    assert!(warning.contains("one.json"), "{warning}");
+    common::assert_contains(warning, &["both.json"]);
+    common::assert_contains(warning, &["one.json"]);
     assert!(warning.contains(&fingerprint("both.json")), "{warning}");
     assert!(warning.contains(&fingerprint("one.json")), "{warning}");
 
     // The same suite: no warning.
     let same = common::goldgate(root, &["compare", "both.json", "--baseline", "both.json"]);
-    assert!(!same.stderr.contains("different suites"), "{}", same.stderr);
+    same.never_warns(&["different suites"]);
 }

@@ -8,7 +8,6 @@
 mod ces_support;
 mod common;
 
-use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -26,40 +25,8 @@ const GOOGLE_ENV: [&str; 5] = [
     "GOOGLE_CLOUD_PROJECT",
 ];
 
-const SCRAPI_GOLDEN: &str = "\
-common_session_parameters:
-  order_12345_status: shipped
-conversations:
-  - conversation: order_shipped
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-12345 }
-        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
-  - conversation: weather_from_the_mock
-    turns:
-      - user: What's the weather like?
-        tool_calls:
-          - action: get_weather
-            args: { city: Oslo }
-            output: sunny
-        agent: It is sunny in Oslo.
-  - conversation: refund_goes_to_billing
-    turns:
-      - user: I want a refund
-        tool_calls:
-          - action: transfer_to_agent
-            agent: Billing Agent
-        agent: Let me get billing for you.
-  - conversation: wrong_order_tool
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-99 }
-        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
-";
+/// tests/fixtures/ces-support.yaml
+const SCRAPI_GOLDEN: &str = include_str!("fixtures/ces-support.yaml");
 
 const CES_CSV: &str = "\
 display_name,turn_index,action_type,evaluation_id,description,tags,evaluation_groups,response_agent,text_content,tool_name,tool_call_args_json,tool_response_json,agent_transfer_target,expectation_note
@@ -77,9 +44,8 @@ Refund to sales,,,,,,,,,,,,,
 ";
 
 fn write_goldens(dir: &Path) {
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/support.yaml"), SCRAPI_GOLDEN).unwrap();
-    fs::write(dir.join("goldens/support.golden.csv"), CES_CSV).unwrap();
+    common::write(dir, "goldens/support.yaml", SCRAPI_GOLDEN);
+    common::write(dir, "goldens/support.golden.csv", CES_CSV);
 }
 
 fn start_ces(ces: &Ces) -> SocketAddr {
@@ -91,20 +57,18 @@ fn start_ces(ces: &Ces) -> SocketAddr {
 }
 
 fn ces_config(dir: &Path, addr: SocketAddr) {
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\nrun:\n  retries: 0\n"
         ),
-    )
-    .unwrap();
+    );
 }
 
 /// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
 /// report and everything printed.
 fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let _ = fs::remove_file(&report);
     let mut command = common::command_in(dir);
     for name in GOOGLE_ENV {
         command.env_remove(name);
@@ -112,18 +76,9 @@ fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value,
     // No gcloud credentials of the machine's user.
     command.env("HOME", dir);
     command.envs(env.iter().copied());
-    let output = command
-        .args(["run", "--output"])
-        .arg(&report)
-        .args(extra)
-        .arg("goldens")
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report =
-        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
-    (output.status.code(), report, printed)
+    command.arg("run").args(extra).arg("goldens");
+    let (out, report) = common::run_with_report(&mut command, &dir.join("report.json"));
+    (out.code, report, out.stdout + &out.stderr)
 }
 
 const TOKEN: &str = "ya29.loopback-token-0123456789";
@@ -168,22 +123,12 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
         );
     }
     // The client tool was answered from the mock, and recorded as a call with its response.
-    let weather = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "weather_from_the_mock")
-        .unwrap();
+    let weather = common::case(&report, "weather_from_the_mock");
     let call = &weather["turns"][0]["reply"]["tool_calls"][0];
     assert_eq!(call["name"], "get_weather", "{weather:#}");
     assert_eq!(call["response"], "sunny", "{weather:#}");
     // Goldens match display names; the report keeps the app's resource names beside them.
-    let order = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "order_shipped")
-        .unwrap();
+    let order = common::case(&report, "order_shipped");
     let lookup = &order["turns"][0]["reply"]["tool_calls"][0];
     assert_eq!(lookup["name"], "lookup_order", "{order:#}");
     assert_eq!(
@@ -191,12 +136,7 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
         format!("{APP}/tools/0c4f7a"),
         "{order:#}"
     );
-    let refund = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "refund_goes_to_billing")
-        .unwrap();
+    let refund = common::case(&report, "refund_goes_to_billing");
     let transfer = &refund["turns"][0]["reply"]["transfer"];
     assert_eq!(transfer["agent"], "Billing Agent", "{refund:#}");
     assert_eq!(
@@ -221,13 +161,10 @@ fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
     let wrong = "ya29.expired-token-abcdef";
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", wrong)]);
     assert_eq!(code, Some(2), "{printed}");
-    assert!(
-        printed.contains("refused the credentials of CXAS_OAUTH_TOKEN"),
-        "{printed}"
-    );
-    assert!(
-        printed.contains("Request had invalid authentication credentials"),
-        "{printed}"
+    common::assert_contains(&printed, &["refused the credentials of CXAS_OAUTH_TOKEN"]);
+    common::assert_contains(
+        &printed,
+        &["Request had invalid authentication credentials"],
     );
     assert!(
         common::case_statuses(&report)
@@ -242,28 +179,25 @@ fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
 fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
     let dir = tempfile::tempdir().unwrap();
     write_goldens(dir.path());
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  ces:\n    app: {APP}\n    deploymnet: prod\n"),
-    )
-    .unwrap();
-    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
-    assert_eq!(code, Some(2), "{printed}");
-    assert!(printed.contains("goldgate.yaml:4"), "{printed}");
-    assert!(printed.contains("did you mean `deployment`"), "{printed}");
-
-    fs::write(
-        dir.path().join("goldgate.yaml"),
-        "agent:\n  ces:\n    app: my-app\n",
-    )
-    .unwrap();
-    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
-    assert_eq!(code, Some(2), "{printed}");
-    assert!(printed.contains("goldgate.yaml:3"), "{printed}");
-    assert!(
-        printed.contains("projects/my-project/locations/us/apps/my-app"),
-        "{printed}"
     );
+    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(code, Some(2), "{printed}");
+    common::assert_contains(&printed, &["goldgate.yaml:4"]);
+    common::assert_contains(&printed, &["did you mean `deployment`"]);
+
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        "agent:\n  ces:\n    app: my-app\n",
+    );
+    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    assert_eq!(code, Some(2), "{printed}");
+    common::assert_contains(&printed, &["goldgate.yaml:3"]);
+    common::assert_contains(&printed, &["projects/my-project/locations/us/apps/my-app"]);
 }
 
 #[test]
@@ -273,13 +207,13 @@ fn throttling_is_retried_and_deployment_and_entry_agent_reach_the_session_config
     let ces = Ces::accepting(TOKEN);
     *ces.throttle.lock().unwrap() = 2;
     let addr = start_ces(&ces);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\n    deployment: prod\n    entry_agent: {APP}/agents/root\nrun:\n  retries: 3\n"
         ),
-    )
-    .unwrap();
+    );
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(0), "{printed}");
     assert_eq!(report["cases"][0]["status"], "passed", "{report:#}");
@@ -293,12 +227,11 @@ fn throttling_is_retried_and_deployment_and_entry_agent_reach_the_session_config
 #[test]
 fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/weather.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/weather.yaml",
         "conversations:\n  - conversation: no_mock\n    turns:\n      - user: What's the weather?\n        agent: It is sunny in Oslo.\n",
-    )
-    .unwrap();
+    );
     let ces = Ces::accepting(TOKEN);
     ces_config(dir.path(), start_ces(&ces));
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
@@ -309,10 +242,7 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
     let response = reply["tool_calls"][0]["response"]["error"]
         .as_str()
         .unwrap();
-    assert!(
-        response.contains("no mock for client tool `get_weather`"),
-        "{response}"
-    );
+    common::assert_contains(response, &["no mock for client tool `get_weather`"]);
 }
 
 #[test]
@@ -324,6 +254,6 @@ fn without_credentials_the_run_says_where_it_looked() {
     // Nothing listens there: the metadata server of a machine outside Google Cloud.
     let (code, _, printed) = run(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
     assert_eq!(code, Some(2), "{printed}");
-    assert!(printed.contains("no Google credentials found"), "{printed}");
+    common::assert_contains(&printed, &["no Google credentials found"]);
     assert_eq!(*ces.requests.lock().unwrap(), 0);
 }

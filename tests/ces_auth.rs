@@ -189,25 +189,25 @@ fn start_tokens(tokens: &Tokens) -> SocketAddr {
 fn setup(dir: &Path, ces: &Ces) {
     fs::create_dir_all(dir.join("goldens")).unwrap();
     common::order_golden(dir, &common::order_conversation("one"));
-    fs::write(
-        dir.join("goldens/more.yaml"),
+    common::write(
+        dir,
+        "goldens/more.yaml",
         "common_session_parameters:\n  order_12345_status: shipped\nconversations:\n".to_owned()
             + &common::order_conversation("two")
             + &common::order_conversation("three"),
-    )
-    .unwrap();
+    );
     let addr = common::serve(
         axum::Router::new()
             .fallback(post(ces_support::run_session))
             .with_state(ces.clone()),
     );
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\nrun:\n  retries: 0\n"
         ),
-    )
-    .unwrap();
+    );
 }
 
 /// Runs with only `GOOGLE_APPLICATION_CREDENTIALS` set, recording transcripts; returns the
@@ -233,23 +233,10 @@ fn run(dir: &Path, credentials: &Path) -> (Option<i32>, String) {
     let mut written = String::from_utf8_lossy(&output.stdout).into_owned()
         + &String::from_utf8_lossy(&output.stderr);
     written += &fs::read_to_string(dir.join("report.json")).unwrap_or_default();
-    for entry in walk(&dir.join("recorded")) {
+    for entry in common::files_under(&dir.join("recorded")) {
         written += &fs::read_to_string(entry).unwrap_or_default();
     }
     (output.status.code(), written)
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 fn assert_no_secret(written: &str, secrets: &[&str]) {
@@ -261,33 +248,58 @@ fn assert_no_secret(written: &str, secrets: &[&str]) {
     }
 }
 
-#[test]
-fn a_service_account_key_gets_a_token_from_its_token_uri_once_per_run() {
+/// The suite of [`setup`] run against a CES app that accepts the token `accepted`, with only
+/// the credentials file `name`, which `credentials` writes for the token endpoints of `tokens`
+/// at their address: the app, the exit code and everything goldgate wrote (see [`run`]).
+fn run_with_credentials(
+    tokens: &Tokens,
+    accepted: &str,
+    name: &str,
+    credentials: impl FnOnce(SocketAddr) -> Value,
+) -> (Ces, Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
-    let tokens = Tokens::default();
-    let addr = start_tokens(&tokens);
-    let ces = Ces::accepting(SA_TOKEN);
+    let addr = start_tokens(tokens);
+    let ces = Ces::accepting(accepted);
     setup(dir.path(), &ces);
-    let pem = fs::read_to_string("fixtures/ces/auth/test-key.pem").unwrap();
-    let key = json!({
-        "type": "service_account",
-        "project_id": "p",
-        "private_key_id": "key-1",
-        "private_key": pem,
-        "client_email": EMAIL,
-        "token_uri": format!("http://{addr}/token"),
-    });
-    let file = dir.path().join("key.json");
-    fs::write(&file, key.to_string()).unwrap();
+    let file = dir.path().join(name);
+    fs::write(&file, credentials(addr).to_string()).unwrap();
     let (code, written) = run(dir.path(), &file);
+    (ces, code, written)
+}
+
+/// The run passed, and neither the token endpoints nor the app saw a request they would refuse.
+#[track_caller]
+fn assert_passed_with_valid_requests(tokens: &Tokens, ces: &Ces, code: Option<i32>, written: &str) {
     assert_eq!(
         tokens.problems.lock().unwrap().clone(),
         Vec::<String>::new()
     );
     assert_eq!(ces.violations(), Vec::<String>::new());
     assert_eq!(code, Some(0), "{written}");
+}
+
+/// A service-account key file for `client_email`, whose token URI is at `addr`.
+fn service_account_key(addr: SocketAddr, client_email: &str) -> Value {
+    json!({
+        "type": "service_account",
+        "project_id": "p",
+        "private_key_id": "key-1",
+        "private_key": fs::read_to_string("fixtures/ces/auth/test-key.pem").unwrap(),
+        "client_email": client_email,
+        "token_uri": format!("http://{addr}/token"),
+    })
+}
+
+#[test]
+fn a_service_account_key_gets_a_token_from_its_token_uri_once_per_run() {
+    let tokens = Tokens::default();
+    let (ces, code, written) = run_with_credentials(&tokens, SA_TOKEN, "key.json", |addr| {
+        service_account_key(addr, EMAIL)
+    });
+    assert_passed_with_valid_requests(&tokens, &ces, code, &written);
     assert_eq!(tokens.hits("token"), 1, "the token is cached across cases");
     assert_eq!(*ces.requests.lock().unwrap(), 3);
+    let pem = fs::read_to_string("fixtures/ces/auth/test-key.pem").unwrap();
     assert_no_secret(
         &written,
         &[SA_TOKEN, "PRIVATE KEY", pem.lines().nth(1).unwrap()],
@@ -314,23 +326,15 @@ fn external_account(addr: SocketAddr, impersonate: bool) -> Value {
 
 #[test]
 fn workload_identity_federation_exchanges_the_subject_token_and_impersonates() {
-    let dir = tempfile::tempdir().unwrap();
     let tokens = Tokens {
         sts_lifetime: 3600,
         ..Tokens::default()
     };
-    let addr = start_tokens(&tokens);
-    let ces = Ces::accepting(IMPERSONATED);
-    setup(dir.path(), &ces);
-    let file = dir.path().join("gha-creds.json");
-    fs::write(&file, external_account(addr, true).to_string()).unwrap();
-    let (code, written) = run(dir.path(), &file);
-    assert_eq!(
-        tokens.problems.lock().unwrap().clone(),
-        Vec::<String>::new()
-    );
-    assert_eq!(ces.violations(), Vec::<String>::new());
-    assert_eq!(code, Some(0), "{written}");
+    let (ces, code, written) =
+        run_with_credentials(&tokens, IMPERSONATED, "gha-creds.json", |addr| {
+            external_account(addr, true)
+        });
+    assert_passed_with_valid_requests(&tokens, &ces, code, &written);
     assert_eq!(
         (
             tokens.hits("oidc"),
@@ -344,18 +348,14 @@ fn workload_identity_federation_exchanges_the_subject_token_and_impersonates() {
 
 #[test]
 fn a_token_about_to_expire_is_fetched_again() {
-    let dir = tempfile::tempdir().unwrap();
     // Inside the five minutes before expiry from the start: never reused.
     let tokens = Tokens {
         sts_lifetime: 60,
         ..Tokens::default()
     };
-    let addr = start_tokens(&tokens);
-    let ces = Ces::accepting(FEDERATED);
-    setup(dir.path(), &ces);
-    let file = dir.path().join("gha-creds.json");
-    fs::write(&file, external_account(addr, false).to_string()).unwrap();
-    let (code, written) = run(dir.path(), &file);
+    let (_, code, written) = run_with_credentials(&tokens, FEDERATED, "gha-creds.json", |addr| {
+        external_account(addr, false)
+    });
     assert_eq!(code, Some(0), "{written}");
     assert_eq!(tokens.hits("sts"), 3, "one exchange per turn");
     assert_eq!(tokens.hits("impersonate"), 0);
@@ -364,30 +364,18 @@ fn a_token_about_to_expire_is_fetched_again() {
 
 #[test]
 fn a_refused_token_request_is_an_error_of_the_run_with_the_endpoints_reason() {
-    let dir = tempfile::tempdir().unwrap();
     let tokens = Tokens::default();
-    let addr = start_tokens(&tokens);
-    let ces = Ces::accepting(SA_TOKEN);
-    setup(dir.path(), &ces);
     // Signed by the key, but claiming another account: the endpoint refuses the grant.
-    let key = json!({
-        "type": "service_account",
-        "private_key_id": "key-1",
-        "private_key": fs::read_to_string("fixtures/ces/auth/test-key.pem").unwrap(),
-        "client_email": "someone-else@p.iam.gserviceaccount.com",
-        "token_uri": format!("http://{addr}/token"),
+    let (ces, code, written) = run_with_credentials(&tokens, SA_TOKEN, "key.json", |addr| {
+        service_account_key(addr, "someone-else@p.iam.gserviceaccount.com")
     });
-    let file = dir.path().join("key.json");
-    fs::write(&file, key.to_string()).unwrap();
-    let (code, written) = run(dir.path(), &file);
     assert_eq!(code, Some(2), "{written}");
-    assert!(
-        written.contains("could not get a Google access token"),
-        "{written}"
-    );
-    assert!(
-        written.contains("the token endpoint answered HTTP 400"),
-        "{written}"
+    common::assert_contains(
+        &written,
+        &[
+            "could not get a Google access token",
+            "the token endpoint answered HTTP 400",
+        ],
     );
     assert_eq!(*ces.requests.lock().unwrap(), 0);
 }

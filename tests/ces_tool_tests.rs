@@ -7,6 +7,7 @@
 mod ces_support;
 mod common;
 
+use common::case;
 use std::fs;
 use std::path::Path;
 
@@ -91,13 +92,12 @@ fn with_app(dir: &Path) -> Ces {
 }
 
 fn suite(dir: &Path, tests: &str) {
-    fs::create_dir_all(dir.join("evals/tool_tests")).unwrap();
-    fs::write(dir.join("evals/tool_tests/more_tool_tests.yaml"), tests).unwrap();
+    common::write(dir, "evals/tool_tests/more_tool_tests.yaml", tests);
 }
 
 fn configure(dir: &Path, agent: &str) {
     let config = format!("agent:\n{agent}\nrun:\n  retries: 0\n");
-    fs::write(dir.join("goldgate.yaml"), config).unwrap();
+    common::write(dir, "goldgate.yaml", config);
 }
 
 /// `goldgate run evals` in `dir` (SCRAPI's project layout, found by discovery): exit code, report, everything printed.
@@ -106,31 +106,19 @@ fn run(dir: &Path) -> (Option<i32>, Value, String) {
 }
 
 fn run_with(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let output = common::command_in(dir)
-        .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
-        .env("HOME", dir)
-        .env("CXAS_OAUTH_TOKEN", TOKEN)
-        .args(["run", "--output"])
-        .arg(&report)
-        .args(extra)
-        .arg("evals")
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report = serde_json::from_slice(&fs::read(&report).unwrap_or_default())
-        .unwrap_or_else(|_| panic!("no report:\n{printed}"));
-    (output.status.code(), report, printed)
-}
-
-fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report:#}"))
+    let (out, report) = common::run_with_report(
+        common::command_in(dir)
+            .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
+            .env("HOME", dir)
+            .env("CXAS_OAUTH_TOKEN", TOKEN)
+            .arg("run")
+            .args(extra)
+            .arg("evals"),
+        &dir.join("report.json"),
+    );
+    let printed = out.stdout + &out.stderr;
+    assert!(!report.is_null(), "no report:\n{printed}");
+    (out.code, report, printed)
 }
 
 #[test]
@@ -170,7 +158,7 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
         case(&report, "escalation_sets_the_reason")["turns"][0]["reply"]["variables"]["escalation_reason"],
         "customer requested"
     );
-    assert!(printed.contains("$.result.status"), "{printed}");
+    common::assert_contains(&printed, &["$.result.status"]);
     // Tool latency apart from conversation latency, at SCRAPI's percentiles.
     let aggregates = &report["aggregates"];
     assert_eq!(aggregates["tool_latency"]["count"], 8, "{aggregates:#}");
@@ -181,7 +169,7 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
         assert!(aggregates["tool_latency"][key].is_u64(), "{aggregates:#}");
     }
     assert!(aggregates["latency"].is_null(), "{aggregates:#}");
-    assert!(printed.contains("p90"), "{printed}");
+    common::assert_contains(&printed, &["p90"]);
     assert!(!printed.contains(TOKEN) && !report.to_string().contains(TOKEN));
 }
 
@@ -250,12 +238,9 @@ fn a_tool_that_raises_is_an_error_with_the_apps_message() {
     let raises = case(&report, "raises");
     assert_eq!(raises["status"], "error", "{raises:#}");
     let error = raises["error"].as_str().unwrap();
-    assert!(
-        error.contains("ZeroDivisionError: division by zero"),
-        "{error}"
-    );
+    common::assert_contains(error, &["ZeroDivisionError: division by zero"]);
     assert_eq!(case(&report, "still_judged")["status"], "passed");
-    assert!(printed.contains("ZeroDivisionError"), "{printed}");
+    common::assert_contains(&printed, &["ZeroDivisionError"]);
 }
 
 /// Recorded against the app, tool tests replay with no app at all and the same verdicts.
@@ -288,14 +273,14 @@ fn with_another_agent_tool_tests_are_skipped_with_the_reason() {
     let (code, report, printed) = run(dir.path());
     // Nothing was judged: a run that judged nothing is never a pass.
     assert_eq!(code, Some(2), "{printed}");
-    assert!(
-        printed.contains("goldgate: nothing was judged, so the run cannot pass: "),
-        "{printed}"
+    common::assert_contains(
+        &printed,
+        &["goldgate: nothing was judged, so the run cannot pass: "],
     );
     let skipped = case(&report, "balance_in_range");
     assert_eq!(skipped["status"], "skipped", "{skipped:#}");
     let reason = skipped["turns"][0]["checks"][0]["reason"].as_str().unwrap();
-    assert!(reason.contains("agent: ces"), "{reason}");
+    common::assert_contains(reason, &["agent: ces"]);
     assert_eq!(report["aggregates"]["cases"]["skipped"], 8);
     // A test that only asks the tool to run still says why it did not.
     let bare = case(&report, "only_asks_the_tool_to_run");
@@ -318,13 +303,13 @@ fn an_unknown_tool_is_an_error_that_names_the_near_miss() {
     let typo = case(&report, "typo");
     assert_eq!(typo["status"], "error");
     let error = typo["error"].as_str().unwrap();
-    assert!(error.contains("did you mean `lookup_account`"), "{error}");
+    common::assert_contains(error, &["did you mean `lookup_account`"]);
     // Labelled as the golden's problem, not as a bad reply of the app.
     assert!(
         error.starts_with("not found: the app has no tool named"),
         "{error}"
     );
-    assert!(printed.contains("lookup_acount"), "{printed}");
+    common::assert_contains(&printed, &["lookup_acount"]);
 }
 
 /// Plain scalars mean what PyYAML `safe_load` makes of them, as in SCRAPI: `N` and `yEs` are

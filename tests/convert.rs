@@ -88,7 +88,7 @@ fn golden_files() -> Vec<PathBuf> {
         roots.push(corpus);
     }
     for dir in roots {
-        for entry in walk(&dir) {
+        for entry in common::files_under(&dir) {
             let name = entry.to_string_lossy();
             let golden = name.ends_with(".yaml")
                 || name.ends_with(".yml")
@@ -107,27 +107,22 @@ fn golden_files() -> Vec<PathBuf> {
     files
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
+/// A golden file that loads cleanly with scripted turns: what a round trip starts from.
+struct Source {
+    file: PathBuf,
+    suite: goldgate::load::Suite,
+    from: Format,
+    /// The cases as loaded, to compare the round trip with.
+    original: Vec<Case>,
+    /// The cases as convert reads them.
+    cases: Vec<Case>,
 }
 
-#[test]
-fn every_golden_round_trips_or_says_what_it_lost() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut exact = Vec::new();
-    let mut lossy = 0;
-    let mut converted = 0;
-    for (n, file) in golden_files().iter().enumerate() {
-        let Ok(suite) = convert::load(file) else {
+/// Every golden file that loads without errors and has scripted turns.
+fn sources() -> Vec<Source> {
+    let mut sources = Vec::new();
+    for file in golden_files() {
+        let Ok(suite) = convert::load(&file) else {
             continue;
         };
         if suite.error_count() > 0 || suite.case_count() == 0 {
@@ -142,49 +137,83 @@ fn every_golden_round_trips_or_says_what_it_lost() {
             // SCRAPI simulations: no scripted turns for another format to hold.
             continue;
         }
-        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        sources.push(Source {
+            file,
+            suite,
+            from,
+            original,
+            cases,
+        });
+    }
+    sources
+}
+
+/// Converts `source` to `to` under `dir/N-FORMAT`, checking that every loss names a line of
+/// the source, and back when its format is a target: whether the model came back unchanged
+/// (`None` when it cannot go back). A changed model without a warning fails the test.
+fn round_trip(dir: &Path, n: usize, source: &Source, to: Format) -> Option<bool> {
+    let Source {
+        file,
+        suite,
+        from,
+        original,
+        cases,
+    } = source;
+    let from = *from;
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let there = dir.join(format!("{n}-{}", to.name()));
+    std::fs::create_dir_all(&there).unwrap();
+    let out = if to == Format::GecxScenario && cases.len() > 1 {
+        there.join("scenarios")
+    } else {
+        // Another stem than the source's: SCRAPI makes a file's stem a tag of each of its
+        // conversations, and convert takes it off again.
+        target_path(&there, to, &format!("converted-{name}"))
+    };
+    let (paths, losses) = convert_to(cases, to, &out);
+    for loss in &losses.items {
+        assert!(
+            suite.files.iter().any(|f| f.path == loss.location.file),
+            "{loss}: not a file of {}",
+            file.display()
+        );
+        assert!(loss.location.line > 0, "{loss}");
+    }
+    let (_, middle) = load_all(&paths);
+    if !convert::TARGETS.contains(&from) {
+        return None;
+    }
+    let back = dir.join(format!("{n}-{}-back", to.name()));
+    std::fs::create_dir_all(&back).unwrap();
+    let (paths, returned) = convert_to(&middle, from, &back.join(&name));
+    let (again, _) = load_all(&paths);
+    let exact = shape(&again) == shape(original);
+    assert!(
+        exact || !losses.items.is_empty() || !returned.items.is_empty(),
+        "{} -> {to} -> {from} changed the model without a warning\n--- before\n{}--- after\n{}",
+        file.display(),
+        shape(original),
+        shape(&again)
+    );
+    Some(exact)
+}
+
+#[test]
+fn every_golden_round_trips_or_says_what_it_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut exact = Vec::new();
+    let mut lossy = 0;
+    let mut converted = 0;
+    for (n, source) in sources().iter().enumerate() {
         for to in convert::TARGETS {
-            if to == from {
+            if to == source.from {
                 continue;
             }
             converted += 1;
-            let there = dir.path().join(format!("{n}-{}", to.name()));
-            std::fs::create_dir_all(&there).unwrap();
-            let out = if to == Format::GecxScenario && cases.len() > 1 {
-                there.join("scenarios")
-            } else {
-                // Another stem than the source's: SCRAPI makes a file's stem a tag of each of its
-                // conversations, and convert takes it off again.
-                target_path(&there, to, &format!("converted-{name}"))
-            };
-            let (paths, losses) = convert_to(&cases, to, &out);
-            for loss in &losses.items {
-                assert!(
-                    suite.files.iter().any(|f| f.path == loss.location.file),
-                    "{loss}: not a file of {}",
-                    file.display()
-                );
-                assert!(loss.location.line > 0, "{loss}");
-            }
-            let (_, middle) = load_all(&paths);
-            if !convert::TARGETS.contains(&from) {
-                continue;
-            }
-            let back = dir.path().join(format!("{n}-{}-back", to.name()));
-            std::fs::create_dir_all(&back).unwrap();
-            let (paths, returned) = convert_to(&middle, from, &back.join(&name));
-            let (again, _) = load_all(&paths);
-            if shape(&again) == shape(&original) {
-                exact.push(format!("{} -> {to}", file.display()));
-            } else {
-                lossy += 1;
-                assert!(
-                    !losses.items.is_empty() || !returned.items.is_empty(),
-                    "{} -> {to} -> {from} changed the model without a warning\n--- before\n{}--- after\n{}",
-                    file.display(),
-                    shape(&original),
-                    shape(&again)
-                );
+            match round_trip(dir.path(), n, source, to) {
+                Some(true) => exact.push(format!("{} -> {to}", source.file.display())),
+                Some(false) => lossy += 1,
+                None => {}
             }
         }
     }
@@ -207,58 +236,42 @@ fn every_golden_round_trips_or_says_what_it_lost() {
     }
 }
 
+/// `goldgate convert SOURCE --to FORMAT -o OUT` in `dir`.
+fn convert_cmd(dir: &Path, source: &str, to: &str, out: &str) -> common::Outcome {
+    goldgate(dir, &["convert", source, "--to", to, "-o", out])
+}
+
 #[test]
 fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input() {
     let dir = tempfile::tempdir().unwrap();
     common::order_golden(dir.path(), &common::order_conversation("shipped"));
 
-    let out = goldgate(
+    let out = convert_cmd(
         dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "ces-csv",
-            "-o",
-            "orders.golden.csv",
-        ],
+        "goldens/orders.yaml",
+        "ces-csv",
+        "orders.golden.csv",
     );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(
-        out.stderr
-            .contains("goldens/orders.yaml:4: warning: CES has no session parameters"),
-        "{}",
-        out.stderr
-    );
+    out.exits(0)
+        .warns(&["goldens/orders.yaml:4: warning: CES has no session parameters"]);
     let csv = std::fs::read_to_string(dir.path().join("orders.golden.csv")).unwrap();
     assert!(
         csv.starts_with("display_name,turn_index,action_type,"),
         "{csv}"
     );
-    assert!(csv.contains("EXPECTATION_TOOL_CALL"), "{csv}");
+    common::assert_contains(&csv, &["EXPECTATION_TOOL_CALL"]);
     // Expected text that names no agent is any agent's: the generic role, not a made-up name.
-    assert!(csv.contains(",agent,Your order"), "{csv}");
-    let lint = goldgate(dir.path(), &["lint", "orders.golden.csv"]);
-    assert_eq!(lint.code, Some(0), "{}{}", lint.stdout, lint.stderr);
+    common::assert_contains(&csv, &[",agent,Your order"]);
+    goldgate(dir.path(), &["lint", "orders.golden.csv"]).exits(0);
 
     let before = std::fs::read_to_string(dir.path().join("goldens/orders.yaml")).unwrap();
-    let refused = goldgate(
+    let refused = convert_cmd(
         dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "scrapi",
-            "-o",
-            "goldens/../goldens/orders.yaml",
-        ],
+        "goldens/orders.yaml",
+        "scrapi",
+        "goldens/../goldens/orders.yaml",
     );
-    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
-    assert!(
-        refused.stderr.contains("refusing to overwrite"),
-        "{}",
-        refused.stderr
-    );
+    refused.exits(2).warns(&["refusing to overwrite"]);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("goldens/orders.yaml")).unwrap(),
         before
@@ -268,33 +281,14 @@ fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input(
 #[test]
 fn a_broken_source_exits_2_with_its_file_and_line_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("broken.scenario.yaml"),
-        "id: x\nwhen:\n  - user: hi\nthen:\n  - scorer: no-such-scorer\n",
-    )
-    .unwrap();
-    let out = goldgate(
+    common::write(
         dir.path(),
-        &[
-            "convert",
-            "broken.scenario.yaml",
-            "--to",
-            "scrapi",
-            "-o",
-            "out.yaml",
-        ],
+        "broken.scenario.yaml",
+        "id: x\nwhen:\n  - user: hi\nthen:\n  - scorer: no-such-scorer\n",
     );
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("broken.scenario.yaml:5:"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("nothing was converted"),
-        "{}",
-        out.stderr
-    );
+    let out = convert_cmd(dir.path(), "broken.scenario.yaml", "scrapi", "out.yaml");
+    out.exits(2)
+        .warns(&["broken.scenario.yaml:5:", "nothing was converted"]);
     assert!(!dir.path().join("out.yaml").exists());
 }
 
@@ -309,54 +303,28 @@ fn several_cases_become_one_scenario_file_each() {
             common::order_conversation("second")
         ),
     );
-    let into_file = goldgate(
+    let into_file = convert_cmd(
         dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "scenario",
-            "-o",
-            "x.scenario.yaml",
-        ],
+        "goldens/orders.yaml",
+        "scenario",
+        "x.scenario.yaml",
     );
-    assert_eq!(into_file.code, Some(2), "{}", into_file.stderr);
-    assert!(
-        into_file.stderr.contains("must be a directory"),
-        "{}",
-        into_file.stderr
-    );
-    // The target is checked first: no warning about the conversion it refuses.
-    assert!(
-        !into_file.stderr.contains("warning"),
-        "{}",
-        into_file.stderr
-    );
+    into_file
+        .exits(2)
+        .warns(&["must be a directory"])
+        // The target is checked first: no warning about the conversion it refuses.
+        .never_warns(&["warning"]);
 
-    let out = goldgate(
-        dir.path(),
-        &[
-            "convert",
-            "goldens/orders.yaml",
-            "--to",
-            "scenario",
-            "-o",
-            "scenarios",
-        ],
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = convert_cmd(dir.path(), "goldens/orders.yaml", "scenario", "scenarios");
+    out.exits(0);
     for id in ["first", "second"] {
         let text =
             std::fs::read_to_string(dir.path().join(format!("scenarios/{id}.scenario.yaml")))
                 .unwrap();
         assert!(text.starts_with(&format!("id: {id}\n")), "{text}");
-        assert!(text.contains("tool-called-with-input"), "{text}");
+        common::assert_contains(&text, &["tool-called-with-input"]);
     }
-    let listed = goldgate(dir.path(), &["list", "scenarios"]);
-    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
-    assert!(
-        listed.stderr.contains("2 cases in 2 files"),
-        "{}",
-        listed.stderr
-    );
+    goldgate(dir.path(), &["list", "scenarios"])
+        .exits(0)
+        .warns(&["2 cases in 2 files"]);
 }

@@ -175,15 +175,32 @@ fn every_snippet_is_of_a_kind_a_test_checks() {
 
 /// Files a config snippet names, so that it loads as written.
 fn stub_files(dir: &Path) {
-    fs::write(dir.join("prompt.md"), "You are a support agent.\n").unwrap();
-    fs::write(dir.join("tools.json"), "[]\n").unwrap();
+    common::write(dir, "prompt.md", "You are a support agent.\n");
+    common::write(dir, "tools.json", "[]\n");
     fs::create_dir_all(dir.join("transcripts")).unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(
-        dir.join("goldens/billing.yaml"),
+    common::write(
+        dir,
+        "goldens/billing.yaml",
         "conversations:\n  - conversation: refund_over_limit\n    turns:\n      - user: Refund me\n        agent: Done\n",
-    )
-    .unwrap();
+    );
+}
+
+/// `goldgate lint ARGS` in `dir`, which must pass; the test fails naming `snippet`'s place
+/// and showing it with what lint said.
+#[track_caller]
+fn lint_passes(snippet: &Snippet, dir: &Path, args: &[&str]) -> common::Outcome {
+    let lint = common::goldgate(dir, &[&["lint"], args].concat());
+    assert_eq!(
+        lint.code,
+        Some(0),
+        "{}: goldgate lint {}:\n{}{}\n{}",
+        snippet.place(),
+        args.join(" "),
+        lint.stdout,
+        lint.stderr,
+        snippet.text
+    );
+    lint
 }
 
 #[test]
@@ -193,19 +210,11 @@ fn config_snippets_pass_lint() {
     for snippet in snippets {
         let dir = tempfile::tempdir().unwrap();
         stub_files(dir.path());
-        fs::write(dir.path().join("goldgate.yaml"), &snippet.text).unwrap();
-        let lint = common::goldgate(
+        common::write(dir.path(), "goldgate.yaml", &snippet.text);
+        lint_passes(
+            &snippet,
             dir.path(),
-            &["lint", "--config", "goldgate.yaml", "goldens"],
-        );
-        assert_eq!(
-            lint.code,
-            Some(0),
-            "{}: goldgate lint --config:\n{}{}\n{}",
-            snippet.place(),
-            lint.stdout,
-            lint.stderr,
-            snippet.text
+            &["--config", "goldgate.yaml", "goldens"],
         );
     }
 }
@@ -216,17 +225,8 @@ fn golden_snippets_pass_lint() {
     assert!(snippets.len() >= 3, "{snippets:#?}");
     for snippet in snippets {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("snippet.golden.yaml"), &snippet.text).unwrap();
-        let lint = common::goldgate(dir.path(), &["lint", "snippet.golden.yaml"]);
-        assert_eq!(
-            lint.code,
-            Some(0),
-            "{}: goldgate lint:\n{}{}\n{}",
-            snippet.place(),
-            lint.stdout,
-            lint.stderr,
-            snippet.text
-        );
+        common::write(dir.path(), "snippet.golden.yaml", &snippet.text);
+        let lint = lint_passes(&snippet, dir.path(), &["snippet.golden.yaml"]);
         assert!(
             lint.stderr.contains("0 errors"),
             "{}: {}",
@@ -367,18 +367,24 @@ fn anchor(heading: &str) -> String {
         .collect()
 }
 
-/// The anchors of a page's headings (outside code blocks), numbered as GitHub numbers repeats.
-fn anchors(page: &Path) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
+/// The lines of a page outside its fenced code blocks.
+fn prose_lines(page: &Path) -> Vec<String> {
+    let mut prose = Vec::new();
     let mut in_code = false;
     for line in read(page).lines() {
         if line.starts_with("```") {
             in_code = !in_code;
-            continue;
+        } else if !in_code {
+            prose.push(line.to_owned());
         }
-        if in_code {
-            continue;
-        }
+    }
+    prose
+}
+
+/// The anchors of a page's headings (outside code blocks), numbered as GitHub numbers repeats.
+fn anchors(page: &Path) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for line in prose_lines(page) {
         let Some(heading) = line.strip_prefix('#') else {
             continue;
         };
@@ -396,15 +402,7 @@ fn anchors(page: &Path) -> BTreeSet<String> {
 /// Every `](target)` of a page outside code, but web links.
 fn links(page: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    let mut in_code = false;
-    for line in read(page).lines() {
-        if line.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose_lines(page) {
         for (at, _) in line.match_indices("](") {
             let rest = &line[at + 2..];
             let target = &rest[..rest.find(')').expect("a closed link")];

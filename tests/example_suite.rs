@@ -27,7 +27,7 @@ fn the_example_suite_passes_against_the_example_agent() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(stdout.contains("Total: 8 conversations"), "{stdout}");
+    common::assert_contains(&stdout, &["Total: 8 conversations"]);
 
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let formats: std::collections::BTreeSet<&str> = report["cases"]

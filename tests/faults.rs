@@ -37,11 +37,7 @@ done"#
             "turn latency {latency} ms includes start-up"
         );
     }
-    assert!(
-        outcome.stdout.contains("Agent start-up: 2"),
-        "{}",
-        outcome.stdout
-    );
+    outcome.says(&["Agent start-up: 2"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -91,10 +87,7 @@ fn http_fault(answer: fn(std::net::TcpStream), timeout: &str, limit_s: u64) -> S
 #[test]
 fn http_server_that_accepts_and_never_answers_times_out() {
     let error = http_fault(|_stream| std::thread::sleep(FOREVER), "1s", 20);
-    assert!(
-        error.contains("timed out: no complete reply within 1s"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["timed out: no complete reply within 1s"]);
 }
 
 #[test]
@@ -111,7 +104,7 @@ fn http_server_dripping_a_byte_a_second_times_out() {
         "2s",
         20,
     );
-    assert!(error.contains("timed out"), "{error}");
+    common::assert_contains(&error, &["timed out"]);
 }
 
 #[test]
@@ -147,7 +140,7 @@ fn http_connection_reset_mid_body_is_a_connection_error() {
     );
     assert!(error.starts_with("connection failed"), "{error}");
     #[cfg(unix)]
-    assert!(error.contains("reset"), "{error}");
+    common::assert_contains(&error, &["reset"]);
 }
 
 #[test]
@@ -168,7 +161,7 @@ fn http_200_mb_body_is_refused_past_the_cap() {
         "30s",
         40,
     );
-    assert!(error.contains("larger than 16 MiB"), "{error}");
+    common::assert_contains(&error, &["larger than 16 MiB"]);
 }
 
 #[test]
@@ -190,7 +183,7 @@ fn http_200_mb_streamed_body_is_refused_past_the_cap() {
         "30s",
         40,
     );
-    assert!(error.contains("larger than 16 MiB"), "{error}");
+    common::assert_contains(&error, &["larger than 16 MiB"]);
 }
 
 #[test]
@@ -229,7 +222,7 @@ fn http_ndjson_stream_that_never_ends_times_out() {
         "2s",
         20,
     );
-    assert!(error.contains("timed out"), "{error}");
+    common::assert_contains(&error, &["timed out"]);
 }
 
 #[test]
@@ -243,15 +236,15 @@ fn http_redirect_loop_is_an_error_without_retries() {
             b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /turn\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
         );
     });
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 2 }}\n"),
-    )
-    .unwrap();
+    );
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
     assert!(error.starts_with("refused: "), "{error}");
-    assert!(error.contains("redirects in a loop"), "{error}");
+    common::assert_contains(&error, &["redirects in a loop"]);
     let attempts = &report.unwrap()["cases"][0]["turns"][0]["attempts"];
     assert_eq!(attempts, 1, "a redirect loop is not retried");
 }
@@ -296,7 +289,7 @@ fn http_self_signed_tls_certificate_is_refused() {
     let (report, _) = run_fault(dir.path(), &["--timeout", "5s"], Duration::from_secs(20));
     let error = case_error(&report);
     assert!(error.starts_with("refused: "), "{error}");
-    assert!(error.contains("certificate is not trusted"), "{error}");
+    common::assert_contains(&error, &["certificate is not trusted"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -317,9 +310,9 @@ fn command_agent_that_exits_at_start_up_is_an_error_with_its_stderr() {
     suite(dir.path(), 1);
     command_agent(dir.path(), "echo 'no model key set' >&2; exit 3", "");
     let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
-    assert!(text.contains("agent process exited"), "{text}");
-    assert!(text.contains("exit status: 3"), "{text}");
-    assert!(text.contains("no model key set"), "{text}");
+    common::assert_contains(&text, &["agent process exited"]);
+    common::assert_contains(&text, &["exit status: 3"]);
+    common::assert_contains(&text, &["no model key set"]);
 }
 
 #[cfg(unix)]
@@ -330,10 +323,7 @@ fn command_agent_that_exits_on_a_turn_is_an_error_after_its_retries() {
     command_agent(dir.path(), &after_ping("IFS= read -r line; exit 4"), "");
     let (report, _) = run_fault(dir.path(), &["--retries", "1"], Duration::from_secs(20));
     let error = case_error(&report);
-    assert!(
-        error.contains("agent process exited: exit status: 4"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["agent process exited: exit status: 4"]);
     assert_eq!(report.unwrap()["cases"][0]["turns"][0]["attempts"], 2);
 }
 
@@ -365,10 +355,7 @@ fn command_agent_that_never_answers_a_turn_times_out() {
     command_agent(dir.path(), &after_ping("cat > /dev/null"), "");
     let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
     let error = case_error(&report);
-    assert!(
-        error.contains("timed out: no complete reply within 1s"),
-        "{error}"
-    );
+    common::assert_contains(&error, &["timed out: no complete reply within 1s"]);
 }
 
 #[cfg(unix)]
@@ -378,10 +365,7 @@ fn command_agent_that_never_answers_its_ping_fails_start_up() {
     suite(dir.path(), 1);
     command_agent(dir.path(), "cat > /dev/null", ", startup_timeout: 1s");
     let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
-    assert!(
-        text.contains("did not answer the start-up ping within 1s"),
-        "{text}"
-    );
+    common::assert_contains(&text, &["did not answer the start-up ping within 1s"]);
 }
 
 #[cfg(unix)]
@@ -463,8 +447,7 @@ fn output_into_a_read_only_directory_is_refused_before_the_run() {
     let read_only = read_only_dir(dir.path());
     let target = read_only.join("report.json");
     let target = target.to_str().unwrap();
-    let outcome = common::goldgate(dir.path(), &["run", "goldens", "--output", target]);
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    let outcome = common::goldgate(dir.path(), &["run", "goldens", "--output", target]).exits(2);
     assert!(
         outcome
             .stderr
@@ -487,18 +470,18 @@ fn output_into_a_read_only_directory_is_refused_before_the_run() {
 fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), 1);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  command: [\"true\"]\n",
-    )
-    .unwrap();
+    );
     let whole = r#"{"schema_version": 1, "goldgate_version": "0.1.0", "agent": "x", "cases": ["#;
-    fs::write(dir.path().join("truncated.json"), whole).unwrap();
-    fs::write(
-        dir.path().join("package.json"),
+    common::write(dir.path(), "truncated.json", whole);
+    common::write(
+        dir.path(),
+        "package.json",
         r#"{"name": "web", "version": "1.0.0", "dependencies": {}}"#,
-    )
-    .unwrap();
+    );
     for (file, words) in [
         ("truncated.json", "truncated?"),
         ("package.json", "not a goldgate JSON report"),
@@ -506,8 +489,8 @@ fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
         let outcome = common::goldgate(
             dir.path(),
             &["run", "goldens", "--baseline", file, "--fail-on-regress"],
-        );
-        assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+        )
+        .exits(2);
         assert!(outcome.stderr.contains(file), "{}", outcome.stderr);
         assert!(outcome.stderr.contains(words), "{}", outcome.stderr);
     }
@@ -541,9 +524,9 @@ done"#
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("cannot write the JSON report to out/report.json: File too large"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &["cannot write the JSON report to out/report.json: File too large"],
     );
     let left: Vec<_> = fs::read_dir(dir.path().join("out")).unwrap().collect();
     assert!(left.is_empty(), "half-written: {left:?}");

@@ -18,11 +18,11 @@ use serde_json::Value;
 /// A one-case suite in `dir` against the HTTP agent at `url`.
 fn http_suite(dir: &Path, url: &str) {
     common::order_golden(dir, &common::order_conversation("late"));
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    )
-    .unwrap();
+    );
 }
 
 /// An agent answering every turn `status` with `Retry-After: 3600`.
@@ -113,7 +113,7 @@ fn a_429_asking_for_more_than_the_wait_budget_says_both_and_waits_nothing() {
             && error.contains("--rate-limit-wait allows (10 s)"),
         "{error}"
     );
-    assert!(!error.contains("after waiting"), "{error}");
+    common::assert_lacks(&error, &["after waiting"]);
     assert_eq!((waits, waited_ms), (1, 0));
 }
 
@@ -194,11 +194,11 @@ while IFS= read -r line; do
 done"#
     );
     let argv = serde_json::to_string(&["sh", "-c", &script]).unwrap();
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!("agent:\n  command: {{ argv: {argv} }}\nrun: {{ retries: 0 }}\n"),
-    )
-    .unwrap();
+    );
 }
 
 #[cfg(unix)]

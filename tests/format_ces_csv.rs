@@ -8,7 +8,7 @@ use std::sync::Arc;
 use goldgate::diagnostic::Severity;
 use goldgate::formats::{LoadedFile, load_golden, sniff_csv};
 use goldgate::model::{
-    ArgsMatcher, Case, ExpectationKind, Format, Input, MatchType, Matcher, ValueMatcher,
+    ArgsMatcher, Case, ExpectationKind, Format, Input, MatchType, Matcher, Turn, ValueMatcher,
 };
 use serde_json::json;
 
@@ -61,8 +61,13 @@ fn semantic_text(matcher: &Matcher) -> &str {
 fn orders_fixture_loads_tool_calls_mocks_and_metadata() {
     let cases = load_clean("orders.golden.csv");
     assert_eq!(cases.len(), 2);
+    assert_order_status_lookup(&cases[0]);
+    assert_refund_request(&cases[1]);
+}
 
-    let lookup = &cases[0];
+/// The first case of orders.golden.csv: its metadata, its greeting turn, and (through
+/// [`assert_order_lookup_turn`]) its second turn.
+fn assert_order_status_lookup(lookup: &Case) {
     assert_eq!(lookup.id, "eval-order-status");
     assert_eq!(lookup.name, "Order status lookup");
     assert_eq!(lookup.format, Format::CesCsv);
@@ -90,8 +95,12 @@ fn orders_fixture_loads_tool_calls_mocks_and_metadata() {
         }
         other => panic!("expected agent text, got {other:?}"),
     }
+    assert_order_lookup_turn(&lookup.turns[1]);
+}
 
-    let second = &lookup.turns[1];
+/// The second turn of the order status lookup: a text and a tool response in, the mock it
+/// makes, and the tool call, tool response and agent text it expects.
+fn assert_order_lookup_turn(second: &Turn) {
     assert_eq!((second.index, second.location.line), (2, 5));
     let response = json!({"status": "shipped", "eta": "2024-06-01"});
     assert_eq!(
@@ -139,8 +148,11 @@ fn orders_fixture_loads_tool_calls_mocks_and_metadata() {
         ),
         other => panic!("expected agent text, got {other:?}"),
     }
+}
 
-    let refund = &cases[1];
+/// The second case of orders.golden.csv: an id from its display name, its groups as tags, and
+/// a transfer to billing.
+fn assert_refund_request(refund: &Case) {
     // No evaluation_id: the display name is the id.
     assert_eq!(refund.id, "Refund request");
     assert_eq!(refund.name, "Refund request");

@@ -162,29 +162,17 @@ fn every_scorer_with_its_arguments() {
         goldgate::formats::gecx::scorers::NAMES,
         "every scorer once, in the seed's order"
     );
+    assert_eq!(all.len(), 18, "18 scorers expected");
+    assert_message_scorers(&all[0..3]);
+    assert_tool_scorers(&all[3..8]);
+    assert_outcome_scorers(&all[8..14]);
+    assert_judge_scorers(&all[14..18]);
+}
 
-    let [
-        contains,
-        regex,
-        equals,
-        called,
-        with_input,
-        no_tool_named,
-        no_tool,
-        accuracy,
-        handoff,
-        no_handoff,
-        error_code,
-        no_error,
-        p50,
-        p95,
-        hallucinating,
-        helpful_openai,
-        helpful_default,
-        tone,
-    ] = all.as_slice()
-    else {
-        panic!("18 scorers expected, found {}", all.len());
+/// `message-contains`, `message-matches-regex` and `final-message-equals` of every-scorer.
+fn assert_message_scorers(scorers: &[&Scorer]) {
+    let [contains, regex, equals] = scorers else {
+        panic!("{scorers:?}");
     };
     assert!(matches!(contains, Scorer::MessageContains { pattern } if pattern == "invoice"));
 
@@ -198,6 +186,13 @@ fn every_scorer_with_its_arguments() {
 
     assert!(matches!(equals, Scorer::FinalMessageEquals { pattern }
         if pattern == "Connecting you to an agent now."));
+}
+
+/// The tool scorers of every-scorer, with their inputs and expected calls.
+fn assert_tool_scorers(scorers: &[&Scorer]) {
+    let [called, with_input, no_tool_named, no_tool, accuracy] = scorers else {
+        panic!("{scorers:?}");
+    };
     assert!(matches!(called, Scorer::ToolCalled { name } if name == "lookup_invoice"));
 
     let Scorer::ToolCalledWithInput { name, input } = with_input else {
@@ -237,7 +232,13 @@ fn every_scorer_with_its_arguments() {
             ("create_ticket", json!({})),
         ]
     );
+}
 
+/// The hand-off, error and latency scorers of every-scorer.
+fn assert_outcome_scorers(scorers: &[&Scorer]) {
+    let [handoff, no_handoff, error_code, no_error, p50, p95] = scorers else {
+        panic!("{scorers:?}");
+    };
     assert!(matches!(handoff, Scorer::HandoffTriggered));
     assert!(matches!(no_handoff, Scorer::NoHandoff));
     assert!(matches!(error_code, Scorer::ErrorCode { code } if code == "RATE_LIMITED"));
@@ -246,6 +247,13 @@ fn every_scorer_with_its_arguments() {
         if *limit == Duration::from_millis(1500)));
     assert!(matches!(p95, Scorer::LatencyP95Under { limit }
         if *limit == Duration::from_micros(2_500_500)));
+}
+
+/// The judge scorers of every-scorer, with their criteria and providers.
+fn assert_judge_scorers(scorers: &[&Scorer]) {
+    let [hallucinating, helpful_openai, helpful_default, tone] = scorers else {
+        panic!("{scorers:?}");
+    };
     assert!(
         matches!(hallucinating, Scorer::JudgeNotHallucinating { grounding_context, provider: None }
         if grounding_context == "Invoice INV-42 was charged twice on 2024-03-01.")

@@ -65,16 +65,14 @@ fn field<'a>(fields: &'a [(String, ValueMatcher)], key: &str) -> &'a ValueMatche
     &fields.iter().find(|(k, _)| k == key).unwrap().1
 }
 
+/// The arguments of the turn's tool call number `index` (from 0).
 fn tool_args(turn: &Turn, index: usize) -> &ArgsMatcher {
-    let calls: Vec<_> = turn
-        .expectations
-        .iter()
-        .filter_map(|e| match &e.kind {
-            ExpectationKind::ToolCall(call) => Some(call),
-            _ => None,
-        })
-        .collect();
-    &calls[index].args
+    let mut args = turn.expectations.iter().filter_map(|e| match &e.kind {
+        ExpectationKind::ToolCall(call) => Some(&call.args),
+        _ => None,
+    });
+    args.nth(index)
+        .unwrap_or_else(|| panic!("the turn has no tool call {index}"))
 }
 
 fn criteria(case: &Case) -> Vec<&str> {

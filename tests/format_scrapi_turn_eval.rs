@@ -195,12 +195,7 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
     );
     assert_eq!(code, Some(1), "{out}");
     // A failed check says what was expected and what came back.
-    let case = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "equals_wrong")
-        .unwrap();
+    let case = common::case(&report, "equals_wrong");
     let check = &case["turns"][0]["checks"][0];
     assert_eq!(check["expected"], "You're welcome.", "{case}");
     assert_eq!(
@@ -208,12 +203,7 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
         "{case}"
     );
     // fuzzy_match is goldgate's semantic comparison: here, with no judge, local similarity.
-    let fuzzy = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "fuzzy_match_same_meaning")
-        .unwrap();
+    let fuzzy = common::case(&report, "fuzzy_match_same_meaning");
     assert_eq!(
         fuzzy["turns"][0]["checks"][0]["method"], "local-similarity",
         "{fuzzy}"
@@ -290,7 +280,7 @@ fn scrapi_example_with_historical_contexts_is_refused_as_scrapi_refuses_it() {
     for line in [":80: error [G108]", ":96: error [G108]"] {
         assert!(text.contains(line), "{line} in {text}");
     }
-    assert!(text.contains("6 cases: 2 errors"), "{text}");
+    common::assert_contains(&text, &["6 cases: 2 errors"]);
 }
 
 #[test]
@@ -316,5 +306,5 @@ fn broken_files_are_lint_errors_with_line_and_did_you_mean() {
     ] {
         assert!(err.contains(expected), "missing {expected:?} in\n{err}");
     }
-    assert!(!err.contains("a turn needs `user`"), "{err}");
+    common::assert_lacks(err, &["a turn needs `user`"]);
 }

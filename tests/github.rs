@@ -16,7 +16,6 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-use serde_json::json;
 
 use common::Outcome;
 use github_support::{
@@ -38,33 +37,15 @@ fn workspace(conversations: &[&str]) -> tempfile::TempDir {
             "  - conversation: {name}\n    turns:\n      - user: {user}\n        agent: {PASSING_REPLY}\n"
         ));
     }
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/orders.yaml"), golden).unwrap();
-    fs::write(
-        dir.path().join("event.json"),
-        json!({"action": "synchronize", "number": PR, "pull_request": {"number": PR}}).to_string(),
-    )
-    .unwrap();
+    common::write(dir.path(), "goldens/orders.yaml", golden);
+    github_support::write_pr_event(dir.path());
     dir
 }
 
 /// goldgate as a pull_request workflow step runs it.
 fn goldgate(dir: &Path, server: &Server) -> Command {
     let mut cmd = common::command_in(dir);
-    cmd.env_remove("GOLDGATE_PR")
-        .env_remove("GH_TOKEN")
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_API_URL", server.api_url())
-        .env("GITHUB_SERVER_URL", "https://github.example")
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_RUN_ID", "4242")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", dir.join("event.json"))
-        .env("GITHUB_REF", format!("refs/pull/{PR}/merge"))
-        .env("GITHUB_WORKSPACE", dir)
-        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
-        .env("GITHUB_OUTPUT", dir.join("output.txt"))
-        .env("GITHUB_TOKEN", TOKEN);
+    github_support::as_pr_step(&mut cmd, dir, server, "summary.md");
     cmd
 }
 
@@ -98,28 +79,18 @@ fn the_first_run_creates_the_comment_and_the_next_one_edits_it() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
 
-    let first = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(first.code, Some(1), "{}", first.stderr);
+    let first = run(dir.path(), &server, &["--comment"]).exits(1);
     let comments = server.comments();
     assert_eq!(comments.len(), 1);
     let body = comments[0]["body"].as_str().unwrap();
     assert!(body.starts_with(MARKER), "{body}");
-    assert!(
-        first.stderr.contains("commented on the pull request"),
-        "{}",
-        first.stderr
-    );
+    first.warns(&["commented on the pull request"]);
 
-    let second = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(second.code, Some(1), "{}", second.stderr);
+    let second = run(dir.path(), &server, &["--comment"]).exits(1);
     let comments = server.comments();
     assert_eq!(comments.len(), 1, "a second comment was created");
     assert_eq!(comments[0]["updated_at"], "2026-11-22T10:05:00Z");
-    assert!(
-        second.stderr.contains("updated the pull request comment"),
-        "{}",
-        second.stderr
-    );
+    second.warns(&["updated the pull request comment"]);
 
     let requests = server.requests();
     let creates = requests
@@ -158,8 +129,7 @@ fn the_comment_is_found_on_a_later_page_and_a_quote_of_it_is_left_alone() {
     let dir = workspace(&["order_lookup"]);
     let server = Server::start();
     // A report to publish, written without any GitHub environment.
-    let ran = run(dir.path(), &server, &[]);
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    run(dir.path(), &server, &[]).exits(0);
 
     let mut bodies: Vec<String> = (0..130).map(|i| format!("review comment {i}")).collect();
     bodies[3] = format!("> {MARKER}\n> quoting the bot");
@@ -234,7 +204,7 @@ fn a_refused_token_costs_one_line_and_nothing_else() {
             .starts_with(MARKER)
     );
     let outputs = fs::read_to_string(dir.path().join("output.txt")).unwrap();
-    assert!(outputs.contains("pass-rate=100.0\n"), "{outputs}");
+    common::assert_contains(&outputs, &["pass-rate=100.0\n"]);
     assert!(!everything(dir.path(), &ran, &server).contains(TOKEN));
 }
 
@@ -310,8 +280,8 @@ fn hostile_agent_text_is_inert_and_a_huge_reply_is_cut_below_the_limit() {
         "{prose}"
     );
     // The error of the run, quoted from the agent, reads as text and does nothing.
-    assert!(prose.contains("<script>alert(1)</script>"), "{prose}");
-    assert!(prose.contains("[click](https:"), "{prose}");
+    common::assert_contains(&prose, &["<script>alert(1)</script>"]);
+    common::assert_contains(&prose, &["[click](https:"]);
     let opened = body.matches("<details>").count();
     assert_eq!(opened, 2);
     assert_eq!(
@@ -327,8 +297,7 @@ fn a_body_over_the_limit_keeps_whole_blocks_and_says_what_it_left_out() {
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let dir = workspace(&names);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &["--comment"]);
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let ran = run(dir.path(), &server, &["--comment"]).exits(1);
     let comments = server.comments();
     assert_eq!(comments.len(), 1, "{}", ran.stderr);
     let body = comments[0]["body"].as_str().unwrap();
@@ -365,8 +334,7 @@ fn a_body_over_the_limit_keeps_whole_blocks_and_says_what_it_left_out() {
 fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
     let server = Server::start();
     let dir = workspace(&["order_lookup"]);
-    let ran = run(dir.path(), &server, &["--update-baseline", "baseline.json"]);
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    run(dir.path(), &server, &["--update-baseline", "baseline.json"]).exits(0);
     // A new conversation that fails: newly failing, and the pass rate drops 50 points.
     let golden = dir.path().join("goldens/orders.yaml");
     let mut text = fs::read_to_string(&golden).unwrap();
@@ -377,32 +345,32 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
     fs::remove_file(dir.path().join("summary.md")).unwrap();
     fs::remove_file(dir.path().join("output.txt")).unwrap();
 
-    let ran = run(
+    run(
         dir.path(),
         &server,
         &["--baseline", "baseline.json", "--fail-on-regress"],
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
-    assert!(
-        summary.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"],
     );
-    assert!(
-        summary.contains("| Deflection rate | 100.0% | 100.0% | → 0 pp | ✅ within 5 pp |"),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["| Deflection rate | 100.0% | 100.0% | → 0 pp | ✅ within 5 pp |"],
     );
-    assert!(
-        summary.contains("#### Newly failing (1)\n\n- `hostile` `goldens/orders.yaml:"),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["#### Newly failing (1)\n\n- `hostile` `goldens/orders.yaml:"],
     );
-    assert!(
-        summary.contains("at a 1% false-alarm rate: 1 newly failing, 0 newly passing."),
-        "{summary}"
+    common::assert_contains(
+        &summary,
+        &["at a 1% false-alarm rate: 1 newly failing, 0 newly passing."],
     );
-    assert!(summary.contains("· newly failing</summary>"), "{summary}");
+    common::assert_contains(&summary, &["· newly failing</summary>"]);
     let outputs = fs::read_to_string(dir.path().join("output.txt")).unwrap();
-    assert!(outputs.contains("regressed=true\n"), "{outputs}");
+    common::assert_contains(&outputs, &["regressed=true\n"]);
 
     // `goldgate report --baseline` renders the same comparison from the saved report.
     let output = goldgate(dir.path(), &server)
@@ -421,9 +389,9 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let again = fs::read_to_string(dir.path().join("again.md")).unwrap();
-    assert!(
-        again.contains("| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"),
-        "{again}"
+    common::assert_contains(
+        &again,
+        &["| Pass rate | 50.0% | 100.0% | ↓ 50 pp | ✅ within 0 pp, case by case |"],
     );
 }
 
@@ -431,16 +399,12 @@ fn against_a_baseline_the_summary_shows_deltas_and_what_flipped() {
 fn the_step_summary_outputs_and_annotations_are_written() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &[]);
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let ran = run(dir.path(), &server, &[]).exits(1);
 
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(summary.starts_with(MARKER), "{summary}");
-    assert!(
-        summary.contains("### goldgate: ❌ 1 of 2 cases failed"),
-        "{summary}"
-    );
-    assert!(summary.contains("<code>hostile</code>"), "{summary}");
+    common::assert_contains(&summary, &["### goldgate: ❌ 1 of 2 cases failed"]);
+    common::assert_contains(&summary, &["<code>hostile</code>"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("output.txt")).unwrap(),
         "pass-rate=50.0\npassed=1\nfailed=1\nregressed=false\nverdict=failed\nundecided=0\ncost=\nreport=report.json\n"
@@ -476,8 +440,7 @@ fn the_step_summary_outputs_and_annotations_are_written() {
 fn goldgate_report_renders_markdown_from_a_saved_report() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &[]);
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    run(dir.path(), &server, &[]).exits(1);
     let output = common::command_in(dir.path())
         .env("GITHUB_WORKSPACE", dir.path())
         .args(["report", "report.json", "--markdown", "summary-again.md"])
@@ -501,8 +464,7 @@ fn goldgate_report_writes_the_junit_that_the_run_wrote() {
     // A case that passes, one that fails on hostile text, one stopped by an error of the run.
     let dir = workspace(&["order_lookup", "hostile", "hostile_error"]);
     let server = Server::start();
-    let ran = run(dir.path(), &server, &["--junit", "run.xml"]);
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    run(dir.path(), &server, &["--junit", "run.xml"]).exits(2);
     let report = |junit: &str| {
         common::command_in(dir.path())
             // The same workspace as the run's: JUnit names files from its root.
@@ -565,8 +527,8 @@ fn goldgate_report_writes_the_junit_that_the_run_wrote() {
     let output = report("no/such/dir/junit.xml");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("cannot write JUnit XML to no/such/dir/junit.xml"),
-        "{stderr}"
+    common::assert_contains(
+        &stderr,
+        &["cannot write JUnit XML to no/such/dir/junit.xml"],
     );
 }

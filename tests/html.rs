@@ -69,8 +69,7 @@ fn workspace() -> (tempfile::TempDir, String, Arc<AtomicBool>) {
          - conversation: hostile\n  tags: [\"<img src=x onerror=window.pwned=6>\"]\n  turns:\n    - user: {user_pwn}\n      agent: {GOOD}\n\
          - conversation: hostile_error\n  turns:\n    - user: Where is ORD-12345?\n      agent: {GOOD}\n"
     );
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/orders.yaml"), golden).unwrap();
+    common::write(dir.path(), "goldens/orders.yaml", golden);
     let good = Arc::new(AtomicBool::new(false));
     let addr = common::serve_turn(agent, good.clone());
     (dir, format!("http://{addr}/turn"), good)
@@ -112,12 +111,12 @@ fn embedded_report(page: &str) -> Value {
 #[test]
 fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
     let (dir, url, _) = workspace();
-    let ran = run(
+    run(
         dir.path(),
         &url,
         &["--output", "report.json", "--html", "report.html"],
-    );
-    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    )
+    .exits(1);
     let page = fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
 
@@ -155,12 +154,7 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
     let report: Value =
         serde_json::from_str(&fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(embedded_report(&page), report);
-    let hostile = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "hostile")
-        .unwrap();
+    let hostile = common::case(&report, "hostile");
     assert!(
         hostile["turns"][0]["reply"]["text"]
             .as_str()
@@ -169,10 +163,7 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
     );
     // The summary the Rust side writes: the verdict and the cases counted.
     // One error within --max-errors 1: the two failures decide, as the exit code does.
-    assert!(
-        page.contains("<title>goldgate: 2 of 4 cases failed</title>"),
-        "{page}"
-    );
+    common::assert_contains(&page, &["<title>goldgate: 2 of 4 cases failed</title>"]);
     assert!(page.contains("<b>1</b> passed · <b>2</b> failed · <b>1</b> errors"));
 }
 
@@ -180,21 +171,20 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
 fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
     let (dir, url, good) = workspace();
     good.store(true, Ordering::SeqCst);
-    let base = run(dir.path(), &url, &["--output", "baseline.json"]);
-    assert_eq!(base.code, Some(0), "{}", base.stderr);
+    run(dir.path(), &url, &["--output", "baseline.json"]).exits(0);
     good.store(false, Ordering::SeqCst);
-    let ran = run(
+    run(
         dir.path(),
         &url,
         &["--output", "report.json", "--html", "run.html"],
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
 
-    let again = goldgate(
+    goldgate(
         dir.path(),
         &["report", "report.json", "--html", "again.html"],
-    );
-    assert_eq!(again.code, Some(1), "{}", again.stderr);
+    )
+    .exits(1);
     assert_eq!(
         fs::read(dir.path().join("again.html")).unwrap(),
         fs::read(dir.path().join("run.html")).unwrap(),
@@ -206,7 +196,7 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
             .contains("No baseline: run with <code>--baseline FILE</code>")
     );
 
-    let gated = goldgate(
+    goldgate(
         dir.path(),
         &[
             "report",
@@ -216,21 +206,28 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
             "--html",
             "gated.html",
         ],
-    );
-    assert_eq!(gated.code, Some(1), "{}", gated.stderr);
+    )
+    .exits(1);
     let page = fs::read_to_string(dir.path().join("gated.html")).unwrap();
-    assert!(page.contains("<span class=\"badge failed\">regressed</span> against the baseline <code>baseline.json</code>"), "{page}");
+    common::assert_contains(
+        &page,
+        &[
+            "<span class=\"badge failed\">regressed</span> against the baseline <code>baseline.json</code>",
+        ],
+    );
     // The pass rate fell from 100% (3 of 3 judged) to 33.3%: 66.7 pp over a 0 pp limit, but
     // three cases run once a side cannot show it beyond noise; the two cases that flipped are
     // decided by verdict, and say so.
-    assert!(
-        page.contains("<td><code>passRateDropPp</code></td><td>pass rate</td><td class=\"num\">100.0%</td><td class=\"num\">33.3%</td><td class=\"num\">66.7 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge warn\">not enough runs to tell</span></td><td class=\"evidence\">p = 0.25 (adjusted "),
-        "{page}"
+    common::assert_contains(
+        &page,
+        &[
+            "<td><code>passRateDropPp</code></td><td>pass rate</td><td class=\"num\">100.0%</td><td class=\"num\">33.3%</td><td class=\"num\">66.7 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge warn\">not enough runs to tell</span></td><td class=\"evidence\">p = 0.25 (adjusted ",
+        ],
     );
     // Holm's adjustment depends on the latency tests' p-values too, which vary with timing.
     assert!(page.contains("interval -14.8 pp to 95.2 pp; 3 vs 3 runs</td>"));
     assert!(page.contains("decided by verdict: one run a side and no history"));
-    assert!(page.contains("<h3>Newly failing (2)</h3>"), "{page}");
+    common::assert_contains(&page, &["<h3>Newly failing (2)</h3>"]);
     assert!(
         page.contains("<li><code>order_wrong</code> <span class=\"where\">goldens/orders.yaml:")
     );
@@ -246,30 +243,18 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
 fn help_teaches_the_flag_and_a_path_that_cannot_be_written_is_an_error() {
     let (dir, url, _) = workspace();
     let help = goldgate(dir.path(), &["run", "--help"]);
-    assert!(help.stdout.contains("--html <FILE>"), "{}", help.stdout);
-    assert!(
-        help.stdout.contains("self-contained page"),
-        "{}",
-        help.stdout
-    );
-    assert!(
-        help.stdout.contains("Content-Security-Policy"),
-        "{}",
-        help.stdout
-    );
+    help.says(&[
+        "--html <FILE>",
+        "self-contained page",
+        "Content-Security-Policy",
+    ]);
     let help = goldgate(dir.path(), &["report", "--help"]);
-    assert!(help.stdout.contains("--html <FILE>"), "{}", help.stdout);
+    help.says(&["--html <FILE>"]);
 
     // Refused before the agent is called, naming the flag and the file.
-    let ran = run(dir.path(), &url, &["--html", "missing/dir/report.html"]);
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
-    assert!(
-        ran.stderr
-            .contains("--html missing/dir/report.html: cannot write in missing/dir"),
-        "{}",
-        ran.stderr
-    );
-    assert!(!ran.stdout.contains("Result:"), "{}", ran.stdout);
+    let ran = run(dir.path(), &url, &["--html", "missing/dir/report.html"]).exits(2);
+    ran.warns(&["--html missing/dir/report.html: cannot write in missing/dir"]);
+    ran.never_says(&["Result:"]);
     // Nothing half-written is left behind.
     assert!(!dir.path().join("missing").exists());
 }
@@ -367,14 +352,14 @@ fn write_a_flaky_run_page(out: &Path) -> PathBuf {
         Some(0)
     );
     good.store(false, Ordering::SeqCst);
-    fs::write(
-        dir.path().join("goldens/flaky.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/flaky.yaml",
         format!(
             "conversations:\n- conversation: sometimes\n  turns:\n    - user: Where is ORD-12345?\n      agent: {GOOD}\n"
         ),
-    )
-    .unwrap();
-    let ran = run(
+    );
+    run(
         dir.path(),
         &url,
         &[
@@ -390,8 +375,8 @@ fn write_a_flaky_run_page(out: &Path) -> PathBuf {
             "--html",
             "report.html",
         ],
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
     let page = out.join("report.html");
     fs::copy(dir.path().join("report.html"), &page).unwrap();
     println!("the page: {}", page.display());
@@ -544,7 +529,7 @@ fn the_checks_above_are_live(browser: &mut chromium::Chromium) {
         "the CSP let an injected script run"
     );
     let probes = browser.errors().join("\n");
-    assert!(probes.contains("goldgate probe"), "{probes}");
+    common::assert_contains(&probes, &["goldgate probe"]);
     assert!(
         probes.matches("Content Security Policy").count() >= 2,
         "the CSP did not refuse both the script and the image:\n{probes}"

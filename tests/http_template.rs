@@ -53,9 +53,8 @@ fn answer(turn: u64, known: bool, status: &str) -> String {
 }
 
 fn write_project(dir: &Path, config: &str) {
-    fs::write(dir.join("goldgate.yaml"), config).unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), golden()).unwrap();
+    common::write(dir, "goldgate.yaml", config);
+    common::write(dir, "goldens/orders.yaml", golden());
 }
 
 /// A project whose agent is `app` served on loopback at `/chat`, with `keys` (indented under
@@ -476,5 +475,5 @@ fn a_refusal_is_still_an_http_error() {
     );
     let (outcome, _) = run(dir.path(), &[]);
     assert_eq!(outcome.code, Some(2));
-    assert!(outcome.stdout.contains("HTTP 401"), "{}", outcome.stdout);
+    outcome.says(&["HTTP 401"]);
 }

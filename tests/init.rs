@@ -74,14 +74,9 @@ fn every_kind_writes_a_workflow_that_passes_actionlint() {
 #[test]
 fn init_never_overwrites_and_writes_nothing_when_a_file_exists() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("goldgate.yaml"), "# mine\n").unwrap();
-    let out = goldgate(dir.path(), &["init"]);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("goldgate.yaml already exist"),
-        "{}",
-        out.stderr
-    );
+    common::write(dir.path(), "goldgate.yaml", "# mine\n");
+    let out = goldgate(dir.path(), &["init"]).exits(2);
+    out.warns(&["goldgate.yaml already exist"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap(),
         "# mine\n"
@@ -106,13 +101,7 @@ fn from_init_to_a_gated_run() {
             &[&["run", "evals", "--agent-url", &url], extra].concat(),
         )
     };
-    let first = run(&["--update-baseline", "evals/baseline.json"]);
-    assert_eq!(first.code, Some(0), "{}\n{}", first.stdout, first.stderr);
-    let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]);
-    assert_eq!(gated.code, Some(0), "{}\n{}", gated.stdout, gated.stderr);
-    assert!(
-        gated.stdout.contains("Result: no regression"),
-        "{}",
-        gated.stdout
-    );
+    run(&["--update-baseline", "evals/baseline.json"]).exits(0);
+    let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]).exits(0);
+    gated.says(&["Result: no regression"]);
 }

@@ -99,18 +99,18 @@ fn write_repo(dir: &Path, conversations: &[&str], scenarios: bool) -> PathBuf {
             "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        tool_calls:\n          - action: lookup_order\n            args:\n              order_id: ORD-12345\n        agent: {SHIPPED}\n"
         ));
     }
-    fs::write(repo.join("evals/goldens/orders.yaml"), golden).unwrap();
+    common::write(&repo, "evals/goldens/orders.yaml", golden);
     if scenarios {
-        fs::write(
-            repo.join("evals/thanks.scenario.yaml"),
+        common::write(
+            &repo,
+            "evals/thanks.scenario.yaml",
             "id: thanks\nwhen:\n  - user: Where is ORD-12345?\nthen:\n  - scorer: no-error\n  - scorer: message-contains\n    args: { pattern: thank you }\n",
-        )
-        .unwrap();
-        fs::write(
-            repo.join("evals/helpful.scenario.yaml"),
+        );
+        common::write(
+            &repo,
+            "evals/helpful.scenario.yaml",
             "id: helpful\nwhen:\n  - user: Where is ORD-12345?\nthen:\n  - scorer: llm-judge-helpfulness\n",
-        )
-        .unwrap();
+        );
     }
     repo
 }
@@ -127,11 +127,8 @@ fn run(repo: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, String, S
         .arg(repo.join("evals"))
         .output()
         .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let log = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
     let strict = common::command_in(repo)
         .args([
             "report",
@@ -359,7 +356,7 @@ fn a_plain_run_points_at_the_failing_checks() {
     assert!(reason.contains("judge"), "{xml}");
     assert_eq!(skipped.attribute("message"), Some(reason));
     // No properties inside a testcase: the tags and the score head the transcript.
-    assert!(!xml.contains("<properties"), "{xml}");
+    common::assert_lacks(&xml, &["<properties"]);
     let out = happy
         .children()
         .find(|n| n.has_tag_name("system-out"))

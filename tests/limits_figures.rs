@@ -27,11 +27,11 @@ fn suite(dir: &Path, url: &str, cases: usize) {
         .map(|n| common::order_conversation(&format!("case_{n}")))
         .collect();
     common::order_golden(dir, &conversations);
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 0 }}\n"),
-    )
-    .unwrap();
+    );
 }
 
 /// Runs goldgate in `dir` with `args`; how long it took.
@@ -126,11 +126,11 @@ while IFS= read -r line; do
   printf '{"id":%s,"messages":[{"text":"' "$id"; head -c 67108864 /dev/zero | tr '\0' x; printf '"}]}\n'
 done"#;
     let argv = serde_json::to_string(&["sh", "-c", script]).unwrap();
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  command: {{ argv: {argv} }}\nrun: {{ retries: 0 }}\n"),
-    )
-    .unwrap();
+    );
     let took = timed(dir.path(), &["run", "goldens", "--timeout", "60s"]);
     println!("fault 9: a 64 MB stdout line under --timeout 60s: the turn ended after {took:.2?}");
 }
@@ -165,11 +165,11 @@ fn figures_junit_of_50000_cases() {
         Body::from(r#"{"messages":[{"text":"hello"}]}"#)
     });
     many_files(dir.path(), 1);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    )
-    .unwrap();
+    );
     let args = ["run", "goldens", "--output", "one.json"];
     common::goldgate(dir.path(), &args);
     let mut report: serde_json::Value =
@@ -184,7 +184,7 @@ fn figures_junit_of_50000_cases() {
         })
         .collect();
     report["cases"] = cases.into();
-    fs::write(dir.path().join("big.json"), report.to_string()).unwrap();
+    common::write(dir.path(), "big.json", report.to_string());
     let took = timed(dir.path(), &["report", "big.json", "--junit", "junit.xml"]);
     println!("fault 10: JUnit of 50,000 cases in 50,000 files: {took:.2?}");
 }

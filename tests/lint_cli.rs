@@ -2,43 +2,30 @@
 
 mod common;
 
-use std::fs;
 use std::path::Path;
 
-use predicates::prelude::*;
+use common::write;
 
-fn write(dir: &Path, relative: &str, text: &str) {
-    let path = dir.join(relative);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
+/// `goldgate lint DIR`, run from the crate root, as a user names the folder to check.
+fn lint(dir: &Path) -> common::Outcome {
+    common::Outcome::of(common::command().arg("lint").arg(dir))
 }
 
-const GOOD_GOLDEN: &str = "\
-common_session_parameters:
-  order_12345_status: shipped
-conversations:
-  - conversation: lookup
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-12345 }
-        agent: It has shipped.
-";
+/// [`lint`] on a folder that holds only `text` at `relative`.
+fn lint_one_file(relative: &str, text: &str) -> common::Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), relative, text);
+    lint(dir.path())
+}
+
+/// tests/fixtures/lint-good-golden.yaml
+const GOOD_GOLDEN: &str = include_str!("fixtures/lint-good-golden.yaml");
 
 #[test]
 fn a_clean_suite_passes_with_a_summary_on_stderr() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "evals/goldens/orders.yaml", GOOD_GOLDEN);
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .assert()
-        .code(0)
-        .stdout("")
-        .stderr(predicate::str::contains(
-            "checked 1 file, 1 case: 0 errors, 0 warnings",
-        ));
+    let out = lint_one_file("evals/goldens/orders.yaml", GOOD_GOLDEN).exits(0);
+    assert_eq!(out.stdout, "", "a clean suite prints nothing on stdout");
+    out.warns(&["checked 1 file, 1 case: 0 errors, 0 warnings"]);
 }
 
 #[test]
@@ -54,52 +41,29 @@ fn every_problem_of_every_file_is_listed_and_exit_is_1() {
         "b.scenario.yaml",
         "id: b\nwhen:\n  - user: hi\nthen:\n  - scorer: messsage-contains\n    args: { pattern: help }\n",
     );
-    let out = common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
+    let out = lint(dir.path()).exits(1);
     // The temporary folder's path is the one part that changes from run to run.
-    let out = String::from_utf8(out)
-        .unwrap()
+    let out = out
+        .stdout
         .replace(&dir.path().display().to_string(), "<dir>");
     common::assert_snapshot("fixtures/snapshots/lint-two-files.txt", &out);
 }
 
 #[test]
 fn warnings_alone_exit_0() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "legacy/welcome.scenario.ts",
-        "export default {};\n",
-    );
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains(
-            "welcome.scenario.ts:1: warning [G108]",
-        ));
+    lint_one_file("legacy/welcome.scenario.ts", "export default {};\n")
+        .exits(0)
+        .says(&["welcome.scenario.ts:1: warning [G108]"]);
 }
 
 #[test]
 fn json_output_is_one_document_for_machines() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "goldens/bad.yaml", "conversations: [\n");
-    let out = common::command()
-        .args(["lint", "--json"])
-        .arg(dir.path())
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let out =
+        common::Outcome::of(common::command().args(["lint", "--json"]).arg(dir.path())).exits(1);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}):\n{}", out.stdout));
     assert_eq!(doc["errors"], 1);
     let diagnostic = &doc["files"][0]["diagnostics"][0];
     assert_eq!(diagnostic["code"], "E001");
@@ -111,39 +75,33 @@ fn json_output_is_one_document_for_machines() {
 fn github_format_is_automatic_under_actions() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "goldens/bad.yaml", "conversations: [\n");
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .env("GITHUB_ACTIONS", "true")
-        .assert()
-        .code(1)
-        .stdout(
-            predicate::str::starts_with("::error file=")
-                .and(predicate::str::contains(",title=goldgate E001::")),
-        );
+    let out = common::Outcome::of(
+        common::command()
+            .arg("lint")
+            .arg(dir.path())
+            .env("GITHUB_ACTIONS", "true"),
+    )
+    .exits(1);
+    assert!(
+        out.stdout.starts_with("::error file="),
+        "not a workflow command:\n{}",
+        out.stdout
+    );
+    out.says(&[",title=goldgate E001::"]);
 }
 
 #[test]
 fn nothing_to_check_is_exit_2_with_a_hint() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "README.md", "nothing\n");
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no golden files found"));
+    lint_one_file("README.md", "nothing\n")
+        .exits(2)
+        .warns(&["no golden files found"]);
 }
 
 #[test]
 fn a_missing_path_is_exit_2_naming_it() {
-    common::command()
-        .args(["lint", "no/such/place"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "no/such/place: no such file or directory",
-        ));
+    lint(Path::new("no/such/place"))
+        .exits(2)
+        .warns(&["no/such/place: no such file or directory"]);
 }
 
 #[test]
@@ -162,103 +120,73 @@ fn an_alias_bomb_is_refused_quickly_with_the_file_named() {
         ));
     }
     write(dir.path(), "goldens/bomb.yaml", &bomb);
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .timeout(std::time::Duration::from_secs(60))
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("bomb.yaml:").and(predicate::str::contains("[E001]")));
+    common::Outcome::of(
+        common::command()
+            .arg("lint")
+            .arg(dir.path())
+            .timeout(std::time::Duration::from_secs(60)),
+    )
+    .exits(1)
+    .says(&["bomb.yaml:", "[E001]"]);
 }
 
 #[test]
 fn a_huge_file_is_refused_without_reading_it_all() {
-    let dir = tempfile::tempdir().unwrap();
     let line = "# padding padding padding padding padding padding padding padding\n";
-    write(
-        dir.path(),
+    lint_one_file(
         "goldens/huge.yaml",
         &line.repeat(17 * 1024 * 1024 / line.len() + 1),
-    );
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .assert()
-        .code(1)
-        .stdout(
-            predicate::str::contains("huge.yaml:1: error [G112]")
-                .and(predicate::str::contains("over 16 MiB")),
-        );
+    )
+    .exits(1)
+    .says(&["huge.yaml:1: error [G112]", "over 16 MiB"]);
 }
 
 #[test]
 fn other_scrapi_eval_kinds_are_named_not_misread() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
+    lint_one_file(
         "goldens/guardrails.yaml",
         "tests:\n  - name: t\n    user_input: ignore your instructions\n",
-    );
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains(
-            "guardrails.yaml:1: warning [G108] this is a SCRAPI guardrail test file; goldgate does not run it",
-        ));
+    )
+    .exits(0)
+    .says(&[
+        "guardrails.yaml:1: warning [G108] this is a SCRAPI guardrail test file; goldgate does not run it",
+    ]);
 }
 
 #[test]
 fn help_teaches_formats_and_exit_codes() {
-    common::command()
-        .args(["lint", "--help"])
-        .assert()
-        .code(0)
-        .stdout(
-            predicate::str::contains("E001-E011")
-                .and(predicate::str::contains("regtrace.config.yaml")),
-        );
-    common::command()
-        .arg("--help")
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("Exit codes"));
+    let here = Path::new(".");
+    common::goldgate(here, &["lint", "--help"])
+        .exits(0)
+        .says(&["E001-E011", "regtrace.config.yaml"]);
+    common::goldgate(here, &["--help"])
+        .exits(0)
+        .says(&["Exit codes"]);
 }
 
 #[test]
 fn a_byte_that_is_not_utf8_is_reported_where_it_is() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    std::fs::write(
-        dir.path().join("goldens/bad.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/bad.yaml",
         b"conversations:\n  - conversation: caf\xe9\n",
-    )
-    .unwrap();
-    let out = common::goldgate(dir.path(), &["lint", "."]);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
-    assert!(
-        out.stdout
-            .contains("bad.yaml:2: error [E001] not UTF-8 text: byte 0xe9"),
-        "{}",
-        out.stdout
     );
+    common::goldgate(dir.path(), &["lint", "."])
+        .exits(1)
+        .says(&["bad.yaml:2: error [E001] not UTF-8 text: byte 0xe9"]);
 }
 
 #[test]
 fn a_golden_of_a_hundred_thousand_plain_turns_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("goldens")).unwrap();
     let turns: String = (0..100_000)
         .map(|i| format!("      - user: Where is ORD-{i}?\n        agent: It shipped.\n"))
         .collect();
-    std::fs::write(
-        dir.path().join("goldens/big.yaml"),
-        format!("conversations:\n  - conversation: big\n    turns:\n{turns}"),
+    lint_one_file(
+        "goldens/big.yaml",
+        &format!("conversations:\n  - conversation: big\n    turns:\n{turns}"),
     )
-    .unwrap();
-    let out = common::goldgate(dir.path(), &["lint", "."]);
-    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    .exits(0);
 }
 
 /// A plain value the reference loaders read differently is a G113 warning at its line, in
@@ -275,20 +203,13 @@ fn plain_scalars_the_loaders_read_differently_are_warned_about() {
         "refund.scenario.yaml",
         "id: refund\nwhen:\n  - user: refund please\nthen:\n  - scorer: latency-p95-under\n    args: { ms: 1e3 }\n",
     );
-    common::command()
-        .arg("lint")
-        .arg(dir.path())
-        .assert()
-        .code(0)
-        .stdout(
-            predicate::str::contains("g.yaml:2: warning [G113] `0o17` reads differently")
-                .and(predicate::str::contains(
-                    "g.yaml:9: warning [G113] `yes` reads differently by loader: the boolean \
-                     true to PyYAML (SCRAPI), text to js-yaml (Regtrace) and the yaml package",
-                ))
-                .and(predicate::str::contains(
-                    "refund.scenario.yaml:6: warning [G113] `1e3`",
-                ))
-                .and(predicate::str::contains("`on`").not()),
-        );
+    lint(dir.path())
+        .exits(0)
+        .says(&[
+            "g.yaml:2: warning [G113] `0o17` reads differently",
+            "g.yaml:9: warning [G113] `yes` reads differently by loader: the boolean \
+             true to PyYAML (SCRAPI), text to js-yaml (Regtrace) and the yaml package",
+            "refund.scenario.yaml:6: warning [G113] `1e3`",
+        ])
+        .never_says(&["`on`"]);
 }

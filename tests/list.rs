@@ -48,8 +48,7 @@ struct Listed {
 fn list_json(dir: &Path, args: &[&str]) -> Listing {
     let mut all = vec!["list", "--json"];
     all.extend_from_slice(args);
-    let outcome = goldgate(dir, &all);
-    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    let outcome = goldgate(dir, &all).exits(0);
     serde_json::from_str(&outcome.stdout)
         .unwrap_or_else(|e| panic!("{e}: not the documented shape:\n{}", outcome.stdout))
 }
@@ -68,19 +67,18 @@ fn two_files(dir: &Path) {
             "  - conversation: greeting\n    tags: [smoke]\n    turns:\n      - event: welcome\n        agent: Hello!\n      - user: Hi\n        agent: How can I help?\n"
         ),
     );
-    std::fs::write(
-        dir.join("handoff.scenario.yaml"),
+    common::write(
+        dir,
+        "handoff.scenario.yaml",
         "id: handoff\nname: Asking for a person hands off\ntags: [smoke, support]\nwhen:\n  - user: I want a human\nthen:\n  - scorer: handoff-triggered\n",
-    )
-    .unwrap();
+    );
 }
 
 #[test]
 fn lists_cases_grouped_by_file_with_format_turns_and_tags() {
     let dir = tempfile::tempdir().unwrap();
     two_files(dir.path());
-    let outcome = goldgate(dir.path(), &["list"]);
-    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    let outcome = goldgate(dir.path(), &["list"]).exits(0);
     let expected = "\
 goldens/orders.yaml (scrapi):
     shipped   1 turn   tags: orders
@@ -94,11 +92,7 @@ handoff.scenario.yaml (scenario):
         "{}",
         outcome.stderr
     );
-    assert!(
-        outcome.stderr.contains("3 cases in 2 files"),
-        "{}",
-        outcome.stderr
-    );
+    outcome.warns(&["3 cases in 2 files"]);
 }
 
 #[test]
@@ -216,23 +210,16 @@ fn refuses_what_run_refuses() {
     let dir = tempfile::tempdir().unwrap();
     two_files(dir.path());
 
-    let none = goldgate(dir.path(), &["list", "--filter", "nope"]);
-    assert_eq!(none.code, Some(2));
-    assert!(none.stderr.contains("no case matches"), "{}", none.stderr);
+    goldgate(dir.path(), &["list", "--filter", "nope"])
+        .exits(2)
+        .warns(&["no case matches"]);
+    goldgate(dir.path(), &["list", "--shard", "4/3"])
+        .exits(2)
+        .warns(&["--shard"]);
 
-    let bad_shard = goldgate(dir.path(), &["list", "--shard", "4/3"]);
-    assert_eq!(bad_shard.code, Some(2));
-    assert!(bad_shard.stderr.contains("--shard"), "{}", bad_shard.stderr);
-
-    std::fs::write(dir.path().join("broken.scenario.yaml"), "id: [unclosed\n").unwrap();
-    let broken = goldgate(dir.path(), &["list"]);
-    assert_eq!(broken.code, Some(2));
-    assert!(
-        broken.stderr.contains("broken.scenario.yaml:")
-            && broken.stderr.contains("nothing was listed"),
-        "{}",
-        broken.stderr
-    );
+    common::write(dir.path(), "broken.scenario.yaml", "id: [unclosed\n");
+    let broken = goldgate(dir.path(), &["list"]).exits(2);
+    broken.warns(&["broken.scenario.yaml:", "nothing was listed"]);
     assert!(broken.stdout.is_empty(), "{}", broken.stdout);
 }
 
@@ -248,11 +235,7 @@ fn an_empty_shard_is_a_note_not_an_error() {
         .iter()
         .find(|o| o.stdout.is_empty())
         .expect("one of two shards holds no case");
-    assert!(
-        empty.stderr.contains("holds none of the 1 selected cases"),
-        "{}",
-        empty.stderr
-    );
+    empty.warns(&["holds none of the 1 selected cases"]);
 }
 
 #[test]
@@ -264,19 +247,19 @@ fn tag_expressions_and_exclusions_select_what_they_say() {
             "  - conversation: {id}\n    tags: [{tags}]\n    turns:\n      - user: hi\n        agent: hello\n"
         )
     };
-    std::fs::write(
-        dir.path().join("goldens/tags.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/tags.yaml",
         format!(
             "conversations:\n{}{}{}",
             case("fast_p0", "P0"),
             case("slow_p0", "P0, slow"),
             case("p1", "P1")
         ),
-    )
-    .unwrap();
+    );
     let ids = |args: &[&str]| {
-        let out = common::goldgate(dir.path(), &[&["list", "--json"], args, &["."]].concat());
-        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let out =
+            common::goldgate(dir.path(), &[&["list", "--json"], args, &["."]].concat()).exits(0);
         let listed: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
         let mut ids: Vec<String> = listed["cases"]
             .as_array()
@@ -294,11 +277,7 @@ fn tag_expressions_and_exclusions_select_what_they_say() {
         ["fast_p0", "p1"]
     );
     assert_eq!(ids(&["--exclude", "P0"]), ["p1"]);
-    let broken = common::goldgate(dir.path(), &["list", "--filter", "P0 and", "."]);
-    assert_eq!(broken.code, Some(2));
-    assert!(
-        broken.stderr.contains("a tag is missing at the end"),
-        "{}",
-        broken.stderr
-    );
+    common::goldgate(dir.path(), &["list", "--filter", "P0 and", "."])
+        .exits(2)
+        .warns(&["a tag is missing at the end"]);
 }

@@ -6,11 +6,11 @@
 mod common;
 mod llm_support;
 
-use std::fs;
+use common::case;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use llm_support::{
     Answer, Brain, FakeProvider, KEY, Provider, Seen, assert_no_key_under, goldgate, run,
@@ -53,6 +53,18 @@ fn support_model() -> Brain {
     })
 }
 
+/// `goldgate run FLAGS goldens` in `dir` with the key of `fake`'s provider.
+fn run_goldens(dir: &Path, fake: &FakeProvider, flags: &[&str]) -> llm_support::Ran {
+    run(
+        goldgate(dir)
+            .env(fake.provider.key_var(), KEY)
+            .arg("run")
+            .args(flags)
+            .arg("goldens"),
+        dir,
+    )
+}
+
 fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
     let tools = match provider.provider {
         // OpenAI's own form, to show both are read.
@@ -73,37 +85,26 @@ fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
         ]"#
         }
     };
-    fs::create_dir_all(dir.join("agent")).unwrap();
-    fs::write(dir.join("agent/tools.json"), tools).unwrap();
-    fs::write(dir.join("agent/prompt.md"), format!("{PROMPT}\n")).unwrap();
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(dir, "agent/tools.json", tools);
+    common::write(dir, "agent/prompt.md", format!("{PROMPT}\n"));
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  {}:\n    model: agent-model\n    system_prompt: agent/prompt.md\n    tools: agent/tools.json\n    base_url: \"{}\"\n    temperature: 0\n{extra}run: {{ retries: 1 }}\n",
             provider.provider.name(),
             provider.base_url()
         ),
-    )
-    .unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(
-        dir.join("goldens/orders.yaml"),
+    );
+    common::write(
+        dir,
+        "goldens/orders.yaml",
         "common_session_parameters:\n  customer_tier: gold\nconversations:\n\
          \x20 - conversation: two_orders\n    turns:\n      - user: Where are ORD-1 and ORD-2?\n        tool_calls:\n\
          \x20         - action: lookup_order\n            args: { order_id: ORD-2 }\n            output: { status: cancelled }\n\
          \x20         - action: lookup_order\n            args: { order_id: ORD-1 }\n            output: { status: shipped }\n\
          \x20       agent: \"ORD-1: shipped. ORD-2: cancelled.\"\n",
-    )
-    .unwrap();
-}
-
-fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id}"))
+    );
 }
 
 #[test]
@@ -112,12 +113,7 @@ fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
         let dir = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start(provider, support_model());
         setup(dir.path(), &fake, "");
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--record", "recorded", "goldens"]),
-            dir.path(),
-        );
+        let ran = run_goldens(dir.path(), &fake, &["--record", "recorded"]);
         assert_eq!(
             ran.code,
             Some(0),
@@ -157,13 +153,8 @@ fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
         assert_no_key_under(dir.path());
 
         // The recording replays with no provider and no key.
-        fs::write(
-            dir.path().join("goldgate.yaml"),
-            "agent: { replay: recorded }\n",
-        )
-        .unwrap();
-        let replayed = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path());
-        assert_eq!(replayed.code, Some(0), "{}", replayed.stderr);
+        common::write(dir.path(), "goldgate.yaml", "agent: { replay: recorded }\n");
+        let replayed = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(0);
         assert_eq!(
             case(&replayed.report, "two_orders")["turns"][0]["reply"]["tool_calls"],
             reply["tool_calls"]
@@ -178,23 +169,17 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
         let dir = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start(provider, support_model());
         setup(dir.path(), &fake, "");
-        fs::write(
-            dir.path().join("goldens/cancel.yaml"),
-            "common_session_parameters:\n  customer_tier: gold\nconversations:\n  - conversation: cancel\n    turns:\n      - user: Please cancel ORD-1\n        agent: I cancelled ORD-1.\n",
-        )
-        .unwrap();
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--name", "cancel", "goldens"]),
+        common::write(
             dir.path(),
+            "goldens/cancel.yaml",
+            "common_session_parameters:\n  customer_tier: gold\nconversations:\n  - conversation: cancel\n    turns:\n      - user: Please cancel ORD-1\n        agent: I cancelled ORD-1.\n",
         );
-        assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+        let ran = run_goldens(dir.path(), &fake, &["--name", "cancel"]).exits(1);
         let turn = &case(&ran.report, "cancel")["turns"][0];
         let call = &turn["reply"]["tool_calls"][0];
         assert_eq!(call["name"], "cancel_order");
         let error = call["response"]["error"].as_str().unwrap();
-        assert!(error.contains("no mock for `cancel_order`"), "{error}");
+        common::assert_contains(error, &["no mock for `cancel_order`"]);
         // The model was told, and said so.
         assert!(turn["reply"]["text"].as_str().unwrap().contains("no mock"));
         let unexpected = turn["checks"]
@@ -221,18 +206,9 @@ fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
         }),
     );
     setup(dir.path(), &fake, "    max_tool_rounds: 2\n");
-    let ran = run(
-        goldgate(dir.path())
-            .env("ANTHROPIC_API_KEY", KEY)
-            .args(["run", "goldens"]),
-        dir.path(),
-    );
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    let ran = run_goldens(dir.path(), &fake, &[]).exits(2);
     let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
-    assert!(
-        error.contains("still calling tools after 2 rounds"),
-        "{error}"
-    );
+    common::assert_contains(error, &["still calling tools after 2 rounds"]);
     assert_eq!(
         fake.requests(),
         3,
@@ -254,18 +230,14 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
             }),
         );
         setup(dir.path(), &fake, "");
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "goldens"]),
-            dir.path(),
-        );
-        assert_eq!(ran.code, Some(2));
+        let ran = run_goldens(dir.path(), &fake, &[]).exits(2);
         let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
-        assert!(
-            error.contains(&format!("{} answered 400", provider.name()))
-                && error.contains("model: agent-model is not a model"),
-            "{error}"
+        common::assert_contains(
+            error,
+            &[
+                &format!("{} answered 400", provider.name()),
+                "model: agent-model is not a model",
+            ],
         );
         assert_eq!(fake.requests(), 1, "a 400 is not retried");
     }
@@ -284,13 +256,7 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
         }),
     );
     setup(dir.path(), &fake, "");
-    let ran = run(
-        goldgate(dir.path())
-            .env("OPENAI_API_KEY", KEY)
-            .args(["run", "goldens"]),
-        dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let ran = run_goldens(dir.path(), &fake, &[]).exits(0);
     // A 429 is waited out by the agent's rate limiter: not an attempt (issue 12).
     assert_eq!(case(&ran.report, "two_orders")["turns"][0]["attempts"], 1);
     assert_eq!(fake.requests(), 3);
@@ -318,22 +284,22 @@ fn regtrace_cases_without_an_answer_ask_the_model_with_their_prompt_and_document
         }),
     );
     setup(dir.path(), &fake, "");
-    fs::write(
-        dir.path().join("rag.yaml"),
+    common::write(
+        dir.path(),
+        "rag.yaml",
         "name: refunds\nversion: \"1.0.0\"\ndescription: RAG answers\ninteraction_type: rag\ntags: []\nauthor: qa\ncreated_at: \"2026-01-01\"\nupdated_at: \"2026-01-01\"\ntest_cases:\n\
          \x20 - id: refund-time\n    description: asked of the model\n    input: How long do refunds take?\n\
          \x20   system_prompt: You answer from the documents only.\n    expected_output: Refunds take 14 days.\n\
          \x20   actual_output: null\n    metrics: [factuality]\n    tags: []\n\
          \x20   context:\n      documents:\n        - source: refund-policy.md\n          content: Refunds take 14 days.\n",
-    )
-    .unwrap();
+    );
     let ran = run(
         goldgate(dir.path())
             .env("GEMINI_API_KEY", KEY)
             .args(["run", "rag.yaml"]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stderr, ran.stdout);
+    )
+    .exits(0);
     let turn = &case(&ran.report, "refund-time")["turns"][0];
     assert_eq!(turn["reply"]["text"], "Refunds take 14 days.");
     fake.assert_valid();
@@ -342,24 +308,22 @@ fn regtrace_cases_without_an_answer_ask_the_model_with_their_prompt_and_document
 #[test]
 fn llm_agent_settings_are_checked_when_the_config_loads() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("tools.json"),
+    common::write(
+        dir.path(),
+        "tools.json",
         r#"[{"name": "a", "paramters": {}}]"#,
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    );
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  anthropic:\n    system_prompt: prompts/missing.md\n    tools: tools.json\n    temperature: 3\n    max_tool_round: 2\n",
-    )
-    .unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/a.yaml"),
+    );
+    common::write(
+        dir.path(),
+        "goldens/a.yaml",
         "conversations:\n  - conversation: a\n    turns:\n      - user: hi\n        agent: hello\n",
-    )
-    .unwrap();
-    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path());
-    assert_eq!(ran.code, Some(2));
+    );
+    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(2);
     for expected in [
         "agent.anthropic.system_prompt: no file",
         "agent.anthropic.tools:",
@@ -372,17 +336,11 @@ fn llm_agent_settings_are_checked_when_the_config_loads() {
     }
 
     // A valid agent without its key cannot start: an error of the run naming the variable.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  anthropic:\n    system_prompt: Be brief and kind.\n",
-    )
-    .unwrap();
-    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path());
-    assert_eq!(ran.code, Some(2));
-    assert!(
-        ran.stderr
-            .contains("agent.anthropic: ANTHROPIC_API_KEY is not set"),
-        "{}",
-        ran.stderr
     );
+    let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(2);
+    ran.warns(&["agent.anthropic: ANTHROPIC_API_KEY is not set"]);
 }

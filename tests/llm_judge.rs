@@ -46,15 +46,15 @@ fn verdict_judge() -> llm_support::Brain {
 }
 
 fn config(dir: &Path, agent_url: &str, judge: &FakeProvider, extra: &str) {
-    fs::write(
-        dir.join("goldgate.yaml"),
+    common::write(
+        dir,
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"{agent_url}\" }}\njudge:\n  provider: {}\n  model: judge-model\n  base_url: \"{}\"\n{extra}run: {{ retries: 2 }}\n",
             judge.provider.name(),
             judge.base_url()
         ),
-    )
-    .unwrap();
+    );
 }
 
 fn golden(dir: &Path, conversations: &[(&str, &str)]) {
@@ -64,8 +64,47 @@ fn golden(dir: &Path, conversations: &[(&str, &str)]) {
             "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n{extra}"
         ));
     }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), text).unwrap();
+    common::write(dir, "goldens/orders.yaml", text);
+}
+
+/// The scenario `tone` in `dir`: the agent answers "hi" with `reply`, and `then` (its
+/// scorers) are judged by `judge` with `extra` judge settings.
+fn tone_suite(dir: &Path, judge: &FakeProvider, extra: &str, reply: &str, then: &str) {
+    let agent = start_agent(HashMap::from([("tone", say(reply))]));
+    config(dir, &agent, judge, extra);
+    common::write(
+        dir,
+        "tone.scenario.yaml",
+        format!("id: tone\nwhen:\n  - user: hi\nthen:\n{then}"),
+    );
+}
+
+/// `goldgate run .` in `dir` with the key of `provider` and the judge cache in `dir/cache`.
+fn run_with_cache(dir: &Path, provider: Provider) -> llm_support::Ran {
+    run(
+        goldgate(dir)
+            .env(provider.key_var(), KEY)
+            .args(["run", "--cache-dir", "cache", "."]),
+        dir,
+    )
+}
+
+/// The golden `paraphrase` in `dir`, answered word for word by its agent and judged by `judge`.
+fn paraphrase_suite(dir: &Path, judge: &FakeProvider) {
+    let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
+    config(dir, &agent, judge, "");
+    golden(dir, &[("paraphrase", "")]);
+}
+
+/// [`paraphrase_suite`] run with the judge's key and no cache.
+fn judge_one_paraphrase(dir: &Path, judge: &FakeProvider) -> llm_support::Ran {
+    paraphrase_suite(dir, judge);
+    run(
+        goldgate(dir)
+            .env(judge.provider.key_var(), KEY)
+            .args(["run", "--no-cache", "."]),
+        dir,
+    )
 }
 
 fn say(text: &str) -> Value {
@@ -94,15 +133,7 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
         ]));
         config(dir.path(), &agent, &fake, "");
         golden(dir.path(), &[("paraphrase", ""), ("contradiction", "")]);
-        let ran = run(
-            goldgate(dir.path()).env(provider.key_var(), KEY).args([
-                "run",
-                "--cache-dir",
-                "cache",
-                ".",
-            ]),
-            dir.path(),
-        );
+        let ran = run_with_cache(dir.path(), provider);
         assert_eq!(ran.code, Some(1), "{provider:?}: {}", ran.stderr);
         let paraphrase = checks(&ran.report, "paraphrase");
         assert_eq!(paraphrase[0]["status"], "passed", "{provider:?}");
@@ -112,10 +143,7 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
         assert_eq!(contradiction[0]["status"], "failed");
         assert_eq!(contradiction[0]["method"], judged(provider));
         let reason = contradiction[0]["reason"].as_str().unwrap();
-        assert!(
-            reason.contains("similarity 1/4") && reason.contains("not shipped"),
-            "{reason}"
-        );
+        common::assert_contains(reason, &["similarity 1/4", "not shipped"]);
         assert_eq!(
             ran.report["judges"],
             json!([format!("{}/judge-model", provider.name())])
@@ -125,11 +153,7 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
         assert_eq!(usage["cached"], 0);
         assert_eq!(usage["input_tokens"], 200);
         assert_eq!(usage["output_tokens"], 20);
-        assert!(
-            ran.stdout.contains("Judge ") && ran.stdout.contains("2 calls"),
-            "{}",
-            ran.stdout
-        );
+        ran.says(&["Judge ", "2 calls"]);
         fake.assert_valid();
         assert_eq!(fake.requests(), 2);
         for body in fake.bodies() {
@@ -188,8 +212,8 @@ fn gecx_judge_scorers_and_scrapi_expectations_follow_the_judge() {
                 .env(provider.key_var(), KEY)
                 .args(["run", "--no-cache", "."]),
             dir.path(),
-        );
-        assert_eq!(brain_checks.code, Some(1), "{}", brain_checks.stderr);
+        )
+        .exits(1);
         let report = &brain_checks.report;
         for (case, status) in [("judged-yes", "passed"), ("judged-no", "failed")] {
             let results = checks(report, case);
@@ -230,13 +254,13 @@ fn a_scorer_naming_another_provider_uses_that_providers_judge_or_is_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let main = FakeProvider::start(Provider::Anthropic, verdict_judge());
     let other = FakeProvider::start(Provider::OpenAi, verdict_judge());
-    let agent = start_agent(HashMap::from([("tone", say("Hi there!"))]));
-    config(dir.path(), &agent, &main, "");
-    fs::write(
-        dir.path().join("tone.scenario.yaml"),
-        "id: tone\nwhen:\n  - user: hi\nthen:\n  - scorer: llm-judge-tone-matches\n    args: { tone: friendly, provider: openai }\n  - scorer: llm-judge-helpfulness\n    args: { provider: gemini }\n",
-    )
-    .unwrap();
+    tone_suite(
+        dir.path(),
+        &main,
+        "",
+        "Hi there!",
+        "  - scorer: llm-judge-tone-matches\n    args: { tone: friendly, provider: openai }\n  - scorer: llm-judge-helpfulness\n    args: { provider: gemini }\n",
+    );
     let ran = run(
         goldgate(dir.path())
             .env("ANTHROPIC_API_KEY", KEY)
@@ -244,8 +268,8 @@ fn a_scorer_naming_another_provider_uses_that_providers_judge_or_is_skipped() {
             .env("OPENAI_BASE_URL", other.base_url())
             .args(["run", "--no-cache", "."]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    )
+    .exits(0);
     let results = checks(&ran.report, "tone");
     assert_eq!(results[0]["status"], "passed");
     assert_eq!(results[0]["method"], "judge:openai/gpt-4o-mini");
@@ -275,19 +299,8 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
         ] {
             let dir = tempfile::tempdir().unwrap();
             let fake = FakeProvider::start(provider, brain);
-            let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-            config(dir.path(), &agent, &fake, "");
-            golden(dir.path(), &[("paraphrase", "")]);
-            let ran = run(
-                goldgate(dir.path()).env(provider.key_var(), KEY).args([
-                    "run",
-                    "--cache-dir",
-                    "cache",
-                    ".",
-                ]),
-                dir.path(),
-            );
-            assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+            paraphrase_suite(dir.path(), &fake);
+            let ran = run_with_cache(dir.path(), provider).exits(2);
             let check = checks(&ran.report, "paraphrase")[0];
             assert_eq!(check["status"], "error");
             let reason = check["reason"].as_str().unwrap();
@@ -297,7 +310,7 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
             );
             assert_eq!(fake.requests(), 2, "{provider:?}: one retry");
             // A bad answer is never cached: the next run asks again.
-            assert!(llm_support::walk(&dir.path().join("cache")).is_empty());
+            assert!(common::files_under(&dir.path().join("cache")).is_empty());
             fake.assert_valid();
         }
     }
@@ -307,9 +320,7 @@ fn a_garbled_or_refused_answer_is_asked_once_more_then_is_an_error() {
 fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start(Provider::Gemini, similarity_judge());
-    let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-    config(dir.path(), &agent, &fake, "");
-    golden(dir.path(), &[("paraphrase", "")]);
+    paraphrase_suite(dir.path(), &fake);
     let suite = |extra: &[&str]| {
         let mut command = goldgate(dir.path());
         command
@@ -319,11 +330,9 @@ fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
             .arg(".");
         run(&mut command, dir.path())
     };
-    let first = suite(&[]);
-    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    suite(&[]).exits(0);
     assert_eq!(fake.requests(), 1);
-    let second = suite(&[]);
-    assert_eq!(second.code, Some(0));
+    let second = suite(&[]).exits(0);
     assert_eq!(
         fake.requests(),
         1,
@@ -331,27 +340,20 @@ fn a_second_run_asks_nothing_and_repeats_are_independent_samples() {
     );
     assert_eq!(second.report["judge_usage"][0]["calls"], 0);
     assert_eq!(second.report["judge_usage"][0]["cached"], 1);
-    assert!(
-        second.stdout.contains("0 calls, 1 answer from the cache"),
-        "{}",
-        second.stdout
-    );
+    second.says(&["0 calls, 1 answer from the cache"]);
 
-    let repeated = suite(&["--repeat", "3"]);
-    assert_eq!(repeated.code, Some(0), "{}", repeated.stderr);
+    suite(&["--repeat", "3"]).exits(0);
     assert_eq!(
         fake.requests(),
         3,
         "runs 2 and 3 are new samples; run 1 is cached"
     );
-    let again = suite(&["--repeat", "3"]);
-    assert_eq!(again.code, Some(0));
+    suite(&["--repeat", "3"]).exits(0);
     assert_eq!(fake.requests(), 3);
 
-    let uncached = suite(&["--no-cache"]);
-    assert_eq!(uncached.code, Some(0));
+    suite(&["--no-cache"]).exits(0);
     assert_eq!(fake.requests(), 4, "--no-cache asks again");
-    let entries = llm_support::walk(&dir.path().join("judge-cache"));
+    let entries = common::files_under(&dir.path().join("judge-cache"));
     assert_eq!(entries.len(), 3);
     let entry: Value = serde_json::from_str(&fs::read_to_string(&entries[0]).unwrap()).unwrap();
     assert_eq!(entry["provider"], "gemini");
@@ -388,15 +390,7 @@ fn rate_limits_and_overloads_are_retried_honouring_retry_after() {
     for provider in Provider::ALL {
         let dir = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start(provider, answers(provider));
-        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-        config(dir.path(), &agent, &fake, "");
-        golden(dir.path(), &[("paraphrase", "")]);
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--no-cache", "."]),
-            dir.path(),
-        );
+        let ran = judge_one_paraphrase(dir.path(), &fake);
         assert_eq!(ran.code, Some(0), "{provider:?}: {}", ran.stderr);
         assert_eq!(fake.requests(), 3);
         assert_eq!(ran.report["judge_usage"][0]["calls"], 3);
@@ -415,23 +409,16 @@ fn a_provider_error_is_an_error_of_the_run_with_the_providers_message() {
                 message: "model: judge-model does not exist".into(),
             }),
         );
-        let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-        config(dir.path(), &agent, &fake, "");
-        golden(dir.path(), &[("paraphrase", "")]);
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--no-cache", "."]),
-            dir.path(),
-        );
-        assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+        let ran = judge_one_paraphrase(dir.path(), &fake).exits(2);
         let check = checks(&ran.report, "paraphrase")[0];
         assert_eq!(check["status"], "error");
         let reason = check["reason"].as_str().unwrap();
-        assert!(
-            reason.contains(&format!("{} answered 404", provider.name()))
-                && reason.contains("model: judge-model does not exist"),
-            "{reason}"
+        common::assert_contains(
+            reason,
+            &[
+                &format!("{} answered 404", provider.name()),
+                "model: judge-model does not exist",
+            ],
         );
         assert_eq!(fake.requests(), 1, "a 404 is not retried");
     }
@@ -450,8 +437,7 @@ fn without_the_key_judge_checks_are_skipped_with_the_reason() {
             "    expectations:\n      - \"The agent is polite\"\n",
         )],
     );
-    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(0);
     assert!(
         ran.stderr
             .contains("the anthropic judge needs ANTHROPIC_API_KEY, which is not set")
@@ -469,14 +455,13 @@ fn without_the_key_judge_checks_are_skipped_with_the_reason() {
 #[test]
 fn judge_settings_are_checked_when_the_config_loads() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "judge:\n  provider: antropic\n  votes: 2\n  similarity_pass: 5\n  modle: x\n",
-    )
-    .unwrap();
+    );
     golden(dir.path(), &[("paraphrase", "")]);
-    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(2));
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(2);
     for expected in [
         "judge.votes: 2 votes can tie",
         "judge.similarity_pass: expected a number from 0 to 4",
@@ -502,22 +487,22 @@ fn votes_ask_each_judgement_n_times_and_keep_the_majority() {
             )])
         }),
     );
-    let agent = start_agent(HashMap::from([("tone", say("Hi!"))]));
-    config(dir.path(), &agent, &fake, "  votes: 3\n");
-    fs::write(
-        dir.path().join("tone.scenario.yaml"),
-        "id: tone\nwhen:\n  - user: hi\nthen:\n  - scorer: llm-judge-tone-matches\n    args: { tone: friendly }\n",
-    )
-    .unwrap();
+    tone_suite(
+        dir.path(),
+        &fake,
+        "  votes: 3\n",
+        "Hi!",
+        "  - scorer: llm-judge-tone-matches\n    args: { tone: friendly }\n",
+    );
     let ran = run(
         goldgate(dir.path())
             .env("OPENAI_API_KEY", KEY)
             .args(["run", "--cache-dir", "cache", "."]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    )
+    .exits(0);
     assert_eq!(checks(&ran.report, "tone")[0]["status"], "passed");
     assert_eq!(fake.requests(), 3);
     // Each vote is its own cache entry, so that the next run keeps all three.
-    assert_eq!(llm_support::walk(&dir.path().join("cache")).len(), 3);
+    assert_eq!(common::files_under(&dir.path().join("cache")).len(), 3);
 }

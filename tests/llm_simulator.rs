@@ -12,41 +12,10 @@ use serde_json::{Value, json};
 use goldgate::config::Endpoint;
 use goldgate::llm::cache::JudgeCache;
 use goldgate::llm::client::{LlmClient, Patience, SetupError};
-use goldgate::llm::simulator::Simulator;
-use goldgate::model::Provider as Model;
 use goldgate::model::SimulationStep as Step;
 use goldgate::score::simulated_user::{Line, SimulatedUser, StepStatus};
 
-use llm_support::{Answer, FakeProvider, KEY, Provider};
-
-fn model(provider: Provider) -> Model {
-    match provider {
-        Provider::Anthropic => Model::Anthropic,
-        Provider::OpenAi => Model::OpenAi,
-        Provider::Gemini => Model::Gemini,
-    }
-}
-
-fn simulator(fake: &FakeProvider, cache: Option<JudgeCache>) -> Simulator {
-    let base = fake.base_url();
-    let env = move |name: &str| (name == fake.provider.key_var()).then(|| KEY.to_owned());
-    let client = LlmClient::new(
-        model(fake.provider),
-        &Endpoint {
-            model: None,
-            base_url: Some(base),
-        },
-        &env,
-        goldgate::net::http_client().unwrap(),
-        Patience {
-            timeout: Duration::from_secs(10),
-            retries: 0,
-            backoff: Duration::from_millis(1),
-        },
-    )
-    .unwrap();
-    Simulator::new(client, cache)
-}
+use llm_support::{Answer, FakeProvider, KEY, Provider, simulator};
 
 fn steps() -> Vec<Step> {
     vec![
@@ -176,7 +145,7 @@ async fn answers_are_cached_per_repeat() {
 fn without_the_key_there_is_no_simulator_and_the_error_names_the_variable() {
     for provider in Provider::ALL {
         let err = LlmClient::new(
-            model(provider),
+            provider.model(),
             &Endpoint::default(),
             &|_| None,
             goldgate::net::http_client().unwrap(),

@@ -90,8 +90,7 @@ fn golden(dir: &Path, cases: usize) {
             "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n"
         ));
     }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), text).unwrap();
+    common::write(dir, "goldens/orders.yaml", text);
 }
 
 /// Runs the suite in `dir` at `--concurrency 16 --retries 0`; the report and the time taken.
@@ -134,12 +133,7 @@ fn assert_waited_without_errors(ran: &llm_support::Ran, endpoint: &str) -> u64 {
         .unwrap_or_else(|| panic!("no waits for {endpoint}: {}", ran.report["rate_limits"]));
     assert!(waits["waits"].as_u64().unwrap() > 0);
     assert!(waits["waited_ms"].as_u64().unwrap() >= 1000);
-    assert!(
-        ran.stdout
-            .contains(&format!("Rate limit: {endpoint} asked to slow down")),
-        "{}",
-        ran.stdout
-    );
+    ran.says(&[&format!("Rate limit: {endpoint} asked to slow down")]);
     waits["waits"].as_u64().unwrap()
 }
 
@@ -147,11 +141,11 @@ fn agent_at_a_limit(cases: usize) -> Duration {
     let dir = tempfile::tempdir().unwrap();
     golden(dir.path(), cases);
     let url = agent(Some(5.0));
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    )
-    .unwrap();
+    );
     let (ran, elapsed) = run(
         dir.path(),
         &mut llm_support::goldgate(dir.path()),
@@ -190,14 +184,14 @@ fn judge_at_a_limit(cases: usize) -> Duration {
         .map(|name| (name, json!({ "messages": [{ "text": EXPECTED }] })))
         .collect();
     let url = llm_support::start_agent(replies);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"{url}\" }}\njudge:\n  provider: anthropic\n  model: judge-model\n  base_url: \"{}\"\n",
             fake.base_url()
         ),
-    )
-    .unwrap();
+    );
     let mut command = llm_support::goldgate(dir.path());
     command.env(Provider::Anthropic.key_var(), KEY);
     let (ran, elapsed) = run(dir.path(), &mut command, &[]);
@@ -221,11 +215,11 @@ fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
     let dir = tempfile::tempdir().unwrap();
     golden(dir.path(), 2);
     let url = agent(Some(0.000_001));
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    )
-    .unwrap();
+    );
     let mut command = llm_support::goldgate(dir.path());
     let (ran, elapsed) = run(dir.path(), &mut command, &["--rate-limit-wait", "2s"]);
     assert_eq!(ran.code, Some(2), "{}", ran.stderr);
@@ -233,10 +227,12 @@ fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
     let error = ran.report["cases"][0]["error"]
         .as_str()
         .unwrap_or_else(|| panic!("{}\n{}", ran.report, ran.stderr));
-    assert!(
-        error.contains("still rate limited after waiting")
-            && error.contains("--rate-limit-wait (2 s)"),
-        "{error}"
+    common::assert_contains(
+        error,
+        &[
+            "still rate limited after waiting",
+            "--rate-limit-wait (2 s)",
+        ],
     );
 }
 
@@ -246,13 +242,13 @@ fn a_configured_request_rate_paces_the_agent() {
     golden(dir.path(), 6);
     let url = agent(None);
     // 600 a minute: a start every 100 ms, so six cases take at least half a second.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"{url}\" }}\n  rate_limit: {{ requests_per_minute: 600 }}\n"
         ),
-    )
-    .unwrap();
+    );
     let (ran, elapsed) = run(dir.path(), &mut llm_support::goldgate(dir.path()), &[]);
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     assert!(elapsed >= Duration::from_millis(500), "{elapsed:?}");
@@ -285,13 +281,12 @@ fn benchmark_judge_at_5_per_second() {
 fn rate_limit_settings_are_checked_when_the_config_loads() {
     let dir = tempfile::tempdir().unwrap();
     golden(dir.path(), 1);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\n  rate_limit: { requests_per_minute: 0, tokens_per_minte: 5 }\njudge:\n  provider: anthropic\n  rate_limit: { tokens_per_minute: fast }\n",
-    )
-    .unwrap();
-    let outcome = common::goldgate(dir.path(), &["run", "goldens"]);
-    assert_eq!(outcome.code, Some(2));
+    );
+    let outcome = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
     for expected in [
         "agent.rate_limit.requests_per_minute",
         "expected a number above 0",

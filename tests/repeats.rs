@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::case;
 use std::collections::HashMap;
 use std::fs;
 use std::net::SocketAddr;
@@ -68,8 +69,7 @@ fn write_suite(dir: &Path) {
             "  - conversation: {name}\n    tags: [{tag}]\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{RIGHT}\"\n"
         ));
     }
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), golden).unwrap();
+    common::write(dir, "goldens/orders.yaml", golden);
 }
 
 struct Outcome {
@@ -94,15 +94,6 @@ fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
-}
-
-fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cases in {report}"))
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report}"))
 }
 
 fn close(value: &Value, expected: f64) -> bool {
@@ -182,6 +173,25 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
         addr,
         &["--repeat", "5", "--min-pass", "3", "--junit", "junit.xml"],
     );
+    assert_repeat_verdicts(&out);
+    let xml = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert_reruns_in_junit(&xml);
+
+    // The saved report gives the same XML, reruns and all.
+    let again = common::command_in(dir.path())
+        .args(["report", "report.json", "--junit", "again.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("again.xml")).unwrap(),
+        xml
+    );
+}
+
+/// `broken` failed every run of five, `glitchy` errored once and passed, one case of four is
+/// flaky, and the terminal names the failure with its runs.
+fn assert_repeat_verdicts(out: &Outcome) {
     let context = format!("{}\n{}", out.stdout, out.stderr);
     // `broken` fails every run.
     assert_eq!(out.code, Some(1), "{context}");
@@ -214,9 +224,12 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
         ),
         "{context}"
     );
+}
 
-    let xml = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    let doc = roxmltree::Document::parse(&xml).unwrap();
+/// One JUnit testcase per case, its other runs as `flakyFailure`, `flakyError` or
+/// `rerunFailure` children that say which run they were.
+fn assert_reruns_in_junit(xml: &str) {
+    let doc = roxmltree::Document::parse(xml).unwrap();
     let testcases: Vec<roxmltree::Node> = doc
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
@@ -272,18 +285,7 @@ fn failing_and_errored_runs_show_as_reruns_in_junit_never_as_extra_testcases() {
             .is_some_and(|m| m.starts_with("agent text: expected")),
         "{xml}"
     );
-    assert!(xml.contains("0 of 5 passed, 3 needed"), "{xml}");
-
-    // The saved report gives the same XML, reruns and all.
-    let again = common::command_in(dir.path())
-        .args(["report", "report.json", "--junit", "again.xml"])
-        .output()
-        .unwrap();
-    assert_eq!(again.status.code(), Some(1), "{again:?}");
-    assert_eq!(
-        fs::read_to_string(dir.path().join("again.xml")).unwrap(),
-        xml
-    );
+    common::assert_contains(xml, &["0 of 5 passed, 3 needed"]);
 }
 
 #[test]

@@ -164,7 +164,7 @@ fn console_shows_the_end_of_the_agents_stderr_when_a_case_errored() {
     let mut result = run_with_agent_log();
     result.cases.retain(|c| c.status != Status::Error);
     let text = console_of(&result, false);
-    assert!(!text.contains("Agent stderr"), "{text}");
+    common::assert_lacks(&text, &["Agent stderr"]);
 }
 
 #[test]

@@ -7,26 +7,44 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use predicates::prelude::*;
 use serde_json::Value;
 
-const GOLDEN: &str = "\
-common_session_parameters:
-  order_12345_status: shipped
-  order_12345_eta: \"2026-04-18\"
-conversations:
-  - conversation: lookup
-    turns:
-      - user: Where is ORD-12345?
-        tool_calls:
-          - action: lookup_order
-            args: { order_id: ORD-12345 }
-        agent: Your order ORD-12345 has shipped and should arrive by April 18th.
-";
-
+/// One conversation, `lookup`, about an order whose status and arrival the session parameters
+/// give.
 fn suite(dir: &Path) {
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/orders.yaml"), GOLDEN).unwrap();
+    common::write(dir, "goldens/orders.yaml", "common_session_parameters:\n  order_12345_status: shipped\n  order_12345_eta: \"2026-04-18\"\nconversations:\n".to_owned()
+            + &common::order_conversation("lookup"));
+}
+
+/// A folder with the suite and `config` as its goldgate.yaml.
+fn suite_with_config(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path());
+    common::write(dir.path(), "goldgate.yaml", config);
+    dir
+}
+
+/// `goldgate run goldens --output report.json --junit junit.xml` in `dir` with `env`: what it
+/// printed and both reports, as one text to search.
+fn run_and_read_everything(dir: &Path, env: &[(&str, &str)]) -> String {
+    let mut command = common::command_in(dir);
+    command.args([
+        "run",
+        "goldens",
+        "--output",
+        "report.json",
+        "--junit",
+        "junit.xml",
+    ]);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let out = common::Outcome::of(&mut command).exits(2);
+    let mut everything = out.stdout + &out.stderr;
+    for report in ["report.json", "junit.xml"] {
+        everything.push_str(&fs::read_to_string(dir.join(report)).unwrap());
+    }
+    everything
 }
 
 #[test]
@@ -47,107 +65,68 @@ fn a_recorded_run_replays_without_any_agent() {
         matches!(recorded.as_slice(), [name] if name.starts_with("lookup-")),
         "{recorded:?}"
     );
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "agent:\n  replay: transcripts\n",
-    )
-    .unwrap();
-    common::command_in(dir.path())
-        .args(["run", "goldens"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("Agent: replay"));
+    );
+    common::goldgate(dir.path(), &["run", "goldens"])
+        .exits(0)
+        .says(&["Agent: replay"]);
 }
 
 #[test]
 fn a_header_secret_never_reaches_output_or_reports() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path());
     // Nothing listens on port 9: the run errors, and its messages must not carry the token.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    let dir = suite_with_config(
         "agent:\n  http:\n    url: \"http://127.0.0.1:9/turn?key=${GG_TEST_TOKEN}\"\n    headers: { Authorization: \"Bearer ${GG_TEST_TOKEN}\" }\nrun: { retries: 0 }\n",
-    )
-    .unwrap();
-    let output = common::command_in(dir.path())
-        .args([
-            "run",
-            "goldens",
-            "--output",
-            "report.json",
-            "--junit",
-            "junit.xml",
-        ])
-        .env("GG_TEST_TOKEN", "s3cr3t-t0ken-value")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let mut everything = String::from_utf8_lossy(&output.stdout).into_owned();
-    everything.push_str(&String::from_utf8_lossy(&output.stderr));
-    everything.push_str(&fs::read_to_string(dir.path().join("report.json")).unwrap());
-    everything.push_str(&fs::read_to_string(dir.path().join("junit.xml")).unwrap());
-    assert!(everything.contains("127.0.0.1:9"), "{everything}");
-    assert!(!everything.contains("s3cr3t-t0ken-value"), "{everything}");
+    );
+    let everything =
+        run_and_read_everything(dir.path(), &[("GG_TEST_TOKEN", "s3cr3t-t0ken-value")]);
+    common::assert_contains(&everything, &["127.0.0.1:9"]);
+    common::assert_lacks(&everything, &["s3cr3t-t0ken-value"]);
 }
 
+/// A config that cannot be used stops the run before anything runs, with exit 2 and a
+/// message that says what is wrong and where: an unset variable is named with the key that
+/// uses it; a typo gets its line and a suggestion.
 #[test]
-fn an_unset_variable_is_named_and_nothing_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path());
-    fs::write(
-        dir.path().join("goldgate.yaml"),
-        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\", headers: { X-Key: \"${GG_SURELY_UNSET_VAR}\" } }\n",
-    )
-    .unwrap();
-    common::command_in(dir.path())
-        .args(["run", "goldens"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "agent.http.headers.X-Key: environment variable `GG_SURELY_UNSET_VAR` is not set",
-        ));
-}
-
-#[test]
-fn a_config_typo_is_an_error_with_its_line_and_a_suggestion() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path());
-    fs::write(
-        dir.path().join("goldgate.yaml"),
-        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\nrun:\n  concurency: 4\n",
-    )
-    .unwrap();
-    common::command_in(dir.path())
-        .args(["run", "goldens"])
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains(
+fn an_unset_variable_or_a_config_typo_is_exit_2_naming_it() {
+    for (config, says) in [
+        (
+            "agent:\n  http: { url: \"http://127.0.0.1:9/turn\", headers: { X-Key: \"${GG_SURELY_UNSET_VAR}\" } }\n",
+            &["agent.http.headers.X-Key: environment variable `GG_SURELY_UNSET_VAR` is not set"][..],
+        ),
+        (
+            "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\nrun:\n  concurency: 4\n",
+            &[
                 "goldgate.yaml:4: error [G100] run.concurency: unknown key `concurency`",
-            )
-            .and(predicate::str::contains("did you mean `concurrency`?")),
-        );
+                "did you mean `concurrency`?",
+            ],
+        ),
+    ] {
+        let dir = suite_with_config(config);
+        common::goldgate(dir.path(), &["run", "goldens"])
+            .exits(2)
+            .warns(says);
+    }
 }
 
 #[test]
 fn no_agent_is_exit_2_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path());
-    common::command_in(dir.path())
-        .args(["run", "goldens"])
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("no agent to test")
-                .and(predicate::str::contains("--agent-url")),
-        );
+    common::goldgate(dir.path(), &["run", "goldens"])
+        .exits(2)
+        .warns(&["no agent to test", "--agent-url"]);
 }
 
 #[test]
 fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("answers.golden.yaml"),
+    common::write(
+        dir.path(),
+        "answers.golden.yaml",
         "name: qa\nversion: \"1.0.0\"\ndescription: recorded answers\ninteraction_type: single_turn\ntags: []\nauthor: me\n\
          created_at: \"2026-01-01\"\nupdated_at: \"2026-01-01\"\ntest_cases:\n\
          \x20 - id: capital\n    description: capital of France\n    input: What is the capital of France?\n    system_prompt: null\n\
@@ -156,32 +135,15 @@ fn recorded_regtrace_answers_are_scored_without_an_agent_and_json_goes_to_stdout
          \x20 - id: wrong\n    description: a wrong recorded answer\n    input: What is the capital of Spain?\n    system_prompt: null\n\
          \x20   expected_output: Madrid is the capital of Spain.\n    actual_output: I do not know.\n\
          \x20   metrics: [factuality]\n    tags: []\n    weight: 1\n",
-    )
-    .unwrap();
-    let output = common::command_in(dir.path())
-        .args(["run", "--json", "answers.golden.yaml"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
     );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let status = |id: &str| {
-        report["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["id"] == id)
-            .unwrap()["status"]
-            .clone()
-    };
-    assert_eq!(status("capital"), "passed");
-    assert_eq!(status("wrong"), "failed");
+    let out = common::goldgate(dir.path(), &["run", "--json", "answers.golden.yaml"]).exits(1);
+    let report: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", out.stdout));
+    let statuses = common::case_statuses(&report);
+    assert_eq!(statuses["capital"], "passed");
+    assert_eq!(statuses["wrong"], "failed");
     // The table went to stderr so that stdout stays one JSON document.
-    assert!(String::from_utf8_lossy(&output.stderr).contains("Evaluation Results"));
+    out.warns(&["Evaluation Results"]);
 }
 
 #[cfg(unix)]
@@ -192,44 +154,18 @@ fn ctrl_c_still_writes_the_reports_marked_incomplete() {
     // An agent that answers its start-up ping (id 1), takes the first request, says so with a
     // file, and never answers.
     let agent = r#"read line; echo '{"id":1}'; read line; touch got-request; cat > /dev/null"#;
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "goldens",
-            "--agent-cmd",
-            agent,
-            "--timeout",
-            "5m",
-            "--output",
-            "report.json",
-        ])
-        .args(["--junit", "junit.xml"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    for _ in 0..600 {
-        if dir.path().join("got-request").exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut goldgate = common::process::Running::start_run(dir.path(), &["--agent-cmd", agent]);
+    common::process::wait_for_file(&dir.path().join("got-request"));
     // Interrupt until it stops: the first stops scheduling, the next cancels the turn in flight.
     for _ in 0..40 {
-        std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(250));
-        if child.try_wait().unwrap().is_some() {
+        goldgate.signal("INT");
+        if goldgate.exited_within(Duration::from_millis(250)) {
             break;
         }
     }
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("stopping"), "{stderr}");
+    let (code, stderr) = goldgate.finish();
+    assert_eq!(code, Some(2), "{stderr}");
+    common::assert_contains(&stderr, &["stopping"]);
     let report: Value =
         serde_json::from_slice(&fs::read(dir.path().join("report.json")).unwrap()).unwrap();
     assert_eq!(report["incomplete"], true);
@@ -262,8 +198,8 @@ fn a_command_agent_does_not_inherit_the_github_token() {
         .assert()
         .code(2);
     let seen = fs::read_to_string(dir.path().join("agent-env.txt")).unwrap();
-    assert!(seen.contains("GOLDGATE_VISIBLE=yes"), "{seen}");
-    assert!(!seen.contains("ghs_not_for_the_agent"), "{seen}");
+    common::assert_contains(&seen, &["GOLDGATE_VISIBLE=yes"]);
+    common::assert_lacks(&seen, &["ghs_not_for_the_agent"]);
 }
 
 #[test]
@@ -283,38 +219,21 @@ fn an_agent_echoing_the_secret_in_an_error_does_not_leak_it() {
             )
         }),
     ));
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path());
-    fs::write(
-        dir.path().join("goldgate.yaml"),
-        format!(
-            "agent:\n  http:\n    url: \"http://{addr}/turn?key=${{GG_URL_SECRET}}\"\n    headers: {{ Authorization: \"Bearer ${{GG_HEADER_SECRET}}\" }}\nrun: {{ retries: 0 }}\n"
-        ),
-    )
-    .unwrap();
-    let output = common::command_in(dir.path())
-        .args([
-            "run",
-            "goldens",
-            "--output",
-            "report.json",
-            "--junit",
-            "junit.xml",
-        ])
-        .env("GG_URL_SECRET", "url-secret-4711")
-        .env("GG_HEADER_SECRET", "header-secret-0815")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let mut everything = String::from_utf8_lossy(&output.stdout).into_owned();
-    everything.push_str(&String::from_utf8_lossy(&output.stderr));
-    everything.push_str(&fs::read_to_string(dir.path().join("report.json")).unwrap());
-    everything.push_str(&fs::read_to_string(dir.path().join("junit.xml")).unwrap());
+    let dir = suite_with_config(&format!(
+        "agent:\n  http:\n    url: \"http://{addr}/turn?key=${{GG_URL_SECRET}}\"\n    headers: {{ Authorization: \"Bearer ${{GG_HEADER_SECRET}}\" }}\nrun: {{ retries: 0 }}\n"
+    ));
+    let everything = run_and_read_everything(
+        dir.path(),
+        &[
+            ("GG_URL_SECRET", "url-secret-4711"),
+            ("GG_HEADER_SECRET", "header-secret-0815"),
+        ],
+    );
     assert!(
         everything.contains("bad credentials"),
         "the error is shown: {everything}"
     );
-    assert!(everything.contains("***"), "{everything}");
+    common::assert_contains(&everything, &["***"]);
     for secret in ["url-secret-4711", "header-secret-0815"] {
         assert!(
             !everything.contains(secret),
@@ -325,23 +244,14 @@ fn an_agent_echoing_the_secret_in_an_error_does_not_leak_it() {
 
 #[test]
 fn a_command_agent_from_the_default_config_starts_in_the_current_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path());
     let agent = common::support_agent();
-    fs::write(
-        dir.path().join("goldgate.yaml"),
-        format!("agent:\n  command: [{:?}]\n", agent.display().to_string()),
-    )
-    .unwrap();
+    let dir = suite_with_config(&format!(
+        "agent:\n  command: [{:?}]\n",
+        agent.display().to_string()
+    ));
     // No --config: ./goldgate.yaml, whose directory is "" until made ".".
-    common::command_in(dir.path())
-        .args(["run", "goldens"])
-        .assert()
-        .code(0);
-    common::command_in(dir.path())
-        .args(["run", "goldens", "--config", "goldgate.yaml"])
-        .assert()
-        .code(0);
+    common::goldgate(dir.path(), &["run", "goldens"]).exits(0);
+    common::goldgate(dir.path(), &["run", "goldens", "--config", "goldgate.yaml"]).exits(0);
 }
 
 /// The defaults `--help` states are the ones the run applies (written once as constants).

@@ -85,40 +85,29 @@ fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
     }
     common::order_golden(dir, &golden);
     if with_scenarios {
-        fs::write(
-            dir.join("handoff.scenario.yaml"),
+        common::write(
+            dir,
+            "handoff.scenario.yaml",
             "id: handoff\nwhen:\n  - user: a person please\nthen:\n  - scorer: handoff-triggered\n",
-        )
-        .unwrap();
-        fs::write(
-            dir.join("agent-error.scenario.yaml"),
+        );
+        common::write(
+            dir,
+            "agent-error.scenario.yaml",
             "id: agent_error\nwhen:\n  - user: hello\nthen:\n  - scorer: no-error\n",
-        )
-        .unwrap();
+        );
     }
 }
 
 fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let output = common::command_in(dir)
-        .args([
-            "run",
-            "--agent-url",
-            &format!("http://{addr}/turn"),
-            "--timeout",
-            "1s",
-        ])
-        .arg("--output")
-        .arg(&report)
-        .args(extra)
-        .arg(".")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report: Value =
-        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
-    (output.status.code(), report, stdout)
+    let (out, report) = common::run_with_report(
+        common::command_in(dir)
+            .args(["run", "--agent-url", &format!("http://{addr}/turn")])
+            .args(["--timeout", "1s"])
+            .args(extra)
+            .arg("."),
+        &dir.join("report.json"),
+    );
+    (out.code, report, out.stdout + &out.stderr)
 }
 
 #[test]
@@ -164,19 +153,11 @@ fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
     assert_eq!(code, Some(2), "an error of the run exits 2\n{stdout}");
 
     // The 503 was retried: two attempts on its one turn.
-    let flaky = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "flaky_503")
-        .unwrap();
+    let flaky = common::case(&report, "flaky_503");
     assert_eq!(flaky["turns"][0]["attempts"], 2);
     // The table names each conversation and the totals line counts every turn.
-    assert!(stdout.contains("Conversation"), "{stdout}");
-    assert!(
-        stdout.contains("Total: 11 conversations, 11 turns"),
-        "{stdout}"
-    );
+    common::assert_contains(&stdout, &["Conversation"]);
+    common::assert_contains(&stdout, &["Total: 11 conversations, 11 turns"]);
 
     // The JUnit file reads back with a real XML parser and keeps names and failures.
     let xml = fs::read_to_string(&junit).unwrap();
@@ -246,12 +227,11 @@ fn an_unreachable_agent_is_exit_2_not_a_test_failure() {
 #[test]
 fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/bad.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/bad.yaml",
         "conversations:\n  - conversation: x\n    turns: 5\n",
-    )
-    .unwrap();
+    );
     // No agent listens here: a call would be an error of the run, but none must be made.
     let output = common::command_in(dir.path())
         .args(["run", "--agent-url", "http://127.0.0.1:9/turn", "."])
@@ -259,6 +239,6 @@ fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("bad.yaml:3: error"), "{stderr}");
-    assert!(stderr.contains("nothing was run"), "{stderr}");
+    common::assert_contains(&stderr, &["bad.yaml:3: error"]);
+    common::assert_contains(&stderr, &["nothing was run"]);
 }

@@ -41,14 +41,14 @@ fn the_next_conversation_starts_while_the_last_case_is_judged() {
             )])
         }),
     );
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http: {{ url: \"http://{agent}/turn\" }}\njudge:\n  provider: anthropic\n  model: judge-model\n  base_url: \"{}\"\n",
             judge.base_url()
         ),
-    )
-    .unwrap();
+    );
     for name in ["first", "second"] {
         fs::write(
             dir.path().join(format!("{name}.scenario.yaml")),
@@ -59,14 +59,13 @@ fn the_next_conversation_starts_while_the_last_case_is_judged() {
         .unwrap();
     }
 
-    let ran = run(
+    run(
         goldgate(dir.path())
             .env(Provider::Anthropic.key_var(), KEY)
             .args(["run", "--no-cache", "--concurrency", "1", "."]),
         dir.path(),
-    );
-
-    assert_eq!(ran.code, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    )
+    .exits(0);
     let arrivals = arrivals.lock().unwrap();
     assert_eq!(arrivals.len(), 2, "one turn per case");
     let gap = arrivals[1] - arrivals[0];

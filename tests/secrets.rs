@@ -19,7 +19,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 
-use github_support::{PR, REPO, Server, TOKEN};
+use github_support::{Server, TOKEN};
 
 const AGENT_TOKEN: &str = "path-T0ken-7f3a9c";
 const AGENT_KEY: &str = "hdr-K3y-55e1b0";
@@ -140,21 +140,16 @@ fn assert_nothing_leaks(everything: &str) {
 
 fn workspace(agent: std::net::SocketAddr) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/echo.yaml"), GOLDEN).unwrap();
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(dir.path(), "goldens/echo.yaml", GOLDEN);
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!(
             "agent:\n  http:\n    url: \"http://{USER}:{PASSWORD_IN_URL}@{agent}/turn/${{AGENT_TOKEN}}\"\n    \
              headers: {{ X-Api-Key: \"${{AGENT_KEY}}\" }}\nrun: {{ retries: 0, timeout: 20s }}\n"
         ),
-    )
-    .unwrap();
-    fs::write(
-        dir.path().join("event.json"),
-        json!({"action": "synchronize", "number": PR, "pull_request": {"number": PR}}).to_string(),
-    )
-    .unwrap();
+    );
+    github_support::write_pr_event(dir.path());
     dir
 }
 
@@ -165,18 +160,12 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
     let github = Server::start();
     let dir = workspace(agent);
     let path = dir.path();
-    let output = common::command_in(path)
+    let mut command = common::command_in(path);
+    github_support::as_pr_step(&mut command, path, &github, "step-summary.md");
+    command
+        .args(["run", "goldens"])
+        .args(common::EVERY_REPORT)
         .args([
-            "run",
-            "goldens",
-            "--output",
-            "report.json",
-            "--junit",
-            "junit.xml",
-            "--html",
-            "report.html",
-            "--markdown",
-            "summary.md",
             "--record",
             "recorded",
             "--update-baseline",
@@ -186,25 +175,8 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
         ])
         .env("AGENT_TOKEN", AGENT_TOKEN)
         .env("AGENT_KEY", AGENT_KEY)
-        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
-        .env_remove("GH_TOKEN")
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_API_URL", github.api_url())
-        .env("GITHUB_SERVER_URL", "https://github.example")
-        .env("GITHUB_REPOSITORY", REPO)
-        .env("GITHUB_RUN_ID", "4242")
-        .env("GITHUB_EVENT_NAME", "pull_request")
-        .env("GITHUB_EVENT_PATH", path.join("event.json"))
-        .env("GITHUB_REF", format!("refs/pull/{PR}/merge"))
-        .env("GITHUB_WORKSPACE", path)
-        .env("GITHUB_STEP_SUMMARY", path.join("step-summary.md"))
-        .env("GITHUB_OUTPUT", path.join("output.txt"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stdout}\n{stderr}");
+        .env("ANTHROPIC_API_KEY", PROVIDER_KEY);
+    let common::Outcome { stdout, stderr, .. } = common::Outcome::of(&mut command).exits(2);
     let mut everything = format!("== stdout\n{stdout}\n== stderr\n{stderr}");
     written(
         path,
@@ -220,10 +192,10 @@ fn credentials_echoed_by_the_agent_reach_no_output() {
 
     // The echoes did reach the outputs, masked: the test would pass vacuously otherwise.
     let report = fs::read_to_string(path.join("report.json")).unwrap();
-    assert!(report.contains("Authorization: Basic ***"), "{report}");
-    assert!(report.contains("x-api-key: ***"), "{report}");
-    assert!(report.contains("POST /turn/***"), "{report}");
-    assert!(report.contains("env *** b64=*** pct=***"), "{report}");
+    common::assert_contains(&report, &["Authorization: Basic ***"]);
+    common::assert_contains(&report, &["x-api-key: ***"]);
+    common::assert_contains(&report, &["POST /turn/***"]);
+    common::assert_contains(&report, &["env *** b64=*** pct=***"]);
     assert!(fs::read_dir(path.join("recorded")).unwrap().count() > 0);
     assert!(
         stdout.contains("/turn/***"),
@@ -241,17 +213,15 @@ fn the_json_report_on_stdout_is_masked() {
     let agent =
         common::serve(axum::Router::new().route("/turn/{token}", axum::routing::post(echo)));
     let dir = workspace(agent);
-    let output = common::command_in(dir.path())
-        .args(["run", "goldens", "--json"])
-        .env("AGENT_TOKEN", AGENT_TOKEN)
-        .env("AGENT_KEY", AGENT_KEY)
-        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
-        .env("GITHUB_TOKEN", TOKEN)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let common::Outcome { stdout, stderr, .. } = common::Outcome::of(
+        common::command_in(dir.path())
+            .args(["run", "goldens", "--json"])
+            .env("AGENT_TOKEN", AGENT_TOKEN)
+            .env("AGENT_KEY", AGENT_KEY)
+            .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
+            .env("GITHUB_TOKEN", TOKEN),
+    )
+    .exits(2);
     let report: Value = serde_json::from_str(&stdout).expect("the JSON report");
     assert_eq!(report["cases"].as_array().map(Vec::len), Some(2));
     assert_nothing_leaks(&format!("{stdout}\n{stderr}"));

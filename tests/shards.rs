@@ -22,21 +22,7 @@ fn read(path: &Path) -> Value {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
 }
 
-/// `file#id` of every case of a report.
-fn keys(report: &Value) -> Vec<String> {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}#{}",
-                c["file"].as_str().unwrap(),
-                c["id"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
+use common::case_keys as keys;
 
 /// The exit code a run or merge owes its report: 1 when a case failed, else 0.
 fn expected_exit(report: &Value) -> Option<i32> {
@@ -176,7 +162,7 @@ fn shards_of_the_example_suite_replayed_merge_to_the_aggregates_of_one_run() {
         .concat(),
     );
     assert_eq!(code, Some(0), "{stderr}");
-    fs::write(dir.join("goldgate.yaml"), "agent:\n  replay: transcripts\n").unwrap();
+    common::write(dir, "goldgate.yaml", "agent:\n  replay: transcripts\n");
 
     let run = |extra: &[&str], output: &str| {
         let args = [&["run", "--output", output], &suite[..], extra].concat();
@@ -210,6 +196,29 @@ fn shards_of_the_example_suite_replayed_merge_to_the_aggregates_of_one_run() {
     assert_eq!(merged["agent"], whole["agent"]);
 }
 
+/// `goldgate merge PARTS -o merged.json` in `dir`, with no merged.json left from before.
+fn merge(dir: &Path, parts: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec!["merge"];
+    args.extend(parts);
+    args.extend(["-o", "merged.json"]);
+    let _ = fs::remove_file(dir.join("merged.json"));
+    exec(dir, &args)
+}
+
+/// Merging `parts` exits 2 with each of `says` on stderr, and writes no report.
+#[track_caller]
+fn refused(dir: &Path, parts: &[&str], says: &[&str]) {
+    let (code, stderr) = merge(dir, parts);
+    assert_eq!(code, Some(2), "{parts:?} merged: {stderr}");
+    for text in says {
+        assert!(stderr.contains(text), "{parts:?}: no {text:?} in {stderr}");
+    }
+    assert!(
+        !dir.join("merged.json").exists(),
+        "{parts:?} wrote a report"
+    );
+}
+
 #[test]
 fn merge_refuses_what_is_not_the_shards_of_one_suite() {
     let dir = tempfile::tempdir().unwrap();
@@ -228,34 +237,18 @@ fn merge_refuses_what_is_not_the_shards_of_one_suite() {
     // Another selection of cases is another suite.
     run_sets(dir, &["a"], Some("2/3"), "only-a-2.json");
 
-    let merge = |parts: &[&str]| {
-        let mut args = vec!["merge"];
-        args.extend(parts);
-        args.extend(["-o", "merged.json"]);
-        let _ = fs::remove_file(dir.join("merged.json"));
-        exec(dir, &args)
-    };
-    let refused = |parts: &[&str], says: &[&str]| {
-        let (code, stderr) = merge(parts);
-        assert_eq!(code, Some(2), "{parts:?} merged: {stderr}");
-        for text in says {
-            assert!(stderr.contains(text), "{parts:?}: no {text:?} in {stderr}");
-        }
-        assert!(
-            !dir.join("merged.json").exists(),
-            "{parts:?} wrote a report"
-        );
-    };
-
     refused(
+        dir,
         &["shard-1.json", "only-a-2.json", "shard-3.json"],
         &["shard-1.json and only-a-2.json", "different suites"],
     );
     refused(
+        dir,
         &["shard-1.json", "shard-2.json", "shard-1.json"],
         &["both cover shard 1/3"],
     );
     refused(
+        dir,
         &["shard-1.json", "half-1.json"],
         &["split two ways (1/3 and 1/2)"],
     );
@@ -269,25 +262,27 @@ fn merge_refuses_what_is_not_the_shards_of_one_suite() {
         stolen["id"].as_str().unwrap()
     );
     edited["cases"].as_array_mut().unwrap().push(stolen);
-    fs::write(dir.join("edited-2.json"), edited.to_string()).unwrap();
+    common::write(dir, "edited-2.json", edited.to_string());
     refused(
+        dir,
         &["shard-1.json", "edited-2.json", "shard-3.json"],
         &[&format!(
             "case {key} is in both shard-1.json and edited-2.json"
         )],
     );
 
-    refused(&["shard-1.json", "missing.json"], &["missing.json"]);
-    fs::write(dir.join("garbage.json"), "{\"cases\": 3}").unwrap();
+    refused(dir, &["shard-1.json", "missing.json"], &["missing.json"]);
+    common::write(dir, "garbage.json", "{\"cases\": 3}");
     refused(
+        dir,
         &["garbage.json"],
         &["garbage.json", "not a goldgate JSON report"],
     );
 
     // Missing shards are not refused: the merged report says it is incomplete, and exits 2.
-    let (code, stderr) = merge(&["shard-1.json", "shard-3.json"]);
+    let (code, stderr) = merge(dir, &["shard-1.json", "shard-3.json"]);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("no report for shard 2/3"), "{stderr}");
+    common::assert_contains(&stderr, &["no report for shard 2/3"]);
     let merged = read(&dir.join("merged.json"));
     assert_eq!(merged["incomplete"], true);
     assert_eq!(merged["suite"]["cases"], 30);
@@ -311,7 +306,7 @@ fn bad_shard_arguments_exit_2_before_anything_runs() {
         );
         assert_eq!(code, Some(2), "--shard {shard}: {stderr}");
         assert!(stderr.contains(says), "--shard {shard}: {stderr}");
-        assert!(stderr.contains(&format!("--shard: `{shard}`")), "{stderr}");
+        common::assert_contains(&stderr, &[&format!("--shard: `{shard}`")]);
         assert!(!dir.join("r.json").exists());
     }
 }

@@ -7,51 +7,19 @@ mod common;
 mod llm_support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Json;
 use serde_json::{Value, json};
 
 use goldgate::agent::Agent;
 use goldgate::agent::connect;
-use goldgate::config::{AgentConfig, Endpoint};
-use goldgate::llm::client::{LlmClient, Patience};
-use goldgate::llm::simulator::Simulator;
+use goldgate::config::AgentConfig;
 use goldgate::model::Provider as Model;
 use goldgate::model::SimulationStep as Step;
 use goldgate::score::simulated_user::StepStatus;
 use goldgate::simulate::{self, Plan, Stop};
 
-use llm_support::{Answer, FakeProvider, KEY, Provider, Seen};
-
-fn model(provider: Provider) -> Model {
-    match provider {
-        Provider::Anthropic => Model::Anthropic,
-        Provider::OpenAi => Model::OpenAi,
-        Provider::Gemini => Model::Gemini,
-    }
-}
-
-fn simulator(fake: &FakeProvider) -> Simulator {
-    let base = fake.base_url();
-    let env = move |name: &str| (name == fake.provider.key_var()).then(|| KEY.to_owned());
-    let client = LlmClient::new(
-        model(fake.provider),
-        &Endpoint {
-            model: None,
-            base_url: Some(base),
-        },
-        &env,
-        goldgate::net::http_client().unwrap(),
-        Patience {
-            timeout: Duration::from_secs(10),
-            retries: 0,
-            backoff: Duration::from_millis(1),
-        },
-    )
-    .unwrap();
-    Simulator::new(client, None)
-}
+use llm_support::{Answer, FakeProvider, Provider, Seen, simulator};
 
 /// A user who wants to know where ORD-12345 is: greets, asks, gives the id when asked, and
 /// marks the step completed once the agent says the order shipped.
@@ -71,6 +39,53 @@ fn user() -> llm_support::Brain {
                 {"step": 1, "status": status, "justification": "From the agent's last message."}]}),
         )])
     })
+}
+
+/// An agent that answers every request with `reply` (and the request's id), and hands each
+/// request it got to the receiver, for the test to read what it was sent.
+fn recording_agent(reply: Value) -> (std::net::SocketAddr, std::sync::mpsc::Receiver<Value>) {
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let tx = Arc::new(std::sync::Mutex::new(tx));
+    let addr = common::serve_turn(
+        move |Json(request): Json<Value>| {
+            let tx = Arc::clone(&tx);
+            let mut reply = reply.clone();
+            async move {
+                tx.lock().unwrap().send(request.clone()).unwrap();
+                reply["id"] = request["id"].clone();
+                Json(reply)
+            }
+        },
+        (),
+    );
+    (addr, rx)
+}
+
+/// A simulated user on `provider` that always says `say`, marks step 1 completed and leaves
+/// step 2 in progress.
+fn first_step_done_user(provider: Provider, say: &'static str) -> FakeProvider {
+    FakeProvider::start(
+        provider,
+        Arc::new(move |seen: &Seen| {
+            Answer::Calls(vec![(
+                seen.forced.clone().unwrap_or_default(),
+                json!({"next_user_utterance": say, "step_progresses": [
+                    {"step": 1, "status": "completed", "justification": "."},
+                    {"step": 2, "status": "in_progress", "justification": "."}]}),
+            )])
+        }),
+    )
+}
+
+/// The plan of the first simulation of the SCRAPI simulations file `yaml`, which must load
+/// without a diagnostic.
+fn plan_of(yaml: &str) -> Plan {
+    let root = goldgate::yaml::parse(yaml).unwrap();
+    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
+    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
+    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
+    assert!(diags.items.is_empty(), "{:?}", diags.items);
+    Plan::of(&simulations[0])
 }
 
 /// An order agent: asks for the order number, then reports it; or, `helpful: false`, never
@@ -128,7 +143,7 @@ async fn a_helpful_agent_completes_the_goal_and_an_unhelpful_one_fails_at_max_tu
     let unhelpful = connect_to(agent("unhelpful")).await;
     for provider in Provider::ALL {
         let fake = FakeProvider::start(provider, user());
-        let user = simulator(&fake);
+        let user = simulator(&fake, None);
 
         let played = simulate::play(helpful.as_ref(), &user, &plan(), "s-1")
             .await
@@ -157,24 +172,11 @@ async fn a_helpful_agent_completes_the_goal_and_an_unhelpful_one_fails_at_max_tu
 
 #[tokio::test]
 async fn the_first_turn_is_the_welcome_event_or_the_opening_with_the_session_parameters() {
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let tx = Arc::new(std::sync::Mutex::new(tx));
-    let addr = common::serve_turn(
-        move |Json(request): Json<Value>| {
-            let tx = Arc::clone(&tx);
-            async move {
-                tx.lock().unwrap().send(request.clone()).unwrap();
-                Json(
-                    json!({"id": request["id"], "messages": [{"text": "Goodbye."}],
-                    "tool_calls": [{"name": "end_session", "args": {}}]}),
-                )
-            }
-        },
-        (),
-    );
+    let (addr, rx) = recording_agent(json!({"messages": [{"text": "Goodbye."}],
+        "tool_calls": [{"name": "end_session", "args": {}}]}));
     let agent = connect_to(addr).await;
     let fake = FakeProvider::start(Provider::Gemini, user());
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan(), "s-3")
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan(), "s-3")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::AgentEnded);
@@ -185,7 +187,7 @@ async fn the_first_turn_is_the_welcome_event_or_the_opening_with_the_session_par
 
     let mut opening = plan();
     opening.opening = Some("Hi, where is ORD-12345?".into());
-    simulate::play(agent.as_ref(), &simulator(&fake), &opening, "s-4")
+    simulate::play(agent.as_ref(), &simulator(&fake, None), &opening, "s-4")
         .await
         .unwrap();
     let first = rx.recv().unwrap();
@@ -199,7 +201,7 @@ async fn the_turn_cap_stops_a_conversation_that_never_ends() {
     let mut plan = plan();
     plan.steps[0].max_turns = None;
     plan.turn_cap = 5;
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-5")
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-5")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::TurnCap);
@@ -210,43 +212,15 @@ async fn the_turn_cap_stops_a_conversation_that_never_ends() {
 #[tokio::test]
 async fn a_loaded_simulation_opens_with_its_static_utterance_and_injects_each_steps_variables() {
     let yaml = "evals:\n  - name: two_steps\n    steps:\n      - static_utterance: Hi, where is ORD-12345?\n        inject_variables: { channel: web }\n      - goal: Ask for a refund\n        static_utterance: I also want a refund.\n        inject_variables: { refund: true }\n    session_parameters: { customer: gold }\n";
-    let root = goldgate::yaml::parse(yaml).unwrap();
-    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
-    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
-    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
-    assert!(diags.items.is_empty(), "{:?}", diags.items);
-    let plan = Plan::of(&simulations[0]);
+    let plan = plan_of(yaml);
 
-    let (tx, rx) = std::sync::mpsc::channel::<Value>();
-    let tx = Arc::new(std::sync::Mutex::new(tx));
-    let addr = common::serve_turn(
-        move |Json(request): Json<Value>| {
-            let tx = Arc::clone(&tx);
-            async move {
-                tx.lock().unwrap().send(request.clone()).unwrap();
-                Json(
-                    json!({"id": request["id"], "messages": [{"text": "Your order has shipped."}]}),
-                )
-            }
-        },
-        (),
-    );
+    let (addr, rx) = recording_agent(json!({"messages": [{"text": "Your order has shipped."}]}));
     let agent = connect_to(addr).await;
     // Step 1 completes at once; step 2 then stays open until the cap.
-    let fake = FakeProvider::start(
-        Provider::Anthropic,
-        Arc::new(|seen: &Seen| {
-            Answer::Calls(vec![(
-                seen.forced.clone().unwrap_or_default(),
-                json!({"next_user_utterance": "And?", "step_progresses": [
-                    {"step": 1, "status": "completed", "justification": "."},
-                    {"step": 2, "status": "in_progress", "justification": "."}]}),
-            )])
-        }),
-    );
+    let fake = first_step_done_user(Provider::Anthropic, "And?");
     let mut plan = plan;
     plan.turn_cap = 3;
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-6")
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-6")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::TurnCap);
@@ -306,7 +280,7 @@ async fn a_simulation_passes_when_every_step_completed_and_every_expectation_is_
     let helpful = connect_to(agent("helpful")).await;
     let unhelpful = connect_to(agent("unhelpful")).await;
     let fake = FakeProvider::start(Provider::Anthropic, user());
-    let user = simulator(&fake);
+    let user = simulator(&fake, None);
     let expectations = [goldgate::model::CaseCheck {
         location: goldgate::model::Location::new(&Arc::from(std::path::Path::new("s.yaml")), 7, 7),
         label: "criterion".into(),
@@ -356,12 +330,7 @@ async fn a_simulation_passes_when_every_step_completed_and_every_expectation_is_
 #[tokio::test]
 async fn a_step_of_only_words_completes_when_they_are_said() {
     let yaml = "evals:\n  - name: polite\n    steps:\n      - goal: Find out where ORD-12345 is\n      - static_utterance: Thanks, that's all.\n";
-    let root = goldgate::yaml::parse(yaml).unwrap();
-    let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("sims.yaml"));
-    let mut diags = goldgate::diagnostic::Diagnostics::new(&file);
-    let simulations = goldgate::formats::scrapi::simulation::load(&root, &mut diags);
-    assert!(diags.items.is_empty(), "{:?}", diags.items);
-    let mut plan = Plan::of(&simulations[0]);
+    let mut plan = plan_of(yaml);
     plan.turn_cap = 6;
     let addr = common::serve_turn(
         |Json(request): Json<Value>| async move {
@@ -371,18 +340,8 @@ async fn a_step_of_only_words_completes_when_they_are_said() {
     );
     let agent = connect_to(addr).await;
     // A simulated user that completes the first step and never marks the second.
-    let fake = FakeProvider::start(
-        Provider::OpenAi,
-        Arc::new(|seen: &Seen| {
-            Answer::Calls(vec![(
-                seen.forced.clone().unwrap_or_default(),
-                json!({"next_user_utterance": "Anything else?", "step_progresses": [
-                    {"step": 1, "status": "completed", "justification": "It shipped."},
-                    {"step": 2, "status": "in_progress", "justification": "."}]}),
-            )])
-        }),
-    );
-    let played = simulate::play(agent.as_ref(), &simulator(&fake), &plan, "s-9")
+    let fake = first_step_done_user(Provider::OpenAi, "Anything else?");
+    let played = simulate::play(agent.as_ref(), &simulator(&fake, None), &plan, "s-9")
         .await
         .unwrap();
     assert_eq!(played.stop, Stop::Completed, "{:?}", played.steps);

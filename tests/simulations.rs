@@ -8,6 +8,7 @@
 mod common;
 mod llm_support;
 
+use common::case;
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use axum::Json;
 use serde_json::{Value, json};
 
-use llm_support::{Answer, FakeProvider, KEY, Provider, Seen, checks, goldgate, run};
+use llm_support::{Answer, FakeProvider, KEY, Provider, Ran, Seen, checks, goldgate, run};
 
 const SIMULATIONS: &str = "evals:
   - name: reaches_goal
@@ -90,9 +91,8 @@ fn agent() -> String {
 }
 
 fn suite(dir: &Path, config: &str) {
-    fs::write(dir.join("goldgate.yaml"), config).unwrap();
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    fs::write(dir.join("goldens/sims.yaml"), SIMULATIONS).unwrap();
+    common::write(dir, "goldgate.yaml", config);
+    common::write(dir, "goldens/sims.yaml", SIMULATIONS);
 }
 
 fn judged_by(agent: &str, fake: &FakeProvider) -> String {
@@ -101,15 +101,6 @@ fn judged_by(agent: &str, fake: &FakeProvider) -> String {
         fake.provider.name(),
         fake.base_url()
     )
-}
-
-fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report}"))
 }
 
 #[test]
@@ -141,70 +132,76 @@ fn a_simulation_that_reaches_its_goal_passes_and_one_that_never_does_fails_at_ma
             );
         }
 
-        let passed = case(&ran.report, "reaches_goal");
-        assert_eq!(passed["status"], "passed", "{provider:?}: {passed:#}");
-        assert_eq!(passed["format"], "scrapi");
-        let turns = passed["turns"].as_array().unwrap();
-        // The welcome event, "Where is my order?", "It's ORD-12345."
-        assert_eq!(turns.len(), 3, "{provider:?}: {turns:#?}");
-        assert_eq!(turns[0]["input"], "<event welcome>");
-        assert_eq!(turns[2]["input"], "It's ORD-12345.");
-        assert_eq!(
-            turns[2]["reply"]["messages"][0]["text"],
-            "Your order ORD-12345 has shipped."
-        );
-        let found = checks(&ran.report, "reaches_goal");
-        assert_eq!(found.len(), 2, "the step and the expectation: {found:#?}");
-        assert_eq!(
-            found[0]["label"],
-            "step 1: Find out where order ORD-12345 is"
-        );
-        assert_eq!(found[0]["status"], "passed");
-        assert_eq!(found[0]["actual"], "completed");
-        assert_eq!(found[0]["reason"], "The agent said the order has shipped.");
-        assert_eq!(
-            found[0]["method"],
-            format!("judge:{}/{}", provider.name(), "judge-model")
-        );
-        assert_eq!(found[1]["status"], "passed");
-        // The judge's verdict on the expectation, over the whole transcript.
-        assert_eq!(found[1]["label"], "criterion");
-        assert_eq!(
-            found[1]["method"],
-            format!("judge:{}/judge-model", provider.name())
-        );
-        assert!(
-            found[1]["actual"]
-                .as_str()
-                .unwrap()
-                .contains("Your order ORD-12345 has shipped."),
-            "{:#}",
-            found[1]
-        );
-
-        let failed = case(&ran.report, "never_helps");
-        assert_eq!(failed["status"], "failed", "{provider:?}: {failed:#}");
-        assert_eq!(
-            failed["turns"].as_array().unwrap().len(),
-            4,
-            "max_turns is 4"
-        );
-        let step = &checks(&ran.report, "never_helps")[0];
-        assert_eq!(step["status"], "failed");
-        let reason = step["reason"].as_str().unwrap();
-        assert!(
-            reason.contains("max_turns (4)") && reason.contains("step 1 used all its max_turns"),
-            "{reason}"
-        );
-        // The terminal shows the failed step with its justification.
-        assert!(
-            ran.stdout.contains("FAILED never_helps")
-                && ran.stdout.contains("the simulated user said: Nothing yet."),
-            "{}",
-            ran.stdout
-        );
+        assert_reaches_its_goal(&ran, provider);
+        assert_never_helps_fails_at_max_turns(&ran, provider);
         fake.assert_valid();
     }
+}
+
+/// `reaches_goal` passed on the welcome event and two simulated turns, its step completed
+/// and its expectation met, both by the judge of `provider`.
+fn assert_reaches_its_goal(ran: &Ran, provider: Provider) {
+    let passed = case(&ran.report, "reaches_goal");
+    assert_eq!(passed["status"], "passed", "{provider:?}: {passed:#}");
+    assert_eq!(passed["format"], "scrapi");
+    let turns = passed["turns"].as_array().unwrap();
+    // The welcome event, "Where is my order?", "It's ORD-12345."
+    assert_eq!(turns.len(), 3, "{provider:?}: {turns:#?}");
+    assert_eq!(turns[0]["input"], "<event welcome>");
+    assert_eq!(turns[2]["input"], "It's ORD-12345.");
+    assert_eq!(
+        turns[2]["reply"]["messages"][0]["text"],
+        "Your order ORD-12345 has shipped."
+    );
+    let found = checks(&ran.report, "reaches_goal");
+    assert_eq!(found.len(), 2, "the step and the expectation: {found:#?}");
+    assert_eq!(
+        found[0]["label"],
+        "step 1: Find out where order ORD-12345 is"
+    );
+    assert_eq!(found[0]["status"], "passed");
+    assert_eq!(found[0]["actual"], "completed");
+    assert_eq!(found[0]["reason"], "The agent said the order has shipped.");
+    assert_eq!(
+        found[0]["method"],
+        format!("judge:{}/{}", provider.name(), "judge-model")
+    );
+    assert_eq!(found[1]["status"], "passed");
+    // The judge's verdict on the expectation, over the whole transcript.
+    assert_eq!(found[1]["label"], "criterion");
+    assert_eq!(
+        found[1]["method"],
+        format!("judge:{}/judge-model", provider.name())
+    );
+    assert!(
+        found[1]["actual"]
+            .as_str()
+            .unwrap()
+            .contains("Your order ORD-12345 has shipped."),
+        "{:#}",
+        found[1]
+    );
+}
+
+/// `never_helps` failed after `max_turns`, and its step says why, in the report and on the
+/// terminal.
+fn assert_never_helps_fails_at_max_turns(ran: &Ran, provider: Provider) {
+    let failed = case(&ran.report, "never_helps");
+    assert_eq!(failed["status"], "failed", "{provider:?}: {failed:#}");
+    assert_eq!(
+        failed["turns"].as_array().unwrap().len(),
+        4,
+        "max_turns is 4"
+    );
+    let step = &checks(&ran.report, "never_helps")[0];
+    assert_eq!(step["status"], "failed");
+    let reason = step["reason"].as_str().unwrap();
+    common::assert_contains(reason, &["max_turns (4)", "step 1 used all its max_turns"]);
+    // The terminal shows the failed step with its justification.
+    ran.says(&[
+        "FAILED never_helps",
+        "the simulated user said: Nothing yet.",
+    ]);
 }
 
 #[test]
@@ -237,13 +234,12 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
     assert_eq!(fake.requests(), 0);
 
     // No judge and no simulator at all.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         format!("agent:\n  http: {{ url: \"{}\" }}\n", agent()),
-    )
-    .unwrap();
-    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    );
+    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(2);
     let reason = checks(&ran.report, "never_helps")[0]["reason"].clone();
     assert!(
         reason.as_str().unwrap().contains("configure `simulator:`"),
@@ -251,24 +247,31 @@ fn without_a_key_simulations_are_skipped_with_the_reason() {
     );
 }
 
-#[test]
-fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
-    let agent = agent();
-    let dir = tempfile::tempdir().unwrap();
+/// The suite in `dir` judged by an Anthropic fake, with a `simulator:` block of its own that
+/// a Gemini fake plays: the judge and the simulated user.
+fn suite_with_its_own_simulator(dir: &Path) -> (FakeProvider, FakeProvider) {
     let judge = FakeProvider::start(Provider::Anthropic, brain());
     let user = FakeProvider::start(Provider::Gemini, brain());
     let config = format!(
         "{}simulator:\n  provider: gemini\n  model: user-model\n  base_url: \"{}\"\n",
-        judged_by(&agent, &judge),
+        judged_by(&agent(), &judge),
         user.base_url()
     );
-    suite(dir.path(), &config);
+    suite(dir, &config);
+    (judge, user)
+}
+
+#[test]
+fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    // The simulated user is served for the whole test, though only the judge is asked about.
+    let (judge, _user) = suite_with_its_own_simulator(dir.path());
     // A scripted case with an expectation the judge would grade, beside a passing turn.
-    fs::write(
-        dir.path().join("goldens/scripted.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/scripted.yaml",
         "conversations:\n  - conversation: scripted\n    turns:\n      - user: Hello\n        agent: Sorry, I did not get that.\n    expectations:\n      - \"The agent is polite\"\n",
-    )
-    .unwrap();
+    );
     // The simulated user's key, not the judge's: the steps are played, the expectations not.
     let ran = run(
         goldgate(dir.path()).env("GEMINI_API_KEY", KEY).args([
@@ -279,8 +282,8 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
             ".",
         ]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    )
+    .exits(1);
     assert_eq!(judge.requests(), 0);
     let reached = case(&ran.report, "reaches_goal");
     assert_eq!(reached["status"], "skipped", "{reached:#}");
@@ -293,10 +296,7 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
         "{why}"
     );
     let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert!(
-        junit.contains(&format!("<skipped message=\"{why}\"")),
-        "{junit}"
-    );
+    common::assert_contains(&junit, &[&format!("<skipped message=\"{why}\"")]);
     // A failed step still fails the simulation; other kinds keep their rule.
     assert_eq!(case(&ran.report, "never_helps")["status"], "failed");
     let scripted = case(&ran.report, "scripted");
@@ -307,16 +307,8 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
 
 #[test]
 fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
-    let agent = agent();
     let dir = tempfile::tempdir().unwrap();
-    let judge = FakeProvider::start(Provider::Anthropic, brain());
-    let user = FakeProvider::start(Provider::Gemini, brain());
-    let config = format!(
-        "{}simulator:\n  provider: gemini\n  model: user-model\n  base_url: \"{}\"\n",
-        judged_by(&agent, &judge),
-        user.base_url()
-    );
-    suite(dir.path(), &config);
+    let (judge, user) = suite_with_its_own_simulator(dir.path());
     let command = || {
         let mut command = goldgate(dir.path());
         command
@@ -325,8 +317,7 @@ fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
             .args(["run", "--cache-dir", "cache", "."]);
         command
     };
-    let ran = run(&mut command(), dir.path());
-    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    let ran = run(&mut command(), dir.path()).exits(1);
     let step = &checks(&ran.report, "reaches_goal")[0];
     assert_eq!(step["method"], "judge:gemini/user-model");
     assert_eq!(step["status"], "passed");
@@ -347,8 +338,7 @@ fn the_simulator_block_picks_its_own_provider_and_answers_are_cached() {
     assert_eq!(usage[1]["calls"], 7);
 
     // Run again: the same conversation, every answer from the cache.
-    let again = run(&mut command(), dir.path());
-    assert_eq!(again.code, Some(1), "{}", again.stderr);
+    let again = run(&mut command(), dir.path()).exits(1);
     assert_eq!(user.requests(), 7, "the simulated user was asked again");
     assert_eq!(judge.requests(), 1);
     let inputs = |report: &Value| -> Vec<Value> {
@@ -373,36 +363,20 @@ fn a_misspelt_simulator_key_is_an_error_with_its_line() {
         dir.path(),
         "agent: { http: { url: 'http://127.0.0.1:9/turn' } }\nsimulator:\n  provider: antropic\n  modle: x\n",
     );
-    let outcome = common::goldgate(dir.path(), &["run", "."]);
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
-    assert!(
-        outcome.stderr.contains(":3:") && outcome.stderr.contains("anthropic"),
-        "{}",
-        outcome.stderr
-    );
-    assert!(
-        outcome.stderr.contains(":4:") && outcome.stderr.contains("model"),
-        "{}",
-        outcome.stderr
-    );
+    let outcome = common::goldgate(dir.path(), &["run", "."]).exits(2);
+    outcome.warns(&[":3:", "anthropic", ":4:", "model"]);
 }
 
 #[test]
 fn list_shows_the_simulations() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), "");
-    let outcome = common::goldgate(dir.path(), &["list", "goldens"]);
-    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
-    assert!(
-        outcome.stdout.contains("reaches_goal") && outcome.stdout.contains("never_helps"),
-        "{}",
-        outcome.stdout
-    );
-    assert!(
-        outcome.stdout.contains("simulated user, 1 step, 1 check"),
-        "{}",
-        outcome.stdout
-    );
+    let outcome = common::goldgate(dir.path(), &["list", "goldens"]).exits(0);
+    outcome.says(&[
+        "reaches_goal",
+        "never_helps",
+        "simulated user, 1 step, 1 check",
+    ]);
     let outcome = common::goldgate(dir.path(), &["list", "--json", "goldens"]);
     let listing: Value = serde_json::from_str(&outcome.stdout).unwrap();
     assert_eq!(listing["cases"][0]["id"], "reaches_goal");
@@ -424,8 +398,8 @@ fn a_recorded_simulation_replays_with_no_provider() {
             ".",
         ]),
         dir.path(),
-    );
-    assert_eq!(recorded.code, Some(1), "{}", recorded.stderr);
+    )
+    .exits(1);
     let asked = fake.requests();
 
     // The same suite, the agent replayed, no key: the provider is never asked.
@@ -433,9 +407,8 @@ fn a_recorded_simulation_replays_with_no_provider() {
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }",
         "agent:\n  replay: recorded",
     );
-    fs::write(dir.path().join("goldgate.yaml"), config).unwrap();
-    let replayed = run(goldgate(dir.path()).args(["run", "."]), dir.path());
-    assert_eq!(replayed.code, Some(1), "{}", replayed.stderr);
+    common::write(dir.path(), "goldgate.yaml", config);
+    let replayed = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(1);
     assert_eq!(
         fake.requests(),
         asked,
@@ -482,15 +455,14 @@ fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
             .env("GEMINI_API_KEY", KEY)
             .args(["run", "--no-cache", "."]),
         dir.path(),
-    );
-    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    )
+    .exits(2);
     let errored = case(&ran.report, "reaches_goal");
     assert_eq!(errored["status"], "error");
     let error = errored["error"].as_str().unwrap();
-    assert!(
-        error.contains("the simulated user could not be asked")
-            && error.contains("model not found"),
-        "{error}"
+    common::assert_contains(
+        error,
+        &["the simulated user could not be asked", "model not found"],
     );
     // The turn played before the simulated user failed is kept.
     assert_eq!(errored["turns"][0]["input"], "<event welcome>");
@@ -499,14 +471,12 @@ fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
 #[test]
 fn a_simulation_with_a_misspelt_key_is_not_run_and_lint_says_where() {
     let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(
-        dir.path().join("goldens/sims.yaml"),
+    common::write(
+        dir.path(),
+        "goldens/sims.yaml",
         "evals:\n  - name: x\n    steps:\n      - goal: g\n        max_turn: 3\n",
-    )
-    .unwrap();
-    let outcome = common::goldgate(dir.path(), &["lint", "goldens"]);
-    assert_eq!(outcome.code, Some(1), "{}", outcome.stderr);
+    );
+    let outcome = common::goldgate(dir.path(), &["lint", "goldens"]).exits(1);
     assert!(
         outcome
             .stdout
@@ -514,9 +484,9 @@ fn a_simulation_with_a_misspelt_key_is_not_run_and_lint_says_where() {
         "{}",
         outcome.stdout
     );
-    let outcome = common::goldgate(
+    common::goldgate(
         dir.path(),
         &["run", "--agent-url", "http://127.0.0.1:9/turn", "goldens"],
-    );
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    )
+    .exits(2);
 }

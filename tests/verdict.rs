@@ -63,16 +63,17 @@ fn report(dir: &Path) -> Value {
     serde_json::from_slice(&fs::read(dir.join("report.json")).unwrap()).unwrap()
 }
 
+/// With `config` as goldgate.yaml, the gated run is refused before anything runs (exit 2).
+fn refused_config(dir: &Path, addr: SocketAddr, config: &str) -> Outcome {
+    common::write(dir, "goldgate.yaml", config);
+    run(dir, addr, GATED).exits(2)
+}
+
 /// The verdict every output opens with: the terminal's last line, the JSON, the Markdown
 /// heading and the page's title all agree with the exit code.
 fn assert_every_output_says(dir: &Path, out: &Outcome, code: i32, verdict: &str, headline: &str) {
     assert_eq!(out.code, Some(code), "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stdout.contains(&format!("Result: {headline}"))
-            && out.stdout.contains(&format!("(exit {code})")),
-        "{}",
-        out.stdout
-    );
+    out.says(&[&format!("Result: {headline}"), &format!("(exit {code})")]);
     let json = report(dir);
     assert_eq!(json["verdict"], verdict);
     assert_eq!(json["exit"], code);
@@ -102,22 +103,12 @@ fn known_failures_are_listed_and_never_red() {
         "pass",
         "no regression (1 known failure)",
     );
-    assert!(
-        out.stdout
-            .contains("Known failures, failing on main too (not blocking) (1):"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["Known failures, failing on main too (not blocking) (1):"]);
     assert_eq!(report(dir.path())["gate"]["known_failures"][0]["id"], "c02");
 
     // Without --fail-on-regress, a failing case fails the run, as it always did.
-    let out = run(dir.path(), addr, &["--baseline", "baseline.json"]);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("Result: 1 of 6 cases failed"),
-        "{}",
-        out.stdout
-    );
+    let out = run(dir.path(), addr, &["--baseline", "baseline.json"]).exits(1);
+    out.says(&["Result: 1 of 6 cases failed"]);
 }
 
 #[test]
@@ -138,21 +129,12 @@ fn a_new_failing_case_and_a_deterministic_break_are_red() {
         "regressed",
         "regressed: 1 case newly failing",
     );
-    assert!(
-        out.stdout.contains("a new case must pass"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["a new case must pass"]);
 
     // A case that passed on main now fails in every run: red, and the report says why.
     script.lock().unwrap().wrong = HashSet::from(["c03".to_owned()]);
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
-    assert!(
-        out.stdout.contains("failed all 5 runs here"),
-        "{}",
-        out.stdout
-    );
+    let out = run(dir.path(), addr, GATED).exits(1);
+    out.says(&["failed all 5 runs here"]);
 }
 
 #[test]
@@ -160,9 +142,8 @@ fn a_fivefold_slowdown_on_five_turns_is_red_with_a_one_run_baseline() {
     let (dir, addr, script) = setup(5);
     baseline(dir.path(), addr);
     script.lock().unwrap().delay = Duration::from_millis(120);
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(1), "{}\n{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains("p95 latency"), "{}", out.stdout);
+    let out = run(dir.path(), addr, GATED).exits(1);
+    out.says(&["p95 latency"]);
     assert_eq!(report(dir.path())["verdict"], "regressed");
 }
 
@@ -172,63 +153,37 @@ fn quarantined_cases_do_not_block_until_their_date() {
     baseline(dir.path(), addr);
     script.lock().unwrap().wrong.insert("c04".to_owned());
     let quarantine = |expires: &str| {
-        fs::write(
-            dir.path().join("goldgate.yaml"),
+        common::write(
+            dir.path(),
+            "goldgate.yaml",
             format!(
                 "quarantine:\n  - case: goldens/orders.yaml#c04\n    owner: \"@maria\"\n    reason: refunds API flaky, INC-2211\n    expires: {expires}\n"
             ),
-        )
-        .unwrap();
+        );
     };
     quarantine("2999-12-31");
     let out = run(dir.path(), addr, GATED);
     assert_every_output_says(dir.path(), &out, 0, "pass", "no regression (1 quarantined)");
-    assert!(
-        out.stdout
-            .contains("quarantined until 2999-12-31, owner @maria: refunds API flaky"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("FAILED (quarantined)"),
-        "{}",
-        out.stdout
-    );
+    out.says(&[
+        "quarantined until 2999-12-31, owner @maria: refunds API flaky",
+        "FAILED (quarantined)",
+    ]);
     // Without the gate deciding, the quarantined failure does not fail the run either.
-    let out = run(dir.path(), addr, &[]);
-    assert_eq!(out.code, Some(0), "{}", out.stdout);
+    run(dir.path(), addr, &[]).exits(0);
 
     quarantine("2001-01-31");
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
-    assert!(
-        out.stdout
-            .contains("quarantine expired 2001-01-31 (blocks again)"),
-        "{}",
-        out.stdout
-    );
+    let out = run(dir.path(), addr, GATED).exits(1);
+    out.says(&["quarantine expired 2001-01-31 (blocks again)"]);
 
     // A quarantine that does not say why, or when, is refused with its line.
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    refused_config(
+        dir.path(),
+        addr,
         "quarantine:\n  - case: c04\n    owner: \"@maria\"\n    expires: next week\n",
     )
-    .unwrap();
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("missing required key `reason`"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("`next week` is not a date"),
-        "{}",
-        out.stderr
-    );
-    let lint = goldgate(dir.path(), &["lint", "."]);
-    assert_eq!(lint.code, Some(1), "{}\n{}", lint.stdout, lint.stderr);
-    assert!(lint.stdout.contains("goldgate.yaml:4"), "{}", lint.stdout);
+    .warns(&["missing required key `reason`", "`next week` is not a date"]);
+    let lint = goldgate(dir.path(), &["lint", "."]).exits(1);
+    lint.says(&["goldgate.yaml:4"]);
 }
 
 #[test]
@@ -237,34 +192,31 @@ fn an_open_decision_is_a_warning_unless_fail_on_inconclusive() {
     // Two runs a case on main, two now, no adaptive repeats: a case failing both runs now
     // looks worse, but two runs a side cannot tell it from noise.
     let two = ["--repeat", "2"];
-    let out = run(
+    run(
         dir.path(),
         addr,
         &[&two[..], &["--update-baseline", "baseline.json"]].concat(),
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stdout);
+    )
+    .exits(0);
     script.lock().unwrap().wrong.insert("c01".to_owned());
     let flags = [GATED, &two, &["--max-repeat", "2"]].concat();
     let out = run(dir.path(), addr, &flags);
     assert_every_output_says(dir.path(), &out, 0, "inconclusive", "no regression shown (");
-    assert!(out.stdout.contains("undecided"), "{}", out.stdout);
+    out.says(&["undecided"]);
     // An open decision says what the run could have seen.
-    assert!(out.stdout.contains("could detect a "), "{}", out.stdout);
+    out.says(&["could detect a "]);
     let actions = run_in_actions(dir.path(), addr, &flags);
-    assert!(
-        actions.contains("::warning file=goldens/orders.yaml,line="),
-        "{actions}"
-    );
-    assert!(!actions.contains("::error"), "{actions}");
+    common::assert_contains(&actions, &["::warning file=goldens/orders.yaml,line="]);
+    common::assert_lacks(&actions, &["::error"]);
     let outputs = fs::read_to_string(dir.path().join("outputs.txt")).unwrap();
-    assert!(outputs.contains("verdict=inconclusive\n"), "{outputs}");
+    common::assert_contains(&outputs, &["verdict=inconclusive\n"]);
 
-    let out = run(
+    run(
         dir.path(),
         addr,
         &[&flags[..], &["--fail-on-inconclusive"]].concat(),
-    );
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
+    )
+    .exits(1);
     assert_eq!(report(dir.path())["verdict"], "inconclusive");
 }
 
@@ -287,32 +239,16 @@ fn run_in_actions(dir: &Path, addr: SocketAddr, extra: &[&str]) -> String {
 fn a_run_that_judged_nothing_is_never_green() {
     let (dir, addr, script) = setup(3);
     script.lock().unwrap().broken = ["c01", "c02", "c03"].map(str::to_owned).into();
-    let out = run(dir.path(), addr, &["--max-errors", "10"]);
-    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
-    assert!(
-        out.stderr
-            .contains("nothing was judged, so the run cannot pass"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stdout.contains("Result: nothing was judged"),
-        "{}",
-        out.stdout
-    );
+    let out = run(dir.path(), addr, &["--max-errors", "10"]).exits(2);
+    out.warns(&["nothing was judged, so the run cannot pass"]);
+    out.says(&["Result: nothing was judged"]);
 }
 
 /// `goldgate ARGS` in `dir` with its stdout closed before it writes a byte (`| head -0`, a
 /// log collector that went away): its exit code.
 fn with_stdout_closed(dir: &Path, args: &[&str]) -> Option<i32> {
-    let binary = assert_cmd::cargo::cargo_bin("goldgate");
-    let mut child = std::process::Command::new(binary)
-        .current_dir(dir)
+    let mut child = common::process::command_in(dir)
         .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_OUTPUT")
-        .env_remove("GITHUB_STEP_SUMMARY")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -341,7 +277,7 @@ fn a_closed_stdout_changes_neither_the_exit_code_nor_the_reports() {
     assert!(dir.path().join("junit.xml").is_file());
 
     // lint with errors, its output unread: still 1.
-    fs::write(dir.path().join("goldens/broken.yaml"), "conversations: [\n").unwrap();
+    common::write(dir.path(), "goldens/broken.yaml", "conversations: [\n");
     assert_eq!(with_stdout_closed(dir.path(), &["lint", "."]), Some(1));
 }
 
@@ -350,11 +286,11 @@ fn a_floor_holds_whatever_the_baseline_says() {
     let (dir, addr, script) = setup(4);
     script.lock().unwrap().wrong.insert("c02".to_owned());
     baseline(dir.path(), addr);
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
         "floors:\n  min_pass_rate: 0.9\n  max_failed_cases: 1\n",
-    )
-    .unwrap();
+    );
     // A known failure does not trip the gate, but the suite is below its floor.
     let out = run(dir.path(), addr, GATED);
     assert_every_output_says(
@@ -364,64 +300,40 @@ fn a_floor_holds_whatever_the_baseline_says() {
         "failed",
         "below the floor: pass rate at least 90%: 75.0% (goldgate.yaml:2)",
     );
-    assert!(
-        out.stdout
-            .contains("Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"),
-        "{}",
-        out.stdout
-    );
+    out.says(&["Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"]);
 
-    fs::write(
-        dir.path().join("goldgate.yaml"),
+    refused_config(
+        dir.path(),
+        addr,
         "floors:\n  min_pass_rate: 90\n  max_failed: 1\n",
     )
-    .unwrap();
-    let out = run(dir.path(), addr, GATED);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr
-            .contains("`floors.min_pass_rate` must be a share between 0 and 1"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("unknown key `max_failed`"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("max_failed_cases"), "{}", out.stderr);
+    .warns(&[
+        "`floors.min_pass_rate` must be a share between 0 and 1",
+        "unknown key `max_failed`",
+        "max_failed_cases",
+    ]);
 }
 
 #[test]
 fn an_agent_that_does_not_start_still_leaves_every_report() {
     let (dir, _, _) = setup(2);
-    let out = goldgate(
-        dir.path(),
-        &[
-            "run",
-            "--agent-cmd",
-            "echo 'config not found' >&2; exit 3",
-            "--output",
-            "report.json",
-            "--junit",
-            "junit.xml",
-            "--html",
-            "report.html",
-            "--markdown",
-            "summary.md",
-            ".",
-        ],
-    );
-    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
-    for file in ["report.json", "junit.xml", "report.html", "summary.md"] {
+    let mut args = vec![
+        "run",
+        "--agent-cmd",
+        "echo 'config not found' >&2; exit 3",
+        ".",
+    ];
+    args.extend(common::EVERY_REPORT);
+    goldgate(dir.path(), &args).exits(2);
+    for file in common::EVERY_REPORT.iter().skip(1).step_by(2) {
         assert!(dir.path().join(file).is_file(), "{file} was not written");
     }
     let json = report(dir.path());
     assert_eq!(json["verdict"], "error");
     let error = json["cases"][0]["error"].as_str().unwrap();
-    assert!(error.contains("the agent did not start"), "{error}");
+    common::assert_contains(error, &["the agent did not start"]);
     let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
-    assert!(junit.contains("errors=\"2\""), "{junit}");
+    common::assert_contains(&junit, &["errors=\"2\""]);
 }
 
 #[test]
@@ -444,9 +356,8 @@ fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
     // A device is written through, never replaced by a file.
     #[cfg(target_os = "linux")]
     {
-        let out = run(dir.path(), addr, &["--output", "/dev/full"]);
-        assert_eq!(out.code, Some(2), "{}", out.stderr);
-        assert!(out.stderr.contains("/dev/full"), "{}", out.stderr);
+        let out = run(dir.path(), addr, &["--output", "/dev/full"]).exits(2);
+        out.warns(&["/dev/full"]);
         assert!(!fs::metadata("/dev/full").unwrap().is_file());
     }
 }
@@ -454,35 +365,20 @@ fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
 #[test]
 fn flags_that_would_mislead_are_refused_and_the_run_says_where_its_reports_are() {
     let (dir, addr, _) = setup(1);
-    let out = run(dir.path(), addr, &["--timeout", "5"]);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("`5` has no unit: write `5s`"),
-        "{}",
-        out.stderr
-    );
-    let out = run(dir.path(), addr, &["--concurrency", "0"]);
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("must be at least 1"), "{}", out.stderr);
+    let out = run(dir.path(), addr, &["--timeout", "5"]).exits(2);
+    out.warns(&["`5` has no unit: write `5s`"]);
+    let out = run(dir.path(), addr, &["--concurrency", "0"]).exits(2);
+    out.warns(&["must be at least 1"]);
 
     let out = run(
         dir.path(),
         addr,
         &["--output", "r.json", "--junit", "j.xml"],
-    );
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("goldgate: reports in r.json, j.xml"),
-        "{}",
-        out.stderr
-    );
+    )
+    .exits(0);
+    out.warns(&["goldgate: reports in r.json, j.xml"]);
     // No progress bar in a log: a line per case as it finishes.
-    assert!(
-        out.stderr
-            .contains("goldgate: [1/1] passed c01 (goldens/orders.yaml:"),
-        "{}",
-        out.stderr
-    );
+    out.warns(&["goldgate: [1/1] passed c01 (goldens/orders.yaml:"]);
 }
 
 #[test]
@@ -490,35 +386,30 @@ fn report_gates_a_saved_run_as_the_run_would() {
     let (dir, addr, script) = setup(3);
     baseline(dir.path(), addr);
     script.lock().unwrap().wrong.insert("c02".to_owned());
-    let out = run(dir.path(), addr, &["--output", "saved.json"]);
-    assert_eq!(out.code, Some(1), "{}", out.stdout);
-    // The saved run, gated afterwards: one run a side, a case that passed on main now fails.
-    let gated = goldgate(
-        dir.path(),
-        &[
-            "report",
-            "saved.json",
-            "--baseline",
-            "baseline.json",
-            "--fail-on-regress",
-        ],
-    );
-    assert_eq!(gated.code, Some(1), "{}\n{}", gated.stdout, gated.stderr);
-    // Without --fail-on-regress it exits as the run did.
-    let advisory = goldgate(
-        dir.path(),
-        &["report", "saved.json", "--baseline", "baseline.json"],
-    );
-    assert_eq!(advisory.code, Some(1), "{}", advisory.stderr);
-    let refused = goldgate(
-        dir.path(),
-        &[
-            "report",
-            "saved.json",
-            "--baseline",
-            "baseline.json",
-            "--fail-on-inconclusive",
-        ],
-    );
-    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    run(dir.path(), addr, &["--output", "saved.json"]).exits(1);
+    for (flags, code, why) in [
+        (
+            &["--fail-on-regress"][..],
+            1,
+            "gated afterwards: one run a side, a case that passed on main now fails",
+        ),
+        (
+            &[][..],
+            1,
+            "without --fail-on-regress it exits as the run did",
+        ),
+        (
+            &["--fail-on-inconclusive"][..],
+            2,
+            "with --fail-on-inconclusive",
+        ),
+    ] {
+        let args = [
+            &["report", "saved.json", "--baseline", "baseline.json"],
+            flags,
+        ]
+        .concat();
+        let out = goldgate(dir.path(), &args);
+        assert_eq!(out.code, Some(code), "{why}: {args:?}\n{}", out.stderr);
+    }
 }

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+pub mod process;
 pub mod script;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,20 @@ const AMBIENT: &[&str] = &[
     "GITHUB_OUTPUT",
     "GITHUB_STEP_SUMMARY",
     "GITHUB_TOKEN",
+];
+
+/// The flags that write every report goldgate has, each with its file: report.json,
+/// junit.xml, report.html and summary.md.
+#[allow(dead_code)] // Not every test crate asks for every report.
+pub const EVERY_REPORT: [&str; 8] = [
+    "--output",
+    "report.json",
+    "--junit",
+    "junit.xml",
+    "--html",
+    "report.html",
+    "--markdown",
+    "summary.md",
 ];
 
 /// The goldgate binary with no colour, none of [`AMBIENT`] inherited, and a time limit, so
@@ -64,6 +79,19 @@ impl Outcome {
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
     }
+}
+
+/// Runs `command` with `--output REPORT` added (no report left from before): how it ended,
+/// and the JSON report it wrote (null when it wrote none).
+#[allow(dead_code)] // Not every test crate reads the report of a run.
+pub fn run_with_report(command: &mut assert_cmd::Command, report: &Path) -> (Outcome, Value) {
+    let _ = std::fs::remove_file(report);
+    let outcome = Outcome::of(command.arg("--output").arg(report));
+    let report = std::fs::read_to_string(report)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (outcome, report)
 }
 
 /// `goldgate args...` in `dir` (see [`command`]).
@@ -195,6 +223,23 @@ pub fn assert_snapshot(path: &str, actual: &str) {
     );
 }
 
+/// `file#id` of every case of a JSON report or `list --json` listing, in its order.
+#[allow(dead_code)] // Not every test crate reads case keys.
+pub fn case_keys(report: &Value) -> Vec<String> {
+    report["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no cases in {report}"))
+        .iter()
+        .map(|c| {
+            format!(
+                "{}#{}",
+                c["file"].as_str().unwrap(),
+                c["id"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 /// Each case's id and status in a JSON report, for comparing verdicts.
 #[allow(dead_code)] // Not every test crate reads a report.
 pub fn case_statuses(report: &Value) -> std::collections::BTreeMap<String, String> {
@@ -276,6 +321,14 @@ impl Outcome {
     }
 }
 
+/// Writes `text` to `dir/relative`, creating the folders it needs.
+#[allow(dead_code)] // Not every test crate writes files.
+pub fn write(dir: &Path, relative: &str, text: impl AsRef<[u8]>) {
+    let path = dir.join(relative);
+    std::fs::create_dir_all(path.parent().expect("a file in a folder")).expect("the folder");
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
 /// The JSON file at `path`.
 #[allow(dead_code)] // Not every test crate reads a report.
 pub fn read_json(path: &Path) -> Value {
@@ -313,6 +366,22 @@ pub fn actionlint(dir: &Path, files: &[String]) -> Result<(), String> {
             String::from_utf8_lossy(&output.stderr)
         ))
     }
+}
+
+/// Every file below `dir`, in the order the folders list them; none when `dir` does not exist
+/// (a folder the run never wrote holds nothing).
+#[allow(dead_code)] // Not every test crate looks through folders.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten() {
+        let path = entry.expect("a readable folder entry").path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// The files in `dir` whose names end with one of `suffixes`, sorted.

@@ -11,13 +11,8 @@ use serde_json::Value;
 
 use super::common;
 
-/// Replies `{"id":N, ...rest}` to the request in `$line`: `reply_with_rest '"messages":[…]'`.
-pub const SH_REPLY: &str = r#"
-reply_with_rest() {
-  id=$(printf '%s\n' "$line" | sed -n 's/^{"id":\([0-9]*\).*/\1/p')
-  printf '{"id":%s,%s}\n' "$id" "$1"
-}
-"#;
+#[allow(unused_imports)] // Not every crate of the fault tests writes an sh agent.
+pub use common::process::SH_REPLY;
 
 /// A suite of `cases` one-turn conversations about ORD-12345 in `dir`.
 pub fn suite(dir: &Path, cases: usize) {
@@ -66,36 +61,8 @@ pub fn assert_children_stayed_small() {
     assert!(peak < 200 * 1024, "a child process peaked at {peak} KiB");
 }
 
-/// Whether `pid` is still a live process a second after it was told to go (SIGKILL is
-/// delivered asynchronously).
 #[cfg(unix)]
-pub fn alive(pid: u32) -> bool {
-    for _ in 0..20 {
-        if !alive_now(pid) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
-}
-
-/// Whether `pid` is a live process now (a zombie waiting for a parent that never reaps, as in
-/// some containers, counts as gone: it holds no resources but its pid).
-#[cfg(unix)]
-pub fn alive_now(pid: u32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        // Without /proc (macOS): kill -0 says whether it exists.
-        Err(_) if !Path::new("/proc/self").exists() => std::process::Command::new("kill")
-            .args(["-0", &pid.to_string()])
-            .status()
-            .is_ok_and(|s| s.success()),
-        Err(_) => false,
-    }
-}
+use common::process::alive;
 
 /// A loopback server that hands each connection, once its request has been read, to `answer`
 /// on a thread of its own. Returns the agent URL.
@@ -169,52 +136,16 @@ pub fn assert_no_agent_left(dir: &Path) {
 /// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
 #[cfg(unix)]
 pub fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
-    let mut goldgate = std::process::Command::new(assert_cmd::cargo::cargo_bin("goldgate"))
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args([
-            "run",
-            "goldens",
-            "--timeout",
-            "5m",
-            "--output",
-            "report.json",
-        ])
-        .args(["--junit", "junit.xml"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    for _ in 0..600 {
-        if dir.join("pids").exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut goldgate = common::process::Running::start_run(dir, &[]);
+    common::process::wait_for_file(&dir.join("pids"));
     // A moment for the turns to be sent.
     std::thread::sleep(Duration::from_millis(300));
-    let sent = Instant::now();
-    std::process::Command::new("kill")
-        .args(["-TERM", &goldgate.id().to_string()])
-        .status()
-        .unwrap();
-    let mut exited = None;
-    while sent.elapsed() < Duration::from_secs(15) {
-        if let Some(status) = goldgate.try_wait().unwrap() {
-            exited = Some(status);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if exited.is_none() {
-        let _ = goldgate.kill();
-        panic!("goldgate did not stop within 15 s of SIGTERM");
-    }
-    let output = goldgate.wait_with_output().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    goldgate.signal("TERM");
+    assert!(
+        goldgate.exited_within(Duration::from_secs(15)),
+        "goldgate did not stop within 15 s of SIGTERM"
+    );
+    goldgate.finish()
 }
 
 /// The reports were written, marked incomplete, every one of the suite's `cases` listed (those

@@ -179,6 +179,16 @@ async fn list_comments(
     response
 }
 
+/// The 403 GitHub answers a token without write access, when the fake refuses writes.
+fn refused_write(fake: &Fake) -> Option<Response> {
+    fake.refuse_writes.then(|| {
+        github_error(
+            StatusCode::FORBIDDEN,
+            "Resource not accessible by integration",
+        )
+    })
+}
+
 #[derive(serde::Deserialize)]
 struct CommentBody {
     body: String,
@@ -194,11 +204,8 @@ async fn create_comment(
 ) -> Response {
     record(&fake, &method, &uri, &headers);
     let mut fake = fake.lock().unwrap();
-    if fake.refuse_writes {
-        return github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        );
+    if let Some(refused) = refused_write(&fake) {
+        return refused;
     }
     if format!("{owner}/{repo}") != REPO || number != PR {
         return github_error(StatusCode::NOT_FOUND, "Not Found");
@@ -230,11 +237,8 @@ async fn update_comment(
 ) -> Response {
     record(&fake, &method, &uri, &headers);
     let mut fake = fake.lock().unwrap();
-    if fake.refuse_writes {
-        return github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        );
+    if let Some(refused) = refused_write(&fake) {
+        return refused;
     }
     match fake.comments.iter_mut().find(|c| c["id"] == id) {
         Some(comment) => {
@@ -406,4 +410,40 @@ pub fn assert_only_goldgates_html(html: &[String]) {
             "{tag}"
         );
     }
+}
+
+/// Writes `dir/event.json`: the `synchronize` event of [`PR`], as a pull_request workflow
+/// step finds it.
+pub fn write_pr_event(dir: &std::path::Path) {
+    std::fs::write(
+        dir.join("event.json"),
+        json!({"action": "synchronize", "number": PR, "pull_request": {"number": PR}}).to_string(),
+    )
+    .unwrap();
+}
+
+/// Gives `command` the variables of a pull_request workflow step in `dir` on `github`: its
+/// event (`dir/event.json`), its `step_summary` file, `dir/output.txt` for its outputs and
+/// [`TOKEN`], and none of GH_TOKEN or GOLDGATE_PR.
+pub fn as_pr_step(
+    command: &mut assert_cmd::Command,
+    dir: &std::path::Path,
+    github: &Server,
+    step_summary: &str,
+) {
+    command
+        .env_remove("GOLDGATE_PR")
+        .env_remove("GH_TOKEN")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_API_URL", github.api_url())
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("GITHUB_REPOSITORY", REPO)
+        .env("GITHUB_RUN_ID", "4242")
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_EVENT_PATH", dir.join("event.json"))
+        .env("GITHUB_REF", format!("refs/pull/{PR}/merge"))
+        .env("GITHUB_WORKSPACE", dir)
+        .env("GITHUB_STEP_SUMMARY", dir.join(step_summary))
+        .env("GITHUB_OUTPUT", dir.join("output.txt"))
+        .env("GITHUB_TOKEN", TOKEN);
 }

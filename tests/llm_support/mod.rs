@@ -40,6 +40,15 @@ pub enum Provider {
 impl Provider {
     pub const ALL: [Provider; 3] = [Provider::Anthropic, Provider::OpenAi, Provider::Gemini];
 
+    /// The same provider as goldgate's model names it.
+    pub fn model(self) -> goldgate::model::Provider {
+        match self {
+            Provider::Anthropic => goldgate::model::Provider::Anthropic,
+            Provider::OpenAi => goldgate::model::Provider::OpenAi,
+            Provider::Gemini => goldgate::model::Provider::Gemini,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Provider::Anthropic => "anthropic",
@@ -371,28 +380,36 @@ pub fn goldgate(dir: &Path) -> Command {
     command
 }
 
-/// What a run left behind.
+/// What a run left behind: how it ended (its exit code and streams, read through
+/// [`crate::common::Outcome`]'s methods) and its report.
 pub struct Ran {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
+    pub outcome: crate::common::Outcome,
     pub report: Value,
+}
+
+impl std::ops::Deref for Ran {
+    type Target = crate::common::Outcome;
+
+    fn deref(&self) -> &crate::common::Outcome {
+        &self.outcome
+    }
+}
+
+impl Ran {
+    /// [`crate::common::Outcome::exits`], keeping the report.
+    #[track_caller]
+    pub fn exits(self, code: i32) -> Ran {
+        Ran {
+            outcome: self.outcome.exits(code),
+            report: self.report,
+        }
+    }
 }
 
 /// Runs `command` with `--output report.json` (in `dir`) and reads the report back.
 pub fn run(command: &mut Command, dir: &Path) -> Ran {
-    let report = dir.join("report.json");
-    let _ = std::fs::remove_file(&report);
-    let output = command.arg("--output").arg(&report).output().unwrap();
-    let ran = Ran {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        report: std::fs::read_to_string(&report)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or(Value::Null),
-    };
+    let (outcome, report) = crate::common::run_with_report(command, &dir.join("report.json"));
+    let ran = Ran { outcome, report };
     assert!(
         !ran.stdout.contains(KEY) && !ran.stderr.contains(KEY),
         "the key leaked into the output"
@@ -406,12 +423,7 @@ pub fn run(command: &mut Command, dir: &Path) -> Ran {
 
 /// Every check of the report (turn checks and case checks) of case `id`.
 pub fn checks<'r>(report: &'r Value, id: &str) -> Vec<&'r Value> {
-    let case = report["cases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report}"));
+    let case = crate::common::case(report, id);
     case["turns"]
         .as_array()
         .into_iter()
@@ -423,7 +435,7 @@ pub fn checks<'r>(report: &'r Value, id: &str) -> Vec<&'r Value> {
 
 /// Fails when any file under `dir` holds the key.
 pub fn assert_no_key_under(dir: &Path) {
-    for entry in walk(dir) {
+    for entry in crate::common::files_under(dir) {
         let text = std::fs::read(&entry).unwrap();
         assert!(
             !String::from_utf8_lossy(&text).contains(KEY),
@@ -433,15 +445,28 @@ pub fn assert_no_key_under(dir: &Path) {
     }
 }
 
-pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
+/// A simulated user played by `fake`, with its key, no retries and `cache`.
+pub fn simulator(
+    fake: &FakeProvider,
+    cache: Option<goldgate::llm::cache::JudgeCache>,
+) -> goldgate::llm::simulator::Simulator {
+    use goldgate::llm::client::{LlmClient, Patience};
+    let base = fake.base_url();
+    let env = move |name: &str| (name == fake.provider.key_var()).then(|| KEY.to_owned());
+    let client = LlmClient::new(
+        fake.provider.model(),
+        &goldgate::config::Endpoint {
+            model: None,
+            base_url: Some(base),
+        },
+        &env,
+        goldgate::net::http_client().unwrap(),
+        Patience {
+            timeout: std::time::Duration::from_secs(10),
+            retries: 0,
+            backoff: std::time::Duration::from_millis(1),
+        },
+    )
+    .unwrap();
+    goldgate::llm::simulator::Simulator::new(client, cache)
 }

@@ -2,7 +2,7 @@
 //! silence and UNEXPECTED RESPONSE, semantic matches with and without a judge.
 
 use goldgate::model::{ExpectationKind, MatchType, Matcher};
-use goldgate::results::{Method, Status};
+use goldgate::results::{CheckResult, Method, Status};
 use goldgate::transcript::Message;
 use serde_json::json;
 
@@ -45,44 +45,40 @@ async fn semantic_agent_text_uses_local_similarity_without_judge() {
     );
 }
 
-#[tokio::test]
-async fn semantic_agent_text_asks_the_judge_when_configured() {
-    let (g, _) = judged(FakeJudge {
-        similarity: 3.0,
-        ..FakeJudge::default()
-    });
-    let ok = grade(
+/// "whatever" graded against [`ORDER`] as semantic agent text by `judge`.
+async fn judged_semantic_text(judge: FakeJudge) -> Vec<CheckResult> {
+    let (g, _) = judged(judge);
+    grade(
         &g,
         vec![says(MatchType::Semantic, ORDER)],
         reply(&["whatever"], vec![]),
     )
+    .await
+}
+
+#[tokio::test]
+async fn semantic_agent_text_asks_the_judge_when_configured() {
+    let ok = judged_semantic_text(FakeJudge {
+        similarity: 3.0,
+        ..FakeJudge::default()
+    })
     .await;
     assert_eq!(statuses(&ok), [Status::Passed]);
     assert_eq!(ok[0].method, judge_method());
     assert_eq!(ok[0].score, Some(0.75));
 
-    let (g, _) = judged(FakeJudge {
+    let bad = judged_semantic_text(FakeJudge {
         similarity: 2.0,
         ..FakeJudge::default()
-    });
-    let bad = grade(
-        &g,
-        vec![says(MatchType::Semantic, ORDER)],
-        reply(&["whatever"], vec![]),
-    )
+    })
     .await;
     assert_eq!(statuses(&bad), [Status::Failed]);
     assert!(bad[0].reason.as_deref().is_some_and(|r| r.contains("2/4")));
 
-    let (g, _) = judged(FakeJudge {
+    let broken = judged_semantic_text(FakeJudge {
         broken: true,
         ..FakeJudge::default()
-    });
-    let broken = grade(
-        &g,
-        vec![says(MatchType::Semantic, ORDER)],
-        reply(&["whatever"], vec![]),
-    )
+    })
     .await;
     assert_eq!(statuses(&broken), [Status::Error]);
     assert!(

@@ -76,82 +76,84 @@ fn local_similarity_passes_paraphrases() {
     }
 }
 
+/// An expected reply, an answer that contradicts it, and the word the reason must name.
+const CONTRADICTIONS: &[(&str, &str, &str)] = &[
+    (
+        ORDER,
+        "Your order ORD-12345 has not shipped yet.",
+        "negative",
+    ),
+    (
+        ORDER,
+        "Your order ORD-12346 has shipped and should arrive by April 18th.",
+        "ORD-12346",
+    ),
+    (ORDER, "Your order ORD-12345 was cancelled.", "cancelled"),
+    (
+        ORDER,
+        "Your order ORD-12345 has shipped and should arrive by April 19th.",
+        "april 19",
+    ),
+    (
+        "Your refund of $49.99 has been approved.",
+        "Your refund of $49.99 has been denied.",
+        "denied",
+    ),
+    (
+        "Your refund of $49.99 has been approved.",
+        "Your refund of $59.99 has been approved.",
+        "59.99",
+    ),
+    (
+        "I wasn't able to find that order.",
+        "I found your order.",
+        "affirmative",
+    ),
+    (
+        "Your appointment is confirmed for Tuesday at 10:30.",
+        "Your appointment is confirmed for Thursday at 10:30.",
+        "thursday",
+    ),
+    (
+        "Your appointment is confirmed for Tuesday at 10:30.",
+        "Your appointment is confirmed for Tuesday at 11:30.",
+        "11:30",
+    ),
+    (
+        "Invoice INV-5678 was paid.",
+        "Invoice INV-5678 is unpaid.",
+        "unpaid",
+    ),
+    (
+        "It will be processed within 5 business days.",
+        "It will be processed within 10 business days.",
+        "10",
+    ),
+    (
+        "Your subscription is active until December 31, 2026.",
+        "Your subscription expired on December 31, 2026.",
+        "expired",
+    ),
+    (
+        "Your subscription is active until December 31, 2026.",
+        "Your subscription is active until December 31, 2025.",
+        "2025",
+    ),
+    (
+        "Your order has been delivered.",
+        "Your order is still pending delivery.",
+        "pending",
+    ),
+    (
+        "Please share your order ID.",
+        "The weather is lovely today.",
+        "missing",
+    ),
+];
+
 #[test]
 fn local_similarity_fails_contradictions() {
-    let pairs = [
-        (
-            ORDER,
-            "Your order ORD-12345 has not shipped yet.",
-            "negative",
-        ),
-        (
-            ORDER,
-            "Your order ORD-12346 has shipped and should arrive by April 18th.",
-            "ORD-12346",
-        ),
-        (ORDER, "Your order ORD-12345 was cancelled.", "cancelled"),
-        (
-            ORDER,
-            "Your order ORD-12345 has shipped and should arrive by April 19th.",
-            "april 19",
-        ),
-        (
-            "Your refund of $49.99 has been approved.",
-            "Your refund of $49.99 has been denied.",
-            "denied",
-        ),
-        (
-            "Your refund of $49.99 has been approved.",
-            "Your refund of $59.99 has been approved.",
-            "59.99",
-        ),
-        (
-            "I wasn't able to find that order.",
-            "I found your order.",
-            "affirmative",
-        ),
-        (
-            "Your appointment is confirmed for Tuesday at 10:30.",
-            "Your appointment is confirmed for Thursday at 10:30.",
-            "thursday",
-        ),
-        (
-            "Your appointment is confirmed for Tuesday at 10:30.",
-            "Your appointment is confirmed for Tuesday at 11:30.",
-            "11:30",
-        ),
-        (
-            "Invoice INV-5678 was paid.",
-            "Invoice INV-5678 is unpaid.",
-            "unpaid",
-        ),
-        (
-            "It will be processed within 5 business days.",
-            "It will be processed within 10 business days.",
-            "10",
-        ),
-        (
-            "Your subscription is active until December 31, 2026.",
-            "Your subscription expired on December 31, 2026.",
-            "expired",
-        ),
-        (
-            "Your subscription is active until December 31, 2026.",
-            "Your subscription is active until December 31, 2025.",
-            "2025",
-        ),
-        (
-            "Your order has been delivered.",
-            "Your order is still pending delivery.",
-            "pending",
-        ),
-        (
-            "Please share your order ID.",
-            "The weather is lovely today.",
-            "missing",
-        ),
-    ];
-    for (expected, actual, named) in pairs {
+    for &(expected, actual, named) in CONTRADICTIONS {
         let verdict = semantic::compare(expected, actual, DEFAULT_THRESHOLD);
         assert!(
             !verdict.passed,
