@@ -1,0 +1,194 @@
+//! A case as the `Evaluation` SCRAPI's `cxas push-eval` would send for it.
+//!
+//! The case is first written as a SCRAPI golden (`formats::scrapi::write`, the inverse of the
+//! loader), then mapped step by step as SCRAPI's `EvalUtils._process_dataset_turn` maps a
+//! conversation: the session parameters as a `variables` step before turn 1, `text` or the
+//! `welcome` event for a turn without user text, one `agentResponse` per expected chunk (none
+//! for `# silent`), tool calls by resource name with their `args` (and `$matchType` maps)
+//! unchanged, a `toolResponse` from a call's `output`, and `transfer_to_agent` as an
+//! `agentTransfer`. The display name is the conversation's, the tags its tags and the file's
+//! stem. Free-text expectations stay prompts here; the caller finds or creates their
+//! `EvaluationExpectation` resources.
+//!
+//! One difference on purpose: SCRAPI gives each expected tool call a random `adk-<uuid4>` id;
+//! here the id is derived from the case and the call's place, so that pushing an unchanged
+//! golden again sends the same evaluation and its content hash does not change.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::formats::scrapi::write;
+use crate::formats::write::Losses;
+use crate::model::Case;
+
+/// An evaluation before its expectations are resolved into resource names.
+#[derive(Debug, PartialEq)]
+pub(super) struct Draft {
+    pub display_name: String,
+    pub tags: Vec<String>,
+    pub turns: Vec<Value>,
+    /// The conversation's free-text expectations (`llmCriteria` prompts).
+    pub prompts: Vec<String>,
+}
+
+/// Display names to resource names, as SCRAPI's maps of the app's tools and agents.
+#[derive(Debug, Default)]
+pub(super) struct Names {
+    pub app: String,
+    pub tools: BTreeMap<String, String>,
+    pub agents: BTreeMap<String, String>,
+}
+
+impl Names {
+    /// A tool's resource name: the app's tool of that display name, a resource name as given,
+    /// else `{app}/tools/{action}` (SCRAPI's fallback).
+    fn tool(&self, action: &str) -> String {
+        match self.tools.get(action) {
+            Some(name) => name.clone(),
+            None if action.starts_with("projects/") => action.to_owned(),
+            None => format!("{}/tools/{action}", self.app),
+        }
+    }
+
+    fn agent(&self, name: &str) -> String {
+        self.agents
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_owned())
+    }
+}
+
+/// The draft evaluation of `case`, or why the case cannot be one.
+pub(super) fn draft(case: &Case, names: &Names) -> Result<Draft, String> {
+    let yaml = write::write(std::slice::from_ref(case), &mut Losses::default());
+    let golden: Value = serde_saphyr::from_str(&yaml)
+        .map_err(|e| format!("the case could not be written as a SCRAPI golden: {e}"))?;
+    let conversation = &golden["conversations"][0];
+    let mut tags: Vec<String> = strings(&conversation["tags"]);
+    let stem = case
+        .location
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned());
+    if let Some(stem) = stem.filter(|s| !tags.contains(s)) {
+        tags.push(stem);
+    }
+    let parameters = conversation["session_parameters"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut injected = false;
+    let mut turns = Vec::new();
+    for (t, turn) in conversation["turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let mut variables = Map::new();
+        if !injected && !parameters.is_empty() {
+            variables.extend(parameters.clone());
+            injected = true;
+        }
+        if let Some(own) = turn["variables"].as_object() {
+            variables.extend(own.clone());
+        }
+        let seed = format!("{}\u{0}{}\u{0}{t}", case.location.file.display(), case.id);
+        turns.push(json!({ "steps": steps(turn, variables, names, &seed) }));
+    }
+    Ok(Draft {
+        display_name: case.id.clone(),
+        tags,
+        turns,
+        prompts: strings(&conversation["expectations"]),
+    })
+}
+
+/// One turn's steps, in SCRAPI's order.
+fn steps(turn: &Value, variables: Map<String, Value>, names: &Names, seed: &str) -> Vec<Value> {
+    let mut steps = Vec::new();
+    if !variables.is_empty() {
+        steps.push(json!({ "userInput": { "variables": variables } }));
+    }
+    let input = match (&turn["user"], turn["event"].as_str()) {
+        (Value::Null, Some(event)) => json!({ "event": { "event": event } }),
+        (Value::Null, None) => json!({ "event": { "event": crate::model::WELCOME_EVENT } }),
+        (Value::String(text), _) => json!({ "text": text }),
+        (other, _) => json!({ "text": other.to_string() }),
+    };
+    steps.push(json!({ "userInput": input }));
+    let chunks = match &turn["agent"] {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(texts) => texts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for text in chunks.into_iter().filter(|t| !t.contains("# silent")) {
+        steps.push(json!({ "expectation": { "agentResponse": {
+            "role": "agent", "chunks": [{ "text": text }] } } }));
+    }
+    let calls = turn["tool_calls"].as_array().into_iter().flatten();
+    for (c, call) in calls.enumerate() {
+        let Some(action) = call["action"].as_str().filter(|a| !a.is_empty()) else {
+            continue;
+        };
+        let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
+        let target = args["agent"].as_str().or(call["agent"].as_str());
+        if let (crate::transcript::TRANSFER_TOOL, Some(agent)) = (action, target) {
+            steps.push(json!({ "expectation": { "agentTransfer": {
+                "targetAgent": names.agent(agent) } } }));
+            continue;
+        }
+        let id = call_id(&format!("{seed}\u{0}{c}"));
+        let tool = names.tool(action);
+        steps.push(json!({ "expectation": { "toolCall": {
+            "id": id, "tool": tool, "args": args } } }));
+        if let Some(output) = call.get("output").filter(|o| !o.is_null()) {
+            steps.push(json!({ "expectation": { "toolResponse": {
+                "id": id, "tool": tool, "response": output } } }));
+        }
+    }
+    steps
+}
+
+/// `adk-` and a UUID (version 4 in form) made from `seed`: SCRAPI's shape, stable per place.
+fn call_id(seed: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, seed.as_bytes());
+    let mut b: [u8; 16] = digest.as_ref()[..16].try_into().unwrap_or_default();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "adk-{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// The strings of a YAML list (or of one string).
+fn strings(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        Value::String(s) => vec![s.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// The first 16 hex digits of the SHA-256 of `value`'s JSON: what tells an unchanged
+/// evaluation from one to PATCH.
+pub(super) fn content_hash(value: &Value) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, value.to_string().as_bytes());
+    digest.as_ref()[..8]
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
