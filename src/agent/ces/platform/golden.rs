@@ -1,8 +1,10 @@
 //! A case as the `Evaluation` SCRAPI's `cxas push-eval` would send for it.
 //!
-//! The case is first written as a SCRAPI golden (`formats::scrapi::write`, the inverse of the
-//! loader), then mapped step by step as SCRAPI's `EvalUtils._process_dataset_turn` maps a
-//! conversation: the session parameters as a `variables` step before turn 1, `text` or the
+//! A SCRAPI dataset golden is read again from its file, so that its conversation is mapped as
+//! written (`$matchType` maps in whatever shape, common parameters and expectations); a case of
+//! another format is first written as a SCRAPI golden (`formats::scrapi::write`, the inverse of
+//! the loader). Either is then mapped step by step as SCRAPI's
+//! `EvalUtils._process_dataset_turn` maps a conversation: the session parameters as a `variables` step before turn 1, `text` or the
 //! `welcome` event for a turn without user text, one `agentResponse` per expected chunk (none
 //! for `# silent`), tool calls by resource name with their `args` (and `$matchType` maps)
 //! unchanged, a `toolResponse` from a call's `output`, and `transfer_to_agent` as an
@@ -15,12 +17,13 @@
 //! golden again sends the same evaluation and its content hash does not change.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
 use crate::formats::scrapi::write;
 use crate::formats::write::Losses;
-use crate::model::Case;
+use crate::model::{Case, Format};
 
 /// An evaluation before its expectations are resolved into resource names.
 #[derive(Debug, PartialEq)]
@@ -59,12 +62,15 @@ impl Names {
     }
 }
 
+/// The SCRAPI dataset files read so far, by path.
+pub(super) type Sources = BTreeMap<PathBuf, Option<Value>>;
+
 /// The draft evaluation of `case`, or why the case cannot be one.
-pub(super) fn draft(case: &Case, names: &Names) -> Result<Draft, String> {
-    let yaml = write::write(std::slice::from_ref(case), &mut Losses::default());
-    let golden: Value = serde_saphyr::from_str(&yaml)
-        .map_err(|e| format!("the case could not be written as a SCRAPI golden: {e}"))?;
-    let conversation = &golden["conversations"][0];
+pub(super) fn draft(case: &Case, names: &Names, sources: &mut Sources) -> Result<Draft, String> {
+    let (conversation, common) = match as_written(case, sources) {
+        Some(found) => found,
+        None => (rewritten(case)?, Value::Null),
+    };
     let mut tags: Vec<String> = strings(&conversation["tags"]);
     let stem = case
         .location
@@ -74,10 +80,13 @@ pub(super) fn draft(case: &Case, names: &Names) -> Result<Draft, String> {
     if let Some(stem) = stem.filter(|s| !tags.contains(s)) {
         tags.push(stem);
     }
-    let parameters = conversation["session_parameters"]
+    let mut parameters = common["common_session_parameters"]
         .as_object()
         .cloned()
         .unwrap_or_default();
+    if let Some(own) = conversation["session_parameters"].as_object() {
+        parameters.extend(own.clone());
+    }
     let mut injected = false;
     let mut turns = Vec::new();
     for (t, turn) in conversation["turns"]
@@ -97,12 +106,54 @@ pub(super) fn draft(case: &Case, names: &Names) -> Result<Draft, String> {
         let seed = format!("{}\u{0}{}\u{0}{t}", case.location.file.display(), case.id);
         turns.push(json!({ "steps": steps(turn, variables, names, &seed) }));
     }
+    let mut prompts = strings(&common["common_expectations"]);
+    prompts.extend(strings(&conversation["expectations"]));
     Ok(Draft {
         display_name: case.id.clone(),
         tags,
         turns,
-        prompts: strings(&conversation["expectations"]),
+        prompts,
     })
+}
+
+/// A SCRAPI dataset case's conversation as its file has it, and the file's common
+/// parameters and expectations. The file is looked for where the report names it,
+/// from the current directory and from the project root.
+fn as_written(case: &Case, sources: &mut Sources) -> Option<(Value, Value)> {
+    if case.format != Format::ScrapiGolden {
+        return None;
+    }
+    let file = case.location.file.to_path_buf();
+    let source = sources.entry(file.clone()).or_insert_with(|| {
+        let cwd = std::env::current_dir().ok()?;
+        let root = crate::project::root(&cwd, &cwd);
+        [cwd.join(&file), root.join(&file)]
+            .iter()
+            .find_map(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| serde_saphyr::from_str::<Value>(&text).ok())
+    });
+    let source = source.as_ref()?;
+    let conversation =
+        source["conversations"]
+            .as_array()?
+            .iter()
+            .find(|c| match &c["conversation"] {
+                Value::String(name) => *name == case.id,
+                other => other.to_string() == case.id,
+            })?;
+    let common = json!({
+        "common_session_parameters": source["common_session_parameters"],
+        "common_expectations": source["common_expectations"],
+    });
+    Some((conversation.clone(), common))
+}
+
+/// The case written as a one-conversation SCRAPI golden, that conversation.
+fn rewritten(case: &Case) -> Result<Value, String> {
+    let yaml = write::write(std::slice::from_ref(case), &mut Losses::default());
+    let golden: Value = serde_saphyr::from_str(&yaml)
+        .map_err(|e| format!("the case could not be written as a SCRAPI golden: {e}"))?;
+    Ok(golden["conversations"][0].clone())
 }
 
 /// One turn's steps, in SCRAPI's order.

@@ -37,9 +37,22 @@ impl CesAgent {
         let names = self.names().await?;
         let mut listed = self.listed().await?;
         let mut pushed = Vec::with_capacity(cases.len());
+        let mut sources = golden::Sources::new();
+        // The platform names evaluations uniquely: a second case of the same name is refused.
+        let mut taken: BTreeMap<String, String> = BTreeMap::new();
         for case in cases {
-            let one = match golden::draft(case, &names) {
-                Ok(draft) => self.push_one(case, draft, &mut listed).await,
+            let place = format!("{}:{}", case.location.file.display(), case.location.line);
+            let one = match golden::draft(case, &names, &mut sources) {
+                Ok(draft) => match taken.get(&draft.display_name) {
+                    Some(first) => Err(format!(
+                        "the case {first} pushes an evaluation named `{}` already: the app names evaluations uniquely, so this one is not run",
+                        draft.display_name
+                    )),
+                    None => {
+                        taken.insert(draft.display_name.clone(), place);
+                        self.push_one(case, draft, &mut listed).await
+                    }
+                },
                 Err(why) => Err(why),
             };
             pushed.push(one);
