@@ -139,7 +139,8 @@ fn as_written(case: &Case, sources: &mut Sources) -> Option<(Value, Value)> {
             .iter()
             .find(|c| match &c["conversation"] {
                 Value::String(name) => *name == case.id,
-                other => other.to_string() == case.id,
+                Value::Number(number) => number.to_string() == case.id,
+                _ => false,
             })?;
     let common = json!({
         "common_session_parameters": source["common_session_parameters"],

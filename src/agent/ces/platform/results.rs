@@ -7,6 +7,7 @@
 //! The verdict is the platform's (`evaluationStatus`); the checks say why. Scores are written
 //! in `0..=1` as every score of a report: semantic similarity 0-4 is divided by 4.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -36,8 +37,11 @@ pub(super) fn error(case: &Case, why: &str) -> CaseResult {
     }
 }
 
+/// Resource names to the display names goldens use (the app's tools and agents).
+pub(super) type Labels = BTreeMap<String, String>;
+
 /// The case's result from the platform's `result`.
-pub(super) fn of(case: &Case, result: &Value) -> CaseResult {
+pub(super) fn of(case: &Case, result: &Value, labels: &Labels) -> CaseResult {
     let state = result["executionState"].as_str().unwrap_or_default();
     if state == "ERROR" || (state != "COMPLETED" && !result["errorInfo"].is_null()) {
         let info = &result["errorInfo"];
@@ -61,7 +65,7 @@ pub(super) fn of(case: &Case, result: &Value) -> CaseResult {
         .into_iter()
         .flatten()
         .enumerate()
-        .map(|(i, replay)| turn(case, i, replay, thresholds))
+        .map(|(i, replay)| turn(case, i, replay, (thresholds, labels)))
         .collect();
     let mut checks: Vec<CheckResult> = list(&golden["evaluationExpectationResults"])
         .map(|r| expectation(case, r))
@@ -99,12 +103,17 @@ fn list(value: &Value) -> impl Iterator<Item = &Value> {
 }
 
 /// One replayed turn: its expectation outcomes and hallucination result as checks.
-fn turn(case: &Case, i: usize, replay: &Value, thresholds: &Value) -> TurnResult {
+fn turn(
+    case: &Case,
+    i: usize,
+    replay: &Value,
+    (thresholds, labels): (&Value, &Labels),
+) -> TurnResult {
     let golden = case.turns.get(i);
     let line = golden.map_or(case.location.line, |t| t.location.line);
     let mut reply = Reply::default();
     let mut checks: Vec<CheckResult> = list(&replay["expectationOutcome"])
-        .map(|outcome| expectation_outcome(outcome, line, thresholds, &mut reply))
+        .map(|outcome| expectation_outcome(outcome, line, (thresholds, labels), &mut reply))
         .collect();
     if let Some(check) = hallucination(&replay["hallucinationResult"], line) {
         checks.push(check);
@@ -135,7 +144,7 @@ fn turn(case: &Case, i: usize, replay: &Value, thresholds: &Value) -> TurnResult
 fn expectation_outcome(
     outcome: &Value,
     line: u32,
-    thresholds: &Value,
+    (thresholds, labels): (&Value, &Labels),
     reply: &mut Reply,
 ) -> CheckResult {
     let expected = &outcome["expectation"];
@@ -159,7 +168,7 @@ fn expectation_outcome(
             let observed = &outcome["observedToolCall"];
             if !observed.is_null() {
                 reply.tool_calls.push(ToolCall {
-                    name: tool_name(observed),
+                    name: tool_name(observed, labels),
                     args: observed["args"].clone(),
                     response: None,
                     resource: observed["tool"].as_str().map(str::to_owned),
@@ -168,12 +177,12 @@ fn expectation_outcome(
             let actual = if observed.is_null() {
                 String::new()
             } else {
-                call_text(observed)
+                call_text(observed, labels)
             };
             (
-                format!("tool call {}", tool_name(call)),
+                format!("tool call {}", tool_name(call, labels)),
                 CheckCategory::ToolCall,
-                call_text(call),
+                call_text(call, labels),
                 actual,
             )
         } else if let Some(response) = expected.get("toolResponse") {
@@ -184,7 +193,7 @@ fn expectation_outcome(
                 observed["response"].to_string()
             };
             (
-                format!("tool response {}", tool_name(response)),
+                format!("tool response {}", tool_name(response, labels)),
                 CheckCategory::ToolResponse,
                 response["response"].to_string(),
                 actual,
@@ -366,20 +375,21 @@ fn chunks_text(message: &Value) -> String {
     texts.join("\n")
 }
 
-/// A tool's display name, else the last part of its resource name.
-fn tool_name(call: &Value) -> String {
+/// A tool's display name: the call's, the app's for its resource, else the resource's id.
+fn tool_name(call: &Value, labels: &Labels) -> String {
     let resource = call["tool"]
         .as_str()
         .or(call["toolsetTool"]["toolId"].as_str());
     call["displayName"]
         .as_str()
+        .or_else(|| resource.and_then(|r| labels.get(r)).map(String::as_str))
         .or_else(|| resource.map(|r| r.rsplit('/').next().unwrap_or(r)))
         .unwrap_or_default()
         .to_owned()
 }
 
-fn call_text(call: &Value) -> String {
-    format!("{}({})", tool_name(call), call["args"])
+fn call_text(call: &Value, labels: &Labels) -> String {
+    format!("{}({})", tool_name(call, labels), call["args"])
 }
 
 fn inputs(inputs: &[Input]) -> String {

@@ -62,6 +62,9 @@ impl CesAgent {
         };
         let op_name = operation["name"].as_str().unwrap_or_default().to_owned();
         let mut run_name = run_of(&operation);
+        if let Some(name) = &run_name {
+            self.started(name);
+        }
         let mut wait = FIRST_POLL;
         let mut last: Option<Value> = None;
         loop {
@@ -80,7 +83,7 @@ impl CesAgent {
                 (Ok(operation), None) => {
                     run_name = run_of(&operation);
                     if let Some(name) = &run_name {
-                        self.runs.lock().map(|mut r| r.push(name.clone())).ok();
+                        self.started(name);
                     } else if operation["done"].as_bool() == Some(true) {
                         let message = operation["error"]["message"]
                             .as_str()
@@ -117,6 +120,13 @@ impl CesAgent {
         }
     }
 
+    /// Remembers an evaluation run started, for the report.
+    fn started(&self, run: &str) {
+        if let Ok(mut runs) = self.runs.lock() {
+            runs.push(run.to_owned());
+        }
+    }
+
     /// Cancels the operation goldgate started; a failure leaves nothing more to do.
     async fn cancel(&self, operation: &str) {
         if operation.is_empty() {
@@ -139,6 +149,13 @@ impl CesAgent {
             Some(run) => self.results_of(run, to_run).await,
             None => Vec::new(),
         };
+        let labels: results::Labels = match self.tools.get() {
+            Some(catalog) => catalog
+                .all()
+                .map(|(d, n)| (n.to_owned(), d.to_owned()))
+                .collect(),
+            None => results::Labels::new(),
+        };
         let mut out = Vec::new();
         for (index, evaluation) in to_run {
             let case = &cases[*index];
@@ -146,10 +163,10 @@ impl CesAgent {
             let mine = found
                 .iter()
                 .filter(|r| r["name"].as_str().is_some_and(|n| n.starts_with(&prefix)));
-            let mut mine = mine.map(|r| results::of(case, r));
+            let mut mine = mine.map(|r| results::of(case, r, &labels));
             for run in 0..runs as usize {
                 let result = mine.next().unwrap_or_else(|| {
-                    let why = if ended.complete {
+                    let why = if ended.why.is_empty() {
                         "the platform returned no result for this run"
                     } else {
                         &ended.why
