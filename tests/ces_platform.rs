@@ -537,3 +537,30 @@ fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
     let error = report["cases"][0]["error"].as_str().unwrap();
     assert!(error.contains("cancelled"), "{error}");
 }
+
+#[test]
+fn a_misspelt_platform_setting_is_an_error_with_its_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_corpus(dir.path());
+    let fake = Fake::accepting(TOKEN);
+    let addr = start(&fake);
+    config(dir.path(), addr, "{ run_method: stabel }");
+    let (code, _, printed) = with_token(dir.path(), &[]);
+    assert_eq!(code, Some(2), "{printed}");
+    common::assert_contains(
+        &printed,
+        &[
+            "goldgate.yaml:5",
+            "agent.ces.platform.run_method",
+            "did you mean `stable`?",
+        ],
+    );
+    let text = format!(
+        "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\n    api_version: v1\n    platform: true\n"
+    );
+    fs::write(dir.path().join("goldgate.yaml"), text).unwrap();
+    let (code, _, printed) = with_token(dir.path(), &[]);
+    assert_eq!(code, Some(2), "{printed}");
+    common::assert_contains(&printed, &["goldgate.yaml:5", "exist only in v1beta"]);
+    assert!(fake.state().heard.is_empty(), "bad input sends nothing");
+}
