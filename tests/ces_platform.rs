@@ -124,16 +124,9 @@ fn normalise_ids(turns: &mut Value) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    config(dir.path(), start(&fake), "true");
-    let (code, report, printed) = with_token(dir.path(), &["--timeout", "30s"]);
-    assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
-    assert_eq!(code, Some(0), "{printed}");
-
+/// Each conversation of the corpus was created as the test's port of SCRAPI maps it, with its
+/// expectations found or made; returns how many conversations there are.
+fn assert_pushed_as_scrapi(fake: &Fake) -> usize {
     let created = fake.heard("POST", "/evaluations");
     let tools = BTreeMap::from([("lookup_order", format!("{APP}/tools/0c4f7a"))]);
     let mut conversations = 0;
@@ -185,6 +178,20 @@ fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
         }
     }
     assert_eq!(created.len(), conversations);
+    conversations
+}
+
+#[test]
+fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_corpus(dir.path());
+    let fake = Fake::accepting(TOKEN);
+    config(dir.path(), start(&fake), "true");
+    let (code, report, printed) = with_token(dir.path(), &["--timeout", "30s"]);
+    assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
+    assert_eq!(code, Some(0), "{printed}");
+
+    let conversations = assert_pushed_as_scrapi(&fake);
 
     let run = &fake.heard("POST", ":runEvaluation")[0].body;
     assert_eq!(run["runCount"], 1);
@@ -239,6 +246,20 @@ fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
     assert!(!printed.contains(TOKEN) && !report.to_string().contains(TOKEN));
 }
 
+/// An evaluation made in the console, named `name`, in place of goldgate's of that name.
+fn seed_foreign(fake: &Fake, name: &str) -> Value {
+    let foreign = serde_json::json!({
+        "name": format!("{APP}/evaluations/theirs"),
+        "displayName": name,
+        "description": "made in the console",
+        "golden": {"turns": [{"steps": [{"userInput": {"text": "hi"}}]}]},
+    });
+    let mut state = fake.state();
+    state.evaluations.retain(|e| e["displayName"] != name);
+    state.evaluations.push(foreign.clone());
+    foreign
+}
+
 #[test]
 fn pushing_again_sends_only_what_changed_and_never_touches_another_evaluation() {
     let dir = tempfile::tempdir().unwrap();
@@ -280,19 +301,7 @@ fn pushing_again_sends_only_what_changed_and_never_touches_another_evaluation() 
     )
     .unwrap();
     // Another team's evaluation shares a case's name: it is left alone, the case errs.
-    let foreign = serde_json::json!({
-        "name": format!("{APP}/evaluations/theirs"),
-        "displayName": "missing_order_id",
-        "description": "made in the console",
-        "golden": {"turns": [{"steps": [{"userInput": {"text": "hi"}}]}]},
-    });
-    {
-        let mut state = fake.state();
-        state
-            .evaluations
-            .retain(|e| e["displayName"] != "missing_order_id");
-        state.evaluations.push(foreign.clone());
-    }
+    let foreign = seed_foreign(&fake, "missing_order_id");
     let (code, report, printed) = with_token(dir.path(), &[]);
     let patched = fake.heard("PATCH", "");
     assert_eq!(patched.len(), 1, "{printed}");

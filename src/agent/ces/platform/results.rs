@@ -147,87 +147,15 @@ fn expectation_outcome(
     (thresholds, labels): (&Value, &Labels),
     reply: &mut Reply,
 ) -> CheckResult {
-    let expected = &outcome["expectation"];
-    let turn_level = &thresholds["turnLevelMetricsThresholds"];
-    let (label, category, expected_text, actual) =
-        if let Some(response) = expected.get("agentResponse") {
-            let actual = chunks_text(&outcome["observedAgentResponse"]);
-            if !actual.is_empty() {
-                reply.messages.push(Message {
-                    text: actual.clone(),
-                    agent: None,
-                });
-            }
-            (
-                "agent text".to_owned(),
-                CheckCategory::AgentText,
-                chunks_text(response),
-                actual,
-            )
-        } else if let Some(call) = expected.get("toolCall") {
-            let observed = &outcome["observedToolCall"];
-            if !observed.is_null() {
-                reply.tool_calls.push(ToolCall {
-                    name: tool_name(observed, labels),
-                    args: observed["args"].clone(),
-                    response: None,
-                    resource: observed["tool"].as_str().map(str::to_owned),
-                });
-            }
-            let actual = if observed.is_null() {
-                String::new()
-            } else {
-                call_text(observed, labels)
-            };
-            (
-                format!("tool call {}", tool_name(call, labels)),
-                CheckCategory::ToolCall,
-                call_text(call, labels),
-                actual,
-            )
-        } else if let Some(response) = expected.get("toolResponse") {
-            let observed = &outcome["observedToolResponse"];
-            let actual = if observed.is_null() {
-                String::new()
-            } else {
-                observed["response"].to_string()
-            };
-            (
-                format!("tool response {}", tool_name(response, labels)),
-                CheckCategory::ToolResponse,
-                response["response"].to_string(),
-                actual,
-            )
-        } else {
-            let target = |v: &Value| {
-                v["displayName"]
-                    .as_str()
-                    .or(v["targetAgent"].as_str())
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            let observed = &outcome["observedAgentTransfer"];
-            if !observed.is_null() {
-                reply.transfer = Some(Transfer {
-                    agent: target(observed),
-                    resource: observed["targetAgent"].as_str().map(str::to_owned),
-                });
-            }
-            let wanted = target(&expected["agentTransfer"]);
-            (
-                format!("transfer to {wanted}"),
-                CheckCategory::Transfer,
-                wanted,
-                target(observed),
-            )
-        };
+    let (label, category, expected, actual) = observed(outcome, labels, reply);
     let mut check = judged(label, category, line, outcome["outcome"].as_str());
-    check.expected = expected_text;
+    check.expected = expected;
     check.actual = actual;
     let similarity = &outcome["semanticSimilarityResult"];
     let invocation = &outcome["toolInvocationResult"];
     if let Some(score) = similarity["score"].as_f64() {
         check.score = Some(score / 4.0);
+        let turn_level = &thresholds["turnLevelMetricsThresholds"];
         let threshold = turn_level["semanticSimilaritySuccessThreshold"].as_f64();
         check.reason = Some(scored(score, "4", threshold, similarity));
     } else if let Some(score) = invocation["parameterCorrectnessScore"].as_f64() {
@@ -237,6 +165,72 @@ fn expectation_outcome(
         check.reason = Some(scored(score, "1", threshold, invocation));
     }
     check
+}
+
+/// What an outcome's expectation asked and what the app did: (label, category, expected,
+/// actual). What was observed joins `reply`.
+fn observed(
+    outcome: &Value,
+    labels: &Labels,
+    reply: &mut Reply,
+) -> (String, CheckCategory, String, String) {
+    let expected = &outcome["expectation"];
+    let seen = |key: &str| Some(&outcome[key]).filter(|v| !v.is_null());
+    if let Some(response) = expected.get("agentResponse") {
+        let actual = chunks_text(&outcome["observedAgentResponse"]);
+        if !actual.is_empty() {
+            let text = actual.clone();
+            reply.messages.push(Message { text, agent: None });
+        }
+        let label = "agent text".to_owned();
+        (
+            label,
+            CheckCategory::AgentText,
+            chunks_text(response),
+            actual,
+        )
+    } else if let Some(call) = expected.get("toolCall") {
+        let observed = seen("observedToolCall");
+        if let Some(observed) = observed {
+            reply.tool_calls.push(ToolCall {
+                name: tool_name(observed, labels),
+                args: observed["args"].clone(),
+                response: None,
+                resource: observed["tool"].as_str().map(str::to_owned),
+            });
+        }
+        let actual = observed.map(|o| call_text(o, labels)).unwrap_or_default();
+        let label = format!("tool call {}", tool_name(call, labels));
+        (
+            label,
+            CheckCategory::ToolCall,
+            call_text(call, labels),
+            actual,
+        )
+    } else if let Some(response) = expected.get("toolResponse") {
+        let observed = seen("observedToolResponse");
+        let actual = observed
+            .map(|o| o["response"].to_string())
+            .unwrap_or_default();
+        let label = format!("tool response {}", tool_name(response, labels));
+        let wanted = response["response"].to_string();
+        (label, CheckCategory::ToolResponse, wanted, actual)
+    } else {
+        let target = |v: &Value| {
+            let name = v["displayName"].as_str().or(v["targetAgent"].as_str());
+            name.unwrap_or_default().to_owned()
+        };
+        let observed = &outcome["observedAgentTransfer"];
+        if !observed.is_null() {
+            reply.transfer = Some(Transfer {
+                agent: target(observed),
+                resource: observed["targetAgent"].as_str().map(str::to_owned),
+            });
+        }
+        let wanted = target(&expected["agentTransfer"]);
+        let label = format!("transfer to {wanted}");
+        (label, CheckCategory::Transfer, wanted, target(observed))
+    }
 }
 
 /// `platform score 2 of 4 (threshold 3), Partially Consistent: explanation`.
