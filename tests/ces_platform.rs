@@ -10,23 +10,14 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use ces_platform_support::cli::{GOOGLE_ENV, TOKEN, config, run, start, with_token};
 use ces_platform_support::{APP, Fake, Finish, scrapi_turns};
 
-const TOKEN: &str = "ya29.platform-loopback-token-42";
-const GOOGLE_ENV: [&str; 5] = [
-    "CXAS_OAUTH_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GCE_METADATA_HOST",
-    "CLOUDSDK_CONFIG",
-    "GOOGLE_CLOUD_PROJECT",
-];
-/// The corpus's SCRAPI platform goldens (dataset form), each conversation name once.
 const CORPUS: [&str; 6] = [
     "scrapi/doc-snippets/docs__guides__evaluation__platform-goldens.md.L31-L54.yaml",
     "scrapi/doc-snippets/docs__guides__evaluation__platform-goldens.md.L206-L240.yaml",
@@ -40,55 +31,12 @@ fn corpus() -> &'static Path {
     Path::new("../shared/corpus")
 }
 
-fn start(fake: &Fake) -> SocketAddr {
-    common::serve(
-        axum::Router::new()
-            .fallback(ces_platform_support::handle)
-            .with_state(fake.clone()),
-    )
-}
-
-fn config(dir: &Path, addr: SocketAddr, platform: &str) {
-    let text = format!(
-        "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\n    platform: {platform}\nrun:\n  retries: 0\n"
-    );
-    fs::write(dir.join("goldgate.yaml"), text).unwrap();
-}
-
 fn copy_corpus(dir: &Path) {
     fs::create_dir_all(dir.join("goldens")).unwrap();
     for file in CORPUS {
         let name = Path::new(file).file_name().unwrap();
         fs::copy(corpus().join(file), dir.join("goldens").join(name)).unwrap();
     }
-}
-
-/// `goldgate run goldens` in `dir`: exit code, report (null when none) and all it printed.
-fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let _ = fs::remove_file(&report);
-    let mut command = common::command_in(dir);
-    for name in GOOGLE_ENV {
-        command.env_remove(name);
-    }
-    command.env("HOME", dir);
-    command.envs(env.iter().copied());
-    let output = command
-        .args(["run", "--output"])
-        .arg(&report)
-        .args(extra)
-        .arg("goldens")
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report =
-        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
-    (output.status.code(), report, printed)
-}
-
-fn with_token(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    run(dir, extra, &[("CXAS_OAUTH_TOKEN", TOKEN)])
 }
 
 /// Every tool call id is SCRAPI's shape (`adk-` and a version-4 UUID), each tool response

@@ -31,4 +31,11 @@ pub trait Evaluations: Send + Sync {
     /// Runs each of `cases` `runs` times and returns every run's result; a case that could not
     /// be run is an error result saying why, never left out.
     async fn evaluate(&self, cases: &[Arc<Case>], runs: u32, bounds: Bounds<'_>) -> Evaluated;
+
+    /// Cases the agent holds itself, with no local file (evaluations already in a CX Agent
+    /// Studio app, chosen in goldgate.yaml), to run with the selected ones. One that cannot be
+    /// listed is a case that errs with why.
+    async fn existing(&self) -> Vec<Case> {
+        Vec::new()
+    }
 }

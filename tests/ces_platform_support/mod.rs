@@ -16,10 +16,12 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+pub mod cli;
 mod results;
 mod scrapi;
 
 use results::produce_results;
+#[allow(unused_imports)] // Only the push test compares with SCRAPI's mapping.
 pub use scrapi::scrapi_turns;
 
 pub const APP: &str = "projects/p/locations/us/apps/support";
@@ -38,6 +40,7 @@ pub enum Finish {
 
 /// One request as the fake heard it.
 #[derive(Clone, Debug)]
+#[allow(dead_code)] // Not every test crate reads every field.
 pub struct Heard {
     pub method: String,
     pub path: String,

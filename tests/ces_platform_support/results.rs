@@ -25,7 +25,11 @@ pub(super) fn produce_results(state: &mut Platform, at: usize) {
                 "{evaluation_name}/results/{}-{k}",
                 run.name.rsplit('/').next().unwrap_or_default()
             );
-            let result = result_of(&evaluation, &run.name, &name, failing, &state.expectations);
+            let result = if evaluation["scenario"].is_null() {
+                result_of(&evaluation, &run.name, &name, failing, &state.expectations)
+            } else {
+                scenario_result_of(&evaluation, &run.name, &name, failing)
+            };
             state.results.insert(name.clone(), result);
             names.push(name);
         }
@@ -111,4 +115,30 @@ fn outcome(expectation: &Value, wrong: bool) -> Value {
         outcome["observedAgentTransfer"] = observed;
     }
     outcome
+}
+
+/// A scenario evaluation's result: the simulated user reached the goal (unless `failing`),
+/// every rubric scored.
+fn scenario_result_of(evaluation: &Value, run: &str, name: &str, failing: bool) -> Value {
+    let scenario = &evaluation["scenario"];
+    let rubrics: Vec<Value> = scenario["rubrics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|rubric| json!({"rubric": rubric, "score": if failing { 0.0 } else { 1.0 }, "scoreExplanation": "Judged over the conversation."}))
+        .collect();
+    json!({
+        "name": name,
+        "evaluationStatus": if failing { "FAIL" } else { "PASS" },
+        "evaluationRun": run,
+        "executionState": "COMPLETED",
+        "scenarioResult": {
+            "conversation": format!("{APP}/conversations/s1"),
+            "task": scenario["task"],
+            "rubricOutcomes": rubrics,
+            "userGoalSatisfactionResult": {"score": if failing { 0 } else { 1 }, "label": if failing { "User Task Not Satisfied" } else { "User Task Satisfied" }, "explanation": "The user got a refund."},
+            "allExpectationsSatisfied": !failing,
+            "taskCompleted": !failing,
+        },
+    })
 }

@@ -8,6 +8,7 @@ use super::APP;
 
 /// The steps SCRAPI's `_process_dataset_turn` makes of one dataset conversation (the test's
 /// own port, from the raw YAML), with each tool call id replaced by `ID`.
+#[allow(dead_code)] // Only the push test compares with SCRAPI's mapping.
 pub fn scrapi_turns(
     conversation: &Value,
     common: &Map<String, Value>,

@@ -1,11 +1,14 @@
-//! `agent: { ces: { app, platform: true } }` or `platform: { run_method, channel, tool_calls }`:
-//! play the selected goldens as the app's own `Evaluation` resources, run and scored by CX Agent
-//! Studio (`runEvaluation`), instead of turn by turn through `runSession`.
+//! `agent: { ces: { app, platform: true } }` or `platform: { run_method, channel, tool_calls,
+//! evaluations }`: play the selected goldens as the app's own `Evaluation` resources, run and
+//! scored by CX Agent Studio (`runEvaluation`), instead of turn by turn through `runSession`.
+//!
+//! `evaluations: { prefix, tags }` also runs evaluations that already live in the app, chosen
+//! as `cxas run --display-name-prefix / --tags` chooses them, with no local file of their own.
 
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::yaml::{Fields, Node, Value};
 
-const KEYS: [&str; 3] = ["run_method", "channel", "tool_calls"];
+const KEYS: [&str; 4] = ["run_method", "channel", "tool_calls", "evaluations"];
 
 /// How the platform replays a golden (`goldenRunMethod`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,11 +64,20 @@ impl ToolCalls {
     }
 }
 
+/// Evaluations already in the app (not pushed by goldgate) to run as well: those whose display
+/// name starts with `prefix` and, with `tags`, that carry one of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Existing {
+    pub prefix: Option<String>,
+    pub tags: Vec<String>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlatformConfig {
     pub run_method: RunMethod,
     pub channel: Channel,
     pub tool_calls: ToolCalls,
+    pub existing: Option<Existing>,
 }
 
 /// `platform:`: `true`, `false` (turn by turn, as without it) or a map of the settings.
@@ -104,8 +116,31 @@ pub(crate) fn parse(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<
             diags,
         )?;
     }
+    if let Some(n) = fields.take("evaluations") {
+        config.existing = Some(existing(n, &format!("{path}.evaluations"), diags)?);
+    }
     fields.finish(&KEYS, diags);
     Some(config)
+}
+
+fn existing(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Existing> {
+    let mut fields = Fields::of(node, path, diags)?;
+    let prefix = fields.string("prefix", diags);
+    let tags = fields.strings("tags", diags);
+    fields.finish(&["prefix", "tags"], diags);
+    if prefix.is_none() && tags.is_empty() {
+        diags
+            .error(
+                Code::G102,
+                node.line,
+                node.column,
+                "`evaluations` chooses nothing: give a `prefix` or `tags`",
+            )
+            .field(path)
+            .hint("e.g. `evaluations: { prefix: \"smoke_\" }` or `evaluations: { tags: [p0] }`");
+        return None;
+    }
+    Some(Existing { prefix, tags })
 }
 
 /// One of `words`, by its name.

@@ -10,6 +10,7 @@
 //! few retries with backoff (and `Retry-After`) for 429, 5xx and dropped connections, and one
 //! retry with a fresh token after a 401 (a token that expired mid-poll).
 
+mod existing;
 mod golden;
 mod push;
 mod results;
@@ -95,16 +96,7 @@ fn retried(error: &EndpointError, attempt: u32) -> bool {
 impl Evaluations for CesAgent {
     async fn evaluate(&self, cases: &[Arc<Case>], runs: u32, bounds: Bounds<'_>) -> Evaluated {
         let started = tokio::time::Instant::now();
-        // Only conversations are goldens: the rest have no evaluation to be.
-        let (goldens, others): (Vec<usize>, Vec<usize>) =
-            (0..cases.len()).partition(|&i| cases[i].kind() == CaseKind::Conversation);
-        let mut results = Vec::new();
-        for &index in &others {
-            let why = "platform mode runs goldens only: this case is not a conversation (run it without `platform`)";
-            for run in 0..runs as usize {
-                results.push((index, run, results::skipped(&cases[index], why)));
-            }
-        }
+        let (goldens, mut to_run, mut results) = triage(cases, runs, &self.config.app);
         let chosen: Vec<Arc<Case>> = goldens.iter().map(|&i| Arc::clone(&cases[i])).collect();
         let pushed = tokio::select! {
             pushed = self.push(&chosen) => pushed,
@@ -124,7 +116,6 @@ impl Evaluations for CesAgent {
                 };
             }
         };
-        let mut to_run: Vec<(usize, String)> = Vec::new();
         for (&index, pushed) in goldens.iter().zip(pushed) {
             match pushed {
                 Ok(name) => to_run.push((index, name)),
@@ -146,6 +137,40 @@ impl Evaluations for CesAgent {
             incomplete,
         }
     }
+
+    async fn existing(&self) -> Vec<Case> {
+        self.existing_cases().await
+    }
+}
+
+/// Sorts `cases`: local goldens to push; evaluations already in the app, by resource name, to
+/// run as they are; and the results of the rest (not conversations: skipped; an existing
+/// evaluation that could not be listed: an error).
+#[allow(clippy::type_complexity)]
+fn triage(
+    cases: &[Arc<Case>],
+    runs: u32,
+    app: &str,
+) -> (
+    Vec<usize>,
+    Vec<(usize, String)>,
+    Vec<(usize, usize, CaseResult)>,
+) {
+    let (mut local, mut existing, mut done) = (Vec::new(), Vec::new(), Vec::new());
+    let not_golden = "platform mode runs goldens only: this case is not a conversation (run it without `platform`)";
+    for (index, case) in cases.iter().enumerate() {
+        match existing::resource_of(case, app) {
+            Some(Ok(name)) => existing.push((index, name)),
+            Some(Err(why)) => done.extend(all_errors(&[index], cases, runs, &why)),
+            None if case.kind() == CaseKind::Conversation => local.push(index),
+            None => {
+                for run in 0..runs as usize {
+                    done.push((index, run, results::skipped(case, not_golden)));
+                }
+            }
+        }
+    }
+    (local, existing, done)
 }
 
 /// `runs` error results for each case of `indices`, saying `why`.

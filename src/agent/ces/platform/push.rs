@@ -16,7 +16,7 @@ use crate::model::Case;
 use crate::net::EndpointError;
 
 /// What begins the description of every evaluation goldgate pushed.
-const MARK: &str = "goldgate:";
+pub(super) const MARK: &str = "goldgate:";
 /// Display names of created expectations are cut to this many characters.
 const MAX_DISPLAY_NAME: usize = 60;
 

@@ -217,7 +217,9 @@ fn observed(
         (label, CheckCategory::ToolResponse, wanted, actual)
     } else {
         let target = |v: &Value| {
-            let name = v["displayName"].as_str().or(v["targetAgent"].as_str());
+            let resource = v["targetAgent"].as_str();
+            let known = resource.and_then(|r| labels.get(r)).map(String::as_str);
+            let name = v["displayName"].as_str().or(known).or(resource);
             name.unwrap_or_default().to_owned()
         };
         let observed = &outcome["observedAgentTransfer"];

@@ -149,13 +149,7 @@ impl CesAgent {
             Some(run) => self.results_of(run, to_run).await,
             None => Vec::new(),
         };
-        let labels: results::Labels = match self.tools.get() {
-            Some(catalog) => catalog
-                .all()
-                .map(|(d, n)| (n.to_owned(), d.to_owned()))
-                .collect(),
-            None => results::Labels::new(),
-        };
+        let labels = self.labels().await;
         let mut out = Vec::new();
         for (index, evaluation) in to_run {
             let case = &cases[*index];
@@ -177,6 +171,27 @@ impl CesAgent {
             }
         }
         out
+    }
+
+    /// The display names of the app's tools and agents by resource name, for the report (none
+    /// when they cannot be listed: resource names are shown then).
+    async fn labels(&self) -> results::Labels {
+        let mut labels: results::Labels = match self.tools.get() {
+            Some(catalog) => catalog
+                .all()
+                .map(|(d, n)| (n.to_owned(), d.to_owned()))
+                .collect(),
+            None => results::Labels::new(),
+        };
+        let path = format!("{}/agents", self.config.app);
+        for agent in self.list(&path, "agents").await.unwrap_or_default() {
+            if let (Some(name), Some(display)) =
+                (agent["name"].as_str(), agent["displayName"].as_str())
+            {
+                labels.insert(name.to_owned(), display.to_owned());
+            }
+        }
+        labels
     }
 
     /// The results of `run`, in the order it lists them; those that cannot be read are left
