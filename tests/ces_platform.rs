@@ -521,3 +521,52 @@ fn a_misspelt_platform_setting_is_an_error_with_its_line_and_field() {
     common::assert_contains(&printed, &["goldgate.yaml:5", "exist only in v1beta"]);
     assert!(fake.state().heard.is_empty(), "bad input sends nothing");
 }
+
+const CES_CSV: &str = "\
+display_name,turn_index,action_type,evaluation_id,description,tags,evaluation_groups,response_agent,text_content,tool_name,tool_call_args_json,tool_response_json,agent_transfer_target,expectation_note
+Weather from the tool response,,,,,,,,,,,,,
+,1,INPUT_TEXT,,,,,,How is the weather?,,,,,
+,1,EXPECTATION_TOOL_CALL,,,,,,,get_weather,\"{\"\"city\"\": \"\"Oslo\"\"}\",,,
+,1,INPUT_TOOL_RESPONSE,,,,,,,get_weather,,\"{\"\"output\"\": \"\"rainy\"\"}\",,
+,1,EXPECTATION_TEXT,,,,,Root Agent,It is rainy in Oslo.,,,,,
+Refund to billing,,,,,,,,,,,,,
+,1,INPUT_TEXT,,,,,,I want a refund,,,,,
+,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Billing Agent,
+";
+
+#[test]
+fn a_ces_csv_golden_is_pushed_as_scrapi_would_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    fs::write(dir.path().join("goldens/support.golden.csv"), CES_CSV).unwrap();
+    let fake = Fake::accepting(TOKEN);
+    config(dir.path(), start(&fake), "true");
+    let (code, report, printed) = with_token(dir.path(), &[]);
+    assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
+    assert_eq!(code, Some(0), "{printed}");
+    let created = fake.heard("POST", "/evaluations");
+    let weather = created
+        .iter()
+        .find(|h| h.body["displayName"] == "Weather from the tool response")
+        .unwrap();
+    let mut turns = weather.body["golden"]["turns"].clone();
+    normalise_ids(&mut turns).unwrap();
+    let expected = serde_json::json!([{"steps": [
+        {"userInput": {"text": "How is the weather?"}},
+        {"expectation": {"agentResponse": {"role": "agent", "chunks": [{"text": "It is rainy in Oslo."}]}}},
+        {"expectation": {"toolCall": {"id": "ID", "tool": format!("{APP}/tools/get_weather"), "args": {"city": "Oslo"}}}},
+        {"expectation": {"toolResponse": {"id": "ID", "tool": format!("{APP}/tools/get_weather"), "response": {"output": "rainy"}}}},
+    ]}]);
+    assert_eq!(turns, expected);
+    let refund = created
+        .iter()
+        .find(|h| h.body["displayName"] == "Refund to billing")
+        .unwrap();
+    let transfer = &refund.body["golden"]["turns"][0]["steps"][1]["expectation"]["agentTransfer"];
+    assert_eq!(transfer["targetAgent"], format!("{APP}/agents/b1"));
+    let case = common::case(&report, "Refund to billing");
+    assert_eq!(
+        case["turns"][0]["reply"]["transfer"]["agent"], "Billing Agent",
+        "{case:#}"
+    );
+}
