@@ -570,3 +570,21 @@ fn a_ces_csv_golden_is_pushed_as_scrapi_would_read_it() {
         "{case:#}"
     );
 }
+
+#[test]
+fn a_throttled_run_request_waits_as_google_asks_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_corpus(dir.path());
+    let fake = Fake::accepting(TOKEN);
+    fake.state().throttled_runs = 1;
+    config(dir.path(), start(&fake), "true");
+    let started = Instant::now();
+    let (code, _, printed) = with_token(dir.path(), &[]);
+    assert_eq!(code, Some(0), "{printed}");
+    assert_eq!(fake.heard("POST", ":runEvaluation").len(), 2);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After was honoured"
+    );
+    assert_eq!(fake.state().runs.len(), 1, "one evaluation run, not two");
+}

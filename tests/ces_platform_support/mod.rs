@@ -78,6 +78,8 @@ pub struct Platform {
     pub expire_token_after: Option<usize>,
     /// Tokens the token endpoint issued.
     pub issued: usize,
+    /// `runEvaluation` calls answered 429 with `Retry-After: 1` before one is served.
+    pub throttled_runs: usize,
 }
 
 #[derive(Clone, Default)]
@@ -186,6 +188,18 @@ fn route(
         ("POST", r) if r == expectations => create_expectation(state, body),
         ("PATCH", r) if r.starts_with(&format!("{evaluations}/")) => {
             patch_evaluation(state, r, query, body)
+        }
+        ("POST", r) if r == format!("{APP}:runEvaluation") && state.throttled_runs > 0 => {
+            state.throttled_runs -= 1;
+            let mut refused = google_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "RESOURCE_EXHAUSTED",
+                "Quota exceeded for quota metric 'Evaluation runs'.",
+            );
+            refused
+                .headers_mut()
+                .insert("retry-after", "1".parse().unwrap());
+            refused
         }
         ("POST", r) if r == format!("{APP}:runEvaluation") => run_evaluation(state, body),
         ("GET", r) if r.starts_with(&format!("{APP}/evaluationRuns/")) => poll_run(state, r, token),

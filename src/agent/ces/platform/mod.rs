@@ -7,8 +7,9 @@
 //! `:cancel`); the cases then end as errors saying why, and the batch is incomplete.
 //!
 //! Every call goes through [`CesAgent::api`]: the agent's own HTTP client and credentials, a
-//! few retries with backoff (and `Retry-After`) for 429, 5xx and dropped connections, and one
-//! retry with a fresh token after a 401 (a token that expired mid-poll).
+//! few retries with backoff (and `Retry-After`) for 429, 5xx and dropped connections (a POST
+//! only for 429 and 503), and one retry with a fresh token after a 401 (a token that expired
+//! mid-poll).
 
 mod existing;
 mod golden;
@@ -53,7 +54,7 @@ impl CesAgent {
                 .await
             {
                 Ok((value, _)) => return Ok(value),
-                Err(error) if attempt < ATTEMPTS && retried(&error, attempt) => {
+                Err(error) if attempt < ATTEMPTS && retried(&error, attempt, &method) => {
                     tokio::time::sleep(backoff(RETRY_BASE, attempt, error.retry_after)).await;
                 }
                 Err(error) => return Err(self.masked(error)),
@@ -84,10 +85,14 @@ impl CesAgent {
 }
 
 /// A 401 once (the credentials fetch a new token: [`CesAgent::send_as`] forgot the old one),
-/// and what may pass on a second try.
-fn retried(error: &EndpointError, attempt: u32) -> bool {
+/// and what may pass on a second try; a POST (it creates or starts something) only when the
+/// server said it did nothing (429, 503), never after a dropped connection or another 5xx,
+/// which may have started a second evaluation run.
+fn retried(error: &EndpointError, attempt: u32, method: &Method) -> bool {
     match error.kind {
         EndpointErrorKind::Status(401) => attempt == 1,
+        EndpointErrorKind::Status(429 | 503) => true,
+        _ if *method == Method::POST => false,
         _ => error.is_retryable(),
     }
 }
