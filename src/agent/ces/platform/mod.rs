@@ -34,7 +34,7 @@ use crate::results::CaseResult;
 const ATTEMPTS: u32 = 4;
 /// The first wait before a retry; doubled on each attempt.
 const RETRY_BASE: Duration = Duration::from_millis(250);
-/// Where a team opens its app's evaluations (the console's app page, under `apps/`).
+/// The console: an app's page is `{CONSOLE}/{app}`, its evaluation runs under it.
 const CONSOLE: &str = "https://ces.cloud.google.com";
 
 impl CesAgent {
@@ -69,17 +69,16 @@ impl CesAgent {
         error
     }
 
-    /// The app, and each evaluation run started, with the console's link.
+    /// Each evaluation run started, as the console's link to it (which holds its resource
+    /// name): short enough for the PR comment's foot (200 characters) with real names.
     pub(super) fn describe_platform(&self) -> String {
         let app = &self.config.app;
         let runs = self.runs.lock().map(|r| r.clone()).unwrap_or_default();
-        let link = format!("{CONSOLE}/{app}/evaluations");
-        match runs.as_slice() {
-            [] => format!("CX Agent Studio {app} (platform evaluations; {link})"),
-            runs => format!(
-                "CX Agent Studio {app} (platform evaluations; evaluation run {}; {link})",
-                runs.join(", ")
-            ),
+        let links: Vec<String> = runs.iter().map(|run| format!("{CONSOLE}/{run}")).collect();
+        match links.as_slice() {
+            [] => format!("CX Agent Studio {app} (platform evaluations, no run started)"),
+            [one] => format!("CES evaluation run {one}"),
+            many => format!("CES evaluation runs {}", many.join(" ")),
         }
     }
 }
