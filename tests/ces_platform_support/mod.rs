@@ -80,6 +80,8 @@ pub struct Platform {
     pub issued: usize,
     /// `runEvaluation` calls answered 429 with `Retry-After: 1` before one is served.
     pub throttled_runs: usize,
+    /// Every poll of a run answered 500 INTERNAL.
+    pub broken_polls: bool,
 }
 
 #[derive(Clone, Default)]
@@ -202,6 +204,13 @@ fn route(
             refused
         }
         ("POST", r) if r == format!("{APP}:runEvaluation") => run_evaluation(state, body),
+        ("GET", r) if r.starts_with(&format!("{APP}/evaluationRuns/")) && state.broken_polls => {
+            google_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "Internal error encountered.",
+            )
+        }
         ("GET", r) if r.starts_with(&format!("{APP}/evaluationRuns/")) => poll_run(state, r, token),
         ("GET", r) if r.starts_with(OPERATIONS) => operation(state, r),
         ("POST", r) if r.starts_with(OPERATIONS) && r.ends_with(":cancel") => cancel(state, r),

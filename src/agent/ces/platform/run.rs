@@ -74,10 +74,15 @@ impl CesAgent {
             };
             match (polled, &run_name) {
                 (Err(error), _) => {
+                    // Not followed any more: not left running (and billed) either.
+                    self.cancel(&op_name).await;
+                    let why = format!(
+                        "polling the evaluation run failed, so goldgate cancelled it: {error}"
+                    );
                     return Ended {
                         complete: false,
                         run: last,
-                        why: format!("polling the evaluation run failed: {error}"),
+                        why,
                     };
                 }
                 (Ok(operation), None) => {

@@ -1,0 +1,48 @@
+//! CX Agent Studio platform mode when the platform misbehaves, against the loopback fake of
+//! the v1beta evaluation endpoints: an evaluation run that can no longer be polled is
+//! cancelled rather than left running, and every case says why, in Google's words.
+
+mod ces_platform_support;
+mod common;
+
+use std::fs;
+
+use ces_platform_support::Fake;
+use ces_platform_support::cli::{TOKEN, config, start, with_token};
+
+#[test]
+fn a_run_that_cannot_be_polled_is_cancelled_and_every_case_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    let golden = "conversations:\n  - conversation: greeting\n    turns:\n      - user: Hello\n        agent: Hi! How can I help?\n";
+    fs::write(dir.path().join("goldens/local.yaml"), golden).unwrap();
+    let fake = Fake::accepting(TOKEN);
+    fake.state().broken_polls = true;
+    config(dir.path(), start(&fake), "true");
+    let (code, report, printed) = with_token(dir.path(), &[]);
+    assert_eq!(code, Some(2), "{printed}");
+    assert_eq!(report["incomplete"], true);
+    let error = common::case(&report, "greeting")["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    common::assert_contains(
+        &error,
+        &[
+            "polling the evaluation run failed",
+            "HTTP 500",
+            "Internal error encountered.",
+        ],
+    );
+    // Retried with backoff first (a GET may be), then given up and cancelled.
+    assert_eq!(
+        fake.heard("GET", "/evaluationRuns/run1").len(),
+        4,
+        "{printed}"
+    );
+    assert_eq!(
+        fake.heard("POST", "/operations/op1:cancel").len(),
+        1,
+        "{printed}"
+    );
+}
