@@ -67,6 +67,9 @@ pub(super) type Sources = BTreeMap<PathBuf, Option<Value>>;
 
 /// The draft evaluation of `case`, or why the case cannot be one.
 pub(super) fn draft(case: &Case, names: &Names, sources: &mut Sources) -> Result<Draft, String> {
+    if let Some(draft) = exported(case, sources) {
+        return Ok(draft);
+    }
     let (conversation, common) = match as_written(case, sources) {
         Some(found) => found,
         None => (rewritten(case)?, Value::Null),
@@ -116,10 +119,44 @@ pub(super) fn draft(case: &Case, names: &Names, sources: &mut Sources) -> Result
     })
 }
 
-/// A SCRAPI dataset case's conversation as its file has it, and the file's common
-/// parameters and expectations. The file is looked for where the report names it,
-/// from the current directory and from the project root.
-fn as_written(case: &Case, sources: &mut Sources) -> Option<(Value, Value)> {
+/// A SCRAPI golden in the platform's own shape (an exported evaluation, YAML or JSON, whose
+/// turns are already steps): pushed with its turns as they are, as SCRAPI pushes it.
+fn exported(case: &Case, sources: &mut Sources) -> Option<Draft> {
+    let source = source(case, sources)?;
+    let golden = source.get("golden").unwrap_or(source);
+    let turns = golden["turns"].as_array()?;
+    turns.first()?.get("steps")?;
+    let mut tags = strings(&source["tags"]);
+    if let Some(stem) = case.location.file.file_stem() {
+        let stem = stem.to_string_lossy().into_owned();
+        if !tags.contains(&stem) {
+            tags.push(stem);
+        }
+    }
+    let written = golden["evaluationExpectations"]
+        .as_array()
+        .or(source["expectations"].as_array());
+    let prompts = written
+        .into_iter()
+        .flatten()
+        .filter_map(|x| {
+            x.as_str()
+                .or(x["prompt"].as_str())
+                .or(x["llmCriteria"]["prompt"].as_str())
+                .map(str::to_owned)
+        })
+        .collect();
+    Some(Draft {
+        display_name: case.id.clone(),
+        tags,
+        turns: turns.clone(),
+        prompts,
+    })
+}
+
+/// The file of a SCRAPI golden, parsed (once per push), looked for where the report names
+/// it: from the current directory and from the project root.
+fn source<'s>(case: &Case, sources: &'s mut Sources) -> Option<&'s Value> {
     if case.format != Format::ScrapiGolden {
         return None;
     }
@@ -132,7 +169,13 @@ fn as_written(case: &Case, sources: &mut Sources) -> Option<(Value, Value)> {
             .find_map(|path| std::fs::read_to_string(path).ok())
             .and_then(|text| serde_saphyr::from_str::<Value>(&text).ok())
     });
-    let source = source.as_ref()?;
+    source.as_ref()
+}
+
+/// A SCRAPI dataset case's conversation as its file has it, and the file's common
+/// parameters and expectations.
+fn as_written(case: &Case, sources: &mut Sources) -> Option<(Value, Value)> {
+    let source = source(case, sources)?;
     let conversation =
         source["conversations"]
             .as_array()?
