@@ -187,6 +187,15 @@ fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
         turn["reply"]["tool_calls"][0]["name"], "lookup_order",
         "{turn:#}"
     );
+    // Each check sits on the line its expectation is written on: annotations land there.
+    let file = "docs__guides__evaluation__platform-goldens.md.L31-L54.yaml";
+    let text = fs::read_to_string(dir.path().join("goldens").join(file)).unwrap();
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert_eq!(turn["checks"][1]["line"], line_of("action: lookup_order"));
+    assert_eq!(
+        turn["checks"][0]["line"],
+        line_of("agent: \"Your order ORD-12345")
+    );
     // A custom expectation is a criterion check over the case.
     let unlock = common::case(&report, "Unlock_Intent1");
     assert_eq!(unlock["checks"][0]["category"], "criterion", "{unlock:#}");
@@ -569,22 +578,4 @@ fn a_ces_csv_golden_is_pushed_as_scrapi_would_read_it() {
         case["turns"][0]["reply"]["transfer"]["agent"], "Billing Agent",
         "{case:#}"
     );
-}
-
-#[test]
-fn a_throttled_run_request_waits_as_google_asks_and_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    fake.state().throttled_runs = 1;
-    config(dir.path(), start(&fake), "true");
-    let started = Instant::now();
-    let (code, _, printed) = with_token(dir.path(), &[]);
-    assert_eq!(code, Some(0), "{printed}");
-    assert_eq!(fake.heard("POST", ":runEvaluation").len(), 2);
-    assert!(
-        started.elapsed() >= Duration::from_secs(1),
-        "Retry-After was honoured"
-    );
-    assert_eq!(fake.state().runs.len(), 1, "one evaluation run, not two");
 }

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::model::{Case, Input};
+use crate::model::{Case, ExpectationKind, Input, Turn};
 use crate::results::{CaseResult, CheckCategory, CheckResult, Method, Status, TurnResult};
 use crate::score::Grader;
-use crate::transcript::{Message, Reply, ToolCall, Transfer};
+use crate::transcript::{Message, Reply, TRANSFER_TOOL, ToolCall, Transfer};
 
 /// How every check of a platform run says it was judged.
 const METHOD: Method = Method::deterministic("ces-platform");
@@ -115,6 +115,9 @@ fn turn(
     let mut checks: Vec<CheckResult> = list(&replay["expectationOutcome"])
         .map(|outcome| expectation_outcome(outcome, line, (thresholds, labels), &mut reply))
         .collect();
+    if let Some(golden) = golden {
+        place(&mut checks, golden);
+    }
     if let Some(check) = hallucination(&replay["hallucinationResult"], line) {
         checks.push(check);
     }
@@ -232,6 +235,45 @@ fn observed(
         let wanted = target(&expected["agentTransfer"]);
         let label = format!("transfer to {wanted}");
         (label, CheckCategory::Transfer, wanted, target(observed))
+    }
+}
+
+/// Puts each check on the line of the golden's expectation it checks (the nth of its kind in
+/// the turn, as the platform lists outcomes in the order of the steps), so that annotations
+/// land where the expectation is written.
+fn place(checks: &mut [CheckResult], golden: &Turn) {
+    let mut seen: Vec<(CheckCategory, usize)> = Vec::new();
+    for check in checks {
+        let n = match seen.iter_mut().find(|(c, _)| *c == check.category) {
+            Some((_, n)) => {
+                *n += 1;
+                *n - 1
+            }
+            None => {
+                seen.push((check.category, 1));
+                0
+            }
+        };
+        let line = golden
+            .expectations
+            .iter()
+            .filter(|e| checks_kind(check.category, &e.kind))
+            .nth(n)
+            .map(|e| e.location.line);
+        if let Some(line) = line {
+            check.line = line;
+        }
+    }
+}
+
+fn checks_kind(category: CheckCategory, kind: &ExpectationKind) -> bool {
+    match (category, kind) {
+        (CheckCategory::AgentText, ExpectationKind::AgentText { .. }) => true,
+        (CheckCategory::ToolCall, ExpectationKind::ToolCall(call)) => call.name != TRANSFER_TOOL,
+        (CheckCategory::Transfer, ExpectationKind::ToolCall(call)) => call.name == TRANSFER_TOOL,
+        (CheckCategory::ToolResponse, ExpectationKind::ToolResponse { .. })
+        | (CheckCategory::Transfer, ExpectationKind::Transfer { .. }) => true,
+        _ => false,
     }
 }
 
