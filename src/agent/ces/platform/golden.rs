@@ -287,3 +287,56 @@ pub(super) fn content_hash(value: &Value) -> String {
         .map(|x| format!("{x:02x}"))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Names, call_id, content_hash};
+
+    #[test]
+    fn call_ids_have_scrapis_shape_and_stay_the_same_for_the_same_place() {
+        let id = call_id("goldens/a.yaml\0case\00\00");
+        let uuid = id.strip_prefix("adk-").unwrap();
+        let parts: Vec<usize> = uuid.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12]);
+        assert_eq!(&uuid[14..15], "4", "version 4");
+        assert!(
+            matches!(&uuid[19..20], "8" | "9" | "a" | "b"),
+            "RFC 4122 variant"
+        );
+        assert_eq!(id, call_id("goldens/a.yaml\0case\00\00"));
+        assert_ne!(id, call_id("goldens/a.yaml\0case\00\01"));
+    }
+
+    #[test]
+    fn the_content_hash_changes_with_the_content_only() {
+        let a = json!({"displayName": "x", "golden": {"turns": []}});
+        assert_eq!(content_hash(&a), content_hash(&a.clone()));
+        assert_ne!(content_hash(&a), content_hash(&json!({"displayName": "y"})));
+        assert_eq!(content_hash(&a).len(), 16);
+    }
+
+    #[test]
+    fn tools_are_named_by_the_apps_resource_else_under_the_app() {
+        let mut names = Names {
+            app: "projects/p/locations/l/apps/a".to_owned(),
+            ..Names::default()
+        };
+        names.tools.insert(
+            "lookup".to_owned(),
+            "projects/p/locations/l/apps/a/tools/9f".to_owned(),
+        );
+        assert_eq!(
+            names.tool("lookup"),
+            "projects/p/locations/l/apps/a/tools/9f"
+        );
+        assert_eq!(
+            names.tool("other"),
+            "projects/p/locations/l/apps/a/tools/other"
+        );
+        let given = "projects/q/locations/l/apps/b/tools/t";
+        assert_eq!(names.tool(given), given);
+        assert_eq!(names.agent("Billing"), "Billing");
+    }
+}
