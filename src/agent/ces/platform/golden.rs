@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn call_ids_have_scrapis_shape_and_stay_the_same_for_the_same_place() {
-        let id = call_id("goldens/a.yaml\0case\00\00");
+        let id = call_id("goldens/a.yaml\u{0}case\u{0}0\u{0}0");
         let uuid = id.strip_prefix("adk-").unwrap();
         let parts: Vec<usize> = uuid.split('-').map(str::len).collect();
         assert_eq!(parts, [8, 4, 4, 4, 12]);
@@ -305,8 +305,8 @@ mod tests {
             matches!(&uuid[19..20], "8" | "9" | "a" | "b"),
             "RFC 4122 variant"
         );
-        assert_eq!(id, call_id("goldens/a.yaml\0case\00\00"));
-        assert_ne!(id, call_id("goldens/a.yaml\0case\00\01"));
+        assert_eq!(id, call_id("goldens/a.yaml\u{0}case\u{0}0\u{0}0"));
+        assert_ne!(id, call_id("goldens/a.yaml\u{0}case\u{0}0\u{0}1"));
     }
 
     #[test]
