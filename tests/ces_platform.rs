@@ -170,7 +170,12 @@ fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
         .collect();
     assert_eq!(
         labels,
-        ["agent text", "tool call lookup_order", "no hallucination"],
+        [
+            "agent text",
+            "tool call lookup_order",
+            "tool invocation",
+            "no hallucination"
+        ],
         "{turn:#}"
     );
     let text = &turn["checks"][0];

@@ -118,6 +118,21 @@ fn turn(
     if let Some(golden) = golden {
         place(&mut checks, golden);
     }
+    let calls_expected = checks.iter().any(|c| c.category == CheckCategory::ToolCall);
+    let overall = &replay["overallToolInvocationResult"];
+    if let (true, Some(score)) = (calls_expected, overall["toolInvocationScore"].as_f64()) {
+        let mut check = judged(
+            "tool invocation".to_owned(),
+            CheckCategory::ToolCallAccuracy,
+            line,
+            overall["outcome"].as_str(),
+        );
+        check.score = Some(score);
+        let turn_level = &thresholds["turnLevelMetricsThresholds"];
+        let threshold = turn_level["overallToolInvocationCorrectnessThreshold"].as_f64();
+        check.reason = Some(scored(score, "1", threshold, overall));
+        checks.push(check);
+    }
     if let Some(check) = hallucination(&replay["hallucinationResult"], line) {
         checks.push(check);
     }
