@@ -19,6 +19,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 mod batch;
+mod platform;
 mod simulated;
 mod skipped;
 mod spend;
@@ -177,10 +178,18 @@ pub async fn run_repeated(
         on_event,
     };
     let runs = repeat.runs as usize;
-    let mut results = players.play(&cases, runs, stop).await;
+    // An agent that runs whole cases itself (CX Agent Studio evaluations) gets them in a batch.
+    let (mut results, cut_short) = match players.agent.evaluations() {
+        Some(evaluations) => {
+            let bounds = (options, stop);
+            platform::play(evaluations, &cases, runs, bounds, &players.on_event).await
+        }
+        None => (players.play(&cases, runs, stop).await, false),
+    };
     results.sort_by_key(|(index, run, _)| (*index, *run));
     // Cases stopped in flight ended as errors; the run is incomplete either way.
-    let incomplete = results.len() < cases.len() * runs || stop.in_flight.is_cancelled();
+    let incomplete =
+        cut_short || results.len() < cases.len() * runs || stop.in_flight.is_cancelled();
     let mut report = players.report(&cases, results, repeat, &limits);
     report.incomplete = incomplete;
     Played {

@@ -7,6 +7,7 @@
 pub mod ces;
 pub mod command;
 pub mod connect;
+pub mod evaluations;
 pub mod http;
 pub mod llm;
 pub mod protocol;
@@ -42,6 +43,12 @@ pub trait Agent: Send + Sync {
     /// tool tests, [`protocol::EXECUTE_TOOL`]). Cases that need it are skipped otherwise.
     fn executes_tools(&self) -> bool {
         false
+    }
+
+    /// An agent that runs and scores whole cases itself (CX Agent Studio's evaluations): the
+    /// runner hands it the cases instead of playing their turns.
+    fn evaluations(&self) -> Option<&dyn evaluations::Evaluations> {
+        None
     }
 
     /// What the report shows about the agent (never a secret).

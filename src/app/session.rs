@@ -86,12 +86,13 @@ impl fmt::Display for Notice {
 /// it is incomplete); `on_event` hears every case start and finish, and the runs adaptive
 /// repeats add; `notice` hears what [`Notice`] lists.
 pub async fn play(
-    mut plan: RunPlan,
+    plan: RunPlan,
     stop: &Stop,
     on_event: OnEvent,
     notice: &(dyn Fn(Notice) + Sync),
 ) -> Report {
     let agent = start_agent(plan.agent.as_ref(), &plan.options, stop, notice).await;
+    let mut plan = with_held_cases(plan, agent.as_ref()).await;
     let grader = Arc::new(plan.grader.clone());
     let played = run::run_repeated(
         plan.cases.clone(),
@@ -192,6 +193,28 @@ fn complete(report: &mut Report, plan: RunPlan, notice: &(dyn Fn(Notice) + Sync)
         .map(|floor| FloorResult::check(floor, report))
         .collect();
     report.mask(&plan.options.secrets);
+}
+
+/// The plan with the cases the agent holds itself (CX Agent Studio evaluations chosen in
+/// goldgate.yaml, with no local file): this shard's share; unsharded, counted in the suite.
+async fn with_held_cases(mut plan: RunPlan, agent: &dyn Agent) -> RunPlan {
+    let Some(evaluations) = agent.evaluations() else {
+        return plan;
+    };
+    let held = evaluations.existing().await;
+    match plan.suite.shard {
+        None if !held.is_empty() => {
+            let all = plan.cases.iter().map(|c| c.as_ref()).chain(&held);
+            plan.suite = SuiteId::of(all, None);
+            plan.cases.extend(held.into_iter().map(Arc::new));
+        }
+        None => {}
+        Some(shard) => {
+            let mine = held.into_iter().filter(|c| shard.contains_case(c));
+            plan.cases.extend(mine.map(Arc::new));
+        }
+    }
+    plan
 }
 
 /// The agent under test, started; one that does not start fails every case with why (the

@@ -1,26 +1,32 @@
-//! `agent: { ces: { app, deployment, entry_agent, base_url, api_version, quota_project } }`:
-//! a CX Agent Studio app (`ces.googleapis.com`) as the agent under test.
+//! `agent: { ces: { app, deployment, entry_agent, base_url, api_version, quota_project,
+//! platform } }`: a CX Agent Studio app (`ces.googleapis.com`) as the agent under test, turn by
+//! turn, or with `platform` through its own evaluations ([`platform`]).
 //!
 //! Resource names are checked for their shape here, so that a mistyped `app` is an error with
 //! its line before any request is sent; `deployment` and `entry_agent` may be written as short
 //! ids and are completed under the app.
 
+pub mod platform;
+
 use crate::diagnostic::{Code, Diagnostics};
 use crate::yaml::{Fields, Node};
 
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 7] = [
     "app",
     "deployment",
     "entry_agent",
     "base_url",
     "api_version",
     "quota_project",
+    "platform",
 ];
 
 /// The public endpoint; `base_url` replaces it (regional endpoints, loopback tests).
 pub const DEFAULT_BASE_URL: &str = "https://ces.googleapis.com";
 /// Sessions have the same shape in v1 and v1beta: v1 is the stable one.
 pub const DEFAULT_API_VERSION: &str = "v1";
+/// Evaluations exist only in v1beta: the version of platform mode.
+pub const PLATFORM_API_VERSION: &str = "v1beta";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CesConfig {
@@ -36,6 +42,8 @@ pub struct CesConfig {
     pub api_version: String,
     /// Sent as `x-goog-user-project`, the project billed for the quota.
     pub quota_project: Option<String>,
+    /// Run the goldens as the app's own evaluations (`platform:`), not turn by turn.
+    pub platform: Option<platform::PlatformConfig>,
 }
 
 pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<CesConfig> {
@@ -87,6 +95,25 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
         None => DEFAULT_API_VERSION.to_owned(),
     };
     let quota_project = fields.string("quota_project", diags);
+    let platform = fields
+        .take("platform")
+        .and_then(|n| platform::parse(n, &format!("{path}.platform"), diags));
+    let api_version = match (&platform, node.get("api_version")) {
+        (Some(_), Some(n)) if api_version != PLATFORM_API_VERSION => {
+            diags
+                .error(
+                    Code::G101,
+                    n.line,
+                    n.column,
+                    format!("platform evaluations exist only in {PLATFORM_API_VERSION}, not {api_version}"),
+                )
+                .field(format!("{path}.api_version"))
+                .hint("leave `api_version` out with `platform`");
+            return None;
+        }
+        (Some(_), _) => PLATFORM_API_VERSION.to_owned(),
+        (None, _) => api_version,
+    };
     fields.finish(&KEYS, diags);
     Some(CesConfig {
         app: app?,
@@ -95,6 +122,7 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
         base_url,
         api_version,
         quota_project,
+        platform,
     })
 }
 

@@ -9,8 +9,12 @@
 //!
 //! 401 and 403 are errors of the run saying the credentials were refused, with Google's
 //! message; 429 and 503 are left to the runner's limiter and backoff, like any agent's.
+//!
+//! With `platform` configured the app is not played turn by turn: [`platform`] pushes the cases
+//! as its evaluations, runs them there and reads the platform's scores back.
 
 pub mod auth;
+mod platform;
 mod tools;
 pub mod wire;
 
@@ -43,6 +47,8 @@ pub struct CesAgent {
     credentials: Credentials,
     /// The app's tools by display name, listed once, when the first tool test runs.
     tools: tokio::sync::OnceCell<tools::Catalog>,
+    /// The evaluation runs platform mode started, for the report.
+    runs: std::sync::Mutex<Vec<String>>,
 }
 
 impl CesAgent {
@@ -60,6 +66,7 @@ impl CesAgent {
             prefix,
             credentials,
             tools: tokio::sync::OnceCell::new(),
+            runs: std::sync::Mutex::default(),
         }
     }
 
@@ -111,14 +118,29 @@ impl CesAgent {
         body: Option<Value>,
         quota_project: Option<&str>,
     ) -> Result<(Value, Duration), EndpointError> {
+        let method = match body {
+            Some(_) => reqwest::Method::POST,
+            None => reqwest::Method::GET,
+        };
+        self.send_as(method, path, body, quota_project).await
+    }
+
+    /// [`CesAgent::call`] with any method (platform mode PATCHes evaluations).
+    async fn send_as(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        quota_project: Option<&str>,
+    ) -> Result<(Value, Duration), EndpointError> {
         let token = self.credentials.token().await?;
         let started = Instant::now();
         let url = format!("{}{path}", self.prefix);
-        let mut request = match &body {
-            Some(body) => self.client.post(url).json(body),
-            None => self.client.get(url),
+        let mut request = self.client.request(method, url);
+        if let Some(body) = &body {
+            request = request.json(body);
         }
-        .bearer_auth(token);
+        let mut request = request.bearer_auth(token);
         if let Some(project) = quota_project {
             request = request.header("x-goog-user-project", project);
         }
@@ -298,10 +320,17 @@ impl Agent for CesAgent {
     }
 
     fn executes_tools(&self) -> bool {
-        true
+        self.config.platform.is_none()
+    }
+
+    fn evaluations(&self) -> Option<&dyn super::evaluations::Evaluations> {
+        self.config.platform.as_ref().map(|_| self as _)
     }
 
     fn describe(&self) -> String {
+        if self.config.platform.is_some() {
+            return self.describe_platform();
+        }
         format!(
             "CX Agent Studio {} ({})",
             self.config.app, self.config.api_version

@@ -42,6 +42,13 @@ impl Catalog {
         }
     }
 
+    /// Every tool: (display name, resource name).
+    pub(super) fn all(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.by_display_name
+            .iter()
+            .map(|(d, n)| (d.as_str(), n.as_str()))
+    }
+
     fn find(&self, display_name: &str) -> Result<&str, EndpointError> {
         if let Some(name) = self.by_display_name.get(display_name) {
             return Ok(name);
@@ -111,7 +118,7 @@ impl CesAgent {
         })
     }
 
-    async fn catalog(&self) -> Result<Catalog, EndpointError> {
+    pub(super) async fn catalog(&self) -> Result<Catalog, EndpointError> {
         let app = &self.config.app;
         let quota = self.config.quota_project.as_deref();
         let (declared, _) = self.call(app, None, quota).await?;
@@ -148,7 +155,7 @@ impl CesAgent {
     }
 
     /// Every item of a paged list (`{key: [...], nextPageToken}`).
-    async fn list(&self, path: &str, key: &str) -> Result<Vec<Value>, EndpointError> {
+    pub(super) async fn list(&self, path: &str, key: &str) -> Result<Vec<Value>, EndpointError> {
         let mut items = Vec::new();
         let mut page_token: Option<String> = None;
         for _ in 0..MAX_PAGES {

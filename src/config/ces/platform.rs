@@ -1,0 +1,170 @@
+//! `agent: { ces: { app, platform: true } }` or `platform: { run_method, channel, tool_calls,
+//! evaluations }`: play the selected goldens as the app's own `Evaluation` resources, run and
+//! scored by CX Agent Studio (`runEvaluation`), instead of turn by turn through `runSession`.
+//!
+//! `evaluations: { prefix, tags }` also runs evaluations that already live in the app, chosen
+//! as `cxas run --display-name-prefix / --tags` chooses them, with no local file of their own.
+
+use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::yaml::{Fields, Node, Value};
+
+const KEYS: [&str; 4] = ["run_method", "channel", "tool_calls", "evaluations"];
+
+/// How the platform replays a golden (`goldenRunMethod`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunMethod {
+    /// Each turn in a new session, the earlier expected turns injected (the platform's default).
+    #[default]
+    Stable,
+    /// The whole golden in one session.
+    Naive,
+}
+
+/// The channel the platform evaluates on (`config.evaluationChannel`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Channel {
+    #[default]
+    Text,
+    Audio,
+}
+
+/// Whether tools really run during the evaluation (`config.toolCallBehaviour`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolCalls {
+    #[default]
+    Real,
+    /// The app's tool fakes answer.
+    Fake,
+}
+
+impl RunMethod {
+    pub fn wire(self) -> &'static str {
+        match self {
+            RunMethod::Stable => "STABLE",
+            RunMethod::Naive => "NAIVE",
+        }
+    }
+}
+
+impl Channel {
+    pub fn wire(self) -> &'static str {
+        match self {
+            Channel::Text => "TEXT",
+            Channel::Audio => "AUDIO",
+        }
+    }
+}
+
+impl ToolCalls {
+    pub fn wire(self) -> &'static str {
+        match self {
+            ToolCalls::Real => "REAL",
+            ToolCalls::Fake => "FAKE",
+        }
+    }
+}
+
+/// Evaluations already in the app (not pushed by goldgate) to run as well: those whose display
+/// name starts with `prefix` and, with `tags`, that carry one of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Existing {
+    pub prefix: Option<String>,
+    pub tags: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlatformConfig {
+    pub run_method: RunMethod,
+    pub channel: Channel,
+    pub tool_calls: ToolCalls,
+    pub existing: Option<Existing>,
+}
+
+/// `platform:`: `true`, `false` (turn by turn, as without it) or a map of the settings.
+pub(crate) fn parse(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<PlatformConfig> {
+    match &node.value {
+        Value::Bool(true) => return Some(PlatformConfig::default()),
+        Value::Bool(false) | Value::Null => return None,
+        _ => {}
+    }
+    let mut fields = Fields::of(node, path, diags)?;
+    let mut config = PlatformConfig::default();
+    if let Some(n) = fields.take("run_method") {
+        let field = format!("{path}.run_method");
+        config.run_method = word(
+            n,
+            &field,
+            &[("stable", RunMethod::Stable), ("naive", RunMethod::Naive)],
+            diags,
+        )?;
+    }
+    if let Some(n) = fields.take("channel") {
+        let field = format!("{path}.channel");
+        config.channel = word(
+            n,
+            &field,
+            &[("text", Channel::Text), ("audio", Channel::Audio)],
+            diags,
+        )?;
+    }
+    if let Some(n) = fields.take("tool_calls") {
+        let field = format!("{path}.tool_calls");
+        config.tool_calls = word(
+            n,
+            &field,
+            &[("real", ToolCalls::Real), ("fake", ToolCalls::Fake)],
+            diags,
+        )?;
+    }
+    if let Some(n) = fields.take("evaluations") {
+        config.existing = Some(existing(n, &format!("{path}.evaluations"), diags)?);
+    }
+    fields.finish(&KEYS, diags);
+    Some(config)
+}
+
+fn existing(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Existing> {
+    let mut fields = Fields::of(node, path, diags)?;
+    let prefix = fields.string("prefix", diags);
+    let tags = fields.strings("tags", diags);
+    fields.finish(&["prefix", "tags"], diags);
+    if prefix.is_none() && tags.is_empty() {
+        diags
+            .error(
+                Code::G102,
+                node.line,
+                node.column,
+                "`evaluations` chooses nothing: give a `prefix` or `tags`",
+            )
+            .field(path)
+            .hint("e.g. `evaluations: { prefix: \"smoke_\" }` or `evaluations: { tags: [p0] }`");
+        return None;
+    }
+    Some(Existing { prefix, tags })
+}
+
+/// One of `words`, by its name.
+fn word<T: Copy>(
+    node: &Node,
+    field: &str,
+    words: &[(&str, T)],
+    diags: &mut Diagnostics,
+) -> Option<T> {
+    let text = crate::yaml::expect_text(node, field, diags)?;
+    let found = words
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(&text));
+    if found.is_none() {
+        let names: Vec<&str> = words.iter().map(|(name, _)| *name).collect();
+        diags
+            .error(
+                Code::G101,
+                node.line,
+                node.column,
+                format!("unknown value `{text}`"),
+            )
+            .field(field)
+            .hint(suggestion(&text, &names));
+    }
+    found.map(|(_, value)| *value)
+}

@@ -1,0 +1,596 @@
+//! A loopback fake of CX Agent Studio's v1beta evaluation endpoints, built from the API
+//! description (`google/cloud/ces/v1beta/evaluation*.proto`, `ces_v1beta.yaml`): evaluations
+//! and evaluation expectations (list, create, patch with `updateMask`), `runEvaluation`
+//! returning a long-running operation, evaluation runs with `progress`, results with golden
+//! results, the operation's `:cancel`, and a token endpoint. It answers in Google's JSON (empty
+//! lists left out, durations as `"1.250s"`, errors as `{"error":{"code","message","status"}}`)
+//! and records every request and every rule a request broke.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+pub mod cli;
+mod results;
+mod scrapi;
+
+use results::produce_results;
+#[allow(unused_imports)] // Only the push test compares with SCRAPI's mapping.
+pub use scrapi::scrapi_turns;
+
+pub const APP: &str = "projects/p/locations/us/apps/support";
+const OPERATIONS: &str = "projects/p/locations/us/operations";
+
+/// How the platform's runs end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Finish {
+    #[default]
+    Completed,
+    /// The run ends in state ERROR with no result.
+    Error,
+    /// The run stays RUNNING.
+    Never,
+}
+
+/// One request as the fake heard it.
+#[derive(Clone, Debug)]
+#[allow(dead_code)] // Not every test crate reads every field.
+pub struct Heard {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub body: Value,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    pub name: String,
+    pub operation: String,
+    pub evaluations: Vec<String>,
+    pub run_count: u64,
+    pub polls: usize,
+    pub cancelled: bool,
+    pub results: Vec<String>,
+}
+
+#[derive(Default)]
+pub struct Platform {
+    /// Bearer tokens accepted.
+    pub tokens: Vec<String>,
+    pub heard: Vec<Heard>,
+    pub violations: Vec<String>,
+    pub evaluations: Vec<Value>,
+    pub expectations: Vec<Value>,
+    pub runs: Vec<Run>,
+    pub results: BTreeMap<String, Value>,
+    /// Polls of a run answered RUNNING before it ends.
+    pub polls_to_finish: usize,
+    pub finish: Finish,
+    /// Display names of evaluations whose first agent response the app gets wrong.
+    pub failing: Vec<String>,
+    /// After this many polls of a run, the token in use expires (is refused from then on).
+    pub expire_token_after: Option<usize>,
+    /// Tokens the token endpoint issued.
+    pub issued: usize,
+    /// `runEvaluation` calls answered 429 with `Retry-After: 1` before one is served.
+    pub throttled_runs: usize,
+    /// Every poll of a run answered 500 INTERNAL.
+    pub broken_polls: bool,
+}
+
+#[derive(Clone, Default)]
+pub struct Fake(pub Arc<Mutex<Platform>>);
+
+impl Fake {
+    pub fn accepting(token: &str) -> Fake {
+        let fake = Fake::default();
+        fake.state().tokens.push(token.to_owned());
+        fake
+    }
+
+    pub fn state(&self) -> MutexGuard<'_, Platform> {
+        self.0.lock().unwrap()
+    }
+
+    /// The requests heard with this method whose path ends with `suffix`.
+    pub fn heard(&self, method: &str, suffix: &str) -> Vec<Heard> {
+        let state = self.state();
+        let matching = state
+            .heard
+            .iter()
+            .filter(|h| h.method == method && h.path.ends_with(suffix));
+        matching.cloned().collect()
+    }
+}
+
+/// Google's error shape.
+pub fn google_error(status: StatusCode, name: &str, message: &str) -> Response {
+    let body = json!({"error": {"code": status.as_u16(), "message": message, "status": name}});
+    (status, Json(body)).into_response()
+}
+
+/// The whole fake, as one handler (resource names hold `:` and any depth of `/`).
+pub async fn handle(
+    State(fake): State<Fake>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_owned();
+    let query = uri.query().unwrap_or_default().to_owned();
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let mut state = fake.state();
+    if path == "/token" {
+        state.issued += 1;
+        let token = format!("ya29.issued-{}-secret", state.issued);
+        state.tokens.push(token.clone());
+        return Json(json!({"access_token": token, "expires_in": 3599, "token_type": "Bearer"}))
+            .into_response();
+    }
+    state.heard.push(Heard {
+        method: method.to_string(),
+        path: path.clone(),
+        query: query.clone(),
+        body: body.clone(),
+    });
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if !state.tokens.iter().any(|t| t == token) {
+        return google_error(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHENTICATED",
+            "Request had invalid authentication credentials.",
+        );
+    }
+    let Some(resource) = path.strip_prefix("/v1beta/") else {
+        state
+            .violations
+            .push(format!("{method} {path}: evaluations exist only in v1beta"));
+        return google_error(StatusCode::NOT_FOUND, "NOT_FOUND", "no such method");
+    };
+    route(&mut state, method.as_str(), resource, &query, &body, token)
+}
+
+fn route(
+    state: &mut Platform,
+    method: &str,
+    resource: &str,
+    query: &str,
+    body: &Value,
+    token: &str,
+) -> Response {
+    let evaluations = format!("{APP}/evaluations");
+    let expectations = format!("{APP}/evaluationExpectations");
+    match (method, resource) {
+        ("GET", r) if r == APP => {
+            Json(json!({"name": APP, "displayName": "Support"})).into_response()
+        }
+        ("GET", r) if r == format!("{APP}/tools") => Json(json!({"tools": [
+            {"name": format!("{APP}/tools/0c4f7a"), "displayName": "lookup_order"},
+        ]}))
+        .into_response(),
+        ("GET", r) if r == format!("{APP}/toolsets") => Json(json!({})).into_response(),
+        ("GET", r) if r == format!("{APP}/agents") => Json(json!({"agents": [
+            {"name": format!("{APP}/agents/b1"), "displayName": "Billing Agent"},
+        ]}))
+        .into_response(),
+        ("GET", r) if r == evaluations => listed("evaluations", &state.evaluations),
+        ("POST", r) if r == evaluations => create_evaluation(state, body),
+        ("GET", r) if r == expectations => listed("evaluationExpectations", &state.expectations),
+        ("POST", r) if r == expectations => create_expectation(state, body),
+        ("PATCH", r) if r.starts_with(&format!("{evaluations}/")) => {
+            patch_evaluation(state, r, query, body)
+        }
+        ("POST", r) if r == format!("{APP}:runEvaluation") && state.throttled_runs > 0 => {
+            state.throttled_runs -= 1;
+            let mut refused = google_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "RESOURCE_EXHAUSTED",
+                "Quota exceeded for quota metric 'Evaluation runs'.",
+            );
+            refused
+                .headers_mut()
+                .insert("retry-after", "1".parse().unwrap());
+            refused
+        }
+        ("POST", r) if r == format!("{APP}:runEvaluation") => run_evaluation(state, body),
+        ("GET", r) if r.starts_with(&format!("{APP}/evaluationRuns/")) && state.broken_polls => {
+            google_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL",
+                "Internal error encountered.",
+            )
+        }
+        ("GET", r) if r.starts_with(&format!("{APP}/evaluationRuns/")) => poll_run(state, r, token),
+        ("GET", r) if r.starts_with(OPERATIONS) => operation(state, r),
+        ("POST", r) if r.starts_with(OPERATIONS) && r.ends_with(":cancel") => cancel(state, r),
+        ("GET", r) if r.contains("/results/") => match state.results.get(r) {
+            Some(result) => Json(result.clone()).into_response(),
+            None => google_error(
+                StatusCode::NOT_FOUND,
+                "NOT_FOUND",
+                &format!("{r} not found"),
+            ),
+        },
+        _ => {
+            state
+                .violations
+                .push(format!("{method} {resource}: no such method"));
+            google_error(StatusCode::NOT_FOUND, "NOT_FOUND", "Method not found.")
+        }
+    }
+}
+
+/// A list as Google writes one: the key left out when empty.
+fn listed(key: &str, items: &[Value]) -> Response {
+    if items.is_empty() {
+        return Json(json!({})).into_response();
+    }
+    Json(json!({ key: items })).into_response()
+}
+
+const EVALUATION_FIELDS: [&str; 5] = ["displayName", "description", "tags", "golden", "scenario"];
+const STEP_FIELDS: [&str; 3] = ["userInput", "agentTransfer", "expectation"];
+const INPUT_FIELDS: [&str; 9] = [
+    "text",
+    "dtmf",
+    "audio",
+    "toolResponses",
+    "image",
+    "blob",
+    "variables",
+    "event",
+    "willContinue",
+];
+const EXPECTATION_FIELDS: [&str; 6] = [
+    "toolCall",
+    "toolResponse",
+    "agentResponse",
+    "agentTransfer",
+    "updatedVariables",
+    "mockToolResponse",
+];
+
+/// Every rule of an `Evaluation` body that the proto states.
+fn check_evaluation(evaluation: &Value) -> Vec<String> {
+    let mut broken = Vec::new();
+    let Some(fields) = evaluation.as_object() else {
+        return vec!["the evaluation is not an object".into()];
+    };
+    for key in fields
+        .keys()
+        .filter(|k| !EVALUATION_FIELDS.contains(&k.as_str()))
+    {
+        broken.push(format!(
+            "unknown or output-only field `{key}` in an Evaluation"
+        ));
+    }
+    if evaluation["displayName"].as_str().is_none_or(str::is_empty) {
+        broken.push("displayName is required".into());
+    }
+    let turns = evaluation["golden"]["turns"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if turns.is_empty() {
+        broken.push("golden.turns is required".into());
+    }
+    for (t, turn) in turns.iter().enumerate() {
+        let steps = turn["steps"].as_array().cloned().unwrap_or_default();
+        if steps.is_empty() {
+            broken.push(format!("turn {t} has no steps"));
+        }
+        for step in &steps {
+            broken.extend(one_of(step, &STEP_FIELDS, &[], "a Step"));
+            if let Some(input) = step.get("userInput") {
+                broken.extend(one_of(input, &INPUT_FIELDS, &[], "a SessionInput"));
+            }
+            if let Some(expectation) = step.get("expectation") {
+                broken.extend(one_of(
+                    expectation,
+                    &EXPECTATION_FIELDS,
+                    &["note"],
+                    "a GoldenExpectation",
+                ));
+                if let Some(call) = expectation.get("toolCall") {
+                    let tool = call["tool"].as_str().unwrap_or_default();
+                    if !tool.starts_with(&format!("{APP}/")) {
+                        broken.push(format!("toolCall.tool `{tool}` is not a tool of the app"));
+                    }
+                }
+            }
+        }
+    }
+    broken
+}
+
+/// Exactly one of `oneof` (a proto oneof), besides the `also` fields.
+fn one_of(value: &Value, oneof: &[&str], also: &[&str], what: &str) -> Vec<String> {
+    let Some(map) = value.as_object() else {
+        return vec![format!("{what} is not an object")];
+    };
+    let mut broken = Vec::new();
+    let set: Vec<&String> = map.keys().filter(|k| oneof.contains(&k.as_str())).collect();
+    if set.len() != 1 {
+        broken.push(format!(
+            "{what} must set exactly one of {oneof:?}, found {:?}",
+            map.keys().collect::<Vec<_>>()
+        ));
+    }
+    for key in map
+        .keys()
+        .filter(|k| !oneof.contains(&k.as_str()) && !also.contains(&k.as_str()))
+    {
+        broken.push(format!("unknown field `{key}` in {what}"));
+    }
+    broken
+}
+
+fn invalid(state: &mut Platform, broken: Vec<String>) -> Option<Response> {
+    if broken.is_empty() {
+        return None;
+    }
+    let message = broken.join("; ");
+    state.violations.extend(broken);
+    Some(google_error(
+        StatusCode::BAD_REQUEST,
+        "INVALID_ARGUMENT",
+        &message,
+    ))
+}
+
+fn create_evaluation(state: &mut Platform, body: &Value) -> Response {
+    if let Some(refused) = invalid(state, check_evaluation(body)) {
+        return refused;
+    }
+    let display = &body["displayName"];
+    if state
+        .evaluations
+        .iter()
+        .any(|e| e["displayName"] == *display)
+    {
+        return google_error(
+            StatusCode::CONFLICT,
+            "ALREADY_EXISTS",
+            "An evaluation with this display name already exists.",
+        );
+    }
+    let mut evaluation = body.clone();
+    evaluation["name"] = json!(format!(
+        "{APP}/evaluations/e{}",
+        state.evaluations.len() + 1
+    ));
+    evaluation["createTime"] = json!("2026-11-27T02:00:00Z");
+    evaluation["etag"] = json!("e1");
+    state.evaluations.push(evaluation.clone());
+    Json(evaluation).into_response()
+}
+
+fn patch_evaluation(state: &mut Platform, name: &str, query: &str, body: &Value) -> Response {
+    let mask: Vec<String> = query
+        .split('&')
+        .filter_map(|pair| pair.strip_prefix("updateMask="))
+        .flat_map(|paths| paths.split(',').map(str::to_owned).collect::<Vec<_>>())
+        .collect();
+    let mut broken = check_evaluation(body);
+    if mask.is_empty() {
+        broken.push("PATCH without updateMask".into());
+    }
+    for path in mask
+        .iter()
+        .filter(|p| !EVALUATION_FIELDS.contains(&p.as_str()))
+    {
+        broken.push(format!(
+            "updateMask names `{path}`, not a field of Evaluation"
+        ));
+    }
+    if let Some(refused) = invalid(state, broken) {
+        return refused;
+    }
+    let Some(evaluation) = state.evaluations.iter_mut().find(|e| e["name"] == name) else {
+        return google_error(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            &format!("{name} not found"),
+        );
+    };
+    for path in mask {
+        evaluation[path.as_str()] = body[path.as_str()].clone();
+    }
+    Json(evaluation.clone()).into_response()
+}
+
+fn create_expectation(state: &mut Platform, body: &Value) -> Response {
+    let mut broken = Vec::new();
+    if body["llmCriteria"]["prompt"].as_str().is_none() || body["displayName"].as_str().is_none() {
+        broken.push(format!(
+            "an EvaluationExpectation needs displayName and llmCriteria.prompt: {body}"
+        ));
+    }
+    if let Some(refused) = invalid(state, broken) {
+        return refused;
+    }
+    let mut expectation = body.clone();
+    expectation["name"] = json!(format!(
+        "{APP}/evaluationExpectations/x{}",
+        state.expectations.len() + 1
+    ));
+    state.expectations.push(expectation.clone());
+    Json(expectation).into_response()
+}
+
+const RUN_FIELDS: [&str; 12] = [
+    "app",
+    "evaluations",
+    "evaluationDataset",
+    "displayName",
+    "appVersion",
+    "config",
+    "runCount",
+    "personaRunConfigs",
+    "optimizationConfig",
+    "goldenRunMethod",
+    "generateLatencyReport",
+    "evaluationRunCachingSettings",
+];
+
+fn run_evaluation(state: &mut Platform, body: &Value) -> Response {
+    let mut broken: Vec<String> = body
+        .as_object()
+        .map(|m| {
+            m.keys()
+                .filter(|k| !RUN_FIELDS.contains(&k.as_str()))
+                .map(|k| format!("unknown field `{k}` in RunEvaluationRequest"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if body["app"] != APP {
+        broken.push(format!("runEvaluation names app {}", body["app"]));
+    }
+    let evaluations: Vec<String> = body["evaluations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str().map(str::to_owned))
+        .collect();
+    for name in &evaluations {
+        if !state.evaluations.iter().any(|e| e["name"] == name.as_str()) {
+            broken.push(format!("runEvaluation names {name}, which does not exist"));
+        }
+    }
+    let run_count = body["runCount"].as_u64().unwrap_or(1);
+    if !matches!(
+        body["goldenRunMethod"].as_str(),
+        None | Some("STABLE" | "NAIVE")
+    ) {
+        broken.push(format!("goldenRunMethod {}", body["goldenRunMethod"]));
+    }
+    if !matches!(
+        body["config"]["evaluationChannel"].as_str(),
+        None | Some("TEXT" | "AUDIO")
+    ) {
+        broken.push(format!(
+            "evaluationChannel {}",
+            body["config"]["evaluationChannel"]
+        ));
+    }
+    if !matches!(
+        body["config"]["toolCallBehaviour"].as_str(),
+        None | Some("REAL" | "FAKE")
+    ) {
+        broken.push(format!(
+            "toolCallBehaviour {}",
+            body["config"]["toolCallBehaviour"]
+        ));
+    }
+    if let Some(refused) = invalid(state, broken) {
+        return refused;
+    }
+    let n = state.runs.len() + 1;
+    let run = Run {
+        name: format!("{APP}/evaluationRuns/run{n}"),
+        operation: format!("{OPERATIONS}/op{n}"),
+        evaluations,
+        run_count,
+        ..Run::default()
+    };
+    let answer = operation_of(&run, false);
+    state.runs.push(run);
+    Json(answer).into_response()
+}
+
+fn operation_of(run: &Run, done: bool) -> Value {
+    let mut operation = json!({
+        "name": run.operation,
+        "metadata": {
+            "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationOperationMetadata",
+            "evaluations": run.evaluations,
+            "evaluationRun": run.name,
+            "createTime": "2026-11-27T02:00:00Z",
+        },
+    });
+    if done {
+        operation["done"] = json!(true);
+        operation["response"] = json!({
+            "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationResponse",
+            "evaluationRun": run.name,
+        });
+    }
+    operation
+}
+
+fn operation(state: &mut Platform, name: &str) -> Response {
+    match state.runs.iter().find(|r| r.operation == name) {
+        Some(run) => Json(operation_of(run, !run.results.is_empty())).into_response(),
+        None => google_error(StatusCode::NOT_FOUND, "NOT_FOUND", "operation not found"),
+    }
+}
+
+fn cancel(state: &mut Platform, path: &str) -> Response {
+    let name = path.trim_end_matches(":cancel");
+    match state.runs.iter_mut().find(|r| r.operation == name) {
+        Some(run) => {
+            run.cancelled = true;
+            Json(json!({})).into_response()
+        }
+        None => google_error(StatusCode::NOT_FOUND, "NOT_FOUND", "operation not found"),
+    }
+}
+
+fn poll_run(state: &mut Platform, name: &str, token: &str) -> Response {
+    let Some(at) = state.runs.iter().position(|r| r.name == name) else {
+        return google_error(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            &format!("{name} not found"),
+        );
+    };
+    state.runs[at].polls += 1;
+    let polls = state.runs[at].polls;
+    if state.expire_token_after == Some(polls) {
+        state.tokens.retain(|t| t != token);
+    }
+    let total = state.runs[at].evaluations.len() as u64 * state.runs[at].run_count;
+    let mut run = json!({
+        "name": name,
+        "displayName": "goldgate",
+        "evaluations": state.runs[at].evaluations,
+        "evaluationType": "GOLDEN",
+        "createTime": "2026-11-27T02:00:00Z",
+    });
+    let running = polls <= state.polls_to_finish || state.finish == Finish::Never;
+    if state.runs[at].cancelled {
+        run["state"] = json!("CANCELLED");
+    } else if running {
+        run["state"] = json!("RUNNING");
+        run["progress"] = json!({"totalCount": total, "completedCount": 0});
+    } else if state.finish == Finish::Error {
+        run["state"] = json!("ERROR");
+        run["progress"] = json!({"totalCount": total, "errorCount": total});
+        run["errorInfo"] = json!({"errorType": "RUN_FAILED", "errorMessage": "The app's agent could not be loaded."});
+    } else {
+        if state.runs[at].results.is_empty() {
+            produce_results(state, at);
+        }
+        let run_state = &state.runs[at];
+        let passed = run_state
+            .results
+            .iter()
+            .filter(|r| state.results[*r]["evaluationStatus"] == "PASS")
+            .count();
+        run["state"] = json!("COMPLETED");
+        run["evaluationResults"] = json!(run_state.results);
+        run["progress"] = json!({"totalCount": total, "completedCount": total, "passedCount": passed, "failedCount": total as usize - passed});
+    }
+    Json(run).into_response()
+}
