@@ -119,3 +119,26 @@ fn evaluations_chosen_by_prefix_run_and_gate_with_no_file_of_their_own() {
         report["gate"]
     );
 }
+
+#[test]
+fn the_apps_own_evaluations_need_no_local_golden_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    let fake = Fake::accepting(ces_platform_support::cli::TOKEN);
+    seed(&fake);
+    config(
+        dir.path(),
+        start(&fake),
+        "{ evaluations: { prefix: smoke_ } }",
+    );
+    let (code, report, printed) = with_token(dir.path(), &[]);
+    assert_eq!(code, Some(0), "{printed}");
+    assert!(!printed.contains("no golden files found"), "{printed}");
+    let ids: Vec<&str> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["smoke_refund", "smoke_refund_scenario"], "{printed}");
+}

@@ -87,7 +87,9 @@ pub fn select(suite: &Suite, selection: &Selection) -> Result<Selected, SelectEr
         })
         .map(|c| Arc::new(c.clone()))
         .collect();
-    if cases.is_empty() {
+    // A suite of no file at all is a run whose cases come from elsewhere (a CX Agent Studio
+    // app's own evaluations): there was nothing to match.
+    if cases.is_empty() && !suite.files.is_empty() {
         return Err(SelectError::NoMatch {
             loaded: suite.case_count(),
         });

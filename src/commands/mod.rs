@@ -79,8 +79,15 @@ pub fn use_color(stream: &impl IsTerminal) -> bool {
 
 /// Finds and loads the goldens under `paths`; `None` (after saying so) when there are none.
 pub fn discover_and_load(paths: &[PathBuf]) -> anyhow::Result<Option<Suite>> {
+    discover_and_load_or(paths, false)
+}
+
+/// [`discover_and_load`], where finding no golden file is an empty suite when `none_is_fine`
+/// (the run has cases of its own: a CX Agent Studio app's evaluations chosen in the config).
+fn discover_and_load_or(paths: &[PathBuf], none_is_fine: bool) -> anyhow::Result<Option<Suite>> {
     match setup::discover_and_load(paths) {
         Ok(suite) => Ok(Some(suite)),
+        Err(LoadError::NothingFound { .. }) if none_is_fine => Ok(Some(Suite::default())),
         Err(err @ LoadError::NothingFound { .. }) => {
             eprintln!("goldgate: {err}");
             Ok(None)
@@ -93,7 +100,16 @@ pub fn discover_and_load(paths: &[PathBuf]) -> anyhow::Result<Option<Suite>> {
 /// (or nothing was found): then nothing was `done`. `run` and `list` share it, so that `list`
 /// refuses exactly what `run` refuses.
 pub fn load_goldens(paths: &[PathBuf], done: &str) -> anyhow::Result<Option<Suite>> {
-    let Some(suite) = discover_and_load(paths)? else {
+    load_goldens_or(paths, done, false)
+}
+
+/// [`load_goldens`], where no golden file at all is an empty suite when `none_is_fine`.
+pub fn load_goldens_or(
+    paths: &[PathBuf],
+    done: &str,
+    none_is_fine: bool,
+) -> anyhow::Result<Option<Suite>> {
+    let Some(suite) = discover_and_load_or(paths, none_is_fine)? else {
         return Ok(None);
     };
     if suite.warning_count() + suite.error_count() > 0 {

@@ -47,7 +47,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(gate) => gate,
         Err(exit) => return Ok(exit),
     };
-    let Some(suite) = super::load_goldens(&args.suite.paths, "run")? else {
+    // An app's own evaluations chosen in the config are cases enough without a local file.
+    let app_evaluations = matches!(
+        &config.agent,
+        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
+    );
+    let Some(suite) = super::load_goldens_or(&args.suite.paths, "run", app_evaluations)? else {
         return Ok(Exit::Error);
     };
     let floors: Vec<Floor> = suite
