@@ -110,20 +110,8 @@ fn system_prompt(
     }
     let file = base.join(one_line);
     if file.is_file() {
-        return match std::fs::read_to_string(&file) {
-            Ok(prompt) => Some((prompt, Some(file))),
-            Err(e) => {
-                diags
-                    .error(
-                        Code::G112,
-                        node.line,
-                        node.column,
-                        format!("cannot read {}: {e}", file.display()),
-                    )
-                    .field(field);
-                None
-            }
-        };
+        let prompt = read_text(&file, file.display(), node, field, diags)?;
+        return Some((prompt, Some(file)));
     }
     let named = Path::new(one_line);
     let looks_like_file = !one_line.contains(char::is_whitespace)
@@ -156,20 +144,8 @@ fn read_tools(
 ) -> Option<(Vec<super::tools::ToolSpec>, PathBuf)> {
     let name = yaml::expect_text(node, field, diags)?;
     let file = base.join(name.trim());
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
-        Err(e) => {
-            diags
-                .error(
-                    Code::G112,
-                    node.line,
-                    node.column,
-                    format!("cannot read the tools file {}: {e}", file.display()),
-                )
-                .field(field);
-            return None;
-        }
-    };
+    let what = format!("the tools file {}", file.display());
+    let text = read_text(&file, what, node, field, diags)?;
     match tools::parse(&text) {
         Ok(tools) => Some((tools, file)),
         Err(why) => {
@@ -179,6 +155,31 @@ fn read_tools(
                     node.line,
                     node.column,
                     format!("{}: {why}", file.display()),
+                )
+                .field(field);
+            None
+        }
+    }
+}
+
+/// The text of `file`, or a G112 at `node` that cannot read `what` (the file, as the user
+/// knows it).
+fn read_text(
+    file: &Path,
+    what: impl std::fmt::Display,
+    node: &Node,
+    field: &str,
+    diags: &mut Diagnostics,
+) -> Option<String> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            diags
+                .error(
+                    Code::G112,
+                    node.line,
+                    node.column,
+                    format!("cannot read {what}: {e}"),
                 )
                 .field(field);
             None
@@ -243,8 +244,18 @@ pub(crate) fn parse_simulator(node: &Node, diags: &mut Diagnostics) -> Option<Si
 /// The provider `node` names under `section` (`judge`, `simulator`), or a G107 with a "did you
 /// mean".
 fn provider_of(node: &Node, section: &str, diags: &mut Diagnostics) -> Option<Provider> {
-    let field = format!("{section}.provider");
-    let name = yaml::expect_text(node, &field, diags)?;
+    provider_at(node, &format!("{section}.provider"), section, diags)
+}
+
+/// The provider `node` names at `field` for `section`'s LLM, or a G107 with a "did you mean".
+/// gecx's scorer `provider` reads through it too, so that both name providers alike.
+pub(crate) fn provider_at(
+    node: &Node,
+    field: &str,
+    section: &str,
+    diags: &mut Diagnostics,
+) -> Option<Provider> {
+    let name = yaml::expect_text(node, field, diags)?;
     let provider = Provider::parse(&name);
     if provider.is_none() {
         diags
@@ -254,7 +265,7 @@ fn provider_of(node: &Node, section: &str, diags: &mut Diagnostics) -> Option<Pr
                 node.column,
                 format!("unknown {section} provider `{name}`"),
             )
-            .field(&field)
+            .field(field)
             .hint(suggestion(&name, &Provider::NAMES));
     }
     provider
