@@ -17,26 +17,23 @@ use crate::model::{
 
 const FORMAT: &str = "CES";
 
-/// The columns written, in this order (every column but `evaluation_groups`: groups load as
-/// tags, and tags are written in `tags`).
-const COLUMNS: [Column; 16] = [
-    Column::DisplayName,
-    Column::TurnIndex,
-    Column::ActionType,
-    Column::EvaluationId,
-    Column::Description,
-    Column::Tags,
-    Column::ResponseAgent,
-    Column::TextContent,
-    Column::ImageMimeType,
-    Column::ImageContent,
-    Column::ToolName,
-    Column::ToolCallArgsJson,
-    Column::ToolResponseJson,
-    Column::UpdatedVariablesJson,
-    Column::AgentTransferTarget,
-    Column::ExpectationNote,
-];
+/// The columns written: every column but `evaluation_groups` (groups load as tags, and tags
+/// are written in `tags`), in the order the reader lists them.
+const COLUMNS: [Column; Column::ALL.len() - 1] = written_columns();
+
+/// [`Column::ALL`] without `evaluation_groups`, so that a column added there is written too.
+const fn written_columns() -> [Column; Column::ALL.len() - 1] {
+    let mut columns = [Column::DisplayName; Column::ALL.len() - 1];
+    let (mut from, mut to) = (0, 0);
+    while from < Column::ALL.len() {
+        if !matches!(Column::ALL[from], Column::EvaluationGroups) {
+            columns[to] = Column::ALL[from];
+            to += 1;
+        }
+        from += 1;
+    }
+    columns
+}
 
 /// One row under construction.
 #[derive(Default)]
