@@ -11,7 +11,7 @@
 //!   the [`LATENCY_FLOOR`](super::LATENCY_FLOOR) on the measured rise. A baseline without
 //!   samples (written before they were kept) is compared as before: by the values alone.
 
-use super::{Gate, LATENCY_FLOOR, Tested, beyond};
+use super::{Gate, LATENCY_FLOOR, Look, Tested, beyond};
 use crate::results::{
     CaseResult, CheckCategory, Evidence, Measure, MetricDelta, Report, Test, Threshold,
 };
@@ -30,12 +30,16 @@ pub(super) fn compare(
     alpha: f64,
 ) -> (MetricDelta, Tested) {
     let mut delta = MetricDelta::of_aggregates(threshold, &gate.baseline, current, limit);
+    let look = Look {
+        gate,
+        current,
+        runs_left,
+        alpha,
+    };
     let tested = match threshold.measure() {
-        Measure::Rate => rate(gate, threshold, current, runs_left, alpha, &mut delta),
-        Measure::Milliseconds => latency(gate, threshold, current, runs_left, alpha, &mut delta),
-        Measure::Dollars | Measure::Tokens => {
-            super::spending::per_conversation(gate, current, alpha, &mut delta)
-        }
+        Measure::Rate => rate(look, &mut delta),
+        Measure::Milliseconds => latency(look, &mut delta),
+        Measure::Dollars | Measure::Tokens => super::spending::per_conversation(look, &mut delta),
     };
     let tested = tested.unwrap_or_else(|| by_values(&mut delta));
     (delta, tested)
@@ -123,14 +127,14 @@ fn rounds(report: &Report) -> usize {
     report.cases.iter().map(CaseResult::runs).min().unwrap_or(0)
 }
 
-fn rate(
-    gate: &Gate,
-    threshold: Threshold,
-    current: &Report,
-    runs_left: u32,
-    alpha: f64,
-    delta: &mut MetricDelta,
-) -> Option<Tested> {
+fn rate(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
+    let Look {
+        gate,
+        current,
+        runs_left,
+        alpha,
+    } = look;
+    let threshold = delta.threshold;
     let rounds = rounds(current);
     let strata = match threshold {
         Threshold::PassRateDropPp => strata(gate, current, |case, baseline| {
@@ -228,14 +232,14 @@ fn clean(case: &CaseResult) -> Tally {
         })
 }
 
-fn latency(
-    gate: &Gate,
-    threshold: Threshold,
-    current: &Report,
-    runs_left: u32,
-    alpha: f64,
-    delta: &mut MetricDelta,
-) -> Option<Tested> {
+fn latency(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
+    let Look {
+        gate,
+        current,
+        runs_left,
+        alpha,
+    } = look;
+    let threshold = delta.threshold;
     let histogram = |report: &Report| -> LatencyHistogram {
         match threshold {
             Threshold::TtftP95IncreasePct => report.samples.ttft.clone(),
