@@ -190,11 +190,7 @@ fn read_text(
 /// `judge: { provider, model, base_url, votes, similarity_pass }`.
 pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeConfig> {
     let mut fields = Fields::of(node, "judge", diags)?;
-    let provider_node = fields.require("provider", "anthropic, openai or gemini", diags);
-    let endpoint = Endpoint {
-        model: fields.string("model", diags),
-        base_url: fields.string("base_url", diags),
-    };
+    let (provider_node, endpoint) = provider_and_endpoint(&mut fields, diags);
     let votes = fields.take("votes").and_then(|n| {
         let votes = positive_integer(n, "judge.votes", diags)?;
         if votes % 2 == 0 {
@@ -231,14 +227,25 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
 /// `simulator: { provider, model, base_url }`.
 pub(crate) fn parse_simulator(node: &Node, diags: &mut Diagnostics) -> Option<SimulatorConfig> {
     let mut fields = Fields::of(node, "simulator", diags)?;
-    let provider_node = fields.require("provider", "anthropic, openai or gemini", diags);
+    let (provider_node, endpoint) = provider_and_endpoint(&mut fields, diags);
+    fields.finish(&SIMULATOR_KEYS, diags);
+    let provider = provider_of(provider_node?, "simulator", diags)?;
+    Some(SimulatorConfig { provider, endpoint })
+}
+
+/// The `provider`, `model` and `base_url` that `judge:` and `simulator:` both open with: the
+/// provider's node (named by [`provider_of`] once the section's other keys are read) and the
+/// endpoint.
+fn provider_and_endpoint<'a>(
+    fields: &mut Fields<'a>,
+    diags: &mut Diagnostics,
+) -> (Option<&'a Node>, Endpoint) {
+    let provider = fields.require("provider", "anthropic, openai or gemini", diags);
     let endpoint = Endpoint {
         model: fields.string("model", diags),
         base_url: fields.string("base_url", diags),
     };
-    fields.finish(&SIMULATOR_KEYS, diags);
-    let provider = provider_of(provider_node?, "simulator", diags)?;
-    Some(SimulatorConfig { provider, endpoint })
+    (provider, endpoint)
 }
 
 /// The provider `node` names under `section` (`judge`, `simulator`), or a G107 with a "did you
