@@ -11,8 +11,8 @@ use super::ANY_AGENT;
 use super::columns::Column;
 use crate::formats::write::{Losses, exact_args_json, per_turn, text_of};
 use crate::model::{
-    Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, Location, MatchType,
-    Matcher, Turn, WELCOME_EVENT,
+    Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, Location, Matcher,
+    Turn, WELCOME_EVENT,
 };
 
 const FORMAT: &str = "CES";
@@ -312,15 +312,7 @@ fn text_row(
     location: &Location,
     losses: &mut Losses,
 ) -> Row {
-    if matcher.match_type != MatchType::Semantic {
-        losses.add(
-            location,
-            format!(
-                "CES compares agent text by meaning: this `{}` match becomes semantic",
-                matcher.match_type.name()
-            ),
-        );
-    }
+    losses.semantic_only(matcher, location, FORMAT);
     let text = text_of(&matcher.expected);
     cell_text(&text, turn, losses);
     Row::default()
