@@ -200,17 +200,18 @@ async fn list_comments(
     response
 }
 
-/// The fake, locked for a write; or, when it refuses writes, the 403 GitHub answers a token
-/// without write access.
-fn writable(fake: &Shared) -> Result<MutexGuard<'_, Fake>, Response> {
+/// The fake, locked for a write; `None` when it refuses writes (answer [`refused`]).
+fn writable(fake: &Shared) -> Option<MutexGuard<'_, Fake>> {
     let fake = fake.lock().unwrap();
-    if fake.refuse_writes {
-        return Err(github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        ));
-    }
-    Ok(fake)
+    (!fake.refuse_writes).then_some(fake)
+}
+
+/// The 403 GitHub answers a token without write access.
+fn refused() -> Response {
+    github_error(
+        StatusCode::FORBIDDEN,
+        "Resource not accessible by integration",
+    )
 }
 
 #[derive(serde::Deserialize)]
@@ -224,9 +225,8 @@ async fn create_comment(
     sent: Recorded,
     Json(request): Json<CommentBody>,
 ) -> Response {
-    let mut fake = match writable(&fake) {
-        Ok(fake) => fake,
-        Err(refused) => return refused,
+    let Some(mut fake) = writable(&fake) else {
+        return refused();
     };
     if format!("{owner}/{repo}") != REPO || number != PR {
         return github_error(StatusCode::NOT_FOUND, "Not Found");
@@ -250,9 +250,8 @@ async fn update_comment(
     _: Recorded,
     Json(request): Json<CommentBody>,
 ) -> Response {
-    let mut fake = match writable(&fake) {
-        Ok(fake) => fake,
-        Err(refused) => return refused,
+    let Some(mut fake) = writable(&fake) else {
+        return refused();
     };
     match fake.comments.iter_mut().find(|c| c["id"] == id) {
         Some(comment) => {
