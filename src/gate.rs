@@ -97,6 +97,17 @@ impl MetricDelta {
     }
 }
 
+/// What each measure's test of a threshold reads besides the threshold's [`MetricDelta`]: the
+/// gate (with its baseline), the report now, the runs of adaptive repeats still to come, and
+/// the false-alarm rate the test may spend.
+#[derive(Clone, Copy)]
+struct Look<'a> {
+    gate: &'a Gate,
+    current: &'a Report,
+    runs_left: u32,
+    alpha: f64,
+}
+
 /// A comparison's test before the run's p-values are adjusted together.
 #[derive(Clone, Copy, Debug)]
 struct Tested {

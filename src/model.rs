@@ -344,6 +344,23 @@ pub struct ArgsMatcher {
     pub fields: Vec<(String, ValueMatcher)>,
 }
 
+impl ArgsMatcher {
+    /// Every value of `args` matched exactly, objects recursing so that only the keys written
+    /// are checked: how CES and gecx compare a call's arguments.
+    pub fn exact(args: Map<String, Value>) -> Self {
+        fn fields(object: Map<String, Value>) -> Vec<(String, ValueMatcher)> {
+            let matcher = |value| match value {
+                Value::Object(inner) => ValueMatcher::Object(fields(inner)),
+                leaf => ValueMatcher::Leaf(Matcher::new(MatchType::Exact, leaf)),
+            };
+            object.into_iter().map(|(k, v)| (k, matcher(v))).collect()
+        }
+        Self {
+            fields: fields(args),
+        }
+    }
+}
+
 /// A matcher over a JSON value, recursing into objects so that a `$matchType` may sit at any
 /// depth below an argument.
 #[derive(Clone, Debug)]

@@ -100,6 +100,17 @@ pub struct Message {
     pub agent: Option<String>,
 }
 
+/// A message as a transcript line, `agent (NAME): TEXT` (`agent: TEXT` when no sub-agent is
+/// named): JUnit's system-out and the judge's prompt both write it so.
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.agent {
+            Some(agent) => write!(f, "agent ({agent}): {}", self.text),
+            None => write!(f, "agent: {}", self.text),
+        }
+    }
+}
+
 /// The tool call through which some agents (and SCRAPI goldens) express a transfer.
 pub const TRANSFER_TOOL: &str = "transfer_to_agent";
 

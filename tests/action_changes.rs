@@ -4,29 +4,15 @@
 //! with `none`, the whole suite runs. Run against real repositories cloned over `file://`.
 #![cfg(unix)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
 fn commit(dir: &Path, file: &str) {
     std::fs::write(dir.join(file), file).unwrap();
-    git(dir, &["add", "-A"]);
-    git(dir, &["commit", "-q", "-m", file]);
+    common::git(dir, &["add", "-A"]);
+    common::git(dir, &["commit", "-q", "-m", file]);
 }
 
 /// An upstream with 60 commits on `main`, a branch `pr` of two more cut from the 60th, and
@@ -35,19 +21,17 @@ fn shallow_clone() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let upstream = dir.path().join("upstream");
     std::fs::create_dir(&upstream).unwrap();
-    git(&upstream, &["init", "-q", "-b", "main"]);
-    git(&upstream, &["config", "user.email", "test@example.com"]);
-    git(&upstream, &["config", "user.name", "test"]);
+    common::git_init(&upstream);
     for n in 0..60 {
         commit(&upstream, &format!("main-{n}"));
     }
-    git(&upstream, &["checkout", "-q", "-b", "pr"]);
+    common::git(&upstream, &["checkout", "-q", "-b", "pr"]);
     commit(&upstream, "pr-1");
     commit(&upstream, "pr-2");
-    git(&upstream, &["checkout", "-q", "main"]);
+    common::git(&upstream, &["checkout", "-q", "main"]);
     commit(&upstream, "main-later");
     let url = format!("file://{}", upstream.display());
-    git(
+    common::git(
         dir.path(),
         &[
             "clone", "-q", "--depth", "1", "--branch", "pr", &url, "clone",
@@ -90,13 +74,13 @@ fn changes(clone: &Path, input: &str, event: &str) -> (Option<i32>, String, Stri
 fn a_pull_request_in_a_shallow_clone_compares_with_its_fetched_base() {
     let (_dir, clone) = shallow_clone();
     assert_eq!(
-        git(&clone, &["rev-parse", "--is-shallow-repository"]),
+        common::git(&clone, &["rev-parse", "--is-shallow-repository"]),
         "true"
     );
     let (code, reference, _) = changes(&clone, "auto", "pull_request");
     assert_eq!((code, reference.as_str()), (Some(0), "origin/main"));
     // goldgate can now find the branch's own change: its two commits, not main's later one.
-    let changed = git(&clone, &["diff", "--name-only", "origin/main...HEAD"]);
+    let changed = common::git(&clone, &["diff", "--name-only", "origin/main...HEAD"]);
     assert_eq!(changed, "pr-1\npr-2");
 }
 

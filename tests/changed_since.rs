@@ -8,25 +8,8 @@ mod common;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
-
-/// `git args` in `dir`, which must succeed.
-fn git(dir: &Path, args: &[&str]) {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
 
 /// A Regtrace golden set `goldens/NAME.yaml` of two cases whose replies are recorded (no
 /// agent needed); `wrong` makes its first reply wrong.
@@ -56,9 +39,7 @@ fn write_set(dir: &Path, name: &str, wrong: bool) {
 fn repository() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    git(root, &["init", "-q", "-b", "main"]);
-    git(root, &["config", "user.email", "test@example.com"]);
-    git(root, &["config", "user.name", "test"]);
+    common::git_init(root);
     for name in ["a", "b", "c"] {
         write_set(root, name, false);
     }
@@ -74,9 +55,9 @@ fn repository() -> tempfile::TempDir {
         &["run", "goldens", "--update-baseline", "baseline.json"],
     )
     .exits(0);
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "main"]);
-    git(root, &["checkout", "-q", "-b", "pr"]);
+    common::git(root, &["add", "-A"]);
+    common::git(root, &["commit", "-q", "-m", "main"]);
+    common::git(root, &["checkout", "-q", "-b", "pr"]);
     dir
 }
 
@@ -228,7 +209,7 @@ fn the_config_the_agent_and_affects_paths_play_the_whole_suite() {
     );
     common::assert_contains(&markdown, &["all 6 goldens selected"]);
 
-    git(root, &["checkout", "-q", "goldgate.yaml"]);
+    common::git(root, &["checkout", "-q", "goldgate.yaml"]);
     fs::write(root.join("server/app.py"), "print('bye')\n").unwrap();
     let (outcome, report, _) = run(root, &[]);
     outcome.exits(0);
@@ -239,7 +220,7 @@ fn the_config_the_agent_and_affects_paths_play_the_whole_suite() {
     );
 
     // A command agent's files: those its command line names.
-    git(root, &["checkout", "-q", "server/app.py"]);
+    common::git(root, &["checkout", "-q", "server/app.py"]);
     let agent = common::support_agent();
     fs::write(
         root.join("agent.sh"),
@@ -259,12 +240,12 @@ fn the_change_is_the_branchs_own_uncommitted_and_untracked_files_included() {
     let repo = repository();
     let root = repo.path();
     // A commit on main after the branch was cut is not the PR's change.
-    git(root, &["checkout", "-q", "main"]);
+    common::git(root, &["checkout", "-q", "main"]);
     write_set(root, "c", true);
-    git(root, &["commit", "-q", "-am", "main moves on"]);
-    git(root, &["checkout", "-q", "pr"]);
+    common::git(root, &["commit", "-q", "-am", "main moves on"]);
+    common::git(root, &["checkout", "-q", "pr"]);
     write_set(root, "a", true);
-    git(root, &["commit", "-q", "-am", "pr changes a"]);
+    common::git(root, &["commit", "-q", "-am", "pr changes a"]);
     let (outcome, report, _) = run(root, &[]);
     outcome.exits(1);
     assert_eq!(ids(&report), ["a-1", "a-2"]);
@@ -281,7 +262,7 @@ fn the_change_is_the_branchs_own_uncommitted_and_untracked_files_included() {
 fn a_deleted_golden_is_reported_missing_not_forgotten() {
     let repo = repository();
     let root = repo.path();
-    git(root, &["rm", "-q", "goldens/c.yaml"]);
+    common::git(root, &["rm", "-q", "goldens/c.yaml"]);
     let (outcome, report, markdown) = run(root, &[]);
     outcome.exits(0);
     assert_eq!(ids(&report).len(), 0);

@@ -20,6 +20,9 @@ use serde_json::{Value, json};
 const RIGHT: &str = "Your order ORD-12345 has shipped.";
 const WRONG: &str = "Sorry, I cannot help with that.";
 
+/// The flags that replay only what errored in report.json.
+const RERUN_ERRORED: [&str; 4] = ["--rerun", "report.json", "--only", "errored"];
+
 /// Requests per conversation, and whether the agent misbehaves on first requests.
 #[derive(Clone, Default)]
 struct Agent {
@@ -60,6 +63,15 @@ async fn answer(State(agent): State<Agent>, Json(request): Json<Value>) -> Respo
 
 fn start(agent: &Agent) -> SocketAddr {
     common::serve_turn(answer, agent.clone())
+}
+
+/// A temp dir holding [`write_suite`], and a well-behaved agent serving it.
+fn suite_and_agent() -> (tempfile::TempDir, Agent, SocketAddr) {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    let agent = Agent::default();
+    let addr = start(&agent);
+    (dir, agent, addr)
 }
 
 /// One SCRAPI golden of four conversations, each expecting [`RIGHT`].
@@ -106,12 +118,9 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn only_what_failed_or_errored_is_replayed_and_merged_into_the_report() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, agent, addr) = suite_and_agent();
     let root = dir.path();
-    write_suite(root);
-    let agent = Agent::default();
     *agent.first_tries_go_wrong.lock().unwrap() = true;
-    let addr = start(&agent);
     run(root, addr, &["--output", "report.json"]).exits(2);
     assert_eq!(
         statuses(root, "report.json"),
@@ -129,14 +138,7 @@ fn only_what_failed_or_errored_is_replayed_and_merged_into_the_report() {
     let outcome = run(
         root,
         addr,
-        &[
-            "--rerun",
-            "report.json",
-            "--only",
-            "errored",
-            "--output",
-            "report.json",
-        ],
+        &[&RERUN_ERRORED[..], &["--output", "report.json"]].concat(),
     );
     outcome
         .exits(1)
@@ -182,12 +184,9 @@ fn only_what_failed_or_errored_is_replayed_and_merged_into_the_report() {
 
 #[test]
 fn the_gate_judges_the_merged_report_on_every_run() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, agent, addr) = suite_and_agent();
     let root = dir.path();
-    write_suite(root);
     // `broken` is a known failure: it fails on main too.
-    let agent = Agent::default();
-    let addr = start(&agent);
     run(root, addr, &["--update-baseline", "baseline.json"]).exits(1);
     agent.requests.lock().unwrap().clear();
     *agent.first_tries_go_wrong.lock().unwrap() = true;
@@ -223,14 +222,7 @@ fn the_gate_judges_the_merged_report_on_every_run() {
     run(
         root,
         addr,
-        &[
-            "--rerun",
-            "report.json",
-            "--only",
-            "errored",
-            "--update-baseline",
-            "next.json",
-        ],
+        &[&RERUN_ERRORED[..], &["--update-baseline", "next.json"]].concat(),
     )
     .warns(&["baseline written to next.json"]);
     common::goldgate(root, &["compare", "report.json", "--baseline", "next.json"])
@@ -240,11 +232,8 @@ fn the_gate_judges_the_merged_report_on_every_run() {
 
 #[test]
 fn a_rerun_refuses_another_agent_a_lost_case_and_a_bad_only() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, _agent, addr) = suite_and_agent();
     let root = dir.path();
-    write_suite(root);
-    let agent = Agent::default();
-    let addr = start(&agent);
     run(root, addr, &["--output", "report.json"]).exits(1);
     let before = fs::read(root.join("report.json")).unwrap();
 

@@ -110,20 +110,8 @@ fn system_prompt(
     }
     let file = base.join(one_line);
     if file.is_file() {
-        return match std::fs::read_to_string(&file) {
-            Ok(prompt) => Some((prompt, Some(file))),
-            Err(e) => {
-                diags
-                    .error(
-                        Code::G112,
-                        node.line,
-                        node.column,
-                        format!("cannot read {}: {e}", file.display()),
-                    )
-                    .field(field);
-                None
-            }
-        };
+        let prompt = read_text(&file, file.display(), node, field, diags)?;
+        return Some((prompt, Some(file)));
     }
     let named = Path::new(one_line);
     let looks_like_file = !one_line.contains(char::is_whitespace)
@@ -156,20 +144,8 @@ fn read_tools(
 ) -> Option<(Vec<super::tools::ToolSpec>, PathBuf)> {
     let name = yaml::expect_text(node, field, diags)?;
     let file = base.join(name.trim());
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
-        Err(e) => {
-            diags
-                .error(
-                    Code::G112,
-                    node.line,
-                    node.column,
-                    format!("cannot read the tools file {}: {e}", file.display()),
-                )
-                .field(field);
-            return None;
-        }
-    };
+    let what = format!("the tools file {}", file.display());
+    let text = read_text(&file, what, node, field, diags)?;
     match tools::parse(&text) {
         Ok(tools) => Some((tools, file)),
         Err(why) => {
@@ -186,14 +162,35 @@ fn read_tools(
     }
 }
 
+/// The text of `file`, or a G112 at `node` that cannot read `what` (the file, as the user
+/// knows it).
+fn read_text(
+    file: &Path,
+    what: impl std::fmt::Display,
+    node: &Node,
+    field: &str,
+    diags: &mut Diagnostics,
+) -> Option<String> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            diags
+                .error(
+                    Code::G112,
+                    node.line,
+                    node.column,
+                    format!("cannot read {what}: {e}"),
+                )
+                .field(field);
+            None
+        }
+    }
+}
+
 /// `judge: { provider, model, base_url, votes, similarity_pass }`.
 pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeConfig> {
     let mut fields = Fields::of(node, "judge", diags)?;
-    let provider_node = fields.require("provider", "anthropic, openai or gemini", diags);
-    let endpoint = Endpoint {
-        model: fields.string("model", diags),
-        base_url: fields.string("base_url", diags),
-    };
+    let (provider_node, endpoint) = provider_and_endpoint(&mut fields, diags);
     let votes = fields.take("votes").and_then(|n| {
         let votes = positive_integer(n, "judge.votes", diags)?;
         if votes % 2 == 0 {
@@ -230,21 +227,42 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
 /// `simulator: { provider, model, base_url }`.
 pub(crate) fn parse_simulator(node: &Node, diags: &mut Diagnostics) -> Option<SimulatorConfig> {
     let mut fields = Fields::of(node, "simulator", diags)?;
-    let provider_node = fields.require("provider", "anthropic, openai or gemini", diags);
-    let endpoint = Endpoint {
-        model: fields.string("model", diags),
-        base_url: fields.string("base_url", diags),
-    };
+    let (provider_node, endpoint) = provider_and_endpoint(&mut fields, diags);
     fields.finish(&SIMULATOR_KEYS, diags);
     let provider = provider_of(provider_node?, "simulator", diags)?;
     Some(SimulatorConfig { provider, endpoint })
 }
 
+/// The `provider`, `model` and `base_url` that `judge:` and `simulator:` both open with: the
+/// provider's node (named by [`provider_of`] once the section's other keys are read) and the
+/// endpoint.
+fn provider_and_endpoint<'a>(
+    fields: &mut Fields<'a>,
+    diags: &mut Diagnostics,
+) -> (Option<&'a Node>, Endpoint) {
+    let provider = fields.require("provider", "anthropic, openai or gemini", diags);
+    let endpoint = Endpoint {
+        model: fields.string("model", diags),
+        base_url: fields.string("base_url", diags),
+    };
+    (provider, endpoint)
+}
+
 /// The provider `node` names under `section` (`judge`, `simulator`), or a G107 with a "did you
 /// mean".
 fn provider_of(node: &Node, section: &str, diags: &mut Diagnostics) -> Option<Provider> {
-    let field = format!("{section}.provider");
-    let name = yaml::expect_text(node, &field, diags)?;
+    provider_at(node, &format!("{section}.provider"), section, diags)
+}
+
+/// The provider `node` names at `field` for `section`'s LLM, or a G107 with a "did you mean".
+/// gecx's scorer `provider` reads through it too, so that both name providers alike.
+pub(crate) fn provider_at(
+    node: &Node,
+    field: &str,
+    section: &str,
+    diags: &mut Diagnostics,
+) -> Option<Provider> {
+    let name = yaml::expect_text(node, field, diags)?;
     let provider = Provider::parse(&name);
     if provider.is_none() {
         diags
@@ -254,7 +272,7 @@ fn provider_of(node: &Node, section: &str, diags: &mut Diagnostics) -> Option<Pr
                 node.column,
                 format!("unknown {section} provider `{name}`"),
             )
-            .field(&field)
+            .field(field)
             .hint(suggestion(&name, &Provider::NAMES));
     }
     provider

@@ -23,7 +23,7 @@ pub mod write;
 
 use serde_json::{Map, Value as Json};
 
-use crate::diagnostic::{Code, Diagnostics};
+use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics};
 use crate::model::{Case, CaseCheck, CheckKind, Format, Location, Turn};
 use crate::yaml::{Fields, Node, Value, expect_text};
 
@@ -135,19 +135,32 @@ fn take_container<'a>(
     if !node.is_null() {
         return Some(node);
     }
+    warn_at_key(
+        fields,
+        key,
+        Code::G109,
+        format!("`{key}` is null; goldgate reads it as `{empty}`"),
+        diags,
+    )
+    .hint(format!(
+        "SCRAPI's loader rejects a null here; write `{empty}` or remove the key"
+    ));
+    None
+}
+
+/// A warning at `key` of the mapping `fields` reads, named by its path; the caller adds the
+/// hint.
+fn warn_at_key<'d>(
+    fields: &Fields<'_>,
+    key: &str,
+    code: Code,
+    message: impl Into<String>,
+    diags: &'d mut Diagnostics,
+) -> DiagnosticBuilder<'d> {
     let (line, column) = key_position(fields.node(), key);
     diags
-        .warning(
-            Code::G109,
-            line,
-            column,
-            format!("`{key}` is null; goldgate reads it as `{empty}`"),
-        )
+        .warning(code, line, column, message)
         .field(fields.path_of(key))
-        .hint(format!(
-            "SCRAPI's loader rejects a null here; write `{empty}` or remove the key"
-        ));
-    None
 }
 
 /// Where `key` is written in the mapping `map` (the mapping's own place if absent).

@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::model::{ArgsMatcher, Case, Location, MatchType, ValueMatcher};
+use crate::model::{ArgsMatcher, Case, Location, MatchType, Matcher, ValueMatcher};
 
 /// Something the target format cannot carry, where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +40,20 @@ impl Losses {
             location: location.clone(),
             message: message.into(),
         });
+    }
+
+    /// `format` compares agent text by meaning only: a `matcher` of another type is written
+    /// as semantic, and that is a loss.
+    pub fn semantic_only(&mut self, matcher: &Matcher, location: &Location, format: &str) {
+        if matcher.match_type != MatchType::Semantic {
+            self.add(
+                location,
+                format!(
+                    "{format} compares agent text by meaning: this `{}` match becomes semantic",
+                    matcher.match_type.name()
+                ),
+            );
+        }
     }
 
     /// The case-level constructs only Regtrace has, which none of the writers' formats carry.

@@ -11,7 +11,7 @@
 //!   the [`LATENCY_FLOOR`](super::LATENCY_FLOOR) on the measured rise. A baseline without
 //!   samples (written before they were kept) is compared as before: by the values alone.
 
-use super::{Gate, LATENCY_FLOOR, Tested, beyond};
+use super::{Gate, LATENCY_FLOOR, Look, Tested, beyond};
 use crate::results::{
     CaseResult, CheckCategory, Evidence, Measure, MetricDelta, Report, Test, Threshold,
 };
@@ -30,12 +30,16 @@ pub(super) fn compare(
     alpha: f64,
 ) -> (MetricDelta, Tested) {
     let mut delta = MetricDelta::of_aggregates(threshold, &gate.baseline, current, limit);
+    let look = Look {
+        gate,
+        current,
+        runs_left,
+        alpha,
+    };
     let tested = match threshold.measure() {
-        Measure::Rate => rate(gate, threshold, current, runs_left, alpha, &mut delta),
-        Measure::Milliseconds => latency(gate, threshold, current, runs_left, alpha, &mut delta),
-        Measure::Dollars | Measure::Tokens => {
-            super::spending::per_conversation(gate, current, alpha, &mut delta)
-        }
+        Measure::Rate => rate(look, &mut delta),
+        Measure::Milliseconds => latency(look, &mut delta),
+        Measure::Dollars | Measure::Tokens => super::spending::per_conversation(look, &mut delta),
     };
     let tested = tested.unwrap_or_else(|| by_values(&mut delta));
     (delta, tested)
@@ -123,25 +127,19 @@ fn rounds(report: &Report) -> usize {
     report.cases.iter().map(CaseResult::runs).min().unwrap_or(0)
 }
 
-fn rate(
-    gate: &Gate,
-    threshold: Threshold,
-    current: &Report,
-    runs_left: u32,
-    alpha: f64,
-    delta: &mut MetricDelta,
-) -> Option<Tested> {
-    let rounds = rounds(current);
+fn rate(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
+    let threshold = delta.threshold;
+    let rounds = rounds(look.current);
     let strata = match threshold {
-        Threshold::PassRateDropPp => strata(gate, current, |case, baseline| {
+        Threshold::PassRateDropPp => strata(look.gate, look.current, |case, baseline| {
             if baseline {
                 case.tally_with_history()
             } else {
                 case.tally_of_first(rounds)
             }
         }),
-        Threshold::DeflectionDropPp => strata(gate, current, |case, _| deflected(case)),
-        _ => strata(gate, current, |case, _| clean(case)),
+        Threshold::DeflectionDropPp => strata(look.gate, look.current, |case, _| deflected(case)),
+        _ => strata(look.gate, look.current, |case, _| clean(case)),
     };
     let p_value = stratified_worse(&strata)?;
     let (before, now) = strata
@@ -157,12 +155,12 @@ fn rate(
         .map(|&(b, n)| {
             let judged = n
                 .judged
-                .saturating_add(if n.judged > 0 { runs_left } else { 0 });
+                .saturating_add(if n.judged > 0 { look.runs_left } else { 0 });
             (b, Tally { passed: 0, judged })
         })
         .collect();
-    let interval =
-        worsening_interval(before, now, 1.0 - 2.0 * alpha).map(|i| (i.lo * 100.0, i.hi * 100.0));
+    let interval = worsening_interval(before, now, 1.0 - 2.0 * look.alpha)
+        .map(|i| (i.lo * 100.0, i.hi * 100.0));
     let worse = beyond(effect, delta.limit);
     delta.evidence = Some(Evidence {
         test: Test::Stratified,
@@ -172,13 +170,15 @@ fn rate(
         interval,
         samples: (u64::from(before.judged), u64::from(now.judged)),
         // Only a decision that may stay open reports it: a clear one is clear already.
-        detectable: worse.then(|| detectable_drop(&strata, alpha)).flatten(),
+        detectable: worse
+            .then(|| detectable_drop(&strata, look.alpha))
+            .flatten(),
     });
     Some(Tested {
         p_value: Some(p_value),
         worse,
         open: false,
-        reachable: stratified_worse(&extreme).is_some_and(|p| p <= alpha),
+        reachable: stratified_worse(&extreme).is_some_and(|p| p <= look.alpha),
         min_p: 0.0,
     })
 }
@@ -228,14 +228,8 @@ fn clean(case: &CaseResult) -> Tally {
         })
 }
 
-fn latency(
-    gate: &Gate,
-    threshold: Threshold,
-    current: &Report,
-    runs_left: u32,
-    alpha: f64,
-    delta: &mut MetricDelta,
-) -> Option<Tested> {
+fn latency(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
+    let threshold = delta.threshold;
     let histogram = |report: &Report| -> LatencyHistogram {
         match threshold {
             Threshold::TtftP95IncreasePct => report.samples.ttft.clone(),
@@ -243,13 +237,13 @@ fn latency(
         }
     };
     // Ascending, as a histogram gives them: the medians and quantiles below read them as is.
-    let before: Vec<f64> = histogram(&gate.baseline).samples().collect();
-    let now: Vec<f64> = histogram(current).samples().collect();
+    let before: Vec<f64> = histogram(&look.gate.baseline).samples().collect();
+    let now: Vec<f64> = histogram(look.current).samples().collect();
     let test = QuantileTest {
         quantile: 0.95,
         ratio_limit: 1.0 + delta.limit / 100.0,
         floor: LATENCY_FLOOR.as_secs_f64() * 1000.0,
-        confidence: 1.0 - 2.0 * alpha,
+        confidence: 1.0 - 2.0 * look.alpha,
         seed: 95,
     };
     let found = quantile_worse(&before, &now, &test)?;
@@ -287,18 +281,18 @@ fn latency(
         threshold.worsening(before, now) > delta.limit / 2.0 && now - before > test.floor / 2.0
     };
     let open = !worse
-        && runs_left > 0
+        && look.runs_left > 0
         && (half_worse(found.before, found.now) || half_worse(whole.median.0, whole.median.1));
     // Only a decision that may stay open reports it: a clear one is clear already.
     if let Some(evidence) = delta.evidence.as_mut().filter(|_| worse || open) {
-        evidence.detectable = detectable_rise(&before, now.len(), &test, alpha);
+        evidence.detectable = detectable_rise(&before, now.len(), &test, look.alpha);
     }
     Some(Tested {
         p_value: Some(p_value),
         worse,
         open,
         // More runs bring more latencies, which can reach any level.
-        reachable: best_p_value <= alpha || runs_left > 0,
+        reachable: best_p_value <= look.alpha || look.runs_left > 0,
         min_p: 0.0,
     })
 }

@@ -4,18 +4,19 @@
 //! of them now cost more than their baseline figure times the limit than less; the change
 //! shown is that of the mean over the conversations of each run.
 
-use super::{Gate, Tested, beyond};
-use crate::results::{CaseResult, Evidence, Measure, MetricDelta, Report, Test};
+use super::{Look, Tested, beyond};
+use crate::results::{CaseResult, Evidence, Measure, MetricDelta, Test};
 use crate::stats::sign_worse;
 
 /// The per-conversation test of `delta`'s threshold; `None` when no conversation has the
 /// measure on both sides (the values then decide).
-pub(super) fn per_conversation(
-    gate: &Gate,
-    current: &Report,
-    alpha: f64,
-    delta: &mut MetricDelta,
-) -> Option<Tested> {
+pub(super) fn per_conversation(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
+    let Look {
+        gate,
+        current,
+        alpha,
+        ..
+    } = look;
     let measure = |case: &CaseResult| match delta.threshold.measure() {
         Measure::Dollars => case.cost_per_run(),
         _ => case.tokens_per_run(),

@@ -385,14 +385,7 @@ fn transcript(case: &CaseResult, path: &str) -> String {
         let _ = writeln!(out, "user: {}", turn.input);
         if let Some(reply) = &turn.reply {
             for message in &reply.messages {
-                match &message.agent {
-                    Some(agent) => {
-                        let _ = writeln!(out, "agent ({agent}): {}", message.text);
-                    }
-                    None => {
-                        let _ = writeln!(out, "agent: {}", message.text);
-                    }
-                }
+                let _ = writeln!(out, "{message}");
             }
             for call in &reply.tool_calls {
                 let _ = write!(out, "tool call: {} {}", call.name, call.args);

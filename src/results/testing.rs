@@ -1,34 +1,25 @@
 //! Hand-made results, for the unit tests of the modules that read them and for the gate's
 //! simulations ([`crate::gate::simulation`]).
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status};
-use crate::model::Format;
+use crate::model::{Case, Format, Location};
 use crate::shard::SuiteId;
-use crate::transcript::Usage;
 
 /// A case of one run in `file`, with `status` and no turns.
 pub fn case(file: &str, id: &str, status: Status) -> CaseResult {
+    let location = Location::new(&Arc::from(Path::new(file)), 3, 1);
+    let mut case = Case::named(id.to_owned(), Format::ScrapiGolden, location);
+    case.name = format!("{id} name");
     CaseResult {
-        id: id.to_owned(),
-        name: format!("{id} name"),
-        file: file.to_owned(),
-        line: 3,
-        format: Format::ScrapiGolden,
-        kind: crate::model::CaseKind::Conversation,
-        tags: Vec::new(),
-        weight: 1.0,
         status,
         score: if status == Status::Passed { 1.0 } else { 0.0 },
         duration: Duration::from_millis(12),
         error: (status == Status::Error).then(|| "timed out".to_owned()),
-        usage: Usage::default(),
-        repeats: None,
-        turns: Vec::new(),
-        checks: Vec::new(),
-        history: Vec::new(),
-        quarantine: None,
+        ..CaseResult::of(&case)
     }
 }
 

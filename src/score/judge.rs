@@ -156,14 +156,7 @@ pub fn transcript(turns: &[TurnResult]) -> String {
             }
         }
         for message in &reply.messages {
-            match &message.agent {
-                Some(agent) => {
-                    let _ = writeln!(out, "agent ({agent}): {}", message.text);
-                }
-                None => {
-                    let _ = writeln!(out, "agent: {}", message.text);
-                }
-            }
+            let _ = writeln!(out, "{message}");
         }
         if let Some(transfer) = &reply.transfer {
             let _ = writeln!(out, "transfer to: {}", transfer.agent);

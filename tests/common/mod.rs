@@ -395,3 +395,31 @@ pub fn files_ending(dir: &Path, suffixes: &[&str]) -> Vec<PathBuf> {
     found.sort();
     found
 }
+
+/// `git args` in `dir`, which must succeed: its stdout, trimmed. HOME is `dir` and the system
+/// config is off, so that the machine's git settings change nothing.
+#[allow(dead_code)] // Only the tests of changed-since use git.
+#[track_caller]
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// A new git repository in `dir` on `main`, with an author to commit as.
+#[allow(dead_code)] // Only the tests of changed-since use git.
+pub fn git_init(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "test@example.com"]);
+    git(dir, &["config", "user.name", "test"]);
+}

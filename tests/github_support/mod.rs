@@ -5,11 +5,12 @@
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Json;
-use axum::extract::{Path as UrlPath, Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::extract::{FromRequestParts, Path as UrlPath, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
@@ -112,12 +113,38 @@ fn hostile_reply() -> String {
     text
 }
 
-fn record(fake: &Shared, method: &Method, uri: &Uri, headers: &HeaderMap) {
-    let mut fake = fake.lock().unwrap();
-    fake.requests.push(format!("{method} {uri}"));
-    if let Some(auth) = headers.get(header::AUTHORIZATION) {
-        fake.authorizations
-            .push(auth.to_str().unwrap_or_default().to_owned());
+/// A request to the fake GitHub, recorded in [`Fake::requests`] (with its authorization) as
+/// the handler extracts it, so that no handler can forget to.
+struct Recorded {
+    uri: Uri,
+    headers: HeaderMap,
+}
+
+impl FromRequestParts<Shared> for Recorded {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, fake: &Shared) -> Result<Self, Self::Rejection> {
+        let mut fake = fake.lock().unwrap();
+        fake.requests
+            .push(format!("{} {}", parts.method, parts.uri));
+        if let Some(auth) = parts.headers.get(header::AUTHORIZATION) {
+            fake.authorizations
+                .push(auth.to_str().unwrap_or_default().to_owned());
+        }
+        Ok(Self {
+            uri: parts.uri.clone(),
+            headers: parts.headers.clone(),
+        })
+    }
+}
+
+impl Recorded {
+    /// The `Host` the request was sent to: the fake's own address.
+    fn host(&self) -> &str {
+        self.headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default()
     }
 }
 
@@ -131,11 +158,8 @@ async fn list_comments(
     State(fake): State<Shared>,
     UrlPath((owner, repo, number)): UrlPath<(String, String, u64)>,
     Query(query): Query<PageQuery>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    request: Recorded,
 ) -> Response {
-    record(&fake, &method, &uri, &headers);
     if format!("{owner}/{repo}") != REPO || number != PR {
         return github_error(StatusCode::NOT_FOUND, "Not Found");
     }
@@ -152,11 +176,8 @@ async fn list_comments(
     let link = |page: usize, rel: &str| {
         format!(
             "<http://{}{}?per_page={per_page}&page={page}>; rel=\"{rel}\"",
-            headers
-                .get(header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .unwrap_or_default(),
-            uri.path()
+            request.host(),
+            request.uri.path()
         )
     };
     let mut links = Vec::new();
@@ -179,14 +200,18 @@ async fn list_comments(
     response
 }
 
-/// The 403 GitHub answers a token without write access, when the fake refuses writes.
-fn refused_write(fake: &Fake) -> Option<Response> {
-    fake.refuse_writes.then(|| {
-        github_error(
-            StatusCode::FORBIDDEN,
-            "Resource not accessible by integration",
-        )
-    })
+/// The fake, locked for a write; `None` when it refuses writes (answer [`refused`]).
+fn writable(fake: &Shared) -> Option<MutexGuard<'_, Fake>> {
+    let fake = fake.lock().unwrap();
+    (!fake.refuse_writes).then_some(fake)
+}
+
+/// The 403 GitHub answers a token without write access.
+fn refused() -> Response {
+    github_error(
+        StatusCode::FORBIDDEN,
+        "Resource not accessible by integration",
+    )
 }
 
 #[derive(serde::Deserialize)]
@@ -197,16 +222,12 @@ struct CommentBody {
 async fn create_comment(
     State(fake): State<Shared>,
     UrlPath((owner, repo, number)): UrlPath<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    sent: Recorded,
     Json(request): Json<CommentBody>,
 ) -> Response {
-    record(&fake, &method, &uri, &headers);
-    let mut fake = fake.lock().unwrap();
-    if let Some(refused) = refused_write(&fake) {
-        return refused;
-    }
+    let Some(mut fake) = writable(&fake) else {
+        return refused();
+    };
     if format!("{owner}/{repo}") != REPO || number != PR {
         return github_error(StatusCode::NOT_FOUND, "Not Found");
     }
@@ -217,11 +238,7 @@ async fn create_comment(
         );
     }
     fake.next_id += 1;
-    let addr = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.parse().ok())
-        .unwrap();
+    let addr = sent.host().parse().unwrap();
     let comment = comment_json(addr, fake.next_id, &actions_bot(), &request.body);
     fake.comments.push(comment.clone());
     (StatusCode::CREATED, Json(comment)).into_response()
@@ -230,16 +247,12 @@ async fn create_comment(
 async fn update_comment(
     State(fake): State<Shared>,
     UrlPath((_owner, _repo, id)): UrlPath<(String, String, u64)>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    _: Recorded,
     Json(request): Json<CommentBody>,
 ) -> Response {
-    record(&fake, &method, &uri, &headers);
-    let mut fake = fake.lock().unwrap();
-    if let Some(refused) = refused_write(&fake) {
-        return refused;
-    }
+    let Some(mut fake) = writable(&fake) else {
+        return refused();
+    };
     match fake.comments.iter_mut().find(|c| c["id"] == id) {
         Some(comment) => {
             comment["body"] = Value::String(request.body);
@@ -250,13 +263,7 @@ async fn update_comment(
     }
 }
 
-async fn not_found(
-    State(fake): State<Shared>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    record(&fake, &method, &uri, &headers);
+async fn not_found(_: Recorded) -> Response {
     github_error(StatusCode::NOT_FOUND, "Not Found")
 }
 

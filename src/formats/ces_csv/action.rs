@@ -6,7 +6,7 @@ use super::columns::{Column, Row};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{
     ArgsMatcher, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
-    ToolMock, Turn, ValueMatcher,
+    ToolMock, Turn,
 };
 
 /// The image types the seed lists for `image_mime_type`.
@@ -178,7 +178,7 @@ impl Action {
                 let args = match row.cell(Column::ToolCallArgsJson) {
                     Some(text) => {
                         let json = json_cell(row, Column::ToolCallArgsJson, text, diags)?;
-                        args_matcher(json_object(row, Column::ToolCallArgsJson, json, diags)?)
+                        ArgsMatcher::exact(json_object(row, Column::ToolCallArgsJson, json, diags)?)
                     }
                     None => ArgsMatcher::default(),
                 };
@@ -299,24 +299,4 @@ fn json_kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// CES compares arguments exactly; objects recurse so that only the keys written are checked.
-fn args_matcher(args: Map<String, Value>) -> ArgsMatcher {
-    ArgsMatcher {
-        fields: matcher_fields(args),
-    }
-}
-
-fn matcher_fields(object: Map<String, Value>) -> Vec<(String, ValueMatcher)> {
-    object
-        .into_iter()
-        .map(|(key, value)| {
-            let matcher = match value {
-                Value::Object(inner) => ValueMatcher::Object(matcher_fields(inner)),
-                leaf => ValueMatcher::Leaf(Matcher::new(MatchType::Exact, leaf)),
-            };
-            (key, matcher)
-        })
-        .collect()
 }

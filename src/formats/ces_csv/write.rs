@@ -11,32 +11,29 @@ use super::ANY_AGENT;
 use super::columns::Column;
 use crate::formats::write::{Losses, exact_args_json, per_turn, text_of};
 use crate::model::{
-    Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, Location, MatchType,
-    Matcher, Turn, WELCOME_EVENT,
+    Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, Location, Matcher,
+    Turn, WELCOME_EVENT,
 };
 
 const FORMAT: &str = "CES";
 
-/// The columns written, in this order (every column but `evaluation_groups`: groups load as
-/// tags, and tags are written in `tags`).
-const COLUMNS: [Column; 16] = [
-    Column::DisplayName,
-    Column::TurnIndex,
-    Column::ActionType,
-    Column::EvaluationId,
-    Column::Description,
-    Column::Tags,
-    Column::ResponseAgent,
-    Column::TextContent,
-    Column::ImageMimeType,
-    Column::ImageContent,
-    Column::ToolName,
-    Column::ToolCallArgsJson,
-    Column::ToolResponseJson,
-    Column::UpdatedVariablesJson,
-    Column::AgentTransferTarget,
-    Column::ExpectationNote,
-];
+/// The columns written: every column but `evaluation_groups` (groups load as tags, and tags
+/// are written in `tags`), in the order the reader lists them.
+const COLUMNS: [Column; Column::ALL.len() - 1] = written_columns();
+
+/// [`Column::ALL`] without `evaluation_groups`, so that a column added there is written too.
+const fn written_columns() -> [Column; Column::ALL.len() - 1] {
+    let mut columns = [Column::DisplayName; Column::ALL.len() - 1];
+    let (mut from, mut to) = (0, 0);
+    while from < Column::ALL.len() {
+        if !matches!(Column::ALL[from], Column::EvaluationGroups) {
+            columns[to] = Column::ALL[from];
+            to += 1;
+        }
+        from += 1;
+    }
+    columns
+}
 
 /// One row under construction.
 #[derive(Default)]
@@ -315,15 +312,7 @@ fn text_row(
     location: &Location,
     losses: &mut Losses,
 ) -> Row {
-    if matcher.match_type != MatchType::Semantic {
-        losses.add(
-            location,
-            format!(
-                "CES compares agent text by meaning: this `{}` match becomes semantic",
-                matcher.match_type.name()
-            ),
-        );
-    }
+    losses.semantic_only(matcher, location, FORMAT);
     let text = text_of(&matcher.expected);
     cell_text(&text, turn, losses);
     Row::default()

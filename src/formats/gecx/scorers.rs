@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::config::llm::provider_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{
     ArgsMatcher, CaseCheck, CheckKind, ExpectedToolCall, MatchType, Matcher, Provider, Scorer,
@@ -286,20 +287,7 @@ impl<'a> Args<'a> {
             return Some(None);
         };
         let path = self.path_of("provider");
-        let name = expect_text(node, &path, diags)?;
-        let provider = Provider::parse(&name);
-        if provider.is_none() {
-            diags
-                .error(
-                    Code::G107,
-                    node.line,
-                    node.column,
-                    format!("unknown judge provider `{name}`"),
-                )
-                .field(path)
-                .hint(suggestion(&name, &Provider::NAMES));
-        }
-        provider.map(Some)
+        provider_at(node, &path, "judge", diags).map(Some)
     }
 
     /// Reports every key the scorer did not ask for.

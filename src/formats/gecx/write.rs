@@ -194,7 +194,7 @@ fn call_scorer(
     } else {
         Scorer::ToolCalledWithInput {
             name: call.name.clone(),
-            input: exact_matcher(input),
+            input: ArgsMatcher::exact(input),
         }
     }
 }
@@ -244,25 +244,6 @@ fn expectation_what(kind: &ExpectationKind) -> String {
         ExpectationKind::Transfer { agent } => format!("the expected transfer to `{agent}`"),
         ExpectationKind::Reply(_) => "the turn-eval check".to_owned(),
         ExpectationKind::ToolResult(_) => "the check on a tool's result".to_owned(),
-    }
-}
-
-/// The matcher the loader builds from a `tool-called-with-input` `input` mapping.
-fn exact_matcher(input: serde_json::Map<String, Value>) -> ArgsMatcher {
-    use crate::model::{Matcher, ValueMatcher};
-    fn fields(map: serde_json::Map<String, Value>) -> Vec<(String, ValueMatcher)> {
-        map.into_iter()
-            .map(|(k, v)| {
-                let m = match v {
-                    Value::Object(inner) => ValueMatcher::Object(fields(inner)),
-                    leaf => ValueMatcher::Leaf(Matcher::new(MatchType::Exact, leaf)),
-                };
-                (k, m)
-            })
-            .collect()
-    }
-    ArgsMatcher {
-        fields: fields(input),
     }
 }
 

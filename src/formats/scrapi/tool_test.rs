@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::{Names, items, key_position, tags};
+use super::{Names, items, key_position, tags, warn_at_key};
 use crate::diagnostic::{Code, Diagnostics, did_you_mean, suggestion};
 use crate::model::{
     Case, Expectation, ExpectationKind, Format, Input, JsonPath, ResultCheck, ResultOperator,
@@ -200,16 +200,12 @@ fn args(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Map<String, Json> {
     let args = fields.take("args");
     let misspelt = fields.take("agrs");
     if misspelt.is_some() {
-        let (line, column) = key_position(fields.node(), "agrs");
         let message = if args.is_some() {
             "`agrs` next to `args` is ignored"
         } else {
             "`agrs` is read as `args`, as SCRAPI reads it"
         };
-        diags
-            .warning(Code::G110, line, column, message)
-            .field(fields.path_of("agrs"))
-            .hint("rename it to `args`");
+        warn_at_key(fields, "agrs", Code::G110, message, diags).hint("rename it to `args`");
     }
     let (key, node) = match (args, misspelt) {
         (Some(node), _) => ("args", node),

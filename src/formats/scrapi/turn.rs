@@ -5,7 +5,7 @@
 
 use serde_json::Value as Json;
 
-use super::{items, key_position, matcher, parameters, take_container};
+use super::{items, matcher, parameters, take_container, warn_at_key};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{
     ArgsMatcher, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
@@ -111,15 +111,8 @@ fn user_input(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<Input>
     let user = fields.take("user");
     let event = fields.take("event");
     if user.is_some() && event.is_some() {
-        let (line, column) = key_position(fields.node(), "event");
-        diags
-            .warning(
-                Code::G110,
-                line,
-                column,
-                "SCRAPI ignores `event` when `user` is given; so does goldgate",
-            )
-            .field(fields.path_of("event"))
+        let message = "SCRAPI ignores `event` when `user` is given; so does goldgate";
+        warn_at_key(fields, "event", Code::G110, message, diags)
             .hint("keep one of `user` and `event`");
     }
     match (user, event) {
@@ -289,15 +282,12 @@ fn take_args<'a>(
         return args;
     }
     let has_args_key = fields.node().get("args").is_some();
-    let (line, column) = key_position(fields.node(), "arguments");
     let message = if has_args_key {
         "`arguments` next to `args` is ignored"
     } else {
         "SCRAPI ignores `arguments`; goldgate reads it as `args`"
     };
-    diags
-        .warning(Code::G110, line, column, message)
-        .field(fields.path_of("arguments"))
+    warn_at_key(fields, "arguments", Code::G110, message, diags)
         .hint("rename it to `args` so that SCRAPI checks the arguments too");
     if has_args_key {
         return args;

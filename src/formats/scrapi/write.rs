@@ -456,15 +456,7 @@ fn agent_chunk(
     expectation: &Expectation,
     losses: &mut Losses,
 ) -> String {
-    if matcher.match_type != MatchType::Semantic {
-        losses.add(
-            &expectation.location,
-            format!(
-                "SCRAPI compares agent text by meaning: this `{}` match becomes semantic",
-                matcher.match_type.name()
-            ),
-        );
-    }
+    losses.semantic_only(matcher, &expectation.location, FORMAT);
     if let Some(agent) = agent {
         losses.add(
             &expectation.location,
