@@ -189,8 +189,9 @@ fn a_budget_the_run_stays_within_changes_nothing() {
 }
 
 /// A baseline of 20 conversations at `TURN`, then the same suite against an agent spending
-/// `now` a turn, gated with `thresholds`.
-fn gated(now: Spends, thresholds: &str) -> Outcome {
+/// `now` a turn, gated with `thresholds`: what it printed, and its Markdown summary (the PR
+/// comment's body).
+fn gated(now: Spends, thresholds: &str) -> (Outcome, String) {
     let dir = tempfile::tempdir().unwrap();
     let config = format!("  model: gpt-4o-mini\nthresholds: {{ {thresholds} }}\n");
     suite(dir.path(), 20, TURN, &config);
@@ -201,7 +202,7 @@ fn gated(now: Spends, thresholds: &str) -> Outcome {
     .exits(0);
     let addr = common::serve_turn(agent, now);
     write_config(dir.path(), addr, &config);
-    goldgate(
+    let ran = goldgate(
         dir.path(),
         &[
             "run",
@@ -209,8 +210,12 @@ fn gated(now: Spends, thresholds: &str) -> Outcome {
             "--baseline",
             "base.json",
             "--fail-on-regress",
+            "--markdown",
+            "summary.md",
         ],
-    )
+    );
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap_or_default();
+    (ran, summary)
 }
 
 #[test]
@@ -220,26 +225,30 @@ fn a_doubled_cost_per_conversation_fails_the_gate_only_under_cost_increase_pct()
         output_tokens: 2 * TURN.output_tokens,
         cost_usd: None,
     };
-    gated(doubled, "costIncreasePct: 20").exits(1).says(&[
+    let (ran, summary) = gated(doubled, "costIncreasePct: 20");
+    ran.exits(1).says(&[
         "cost per conversation",
         "$0.21 -> $0.42",
         "rose 100% (limit 20%)",
         "REGRESSED",
     ]);
-    gated(doubled, "tokensIncreasePct: 50").exits(1).says(&[
+    common::assert_contains(&summary, &["| Cost per conversation | $0.42 | $0.21 |"]);
+    let (ran, summary) = gated(doubled, "tokensIncreasePct: 50");
+    ran.exits(1).says(&[
         "tokens per conversation",
         "1100000 tokens -> 2200000 tokens",
     ]);
+    common::assert_contains(&summary, &["| Tokens per conversation | 2200000 tokens |"]);
     // Off unless set: the same rise passes the default gate.
-    gated(doubled, "")
-        .exits(0)
-        .never_says(&["cost per conversation"]);
+    let (ran, summary) = gated(doubled, "");
+    ran.exits(0).never_says(&["cost per conversation"]);
+    common::assert_lacks(&summary, &["per conversation"]);
     // A rise within the limit is clear.
     let cheaper = Spends {
         input_tokens: TURN.input_tokens / 2,
         ..TURN
     };
-    gated(cheaper, "costIncreasePct: 20").exits(0);
+    gated(cheaper, "costIncreasePct: 20").0.exits(0);
 }
 
 #[test]

@@ -24,7 +24,7 @@ use self::gate::{baseline_value, change, flips, gate};
 use crate::report::{agent_log_tail, p50_p90_p99, p50_p95, rate};
 use crate::results::Status;
 use crate::results::{CaseResult, CheckResult, Report, TurnResult, Verdict};
-use crate::results::{Comparison, Threshold, Unit};
+use crate::results::{Comparison, MetricDelta, Threshold, Unit};
 
 /// GitHub refuses an issue comment longer than this many characters.
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -223,20 +223,6 @@ fn metrics(out: &mut String, report: &Report, comparison: Option<&Comparison>) {
             None,
         ),
         ("Suite score", rate(aggregates.suite_score), None),
-        (
-            "Tokens in / out",
-            format!(
-                "{} / {}",
-                thousands(aggregates.tokens.input_tokens),
-                thousands(aggregates.tokens.output_tokens)
-            ),
-            None,
-        ),
-        (
-            "Cost",
-            super::cost_line(report).unwrap_or_else(|| "not reported".to_owned()),
-            None,
-        ),
     ];
     if comparison.is_some() {
         out.push_str("| Metric | Now | Baseline | Change | Gate |\n|---|--:|--:|---|---|\n");
@@ -246,7 +232,8 @@ fn metrics(out: &mut String, report: &Report, comparison: Option<&Comparison>) {
     let tool_tests = aggregates
         .tool_latency
         .map(|t| ("Tool tests p50 / p90 / p99", p50_p90_p99(t), None));
-    for (name, now, delta) in rows.into_iter().chain(tool_tests) {
+    let spent = spending_rows(report, &gated);
+    for (name, now, delta) in rows.into_iter().chain(spent).chain(tool_tests) {
         match (comparison, delta) {
             (None, _) => {
                 let _ = writeln!(out, "| {name} | {now} |");
@@ -266,6 +253,45 @@ fn metrics(out: &mut String, report: &Report, comparison: Option<&Comparison>) {
         }
     }
     out.push('\n');
+}
+
+/// The metrics table's rows of what the run spent: tokens and cost, and the cost and tokens
+/// per conversation when the gate compares them.
+fn spending_rows<'c>(
+    report: &Report,
+    gated: &dyn Fn(Threshold) -> Option<&'c MetricDelta>,
+) -> Vec<(&'static str, String, Option<&'c MetricDelta>)> {
+    let tokens = report.aggregates.tokens;
+    let mut rows = vec![
+        (
+            "Tokens in / out",
+            format!(
+                "{} / {}",
+                thousands(tokens.input_tokens),
+                thousands(tokens.output_tokens)
+            ),
+            None,
+        ),
+        (
+            "Cost",
+            super::cost_line(report).unwrap_or_else(|| "not reported".to_owned()),
+            None,
+        ),
+    ];
+    let per_conversation = [
+        ("Cost per conversation", Threshold::CostIncreasePct),
+        ("Tokens per conversation", Threshold::TokensIncreasePct),
+    ];
+    for (name, threshold) in per_conversation {
+        if let Some(delta) = gated(threshold) {
+            let now = delta.current.map_or_else(
+                || "n/a".to_owned(),
+                |v| super::metric_value(threshold.measure(), v),
+            );
+            rows.push((name, now, Some(delta)));
+        }
+    }
+    rows
 }
 
 /// One folded block per failing or errored case; newly failing ones first.
