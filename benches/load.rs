@@ -61,6 +61,15 @@ fn regtrace(i: usize) -> String {
 fn main() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let root = dir.path();
+    write_suite(root);
+    let bytes: u64 = walk_bytes(root);
+    parse_in_memory(root);
+    load_each_format(root);
+    load_everything(root, bytes);
+}
+
+/// `PER_FORMAT` files of each format under `root`, 50 to a folder.
+fn write_suite(root: &Path) {
     let write = |relative: String, text: String| {
         let path = root.join(relative);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -75,9 +84,10 @@ fn main() {
         );
         write(format!("sets/{}/r{i}.golden.yaml", i % 50), regtrace(i));
     }
-    let bytes: u64 = walk_bytes(root);
+}
 
-    // Parsing alone, from memory: separates the loaders' cost from the file system's.
+/// Parsing alone, from memory: separates the loaders' cost from the file system's.
+fn parse_in_memory(root: &Path) {
     let texts: Vec<(std::sync::Arc<Path>, String, Format)> =
         discover::discover(&[root.to_path_buf()], &Rules::default())
             .expect("discover")
@@ -105,8 +115,10 @@ fn main() {
         parsed,
         texts.len() as f64 / parsed
     );
+}
 
-    // Each format alone, then everything together as `goldgate lint .` would.
+/// Each format alone.
+fn load_each_format(root: &Path) {
     for (label, dir) in [
         ("scrapi", "goldens/scrapi"),
         ("ces-csv", "goldens/ces"),
@@ -125,7 +137,10 @@ fn main() {
             found.len() as f64 / elapsed
         );
     }
+}
 
+/// Everything together, as `goldgate lint .` would.
+fn load_everything(root: &Path, bytes: u64) {
     let start = Instant::now();
     let found = discover::discover(&[root.to_path_buf()], &Rules::default()).expect("discover");
     let discovered = start.elapsed();

@@ -137,7 +137,12 @@ fn a_changed_golden_plays_only_its_cases_and_every_report_says_so() {
             "**Selected:** 2 of 6 goldens selected\\: changed since main (the gate compares these only)",
         ],
     );
-    // `list` shows what such a run plays.
+    list_shows_what_the_run_plays(root);
+    the_saved_report_is_compared_on_its_own_cases(root);
+}
+
+/// `list --changed-since` shows the cases such a run plays.
+fn list_shows_what_the_run_plays(root: &Path) {
     let listed = common::goldgate(
         root,
         &["list", "goldens", "--changed-since", "main", "--json"],
@@ -150,7 +155,11 @@ fn a_changed_golden_plays_only_its_cases_and_every_report_says_so() {
         .map(|c| &c["id"])
         .collect();
     assert_eq!(ids, ["b-1", "b-2"]);
-    // The saved report is compared on its own cases later too.
+}
+
+/// The saved report of part of the suite is compared (and rendered, JUnit and HTML too) on its
+/// own cases later, as the run compared it.
+fn the_saved_report_is_compared_on_its_own_cases(root: &Path) {
     let compared = common::goldgate(
         root,
         &[
