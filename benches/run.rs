@@ -225,8 +225,9 @@ fn run_cases(addr: SocketAddr, count: usize, concurrency: usize) -> Played {
     let result = runtime.block_on(async {
         let client = http_client().expect("HTTP client");
         let agent = Arc::new(HttpAgent::new(client, url, HeaderMap::new()));
-        run::run(
+        run::run_repeated(
             cases,
+            run::Repeat::ONCE,
             agent,
             Arc::new(Grader::default()),
             &options,

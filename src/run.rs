@@ -133,18 +133,6 @@ pub enum Event<'a> {
 /// Whoever shows progress: called from the tasks that play the cases.
 pub type OnEvent = Arc<dyn Fn(Event<'_>) + Send + Sync>;
 
-/// Runs `cases` against `agent` once each, returning results in the order of `cases`.
-pub async fn run(
-    cases: Vec<Arc<Case>>,
-    agent: Arc<dyn Agent>,
-    grader: Arc<Grader>,
-    options: &RunOptions,
-    stop: &Stop,
-    on_event: OnEvent,
-) -> Played {
-    run_repeated(cases, Repeat::ONCE, agent, grader, options, stop, on_event).await
-}
-
 /// What a run hands back: the report of the cases that ran (of the suite made of all the
 /// cases given, with no `--max-errors` allowance and no gate: the caller sets those), and
 /// how long the run took.

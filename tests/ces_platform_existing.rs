@@ -56,12 +56,7 @@ fn evaluations_chosen_by_prefix_run_and_gate_with_no_file_of_their_own() {
     let (code, report, printed) = with_token(dir.path(), &["--update-baseline", "baseline.json"]);
     assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
     assert_eq!(code, Some(0), "{printed}");
-    let ids: Vec<&str> = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids: Vec<&str> = texts(&report["cases"], "id");
     assert_eq!(
         ids,
         ["greeting", "smoke_refund", "smoke_refund_scenario"],
@@ -75,20 +70,10 @@ fn evaluations_chosen_by_prefix_run_and_gate_with_no_file_of_their_own() {
         "{refund:#}"
     );
     let scenario = common::case(&report, "smoke_refund_scenario");
-    let labels: Vec<&str> = scenario["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["label"].as_str().unwrap())
-        .collect();
+    let labels: Vec<&str> = texts(&scenario["checks"], "label");
     assert_eq!(labels, ["rubric", "user goal satisfied"], "{scenario:#}");
     let run = &fake.heard("POST", ":runEvaluation")[0].body;
-    let names: Vec<&str> = run["evaluations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = texts(&run["evaluations"], "");
     assert!(
         names.contains(&seeded[0]["name"].as_str().unwrap())
             && names.contains(&seeded[1]["name"].as_str().unwrap())
@@ -134,11 +119,16 @@ fn the_apps_own_evaluations_need_no_local_golden_at_all() {
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(0), "{printed}");
     assert!(!printed.contains("no golden files found"), "{printed}");
-    let ids: Vec<&str> = report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids: Vec<&str> = texts(&report["cases"], "id");
     assert_eq!(ids, ["smoke_refund", "smoke_refund_scenario"], "{printed}");
+}
+
+/// The text of `field` of each item of the array `list` (of each item itself, with `""`).
+fn texts<'v>(list: &'v Value, field: &str) -> Vec<&'v str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|item| if field.is_empty() { item } else { &item[field] })
+        .map(|text| text.as_str().unwrap_or_else(|| panic!("not text: {text}")))
+        .collect()
 }
