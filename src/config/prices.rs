@@ -59,23 +59,21 @@ impl Prices {
     /// `model`'s price: the config's, else the table's; `None` when neither knows it.
     pub fn of(&self, model: &str) -> Option<Price> {
         let model = model.rsplit('/').next().unwrap_or(model);
-        let configured = self.configured.iter().map(|(m, p)| (m.as_str(), *p));
-        let table = TABLE.iter().map(|&(m, input, cached_input, output)| {
-            (
-                m,
-                Price {
+        let configured = self
+            .configured
+            .iter()
+            .find(|(name, _)| names_the_model(name, model))
+            .map(|&(_, price)| price);
+        configured.or_else(|| {
+            TABLE
+                .iter()
+                .find(|entry| names_the_model(entry.0, model))
+                .map(|&(_, input, cached_input, output)| Price {
                     input,
                     cached_input,
                     output,
-                },
-            )
-        });
-        let find = |mut entries: Box<dyn Iterator<Item = (&str, Price)> + '_>| {
-            entries
-                .find(|(name, _)| names_the_model(name, model))
-                .map(|(_, p)| p)
-        };
-        find(Box::new(configured)).or_else(|| find(Box::new(table)))
+                })
+        })
     }
 }
 
@@ -126,12 +124,12 @@ pub(crate) fn parse(node: &Node, diags: &mut Diagnostics) -> Prices {
 fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
     let mut fields = Fields::of(node, path, diags)?;
     // Each key: absent (`None`), or read (`Some`, with `None` inside when it was wrong).
-    let mut amounts = ["input", "output", "cached_input"].map(|key| {
+    let amounts = ["input", "output", "cached_input"].map(|key| {
         let node = fields.take(key)?;
         Some(dollars(node, &format!("{path}.{key}"), diags))
     });
     fields.finish(&["input", "output", "cached_input"], diags);
-    let [Some(input), Some(output), cached_input] = &mut amounts else {
+    let [Some(input), Some(output), cached_input] = amounts else {
         diags
             .error(
                 Code::G102,
@@ -143,9 +141,9 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
         return None;
     };
     Some(Price {
-        input: (*input)?,
-        cached_input: cached_input.unwrap_or(*input)?,
-        output: (*output)?,
+        input: input?,
+        cached_input: cached_input.unwrap_or(input)?,
+        output: output?,
     })
 }
 
