@@ -156,7 +156,11 @@ fn a_budget_stops_scheduling_writes_every_report_and_exits_2() {
     )
     .exits(2);
     // $0.21 a conversation: after three, $0.63 is past $0.50 and nothing more starts.
-    ran.says(&["stopped at the budget: spent $0.63 of $0.50; 7 cases skipped"]);
+    ran.says(&["stopped at the budget: spent $0.63 of $0.50; 7 cases skipped"])
+        .warns(&[
+            "the run was stopped at its budget: the reports cover only the cases that finished",
+        ])
+        .never_warns(&["interrupted"]);
     let report = read_json(&dir.path().join("report.json"));
     assert_eq!(report["incomplete"], true);
     assert_eq!(report["verdict"], "error");

@@ -465,9 +465,11 @@ fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> Vec<any
     .write(report);
     failed.extend(print_outputs(args, report, duration).err());
     if report.incomplete {
-        eprintln!(
-            "goldgate: the run was interrupted: the reports cover only the cases that finished"
-        );
+        let why = match report.verdict() {
+            Verdict::OverBudget => "stopped at its budget",
+            _ => "interrupted",
+        };
+        eprintln!("goldgate: the run was {why}: the reports cover only the cases that finished");
     }
     failed
 }
