@@ -486,7 +486,7 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
         }
     }
     if let Some(n) = fields.take("budget") {
-        run.budget = prices::dollars(n, "run.budget", diags);
+        run.budget = prices::read_dollars(n, "run.budget", diags);
     }
     if let Some(n) = fields.take("allow_extra_tool_calls") {
         match n.value {

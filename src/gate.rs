@@ -241,6 +241,26 @@ fn by_key(report: &Report) -> HashMap<String, &CaseResult> {
     report.cases.iter().map(|c| (c.key(), c)).collect()
 }
 
+/// What `measure` gives of each case both reports have, as (baseline, now), where it gives
+/// something on both sides (`true`: the baseline's case). Quarantined cases are left out: they
+/// must not block, through a metric either.
+fn paired<T>(
+    gate: &Gate,
+    current: &Report,
+    measure: impl Fn(&CaseResult, bool) -> Option<T>,
+) -> Vec<(T, T)> {
+    let before = by_key(&gate.baseline);
+    current
+        .cases
+        .iter()
+        .filter(|now| !now.is_quarantined())
+        .filter_map(|now| {
+            let earlier = before.get(&now.key())?;
+            Some((measure(earlier, true)?, measure(now, false)?))
+        })
+        .collect()
+}
+
 /// Keys of the baseline's cases that did not run now.
 fn missing(baseline: &Report, current: &Report) -> Vec<String> {
     let now = by_key(current);

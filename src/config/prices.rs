@@ -126,7 +126,7 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
     // Each key: absent (`None`), or read (`Some`, with `None` inside when it was wrong).
     let amounts = ["input", "output", "cached_input"].map(|key| {
         let node = fields.take(key)?;
-        Some(dollars(node, &format!("{path}.{key}"), diags))
+        Some(read_dollars(node, &format!("{path}.{key}"), diags))
     });
     fields.finish(&["input", "output", "cached_input"], diags);
     let [Some(input), Some(output), cached_input] = amounts else {
@@ -148,7 +148,7 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
 }
 
 /// A non-negative amount of US dollars at `node`; an error naming `field` otherwise.
-pub(crate) fn dollars(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<f64> {
+pub(crate) fn read_dollars(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<f64> {
     match node.as_f64() {
         Some(usd) if usd >= 0.0 && usd.is_finite() => Some(usd),
         _ => {

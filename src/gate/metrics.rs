@@ -104,22 +104,12 @@ impl MetricDelta {
 }
 
 /// The cases both reports judged, as (baseline, now) tallies of the rate's good outcomes.
-/// Quarantined cases are left out: they must not block, through a rate either.
 fn strata(
     gate: &Gate,
     current: &Report,
     good: impl Fn(&CaseResult, bool) -> Tally,
 ) -> Vec<(Tally, Tally)> {
-    let before = super::by_key(&gate.baseline);
-    current
-        .cases
-        .iter()
-        .filter(|now| !now.is_quarantined())
-        .filter_map(|now| {
-            let earlier = before.get(&now.key())?;
-            Some((good(earlier, true), good(now, false)))
-        })
-        .collect()
+    super::paired(gate, current, |case, baseline| Some(good(case, baseline)))
 }
 
 /// The runs every case of `report` had: its complete rounds.

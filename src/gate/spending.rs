@@ -17,18 +17,15 @@ pub(super) fn per_conversation(look: Look<'_>, delta: &mut MetricDelta) -> Optio
         alpha,
         ..
     } = look;
-    let measure = |case: &CaseResult| match delta.threshold.measure() {
-        Measure::Dollars => case.cost_per_run(),
-        _ => case.tokens_per_run(),
-    };
-    let before = super::by_key(&gate.baseline);
+    let dollars = delta.threshold.measure() == Measure::Dollars;
+    let pairs = super::paired(gate, current, |case: &CaseResult, _| {
+        if dollars {
+            case.cost_per_run()
+        } else {
+            case.tokens_per_run()
+        }
+    });
     let ratio_limit = 1.0 + delta.limit / 100.0;
-    let pairs: Vec<(f64, f64)> = current
-        .cases
-        .iter()
-        .filter(|now| !now.is_quarantined())
-        .filter_map(|now| Some((measure(before.get(&now.key())?)?, measure(now)?)))
-        .collect();
     if pairs.is_empty() {
         return None;
     }
