@@ -306,20 +306,39 @@ fn notes(comparison: &Comparison) -> Vec<String> {
              land, as gecx decides."
         ));
     }
+    // Cost and tokens are tested over conversations: repeats do not add any.
+    let per_conversation = |m: &&MetricDelta| {
+        m.evidence
+            .as_ref()
+            .is_some_and(|e| e.test == crate::results::Test::Sign)
+    };
+    let short_metrics = || {
+        comparison
+            .metrics
+            .iter()
+            .filter(|m| m.decision == Decision::NotEnoughRuns)
+    };
+    let too_few_conversations = short_metrics().filter(per_conversation).count();
     let short = comparison
         .undecided
         .iter()
         .filter(|f| f.decision == Decision::NotEnoughRuns)
         .count()
-        + comparison
-            .metrics
-            .iter()
-            .filter(|m| m.decision == Decision::NotEnoughRuns)
-            .count();
+        + short_metrics().count()
+        - too_few_conversations;
     if short > 0 {
         notes.push(format!(
             "{short} comparison(s) look worse but no result of these runs could be told from \
              noise at a {:.2}% false-alarm rate: more repeats, or a baseline with history, would.",
+            comparison.false_alarm_rate * 100.0
+        ));
+    }
+    if too_few_conversations > 0 {
+        notes.push(format!(
+            "{too_few_conversations} cost or tokens comparison(s) look worse but too few \
+             conversations were priced on both sides to tell it from noise at a {:.2}% \
+             false-alarm rate: each conversation is one pair, so more conversations would, \
+             repeats would not.",
             comparison.false_alarm_rate * 100.0
         ));
     }

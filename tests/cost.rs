@@ -196,9 +196,14 @@ fn a_budget_the_run_stays_within_changes_nothing() {
 /// `now` a turn, gated with `thresholds`: what it printed, and its Markdown summary (the PR
 /// comment's body).
 fn gated(now: Spends, thresholds: &str) -> (Outcome, String) {
+    gated_over(20, now, thresholds)
+}
+
+/// [`gated`] over `count` conversations.
+fn gated_over(count: usize, now: Spends, thresholds: &str) -> (Outcome, String) {
     let dir = tempfile::tempdir().unwrap();
     let config = format!("  model: gpt-4o-mini\nthresholds: {{ {thresholds} }}\n");
-    suite(dir.path(), 20, TURN, &config);
+    suite(dir.path(), count, TURN, &config);
     goldgate(
         dir.path(),
         &["run", "goldens", "--update-baseline", "base.json"],
@@ -253,6 +258,23 @@ fn a_doubled_cost_per_conversation_fails_the_gate_only_under_cost_increase_pct()
         ..TURN
     };
     gated(cheaper, "costIncreasePct: 20").0.exits(0);
+}
+
+#[test]
+fn too_few_conversations_to_tell_a_cost_rise_from_noise_say_so_and_what_would_tell() {
+    let doubled = Spends {
+        input_tokens: 2 * TURN.input_tokens,
+        ..TURN
+    };
+    // Six pairs: even all six dearer is a 1.6% chance, above the 1% false-alarm rate.
+    let (ran, _) = gated_over(6, doubled, "costIncreasePct: 20");
+    ran.exits(0)
+        .says(&[
+            "NOT ENOUGH RUNS",
+            "too few conversations were priced on both sides",
+            "more conversations would, repeats would not",
+        ])
+        .never_says(&["more repeats"]);
 }
 
 #[test]
