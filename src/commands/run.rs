@@ -43,6 +43,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let Some(config) = super::load_config(args.suite.config.path(), "run") else {
         return Ok(Exit::Error);
     };
+    // Agents, judges and simulated users are reached over HTTPS: the root certificates are
+    // read while the goldens load, not after.
+    goldgate::net::tls::prepare();
     let gate = match super::gate_of(&args.gate, &config) {
         Ok(gate) => gate,
         Err(exit) => return Ok(exit),

@@ -7,6 +7,7 @@
 
 mod body;
 mod retry_after;
+pub mod tls;
 mod transport;
 
 use std::fmt;
@@ -16,12 +17,11 @@ pub use body::{MAX_BODY, ReplyMemory, read_body, read_start, too_big};
 pub use retry_after::{parse_imf_fixdate, retry_after};
 pub use transport::{quote, status_error, transport_error};
 
-/// One client for the whole run: one connection pool, rustls with the ring provider.
+/// A client with its own connection pool over the process's one TLS set-up ([`tls::config`]).
 pub fn http_client() -> Result<reqwest::Client, String> {
-    // Installing twice is harmless: the first provider stays.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .user_agent(concat!("goldgate/", env!("CARGO_PKG_VERSION")))
+        .tls_backend_preconfigured(tls::config()?)
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
