@@ -449,12 +449,10 @@ mod tests {
             ..Reply::default()
         };
         let by_call = Reply {
-            tool_calls: vec![ToolCall {
-                name: "transfer_to_agent".to_owned(),
-                args: json!({"agent": "billing"}),
-                response: None,
-                resource: None,
-            }],
+            tool_calls: vec![ToolCall::new(
+                "transfer_to_agent",
+                json!({"agent": "billing"}),
+            )],
             ..Reply::default()
         };
         for reply in [&by_field, &by_call] {
