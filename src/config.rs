@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::diagnostic::{Code, Diagnostic, DiagnosticBuilder, Diagnostics};
 use crate::model::Provider;
 use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node, Value};
@@ -363,13 +363,9 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         }
         "ces" => crate::config::ces::parse_agent(value, &path, diags).map(AgentConfig::Ces),
         other => {
+            let message = format!("unknown agent kind `{other}`");
             diags
-                .error(
-                    Code::G107,
-                    kind.line,
-                    kind.column,
-                    format!("unknown agent kind `{other}`"),
-                )
+                .error(Code::G107, kind.line, kind.column, message)
                 .field("agent")
                 .hint(crate::diagnostic::suggestion(other, &AGENT_KINDS));
             None
@@ -415,14 +411,7 @@ fn parse_command(
         }
     };
     if argv.is_empty() {
-        diags
-            .error(
-                Code::G102,
-                argv_node.line,
-                argv_node.column,
-                "the command is empty",
-            )
-            .field(path);
+        error_at(diags, argv_node, Code::G102, "the command is empty").field(path);
         return None;
     }
     Some(AgentConfig::Command {
@@ -474,14 +463,13 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
         match n.value {
             Value::Int(i) if (0..=20).contains(&i) => run.retries = i as u32,
             _ => {
-                diags
-                    .error(
-                        Code::G101,
-                        n.line,
-                        n.column,
-                        "expected a whole number of retries between 0 and 20",
-                    )
-                    .field("run.retries");
+                error_at(
+                    diags,
+                    n,
+                    Code::G101,
+                    "expected a whole number of retries between 0 and 20",
+                )
+                .field("run.retries");
             }
         }
     }
@@ -566,6 +554,16 @@ pub fn expand_env(text: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Starts an error at `node`, where the file says what is wrong.
+pub(crate) fn error_at<'d>(
+    diags: &'d mut Diagnostics,
+    node: &Node,
+    code: Code,
+    message: impl Into<String>,
+) -> DiagnosticBuilder<'d> {
+    diags.error(code, node.line, node.column, message)
 }
 
 #[cfg(test)]

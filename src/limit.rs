@@ -394,6 +394,16 @@ mod tests {
         }
     }
 
+    /// The answer to the `calls`th call: a 429 asking to wait `wait` the first time, `then`
+    /// after.
+    fn throttled_once<T>(calls: u32, wait: Duration, then: T) -> Result<T, EndpointError> {
+        if calls == 1 {
+            Err(too_many(wait))
+        } else {
+            Ok(then)
+        }
+    }
+
     #[tokio::test]
     async fn a_429_halves_the_limit_pauses_and_is_waited_out() {
         let limiter = Limiter::standalone("agent", 16, Duration::from_secs(60), Pacing::default());
@@ -403,11 +413,7 @@ mod tests {
             .call(
                 || {
                     calls += 1;
-                    let answer = if calls == 1 {
-                        Err(too_many(Duration::from_millis(200)))
-                    } else {
-                        Ok(7)
-                    };
+                    let answer = throttled_once(calls, Duration::from_millis(200), 7);
                     async move { answer }
                 },
                 |_| 0,
@@ -496,11 +502,7 @@ mod tests {
                 .call(
                     || {
                         calls += 1;
-                        let answer = if calls == 1 {
-                            Err(too_many(Duration::from_millis(10)))
-                        } else {
-                            Ok(())
-                        };
+                        let answer = throttled_once(calls, Duration::from_millis(10), ());
                         async move { answer }
                     },
                     |_| 0,

@@ -16,23 +16,14 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Case;
 
 /// Shard K of N (both 1-based), written `K/N`.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(try_from = "String", into = "String")]
 #[schemars(extend("pattern" = "^[1-9][0-9]*/[1-9][0-9]*$"))]
@@ -112,7 +103,7 @@ impl From<Shard> for String {
 }
 
 /// Which cases a report covers: the suite they were selected from, and the shard.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SuiteId {
     /// 16 hex digits: FNV-1a 64 over the sorted keys of every case selected before sharding.
     pub fingerprint: String,

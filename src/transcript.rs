@@ -128,6 +128,16 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
+    /// A call to `name` with `args`, its response not seen and no platform name.
+    pub fn new(name: impl Into<String>, args: Value) -> Self {
+        Self {
+            name: name.into(),
+            args,
+            response: None,
+            resource: None,
+        }
+    }
+
     /// Whether this call is a transfer ([`TRANSFER_TOOL`]) rather than a tool of the agent.
     pub fn is_transfer(&self) -> bool {
         self.name == TRANSFER_TOOL

@@ -150,66 +150,49 @@ fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {
     Ok(LlmAgent::new(client, config.settings.clone()))
 }
 
-/// Stands in when no agent is configured and every turn has a reply recorded in its golden
-/// (Regtrace `actual_output`): the runner never asks it, and if it did the answer says why.
-pub struct NoAgent;
+/// Stands in for an agent that is not there to ask: every turn it is asked ends in an error
+/// that says why.
+pub enum StandIn {
+    /// No agent is configured and every turn has a reply recorded in its golden (Regtrace
+    /// `actual_output`): the runner never asks it.
+    NoAgent,
+    /// The agent could not be started or set up (a command that exits at once, a URL that
+    /// does not parse), and why: every case ends in an error of the run carrying it, so the
+    /// run still writes every report it was asked for, and exits 2.
+    NotStarted(String),
+    /// Its start-up was interrupted (Ctrl-C, SIGTERM): no case is scheduled after that, so
+    /// it is never asked either.
+    Interrupted,
+}
 
 #[async_trait::async_trait]
-impl Agent for NoAgent {
+impl Agent for StandIn {
     async fn send(
         &self,
         request: &super::TurnRequest,
     ) -> Result<super::Exchange, crate::net::EndpointError> {
-        Err(crate::net::EndpointError::new(
-            crate::net::EndpointErrorKind::NotRecorded,
-            format!(
-                "no agent configured, and turn {} of `{}` has no recorded reply",
-                request.turn, request.conversation
+        use crate::net::{EndpointError, EndpointErrorKind};
+        Err(match self {
+            StandIn::NoAgent => EndpointError::new(
+                EndpointErrorKind::NotRecorded,
+                format!(
+                    "no agent configured, and turn {} of `{}` has no recorded reply",
+                    request.turn, request.conversation
+                ),
             ),
-        ))
+            StandIn::NotStarted(why) => {
+                EndpointError::new(EndpointErrorKind::NotStarted, why.clone())
+            }
+            StandIn::Interrupted => EndpointError::cancelled(),
+        })
     }
 
     fn describe(&self) -> String {
-        "none (replies recorded in the goldens)".to_owned()
-    }
-}
-
-/// Stands in for an agent that could not be started or set up (a command that exits at once,
-/// a URL that does not parse): every case ends in an error of the run carrying why, so the
-/// run still writes every report it was asked for, and exits 2.
-pub struct NotStarted(pub String);
-
-#[async_trait::async_trait]
-impl Agent for NotStarted {
-    async fn send(
-        &self,
-        _request: &super::TurnRequest,
-    ) -> Result<super::Exchange, crate::net::EndpointError> {
-        Err(crate::net::EndpointError::new(
-            crate::net::EndpointErrorKind::NotStarted,
-            self.0.clone(),
-        ))
-    }
-
-    fn describe(&self) -> String {
-        "not started (it failed to start)".to_owned()
-    }
-}
-
-/// Stands in for an agent whose start-up was interrupted (Ctrl-C, SIGTERM): no case is
-/// scheduled after that, so it is never asked either.
-pub struct Interrupted;
-
-#[async_trait::async_trait]
-impl Agent for Interrupted {
-    async fn send(
-        &self,
-        _request: &super::TurnRequest,
-    ) -> Result<super::Exchange, crate::net::EndpointError> {
-        Err(crate::net::EndpointError::cancelled())
-    }
-
-    fn describe(&self) -> String {
-        "not started (interrupted during its start-up)".to_owned()
+        match self {
+            StandIn::NoAgent => "none (replies recorded in the goldens)",
+            StandIn::NotStarted(_) => "not started (it failed to start)",
+            StandIn::Interrupted => "not started (interrupted during its start-up)",
+        }
+        .to_owned()
     }
 }

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::agent::{Agent, connect};
+use crate::agent::Agent;
+use crate::agent::connect::{self, StandIn};
 use crate::config::AgentConfig;
 use crate::config::quarantine::{self, Date};
 use crate::gate::Gate;
@@ -227,14 +228,14 @@ async fn start_agent(
     notice: &(dyn Fn(Notice) + Sync),
 ) -> Arc<dyn Agent> {
     let Some(config) = config else {
-        return Arc::new(connect::NoAgent);
+        return Arc::new(StandIn::NoAgent);
     };
     tokio::select! {
         agent = connect::connect_masking(config, &options.secrets) => agent.unwrap_or_else(|why| {
             notice(Notice::AgentNotStarted(why.clone()));
-            Arc::new(connect::NotStarted(why))
+            Arc::new(StandIn::NotStarted(why))
         }),
-        () = stop.scheduling.cancelled() => Arc::new(connect::Interrupted),
+        () = stop.scheduling.cancelled() => Arc::new(StandIn::Interrupted),
     }
 }
 

@@ -72,19 +72,24 @@ impl Parser<'_> {
     }
 
     fn or(&mut self) -> Result<TagExpr, String> {
-        let mut left = self.and()?;
-        while self.peek_is("or") {
-            self.at += 1;
-            left = TagExpr::Or(Box::new(left), Box::new(self.and()?));
-        }
-        Ok(left)
+        self.chain("or", Self::and, TagExpr::Or)
     }
 
     fn and(&mut self) -> Result<TagExpr, String> {
-        let mut left = self.not()?;
-        while self.peek_is("and") {
+        self.chain("and", Self::not, TagExpr::And)
+    }
+
+    /// `operand (word operand)*`, grouped from the left.
+    fn chain(
+        &mut self,
+        word: &str,
+        operand: fn(&mut Self) -> Result<TagExpr, String>,
+        join: fn(Box<TagExpr>, Box<TagExpr>) -> TagExpr,
+    ) -> Result<TagExpr, String> {
+        let mut left = operand(self)?;
+        while self.peek_is(word) {
             self.at += 1;
-            left = TagExpr::And(Box::new(left), Box::new(self.not()?));
+            left = join(Box::new(left), Box::new(operand(self)?));
         }
         Ok(left)
     }

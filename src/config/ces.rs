@@ -8,6 +8,7 @@
 
 pub mod platform;
 
+use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::yaml::{Fields, Node};
 
@@ -52,15 +53,14 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
     let app = match app_node {
         Some(n) => resource(n, &format!("{path}.app"), None, diags),
         None => {
-            diags
-                .error(
-                    Code::G102,
-                    node.line,
-                    node.column,
-                    "missing `app`: the app's resource name",
-                )
-                .field(path)
-                .hint("e.g. `app: projects/my-project/locations/us/apps/my-app`");
+            error_at(
+                diags,
+                node,
+                Code::G102,
+                "missing `app`: the app's resource name",
+            )
+            .field(path)
+            .hint("e.g. `app: projects/my-project/locations/us/apps/my-app`");
             None
         }
     };
@@ -79,15 +79,14 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
         Some(n) => {
             let text = crate::yaml::expect_text(n, &format!("{path}.api_version"), diags)?;
             if !["v1", "v1beta"].contains(&text.as_str()) {
-                diags
-                    .error(
-                        Code::G101,
-                        n.line,
-                        n.column,
-                        format!("unknown API version `{text}`"),
-                    )
-                    .field(format!("{path}.api_version"))
-                    .hint(crate::diagnostic::suggestion(&text, &["v1", "v1beta"]));
+                error_at(
+                    diags,
+                    n,
+                    Code::G101,
+                    format!("unknown API version `{text}`"),
+                )
+                .field(format!("{path}.api_version"))
+                .hint(crate::diagnostic::suggestion(&text, &["v1", "v1beta"]));
                 return None;
             }
             text
@@ -100,15 +99,16 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
         .and_then(|n| platform::parse(n, &format!("{path}.platform"), diags));
     let api_version = match (&platform, node.get("api_version")) {
         (Some(_), Some(n)) if api_version != PLATFORM_API_VERSION => {
-            diags
-                .error(
-                    Code::G101,
-                    n.line,
-                    n.column,
-                    format!("platform evaluations exist only in {PLATFORM_API_VERSION}, not {api_version}"),
-                )
-                .field(format!("{path}.api_version"))
-                .hint("leave `api_version` out with `platform`");
+            error_at(
+                diags,
+                n,
+                Code::G101,
+                format!(
+                    "platform evaluations exist only in {PLATFORM_API_VERSION}, not {api_version}"
+                ),
+            )
+            .field(format!("{path}.api_version"))
+            .hint("leave `api_version` out with `platform`");
             return None;
         }
         (Some(_), _) => PLATFORM_API_VERSION.to_owned(),
@@ -161,15 +161,14 @@ fn resource(
         }
     };
     if full.is_none() {
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                format!("`{text}` is not a resource name of the expected shape"),
-            )
-            .field(field)
-            .hint(format!("expected {example}"));
+        error_at(
+            diags,
+            node,
+            Code::G101,
+            format!("`{text}` is not a resource name of the expected shape"),
+        )
+        .field(field)
+        .hint(format!("expected {example}"));
     }
     full
 }

@@ -74,37 +74,37 @@ impl EvalConfig {
 mod tests {
     use super::*;
 
-    #[test]
-    fn reads_thresholds_and_provider_models_and_ignores_gecx_keys() {
+    /// `text` read as the eval.config.json of a fresh directory.
+    fn read(text: &str) -> Result<EvalConfig, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE);
+        std::fs::write(&path, text).unwrap();
+        EvalConfig::read(&path)
+    }
+
+    #[test]
+    fn reads_thresholds_and_provider_models_and_ignores_gecx_keys() {
         // gecx's file, tab-indented as editors write JSON, with keys that are gecx's own.
-        std::fs::write(
-            &path,
+        let gecx = read(
             "{\n\t\"judges\": {\"default\": \"anthropic\"},\n\t\"providers\": { \"anthropic\": { \"model\": \"claude-haiku-4-5\" }, \"openai\": { \"apiKeyEnv\": \"X\" } },\n\t\"regressionThresholds\": { \"deflectionDropPp\": 7 }\n}\n",
-        )
-        .unwrap();
+        );
         assert_eq!(
-            EvalConfig::read(&path).unwrap(),
+            gecx.unwrap(),
             EvalConfig {
                 thresholds: vec![(Threshold::DeflectionDropPp, 7.0)],
                 judge_models: vec![(Provider::Anthropic, "claude-haiku-4-5".to_owned())],
             }
         );
-        std::fs::write(&path, "{\"judges\": {}}").unwrap();
-        assert_eq!(EvalConfig::read(&path).unwrap(), EvalConfig::default());
+        assert_eq!(read("{\"judges\": {}}").unwrap(), EvalConfig::default());
     }
 
     #[test]
     fn errors_name_the_file_line_and_key_with_a_suggestion() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE);
-        std::fs::write(
-            &path,
+        let text = read(
             "{\n  \"providers\": {\n    \"anthropics\": { \"model\": \"m\" }\n  },\n  \"regressionThresholds\": {\n    \"passRateDropPP\": 1,\n    \"deflectionDropPp\": \"five\"\n  }\n}\n",
         )
-        .unwrap();
-        let text = EvalConfig::read(&path).unwrap_err().to_string();
+        .unwrap_err()
+        .to_string();
         for expected in [
             "eval.config.json:3: error [G107] providers.anthropics",
             "did you mean `anthropic`?",

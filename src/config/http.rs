@@ -10,6 +10,7 @@
 mod template;
 
 use super::AgentConfig;
+use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::JsonPath;
 use crate::yaml::{self, Fields, Node, Value};
@@ -211,13 +212,7 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
         .take("body")
         .and_then(|node| body(node, &format!("{path}.body"), diags));
     if let (Some(Method::Get), Some(_), Some(node)) = (method, &body, fields.node().get("body")) {
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                "a GET request has no body",
-            )
+        error_at(diags, node, Code::G101, "a GET request has no body")
             .field(format!("{path}.body"))
             .hint("put what the server reads in the URL (`?q={{text}}`), or use `method: POST`");
     }
@@ -262,13 +257,7 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
 }
 
 fn unknown(node: &Node, field: &str, given: &str, known: &[&str], diags: &mut Diagnostics) {
-    diags
-        .error(
-            Code::G107,
-            node.line,
-            node.column,
-            format!("unknown value `{given}`"),
-        )
+    error_at(diags, node, Code::G107, format!("unknown value `{given}`"))
         .field(field)
         .hint(suggestion(given, known));
 }
@@ -289,15 +278,14 @@ fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplat
         Value::Str(text) if looks_like_json(text) => match json_text(text) {
             Ok(json) => JsonTemplate::of_json(&json).map(BodyTemplate::Json),
             Err(why) => {
-                diags
-                    .error(
-                        Code::G105,
-                        node.line,
-                        node.column,
-                        format!("the body starts like JSON but is not JSON: {why}"),
-                    )
-                    .field(field)
-                    .hint("write the body as a YAML mapping, or fix the JSON");
+                error_at(
+                    diags,
+                    node,
+                    Code::G105,
+                    format!("the body starts like JSON but is not JSON: {why}"),
+                )
+                .field(field)
+                .hint("write the body as a YAML mapping, or fix the JSON");
                 return None;
             }
         },
@@ -330,15 +318,14 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
         match JsonPath::parse(&text) {
             Ok(compiled) => Ok(Some(compiled)),
             Err(error) => {
-                diags
-                    .error(
-                        Code::G104,
-                        node.line,
-                        node.column,
-                        format!("`{text}` is not a JSONPath: {error}"),
-                    )
-                    .field(field)
-                    .hint("an RFC 9535 JSONPath such as `$.reply` or `$.messages[*].text`");
+                error_at(
+                    diags,
+                    node,
+                    Code::G104,
+                    format!("`{text}` is not a JSONPath: {error}"),
+                )
+                .field(field)
+                .hint("an RFC 9535 JSONPath such as `$.reply` or `$.messages[*].text`");
                 Err(())
             }
         }
@@ -347,15 +334,14 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
         json_path("text", None, diags)
     } else {
         {
-            diags
-                .error(
-                    Code::G102,
-                    node.line,
-                    node.column,
-                    "missing required key `text` (the JSONPath of the reply's text)",
-                )
-                .field(format!("{path}.text"))
-                .hint("e.g. `text: $.reply`");
+            error_at(
+                diags,
+                node,
+                Code::G102,
+                "missing required key `text` (the JSONPath of the reply's text)",
+            )
+            .field(format!("{path}.text"))
+            .hint("e.g. `text: $.reply`");
             Err(())
         }
     };

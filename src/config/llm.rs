@@ -14,6 +14,7 @@ use super::{
     DEFAULT_MAX_TOOL_ROUNDS, Endpoint, JudgeConfig, LlmAgentConfig, LlmAgentSettings,
     SimulatorConfig, positive_integer,
 };
+use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::Provider;
 use crate::yaml::{self, Fields, Node};
@@ -120,17 +121,14 @@ fn system_prompt(
                 .extension()
                 .is_some_and(|ext| PROMPT_EXTENSIONS.iter().any(|known| ext == *known)));
     if looks_like_file {
-        diags
-            .error(
-                Code::G112,
-                node.line,
-                node.column,
-                format!("no file {}", file.display()),
-            )
-            .field(field)
-            .hint(
-                "a path is relative to the config file; write a prompt with spaces as inline text",
-            );
+        error_at(
+            diags,
+            node,
+            Code::G112,
+            format!("no file {}", file.display()),
+        )
+        .field(field)
+        .hint("a path is relative to the config file; write a prompt with spaces as inline text");
         return None;
     }
     Some((text.to_owned(), None))
@@ -149,14 +147,13 @@ fn read_tools(
     match tools::parse(&text) {
         Ok(tools) => Some((tools, file)),
         Err(why) => {
-            diags
-                .error(
-                    Code::G101,
-                    node.line,
-                    node.column,
-                    format!("{}: {why}", file.display()),
-                )
-                .field(field);
+            error_at(
+                diags,
+                node,
+                Code::G101,
+                format!("{}: {why}", file.display()),
+            )
+            .field(field);
             None
         }
     }
@@ -174,14 +171,7 @@ fn read_text(
     match std::fs::read_to_string(file) {
         Ok(text) => Some(text),
         Err(e) => {
-            diags
-                .error(
-                    Code::G112,
-                    node.line,
-                    node.column,
-                    format!("cannot read {what}: {e}"),
-                )
-                .field(field);
+            error_at(diags, node, Code::G112, format!("cannot read {what}: {e}")).field(field);
             None
         }
     }
@@ -194,14 +184,13 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
     let votes = fields.take("votes").and_then(|n| {
         let votes = positive_integer(n, "judge.votes", diags)?;
         if votes % 2 == 0 {
-            diags
-                .error(
-                    Code::G111,
-                    n.line,
-                    n.column,
-                    format!("{votes} votes can tie: use an odd number"),
-                )
-                .field("judge.votes");
+            error_at(
+                diags,
+                n,
+                Code::G111,
+                format!("{votes} votes can tie: use an odd number"),
+            )
+            .field("judge.votes");
             return None;
         }
         u32::try_from(votes).ok()
@@ -265,15 +254,14 @@ pub(crate) fn provider_at(
     let name = yaml::expect_text(node, field, diags)?;
     let provider = Provider::parse(&name);
     if provider.is_none() {
-        diags
-            .error(
-                Code::G107,
-                node.line,
-                node.column,
-                format!("unknown {section} provider `{name}`"),
-            )
-            .field(field)
-            .hint(suggestion(&name, &Provider::NAMES));
+        error_at(
+            diags,
+            node,
+            Code::G107,
+            format!("unknown {section} provider `{name}`"),
+        )
+        .field(field)
+        .hint(suggestion(&name, &Provider::NAMES));
     }
     provider
 }
@@ -283,14 +271,13 @@ fn number_from_0_to(node: &Node, max: f64, field: &str, diags: &mut Diagnostics)
     match node.as_f64() {
         Some(value) if (0.0..=max).contains(&value) => Some(value),
         _ => {
-            diags
-                .error(
-                    Code::G111,
-                    node.line,
-                    node.column,
-                    format!("expected a number from 0 to {max}"),
-                )
-                .field(field);
+            error_at(
+                diags,
+                node,
+                Code::G111,
+                format!("expected a number from 0 to {max}"),
+            )
+            .field(field);
             None
         }
     }
@@ -311,13 +298,9 @@ pub(super) fn provider_models(
     for (key, entry) in entries {
         let field = format!("providers.{}", key.name);
         let Some(provider) = Provider::parse(&key.name) else {
+            let message = format!("unknown provider `{}`", key.name);
             diags
-                .error(
-                    Code::G107,
-                    key.line,
-                    key.column,
-                    format!("unknown provider `{}`", key.name),
-                )
+                .error(Code::G107, key.line, key.column, message)
                 .field(field)
                 .hint(suggestion(&key.name, &Provider::NAMES));
             continue;

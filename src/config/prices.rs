@@ -8,6 +8,7 @@
 //! `gpt-4o-mini` is not priced as `gpt-4o`. A model found nowhere has no price, and what it
 //! spends is "cost unknown", never zero.
 
+use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::results::JudgeUsage;
 use crate::transcript::Price;
@@ -130,14 +131,13 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
     });
     fields.finish(&["input", "output", "cached_input"], diags);
     let [Some(input), Some(output), cached_input] = amounts else {
-        diags
-            .error(
-                Code::G102,
-                node.line,
-                node.column,
-                "a price needs `input` and `output` (USD per million tokens)",
-            )
-            .field(path);
+        error_at(
+            diags,
+            node,
+            Code::G102,
+            "a price needs `input` and `output` (USD per million tokens)",
+        )
+        .field(path);
         return None;
     };
     Some(Price {

@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 
+use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::results::{CaseResult, Quarantine};
 use crate::yaml::{Fields, Node};
@@ -116,18 +117,17 @@ pub fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<Entry> {
             continue;
         };
         if let Some(first) = first_line.get(&entry.case) {
-            diags
-                .error(
-                    Code::G103,
-                    item.line,
-                    item.column,
-                    format!(
-                        "case `{}` is quarantined twice, at lines {first} and {}",
-                        entry.case, item.line
-                    ),
-                )
-                .field(format!("{path}.case"))
-                .hint("keep one entry per case");
+            error_at(
+                diags,
+                item,
+                Code::G103,
+                format!(
+                    "case `{}` is quarantined twice, at lines {first} and {}",
+                    entry.case, item.line
+                ),
+            )
+            .field(format!("{path}.case"))
+            .hint("keep one entry per case");
             continue;
         }
         first_line.insert(entry.case.clone(), item.line);
@@ -147,13 +147,7 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
             let text = node.scalar_text().unwrap_or_default();
             let date = Date::parse(&text);
             if date.is_none() {
-                diags
-                    .error(
-                        Code::G101,
-                        node.line,
-                        node.column,
-                        format!("`{text}` is not a date"),
-                    )
+                error_at(diags, node, Code::G101, format!("`{text}` is not a date"))
                     .field(format!("{path}.expires"))
                     .hint("write the last day the quarantine holds as YYYY-MM-DD, e.g. 2026-12-31");
             }
@@ -162,13 +156,7 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
     fields.finish(&KEYS, diags);
     let blank = |value: &Option<String>, key: &str, diags: &mut Diagnostics| {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            diags
-                .error(
-                    Code::G111,
-                    item.line,
-                    item.column,
-                    format!("`{key}` is empty"),
-                )
+            error_at(diags, item, Code::G111, format!("`{key}` is empty"))
                 .field(format!("{path}.{key}"))
                 .hint("a quarantine names who owns the case and why it may not block");
             return true;

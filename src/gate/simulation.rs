@@ -236,15 +236,17 @@ mod tests {
         ..SimulatedAgent::FLAKY
     };
 
+    /// `PRS` pull requests of a 10%-flaky agent unchanged (seed `seed`), then of one failing
+    /// half the time (`seed + 1`), against `main`'s baseline of the flaky one.
+    fn unchanged_and_broken(seed: u64, main: Main, policy: Policy) -> [Vec<Outcome>; 2] {
+        let before = (SimulatedAgent::FLAKY, main);
+        [(seed, SimulatedAgent::FLAKY), (seed + 1, HALF)]
+            .map(|(seed, now)| prs(seed, before, now, policy))
+    }
+
     #[test]
     fn default_flags_a_flaky_agent_unchanged_is_green_and_one_failing_half_the_time_red() {
-        let unchanged = prs(
-            1,
-            (SimulatedAgent::FLAKY, FOUR_BUILDS),
-            SimulatedAgent::FLAKY,
-            DEFAULT,
-        );
-        let broken = prs(2, (SimulatedAgent::FLAKY, FOUR_BUILDS), HALF, DEFAULT);
+        let [unchanged, broken] = unchanged_and_broken(1, FOUR_BUILDS, DEFAULT);
         let (false_alarms, caught) = (red(&unchanged), red(&broken));
         println!(
             "default flags, 4-build baseline: 10%-flaky unchanged: {false_alarms}/{PRS} red, \
@@ -262,13 +264,7 @@ mod tests {
     #[test]
     fn repeat_5_min_pass_3_against_a_one_run_baseline() {
         let main = Main { runs: 5, builds: 1 };
-        let unchanged = prs(
-            3,
-            (SimulatedAgent::FLAKY, main),
-            SimulatedAgent::FLAKY,
-            FIXED,
-        );
-        let broken = prs(4, (SimulatedAgent::FLAKY, main), HALF, FIXED);
+        let [unchanged, broken] = unchanged_and_broken(3, main, FIXED);
         let (false_alarms, caught) = (red(&unchanged), red(&broken));
         println!(
             "--repeat 5 --min-pass 3, one-run baseline: 10%-flaky unchanged: \

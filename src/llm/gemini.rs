@@ -150,13 +150,11 @@ fn usage_of(body: &Value) -> Usage {
 
 /// The `functionCall` of `part`, the `number`th call of the answer (its id when it has none).
 fn function_call(part: &Value, call: &Value, number: usize) -> Result<ToolUse, String> {
-    let name = call
-        .get("name")
-        .and_then(Value::as_str)
+    let name = call["name"]
+        .as_str()
         .ok_or("a `functionCall` without `name`")?;
-    let id = call
-        .get("id")
-        .and_then(Value::as_str)
+    let id = call["id"]
+        .as_str()
         .map_or_else(|| format!("call-{number}"), str::to_owned);
     Ok(ToolUse {
         id,
@@ -165,10 +163,7 @@ fn function_call(part: &Value, call: &Value, number: usize) -> Result<ToolUse, S
             .get("args")
             .cloned()
             .unwrap_or(Value::Object(Map::new())),
-        signature: part
-            .get("thoughtSignature")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        signature: part["thoughtSignature"].as_str().map(str::to_owned),
     })
 }
 

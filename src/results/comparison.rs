@@ -1,23 +1,14 @@
 //! What the regression gate found, as the report keeps it: each threshold's metric before
 //! and now, and the cases whose verdict changed. [`crate::gate`] decides them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Status;
 
 /// The five regression thresholds, by their seed names.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 pub enum Threshold {
     #[serde(rename = "passRateDropPp")]
@@ -145,9 +136,7 @@ impl Threshold {
 }
 
 /// What the gate concluded about one comparison (a threshold's metric, or a case).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Decision {
     /// Worse by more than the limit, and beyond the noise at the suite's false-alarm rate (or,
@@ -181,7 +170,7 @@ impl Decision {
 }
 
 /// How a decision was reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     /// No test: one run a side and no history, so the verdicts decide, as gecx does.
@@ -204,7 +193,7 @@ pub enum Test {
 }
 
 /// The evidence behind a decision.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {
     pub test: Test,
     /// The one-sided p-value: the chance of data at least this bad from an unchanged agent.
@@ -296,7 +285,7 @@ fn p_value(p: f64) -> String {
 }
 
 /// One metric of the run against the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MetricDelta {
     pub threshold: Threshold,
     /// The metric in the baseline and now: a rate in 0..=1, or milliseconds for latencies.
@@ -317,7 +306,7 @@ pub struct MetricDelta {
 }
 
 /// A case whose verdict differs from the baseline's.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CaseFlip {
     pub id: String,
     pub name: String,
@@ -379,7 +368,7 @@ impl CaseFlip {
 
 /// Everything the gate found. It is part of the JSON report (`gate`), so that `compare`, the
 /// Markdown summary and the PR comment render the same facts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Comparison {
     /// The baseline file compared with, as given.
     pub baseline: String,

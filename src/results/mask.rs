@@ -127,12 +127,7 @@ mod tests {
                     text: "you sent tok-SECRET-42".to_owned(),
                     agent: None,
                 }],
-                tool_calls: vec![ToolCall {
-                    name: "lookup".to_owned(),
-                    args: json!({"key": "tok-SECRET-42"}),
-                    response: None,
-                    resource: None,
-                }],
+                tool_calls: vec![ToolCall::new("lookup", json!({"key": "tok-SECRET-42"}))],
                 ..Reply::default()
             }),
             latency: None,

@@ -24,6 +24,7 @@ mod verdict;
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use aggregates::ratio;
@@ -50,17 +51,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The verdict of one check, turn or case. Ordered from best to worst so that the status of a
 /// whole is the maximum of its parts (skipped parts do not count). Written as a lowercase word.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -101,7 +92,7 @@ impl Status {
 /// aggregates are computed from it, so that they can be recomputed from a saved report alone
 /// (`goldgate merge`). Written as a kebab-case word; a new variant is a new word, never a
 /// renamed one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckCategory {
     /// A turn's expected agent text, or a scorer over the messages (`message-contains`,
@@ -139,7 +130,7 @@ pub enum CheckCategory {
 }
 
 /// One expectation or case-level check, judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CheckResult {
     /// What was checked, for people: `agent text`, `tool call lookup_order`, `no-handoff`.
     pub label: String,
@@ -183,7 +174,7 @@ impl CheckResult {
 }
 
 /// One turn of a case, played and judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TurnResult {
     /// 1-based.
     pub index: usize,
@@ -210,7 +201,7 @@ pub struct TurnResult {
 }
 
 /// One case: its identity, verdict, turns and conversation-level checks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CaseResult {
     pub id: String,
     pub name: String,
@@ -253,7 +244,7 @@ pub struct CaseResult {
 }
 
 /// A case a team has said must not block, with who owns it, why, and until when.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Quarantine {
     pub owner: String,
     pub reason: String,
@@ -354,7 +345,7 @@ impl CaseResult {
 }
 
 /// Everything a run produced: the JSON report, and the baseline the gate compares against.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     pub goldgate_version: String,

@@ -96,17 +96,8 @@ async fn similar(grader: &Grader, expected: &str, reply: &Reply) -> Graded {
 /// Some call's arguments (or the map of tool to arguments) hold `expected`.
 fn tool_input(expected: &Map<String, Value>, calls: &[&ToolCall]) -> Graded {
     let by_tool: Vec<(&str, &Value)> = calls.iter().map(|c| (c.name.as_str(), &c.args)).collect();
-    let passed = subset_of_any(expected, &by_tool);
-    Verdict::decided(
-        passed,
-        Method::deterministic("subset"),
-        Some("no tool call has these arguments".to_owned()),
-    )
-    .labelled(
-        "tool input",
-        Value::Object(expected.clone()).to_string(),
-        render_calls(calls),
-    )
+    let why = "no tool call has these arguments";
+    subset_verdict("tool input", expected, &by_tool, why, render_calls(calls))
 }
 
 /// Some call's response (or the map of tool to response) holds `expected`.
@@ -115,7 +106,6 @@ fn tool_output(expected: &Map<String, Value>, calls: &[&ToolCall]) -> Graded {
         .iter()
         .filter_map(|c| Some((c.name.as_str(), c.response.as_ref()?)))
         .collect();
-    let passed = subset_of_any(expected, &by_tool);
     let actual = if by_tool.is_empty() {
         "(no tool responses)".to_owned()
     } else {
@@ -125,16 +115,25 @@ fn tool_output(expected: &Map<String, Value>, calls: &[&ToolCall]) -> Graded {
             .collect::<Vec<_>>()
             .join("; ")
     };
+    let why = "no tool response holds this";
+    subset_verdict("tool output", expected, &by_tool, why, actual)
+}
+
+/// Passes when one of `by_tool`'s values (or their map by tool) holds `expected`.
+fn subset_verdict(
+    label: &str,
+    expected: &Map<String, Value>,
+    by_tool: &[(&str, &Value)],
+    why: &str,
+    actual: String,
+) -> Graded {
+    let passed = subset_of_any(expected, by_tool);
     Verdict::decided(
         passed,
         Method::deterministic("subset"),
-        Some("no tool response holds this".to_owned()),
+        Some(why.to_owned()),
     )
-    .labelled(
-        "tool output",
-        Value::Object(expected.clone()).to_string(),
-        actual,
-    )
+    .labelled(label, Value::Object(expected.clone()).to_string(), actual)
 }
 
 fn text_verdict(

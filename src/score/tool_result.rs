@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::matchers::text_of;
+use super::matchers::{equal_by, text_of};
 use super::{Graded, Verdict};
 use crate::model::{ResultCheck, ResultOperator, ResultPart};
 use crate::results::Method;
@@ -93,20 +93,10 @@ fn holds(operator: ResultOperator, actual: Option<&Value>, expected: &Value) -> 
 /// Python's `==` on JSON values: numbers (and booleans, which are numbers in Python) by value,
 /// everything else by structure.
 fn python_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| python_equal(v, w)))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| python_equal(v, w))
-        }
-        _ => match (number(a), number(b)) {
-            (Some(x), Some(y)) => x == y,
-            _ => a == b,
-        },
-    }
+    equal_by(a, b, |a, b| match (number(a), number(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    })
 }
 
 /// Python's `expected in actual`: a substring of a string, an element of a list, a key of a

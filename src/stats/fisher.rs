@@ -118,10 +118,6 @@ mod tests {
     use super::{Hypergeometric, fisher_worse};
     use crate::stats::Tally;
 
-    fn t(passed: u32, judged: u32) -> Tally {
-        Tally { passed, judged }
-    }
-
     #[test]
     fn p_values_match_hand_computed_hypergeometric_tails() {
         let cases = [
@@ -135,17 +131,17 @@ mod tests {
             ((1, 1), (0, 10), 1.0 / 11.0),
         ];
         for ((bp, bj), (np, nj), expected) in cases {
-            let p = fisher_worse(t(bp, bj), t(np, nj)).unwrap();
+            let p = fisher_worse(Tally::new(bp, bj), Tally::new(np, nj)).unwrap();
             assert!((p - expected).abs() < 1e-12, "{bp}/{bj} {np}/{nj}: {p}");
         }
-        assert!(fisher_worse(t(4, 5), t(4, 5)).unwrap() > 0.5);
+        assert!(fisher_worse(Tally::new(4, 5), Tally::new(4, 5)).unwrap() > 0.5);
     }
 
     #[test]
     fn empty_or_malformed_sides_decide_nothing() {
-        assert_eq!(fisher_worse(t(0, 0), t(0, 5)), None);
-        assert_eq!(fisher_worse(t(5, 5), t(0, 0)), None);
-        assert_eq!(fisher_worse(t(6, 5), t(0, 5)), None);
+        assert_eq!(fisher_worse(Tally::new(0, 0), Tally::new(0, 5)), None);
+        assert_eq!(fisher_worse(Tally::new(5, 5), Tally::new(0, 0)), None);
+        assert_eq!(fisher_worse(Tally::new(6, 5), Tally::new(0, 5)), None);
     }
 
     #[test]
@@ -164,15 +160,19 @@ mod tests {
 
     #[test]
     fn large_counts_stay_finite_in_range_and_monotone() {
-        let p = fisher_worse(t(900, 1000), t(850, 1000)).unwrap();
+        let p = fisher_worse(Tally::new(900, 1000), Tally::new(850, 1000)).unwrap();
         assert!(p > 0.0 && p < 1e-3, "{p}");
-        let huge = fisher_worse(t(4_000_000, 5_000_000), t(3_990_000, 5_000_000)).unwrap();
+        let huge = fisher_worse(
+            Tally::new(4_000_000, 5_000_000),
+            Tally::new(3_990_000, 5_000_000),
+        )
+        .unwrap();
         assert!(huge > 0.0 && huge < 1e-6, "{huge}");
-        let same = fisher_worse(t(40_000, 50_000), t(40_000, 50_000)).unwrap();
+        let same = fisher_worse(Tally::new(40_000, 50_000), Tally::new(40_000, 50_000)).unwrap();
         assert!((0.5..=1.0).contains(&same), "{same}");
         let mut last = 0.0;
         for passed in 9_000..9_100 {
-            let p = fisher_worse(t(9_500, 10_000), t(passed, 10_000)).unwrap();
+            let p = fisher_worse(Tally::new(9_500, 10_000), Tally::new(passed, 10_000)).unwrap();
             assert!(p >= last, "{passed}");
             last = p;
         }

@@ -56,6 +56,11 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// `passed` runs of `judged`.
+    pub const fn new(passed: u32, judged: u32) -> Self {
+        Self { passed, judged }
+    }
+
     /// `passed / judged`; `None` when no run was judged or the tally is malformed.
     pub fn fraction(self) -> Option<f64> {
         (self.judged > 0 && self.passed <= self.judged)

@@ -219,10 +219,16 @@ mod tests {
         assert_eq!(nearest_rank(20, 0.95), Some(19));
     }
 
+    /// 1..=200, and each of them `factor` times.
+    fn slowed(factor: f64) -> (Vec<f64>, Vec<f64>) {
+        let before: Vec<f64> = (1..=200).map(f64::from).collect();
+        let now = before.iter().map(|x| x * factor).collect();
+        (before, now)
+    }
+
     #[test]
     fn a_clear_slowdown_is_caught_and_reported() {
-        let before: Vec<f64> = (1..=200).map(f64::from).collect();
-        let now: Vec<f64> = before.iter().map(|x| x * 2.0).collect();
+        let (before, now) = slowed(2.0);
         let evidence = quantile_worse(&before, &now, &P95).unwrap();
         assert_eq!(
             (evidence.before, evidence.now, evidence.ratio),
@@ -243,8 +249,7 @@ mod tests {
 
     #[test]
     fn within_the_limit_or_the_floor_is_not_worse() {
-        let before: Vec<f64> = (1..=200).map(f64::from).collect();
-        let now: Vec<f64> = before.iter().map(|x| x * 1.1).collect();
+        let (before, now) = slowed(1.1);
         let evidence = quantile_worse(&before, &now, &P95).unwrap();
         assert!(
             evidence.p_value > 0.5 && !evidence.exceeds_floor,

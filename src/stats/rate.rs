@@ -40,10 +40,6 @@ mod tests {
     use super::worsening_interval;
     use crate::stats::Tally;
 
-    fn t(passed: u32, judged: u32) -> Tally {
-        Tally { passed, judged }
-    }
-
     #[test]
     fn newcombes_published_examples_are_reproduced() {
         // Newcombe (1998), table II, examples (a) 56/70 - 48/80 and (f) 10/10 - 0/20, at 95%.
@@ -52,7 +48,7 @@ mod tests {
             ((10, 10), (0, 20), (0.6791, 1.0)),
         ];
         for ((a, m), (b, n), (lo, hi)) in examples {
-            let ci = worsening_interval(t(a, m), t(b, n), 0.95).unwrap();
+            let ci = worsening_interval(Tally::new(a, m), Tally::new(b, n), 0.95).unwrap();
             assert!(
                 (ci.lo - lo).abs() < 5e-4 && (ci.hi - hi).abs() < 5e-4,
                 "{ci:?}"
@@ -62,9 +58,9 @@ mod tests {
 
     #[test]
     fn out_of_range_inputs_give_no_interval() {
-        let (ok, empty) = (t(5, 10), t(0, 0));
+        let (ok, empty) = (Tally::new(5, 10), Tally::new(0, 0));
         assert!(worsening_interval(ok, empty, 0.9).is_none());
-        assert!(worsening_interval(t(6, 5), ok, 0.9).is_none());
+        assert!(worsening_interval(Tally::new(6, 5), ok, 0.9).is_none());
         for confidence in [0.0, 1.0, f64::NAN] {
             assert!(
                 worsening_interval(ok, ok, confidence).is_none(),

@@ -64,16 +64,12 @@ mod tests {
     use crate::stats::sim::tally;
     use crate::stats::{Tally, fisher_worse};
 
-    fn t(passed: u32, judged: u32) -> Tally {
-        Tally { passed, judged }
-    }
-
     #[test]
     fn one_case_is_fishers_test() {
         for (before, now) in [
-            (t(5, 5), t(0, 5)),
-            (t(9, 10), t(3, 4)),
-            (t(17, 20), t(1, 1)),
+            (Tally::new(5, 5), Tally::new(0, 5)),
+            (Tally::new(9, 10), Tally::new(3, 4)),
+            (Tally::new(17, 20), Tally::new(1, 1)),
         ] {
             let (one, fisher) = (
                 stratified_worse(&[(before, now)]),
@@ -90,12 +86,15 @@ mod tests {
     fn one_run_a_side_is_mcnemars_test_on_the_cases_that_changed() {
         // 6 cases went from pass to fail, none the other way, 14 stayed: the sign test's
         // P(Bin(6, 1/2) <= 0) = 1/64.
-        let mut cases = vec![(t(1, 1), t(0, 1)); 6];
-        cases.extend(vec![(t(1, 1), t(1, 1)); 10]);
-        cases.extend(vec![(t(0, 1), t(0, 1)); 4]);
+        let mut cases = vec![(Tally::new(1, 1), Tally::new(0, 1)); 6];
+        cases.extend(vec![(Tally::new(1, 1), Tally::new(1, 1)); 10]);
+        cases.extend(vec![(Tally::new(0, 1), Tally::new(0, 1)); 4]);
         let p = stratified_worse(&cases).unwrap();
         assert!((p - 1.0 / 64.0).abs() < 1e-12, "{p}");
-        assert_eq!(stratified_worse(&[(t(0, 0), t(1, 1))]), None);
+        assert_eq!(
+            stratified_worse(&[(Tally::new(0, 0), Tally::new(1, 1))]),
+            None
+        );
         assert_eq!(stratified_worse(&[]), None);
     }
 

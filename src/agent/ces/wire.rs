@@ -188,15 +188,8 @@ pub fn read(response: &Value) -> Result<Outputs, String> {
         }
         if let Some(end) = output.get("endSession") {
             let args = end.get("metadata").cloned().unwrap_or_else(|| json!({}));
-            read.tool_calls.push((
-                None,
-                ToolCall {
-                    name: END_SESSION.to_owned(),
-                    args,
-                    response: None,
-                    resource: None,
-                },
-            ));
+            read.tool_calls
+                .push((None, ToolCall::new(END_SESSION, args)));
         }
         if let Some(info) = output.get("diagnosticInfo") {
             diagnostics(info, &mut read);

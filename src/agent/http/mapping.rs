@@ -113,12 +113,7 @@ fn tool_call(paths: &ResponsePaths, call: &Json, n: usize) -> Result<ToolCall, N
         },
         Some(other) => other.clone(),
     };
-    Ok(ToolCall {
-        name: words(name),
-        args,
-        response: None,
-        resource: None,
-    })
+    Ok(ToolCall::new(words(name), args))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! `evaluations: { prefix, tags }` also runs evaluations that already live in the app, chosen
 //! as `cxas run --display-name-prefix / --tags` chooses them, with no local file of their own.
 
+use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::yaml::{Fields, Node, Value};
 
@@ -64,6 +65,12 @@ impl ToolCalls {
     }
 }
 
+/// The words each setting takes, as `platform:` spells them (any case).
+const RUN_METHODS: [(&str, RunMethod); 2] =
+    [("stable", RunMethod::Stable), ("naive", RunMethod::Naive)];
+const CHANNELS: [(&str, Channel); 2] = [("text", Channel::Text), ("audio", Channel::Audio)];
+const TOOL_CALLS: [(&str, ToolCalls); 2] = [("real", ToolCalls::Real), ("fake", ToolCalls::Fake)];
+
 /// Evaluations already in the app (not pushed by goldgate) to run as well: those whose display
 /// name starts with `prefix` and, with `tags`, that carry one of them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,36 +95,14 @@ pub(crate) fn parse(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<
         _ => {}
     }
     let mut fields = Fields::of(node, path, diags)?;
-    let mut config = PlatformConfig::default();
-    if let Some(n) = fields.take("run_method") {
-        let field = format!("{path}.run_method");
-        config.run_method = word(
-            n,
-            &field,
-            &[("stable", RunMethod::Stable), ("naive", RunMethod::Naive)],
-            diags,
-        )?;
-    }
-    if let Some(n) = fields.take("channel") {
-        let field = format!("{path}.channel");
-        config.channel = word(
-            n,
-            &field,
-            &[("text", Channel::Text), ("audio", Channel::Audio)],
-            diags,
-        )?;
-    }
-    if let Some(n) = fields.take("tool_calls") {
-        let field = format!("{path}.tool_calls");
-        config.tool_calls = word(
-            n,
-            &field,
-            &[("real", ToolCalls::Real), ("fake", ToolCalls::Fake)],
-            diags,
-        )?;
-    }
+    let mut config = PlatformConfig {
+        run_method: word(&mut fields, "run_method", &RUN_METHODS, diags)?,
+        channel: word(&mut fields, "channel", &CHANNELS, diags)?,
+        tool_calls: word(&mut fields, "tool_calls", &TOOL_CALLS, diags)?,
+        existing: None,
+    };
     if let Some(n) = fields.take("evaluations") {
-        config.existing = Some(existing(n, &format!("{path}.evaluations"), diags)?);
+        config.existing = Some(existing(n, &fields.path_of("evaluations"), diags)?);
     }
     fields.finish(&KEYS, diags);
     Some(config)
@@ -129,40 +114,38 @@ fn existing(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Existing
     let tags = fields.strings("tags", diags);
     fields.finish(&["prefix", "tags"], diags);
     if prefix.is_none() && tags.is_empty() {
-        diags
-            .error(
-                Code::G102,
-                node.line,
-                node.column,
-                "`evaluations` chooses nothing: give a `prefix` or `tags`",
-            )
-            .field(path)
-            .hint("e.g. `evaluations: { prefix: \"smoke_\" }` or `evaluations: { tags: [p0] }`");
+        error_at(
+            diags,
+            node,
+            Code::G102,
+            "`evaluations` chooses nothing: give a `prefix` or `tags`",
+        )
+        .field(path)
+        .hint("e.g. `evaluations: { prefix: \"smoke_\" }` or `evaluations: { tags: [p0] }`");
         return None;
     }
     Some(Existing { prefix, tags })
 }
 
-/// One of `words`, by its name.
-fn word<T: Copy>(
-    node: &Node,
-    field: &str,
+/// The value under `key`, one of `words` by its name; the default when the key is absent.
+/// `None`: the word is unknown (reported).
+fn word<T: Copy + Default>(
+    fields: &mut Fields,
+    key: &str,
     words: &[(&str, T)],
     diags: &mut Diagnostics,
 ) -> Option<T> {
-    let text = crate::yaml::expect_text(node, field, diags)?;
+    let Some(node) = fields.take(key) else {
+        return Some(T::default());
+    };
+    let field = fields.path_of(key);
+    let text = crate::yaml::expect_text(node, &field, diags)?;
     let found = words
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case(&text));
     if found.is_none() {
         let names: Vec<&str> = words.iter().map(|(name, _)| *name).collect();
-        diags
-            .error(
-                Code::G101,
-                node.line,
-                node.column,
-                format!("unknown value `{text}`"),
-            )
+        error_at(diags, node, Code::G101, format!("unknown value `{text}`"))
             .field(field)
             .hint(suggestion(&text, &names));
     }
