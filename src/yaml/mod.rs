@@ -223,6 +223,7 @@ pub fn parse_as(text: &str, schema: Schema) -> Result<Node, ParseError> {
             column: 1,
         });
     }
+    let schema = schema.for_document(text);
     let mut root = match events::parse(text, schema) {
         Some(node) => node,
         None => saphyr::parse(text, schema)?,

@@ -193,7 +193,7 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
     if let Some(agent) = expected.agent_line(turn, losses) {
         lines.push(("agent".into(), agent));
     }
-    if expected.calls_first {
+    if expected.calls_first && !expected.chunks.is_empty() {
         // SCRAPI reads a turn's texts before its calls; CES rows keep the order written.
         out.line(
             6,
