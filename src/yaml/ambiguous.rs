@@ -15,6 +15,8 @@ const SPEC_ONLY_BOOLEANS: [&str; 4] = ["y", "Y", "n", "N"];
 /// Reports a G113 warning at every plain scalar value of `text` whose reading differs between
 /// the reference loaders. Keys are left alone: the formats read every key as a name.
 pub fn report_ambiguous_scalars(text: &str, diags: &mut Diagnostics) {
+    // A `%YAML 1.1` directive changes how the yaml package (gecx) reads the file.
+    let schemas = Schema::REFERENCE.map(|schema| schema.for_document(text));
     // Per open collection: `None` for a sequence, `Some(awaiting a key)` for a mapping.
     let mut open: Vec<Option<bool>> = Vec::new();
     let options = granit_parser::options! { max_buffered_comment_events: 32 };
@@ -37,7 +39,7 @@ pub fn report_ambiguous_scalars(text: &str, diags: &mut Diagnostics) {
                 open.pop();
             }
             Event::Scalar(value, ScalarStyle::Plain, _, None) if !is_key => {
-                if let Some(message) = disagreement(&value) {
+                if let Some(message) = disagreement(&value, schemas) {
                     let (line, column) = (span.start.line() as u32, span.start.col() as u32 + 1);
                     diags
                         .warning(Code::G113, line, column, message)
@@ -52,9 +54,17 @@ pub fn report_ambiguous_scalars(text: &str, diags: &mut Diagnostics) {
     }
 }
 
-/// What the loaders make of the plain scalar `text`, when they do not all agree.
-fn disagreement(text: &str) -> Option<String> {
-    let readings = Schema::REFERENCE.map(|schema| (schema, schema.read(text)));
+/// What SCRAPI does with a value PyYAML reads as a date, from its source (cxas-scrapi 4bd9cce,
+/// `utils/eval_utils.py`): its pydantic models refuse a date where they want text (`user`,
+/// `agent`, `tags`, ...), and a date in `args`, `output` or session parameters makes
+/// `json_format.ParseDict` fail when the golden is pushed. Either way SCRAPI refuses the file.
+const SCRAPI_DATE: &str =
+    "; SCRAPI refuses the golden then (its models want text, and a date cannot be sent as JSON)";
+
+/// What the loaders (read by `schemas`) make of the plain scalar `text`, when they do not all
+/// agree.
+fn disagreement(text: &str, schemas: [Schema; 3]) -> Option<String> {
+    let readings = schemas.map(|schema| (schema, schema.read(text)));
     let spec_boolean = SPEC_ONLY_BOOLEANS.contains(&text);
     let agree = readings.iter().all(|(_, r)| r.agrees_with(readings[0].1));
     if agree && !spec_boolean {
@@ -73,6 +83,9 @@ fn disagreement(text: &str) -> Option<String> {
         .map(|(reading, names)| format!("{} to {}", reading.describe(), names.join(" and ")))
         .collect();
     let mut message = format!("`{text}` reads differently by loader: {}", parts.join(", "));
+    if readings[0].1 == Reading::Date {
+        message.push_str(SCRAPI_DATE);
+    }
     if spec_boolean {
         let truth = matches!(text, "y" | "Y");
         message.push_str(&format!(

@@ -103,6 +103,7 @@ impl Builder {
                 name: key_name(value, style)?,
                 line,
                 column,
+                comments: Vec::new(),
             });
             return Some(());
         }

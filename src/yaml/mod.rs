@@ -13,6 +13,7 @@
 //! parser's events by `events`, about three times faster, and anything else goes to serde-saphyr.
 
 mod ambiguous;
+mod comments;
 mod events;
 mod saphyr;
 pub mod scalars;
@@ -67,6 +68,8 @@ pub struct Key {
     pub name: String,
     pub line: u32,
     pub column: u32,
+    /// The comment lines right above the key, when it opens its line (see `comments`).
+    pub comments: Vec<String>,
 }
 
 impl Key {
@@ -220,10 +223,13 @@ pub fn parse_as(text: &str, schema: Schema) -> Result<Node, ParseError> {
             column: 1,
         });
     }
-    match events::parse(text, schema) {
-        Some(node) => Ok(node),
-        None => saphyr::parse(text, schema),
-    }
+    let schema = schema.for_document(text);
+    let mut root = match events::parse(text, schema) {
+        Some(node) => node,
+        None => saphyr::parse(text, schema)?,
+    };
+    comments::attach(&mut root, text);
+    Ok(root)
 }
 
 /// Walks one mapping: take keys by name, then [`Fields::finish`] reports the ones nobody took.

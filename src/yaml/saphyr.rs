@@ -204,6 +204,7 @@ impl IntoNode for Spanned<Raw> {
                             name: k.value,
                             line: k.referenced.line() as u32,
                             column: k.referenced.column() as u32,
+                            comments: Vec::new(),
                         };
                         Ok((key, v.into_node(reread)?))
                     })

@@ -15,7 +15,10 @@
 //! - js-yaml 4 `load` with its default schema (`lib/type/*.js`, nodeca/js-yaml 4.1.1): the
 //!   YAML 1.2 core schema plus `_` separators, `0b`/`0o`/`0x` with a sign, and timestamps.
 //! - the `yaml` npm package (eemeli/yaml v2, `src/schema/core/*.ts`), whose default is the YAML
-//!   1.2 core schema: `0o17` and `0x1F`, `1e3`, `010` in decimal, no `_`, no timestamps.
+//!   1.2 core schema: `0o17` and `0x1F`, `1e3`, `010` in decimal, no `_`, no timestamps;
+//!   under a `%YAML 1.1` directive its `yaml-1.1` schema (`src/schema/yaml-1.1/*.ts`, bf03c0c),
+//!   as `Document.setSchema('1.1')` picks it: `y`/`n` booleans too, octal `010`, `_`, base 60,
+//!   `1e3`, and timestamps.
 
 use std::sync::LazyLock;
 
@@ -33,6 +36,9 @@ pub enum Schema {
     JsYaml,
     /// The `yaml` npm package, YAML 1.2 core schema: gecx scenarios.
     YamlCore,
+    /// The `yaml` npm package's `yaml-1.1` schema, which it reads a document by under a
+    /// `%YAML 1.1` directive: a gecx scenario that starts with one.
+    Yaml11,
 }
 
 impl Schema {
@@ -46,7 +52,29 @@ impl Schema {
             Schema::PyYaml => "PyYAML (SCRAPI)",
             Schema::JsYaml => "js-yaml (Regtrace)",
             Schema::YamlCore => "the yaml package (gecx)",
+            Schema::Yaml11 => "the yaml package under `%YAML 1.1` (gecx)",
         }
+    }
+
+    /// The schema a document of `text` is read by: the `yaml` package switches from its core
+    /// schema to `yaml-1.1` when the document opens with a `%YAML 1.1` directive. PyYAML reads
+    /// YAML 1.1 anyway, and js-yaml and serde-saphyr keep their schema under any version.
+    pub fn for_document(self, text: &str) -> Schema {
+        if self != Schema::YamlCore {
+            return self;
+        }
+        // Directives come before the document's first content: only comments and blank lines
+        // may precede them.
+        let directive = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .take_while(|line| line.starts_with('%'))
+            .any(|line| {
+                let mut words = line.split_whitespace();
+                words.next() == Some("%YAML") && words.next() == Some("1.1")
+            });
+        if directive { Schema::Yaml11 } else { self }
     }
 
     /// What the plain scalar `text` reads as under these rules. Not for [`Schema::Goldgate`],
@@ -56,6 +84,7 @@ impl Schema {
             Schema::PyYaml => pyyaml(text),
             Schema::JsYaml => js_yaml(text),
             Schema::YamlCore | Schema::Goldgate => yaml_core(text),
+            Schema::Yaml11 => yaml_11(text),
         }
     }
 }
@@ -357,6 +386,78 @@ fn yaml_core(text: &str) -> Reading {
     }
     if CORE_FLOAT_EXP.is_match(text) || CORE_FLOAT.is_match(text) {
         return Reading::Float(js_parse_float(&unsigned, negative));
+    }
+    Reading::Text
+}
+
+// eemeli/yaml, src/schema/yaml-1.1/{bool,int,float,timestamp}.ts, in the schema's order.
+static Y11_NULL: LazyLock<Regex> = LazyLock::new(|| regex(r"^(?:~|[Nn]ull|NULL)?$"));
+static Y11_TRUE: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^(?:Y|y|[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$"));
+static Y11_FALSE: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^(?:N|n|[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$"));
+static Y11_INTS: LazyLock<[(Regex, u32, usize); 4]> = LazyLock::new(|| {
+    [
+        (regex(r"^[-+]?0b[0-1_]+$"), 2, 2),
+        (regex(r"^[-+]?0[0-7_]+$"), 8, 1),
+        (regex(r"^[-+]?[0-9][0-9_]*$"), 10, 0),
+        (regex(r"^[-+]?0x[0-9a-fA-F_]+$"), 16, 2),
+    ]
+});
+static Y11_FLOAT_NAN: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$"));
+static Y11_FLOAT_EXP: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"));
+static Y11_FLOAT: LazyLock<Regex> = LazyLock::new(|| regex(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*$"));
+static Y11_INT_TIME: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+$"));
+static Y11_FLOAT_TIME: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*$"));
+static Y11_TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    regex(concat!(
+        r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}",
+        r"(?:(?:t|T|[ \t]+)[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?",
+        r"(?:[ \t]*(?:Z|[-+][012]?[0-9](?::[0-9]{2})?))?)?$",
+    ))
+});
+
+/// The `yaml` package's `yaml-1.1` schema: the first tag whose test matches, then its
+/// `resolve` (`parseInt` after the prefix with `_` removed, `parseFloat`, base 60).
+fn yaml_11(text: &str) -> Reading {
+    if Y11_NULL.is_match(text) {
+        return Reading::Null;
+    }
+    if Y11_TRUE.is_match(text) || Y11_FALSE.is_match(text) {
+        return Reading::Bool(Y11_TRUE.is_match(text));
+    }
+    let (negative, unsigned) = sign(&text.replace('_', ""));
+    if let Some((_, radix, prefix)) = Y11_INTS.iter().find(|(test, ..)| test.is_match(text)) {
+        return match unsigned.get(*prefix..).filter(|digits| !digits.is_empty()) {
+            Some(digits) => integer(negative, digits, *radix, true),
+            // `parseInt('')`: `0b_` and `0_` match their tag but hold no digit.
+            None => Reading::Float(f64::NAN),
+        };
+    }
+    if Y11_FLOAT_NAN.is_match(text) {
+        return Reading::Float(match unsigned.to_ascii_lowercase().as_str() {
+            ".nan" => f64::NAN,
+            _ if negative => f64::NEG_INFINITY,
+            _ => f64::INFINITY,
+        });
+    }
+    if Y11_FLOAT_EXP.is_match(text) || Y11_FLOAT.is_match(text) {
+        return Reading::Float(js_parse_float(&unsigned, negative));
+    }
+    if Y11_INT_TIME.is_match(text) || Y11_FLOAT_TIME.is_match(text) {
+        let magnitude = base_60(unsigned.split(':').map(|p| p.parse::<f64>().ok()));
+        let value = if negative { -magnitude } else { magnitude };
+        return match Y11_INT_TIME.is_match(text) {
+            true => Reading::Int(value as i64),
+            false => Reading::Float(value),
+        };
+    }
+    if Y11_TIMESTAMP.is_match(text) {
+        return Reading::Date;
     }
     Reading::Text
 }

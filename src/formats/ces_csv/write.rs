@@ -48,6 +48,13 @@ impl Row {
         }
         self
     }
+
+    fn get(&self, column: Column) -> &str {
+        COLUMNS
+            .iter()
+            .position(|&c| c == column)
+            .map_or("", |i| &self.cells[i])
+    }
 }
 
 /// The CES golden CSV holding `cases`.
@@ -152,18 +159,26 @@ fn variables_row(variables: &serde_json::Map<String, Value>) -> Row {
 }
 
 /// One turn's rows: its inputs, then its expectations; the mocks no row carries are reported.
+/// A mocked output (SCRAPI's `output`) is an input row, with the inputs: where CES writes it.
 fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
     let mut used_mocks = vec![false; turn.tool_mocks.len()];
     let mut rows = inputs_rows(turn, &mut used_mocks, losses);
+    let mut expected = Vec::new();
     for expectation in &turn.expectations {
         let Some(row) = expectation_row(turn, expectation, &mut used_mocks, losses) else {
             continue;
         };
-        rows.push(match &expectation.note {
+        let row = match &expectation.note {
             Some(note) => row.set(Column::ExpectationNote, note),
             None => row,
-        });
+        };
+        if row.get(Column::ActionType) == "INPUT_TOOL_RESPONSE" {
+            rows.push(row);
+        } else {
+            expected.push(row);
+        }
     }
+    rows.extend(expected);
     for (mock, used) in turn.tool_mocks.iter().zip(used_mocks) {
         if !used {
             losses.add(

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value as Json};
 
 use super::{
-    CONVERSATIONS_HINT, Names, criteria, items, key_position, parameters, tags, take_container,
-    turn,
+    CONVERSATIONS_HINT, Names, annotation, criteria, items, key_position, parameters, tags,
+    take_container, turn,
 };
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Case, CaseCheck, Turn};
@@ -117,14 +117,30 @@ fn conversation(
         return None;
     }
 
-    Some(super::golden_case(
+    let mut case = super::golden_case(
         name,
         diags.location(node.line, node.column),
         tags,
         session_parameters,
         turns,
         checks,
-    ))
+    );
+    label(&mut case, node);
+    Some(case)
+}
+
+/// The name and description goldgate keeps in comments above the conversation.
+fn label(case: &mut Case, node: &Node) {
+    let Some((first, _)) = node.as_map().and_then(<[_]>::first) else {
+        return;
+    };
+    for (field, value) in annotation::read(&first.comments) {
+        match field {
+            "name" => case.name = value,
+            "description" => case.description = Some(value),
+            _ => {}
+        }
+    }
 }
 
 /// The conversation's turns; E006 when a tool call expects an output that neither the call nor

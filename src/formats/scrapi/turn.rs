@@ -5,6 +5,7 @@
 
 use serde_json::Value as Json;
 
+use super::annotation::{self, Target};
 use super::{items, matcher, parameters, take_container, warn_at_key};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{
@@ -85,6 +86,7 @@ pub(super) fn parse(
     fields.finish(TURN_KEYS, diags);
 
     expectations.extend(calls.expectations);
+    annotate(&mut expectations, node);
     Some(ParsedTurn {
         turn: Turn {
             index,
@@ -96,6 +98,44 @@ pub(super) fn parse(
         },
         unmocked_call: calls.unmocked,
     })
+}
+
+/// The notes, responding agents and order goldgate keeps in comments above the turn.
+fn annotate(expectations: &mut [Expectation], node: &Node) {
+    let Some((first, _)) = node.as_map().and_then(<[_]>::first) else {
+        return;
+    };
+    for (field, value) in annotation::read(&first.comments) {
+        if (field, value.as_str()) == ("order", annotation::CALLS_FIRST) {
+            // The calls (and their responses) ahead of the texts, as a CES turn had them.
+            let texts = expectations.iter().take_while(|e| !is_call(e)).count();
+            expectations.rotate_left(texts);
+            continue;
+        }
+        let Some((target, what)) = annotation::target(field) else {
+            continue;
+        };
+        let found = match target {
+            Target::Text(i) => expectations
+                .iter_mut()
+                .filter(|e| matches!(e.kind, ExpectationKind::AgentText { .. }))
+                .nth(i),
+            Target::Call(i) => expectations.iter_mut().filter(|e| is_call(e)).nth(i),
+        };
+        let Some(expectation) = found else { continue };
+        match (what, &mut expectation.kind) {
+            ("note", _) => expectation.note = Some(value),
+            ("response_agent", ExpectationKind::AgentText { agent, .. }) => *agent = Some(value),
+            _ => {}
+        }
+    }
+}
+
+fn is_call(expectation: &Expectation) -> bool {
+    matches!(
+        expectation.kind,
+        ExpectationKind::ToolCall(_) | ExpectationKind::Transfer { .. }
+    )
 }
 
 fn expectation(node: &Node, kind: ExpectationKind, diags: &Diagnostics) -> Expectation {

@@ -3,18 +3,22 @@
 //! silence, left out for an UNEXPECTED RESPONSE), `tool_calls` with `args` (`$matchType` where
 //! not exact), `output` for a mocked call and `transfer_to_agent` for a transfer, and free-text
 //! `expectations`. Parameters every conversation shares become `common_session_parameters`;
-//! a name, description, note or responding agent SCRAPI has no key for is written as a comment
-//! (and reported); checks over the whole conversation that SCRAPI says per turn move onto a
+//! a name, description, note, responding agent or calls-first order SCRAPI has no key for is
+//! written as a `# goldgate` comment that the reader reads back ([`annotation`]), and reported;
+//! checks over the whole conversation that SCRAPI says per turn move onto a
 //! turn first ([`per_turn`]), and the other gecx scorers become free-text expectations. What
 //! SCRAPI cannot say is reported in [`Losses`].
 
+mod call;
+
 use serde_json::{Map, Value};
 
+use super::annotation;
 use crate::formats::write::{Losses, Yaml, criterion, per_turn, text_of, yaml_str, yaml_value};
 use crate::model::{
-    Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
-    ToolMock, Turn, ValueMatcher,
+    Case, CheckKind, Expectation, ExpectationKind, ExpectedToolCall, Input, Matcher, ToolMock, Turn,
 };
+use call::tool_call;
 
 const FORMAT: &str = "SCRAPI";
 
@@ -115,24 +119,28 @@ fn conversation(
     }
 }
 
-/// The name and description SCRAPI has no key for, as comments above the conversation.
+/// The name and description SCRAPI has no key for, as goldgate comments above the
+/// conversation ([`annotation`]).
 fn label_comments(case: &Case, out: &mut Yaml, losses: &mut Losses) {
     if case.name != case.id {
         losses.add(
             &case.location,
             format!(
-                "SCRAPI names a conversation once: the name `{}` is written as a comment, the id `{}` kept",
+                "SCRAPI names a conversation once: the name `{}` is kept in a goldgate comment (SCRAPI ignores it), the id `{}` is the conversation",
                 case.name, case.id
             ),
         );
-        out.comment(2, &format!("name: {}", case.name));
+        out.line(2, &format!("# {}", annotation::comment("name", &case.name)));
     }
     if let Some(description) = &case.description {
         losses.add(
             &case.location,
-            "SCRAPI has no description: it is written as a comment",
+            "SCRAPI has no description: it is kept in a goldgate comment (SCRAPI ignores it)",
         );
-        out.comment(2, &format!("description: {description}"));
+        out.line(
+            2,
+            &format!("# {}", annotation::comment("description", description)),
+        );
     }
 }
 
@@ -185,8 +193,18 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
     if let Some(agent) = expected.agent_line(turn, losses) {
         lines.push(("agent".into(), agent));
     }
+    if expected.calls_first && !expected.chunks.is_empty() {
+        // SCRAPI reads a turn's texts before its calls; CES rows keep the order written.
+        out.line(
+            6,
+            &format!(
+                "# {}",
+                annotation::comment("order", annotation::CALLS_FIRST)
+            ),
+        );
+    }
     for comment in &expected.comments {
-        out.comment(6, comment);
+        out.line(6, &format!("# {comment}"));
     }
     for (i, (key, value)) in lines.iter().enumerate() {
         let lead = if i == 0 { "- " } else { "  " };
@@ -260,9 +278,11 @@ struct Expected {
     silent: bool,
     unexpected: bool,
     calls: Vec<String>,
-    /// What SCRAPI has no key for (notes, the agent of expected text), written as comments.
+    /// What SCRAPI has no key for (notes, the agent of expected text), as goldgate comments.
     comments: Vec<String>,
     used_mocks: Vec<bool>,
+    /// Whether a tool call or transfer is expected before any agent text.
+    calls_first: bool,
 }
 
 impl Expected {
@@ -289,25 +309,35 @@ fn expected_of(turn: &Turn, responses: &[(usize, usize)], losses: &mut Losses) -
         ..Expected::default()
     };
     let mut expectations = turn.expectations.iter().enumerate().peekable();
+    let mut texts = 0;
     while let Some((at, expectation)) = expectations.next() {
-        if let Some(note) = &expectation.note {
-            losses.add(
-                &expectation.location,
-                format!("SCRAPI has no expectation notes: `{note}` is written as a comment"),
-            );
-            expected.comments.push(format!("note: {note}"));
-        }
+        let place = match &expectation.kind {
+            ExpectationKind::AgentText { .. } => Some(format!("agent[{texts}]")),
+            ExpectationKind::ToolCall(_) | ExpectationKind::Transfer { .. } => {
+                Some(format!("tool_calls[{}]", expected.calls.len()))
+            }
+            _ => None,
+        };
+        note(
+            expectation,
+            place.as_deref(),
+            &mut expected.comments,
+            losses,
+        );
         match &expectation.kind {
             ExpectationKind::AgentText { matcher, agent } => {
                 let chunk = agent_chunk(matcher, agent.as_deref(), expectation, losses);
                 if let Some(agent) = agent {
-                    expected.comments.push(format!("response_agent: {agent}"));
+                    let field = format!("agent[{texts}] response_agent");
+                    expected.comments.push(annotation::comment(&field, agent));
                 }
+                texts += 1;
                 expected.chunks.push(chunk);
             }
             ExpectationKind::NoAgentText => expected.silent = true,
             ExpectationKind::UnexpectedResponse => expected.unexpected = true,
             ExpectationKind::ToolCall(call) => {
+                expected.calls_first |= texts == 0;
                 let output = match expectations.peek().map(|(_, next)| *next) {
                     Some(next) if call_output(call, next).is_some() => {
                         expectations.next();
@@ -328,14 +358,43 @@ fn expected_of(turn: &Turn, responses: &[(usize, usize)], losses: &mut Losses) -
                 };
                 expected.calls.push(tool_call(call, output));
             }
-            ExpectationKind::Transfer { agent } => expected.calls.push(format!(
-                "{{action: transfer_to_agent, args: {{agent: {}}}}}",
-                yaml_str(agent)
-            )),
+            ExpectationKind::Transfer { agent } => {
+                expected.calls_first |= texts == 0;
+                expected.calls.push(format!(
+                    "{{action: transfer_to_agent, args: {{agent: {}}}}}",
+                    yaml_str(agent)
+                ));
+            }
             other => losses.add(&expectation.location, lost_expectation(other)),
         }
     }
     expected
+}
+
+/// An expectation's note, as a goldgate comment on the expected text or call at `place`;
+/// reported as left out where the expectation has no such place.
+fn note(
+    expectation: &Expectation,
+    place: Option<&str>,
+    comments: &mut Vec<String>,
+    losses: &mut Losses,
+) {
+    let Some(note) = &expectation.note else {
+        return;
+    };
+    match place {
+        Some(place) => {
+            losses.add(
+                &expectation.location,
+                format!("SCRAPI has no expectation notes: `{note}` is kept in a goldgate comment (SCRAPI ignores it)"),
+            );
+            comments.push(annotation::comment(&format!("{place} note"), note));
+        }
+        None => losses.add(
+            &expectation.location,
+            format!("SCRAPI has no expectation notes: `{note}` is left out"),
+        ),
+    }
 }
 
 /// The output SCRAPI writes on `call` when `next` is its expected response.
@@ -460,7 +519,7 @@ fn agent_chunk(
     if let Some(agent) = agent {
         losses.add(
             &expectation.location,
-            format!("SCRAPI's agent text names no agent: `{agent}` is written as a comment"),
+            format!("SCRAPI's agent text names no agent: `{agent}` is kept in a goldgate comment (SCRAPI ignores it)"),
         );
     }
     let text = text_of(&matcher.expected);
@@ -493,63 +552,5 @@ fn take_mock(
                 call.name
             ),
         ),
-    }
-}
-
-fn tool_call(call: &ExpectedToolCall, output: Option<&Value>) -> String {
-    let mut parts = vec![format!("action: {}", yaml_str(&call.name))];
-    if !call.args.fields.is_empty() {
-        parts.push(format!("args: {}", fields(&call.args.fields)));
-    }
-    if let Some(output) = output {
-        parts.push(format!("output: {}", yaml_value(output)));
-    }
-    if let Some(agent) = &call.agent {
-        parts.push(format!("agent: {}", yaml_str(agent)));
-    }
-    format!("{{{}}}", parts.join(", "))
-}
-
-/// Arguments as SCRAPI reads them back: a bare value is exact, other match types are
-/// `{$matchType, value}` maps, and an object that lists keys to check writes its exact leaves
-/// as matcher maps too (a bare map is one exact value to SCRAPI).
-fn fields(fields: &[(String, ValueMatcher)]) -> String {
-    let parts: Vec<String> = fields
-        .iter()
-        .map(|(key, matcher)| format!("{}: {}", yaml_str(key), value_matcher(matcher, false)))
-        .collect();
-    format!("{{{}}}", parts.join(", "))
-}
-
-fn value_matcher(matcher: &ValueMatcher, in_object: bool) -> String {
-    match matcher {
-        ValueMatcher::Object(inner) => {
-            let parts: Vec<String> = inner
-                .iter()
-                .map(|(key, m)| format!("{}: {}", yaml_str(key), value_matcher(m, true)))
-                .collect();
-            format!("{{{}}}", parts.join(", "))
-        }
-        ValueMatcher::Leaf(leaf) => {
-            let bare_is_exact = !in_object && !has_dollar_key(&leaf.expected);
-            match leaf.match_type {
-                MatchType::Exact if bare_is_exact => yaml_value(&leaf.expected),
-                MatchType::Ignore if leaf.expected.is_null() => "{$matchType: ignore}".to_owned(),
-                other => format!(
-                    "{{$matchType: {}, value: {}}}",
-                    other.name(),
-                    yaml_value(&leaf.expected)
-                ),
-            }
-        }
-    }
-}
-
-fn has_dollar_key(value: &Value) -> bool {
-    match value {
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| k.starts_with('$') || has_dollar_key(v)),
-        _ => false,
     }
 }

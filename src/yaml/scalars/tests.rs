@@ -94,3 +94,48 @@ fn loaders_agree_on_numbers_by_value() {
     assert!(!Bool(true).agrees_with(T));
     assert!(!Int(8).agrees_with(Int(10)));
 }
+
+/// `(plain scalar, the yaml package under %YAML 1.1)`: its `yaml-1.1` schema's tags, in order.
+#[rustfmt::skip]
+const YAML_11: &[(&str, Reading)] = &[
+    ("~", Null), ("", Null), ("null", Null), ("nULL", T),
+    ("y", Bool(true)), ("Y", Bool(true)), ("yes", Bool(true)), ("On", Bool(true)), ("yEs", T),
+    ("n", Bool(false)), ("N", Bool(false)), ("NO", Bool(false)), ("off", Bool(false)), ("oFF", T),
+    ("0", Int(0)), ("010", Int(8)), ("08", Int(8)), ("0_7", Int(7)), ("1_000", Int(1000)),
+    ("-0b1_1", Int(-3)), ("0x1f_ff", Int(8191)), ("-0x10", Int(-16)), ("0o17", T),
+    ("0b_", Float(f64::NAN)), ("1e3", Float(1000.0)), ("1.5", Float(1.5)), (".5", Float(0.5)),
+    ("-.inf", Float(-INF)), (".NaN", Float(f64::NAN)), ("1:30", Int(90)), ("1:30.5", Float(90.5)),
+    ("2024-01-31", D), ("2024-1-31", D), ("2024-01-31T10:00:00Z", D), ("2024-01-31T10:00", T),
+    ("hello", T), ("N/A", T),
+];
+
+#[test]
+fn the_yaml_package_under_yaml_1_1_reads_each_scalar_as_its_source_says() {
+    for &(text, expected) in YAML_11 {
+        let read = Schema::Yaml11.read(text);
+        let same = match (read, expected) {
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+            _ => read == expected,
+        };
+        assert!(same, "{text:?}: read {read:?}, expected {expected:?}");
+    }
+}
+
+#[test]
+fn only_a_leading_yaml_1_1_directive_switches_the_yaml_package() {
+    let core = Schema::YamlCore;
+    assert_eq!(
+        core.for_document("# c\n%YAML 1.1\n---\na: y\n"),
+        Schema::Yaml11
+    );
+    assert_eq!(
+        core.for_document("%TAG ! tag:x,2000:\n%YAML 1.1\n---\n"),
+        Schema::Yaml11
+    );
+    assert_eq!(core.for_document("%YAML 1.2\n---\na: y\n"), core);
+    assert_eq!(core.for_document("a: |\n  %YAML 1.1\n"), core);
+    assert_eq!(
+        Schema::PyYaml.for_document("%YAML 1.1\n---\n"),
+        Schema::PyYaml
+    );
+}
