@@ -128,14 +128,15 @@ fn load_yaml_text(file: Arc<Path>, text: &str, hint: Hint) -> Vec<LoadedFile> {
         Hint::RegtraceConfig => FileKind::RegtraceConfig.schema(),
         Hint::ScenarioTs | Hint::Sniff => formats::schema(Format::ScrapiGolden),
     };
-    let parsed = yaml::parse_as(text, schema).and_then(|root| {
+    // The loaders' disagreements do not depend on the schema: found once, in the first parse.
+    let parsed = yaml::parse_golden(text, schema).and_then(|(root, ambiguous)| {
         let kind = kind_of(&root, hint);
         match kind.schema() {
-            wanted if wanted == schema => Ok((root, kind)),
-            wanted => yaml::parse_as(text, wanted).map(|root| (root, kind)),
+            wanted if wanted == schema => Ok((root, kind, ambiguous)),
+            wanted => yaml::parse_as(text, wanted).map(|root| (root, kind, ambiguous)),
         }
     });
-    let (root, kind) = match parsed {
+    let (root, kind, ambiguous) = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {
             let mut diags = Diagnostics::new(&file);
@@ -150,7 +151,7 @@ fn load_yaml_text(file: Arc<Path>, text: &str, hint: Hint) -> Vec<LoadedFile> {
     let mut files = load_yaml(file, &root, kind);
     if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) = (kind, files.first_mut()) {
         let mut diags = Diagnostics::new(&golden.path);
-        yaml::report_ambiguous_scalars(text, &mut diags);
+        yaml::report_ambiguous(&ambiguous, &mut diags);
         golden.diagnostics.extend(diags.items);
     }
     files

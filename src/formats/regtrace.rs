@@ -138,10 +138,10 @@ fn quality_floors(config_path: &Arc<Path>, root: &Node, diags: &mut Diagnostics)
 /// Parses and loads one set file with the defaults of its config entry.
 fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> LoadedFile {
     let mut diags = Diagnostics::new(path);
-    let cases = match yaml::parse_as(text, super::schema(Format::RegtraceSet)) {
-        Ok(root) => {
+    let cases = match yaml::parse_golden(text, super::schema(Format::RegtraceSet)) {
+        Ok((root, ambiguous)) => {
             let cases = load_set(&root, defaults, &mut diags);
-            yaml::report_ambiguous_scalars(text, &mut diags);
+            yaml::report_ambiguous(&ambiguous, &mut diags);
             cases
         }
         Err(err) => {

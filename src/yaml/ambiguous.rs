@@ -12,11 +12,41 @@ use crate::diagnostic::{Code, Diagnostics};
 /// YAML 1.1 readers make them booleans.
 const SPEC_ONLY_BOOLEANS: [&str; 4] = ["y", "Y", "n", "N"];
 
-/// Reports a G113 warning at every plain scalar value of `text` whose reading differs between
-/// the reference loaders. Keys are left alone: the formats read every key as a name.
-pub fn report_ambiguous_scalars(text: &str, diags: &mut Diagnostics) {
-    // A `%YAML 1.1` directive changes how the yaml package (gecx) reads the file.
-    let schemas = Schema::REFERENCE.map(|schema| schema.for_document(text));
+/// A plain scalar value the reference loaders read differently, where it stands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ambiguous {
+    line: u32,
+    column: u32,
+    value: String,
+    message: String,
+}
+
+/// The reference loaders as they read `text`: a `%YAML 1.1` directive changes how the yaml
+/// package (gecx) reads the file.
+pub(super) fn loaders(text: &str) -> [Schema; 3] {
+    Schema::REFERENCE.map(|schema| schema.for_document(text))
+}
+
+/// The plain scalar value `value` at `(line, column)`, when the `loaders` read it differently.
+pub(super) fn check(
+    value: &str,
+    loaders: [Schema; 3],
+    (line, column): (u32, u32),
+) -> Option<Ambiguous> {
+    disagreement(value, loaders).map(|message| Ambiguous {
+        line,
+        column,
+        value: value.to_owned(),
+        message,
+    })
+}
+
+/// The ambiguous plain values of `text`, by a parse of their own: for the documents the
+/// tree builder leaves to serde-saphyr (anchors, tags), whose events it does not see.
+/// Keys are left alone: the formats read every key as a name.
+pub(super) fn scan(text: &str) -> Vec<Ambiguous> {
+    let loaders = loaders(text);
+    let mut found = Vec::new();
     // Per open collection: `None` for a sequence, `Some(awaiting a key)` for a mapping.
     let mut open: Vec<Option<bool>> = Vec::new();
     let options = granit_parser::options! { max_buffered_comment_events: 32 };
@@ -39,18 +69,30 @@ pub fn report_ambiguous_scalars(text: &str, diags: &mut Diagnostics) {
                 open.pop();
             }
             Event::Scalar(value, ScalarStyle::Plain, _, None) if !is_key => {
-                if let Some(message) = disagreement(&value, schemas) {
-                    let (line, column) = (span.start.line() as u32, span.start.col() as u32 + 1);
-                    diags
-                        .warning(Code::G113, line, column, message)
-                        .hint(format!(
-                            "quote it (`\"{value}\"`) to mean the text everywhere, or write the \
-                             value so that every loader reads it alike"
-                        ));
-                }
+                let at = (span.start.line() as u32, span.start.col() as u32 + 1);
+                found.extend(check(&value, loaders, at));
             }
             _ => {}
         }
+    }
+    found
+}
+
+/// Reports a G113 warning at each of `found`.
+pub fn report_ambiguous(found: &[Ambiguous], diags: &mut Diagnostics) {
+    for Ambiguous {
+        line,
+        column,
+        value,
+        message,
+    } in found
+    {
+        diags
+            .warning(Code::G113, *line, *column, message.clone())
+            .hint(format!(
+                "quote it (`\"{value}\"`) to mean the text everywhere, or write the value so \
+                 that every loader reads it alike"
+            ));
     }
 }
 
@@ -104,7 +146,13 @@ mod tests {
 
     fn warnings(text: &str) -> Vec<(u32, u32, String)> {
         let mut diags = Diagnostics::new(&Arc::from(Path::new("g.yaml")));
-        report_ambiguous_scalars(text, &mut diags);
+        let (_, found) = crate::yaml::parse_golden(text, Schema::Goldgate).unwrap();
+        assert_eq!(
+            found,
+            scan(text),
+            "the tree builder finds what a scan of its own does"
+        );
+        report_ambiguous(&found, &mut diags);
         diags
             .items
             .iter()
@@ -138,5 +186,13 @@ mod tests {
                 .2
                 .contains("a date to PyYAML (SCRAPI) and js-yaml (Regtrace), text to")
         );
+    }
+
+    #[test]
+    fn a_document_left_to_serde_saphyr_is_scanned_alike() {
+        // An anchor sends the document down serde-saphyr's path, which sees no events.
+        let text = "base: &b {opt_in: on}\nturns:\n  - args: *b\n    when: 2024-01-31\n";
+        let at: Vec<(u32, u32)> = warnings(text).iter().map(|(l, c, _)| (*l, *c)).collect();
+        assert_eq!(at, [(1, 19), (4, 11)]);
     }
 }

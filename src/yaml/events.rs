@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use granit_parser::{Event, Parser, ScalarStyle, Span, StrInput};
 
+use super::ambiguous::{self, Ambiguous};
 use super::scalars::{Reading, Schema};
 use super::{Key, Node, Value};
 
@@ -24,13 +25,19 @@ const MAX_EVENTS: usize = super::MAX_EVENTS;
 const MAX_SCALAR_BYTES: usize = 64 * 1024 * 1024;
 
 /// Builds the tree of a non-empty document with plain scalars read by `schema`, or `None` when
-/// serde-saphyr must decide.
-pub(super) fn parse(text: &str, schema: Schema) -> Option<Node> {
+/// serde-saphyr must decide; with `loaders`, also the plain values they read differently (in
+/// the same pass: a second parse would double a golden's load time).
+pub(super) fn parse(
+    text: &str,
+    schema: Schema,
+    loaders: Option<[Schema; 3]>,
+) -> Option<(Node, Vec<Ambiguous>)> {
     // The parser options serde-saphyr derives from its default budget: granit-parser's
     // defaults, but with fewer comments buffered (too many is a parse error).
     let options = granit_parser::options! { max_buffered_comment_events: 32 };
     let mut builder = Builder {
         schema,
+        loaders,
         ..Builder::default()
     };
     for item in Parser::with_options(StrInput::new(text), options) {
@@ -55,12 +62,15 @@ pub(super) fn parse(text: &str, schema: Schema) -> Option<Node> {
             _ => return None,
         }
     }
-    builder.root
+    Some((builder.root?, builder.ambiguous))
 }
 
 #[derive(Default)]
 struct Builder {
     schema: Schema,
+    /// The reference loaders whose disagreements are collected, if asked.
+    loaders: Option<[Schema; 3]>,
+    ambiguous: Vec<Ambiguous>,
     /// The open collections, outermost first.
     stack: Vec<Open>,
     root: Option<Node>,
@@ -106,6 +116,10 @@ impl Builder {
                 comments: Vec::new(),
             });
             return Some(());
+        }
+        if let (Some(loaders), ScalarStyle::Plain) = (self.loaders, style) {
+            self.ambiguous
+                .extend(ambiguous::check(&value, loaders, (line, column)));
         }
         self.push(Node {
             value: match self.schema {
@@ -349,7 +363,7 @@ mod tests {
     /// under every schema.
     fn assert_built_as_serde_saphyr_builds(text: &str) {
         for schema in SCHEMAS {
-            let fast = parse(text, schema)
+            let (fast, _) = parse(text, schema, None)
                 .unwrap_or_else(|| panic!("left to serde-saphyr: {text:?} ({schema:?})"));
             let reference = saphyr::parse(text, schema).unwrap_or_else(|e| panic!("{e}: {text:?}"));
             // Debug output tells -0.0 from 0.0.
@@ -391,7 +405,7 @@ mod tests {
             .stack_size(64 << 20)
             .spawn(move || {
                 assert_built_as_serde_saphyr_builds(&nested(MAX_DEPTH));
-                assert!(parse(&nested(MAX_DEPTH + 1), Schema::Goldgate).is_none());
+                assert!(parse(&nested(MAX_DEPTH + 1), Schema::Goldgate, None).is_none());
                 assert!(saphyr::parse(&nested(MAX_DEPTH + 1), Schema::Goldgate).is_err());
             })
             .unwrap()
@@ -416,7 +430,7 @@ mod tests {
             "a: [1, 2\n",
         ];
         for text in documents {
-            assert!(parse(text, Schema::Goldgate).is_none(), "{text:?}");
+            assert!(parse(text, Schema::Goldgate, None).is_none(), "{text:?}");
         }
     }
 
@@ -485,7 +499,7 @@ mod tests {
                 .map(|_| PIECES[next(PIECES.len())])
                 .collect();
             let schema = SCHEMAS[next(SCHEMAS.len())];
-            if let Some(fast) = parse(&text, schema) {
+            if let Some((fast, _)) = parse(&text, schema, None) {
                 let reference =
                     saphyr::parse(&text, schema).unwrap_or_else(|e| panic!("{e}: {text:?}"));
                 assert_eq!(

@@ -22,7 +22,7 @@ use std::fmt;
 
 use serde_json::Value as Json;
 
-pub use ambiguous::report_ambiguous_scalars;
+pub use ambiguous::{Ambiguous, report_ambiguous};
 pub use scalars::Schema;
 
 use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, suggestion};
@@ -200,6 +200,20 @@ pub fn parse(text: &str) -> Result<Node, ParseError> {
 /// Parses one YAML document, its plain scalars read by `schema`: a golden's by the rules of its
 /// format's own loader. An empty document is `Null`.
 pub fn parse_as(text: &str, schema: Schema) -> Result<Node, ParseError> {
+    parse_document(text, schema, false).map(|(root, _)| root)
+}
+
+/// Parses a golden as [`parse_as`] does, with the plain values in it that the reference loaders
+/// read differently (G113, see [`report_ambiguous`]).
+pub fn parse_golden(text: &str, schema: Schema) -> Result<(Node, Vec<Ambiguous>), ParseError> {
+    parse_document(text, schema, true)
+}
+
+fn parse_document(
+    text: &str,
+    schema: Schema,
+    scan: bool,
+) -> Result<(Node, Vec<Ambiguous>), ParseError> {
     if text.len() > MAX_FILE_BYTES {
         return Err(ParseError {
             line: 1,
@@ -217,19 +231,31 @@ pub fn parse_as(text: &str, schema: Schema) -> Result<Node, ParseError> {
             .lines()
             .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
     {
-        return Ok(Node {
+        let empty = Node {
             value: Value::Null,
             line: 1,
             column: 1,
-        });
+        };
+        return Ok((empty, Vec::new()));
     }
+    let loaders = scan.then(|| ambiguous::loaders(text));
     let schema = schema.for_document(text);
-    let mut root = match events::parse(text, schema) {
-        Some(node) => node,
-        None => saphyr::parse(text, schema)?,
+    let (mut root, found) = match events::parse(text, schema, loaders) {
+        Some(parsed) => parsed,
+        None => {
+            let root = saphyr::parse(text, schema)?;
+            (
+                root,
+                if scan {
+                    ambiguous::scan(text)
+                } else {
+                    Vec::new()
+                },
+            )
+        }
     };
     comments::attach(&mut root, text);
-    Ok(root)
+    Ok((root, found))
 }
 
 /// Walks one mapping: take keys by name, then [`Fields::finish`] reports the ones nobody took.
