@@ -19,6 +19,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 mod batch;
+mod conversation;
 mod platform;
 mod simulated;
 mod skipped;
@@ -198,13 +199,7 @@ async fn run_case(
     }
     let started = Instant::now();
     let session = format!("{}-{:016x}", case.id, fastrand::u64(..));
-    let Session {
-        turns,
-        played,
-        usage,
-        mut error,
-        steps,
-    } = match simulated::plan(&case) {
+    let talked = match simulated::plan(&case) {
         // A case with a simulated user: played with it, or skipped without one.
         Some(plan) => match simulated::play(
             (&plan, case.location.line),
@@ -216,14 +211,27 @@ async fn run_case(
         )
         .await
         {
-            Ok(session) => session,
+            Ok(session) => Talked::Simulated(session),
             Err(reason) => return simulated::skipped(&case, &reason),
         },
-        None => play_turns(&case, &session, (agent, limiter), grader, options, stop).await,
+        None => Talked::Scripted(
+            conversation::play_turns(&case, &session, (agent, limiter), options, stop).await,
+        ),
     };
     agent.end_session(&session).await;
-    // The conversation is over: the next case may talk to the agent while this one is graded.
+    // The conversation is over: the next case may talk to the agent while this one's turns and
+    // checks are graded.
     drop(place);
+    let Session {
+        turns,
+        played,
+        usage,
+        mut error,
+        steps,
+    } = match talked {
+        Talked::Simulated(session) => session,
+        Talked::Scripted(scripted) => conversation::grade(&case, scripted, grader, stop).await,
+    };
     let checks = [
         steps,
         case_checks(&case, &turns, &mut error, grader, stop).await,
@@ -324,6 +332,13 @@ async fn record(
         .unwrap_or_else(|e| Err(std::io::Error::other(e)))
 }
 
+/// What talking to the agent left: a simulated user's conversation comes graded (its steps
+/// are judged as it goes); a scripted one is graded after the agent's place is given back.
+enum Talked {
+    Simulated(Session),
+    Scripted(conversation::Conversation),
+}
+
 /// What playing a case's turns in one session left: a result per turn, the exchanges to
 /// record, the agent's usage and the error that stopped the case, if any.
 struct Session {
@@ -333,77 +348,6 @@ struct Session {
     error: Option<String>,
     /// Where each step of a simulated user's conversation ended, as checks.
     steps: Vec<crate::results::CheckResult>,
-}
-
-/// Plays the turns of `case` in order, grading each; after an error the rest are not played
-/// (a later turn depends on the earlier ones) but still listed.
-async fn play_turns(
-    case: &Case,
-    session: &str,
-    (agent, limiter): (&dyn Agent, &Limiter),
-    grader: &Grader,
-    options: &RunOptions,
-    stop: &Stop,
-) -> Session {
-    let mut done = Session {
-        turns: Vec::with_capacity(case.turns.len()),
-        played: Vec::new(),
-        usage: Usage::default(),
-        error: None,
-        steps: Vec::new(),
-    };
-    for turn in &case.turns {
-        if let Some(message) = &done.error {
-            done.turns
-                .push(unplayed(turn, format!("not played: {message}")));
-            continue;
-        }
-        let request = request_for(case, turn, session);
-        let outcome = tokio::select! {
-            outcome = play(turn, &request, (agent, limiter), options) => outcome,
-            () = stop.in_flight.cancelled() => Err((EndpointError::cancelled(), 1)),
-        };
-        let graded = match outcome {
-            Ok((exchange, attempts)) => {
-                done.usage = done.usage.plus(exchange.reply.usage.unwrap_or_default());
-                // Judge calls stop with the turns on the second Ctrl-C.
-                match stop
-                    .in_flight
-                    .run_until_cancelled(grader.grade_turn(turn, &exchange))
-                    .await
-                {
-                    Some(checks) => Ok((exchange, attempts, checks)),
-                    None => Err((EndpointError::cancelled(), attempts)),
-                }
-            }
-            Err(failed) => Err(failed),
-        };
-        match graded {
-            Ok((exchange, attempts, checks)) => {
-                done.turns.push(TurnResult {
-                    index: turn.index,
-                    line: turn.location.line,
-                    status: Status::combine(checks.iter().map(|c| c.status)),
-                    input: describe_inputs(&turn.inputs),
-                    attempts,
-                    error: None,
-                    reply: Some(exchange.reply.clone()),
-                    latency: Some(exchange.latency),
-                    ttft: exchange.ttft,
-                    checks,
-                });
-                done.played.push((request, exchange));
-            }
-            Err((err, attempts)) => {
-                let message = err.to_string();
-                done.error = Some(message.clone());
-                let mut result = unplayed(turn, message);
-                result.attempts = attempts;
-                done.turns.push(result);
-            }
-        }
-    }
-    done
 }
 
 /// One turn: a reply recorded in the golden is used as is; otherwise the agent is asked
