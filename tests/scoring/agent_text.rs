@@ -7,7 +7,8 @@ use goldgate::transcript::Message;
 use serde_json::json;
 
 use crate::support::{
-    FakeJudge, ORDER, grade, grader, judge_method, judged, loc, reply, says, statuses,
+    FakeJudge, ORDER, assert_reason, grade, grader, judge_method, judged, loc, reply, says,
+    statuses,
 };
 
 #[tokio::test]
@@ -37,12 +38,7 @@ async fn semantic_agent_text_uses_local_similarity_without_judge() {
     assert_eq!(statuses(&bad), [Status::Failed]);
     assert_eq!(bad[0].method, Method::LocalSimilarity);
     assert_eq!(bad[0].actual, "Your order ORD-12345 has not shipped yet.");
-    assert!(
-        bad[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("negative"))
-    );
+    assert_reason(&bad[0], "negative");
 }
 
 /// "whatever" graded against [`ORDER`] as semantic agent text by `judge`.
@@ -81,12 +77,7 @@ async fn semantic_agent_text_asks_the_judge_when_configured() {
     })
     .await;
     assert_eq!(statuses(&broken), [Status::Error]);
-    assert!(
-        broken[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("503"))
-    );
+    assert_reason(&broken[0], "503");
 }
 
 #[tokio::test]
@@ -183,37 +174,22 @@ async fn a_chunk_naming_an_agent_only_counts_that_agents_messages() {
         [Status::Passed, Status::Failed, Status::Failed]
     );
     assert_eq!(checks[0].label, "agent text from billing");
-    assert!(
-        checks[2]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("no text from agent sales"))
-    );
+    assert_reason(&checks[2], "no text from agent sales");
 }
 
 #[tokio::test]
 async fn silence_and_unexpected_response() {
-    let g = grader();
-    let quiet = grade(
-        &g,
-        vec![
+    async fn silence(text: &str) -> Vec<CheckResult> {
+        let kinds = vec![
             ExpectationKind::NoAgentText,
             ExpectationKind::UnexpectedResponse,
-        ],
-        reply(&["  "], vec![]),
-    )
-    .await;
+        ];
+        grade(&grader(), kinds, reply(&[text], vec![])).await
+    }
+    let quiet = silence("  ").await;
     assert_eq!(statuses(&quiet), [Status::Passed, Status::Passed]);
 
-    let talking = grade(
-        &g,
-        vec![
-            ExpectationKind::NoAgentText,
-            ExpectationKind::UnexpectedResponse,
-        ],
-        reply(&["Hello!"], vec![]),
-    )
-    .await;
+    let talking = silence("Hello!").await;
     assert_eq!(statuses(&talking), [Status::Failed, Status::Failed]);
     assert_eq!(talking[1].label, "UNEXPECTED RESPONSE");
     assert_eq!(talking[1].actual, "Hello!");
