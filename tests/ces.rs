@@ -16,32 +16,11 @@ use serde_json::Value;
 
 use ces_support::{APP, Ces};
 
-/// What a test run may inherit that changes where credentials come from.
-const GOOGLE_ENV: [&str; 5] = [
-    "CXAS_OAUTH_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GCE_METADATA_HOST",
-    "CLOUDSDK_CONFIG",
-    "GOOGLE_CLOUD_PROJECT",
-];
-
 /// tests/fixtures/ces-support.yaml
 const SCRAPI_GOLDEN: &str = include_str!("fixtures/ces-support.yaml");
 
-const CES_CSV: &str = "\
-display_name,turn_index,action_type,evaluation_id,description,tags,evaluation_groups,response_agent,text_content,tool_name,tool_call_args_json,tool_response_json,agent_transfer_target,expectation_note
-Weather from the tool response,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,How is the weather?,,,,,
-,1,EXPECTATION_TOOL_CALL,,,,,,,get_weather,\"{\"\"city\"\": \"\"Oslo\"\"}\",,,
-,1,INPUT_TOOL_RESPONSE,,,,,,,get_weather,,\"{\"\"output\"\": \"\"rainy\"\"}\",,
-,1,EXPECTATION_TEXT,,,,,Root Agent,It is rainy in Oslo.,,,,,
-Refund to billing,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,I want a refund,,,,,
-,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Billing Agent,
-Refund to sales,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,I want a refund,,,,,
-,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Sales Agent,
-";
+/// tests/fixtures/ces-support.golden.csv: the CES golden of the same support app.
+const CES_CSV: &str = include_str!("fixtures/ces-support.golden.csv");
 
 fn write_goldens(dir: &Path) {
     common::write(dir, "goldens/support.yaml", SCRAPI_GOLDEN);
@@ -69,12 +48,7 @@ fn ces_config(dir: &Path, addr: SocketAddr) {
 /// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
 /// report and everything printed.
 fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let mut command = common::command_in(dir);
-    for name in GOOGLE_ENV {
-        command.env_remove(name);
-    }
-    // No gcloud credentials of the machine's user.
-    command.env("HOME", dir);
+    let mut command = common::command_without_google(dir);
     command.envs(env.iter().copied());
     command.arg("run").args(extra).arg("goldens");
     let (out, report) = common::run_with_report(&mut command, &dir.join("report.json"));

@@ -59,6 +59,28 @@ pub fn command_in(dir: &Path) -> assert_cmd::Command {
     command
 }
 
+/// What a test run may inherit that changes where Google credentials come from.
+#[allow(dead_code)] // Only the CES tests keep Google's credentials out.
+pub const GOOGLE_ENV: [&str; 5] = [
+    "CXAS_OAUTH_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GCE_METADATA_HOST",
+    "CLOUDSDK_CONFIG",
+    "GOOGLE_CLOUD_PROJECT",
+];
+
+/// [`command_in`] `dir` with none of [`GOOGLE_ENV`] inherited and `dir` as home, so that no
+/// gcloud credentials of the machine's user are found.
+#[allow(dead_code)] // Only the CES tests keep Google's credentials out.
+pub fn command_without_google(dir: &Path) -> assert_cmd::Command {
+    let mut command = command_in(dir);
+    for name in GOOGLE_ENV {
+        command.env_remove(name);
+    }
+    command.env("HOME", dir);
+    command
+}
+
 /// How a run of the binary ended.
 #[allow(dead_code)] // Not every test crate reads every field.
 #[derive(Debug)]
