@@ -45,6 +45,13 @@ fn ces_config(dir: &Path, addr: SocketAddr) {
     );
 }
 
+/// A fake CES app that accepts [`TOKEN`], serving, and the config in `dir` that points at it.
+fn ces_app(dir: &Path) -> Ces {
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir, start_ces(&ces));
+    ces
+}
+
 /// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
 /// report and everything printed.
 fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
@@ -69,8 +76,7 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
     );
     let expected = common::case_statuses(&http_report);
 
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    let ces = ces_app(dir.path());
     let (code, report, ces_printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(ces.violations(), Vec::<String>::new(), "{ces_printed}");
     assert_eq!(
@@ -130,8 +136,7 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
 fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
     let dir = tempfile::tempdir().unwrap();
     write_goldens(dir.path());
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    ces_app(dir.path());
     let wrong = "ya29.expired-token-abcdef";
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", wrong)]);
     assert_eq!(code, Some(2), "{printed}");
@@ -206,8 +211,7 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
         "goldens/weather.yaml",
         "conversations:\n  - conversation: no_mock\n    turns:\n      - user: What's the weather?\n        agent: It is sunny in Oslo.\n",
     );
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    let ces = ces_app(dir.path());
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(ces.violations(), Vec::<String>::new());
     assert_eq!(code, Some(1), "{printed}");
@@ -223,8 +227,7 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
 fn without_credentials_the_run_says_where_it_looked() {
     let dir = tempfile::tempdir().unwrap();
     write_goldens(dir.path());
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    let ces = ces_app(dir.path());
     // Nothing listens there: the metadata server of a machine outside Google Cloud.
     let (code, _, printed) = run(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
     assert_eq!(code, Some(2), "{printed}");
