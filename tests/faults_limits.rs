@@ -54,12 +54,7 @@ fn error_and_waits(report: &Value) -> (String, u64, u64) {
         .as_str()
         .unwrap_or("")
         .to_owned();
-    let agent = report["rate_limits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["endpoint"] == "agent")
-        .unwrap_or_else(|| panic!("no agent waits: {}", report["rate_limits"]));
+    let agent = common::item(&report["rate_limits"], "endpoint", "agent");
     let waits = agent["waits"].as_u64().unwrap();
     (error, waits, agent["waited_ms"].as_u64().unwrap())
 }

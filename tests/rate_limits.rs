@@ -125,12 +125,7 @@ fn assert_waited_without_errors(ran: &llm_support::Ran, endpoint: &str) -> u64 {
             "a 429 counted as an attempt"
         );
     }
-    let waits = ran.report["rate_limits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["endpoint"] == endpoint)
-        .unwrap_or_else(|| panic!("no waits for {endpoint}: {}", ran.report["rate_limits"]));
+    let waits = common::item(&ran.report["rate_limits"], "endpoint", endpoint);
     assert!(waits["waits"].as_u64().unwrap() > 0);
     assert!(waits["waited_ms"].as_u64().unwrap() >= 1000);
     ran.says(&[&format!("Rate limit: {endpoint} asked to slow down")]);

@@ -362,12 +362,18 @@ pub fn read_json(path: &Path) -> Value {
 #[allow(dead_code)] // Not every test crate reads a report.
 #[track_caller]
 pub fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cases in {report}"))
+    item(&report["cases"], "id", id)
+}
+
+/// The item of the JSON array `list` whose `field` is `value`.
+#[allow(dead_code)] // Not every test crate reads a report.
+#[track_caller]
+pub fn item<'v>(list: &'v Value, field: &str, value: &str) -> &'v Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
         .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report:#}"))
+        .find(|item| item[field] == value)
+        .unwrap_or_else(|| panic!("no {field} {value:?} in {list:#}"))
 }
 
 /// actionlint (1.17, as .ci/run installs it) on `files` under `dir`: its findings on failure.
