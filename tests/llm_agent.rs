@@ -320,16 +320,14 @@ fn llm_agent_settings_are_checked_when_the_config_loads() {
         "conversations:\n  - conversation: a\n    turns:\n      - user: hi\n        agent: hello\n",
     );
     let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(2);
-    for expected in [
+    ran.warns(&[
         "agent.anthropic.system_prompt: no file",
         "agent.anthropic.tools:",
         "tool [0]: unknown field `paramters`",
         "agent.anthropic.temperature: expected a number from 0 to 2",
         "unknown key `max_tool_round`",
         "did you mean `max_tool_rounds`",
-    ] {
-        assert!(ran.stderr.contains(expected), "{expected}: {}", ran.stderr);
-    }
+    ]);
 
     // A valid agent without its key cannot start: an error of the run naming the variable.
     common::write(

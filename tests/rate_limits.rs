@@ -282,16 +282,10 @@ fn rate_limit_settings_are_checked_when_the_config_loads() {
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\n  rate_limit: { requests_per_minute: 0, tokens_per_minte: 5 }\njudge:\n  provider: anthropic\n  rate_limit: { tokens_per_minute: fast }\n",
     );
     let outcome = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
-    for expected in [
+    outcome.warns(&[
         "agent.rate_limit.requests_per_minute",
         "expected a number above 0",
         "unknown key `tokens_per_minte`",
         "judge.rate_limit.tokens_per_minute",
-    ] {
-        assert!(
-            outcome.stderr.contains(expected),
-            "{expected}: {}",
-            outcome.stderr
-        );
-    }
+    ]);
 }
