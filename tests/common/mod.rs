@@ -2,12 +2,16 @@
 
 pub mod process;
 pub mod script;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
+
+#[allow(unused_imports)] // Not every test crate starts an HTTP agent.
+pub use serve::serve;
 
 /// What the machine running the tests may have set that would change what goldgate does: a
 /// config or agent to fall back on, GitHub Actions' step variables, a default lint format.
@@ -151,25 +155,6 @@ pub fn support_agent() -> PathBuf {
                 .expect("cargo reports the example's executable")
         })
         .clone()
-}
-
-/// Serves `app` on a free port of 127.0.0.1, on its own thread and runtime, for the rest of
-/// the test process: a real loopback agent for `goldgate run --agent-url`.
-#[allow(dead_code)] // Not every test crate starts an HTTP agent.
-pub fn serve(app: axum::Router) -> std::net::SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().expect("a runtime for the agent");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("a loopback port");
-            tx.send(listener.local_addr().expect("a bound address"))
-                .expect("the test waits for the address");
-            axum::serve(listener, app).await.expect("the agent serves");
-        });
-    });
-    rx.recv().expect("the agent starts")
 }
 
 /// Serves `handler` at `POST /turn` with `state` (see [`serve`]): the loopback agent of the
