@@ -120,6 +120,16 @@ pub fn run_with_report(command: &mut assert_cmd::Command, report: &Path) -> (Out
     (outcome, report)
 }
 
+/// Writes `text` as `name` in a fresh directory and runs `goldgate lint NAME` there: the
+/// directory, kept for the caller, and how the lint ended.
+#[allow(dead_code)] // Not every test crate lints.
+pub fn lint_new(name: &str, text: &str) -> (tempfile::TempDir, Outcome) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    write(dir.path(), name, text);
+    let outcome = goldgate(dir.path(), &["lint", name]);
+    (dir, outcome)
+}
+
 /// `goldgate args...` in `dir` (see [`command`]).
 #[allow(dead_code)] // Not every test crate runs the binary.
 pub fn goldgate(dir: &Path, args: &[&str]) -> Outcome {
