@@ -82,34 +82,26 @@ async fn semantic_agent_text_asks_the_judge_when_configured() {
 
 #[tokio::test]
 async fn deterministic_matchers_over_agent_text() {
-    let g = grader();
-    let text = reply(&["  Your order ORD-12345 has shipped.  "], vec![]);
-    let checks = grade(
-        &g,
-        vec![
-            says(MatchType::Exact, "Your order ORD-12345 has shipped."),
-            says(MatchType::Exact, "Your order has shipped."),
-            says(MatchType::Contains, "ORD-12345"),
-            says(MatchType::Contains, "ord-12345"),
-            says(MatchType::Regexp, r"ORD-\d{5}"),
-            says(MatchType::Regexp, r"^INV-"),
-            says(MatchType::Ignore, "anything"),
-        ],
-        text,
-    )
-    .await;
+    use MatchType::{Contains, Exact, Ignore, Regexp};
     use Status::{Failed, Passed};
-    assert_eq!(
-        statuses(&checks),
-        [Passed, Failed, Passed, Failed, Passed, Failed, Passed]
-    );
-    let methods: Vec<String> = checks.iter().map(|c| c.method.to_string()).collect();
-    assert_eq!(
-        methods,
-        [
-            "exact", "exact", "contains", "contains", "regexp", "regexp", "ignore"
-        ]
-    );
+    // Each expectation, with the status and method its check must have.
+    let rows = [
+        (Exact, "Your order ORD-12345 has shipped.", Passed, "exact"),
+        (Exact, "Your order has shipped.", Failed, "exact"),
+        (Contains, "ORD-12345", Passed, "contains"),
+        (Contains, "ord-12345", Failed, "contains"),
+        (Regexp, r"ORD-\d{5}", Passed, "regexp"),
+        (Regexp, r"^INV-", Failed, "regexp"),
+        (Ignore, "anything", Passed, "ignore"),
+    ];
+    let kinds = rows.iter().map(|(kind, text, ..)| says(*kind, text));
+    let text = reply(&["  Your order ORD-12345 has shipped.  "], vec![]);
+    let checks = grade(&grader(), kinds.collect(), text).await;
+    assert_eq!(checks.len(), rows.len());
+    for ((kind, text, status, method), check) in rows.iter().zip(&checks) {
+        let got = (check.status, check.method.to_string());
+        assert_eq!(got, (*status, (*method).to_owned()), "{kind:?} {text:?}");
+    }
     assert_eq!(
         checks[1].line,
         loc(3).line,
