@@ -6,9 +6,12 @@ use serde_json::Value;
 
 use super::{KEY, Seen};
 
-pub type Checked = Result<Seen, (u16, String)>;
+/// The status and message the real API answers a request it refuses with.
+pub type Refused = (u16, String);
 
-fn bad(message: impl Into<String>) -> (u16, String) {
+pub type Checked = Result<Seen, Refused>;
+
+fn bad(message: impl Into<String>) -> Refused {
     (400, message.into())
 }
 
@@ -27,7 +30,7 @@ fn conversation(
     system: &str,
     forced: Option<String>,
     messages: &[Value],
-    read: fn(&[Value], &mut Seen) -> Result<(), (u16, String)>,
+    read: fn(&[Value], &mut Seen) -> Result<(), Refused>,
 ) -> Checked {
     let mut seen = Seen {
         system: system.to_owned(),
@@ -39,7 +42,7 @@ fn conversation(
 }
 
 /// A JSON array with at least one item, or the 400 with `message`.
-fn non_empty(value: &Value, message: impl FnOnce() -> String) -> Result<&[Value], (u16, String)> {
+fn non_empty(value: &Value, message: impl FnOnce() -> String) -> Result<&[Value], Refused> {
     match value.as_array() {
         Some(items) if !items.is_empty() => Ok(items),
         _ => Err(bad(message())),
@@ -47,7 +50,7 @@ fn non_empty(value: &Value, message: impl FnOnce() -> String) -> Result<&[Value]
 }
 
 /// Nothing left awaiting its result, or the 400 with `message`.
-fn none_pending<T>(pending: &[T], message: impl FnOnce() -> String) -> Result<(), (u16, String)> {
+fn none_pending<T>(pending: &[T], message: impl FnOnce() -> String) -> Result<(), Refused> {
     if pending.is_empty() {
         Ok(())
     } else {
@@ -129,7 +132,7 @@ pub mod anthropic {
     }
 
     /// Reads the conversation into `seen`: each `tool_result` must answer a `tool_use` of the message before.
-    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
+    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), Refused> {
         // tool_use ids of the previous assistant message, awaiting their results.
         let mut pending: Vec<(String, String)> = Vec::new();
         for (i, message) in messages.iter().enumerate() {
@@ -224,7 +227,7 @@ pub mod openai {
     }
 
     /// Reads the conversation into `seen`: each assistant `tool_calls` must be answered by tool messages right after.
-    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
+    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), Refused> {
         let mut pending: Vec<(String, String)> = Vec::new();
         for (i, message) in messages.iter().enumerate() {
             let role = message["role"].as_str().unwrap_or_default();
@@ -333,7 +336,7 @@ pub mod gemini {
     }
 
     /// Reads the contents into `seen`: each function call turn must be followed by a turn with one response per call.
-    fn read_messages(contents: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
+    fn read_messages(contents: &[Value], seen: &mut Seen) -> Result<(), Refused> {
         let mut pending: Vec<String> = Vec::new();
         for (i, content) in contents.iter().enumerate() {
             let parts = non_empty(&content["parts"], || {
