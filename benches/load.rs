@@ -2,7 +2,6 @@
 //! directory, then discovers and loads them on one thread, and prints files per second.
 //! Goal: the whole load in under one second. Run with `cargo bench --bench load`.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::time::Instant;
@@ -14,29 +13,33 @@ use goldgate::model::Format;
 
 const PER_FORMAT: usize = 2_500;
 
+/// `head`, then three cases, each `case(c)`: a file of three cases.
+fn three_cases(head: String, case: impl Fn(usize) -> String) -> String {
+    (0..3).fold(head, |text, c| text + &case(c))
+}
+
 fn scrapi(i: usize) -> String {
-    let mut text =
-        String::from("common_session_parameters:\n  order_status: shipped\nconversations:\n");
-    for c in 0..3 {
-        let _ = write!(
-            text,
-            "  - conversation: case_{i}_{c}\n    tags: [P0, orders]\n    turns:\n      - user: \"Hi, where is ORD-{i}?\"\n        tool_calls:\n          - action: lookup_order\n            args:\n              order_id: {{ value: \"ORD-{i}\", $matchType: contains }}\n        agent: \"Your order ORD-{i} has shipped.\"\n      - user: Thanks\n        agent: You're welcome!\n"
-        );
-    }
-    text
+    three_cases(
+        String::from("common_session_parameters:\n  order_status: shipped\nconversations:\n"),
+        |c| {
+            format!(
+                "  - conversation: case_{i}_{c}\n    tags: [P0, orders]\n    turns:\n      - user: \"Hi, where is ORD-{i}?\"\n        tool_calls:\n          - action: lookup_order\n            args:\n              order_id: {{ value: \"ORD-{i}\", $matchType: contains }}\n        agent: \"Your order ORD-{i} has shipped.\"\n      - user: Thanks\n        agent: You're welcome!\n"
+            )
+        },
+    )
 }
 
 fn ces(i: usize) -> String {
-    let mut text = String::from(
-        "display_name,turn_index,action_type,text_content,response_agent,tool_name,tool_call_args_json,tags\n",
-    );
-    for c in 0..3 {
-        let _ = write!(
-            text,
-            "eval {i} {c},,,,,,,P0;orders\n,1,INPUT_TEXT,Where is ORD-{i}?,,,,\n,1,EXPECTATION_TOOL_CALL,,,lookup_order,\"{{\"\"order_id\"\": \"\"ORD-{i}\"\"}}\",\n,1,EXPECTATION_TEXT,It has shipped.,root,,,\n"
-        );
-    }
-    text
+    three_cases(
+        String::from(
+            "display_name,turn_index,action_type,text_content,response_agent,tool_name,tool_call_args_json,tags\n",
+        ),
+        |c| {
+            format!(
+                "eval {i} {c},,,,,,,P0;orders\n,1,INPUT_TEXT,Where is ORD-{i}?,,,,\n,1,EXPECTATION_TOOL_CALL,,,lookup_order,\"{{\"\"order_id\"\": \"\"ORD-{i}\"\"}}\",\n,1,EXPECTATION_TEXT,It has shipped.,root,,,\n"
+            )
+        },
+    )
 }
 
 fn scenario(i: usize) -> String {
@@ -46,16 +49,16 @@ fn scenario(i: usize) -> String {
 }
 
 fn regtrace(i: usize) -> String {
-    let mut text = format!(
-        "name: set-{i}\nversion: \"1.0.0\"\ndescription: generated\ninteraction_type: single_turn\ntags: [qa]\nauthor: bench\ncreated_at: \"2026-01-01\"\nupdated_at: \"2026-01-02\"\ntest_cases:\n"
-    );
-    for c in 0..3 {
-        let _ = write!(
-            text,
-            "  - id: qa-{i}-{c}\n    description: capital\n    input: What is the capital of France?\n    system_prompt: null\n    expected_output: Paris\n    actual_output: Paris is the capital.\n    metrics: [factuality, format]\n    tags: []\n    weight: 1\n    thresholds: {{ factuality: 0.8 }}\n"
-        );
-    }
-    text
+    three_cases(
+        format!(
+            "name: set-{i}\nversion: \"1.0.0\"\ndescription: generated\ninteraction_type: single_turn\ntags: [qa]\nauthor: bench\ncreated_at: \"2026-01-01\"\nupdated_at: \"2026-01-02\"\ntest_cases:\n"
+        ),
+        |c| {
+            format!(
+                "  - id: qa-{i}-{c}\n    description: capital\n    input: What is the capital of France?\n    system_prompt: null\n    expected_output: Paris\n    actual_output: Paris is the capital.\n    metrics: [factuality, format]\n    tags: []\n    weight: 1\n    thresholds: {{ factuality: 0.8 }}\n"
+            )
+        },
+    )
 }
 
 fn main() {

@@ -18,6 +18,10 @@
 //! wall time can be told apart from the runner's. Every case must pass, so a broken setup
 //! cannot be timed as a fast one. Run with `cargo bench --bench run`.
 
+// The loopback server of the tests, so that the agent timed here is the one they check.
+#[path = "../tests/common/serve.rs"]
+mod serve;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -121,23 +125,11 @@ fn start_agent(latency: Duration) -> LoopbackAgent {
         latency,
         held: Arc::clone(&held),
     };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().expect("agent runtime");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind 127.0.0.1");
-            tx.send(listener.local_addr().expect("local address"))
-                .expect("report the address");
-            let app = axum::Router::new()
-                .route("/turn", axum::routing::post(answer))
-                .with_state(state);
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
+    let app = axum::Router::new()
+        .route("/turn", axum::routing::post(answer))
+        .with_state(state);
     LoopbackAgent {
-        addr: rx.recv().expect("the agent started"),
+        addr: serve::serve(app),
         held,
     }
 }

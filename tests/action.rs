@@ -382,6 +382,13 @@ mod install_script {
 
     /// Release v1.2.3 (its tag on commit TAGGED) with the Linux x86_64 archive; `sums` is its
     /// sha256.sum, written from the archive's real digest when `None`.
+    impl Github {
+        /// The requests the fake answered, as `PATH AUTHORIZATION`.
+        fn seen(&self) -> Vec<String> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
     fn github(sums: Option<&str>) -> Github {
         let dir = tempfile::tempdir().unwrap();
         let archive = archive(dir.path());
@@ -483,16 +490,21 @@ mod install_script {
         assert!(outcome.log.contains("sha256 "), "{}", outcome.log);
     }
 
+    /// Installs `ref_` at `version` from a fake GitHub with the release, which must build from
+    /// source saying `why`: the fake, to ask what it was asked.
+    #[track_caller]
+    fn builds_from_source(ref_: &str, version: &str, why: &str) -> Github {
+        let github = github(None);
+        assert_source_build(&install(&github, ref_, version), why);
+        github
+    }
+
+    #[track_caller]
     fn assert_source_build(outcome: &Outcome, why: &str) {
         assert!(outcome.ok, "{}", outcome.log);
         assert_eq!(outcome.outputs["installed"], "false", "{}", outcome.log);
         assert!(!outcome.outputs.contains_key("bin"));
-        assert!(outcome.log.contains(why), "{}", outcome.log);
-        assert!(
-            outcome.log.contains("cargo install --locked"),
-            "{}",
-            outcome.log
-        );
+        crate::common::assert_contains(&outcome.log, &[why, "cargo install --locked"]);
     }
 
     #[test]
@@ -500,14 +512,9 @@ mod install_script {
         let github = github(None);
         assert_installed(&install(&github, "v1.2.3", ""), "v1.2.3");
         // The repository is the action's (from its path), not the workflow's.
-        assert!(
-            github
-                .seen
-                .lock()
-                .unwrap()
-                .iter()
-                .all(|s| s.starts_with(&format!("/{REPO}/releases/download/v1.2.3/")))
-        );
+        let download = format!("/{REPO}/releases/download/v1.2.3/");
+        let seen = github.seen();
+        assert!(seen.iter().all(|s| s.starts_with(&download)), "{seen:?}");
     }
 
     #[test]
@@ -515,12 +522,8 @@ mod install_script {
         let github = github(None);
         let outcome = install(&github, TAGGED, "");
         assert_installed(&outcome, "v1.2.3");
-        assert!(
-            outcome.log.contains(&format!("{TAGGED} is v1.2.3")),
-            "{}",
-            outcome.log
-        );
-        let seen = github.seen.lock().unwrap();
+        crate::common::assert_contains(&outcome.log, &[&format!("{TAGGED} is v1.2.3")]);
+        let seen = github.seen();
         assert_eq!(
             seen[0],
             format!("/api/repos/{REPO}/tags Bearer token-for-the-tags-api")
@@ -529,32 +532,25 @@ mod install_script {
 
     #[test]
     fn a_commit_no_release_tag_points_at_builds_from_source() {
-        let github = github(None);
-        let outcome = install(&github, UNTAGGED, "");
-        assert_source_build(
-            &outcome,
-            &format!("no release tag of {REPO} points at {UNTAGGED}"),
-        );
+        let why = format!("no release tag of {REPO} points at {UNTAGGED}");
+        builds_from_source(UNTAGGED, "", &why);
     }
 
     #[test]
     fn a_branch_or_version_source_builds_from_source() {
-        let github = github(None);
-        assert_source_build(
-            &install(&github, "main", ""),
-            "neither a release tag nor a commit SHA",
-        );
-        assert_source_build(&install(&github, "v1.2.3", "source"), "version: source");
-        assert!(github.seen.lock().unwrap().is_empty());
+        for (ref_, version, why) in [
+            ("main", "", "neither a release tag nor a commit SHA"),
+            ("v1.2.3", "source", "version: source"),
+        ] {
+            let github = builds_from_source(ref_, version, why);
+            assert_eq!(github.seen(), Vec::<String>::new(), "{ref_} {version}");
+        }
     }
 
     #[test]
     fn a_missing_release_builds_from_source_and_latest_is_the_latest() {
-        let github = github(None);
-        assert_source_build(
-            &install(&github, "v9.9.9", ""),
-            "no release v9.9.9 with goldgate-x86_64-unknown-linux-musl.tar.gz",
-        );
+        let why = "no release v9.9.9 with goldgate-x86_64-unknown-linux-musl.tar.gz";
+        let github = builds_from_source("v9.9.9", "", why);
         assert_installed(&install(&github, "main", "latest"), "latest");
     }
 

@@ -16,32 +16,11 @@ use serde_json::Value;
 
 use ces_support::{APP, Ces};
 
-/// What a test run may inherit that changes where credentials come from.
-const GOOGLE_ENV: [&str; 5] = [
-    "CXAS_OAUTH_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GCE_METADATA_HOST",
-    "CLOUDSDK_CONFIG",
-    "GOOGLE_CLOUD_PROJECT",
-];
-
 /// tests/fixtures/ces-support.yaml
 const SCRAPI_GOLDEN: &str = include_str!("fixtures/ces-support.yaml");
 
-const CES_CSV: &str = "\
-display_name,turn_index,action_type,evaluation_id,description,tags,evaluation_groups,response_agent,text_content,tool_name,tool_call_args_json,tool_response_json,agent_transfer_target,expectation_note
-Weather from the tool response,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,How is the weather?,,,,,
-,1,EXPECTATION_TOOL_CALL,,,,,,,get_weather,\"{\"\"city\"\": \"\"Oslo\"\"}\",,,
-,1,INPUT_TOOL_RESPONSE,,,,,,,get_weather,,\"{\"\"output\"\": \"\"rainy\"\"}\",,
-,1,EXPECTATION_TEXT,,,,,Root Agent,It is rainy in Oslo.,,,,,
-Refund to billing,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,I want a refund,,,,,
-,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Billing Agent,
-Refund to sales,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,I want a refund,,,,,
-,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Sales Agent,
-";
+/// tests/fixtures/ces-support.golden.csv: the CES golden of the same support app.
+const CES_CSV: &str = include_str!("fixtures/ces-support.golden.csv");
 
 fn write_goldens(dir: &Path) {
     common::write(dir, "goldens/support.yaml", SCRAPI_GOLDEN);
@@ -66,15 +45,17 @@ fn ces_config(dir: &Path, addr: SocketAddr) {
     );
 }
 
+/// A fake CES app that accepts [`TOKEN`], serving, and the config in `dir` that points at it.
+fn ces_app(dir: &Path) -> Ces {
+    let ces = Ces::accepting(TOKEN);
+    ces_config(dir, start_ces(&ces));
+    ces
+}
+
 /// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
 /// report and everything printed.
 fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let mut command = common::command_in(dir);
-    for name in GOOGLE_ENV {
-        command.env_remove(name);
-    }
-    // No gcloud credentials of the machine's user.
-    command.env("HOME", dir);
+    let mut command = common::command_without_google(dir);
     command.envs(env.iter().copied());
     command.arg("run").args(extra).arg("goldens");
     let (out, report) = common::run_with_report(&mut command, &dir.join("report.json"));
@@ -95,8 +76,7 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
     );
     let expected = common::case_statuses(&http_report);
 
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    let ces = ces_app(dir.path());
     let (code, report, ces_printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(ces.violations(), Vec::<String>::new(), "{ces_printed}");
     assert_eq!(
@@ -156,8 +136,7 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
 fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
     let dir = tempfile::tempdir().unwrap();
     write_goldens(dir.path());
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    ces_app(dir.path());
     let wrong = "ya29.expired-token-abcdef";
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", wrong)]);
     assert_eq!(code, Some(2), "{printed}");
@@ -232,8 +211,7 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
         "goldens/weather.yaml",
         "conversations:\n  - conversation: no_mock\n    turns:\n      - user: What's the weather?\n        agent: It is sunny in Oslo.\n",
     );
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    let ces = ces_app(dir.path());
     let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(ces.violations(), Vec::<String>::new());
     assert_eq!(code, Some(1), "{printed}");
@@ -249,8 +227,7 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
 fn without_credentials_the_run_says_where_it_looked() {
     let dir = tempfile::tempdir().unwrap();
     write_goldens(dir.path());
-    let ces = Ces::accepting(TOKEN);
-    ces_config(dir.path(), start_ces(&ces));
+    let ces = ces_app(dir.path());
     // Nothing listens there: the metadata server of a machine outside Google Cloud.
     let (code, _, printed) = run(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
     assert_eq!(code, Some(2), "{printed}");

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use ces_platform_support::cli::{GOOGLE_ENV, TOKEN, config, run, start, with_token};
+use ces_platform_support::cli::{
+    self, TOKEN, config, copy_goldens, platform_project, run, start, with_token,
+};
 use ces_platform_support::{APP, Fake, Finish, scrapi_turns};
 
 const CORPUS: [&str; 6] = [
@@ -27,16 +29,8 @@ const CORPUS: [&str; 6] = [
     "skyflow-airline/evals/goldens/airline_goldens.yaml",
 ];
 
-fn corpus() -> &'static Path {
-    Path::new("../shared/corpus")
-}
-
 fn copy_corpus(dir: &Path) {
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    for file in CORPUS {
-        let name = Path::new(file).file_name().unwrap();
-        fs::copy(corpus().join(file), dir.join("goldens").join(name)).unwrap();
-    }
+    copy_goldens(dir, &CORPUS);
 }
 
 /// Every tool call id is SCRAPI's shape (`adk-` and a version-4 UUID), each tool response
@@ -79,7 +73,7 @@ fn assert_pushed_as_scrapi(fake: &Fake) -> usize {
     let tools = BTreeMap::from([("lookup_order", format!("{APP}/tools/0c4f7a"))]);
     let mut conversations = 0;
     for file in CORPUS {
-        let text = fs::read_to_string(corpus().join(file)).unwrap();
+        let text = fs::read_to_string(Path::new(cli::CORPUS).join(file)).unwrap();
         let golden: Value = serde_saphyr::from_str(&text).unwrap();
         let common = golden["common_session_parameters"]
             .as_object()
@@ -131,10 +125,7 @@ fn assert_pushed_as_scrapi(fake: &Fake) -> usize {
 
 #[test]
 fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    config(dir.path(), start(&fake), "true");
+    let (dir, fake) = platform_project(copy_corpus, |_| {});
     let (code, report, printed) = with_token(dir.path(), &["--timeout", "30s"]);
     assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
     assert_eq!(code, Some(0), "{printed}");
@@ -224,10 +215,7 @@ fn seed_foreign(fake: &Fake, name: &str) -> Value {
 
 #[test]
 fn pushing_again_sends_only_what_changed_and_never_touches_another_evaluation() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    config(dir.path(), start(&fake), "true");
+    let (dir, fake) = platform_project(copy_corpus, |_| {});
     let (code, _, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(0), "{printed}");
     let first = fake.heard("POST", "/evaluations").len();
@@ -368,11 +356,7 @@ fn a_platform_run_gates_against_the_baseline_of_an_earlier_one() {
 
 #[test]
 fn a_run_that_ends_in_error_is_an_error_of_every_case() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    fake.state().finish = Finish::Error;
-    config(dir.path(), start(&fake), "true");
+    let (dir, _fake) = platform_project(copy_corpus, |p| p.finish = Finish::Error);
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");
     let cases = report["cases"].as_array().unwrap();
@@ -386,11 +370,7 @@ fn a_run_that_ends_in_error_is_an_error_of_every_case() {
 
 #[test]
 fn a_poll_that_outlasts_the_timeout_cancels_the_run_and_still_writes_the_reports() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    fake.state().finish = Finish::Never;
-    config(dir.path(), start(&fake), "true");
+    let (dir, fake) = platform_project(copy_corpus, |p| p.finish = Finish::Never);
     let started = Instant::now();
     let (code, report, printed) =
         with_token(dir.path(), &["--timeout", "2s", "--junit", "junit.xml"]);
@@ -453,14 +433,10 @@ fn a_token_that_expires_mid_poll_is_fetched_again() {
 
 #[test]
 fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    fake.state().finish = Finish::Never;
-    config(dir.path(), start(&fake), "true");
+    let (dir, fake) = platform_project(copy_corpus, |p| p.finish = Finish::Never);
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_goldgate"));
     command.current_dir(dir.path()).env("HOME", dir.path());
-    for name in GOOGLE_ENV {
+    for name in common::GOOGLE_ENV {
         command.env_remove(name);
     }
     let mut child = command
@@ -536,23 +512,18 @@ fn a_misspelt_platform_setting_is_an_error_with_its_line_and_field() {
     assert!(fake.state().heard.is_empty(), "bad input sends nothing");
 }
 
-const CES_CSV: &str = "\
-display_name,turn_index,action_type,evaluation_id,description,tags,evaluation_groups,response_agent,text_content,tool_name,tool_call_args_json,tool_response_json,agent_transfer_target,expectation_note
-Weather from the tool response,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,How is the weather?,,,,,
-,1,EXPECTATION_TOOL_CALL,,,,,,,get_weather,\"{\"\"city\"\": \"\"Oslo\"\"}\",,,
-,1,INPUT_TOOL_RESPONSE,,,,,,,get_weather,,\"{\"\"output\"\": \"\"rainy\"\"}\",,
-,1,EXPECTATION_TEXT,,,,,Root Agent,It is rainy in Oslo.,,,,,
-Refund to billing,,,,,,,,,,,,,
-,1,INPUT_TEXT,,,,,,I want a refund,,,,,
-,1,EXPECTATION_AGENT_TRANSFER,,,,,,,,,,Billing Agent,
-";
+/// The CES golden of tests/ces.rs without its last case, whose transfer target the fake app
+/// lacks.
+fn ces_csv() -> &'static str {
+    let csv = include_str!("fixtures/ces-support.golden.csv");
+    &csv[..csv.find("Refund to sales").unwrap()]
+}
 
 #[test]
 fn a_ces_csv_golden_is_pushed_as_scrapi_would_read_it() {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    fs::write(dir.path().join("goldens/support.golden.csv"), CES_CSV).unwrap();
+    fs::write(dir.path().join("goldens/support.golden.csv"), ces_csv()).unwrap();
     let fake = Fake::accepting(TOKEN);
     config(dir.path(), start(&fake), "true");
     let (code, report, printed) = with_token(dir.path(), &[]);

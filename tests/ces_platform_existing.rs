@@ -9,7 +9,7 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use ces_platform_support::cli::{config, start, with_token};
+use ces_platform_support::cli::{config, local_golden, start, with_token};
 use ces_platform_support::{APP, Fake};
 
 fn seed(fake: &Fake) -> Vec<Value> {
@@ -43,9 +43,7 @@ fn seed(fake: &Fake) -> Vec<Value> {
 fn evaluations_chosen_by_prefix_run_and_gate_with_no_file_of_their_own() {
     let dir = tempfile::tempdir().unwrap();
     // One local golden; the chosen evaluations have no file.
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    let golden = "conversations:\n  - conversation: greeting\n    turns:\n      - user: Hello\n        agent: Hi! How can I help?\n";
-    fs::write(dir.path().join("goldens/local.yaml"), golden).unwrap();
+    local_golden(dir.path());
     let fake = Fake::accepting(ces_platform_support::cli::TOKEN);
     let seeded = seed(&fake);
     config(

@@ -12,8 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use ces_platform_support::Fake;
-use ces_platform_support::cli::{TOKEN, config, start, with_token};
+use ces_platform_support::cli::{CORPUS, copy_goldens, platform_project, with_token};
 
 const EXPORTED: [&str; 3] = [
     "scrapi/tests/testdata/exported_eval_example.yaml",
@@ -28,15 +27,14 @@ const REFUSED: [&str; 2] = [
 
 #[test]
 fn exported_evaluations_push_with_their_steps_as_written() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("goldens")).unwrap();
-    let corpus = Path::new("../shared/corpus");
-    for file in EXPORTED.iter().chain(&REFUSED) {
-        let name = Path::new(file).file_name().unwrap();
-        fs::copy(corpus.join(file), dir.path().join("goldens").join(name)).unwrap();
-    }
-    let fake = Fake::accepting(TOKEN);
-    config(dir.path(), start(&fake), "true");
+    let (dir, fake) = platform_project(
+        |dir| {
+            copy_goldens(dir, &EXPORTED);
+            copy_goldens(dir, &REFUSED);
+        },
+        |_| {},
+    );
+    let corpus = Path::new(CORPUS);
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");
     let created = fake.heard("POST", "/evaluations");

@@ -6,27 +6,13 @@
 mod ces_platform_support;
 mod common;
 
-use std::fs;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ces_platform_support::Fake;
-use ces_platform_support::cli::{TOKEN, config, start, with_token};
-
-/// One small golden under `dir/goldens`.
-fn local_golden(dir: &Path) {
-    fs::create_dir_all(dir.join("goldens")).unwrap();
-    let golden = "conversations:\n  - conversation: greeting\n    turns:\n      - user: Hello\n        agent: Hi! How can I help?\n";
-    fs::write(dir.join("goldens/local.yaml"), golden).unwrap();
-}
+use ces_platform_support::cli::{local_golden, platform_project, with_token};
 
 #[test]
 fn a_run_that_cannot_be_polled_is_cancelled_and_every_case_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    local_golden(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    fake.state().broken_polls = true;
-    config(dir.path(), start(&fake), "true");
+    let (dir, fake) = platform_project(local_golden, |p| p.broken_polls = true);
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");
     assert_eq!(report["incomplete"], true);
@@ -57,11 +43,7 @@ fn a_run_that_cannot_be_polled_is_cancelled_and_every_case_says_why() {
 
 #[test]
 fn a_throttled_run_request_waits_as_google_asks_and_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    local_golden(dir.path());
-    let fake = Fake::accepting(TOKEN);
-    fake.state().throttled_runs = 1;
-    config(dir.path(), start(&fake), "true");
+    let (dir, fake) = platform_project(local_golden, |p| p.throttled_runs = 1);
     let started = Instant::now();
     let (code, _, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(0), "{printed}");

@@ -120,12 +120,7 @@ fn a_changed_golden_plays_only_its_cases_and_every_report_says_so() {
     // The four cases not selected are neither missing nor counted.
     assert_eq!(gate["missing"], serde_json::json!([]));
     assert_eq!(gate["newly_failing"][0]["id"], "b-1");
-    let pass_rate = gate["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["threshold"] == "passRateDropPp")
-        .unwrap();
+    let pass_rate = common::item(&gate["metrics"], "threshold", "passRateDropPp");
     assert_eq!(pass_rate["baseline"], 1.0);
     assert_eq!(pass_rate["current"], 0.5);
     outcome.says(&["Selected: 2 of 6 goldens selected: changed since main"]);

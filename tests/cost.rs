@@ -280,24 +280,33 @@ fn too_few_conversations_to_tell_a_cost_rise_from_noise_say_so_and_what_would_te
 #[test]
 fn bad_prices_and_budgets_are_errors_that_say_where() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = suite(dir.path(), 1, TURN, "prices:\n  acme: { input: cheap }\n");
-    goldgate(dir.path(), &["run", "goldens"]).exits(2).warns(&[
-        "goldgate.yaml:4",
-        "prices.acme.input",
-        "a non-negative number of US dollars",
-    ]);
-    write_config(
-        dir.path(),
-        addr,
-        "prices:\n  acme: { input: 1, outptu: 2 }\n",
-    );
-    goldgate(dir.path(), &["run", "goldens"])
-        .exits(2)
-        .warns(&["did you mean `output`?"]);
-    write_config(dir.path(), addr, "");
-    goldgate(dir.path(), &["run", "goldens", "--budget", "0"])
-        .exits(2)
-        .warns(&["`0` is not an amount of US dollars above 0"]);
+    let addr = suite(dir.path(), 1, TURN, "");
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "prices:\n  acme: { input: cheap }\n",
+            &[],
+            &[
+                "goldgate.yaml:4",
+                "prices.acme.input",
+                "a non-negative number of US dollars",
+            ],
+        ),
+        (
+            "prices:\n  acme: { input: 1, outptu: 2 }\n",
+            &[],
+            &["did you mean `output`?"],
+        ),
+        (
+            "",
+            &["--budget", "0"],
+            &["`0` is not an amount of US dollars above 0"],
+        ),
+    ];
+    for (config, flags, says) in cases {
+        write_config(dir.path(), addr, config);
+        let args = [&["run", "goldens"], flags].concat();
+        goldgate(dir.path(), &args).exits(2).warns(says);
+    }
 }
 
 #[test]

@@ -145,11 +145,16 @@ fn kind(snippet: &Snippet) -> Yaml {
     }
 }
 
-fn yaml_snippets(wanted: Yaml) -> Vec<Snippet> {
-    snippets()
+/// The YAML snippets of kind `wanted`, of which the docs show at least `at_least`: fewer means
+/// the docs lost some, or the kinds were told apart wrongly.
+#[track_caller]
+fn yaml_snippets(wanted: Yaml, at_least: usize) -> Vec<Snippet> {
+    let found: Vec<Snippet> = snippets()
         .into_iter()
         .filter(|s| s.lang == "yaml" && kind(s) == wanted)
-        .collect()
+        .collect();
+    assert!(found.len() >= at_least, "{found:#?}");
+    found
 }
 
 #[test]
@@ -185,11 +190,15 @@ fn stub_files(dir: &Path) {
     );
 }
 
-/// `goldgate lint ARGS` in `dir`, which must pass; the test fails naming `snippet`'s place
-/// and showing it with what lint said.
+/// `goldgate lint ARGS` in a fresh project with the [`stub_files`] and `snippet` written as
+/// `file`, which must pass; the test fails naming `snippet`'s place and showing it with what
+/// lint said.
 #[track_caller]
-fn lint_passes(snippet: &Snippet, dir: &Path, args: &[&str]) -> common::Outcome {
-    let lint = common::goldgate(dir, &[&["lint"], args].concat());
+fn lint_passes(snippet: &Snippet, file: &str, args: &[&str]) -> common::Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    stub_files(dir.path());
+    common::write(dir.path(), file, &snippet.text);
+    let lint = common::goldgate(dir.path(), &[&["lint"], args].concat());
     assert_eq!(
         lint.code,
         Some(0),
@@ -205,28 +214,17 @@ fn lint_passes(snippet: &Snippet, dir: &Path, args: &[&str]) -> common::Outcome 
 
 #[test]
 fn config_snippets_pass_lint() {
-    let snippets = yaml_snippets(Yaml::Config);
-    assert!(snippets.len() >= 5, "{snippets:#?}");
-    for snippet in snippets {
-        let dir = tempfile::tempdir().unwrap();
-        stub_files(dir.path());
-        common::write(dir.path(), "goldgate.yaml", &snippet.text);
-        lint_passes(
-            &snippet,
-            dir.path(),
-            &["--config", "goldgate.yaml", "goldens"],
-        );
+    for snippet in yaml_snippets(Yaml::Config, 5) {
+        let args = ["--config", "goldgate.yaml", "goldens"];
+        lint_passes(&snippet, "goldgate.yaml", &args);
     }
 }
 
 #[test]
 fn golden_snippets_pass_lint() {
-    let snippets = yaml_snippets(Yaml::Golden);
-    assert!(snippets.len() >= 3, "{snippets:#?}");
-    for snippet in snippets {
-        let dir = tempfile::tempdir().unwrap();
-        common::write(dir.path(), "snippet.golden.yaml", &snippet.text);
-        let lint = lint_passes(&snippet, dir.path(), &["snippet.golden.yaml"]);
+    for snippet in yaml_snippets(Yaml::Golden, 3) {
+        let file = "snippet.golden.yaml";
+        let lint = lint_passes(&snippet, file, &[file]);
         assert!(
             lint.stderr.contains("0 errors"),
             "{}: {}",
@@ -554,8 +552,7 @@ fn ci_runs_exactly_the_tests_ignored_for_a_tool() {
 fn workflow_snippets_pass_actionlint() {
     // The Action in the README, the fork-comment workflow, CX Agent Studio's, the judge cache
     // and the JUnit readers.
-    let snippets = yaml_snippets(Yaml::Workflow);
-    assert!(snippets.len() >= 5, "{snippets:#?}");
+    let snippets = yaml_snippets(Yaml::Workflow, 5);
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join(".github/workflows")).unwrap();
     let mut files = Vec::new();

@@ -48,73 +48,62 @@ fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Value, Duration) {
     (outcome, report, elapsed)
 }
 
-/// The case's error and the agent's rate-limit figures (waits, waited ms).
-fn error_and_waits(report: &Value) -> (String, u64, u64) {
+/// A one-case run with `flags` against an agent answering every turn `status` with
+/// `Retry-After: 3600`, which must end with exit 2 within 30 s (a budget the hour exceeds):
+/// the outcome, the report, the case's error and the agent's rate-limit figures (waits,
+/// waited ms).
+fn told_to_wait_an_hour(
+    status: StatusCode,
+    flags: &[&str],
+) -> (common::Outcome, Value, String, (u64, u64)) {
+    let dir = tempfile::tempdir().unwrap();
+    http_suite(dir.path(), &come_back_in_an_hour(status));
+    let (outcome, report, elapsed) = run(dir.path(), flags);
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
     let error = report["cases"][0]["error"]
         .as_str()
         .unwrap_or("")
         .to_owned();
-    let agent = report["rate_limits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["endpoint"] == "agent")
-        .unwrap_or_else(|| panic!("no agent waits: {}", report["rate_limits"]));
-    let waits = agent["waits"].as_u64().unwrap();
-    (error, waits, agent["waited_ms"].as_u64().unwrap())
+    let agent = common::item(&report["rate_limits"], "endpoint", "agent");
+    let waits = (
+        agent["waits"].as_u64().unwrap(),
+        agent["waited_ms"].as_u64().unwrap(),
+    );
+    (outcome, report, error, waits)
 }
 
 #[test]
 fn a_503_asking_for_an_hour_ends_the_turn_at_once_whatever_the_retries() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &come_back_in_an_hour(StatusCode::SERVICE_UNAVAILABLE),
-    );
-    let (outcome, report, elapsed) = run(
-        dir.path(),
-        &["--timeout", "2s", "--retries", "3", "--no-cache"],
-    );
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
     // It held the turn for 600 s: now it is one request and no wait at all.
-    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
-    let (error, waits, waited_ms) = error_and_waits(&report);
-    assert!(
-        error.contains("asked to wait 3600 s")
-            && error.contains("--rate-limit-wait allows (300 s)")
-            && error.contains("HTTP 503"),
-        "{error}"
+    let flags = ["--timeout", "2s", "--retries", "3", "--no-cache"];
+    let (outcome, report, error, waits) =
+        told_to_wait_an_hour(StatusCode::SERVICE_UNAVAILABLE, &flags);
+    common::assert_contains(
+        &error,
+        &[
+            "asked to wait 3600 s",
+            "--rate-limit-wait allows (300 s)",
+            "HTTP 503",
+        ],
     );
     assert_eq!(report["cases"][0]["turns"][0]["attempts"], 1);
-    assert_eq!((waits, waited_ms), (1, 0));
-    assert!(
-        outcome
-            .stdout
-            .contains("asked to slow down 1 time; waited 0"),
-        "{}",
-        outcome.stdout
-    );
+    assert_eq!(waits, (1, 0));
+    outcome.says(&["asked to slow down 1 time; waited 0"]);
 }
 
 #[test]
 fn a_429_asking_for_more_than_the_wait_budget_says_both_and_waits_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    http_suite(
-        dir.path(),
-        &come_back_in_an_hour(StatusCode::TOO_MANY_REQUESTS),
-    );
-    let (outcome, report, elapsed) = run(dir.path(), &["--rate-limit-wait", "10s", "--no-cache"]);
-    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
     // It took 300 s and summed 600 s of waits: now nothing is waited, and the report says so.
-    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
-    let (error, waits, waited_ms) = error_and_waits(&report);
+    let flags = ["--rate-limit-wait", "10s", "--no-cache"];
+    let (_, _, error, waits) = told_to_wait_an_hour(StatusCode::TOO_MANY_REQUESTS, &flags);
     assert!(
-        error.starts_with("rate limited: the server asked to wait 3600 s (Retry-After)")
-            && error.contains("--rate-limit-wait allows (10 s)"),
+        error.starts_with("rate limited: the server asked to wait 3600 s (Retry-After)"),
         "{error}"
     );
+    common::assert_contains(&error, &["--rate-limit-wait allows (10 s)"]);
     common::assert_lacks(&error, &["after waiting"]);
-    assert_eq!((waits, waited_ms), (1, 0));
+    assert_eq!(waits, (1, 0));
 }
 
 /// `goldgate args...` in `dir`: refused with exit 2 in a bounded time, saying `words`.
@@ -132,6 +121,14 @@ fn assert_refused(dir: &Path, args: &[&str], words: &[&str]) {
     }
 }
 
+/// `report`, `compare --baseline` and `merge` of `file` in `dir`: each refused (see
+/// [`assert_refused`]) saying `said`.
+fn assert_readers_refuse(dir: &Path, file: &str, said: &[&str]) {
+    assert_refused(dir, &["report", file], said);
+    assert_refused(dir, &["compare", "x.json", "--baseline", file], said);
+    assert_refused(dir, &["merge", file, file, "--output", "m.json"], said);
+}
+
 #[test]
 fn a_report_over_the_size_cap_is_refused_unread_by_every_reader() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,14 +136,7 @@ fn a_report_over_the_size_cap_is_refused_unread_by_every_reader() {
     let big = fs::File::create(dir.path().join("big.json")).unwrap();
     big.set_len(300 * 1024 * 1024).unwrap();
     let said = ["big.json: 300 MiB, over the 256 MiB a report may hold"];
-    assert_refused(dir.path(), &["report", "big.json"], &said);
-    assert_refused(
-        dir.path(),
-        &["compare", "x.json", "--baseline", "big.json"],
-        &said,
-    );
-    let merged = ["merge", "big.json", "big.json", "--output", "m.json"];
-    assert_refused(dir.path(), &merged, &said);
+    assert_readers_refuse(dir.path(), "big.json", &said);
     // `run` refuses its baseline before it calls the agent (nothing listens on port 9).
     let run = [
         "run",
@@ -164,21 +154,14 @@ fn a_device_or_a_named_pipe_is_refused_as_a_report() {
     let dir = tempfile::tempdir().unwrap();
     // `/dev/zero` grew until killed; a FIFO with no writer blocked forever.
     let zero = ["/dev/zero: not a regular file (a character device)"];
-    assert_refused(dir.path(), &["report", "/dev/zero"], &zero);
-    assert_refused(
-        dir.path(),
-        &["compare", "x.json", "--baseline", "/dev/zero"],
-        &zero,
-    );
+    assert_readers_refuse(dir.path(), "/dev/zero", &zero);
     let made = std::process::Command::new("mkfifo")
         .arg(dir.path().join("pipe.json"))
         .status()
         .unwrap();
     assert!(made.success());
     let pipe = ["pipe.json: not a regular file (a named pipe)"];
-    assert_refused(dir.path(), &["report", "pipe.json"], &pipe);
-    let merged = ["merge", "pipe.json", "pipe.json", "--output", "m.json"];
-    assert_refused(dir.path(), &merged, &pipe);
+    assert_readers_refuse(dir.path(), "pipe.json", &pipe);
 }
 
 /// A command agent that answers the ping, then each turn with `printf`'s `format` (given the

@@ -28,6 +28,14 @@ fn load_clean(name: &str) -> Vec<Case> {
     loaded.cases
 }
 
+/// The only case of the fixture `name`, which loads cleanly.
+#[track_caller]
+fn load_one(name: &str) -> Case {
+    let mut cases = load_clean(name);
+    assert_eq!(cases.len(), 1, "{name}");
+    cases.remove(0)
+}
+
 fn load_text(text: &str) -> LoadedFile {
     load_golden(&Arc::from(Path::new("inline.csv")), text, Format::CesCsv)
 }
@@ -170,9 +178,7 @@ fn assert_refund_request(refund: &Case) {
 
 #[test]
 fn all_actions_fixture_covers_every_action_type() {
-    let cases = load_clean("all-actions.golden.csv");
-    assert_eq!(cases.len(), 1);
-    let case = &cases[0];
+    let case = load_one("all-actions.golden.csv");
     assert_eq!(case.id, "Every action type");
     assert_eq!(case.tags, ["coverage"]);
     assert_eq!(case.turns.len(), 3);
@@ -245,9 +251,7 @@ fn all_actions_fixture_covers_every_action_type() {
 
 #[test]
 fn template_fixture_with_bom_and_every_column_quoted() {
-    let cases = load_clean("template.golden.csv");
-    assert_eq!(cases.len(), 1);
-    let case = &cases[0];
+    let case = load_one("template.golden.csv");
     assert_eq!(case.id, "greeting-001");
     assert_eq!(case.name, "Greeting");
     assert_eq!(

@@ -11,6 +11,15 @@ use goldgate::formats::{LoadedFile, load_golden};
 use goldgate::model::{Case, CheckKind, ContextDocument, FloorKind, Format, Input, Metric};
 use goldgate::yaml;
 
+/// The `N` cases of the set at `path`, which loads cleanly.
+#[track_caller]
+fn load_cases<const N: usize>(path: &str) -> [Case; N] {
+    let cases = load(path).cases;
+    cases.try_into().unwrap_or_else(|cases: Vec<Case>| {
+        panic!("{path}: {N} cases expected, {} found", cases.len())
+    })
+}
+
 fn load(path: &str) -> LoadedFile {
     let text = fs::read_to_string(path).unwrap();
     let file = load_golden(&Arc::from(Path::new(path)), &text, Format::RegtraceSet);
@@ -50,10 +59,7 @@ fn input(case: &Case) -> &str {
 
 #[test]
 fn single_turn_set_maps_each_test_case_to_one_case() {
-    let file = load("fixtures/regtrace/golden-sets/single-turn.yaml");
-    let [refund, greeting] = file.cases.as_slice() else {
-        panic!("expected 2 cases, got {}", file.cases.len());
-    };
+    let [refund, greeting] = &load_cases("fixtures/regtrace/golden-sets/single-turn.yaml");
 
     assert_eq!(
         (refund.id.as_str(), refund.name.as_str()),
@@ -107,10 +113,7 @@ fn single_turn_set_maps_each_test_case_to_one_case() {
 
 #[test]
 fn rag_set_keeps_the_context_documents() {
-    let file = load("fixtures/regtrace/golden-sets/rag.yaml");
-    let [quote, combined] = file.cases.as_slice() else {
-        panic!("expected 2 cases, got {}", file.cases.len());
-    };
+    let [quote, combined] = &load_cases("fixtures/regtrace/golden-sets/rag.yaml");
 
     assert_eq!(quote.id, "rag-001");
     assert_eq!(input(quote), "What is the API rate limit?");
@@ -154,10 +157,7 @@ fn rag_set_keeps_the_context_documents() {
 
 #[test]
 fn recorded_and_null_outputs() {
-    let file = load("fixtures/regtrace/recorded-outputs.yaml");
-    let [recorded, pending] = file.cases.as_slice() else {
-        panic!("expected 2 cases, got {}", file.cases.len());
-    };
+    let [recorded, pending] = &load_cases("fixtures/regtrace/recorded-outputs.yaml");
     assert_eq!(
         recorded.turns[0].recorded_reply.as_deref(),
         Some("{\"status\": \"shipped\", \"eta_days\": 2}\n")

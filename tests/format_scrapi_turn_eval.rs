@@ -6,7 +6,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -50,20 +49,21 @@ async fn agent(Json(request): Json<Value>) -> Json<Value> {
     })
 }
 
+/// `goldgate run --agent-url ADDR TARGET` in `dir`: exit code, report and everything printed.
 fn run(dir: &Path, addr: SocketAddr, target: &Path) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let output = common::command_in(dir)
-        .args(["run", "--agent-url", &format!("http://{addr}/turn")])
-        .arg("--output")
-        .arg(&report)
-        .arg(target)
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report: Value =
-        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
-    (output.status.code(), report, out)
+    let mut command = common::command_in(dir);
+    command.args(["run", "--agent-url", &format!("http://{addr}/turn")]);
+    command.arg(target);
+    let (out, report) = common::run_with_report(&mut command, &dir.join("report.json"));
+    (out.code, report, out.stdout + &out.stderr)
+}
+
+/// Writes `text` as `name` in a fresh directory and [`run`]s it against the loopback agent.
+fn run_new(name: &str, text: &str) -> (Option<i32>, Value, String) {
+    let addr = common::serve_turn(agent, ());
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), name, text);
+    run(dir.path(), addr, &dir.path().join(name))
 }
 
 fn want(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -167,11 +167,7 @@ tests:
 
 #[test]
 fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
-    let addr = common::serve_turn(agent, ());
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("operators.yaml");
-    fs::write(&file, OPERATORS).unwrap();
-    let (code, report, out) = run(dir.path(), addr, &file);
+    let (code, report, out) = run_new("operators.yaml", OPERATORS);
     assert_eq!(
         common::case_statuses(&report),
         want(&[
@@ -212,15 +208,10 @@ fn each_operator_passes_on_its_behaviour_and_fails_on_the_wrong_one() {
 
 #[test]
 fn free_text_expectations_are_judge_criteria_skipped_without_a_judge() {
-    let addr = common::serve_turn(agent, ());
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("judged.yaml");
-    fs::write(
-        &file,
+    let (_, report, out) = run_new(
+        "judged.yaml",
         "conversations:\n  - conversation: polite\n    event: welcome\n    expectations:\n      - The agent greets the user politely\n      - type: contains\n        value: Welcome\n",
-    )
-    .unwrap();
-    let (_, report, out) = run(dir.path(), addr, &file);
+    );
     let case = &report["cases"][0];
     assert_eq!(case["turns"][0]["checks"][0]["status"], "passed", "{out}");
     let criterion = &case["checks"][0];
@@ -277,34 +268,35 @@ fn scrapi_example_with_historical_contexts_is_refused_as_scrapi_refuses_it() {
     let out = common::goldgate(dir.path(), &["lint", example.to_str().unwrap()]);
     let text = out.stdout + &out.stderr;
     assert_eq!(out.code, Some(1), "{text}");
-    for line in [":80: error [G108]", ":96: error [G108]"] {
-        assert!(text.contains(line), "{line} in {text}");
-    }
-    common::assert_contains(&text, &["6 cases: 2 errors"]);
+    common::assert_contains(
+        &text,
+        &[
+            ":80: error [G108]",
+            ":96: error [G108]",
+            "6 cases: 2 errors",
+        ],
+    );
 }
 
 #[test]
 fn broken_files_are_lint_errors_with_line_and_did_you_mean() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("broken.yaml");
-    fs::write(
-        &file,
+    let (_dir, out) = common::lint_new(
+        "broken.yaml",
         "tests:\n  - name: a\n    usr: hello\n    expectations:\n      - type: contians\n        value: x\n      - type: tool_input\n        value: lookup_order\n      - type: equals\n  - name: a\n    event: welcome\n    expectations:\n      - type: fuzy_match\n        value: hi\n",
-    )
-    .unwrap();
-    let out = common::goldgate(dir.path(), &["lint", file.to_str().unwrap()]);
+    );
     let err = &(out.stdout + &out.stderr);
     assert_eq!(out.code, Some(1), "{err}");
-    for expected in [
-        // One problem, not two: the typo says it was the required key.
-        "broken.yaml:3: error [G100] tests[0].usr: unknown key `usr` (did you mean `user`? It is required.)",
-        "broken.yaml:5: error [G107] tests[0].expectations[0].type: unknown expectation type `contians` (did you mean `contains`?)",
-        "broken.yaml:8: error [G101] tests[0].expectations[1].value: a `tool_input` expectation's `value` is a mapping",
-        "broken.yaml:9: error [G102] tests[0].expectations[2].value: a `equals` expectation needs a text `value`",
-        "broken.yaml:10: error [G103] tests[1].name: test `a` is defined twice",
-        "broken.yaml:13: error [G107] tests[1].expectations[0].type: unknown expectation type `fuzy_match` (did you mean `fuzzy_match`?)",
-    ] {
-        assert!(err.contains(expected), "missing {expected:?} in\n{err}");
-    }
+    common::assert_contains(
+        err,
+        &[
+            // One problem, not two: the typo says it was the required key.
+            "broken.yaml:3: error [G100] tests[0].usr: unknown key `usr` (did you mean `user`? It is required.)",
+            "broken.yaml:5: error [G107] tests[0].expectations[0].type: unknown expectation type `contians` (did you mean `contains`?)",
+            "broken.yaml:8: error [G101] tests[0].expectations[1].value: a `tool_input` expectation's `value` is a mapping",
+            "broken.yaml:9: error [G102] tests[0].expectations[2].value: a `equals` expectation needs a text `value`",
+            "broken.yaml:10: error [G103] tests[1].name: test `a` is defined twice",
+            "broken.yaml:13: error [G107] tests[1].expectations[0].type: unknown expectation type `fuzy_match` (did you mean `fuzzy_match`?)",
+        ],
+    );
     common::assert_lacks(err, &["a turn needs `user`"]);
 }

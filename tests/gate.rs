@@ -566,28 +566,17 @@ fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_deci
 #[test]
 fn gate_flags_that_make_no_sense_exit_2_saying_why() {
     let (dir, addr, _script) = suite_and_agent(true);
-    run(
-        dir.path(),
-        addr,
-        &[GATED, &["--false-alarm-rate", "0"]].concat(),
-    )
-    .exits(2)
-    .warns(&["`0` is not a percentage between 0 and 100 (exclusive)"]);
-    run(
-        dir.path(),
-        addr,
-        &[GATED, &["--repeat", "3", "--max-repeat", "2"]].concat(),
-    )
-    .exits(2)
-    .warns(&["--max-repeat 2 is below --repeat 3"]);
+    let gated = |flags: &[&str]| run(dir.path(), addr, &[GATED, flags].concat());
+    gated(&["--false-alarm-rate", "0"])
+        .exits(2)
+        .warns(&["`0` is not a percentage between 0 and 100 (exclusive)"]);
+    gated(&["--repeat", "3", "--max-repeat", "2"])
+        .exits(2)
+        .warns(&["--max-repeat 2 is below --repeat 3"]);
     // A stricter rate is honoured and shown.
-    run(
-        dir.path(),
-        addr,
-        &[GATED, &["--false-alarm-rate", "0.1%"]].concat(),
-    )
-    .exits(0)
-    .says(&["false-alarm rate 0.1%)"]);
+    gated(&["--false-alarm-rate", "0.1%"])
+        .exits(0)
+        .says(&["false-alarm rate 0.1%)"]);
 }
 
 #[test]

@@ -264,53 +264,70 @@ fn line_of(file: &Path, after: &str, text: &str) -> String {
     (content[..at].matches('\n').count() + 1).to_string()
 }
 
-/// A run with a passing, a failing, a failed-by-scorer and a skipped case: its exit code, the
-/// XML and the `--junit-strict` XML, in the repository the goldens are in.
-fn plain_run(dir: &Path) -> (Option<i32>, String, String, PathBuf) {
-    let repo = write_repo(dir, &["happy", "wrong_argument"], true);
-    let (code, xml, strict) = run(&repo, start_agent(), &[]);
-    (code, xml, strict, repo)
+/// A run in a repository of its own: its exit code, the XML and the `--junit-strict` XML.
+struct Junit {
+    code: Option<i32>,
+    xml: String,
+    strict: String,
+    repo: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Junit {
+    /// Writes a repository with `conversations` (and the scenarios) and runs it with `extra`.
+    fn run(conversations: &[&str], scenarios: bool, extra: &[&str]) -> Junit {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = write_repo(dir.path(), conversations, scenarios);
+        let (code, xml, strict) = run(&repo, start_agent(), extra);
+        Junit {
+            code,
+            xml,
+            strict,
+            repo,
+            _dir: dir,
+        }
+    }
+
+    /// The XML, once the run exited `code` and its strict XML proved to be the XML without
+    /// locations.
+    #[track_caller]
+    fn ended(&self, code: i32) -> roxmltree::Document<'_> {
+        assert_eq!(self.code, Some(code), "{}", self.xml);
+        assert_eq!(self.strict, without_locations(&self.xml));
+        roxmltree::Document::parse(&self.xml).unwrap()
+    }
+}
+
+/// A run with a passing, a failing, a failed-by-scorer and a skipped case.
+fn plain_run() -> Junit {
+    Junit::run(&["happy", "wrong_argument"], true, &[])
 }
 
 /// [`plain_run`] with a case whose agent fails (a 500): errors of the run.
-fn run_with_errors(dir: &Path) -> (Option<i32>, String, String, PathBuf) {
-    let repo = write_repo(dir, &["happy", "wrong_argument", "down"], true);
-    let (code, xml, strict) = run(&repo, start_agent(), &[]);
-    (code, xml, strict, repo)
+fn run_with_errors() -> Junit {
+    Junit::run(&["happy", "wrong_argument", "down"], true, &[])
 }
 
 /// Cases repeated 3 times, needing 2 passes, with every mix of passed, failed and errored runs.
-fn repeated_run(dir: &Path) -> (Option<i32>, String, String) {
+fn repeated_run() -> Junit {
     let cases = ["steady", "flaky", "broken", "glitchy", "mixed", "unlucky"];
-    let repo = write_repo(dir, &cases, false);
-    run(&repo, start_agent(), &["--repeat", "3", "--min-pass", "2"])
+    Junit::run(&cases, false, &["--repeat", "3", "--min-pass", "2"])
 }
 
 #[test]
 #[ignore = "needs xmllint: run with --ignored (.ci/run does)"]
 fn every_run_validates_against_both_schemas() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, plain, plain_strict, _) = plain_run(&dir.path().join("plain"));
-    let (_, errors, errors_strict, _) = run_with_errors(&dir.path().join("errors"));
-    let (_, repeated, repeated_strict) = repeated_run(&dir.path().join("repeated"));
-    for (xml, strict) in [
-        (plain, plain_strict),
-        (errors, errors_strict),
-        (repeated, repeated_strict),
-    ] {
-        assert_valid(&without_locations(&xml));
-        assert_valid(&strict);
+    for run in [plain_run(), run_with_errors(), repeated_run()] {
+        assert_valid(&without_locations(&run.xml));
+        assert_valid(&run.strict);
     }
 }
 
 #[test]
 fn a_plain_run_points_at_the_failing_checks() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, xml, strict, repo) = plain_run(dir.path());
-    assert_eq!(code, Some(1), "{xml}");
-    assert_eq!(strict, without_locations(&xml));
-
-    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let run = plain_run();
+    let doc = run.ended(1);
+    let (xml, repo) = (&run.xml, &run.repo);
     // Paths from the repository's root, although the goldens were given as absolute paths;
     // suite names equal to classnames (one group per file in dorny/test-reporter).
     let golden = "evals/goldens/orders.yaml";
@@ -356,7 +373,7 @@ fn a_plain_run_points_at_the_failing_checks() {
     assert!(reason.contains("judge"), "{xml}");
     assert_eq!(skipped.attribute("message"), Some(reason));
     // No properties inside a testcase: the tags and the score head the transcript.
-    common::assert_lacks(&xml, &["<properties"]);
+    common::assert_lacks(xml, &["<properties"]);
     let out = happy
         .children()
         .find(|n| n.has_tag_name("system-out"))
@@ -367,17 +384,13 @@ fn a_plain_run_points_at_the_failing_checks() {
 
 #[test]
 fn a_run_with_errors_marks_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, xml, strict, repo) = run_with_errors(dir.path());
-    assert_eq!(code, Some(2), "{xml}");
-    assert_eq!(strict, without_locations(&xml));
-
-    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let run = run_with_errors();
+    let doc = run.ended(2);
     let down = testcase(&doc, "down");
     let error = down.children().find(|n| n.has_tag_name("error")).unwrap();
     assert_eq!(error.attribute("type"), Some("run-error"));
     // The agent failed on the first turn: the case points there.
-    let orders = repo.join("evals/goldens/orders.yaml");
+    let orders = run.repo.join("evals/goldens/orders.yaml");
     assert_eq!(
         down.attribute("line"),
         Some(line_of(&orders, "conversation: down", "- user:").as_str())
@@ -386,12 +399,9 @@ fn a_run_with_errors_marks_them() {
 
 #[test]
 fn a_repeated_run_shows_its_reruns() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, xml, strict) = repeated_run(dir.path());
-    assert_eq!(code, Some(2), "{xml}");
-    assert_eq!(strict, without_locations(&xml));
-
-    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let run = repeated_run();
+    let doc = run.ended(2);
+    let xml = &run.xml;
     assert!(children(&doc, "steady").is_empty(), "{xml}");
     assert_eq!(children(&doc, "flaky"), ["flakyFailure"], "{xml}");
     assert_eq!(children(&doc, "glitchy"), ["flakyError"], "{xml}");

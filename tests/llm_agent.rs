@@ -65,6 +65,15 @@ fn run_goldens(dir: &Path, fake: &FakeProvider, flags: &[&str]) -> llm_support::
     )
 }
 
+/// A project in a temporary directory whose LLM agent is `brain` behind a fake `provider`,
+/// set up by [`setup`] with `extra`.
+fn project(provider: Provider, brain: Brain, extra: &str) -> (tempfile::TempDir, FakeProvider) {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start(provider, brain);
+    setup(dir.path(), &fake, extra);
+    (dir, fake)
+}
+
 fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
     let tools = match provider.provider {
         // OpenAI's own form, to show both are read.
@@ -110,9 +119,7 @@ fn setup(dir: &Path, provider: &FakeProvider, extra: &str) {
 #[test]
 fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
     for provider in Provider::ALL {
-        let dir = tempfile::tempdir().unwrap();
-        let fake = FakeProvider::start(provider, support_model());
-        setup(dir.path(), &fake, "");
+        let (dir, fake) = project(provider, support_model(), "");
         let ran = run_goldens(dir.path(), &fake, &["--record", "recorded"]);
         assert_eq!(
             ran.code,
@@ -166,9 +173,7 @@ fn each_parallel_call_to_one_tool_gets_its_own_mock_on_every_provider() {
 #[test]
 fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
     for provider in Provider::ALL {
-        let dir = tempfile::tempdir().unwrap();
-        let fake = FakeProvider::start(provider, support_model());
-        setup(dir.path(), &fake, "");
+        let (dir, fake) = project(provider, support_model(), "");
         common::write(
             dir.path(),
             "goldens/cancel.yaml",
@@ -182,12 +187,7 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
         common::assert_contains(error, &["no mock for `cancel_order`"]);
         // The model was told, and said so.
         assert!(turn["reply"]["text"].as_str().unwrap().contains("no mock"));
-        let unexpected = turn["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["label"] == "unexpected tool call")
-            .unwrap();
+        let unexpected = common::item(&turn["checks"], "label", "unexpected tool call");
         assert_eq!(unexpected["status"], "failed");
         fake.assert_valid();
     }
@@ -195,8 +195,7 @@ fn a_call_without_a_mock_gets_a_tool_error_that_the_report_shows() {
 
 #[test]
 fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
-    let dir = tempfile::tempdir().unwrap();
-    let fake = FakeProvider::start(
+    let (dir, fake) = project(
         Provider::Anthropic,
         Arc::new(|_: &Seen| {
             Answer::Calls(vec![(
@@ -204,8 +203,8 @@ fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
                 json!({ "order_id": "ORD-1" }),
             )])
         }),
+        "    max_tool_rounds: 2\n",
     );
-    setup(dir.path(), &fake, "    max_tool_rounds: 2\n");
     let ran = run_goldens(dir.path(), &fake, &[]).exits(2);
     let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
     common::assert_contains(error, &["still calling tools after 2 rounds"]);
@@ -220,16 +219,15 @@ fn a_model_that_keeps_calling_tools_fails_the_turn_at_max_tool_rounds() {
 #[test]
 fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
     for provider in Provider::ALL {
-        let dir = tempfile::tempdir().unwrap();
-        let fake = FakeProvider::start(
+        let (dir, fake) = project(
             provider,
             Arc::new(|_: &Seen| Answer::Error {
                 status: 400,
                 retry_after: None,
                 message: "model: agent-model is not a model".into(),
             }),
+            "",
         );
-        setup(dir.path(), &fake, "");
         let ran = run_goldens(dir.path(), &fake, &[]).exits(2);
         let error = case(&ran.report, "two_orders")["error"].as_str().unwrap();
         common::assert_contains(
@@ -242,9 +240,8 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
         assert_eq!(fake.requests(), 1, "a 400 is not retried");
     }
 
-    let dir = tempfile::tempdir().unwrap();
     let model = support_model();
-    let fake = FakeProvider::start(
+    let (dir, fake) = project(
         Provider::OpenAi,
         Arc::new(move |seen: &Seen| match seen.number {
             1 => Answer::Error {
@@ -254,8 +251,8 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
             },
             _ => model(seen),
         }),
+        "",
     );
-    setup(dir.path(), &fake, "");
     let ran = run_goldens(dir.path(), &fake, &[]).exits(0);
     // A 429 is waited out by the agent's rate limiter: not an attempt (issue 12).
     assert_eq!(case(&ran.report, "two_orders")["turns"][0]["attempts"], 1);
@@ -265,8 +262,7 @@ fn provider_errors_are_errors_of_the_run_and_rate_limits_are_retried() {
 
 #[test]
 fn regtrace_cases_without_an_answer_ask_the_model_with_their_prompt_and_documents() {
-    let dir = tempfile::tempdir().unwrap();
-    let fake = FakeProvider::start(
+    let (dir, fake) = project(
         Provider::Gemini,
         Arc::new(|seen: &Seen| {
             let grounded = seen
@@ -282,8 +278,8 @@ fn regtrace_cases_without_an_answer_ask_the_model_with_their_prompt_and_document
                 format!("ungrounded: {} / {}", seen.system, seen.user)
             })
         }),
+        "",
     );
-    setup(dir.path(), &fake, "");
     common::write(
         dir.path(),
         "rag.yaml",
@@ -324,16 +320,14 @@ fn llm_agent_settings_are_checked_when_the_config_loads() {
         "conversations:\n  - conversation: a\n    turns:\n      - user: hi\n        agent: hello\n",
     );
     let ran = run(goldgate(dir.path()).args(["run", "goldens"]), dir.path()).exits(2);
-    for expected in [
+    ran.warns(&[
         "agent.anthropic.system_prompt: no file",
         "agent.anthropic.tools:",
         "tool [0]: unknown field `paramters`",
         "agent.anthropic.temperature: expected a number from 0 to 2",
         "unknown key `max_tool_round`",
         "did you mean `max_tool_rounds`",
-    ] {
-        assert!(ran.stderr.contains(expected), "{expected}: {}", ran.stderr);
-    }
+    ]);
 
     // A valid agent without its key cannot start: an error of the run naming the variable.
     common::write(

@@ -45,16 +45,37 @@ fn verdict_judge() -> llm_support::Brain {
     })
 }
 
-fn config(dir: &Path, agent_url: &str, judge: &FakeProvider, extra: &str) {
+/// An agent answering each conversation of `replies` with its reply, and the config in `dir`
+/// that points at it and at `judge`, with `extra` judge settings.
+fn agent_judged_by<const N: usize>(
+    dir: &Path,
+    replies: [(&'static str, Value); N],
+    judge: &FakeProvider,
+    extra: &str,
+) {
+    let agent = start_agent(HashMap::from(replies));
     common::write(
         dir,
         "goldgate.yaml",
         format!(
-            "agent:\n  http: {{ url: \"{agent_url}\" }}\njudge:\n  provider: {}\n  model: judge-model\n  base_url: \"{}\"\n{extra}run: {{ retries: 2 }}\n",
+            "agent:\n  http: {{ url: \"{agent}\" }}\njudge:\n  provider: {}\n  model: judge-model\n  base_url: \"{}\"\n{extra}run: {{ retries: 2 }}\n",
             judge.provider.name(),
             judge.base_url()
         ),
     );
+}
+
+/// A project in a temporary directory whose agent answers as [`agent_judged_by`], judged by
+/// `brain` behind a fake `provider`.
+fn judged_project<const N: usize>(
+    provider: Provider,
+    brain: llm_support::Brain,
+    replies: [(&'static str, Value); N],
+) -> (tempfile::TempDir, FakeProvider) {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeProvider::start(provider, brain);
+    agent_judged_by(dir.path(), replies, &fake, "");
+    (dir, fake)
 }
 
 fn golden(dir: &Path, conversations: &[(&str, &str)]) {
@@ -70,8 +91,7 @@ fn golden(dir: &Path, conversations: &[(&str, &str)]) {
 /// The scenario `tone` in `dir`: the agent answers "hi" with `reply`, and `then` (its
 /// scorers) are judged by `judge` with `extra` judge settings.
 fn tone_suite(dir: &Path, judge: &FakeProvider, extra: &str, reply: &str, then: &str) {
-    let agent = start_agent(HashMap::from([("tone", say(reply))]));
-    config(dir, &agent, judge, extra);
+    agent_judged_by(dir, [("tone", say(reply))], judge, extra);
     common::write(
         dir,
         "tone.scenario.yaml",
@@ -91,8 +111,7 @@ fn run_with_cache(dir: &Path, provider: Provider) -> llm_support::Ran {
 
 /// The golden `paraphrase` in `dir`, answered word for word by its agent and judged by `judge`.
 fn paraphrase_suite(dir: &Path, judge: &FakeProvider) {
-    let agent = start_agent(HashMap::from([("paraphrase", say(EXPECTED))]));
-    config(dir, &agent, judge, "");
+    agent_judged_by(dir, [("paraphrase", say(EXPECTED))], judge, "");
     golden(dir, &[("paraphrase", "")]);
 }
 
@@ -118,9 +137,7 @@ fn judged(provider: Provider) -> String {
 #[test]
 fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
     for provider in Provider::ALL {
-        let dir = tempfile::tempdir().unwrap();
-        let fake = FakeProvider::start(provider, similarity_judge());
-        let agent = start_agent(HashMap::from([
+        let replies = [
             // No word in common with the expected text: local similarity would fail it.
             (
                 "paraphrase",
@@ -130,8 +147,8 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
                 "contradiction",
                 say("Your order ORD-12345 has not shipped yet."),
             ),
-        ]));
-        config(dir.path(), &agent, &fake, "");
+        ];
+        let (dir, fake) = judged_project(provider, similarity_judge(), replies);
         golden(dir.path(), &[("paraphrase", ""), ("contradiction", "")]);
         let ran = run_with_cache(dir.path(), provider);
         assert_eq!(ran.code, Some(1), "{provider:?}: {}", ran.stderr);
@@ -173,15 +190,13 @@ fn the_semantic_judge_passes_a_paraphrase_and_fails_a_contradiction() {
 #[test]
 fn gecx_judge_scorers_and_scrapi_expectations_follow_the_judge() {
     for provider in Provider::ALL {
-        let dir = tempfile::tempdir().unwrap();
-        let fake = FakeProvider::start(provider, verdict_judge());
-        let agent = start_agent(HashMap::from([
+        let replies = [
             ("judged-yes", say("Orders ship within two days.")),
             ("judged-no", say("Orders ship within two days.")),
             ("expect-yes", say(EXPECTED)),
             ("expect-no", say(EXPECTED)),
-        ]));
-        config(dir.path(), &agent, &fake, "");
+        ];
+        let (dir, fake) = judged_project(provider, verdict_judge(), replies);
         for verdict in ["yes", "no"] {
             fs::write(
                 dir.path().join(format!("{verdict}.scenario.yaml")),
@@ -426,10 +441,8 @@ fn a_provider_error_is_an_error_of_the_run_with_the_providers_message() {
 
 #[test]
 fn without_the_key_judge_checks_are_skipped_with_the_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let fake = FakeProvider::start(Provider::Anthropic, verdict_judge());
-    let agent = start_agent(HashMap::from([("expect-yes", say(EXPECTED))]));
-    config(dir.path(), &agent, &fake, "");
+    let replies = [("expect-yes", say(EXPECTED))];
+    let (dir, fake) = judged_project(Provider::Anthropic, verdict_judge(), replies);
     golden(
         dir.path(),
         &[(
@@ -462,15 +475,13 @@ fn judge_settings_are_checked_when_the_config_loads() {
     );
     golden(dir.path(), &[("paraphrase", "")]);
     let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(2);
-    for expected in [
+    ran.warns(&[
         "judge.votes: 2 votes can tie",
         "judge.similarity_pass: expected a number from 0 to 4",
         "unknown key `modle`",
         "unknown judge provider `antropic`",
         "did you mean `anthropic`",
-    ] {
-        assert!(ran.stderr.contains(expected), "{expected}: {}", ran.stderr);
-    }
+    ]);
 }
 
 #[test]
@@ -494,13 +505,7 @@ fn votes_ask_each_judgement_n_times_and_keep_the_majority() {
         "Hi!",
         "  - scorer: llm-judge-tone-matches\n    args: { tone: friendly }\n",
     );
-    let ran = run(
-        goldgate(dir.path())
-            .env("OPENAI_API_KEY", KEY)
-            .args(["run", "--cache-dir", "cache", "."]),
-        dir.path(),
-    )
-    .exits(0);
+    let ran = run_with_cache(dir.path(), Provider::OpenAi).exits(0);
     assert_eq!(checks(&ran.report, "tone")[0]["status"], "passed");
     assert_eq!(fake.requests(), 3);
     // Each vote is its own cache entry, so that the next run keeps all three.

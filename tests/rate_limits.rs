@@ -125,12 +125,7 @@ fn assert_waited_without_errors(ran: &llm_support::Ran, endpoint: &str) -> u64 {
             "a 429 counted as an attempt"
         );
     }
-    let waits = ran.report["rate_limits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["endpoint"] == endpoint)
-        .unwrap_or_else(|| panic!("no waits for {endpoint}: {}", ran.report["rate_limits"]));
+    let waits = common::item(&ran.report["rate_limits"], "endpoint", endpoint);
     assert!(waits["waits"].as_u64().unwrap() > 0);
     assert!(waits["waited_ms"].as_u64().unwrap() >= 1000);
     ran.says(&[&format!("Rate limit: {endpoint} asked to slow down")]);
@@ -287,16 +282,10 @@ fn rate_limit_settings_are_checked_when_the_config_loads() {
         "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\n  rate_limit: { requests_per_minute: 0, tokens_per_minte: 5 }\njudge:\n  provider: anthropic\n  rate_limit: { tokens_per_minute: fast }\n",
     );
     let outcome = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
-    for expected in [
+    outcome.warns(&[
         "agent.rate_limit.requests_per_minute",
         "expected a number above 0",
         "unknown key `tokens_per_minte`",
         "judge.rate_limit.tokens_per_minute",
-    ] {
-        assert!(
-            outcome.stderr.contains(expected),
-            "{expected}: {}",
-            outcome.stderr
-        );
-    }
+    ]);
 }

@@ -103,6 +103,16 @@ fn judged_by(agent: &str, fake: &FakeProvider) -> String {
     )
 }
 
+/// `goldgate run --no-cache FLAGS .` in `dir` with the key of `provider`.
+fn run_with_key(dir: &Path, provider: Provider, flags: &[&str]) -> Ran {
+    let mut command = goldgate(dir);
+    command.env(provider.key_var(), KEY);
+    run(
+        command.args(["run", "--no-cache"]).args(flags).arg("."),
+        dir,
+    )
+}
+
 #[test]
 fn a_simulation_that_reaches_its_goal_passes_and_one_that_never_does_fails_at_max_turns() {
     let agent = agent();
@@ -110,13 +120,14 @@ fn a_simulation_that_reaches_its_goal_passes_and_one_that_never_does_fails_at_ma
         let dir = tempfile::tempdir().unwrap();
         let fake = FakeProvider::start(provider, brain());
         suite(dir.path(), &judged_by(&agent, &fake));
-        let ran = run(
-            goldgate(dir.path())
-                .env(provider.key_var(), KEY)
-                .args(["run", "--no-cache", "--repeat", "2", "--junit", "junit.xml"])
-                .args(["--html", "report.html", "--markdown", "summary.md", "."]),
-            dir.path(),
-        );
+        let reports = ["--junit", "junit.xml", "--html", "report.html"];
+        let flags = [
+            &["--repeat", "2"],
+            &reports[..],
+            &["--markdown", "summary.md"],
+        ]
+        .concat();
+        let ran = run_with_key(dir.path(), provider, &flags);
         assert_eq!(ran.code, Some(1), "{provider:?}: {}", ran.stderr);
         // Repeats play each simulation twice, each run its own conversation.
         assert_eq!(
@@ -273,17 +284,7 @@ fn a_simulation_whose_expectation_cannot_be_graded_is_skipped_not_passed() {
         "conversations:\n  - conversation: scripted\n    turns:\n      - user: Hello\n        agent: Sorry, I did not get that.\n    expectations:\n      - \"The agent is polite\"\n",
     );
     // The simulated user's key, not the judge's: the steps are played, the expectations not.
-    let ran = run(
-        goldgate(dir.path()).env("GEMINI_API_KEY", KEY).args([
-            "run",
-            "--no-cache",
-            "--junit",
-            "junit.xml",
-            ".",
-        ]),
-        dir.path(),
-    )
-    .exits(1);
+    let ran = run_with_key(dir.path(), Provider::Gemini, &["--junit", "junit.xml"]).exits(1);
     assert_eq!(judge.requests(), 0);
     let reached = case(&ran.report, "reaches_goal");
     assert_eq!(reached["status"], "skipped", "{reached:#}");
@@ -389,17 +390,7 @@ fn a_recorded_simulation_replays_with_no_provider() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeProvider::start(Provider::OpenAi, brain());
     suite(dir.path(), &judged_by(&agent(), &fake));
-    let recorded = run(
-        goldgate(dir.path()).env("OPENAI_API_KEY", KEY).args([
-            "run",
-            "--no-cache",
-            "--record",
-            "recorded",
-            ".",
-        ]),
-        dir.path(),
-    )
-    .exits(1);
+    let recorded = run_with_key(dir.path(), Provider::OpenAi, &["--record", "recorded"]).exits(1);
     let asked = fake.requests();
 
     // The same suite, the agent replayed, no key: the provider is never asked.
@@ -450,13 +441,7 @@ fn a_simulated_user_that_cannot_answer_is_an_error_of_the_run_not_a_failure() {
         }),
     );
     suite(dir.path(), &judged_by(&agent(), &fake));
-    let ran = run(
-        goldgate(dir.path())
-            .env("GEMINI_API_KEY", KEY)
-            .args(["run", "--no-cache", "."]),
-        dir.path(),
-    )
-    .exits(2);
+    let ran = run_with_key(dir.path(), Provider::Gemini, &[]).exits(2);
     let errored = case(&ran.report, "reaches_goal");
     assert_eq!(errored["status"], "error");
     let error = errored["error"].as_str().unwrap();

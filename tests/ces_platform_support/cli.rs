@@ -1,23 +1,21 @@
 //! Running the binary against the fake: its config, and `goldgate run goldens` with no
 //! Google credentials of the machine's.
 
+#![allow(dead_code)] // Each test crate uses some of these.
+
 use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{APP, Fake};
+use super::{APP, Fake, Platform};
 
 pub const TOKEN: &str = "ya29.platform-loopback-token-42";
-pub const GOOGLE_ENV: [&str; 5] = [
-    "CXAS_OAUTH_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GCE_METADATA_HOST",
-    "CLOUDSDK_CONFIG",
-    "GOOGLE_CLOUD_PROJECT",
-];
-/// The corpus's SCRAPI platform goldens (dataset form), each conversation name once.
+/// The shared corpus of real-world goldens, from the crate's root.
+pub const CORPUS: &str = "../shared/corpus";
+
+/// The fake on a loopback port.
 pub fn start(fake: &Fake) -> SocketAddr {
     crate::common::serve(
         axum::Router::new()
@@ -33,15 +31,41 @@ pub fn config(dir: &Path, addr: SocketAddr, platform: &str) {
     fs::write(dir.join("goldgate.yaml"), text).unwrap();
 }
 
+/// `files` (paths under [`CORPUS`]) copied into `dir/goldens`.
+pub fn copy_goldens(dir: &Path, files: &[&str]) {
+    fs::create_dir_all(dir.join("goldens")).unwrap();
+    for file in files {
+        let name = Path::new(file).file_name().unwrap();
+        fs::copy(Path::new(CORPUS).join(file), dir.join("goldens").join(name)).unwrap();
+    }
+}
+
+/// One small golden under `dir/goldens`: a greeting.
+pub fn local_golden(dir: &Path) {
+    fs::create_dir_all(dir.join("goldens")).unwrap();
+    let golden = "conversations:\n  - conversation: greeting\n    turns:\n      - user: Hello\n        agent: Hi! How can I help?\n";
+    fs::write(dir.join("goldens/local.yaml"), golden).unwrap();
+}
+
+/// A project in a temporary directory with the goldens `goldens` writes, configured in
+/// platform mode against a fake that accepts [`TOKEN`] and that `set` prepares first.
+pub fn platform_project(
+    goldens: impl FnOnce(&Path),
+    set: impl FnOnce(&mut Platform),
+) -> (tempfile::TempDir, Fake) {
+    let dir = tempfile::tempdir().unwrap();
+    goldens(dir.path());
+    let fake = Fake::accepting(TOKEN);
+    set(&mut fake.state());
+    config(dir.path(), start(&fake), "true");
+    (dir, fake)
+}
+
 /// `goldgate run goldens` in `dir`: exit code, report (null when none) and all it printed.
 pub fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
     let report = dir.join("report.json");
     let _ = fs::remove_file(&report);
-    let mut command = crate::common::command_in(dir);
-    for name in GOOGLE_ENV {
-        command.env_remove(name);
-    }
-    command.env("HOME", dir);
+    let mut command = crate::common::command_without_google(dir);
     command.envs(env.iter().copied());
     let output = command
         .args(["run", "--output"])

@@ -469,29 +469,28 @@ fn run_evaluation(state: &mut Platform, body: &Value) -> Response {
         }
     }
     let run_count = body["runCount"].as_u64().unwrap_or(1);
-    if !matches!(
-        body["goldenRunMethod"].as_str(),
-        None | Some("STABLE" | "NAIVE")
-    ) {
-        broken.push(format!("goldenRunMethod {}", body["goldenRunMethod"]));
-    }
-    if !matches!(
-        body["config"]["evaluationChannel"].as_str(),
-        None | Some("TEXT" | "AUDIO")
-    ) {
-        broken.push(format!(
-            "evaluationChannel {}",
-            body["config"]["evaluationChannel"]
-        ));
-    }
-    if !matches!(
-        body["config"]["toolCallBehaviour"].as_str(),
-        None | Some("REAL" | "FAKE")
-    ) {
-        broken.push(format!(
-            "toolCallBehaviour {}",
-            body["config"]["toolCallBehaviour"]
-        ));
+    // The enums of `runEvaluation`, each optional.
+    let config = &body["config"];
+    for (field, value, allowed) in [
+        (
+            "goldenRunMethod",
+            &body["goldenRunMethod"],
+            ["STABLE", "NAIVE"],
+        ),
+        (
+            "evaluationChannel",
+            &config["evaluationChannel"],
+            ["TEXT", "AUDIO"],
+        ),
+        (
+            "toolCallBehaviour",
+            &config["toolCallBehaviour"],
+            ["REAL", "FAKE"],
+        ),
+    ] {
+        if value.as_str().is_some_and(|v| !allowed.contains(&v)) {
+            broken.push(format!("{field} {value}"));
+        }
     }
     if let Some(refused) = invalid(state, broken) {
         return refused;

@@ -2,12 +2,16 @@
 
 pub mod process;
 pub mod script;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
+
+#[allow(unused_imports)] // Not every test crate starts an HTTP agent.
+pub use serve::serve;
 
 /// What the machine running the tests may have set that would change what goldgate does: a
 /// config or agent to fall back on, GitHub Actions' step variables, a default lint format.
@@ -59,6 +63,28 @@ pub fn command_in(dir: &Path) -> assert_cmd::Command {
     command
 }
 
+/// What a test run may inherit that changes where Google credentials come from.
+#[allow(dead_code)] // Only the CES tests keep Google's credentials out.
+pub const GOOGLE_ENV: [&str; 5] = [
+    "CXAS_OAUTH_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GCE_METADATA_HOST",
+    "CLOUDSDK_CONFIG",
+    "GOOGLE_CLOUD_PROJECT",
+];
+
+/// [`command_in`] `dir` with none of [`GOOGLE_ENV`] inherited and `dir` as home, so that no
+/// gcloud credentials of the machine's user are found.
+#[allow(dead_code)] // Only the CES tests keep Google's credentials out.
+pub fn command_without_google(dir: &Path) -> assert_cmd::Command {
+    let mut command = command_in(dir);
+    for name in GOOGLE_ENV {
+        command.env_remove(name);
+    }
+    command.env("HOME", dir);
+    command
+}
+
 /// How a run of the binary ended.
 #[allow(dead_code)] // Not every test crate reads every field.
 #[derive(Debug)]
@@ -92,6 +118,16 @@ pub fn run_with_report(command: &mut assert_cmd::Command, report: &Path) -> (Out
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or(Value::Null);
     (outcome, report)
+}
+
+/// Writes `text` as `name` in a fresh directory and runs `goldgate lint NAME` there: the
+/// directory, kept for the caller, and how the lint ended.
+#[allow(dead_code)] // Not every test crate lints.
+pub fn lint_new(name: &str, text: &str) -> (tempfile::TempDir, Outcome) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    write(dir.path(), name, text);
+    let outcome = goldgate(dir.path(), &["lint", name]);
+    (dir, outcome)
 }
 
 /// `goldgate args...` in `dir` (see [`command`]).
@@ -129,25 +165,6 @@ pub fn support_agent() -> PathBuf {
                 .expect("cargo reports the example's executable")
         })
         .clone()
-}
-
-/// Serves `app` on a free port of 127.0.0.1, on its own thread and runtime, for the rest of
-/// the test process: a real loopback agent for `goldgate run --agent-url`.
-#[allow(dead_code)] // Not every test crate starts an HTTP agent.
-pub fn serve(app: axum::Router) -> std::net::SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().expect("a runtime for the agent");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("a loopback port");
-            tx.send(listener.local_addr().expect("a bound address"))
-                .expect("the test waits for the address");
-            axum::serve(listener, app).await.expect("the agent serves");
-        });
-    });
-    rx.recv().expect("the agent starts")
 }
 
 /// Serves `handler` at `POST /turn` with `state` (see [`serve`]): the loopback agent of the
@@ -340,12 +357,18 @@ pub fn read_json(path: &Path) -> Value {
 #[allow(dead_code)] // Not every test crate reads a report.
 #[track_caller]
 pub fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no cases in {report}"))
+    item(&report["cases"], "id", id)
+}
+
+/// The item of the JSON array `list` whose `field` is `value`.
+#[allow(dead_code)] // Not every test crate reads a report.
+#[track_caller]
+pub fn item<'v>(list: &'v Value, field: &str, value: &str) -> &'v Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
         .iter()
-        .find(|c| c["id"] == id)
-        .unwrap_or_else(|| panic!("no case {id} in {report:#}"))
+        .find(|item| item[field] == value)
+        .unwrap_or_else(|| panic!("no {field} {value:?} in {list:#}"))
 }
 
 /// actionlint (1.17, as .ci/run installs it) on `files` under `dir`: its findings on failure.

@@ -6,14 +6,63 @@ use serde_json::Value;
 
 use super::{KEY, Seen};
 
-pub type Checked = Result<Seen, (u16, String)>;
+/// The status and message the real API answers a request it refuses with.
+pub type Refused = (u16, String);
 
-fn bad(message: impl Into<String>) -> (u16, String) {
+pub type Checked = Result<Seen, Refused>;
+
+fn bad(message: impl Into<String>) -> Refused {
     (400, message.into())
 }
 
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The items of a JSON array, none when the value is absent or not an array.
+fn items(value: &Value) -> impl Iterator<Item = &Value> {
+    value.as_array().into_iter().flatten()
+}
+
+/// What the fake sees once the request's own checks pass: its system prompt and forced tool,
+/// then what `read` makes of the conversation.
+fn conversation(
+    system: &str,
+    forced: Option<String>,
+    messages: &[Value],
+    read: fn(&[Value], &mut Seen) -> Result<(), Refused>,
+) -> Checked {
+    let mut seen = Seen {
+        system: system.to_owned(),
+        forced,
+        ..Seen::default()
+    };
+    read(messages, &mut seen)?;
+    Ok(seen)
+}
+
+/// A JSON array with at least one item, or the 400 with `message`.
+fn non_empty(value: &Value, message: impl FnOnce() -> String) -> Result<&[Value], Refused> {
+    match value.as_array() {
+        Some(items) if !items.is_empty() => Ok(items),
+        _ => Err(bad(message())),
+    }
+}
+
+/// Nothing left awaiting its result, or the 400 with `message`.
+fn none_pending<T>(pending: &[T], message: impl FnOnce() -> String) -> Result<(), Refused> {
+    if pending.is_empty() {
+        Ok(())
+    } else {
+        Err(bad(message()))
+    }
+}
+
+/// The user's text of a turn that has some; a turn of tool results alone keeps the last.
+fn said(seen: &mut Seen, texts: &[&str]) {
+    if !texts.is_empty() {
+        seen.user = texts.join("\n");
+    }
 }
 
 fn text_of(value: &Value) -> Value {
@@ -42,10 +91,7 @@ pub mod anthropic {
         if body["max_tokens"].as_u64().is_none_or(|n| n == 0) {
             return Err(bad("max_tokens: Field required"));
         }
-        let tools: Vec<&str> = body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let tools: Vec<&str> = items(&body["tools"])
             .map(|tool| {
                 if !tool["input_schema"].is_object() {
                     return Err(bad("tools.input_schema: Field required"));
@@ -69,38 +115,33 @@ pub mod anthropic {
                 _ => return Err(bad("tool_choice.type: invalid")),
             },
         };
-        let messages = body["messages"]
-            .as_array()
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| bad("messages: at least one message is required"))?;
+        let messages = non_empty(&body["messages"], || {
+            "messages: at least one message is required".into()
+        })?;
         if messages[0]["role"] != "user" {
             return Err(bad("messages: first message must use the \"user\" role"));
         }
-        let mut seen = Seen {
-            system: body["system"].as_str().unwrap_or_default().to_owned(),
-            forced,
-            ..Seen::default()
-        };
-        read_messages(messages, &mut seen)?;
-        Ok(seen)
+        let system = body["system"].as_str().unwrap_or_default();
+        conversation(system, forced, messages, read_messages)
+    }
+
+    fn unanswered(i: usize) -> String {
+        format!(
+            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
+        )
     }
 
     /// Reads the conversation into `seen`: each `tool_result` must answer a `tool_use` of the message before.
-    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
+    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), Refused> {
         // tool_use ids of the previous assistant message, awaiting their results.
         let mut pending: Vec<(String, String)> = Vec::new();
         for (i, message) in messages.iter().enumerate() {
-            let blocks = message["content"]
-                .as_array()
-                .filter(|b| !b.is_empty())
-                .ok_or_else(|| bad(format!("messages.{i}: content must be a non-empty list")))?;
+            let blocks = non_empty(&message["content"], || {
+                format!("messages.{i}: content must be a non-empty list")
+            })?;
             match message["role"].as_str() {
                 Some("assistant") => {
-                    if !pending.is_empty() {
-                        return Err(bad(format!(
-                            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
-                        )));
-                    }
+                    none_pending(&pending, || unanswered(i))?;
                     for block in blocks {
                         if block["type"] == "tool_use" {
                             let id = block["id"].as_str().unwrap_or_default().to_owned();
@@ -124,31 +165,20 @@ pub mod anthropic {
                                 let (_, name) = pending.remove(at);
                                 results.push((name, text_of(&block["content"])));
                             }
-                            Some("text") => {
-                                texts.push(block["text"].as_str().unwrap_or_default().to_owned())
-                            }
+                            Some("text") => texts.push(block["text"].as_str().unwrap_or_default()),
                             _ => return Err(bad(format!("messages.{i}: unknown block type"))),
                         }
                     }
-                    if !pending.is_empty() {
-                        return Err(bad(format!(
-                            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after"
-                        )));
-                    }
+                    none_pending(&pending, || unanswered(i))?;
                     seen.tool_results = results;
-                    if !texts.is_empty() {
-                        seen.user = texts.join("\n");
-                    }
+                    said(seen, &texts);
                 }
                 _ => return Err(bad(format!("messages.{i}.role: must be user or assistant"))),
             }
         }
-        if !pending.is_empty() {
-            return Err(bad(
-                "the last message has `tool_use` blocks without results",
-            ));
-        }
-        Ok(())
+        none_pending(&pending, || {
+            "the last message has `tool_use` blocks without results".into()
+        })
     }
 }
 
@@ -165,10 +195,7 @@ pub mod openai {
         body["model"]
             .as_str()
             .ok_or_else(|| bad("you must provide a model parameter"))?;
-        let tools: Vec<&str> = body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let tools: Vec<&str> = items(&body["tools"])
             .map(|tool| {
                 if tool["type"] != "function" {
                     return Err(bad("tools[].type: expected function"));
@@ -192,20 +219,15 @@ pub mod openai {
             }
             Some(_) => return Err(bad("tool_choice: invalid")),
         };
-        let messages = body["messages"]
-            .as_array()
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| bad("messages: must be a non-empty array"))?;
-        let mut seen = Seen {
-            forced,
-            ..Seen::default()
-        };
-        read_messages(messages, &mut seen)?;
-        Ok(seen)
+        let messages = non_empty(&body["messages"], || {
+            "messages: must be a non-empty array".into()
+        })?;
+        // The system prompt is a message of its own, read with the others.
+        conversation("", forced, messages, read_messages)
     }
 
     /// Reads the conversation into `seen`: each assistant `tool_calls` must be answered by tool messages right after.
-    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
+    fn read_messages(messages: &[Value], seen: &mut Seen) -> Result<(), Refused> {
         let mut pending: Vec<(String, String)> = Vec::new();
         for (i, message) in messages.iter().enumerate() {
             let role = message["role"].as_str().unwrap_or_default();
@@ -261,9 +283,7 @@ pub mod openai {
                 other => return Err(bad(format!("messages.[{i}].role: invalid `{other}`"))),
             }
         }
-        if !pending.is_empty() {
-            return Err(bad("tool_calls without tool messages"));
-        }
+        none_pending(&pending, || "tool_calls without tool messages".into())?;
         Ok(())
     }
 }
@@ -285,16 +305,8 @@ pub mod gemini {
                 "API key not valid. Please pass a valid API key.".into(),
             ));
         }
-        let declared: Vec<&str> = body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|tool| {
-                tool["functionDeclarations"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-            })
+        let declared: Vec<&str> = items(&body["tools"])
+            .flat_map(|tool| items(&tool["functionDeclarations"]))
             .map(|f| {
                 if !(f["parametersJsonSchema"].is_object() || f["parameters"].is_object()) {
                     return Err(bad("function_declarations: parameters are missing"));
@@ -308,10 +320,7 @@ pub mod gemini {
         let forced = match config["mode"].as_str() {
             None | Some("AUTO" | "NONE") => None,
             Some("ANY") => {
-                let allowed: Vec<&str> = config["allowedFunctionNames"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
+                let allowed: Vec<&str> = items(&config["allowedFunctionNames"])
                     .filter_map(Value::as_str)
                     .collect();
                 if allowed.iter().any(|name| !declared.contains(name)) {
@@ -321,37 +330,25 @@ pub mod gemini {
             }
             Some(other) => return Err(bad(format!("function_calling_config.mode: {other}"))),
         };
-        let contents = body["contents"]
-            .as_array()
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| bad("contents is not specified"))?;
-        let mut seen = Seen {
-            system: body["systemInstruction"]["parts"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            forced,
-            ..Seen::default()
-        };
-        read_messages(contents, &mut seen)?;
-        Ok(seen)
+        let contents = non_empty(&body["contents"], || "contents is not specified".into())?;
+        let system = body["systemInstruction"]["parts"][0]["text"].as_str();
+        conversation(system.unwrap_or_default(), forced, contents, read_messages)
     }
 
     /// Reads the contents into `seen`: each function call turn must be followed by a turn with one response per call.
-    fn read_messages(contents: &[Value], seen: &mut Seen) -> Result<(), (u16, String)> {
+    fn read_messages(contents: &[Value], seen: &mut Seen) -> Result<(), Refused> {
         let mut pending: Vec<String> = Vec::new();
         for (i, content) in contents.iter().enumerate() {
-            let parts = content["parts"]
-                .as_array()
-                .filter(|p| !p.is_empty())
-                .ok_or_else(|| bad(format!("contents[{i}].parts: must not be empty")))?;
+            let parts = non_empty(&content["parts"], || {
+                format!("contents[{i}].parts: must not be empty")
+            })?;
             match content["role"].as_str() {
                 Some("model") => {
-                    if !pending.is_empty() {
-                        return Err(bad(format!(
+                    none_pending(&pending, || {
+                        format!(
                             "contents[{i}]: a function call turn must come right after a user turn or a function response turn"
-                        )));
-                    }
+                        )
+                    })?;
                     pending = parts
                         .iter()
                         .filter_map(|p| p["functionCall"]["name"].as_str().map(str::to_owned))
@@ -386,16 +383,13 @@ pub mod gemini {
                         .collect();
                     let texts: Vec<&str> =
                         parts.iter().filter_map(|p| p["text"].as_str()).collect();
-                    if !texts.is_empty() {
-                        seen.user = texts.join("\n");
-                    }
+                    said(seen, &texts);
                 }
                 _ => return Err(bad(format!("contents[{i}].role: must be user or model"))),
             }
         }
-        if !pending.is_empty() {
-            return Err(bad("the function call turn has no function response turn"));
-        }
-        Ok(())
+        none_pending(&pending, || {
+            "the function call turn has no function response turn".into()
+        })
     }
 }

@@ -7,7 +7,8 @@ use goldgate::transcript::Message;
 use serde_json::json;
 
 use crate::support::{
-    FakeJudge, ORDER, grade, grader, judge_method, judged, loc, reply, says, statuses,
+    FakeJudge, ORDER, assert_reason, grade, grader, judge_method, judged, loc, reply, says,
+    statuses,
 };
 
 #[tokio::test]
@@ -37,12 +38,7 @@ async fn semantic_agent_text_uses_local_similarity_without_judge() {
     assert_eq!(statuses(&bad), [Status::Failed]);
     assert_eq!(bad[0].method, Method::LocalSimilarity);
     assert_eq!(bad[0].actual, "Your order ORD-12345 has not shipped yet.");
-    assert!(
-        bad[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("negative"))
-    );
+    assert_reason(&bad[0], "negative");
 }
 
 /// "whatever" graded against [`ORDER`] as semantic agent text by `judge`.
@@ -81,44 +77,31 @@ async fn semantic_agent_text_asks_the_judge_when_configured() {
     })
     .await;
     assert_eq!(statuses(&broken), [Status::Error]);
-    assert!(
-        broken[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("503"))
-    );
+    assert_reason(&broken[0], "503");
 }
 
 #[tokio::test]
 async fn deterministic_matchers_over_agent_text() {
-    let g = grader();
-    let text = reply(&["  Your order ORD-12345 has shipped.  "], vec![]);
-    let checks = grade(
-        &g,
-        vec![
-            says(MatchType::Exact, "Your order ORD-12345 has shipped."),
-            says(MatchType::Exact, "Your order has shipped."),
-            says(MatchType::Contains, "ORD-12345"),
-            says(MatchType::Contains, "ord-12345"),
-            says(MatchType::Regexp, r"ORD-\d{5}"),
-            says(MatchType::Regexp, r"^INV-"),
-            says(MatchType::Ignore, "anything"),
-        ],
-        text,
-    )
-    .await;
+    use MatchType::{Contains, Exact, Ignore, Regexp};
     use Status::{Failed, Passed};
-    assert_eq!(
-        statuses(&checks),
-        [Passed, Failed, Passed, Failed, Passed, Failed, Passed]
-    );
-    let methods: Vec<String> = checks.iter().map(|c| c.method.to_string()).collect();
-    assert_eq!(
-        methods,
-        [
-            "exact", "exact", "contains", "contains", "regexp", "regexp", "ignore"
-        ]
-    );
+    // Each expectation, with the status and method its check must have.
+    let rows = [
+        (Exact, "Your order ORD-12345 has shipped.", Passed, "exact"),
+        (Exact, "Your order has shipped.", Failed, "exact"),
+        (Contains, "ORD-12345", Passed, "contains"),
+        (Contains, "ord-12345", Failed, "contains"),
+        (Regexp, r"ORD-\d{5}", Passed, "regexp"),
+        (Regexp, r"^INV-", Failed, "regexp"),
+        (Ignore, "anything", Passed, "ignore"),
+    ];
+    let kinds = rows.iter().map(|(kind, text, ..)| says(*kind, text));
+    let text = reply(&["  Your order ORD-12345 has shipped.  "], vec![]);
+    let checks = grade(&grader(), kinds.collect(), text).await;
+    assert_eq!(checks.len(), rows.len());
+    for ((kind, text, status, method), check) in rows.iter().zip(&checks) {
+        let got = (check.status, check.method.to_string());
+        assert_eq!(got, (*status, (*method).to_owned()), "{kind:?} {text:?}");
+    }
     assert_eq!(
         checks[1].line,
         loc(3).line,
@@ -183,37 +166,22 @@ async fn a_chunk_naming_an_agent_only_counts_that_agents_messages() {
         [Status::Passed, Status::Failed, Status::Failed]
     );
     assert_eq!(checks[0].label, "agent text from billing");
-    assert!(
-        checks[2]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("no text from agent sales"))
-    );
+    assert_reason(&checks[2], "no text from agent sales");
 }
 
 #[tokio::test]
 async fn silence_and_unexpected_response() {
-    let g = grader();
-    let quiet = grade(
-        &g,
-        vec![
+    async fn silence(text: &str) -> Vec<CheckResult> {
+        let kinds = vec![
             ExpectationKind::NoAgentText,
             ExpectationKind::UnexpectedResponse,
-        ],
-        reply(&["  "], vec![]),
-    )
-    .await;
+        ];
+        grade(&grader(), kinds, reply(&[text], vec![])).await
+    }
+    let quiet = silence("  ").await;
     assert_eq!(statuses(&quiet), [Status::Passed, Status::Passed]);
 
-    let talking = grade(
-        &g,
-        vec![
-            ExpectationKind::NoAgentText,
-            ExpectationKind::UnexpectedResponse,
-        ],
-        reply(&["Hello!"], vec![]),
-    )
-    .await;
+    let talking = silence("Hello!").await;
     assert_eq!(statuses(&talking), [Status::Failed, Status::Failed]);
     assert_eq!(talking[1].label, "UNEXPECTED RESPONSE");
     assert_eq!(talking[1].actual, "Hello!");

@@ -1,12 +1,12 @@
 //! Regtrace metrics (format, shallow factuality, judged metrics, regression) and case scores.
 
 use goldgate::model::{CheckKind, MatchType, Metric, Scorer};
-use goldgate::results::{Method, Status, TurnResult};
+use goldgate::results::{CheckResult, Method, Status, TurnResult};
 use goldgate::score::{Grader, NEEDS_BASELINE, NO_JUDGE};
 
 use crate::support::{
-    FakeJudge, case, grade, grader, judge_method, judged, played, quiet_conversation, reply, says,
-    statuses,
+    FakeJudge, assert_reason, case, grade, grader, judge_method, judged, played,
+    quiet_conversation, reply, says, statuses,
 };
 
 fn metric(metric: Metric, threshold: f64, expected: &str) -> CheckKind {
@@ -21,9 +21,14 @@ fn answered(text: &str) -> Vec<TurnResult> {
     vec![played(1, "question", reply(&[text], vec![]), 100)]
 }
 
+/// The checks of a case that holds one metric at 0.7, without a judge, answered `answer`.
+async fn one_metric(kind: Metric, expected: &str, answer: &str) -> Vec<CheckResult> {
+    let graded = case(vec![metric(kind, 0.7, expected)]);
+    grader().grade_case(&graded, &answered(answer)).await
+}
+
 #[tokio::test]
 async fn format_metric_is_deterministic() {
-    let g = grader();
     let expected = r#"{"name": "Ada", "role": "admin", "active": true}"#;
     let cases = [
         (r#"{"name": "Bob", "role": "user", "active": false}"#, 1.0),
@@ -36,12 +41,7 @@ async fn format_metric_is_deterministic() {
         ("name: Ada, role: admin, active: true, ok?", 1.0 / 3.0),
     ];
     for (answer, score) in cases {
-        let checks = g
-            .grade_case(
-                &case(vec![metric(Metric::Format, 0.7, expected)]),
-                &answered(answer),
-            )
-            .await;
+        let checks = one_metric(Metric::Format, expected, answer).await;
         assert_eq!(checks[0].method, Method::deterministic("format"));
         assert_eq!(checks[0].label, "format");
         let got = checks[0].score.unwrap_or(-1.0);
@@ -50,12 +50,7 @@ async fn format_metric_is_deterministic() {
     }
 
     let markdown = "# Summary\n- one point\n- another point";
-    let checks = g
-        .grade_case(
-            &case(vec![metric(Metric::Format, 0.7, markdown)]),
-            &answered("Summary: one point, another one."),
-        )
-        .await;
+    let checks = one_metric(Metric::Format, markdown, "Summary: one point, another one.").await;
     assert_eq!(checks[0].status, Status::Failed);
     assert!((checks[0].score.unwrap_or_default() - 1.0 / 3.0).abs() < 1e-9);
     let reason = checks[0].reason.clone().unwrap_or_default();
@@ -67,39 +62,28 @@ async fn format_metric_is_deterministic() {
 
 #[tokio::test]
 async fn factuality_without_judge_is_shallow() {
-    let g = grader();
     let expected = "The API rate limit is 500 requests per minute.";
-    let checks = g
-        .grade_case(
-            &case(vec![metric(Metric::Factuality, 0.7, expected)]),
-            &answered("Our API rate limit is 500 requests per minute per key."),
-        )
-        .await;
+    let checks = one_metric(
+        Metric::Factuality,
+        expected,
+        "Our API rate limit is 500 requests per minute per key.",
+    )
+    .await;
     assert_eq!(checks[0].status, Status::Passed);
     assert_eq!(checks[0].method, Method::LocalSimilarity);
     assert_eq!(checks[0].score, Some(1.0));
 
-    let checks = g
-        .grade_case(
-            &case(vec![metric(Metric::Factuality, 0.7, expected)]),
-            &answered("It depends on your plan."),
-        )
-        .await;
+    let checks = one_metric(Metric::Factuality, expected, "It depends on your plan.").await;
     assert_eq!(checks[0].status, Status::Failed);
-    assert!(
-        checks[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("shallow mode"))
-    );
+    assert_reason(&checks[0], "shallow mode");
 
     let json_expected = r#"{"city": "Paris", "temp": 21, "tags": ["sunny", "dry"]}"#;
-    let checks = g
-        .grade_case(
-            &case(vec![metric(Metric::Factuality, 0.7, json_expected)]),
-            &answered(r#"{"city": "Paris", "temp": "21", "tags": ["sunny", "wet"]}"#),
-        )
-        .await;
+    let checks = one_metric(
+        Metric::Factuality,
+        json_expected,
+        r#"{"city": "Paris", "temp": "21", "tags": ["sunny", "wet"]}"#,
+    )
+    .await;
     assert_eq!(checks[0].score, Some(0.75));
     assert_eq!(checks[0].status, Status::Passed);
 }

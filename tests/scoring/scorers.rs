@@ -10,8 +10,8 @@ use regex::Regex;
 use serde_json::json;
 
 use crate::support::{
-    self, FakeJudge, case, conversation, exact_args, grader, judge_method, judged, leaf, played,
-    quiet_conversation, reply, statuses,
+    self, FakeJudge, assert_reason, case, conversation, exact_args, grader, judge_method, judged,
+    leaf, played, quiet_conversation, reply, statuses,
 };
 
 async fn score_one(grader: &Grader, scorer: Scorer, turns: &[TurnResult]) -> CheckResult {
@@ -179,12 +179,7 @@ async fn tool_call_accuracy_reports_the_fraction() {
     .await;
     assert_eq!(partial.status, Status::Failed);
     assert!((partial.score.unwrap_or_default() - 2.0 / 3.0).abs() < 1e-9);
-    assert!(
-        partial
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("no call to create_ticket"))
-    );
+    assert_reason(&partial, "no call to create_ticket");
 
     let full = score_one(
         &g,
@@ -206,34 +201,33 @@ async fn latency_uses_the_nearest_rank_percentile() {
         .map(|(i, ms)| played(i + 1, "hi", reply(&["ok"], vec![]), *ms))
         .collect();
     let g = grader();
-    let p50 = score_one(
-        &g,
-        Scorer::LatencyP50Under {
-            limit: Duration::from_millis(301),
-        },
-        &turns,
-    )
-    .await;
-    assert_eq!(p50.status, Status::Passed, "p50 of 5 is the 3rd: {p50:?}");
-    let p50 = score_one(
-        &g,
-        Scorer::LatencyP50Under {
-            limit: Duration::from_millis(300),
-        },
-        &turns,
-    )
-    .await;
-    assert_eq!(p50.status, Status::Failed, "the limit is strict");
-    let p95 = score_one(
-        &g,
-        Scorer::LatencyP95Under {
-            limit: Duration::from_millis(999),
-        },
-        &turns,
-    )
-    .await;
-    assert_eq!(p95.status, Status::Failed, "p95 of 5 is the 5th");
-    assert_eq!(p95.actual, "p95 = 1000 ms over 5 turns");
+    let ms = Duration::from_millis;
+    for (scorer, status, why, actual) in [
+        (
+            Scorer::LatencyP50Under { limit: ms(301) },
+            Status::Passed,
+            "p50 of 5 is the 3rd",
+            None,
+        ),
+        (
+            Scorer::LatencyP50Under { limit: ms(300) },
+            Status::Failed,
+            "the limit is strict",
+            None,
+        ),
+        (
+            Scorer::LatencyP95Under { limit: ms(999) },
+            Status::Failed,
+            "p95 of 5 is the 5th",
+            Some("p95 = 1000 ms over 5 turns"),
+        ),
+    ] {
+        let check = score_one(&g, scorer, &turns).await;
+        assert_eq!(check.status, status, "{why}: {check:?}");
+        if let Some(actual) = actual {
+            assert_eq!(check.actual, actual);
+        }
+    }
 }
 
 fn judge_scorers() -> Vec<Scorer> {
@@ -320,12 +314,7 @@ async fn a_scorer_asking_for_another_provider_is_skipped() {
     };
     let check = score_one(&g, scorer, &conversation()).await;
     assert_eq!(check.status, Status::Skipped);
-    assert!(
-        check
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("openai"))
-    );
+    assert_reason(&check, "openai");
 }
 
 /// The runner spawns grading on a multi-threaded runtime: the futures must be `Send`.

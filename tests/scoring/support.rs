@@ -182,6 +182,18 @@ pub(crate) fn statuses(checks: &[CheckResult]) -> Vec<Status> {
     checks.iter().map(|c| c.status).collect()
 }
 
+/// That the check gives a reason, and the reason says `fragment`.
+#[track_caller]
+pub(crate) fn assert_reason(check: &CheckResult, fragment: &str) {
+    assert!(
+        check
+            .reason
+            .as_deref()
+            .is_some_and(|reason| reason.contains(fragment)),
+        "no {fragment:?} in the reason: {check:?}"
+    );
+}
+
 pub(crate) fn judge_method() -> Method {
     Method::Judge {
         provider: Provider::Anthropic,

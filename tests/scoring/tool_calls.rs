@@ -1,29 +1,30 @@
 //! Tool-call expectations: arguments, leniency, missing and extra calls, the assignment of
 //! calls to expectations, tool responses and transfers.
 
-use goldgate::model::{ExpectationKind, MatchType, ValueMatcher};
-use goldgate::results::{Method, Status};
+use goldgate::model::{ExpectationKind, ExpectedToolCall, MatchType, ValueMatcher};
+use goldgate::results::{CheckResult, Method, Status};
 use goldgate::score::{Grader, ScoreOptions};
-use goldgate::transcript::Transfer;
+use goldgate::transcript::{ToolCall, Transfer};
 use serde_json::{Value, json};
 
 use crate::support::{
-    call, exact_args, expected_call, grade, grader, leaf, loc, reply, says, statuses,
+    assert_reason, call, exact_args, expected_call, grade, grader, leaf, loc, reply, says, statuses,
 };
+
+/// The checks of one expected call against a reply that made `made` and said nothing.
+async fn grade_call(want: ExpectedToolCall, made: ToolCall) -> Vec<CheckResult> {
+    let kinds = vec![ExpectationKind::ToolCall(want)];
+    grade(&grader(), kinds, reply(&[], vec![made])).await
+}
 
 #[tokio::test]
 async fn tool_call_with_matching_arguments_passes() {
-    let g = grader();
     let want = exact_args("lookup_order", &[("order_id", json!("ORD-12345"))]);
-    let checks = grade(
-        &g,
-        vec![ExpectationKind::ToolCall(want)],
-        reply(
-            &[],
-            vec![call(
-                "lookup_order",
-                json!({"order_id": "ORD-12345", "verbose": true}),
-            )],
+    let checks = grade_call(
+        want,
+        call(
+            "lookup_order",
+            json!({"order_id": "ORD-12345", "verbose": true}),
         ),
     )
     .await;
@@ -36,15 +37,7 @@ async fn tool_call_with_matching_arguments_passes() {
 #[tokio::test]
 async fn wrong_argument_fails_with_the_field_named() {
     let want = exact_args("lookup_order", &[("order_id", json!("ORD-12345"))]);
-    let checks = grade(
-        &grader(),
-        vec![ExpectationKind::ToolCall(want)],
-        reply(
-            &[],
-            vec![call("lookup_order", json!({"order_id": "ORD-1"}))],
-        ),
-    )
-    .await;
+    let checks = grade_call(want, call("lookup_order", json!({"order_id": "ORD-1"}))).await;
     // The wrong call is also left unclaimed, so it fails as an extra call too.
     assert_eq!(statuses(&checks), [Status::Failed, Status::Failed]);
     let reason = checks[0].reason.clone().unwrap_or_default();
@@ -130,12 +123,7 @@ async fn each_call_serves_one_expectation() {
     )
     .await;
     assert_eq!(statuses(&one), [Status::Passed, Status::Failed]);
-    assert!(
-        one[1]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("already matched"))
-    );
+    assert_reason(&one[1], "already matched");
 
     // The loose expectation listed first does not take the only call the strict one fits.
     let two = grade(
@@ -158,7 +146,6 @@ async fn each_call_serves_one_expectation() {
 
 #[tokio::test]
 async fn argument_matchers_and_leniency() {
-    let g = grader();
     let want = expected_call(
         "refund",
         vec![
@@ -181,40 +168,18 @@ async fn argument_matchers_and_leniency() {
         "amount": "5", "price": 19.99, "note": "charged twice", "invoice": "INV-42",
         "reason": {"code": "duplicate", "notify": true}, "items": ["a", "b"]
     });
-    let ok = grade(
-        &g,
-        vec![ExpectationKind::ToolCall(want.clone())],
-        reply(&[], vec![call("refund", actual.clone())]),
-    )
-    .await;
+    let ok = grade_call(want.clone(), call("refund", actual.clone())).await;
     assert_eq!(statuses(&ok), [Status::Passed]);
 
     // Arguments sent as a JSON string are read as the object they hold.
-    let as_string = grade(
-        &g,
-        vec![ExpectationKind::ToolCall(want.clone())],
-        reply(&[], vec![call("refund", json!(actual.to_string()))]),
-    )
-    .await;
+    let as_string = grade_call(want.clone(), call("refund", json!(actual.to_string()))).await;
     assert_eq!(statuses(&as_string), [Status::Passed]);
 
     let mut wrong = actual;
     wrong["reason"]["code"] = json!("other");
-    let bad = grade(
-        &g,
-        vec![ExpectationKind::ToolCall(want)],
-        reply(&[], vec![call("refund", wrong)]),
-    )
-    .await;
+    let bad = grade_call(want, call("refund", wrong)).await;
     assert_eq!(bad[0].status, Status::Failed);
-    assert!(
-        bad[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("reason.code")),
-        "{:?}",
-        bad[0].reason
-    );
+    assert_reason(&bad[0], "reason.code");
 }
 
 #[tokio::test]
@@ -226,27 +191,15 @@ async fn semantic_argument_uses_the_similarity_method() {
             leaf(MatchType::Semantic, json!("refund of $20 approved")),
         )],
     );
-    let checks = grade(
-        &grader(),
-        vec![ExpectationKind::ToolCall(want.clone())],
-        reply(
-            &[],
-            vec![call("note", json!({"text": "approved a $20 refund"}))],
-        ),
+    let checks = grade_call(
+        want.clone(),
+        call("note", json!({"text": "approved a $20 refund"})),
     )
     .await;
     assert_eq!(statuses(&checks), [Status::Passed]);
     assert_eq!(checks[0].method, Method::LocalSimilarity);
 
-    let bad = grade(
-        &grader(),
-        vec![ExpectationKind::ToolCall(want)],
-        reply(
-            &[],
-            vec![call("note", json!({"text": "denied a $20 refund"}))],
-        ),
-    )
-    .await;
+    let bad = grade_call(want, call("note", json!({"text": "denied a $20 refund"}))).await;
     assert_eq!(bad[0].status, Status::Failed);
 }
 
