@@ -53,7 +53,12 @@ fn agent_judged_by<const N: usize>(
     judge: &FakeProvider,
     extra: &str,
 ) {
-    let agent = start_agent(HashMap::from(replies));
+    judged_config(dir, &start_agent(HashMap::from(replies)), judge, extra);
+}
+
+/// The config in `dir` that points at the agent at `agent` and at `judge`, with `extra` judge
+/// settings.
+fn judged_config(dir: &Path, agent: &str, judge: &FakeProvider, extra: &str) {
     common::write(
         dir,
         "goldgate.yaml",
@@ -510,4 +515,59 @@ fn votes_ask_each_judgement_n_times_and_keep_the_majority() {
     assert_eq!(fake.requests(), 3);
     // Each vote is its own cache entry, so that the next run keeps all three.
     assert_eq!(common::files_under(&dir.path().join("cache")).len(), 3);
+}
+
+/// A conversation's turns go to the agent one after another, and are judged once it is over: a
+/// slow judge holds up neither the agent's next turn nor the place another case waits for.
+#[test]
+fn a_conversation_is_judged_once_its_turns_are_played() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::{Arc, Mutex};
+    type Tally = (Arc<AtomicUsize>, Arc<Mutex<Vec<usize>>>);
+    // One clock for the agent and the judge: which came first.
+    let clock = Arc::new(AtomicUsize::new(0));
+    let (turns_at, judged_at) = (Arc::default(), Arc::<Mutex<Vec<usize>>>::default());
+    let agent = common::serve_turn(
+        |axum::extract::State((clock, at)): axum::extract::State<Tally>| async move {
+            at.lock().unwrap().push(clock.fetch_add(1, SeqCst));
+            axum::Json(say("It shipped, and you can expect it by April 18th."))
+        },
+        (Arc::clone(&clock), Arc::clone(&turns_at)),
+    );
+    let judged = Arc::clone(&judged_at);
+    let fake = FakeProvider::start(
+        Provider::ALL[0],
+        judge(move |_| {
+            judged.lock().unwrap().push(clock.fetch_add(1, SeqCst));
+            json!({ "score": 4, "explanation": "the same meaning" })
+        }),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    judged_config(dir.path(), &format!("http://{agent}/turn"), &fake, "");
+    let turn = format!("      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n");
+    common::write(
+        dir.path(),
+        "goldens/orders.yaml",
+        format!(
+            "conversations:\n  - conversation: three_turns\n    turns:\n{}",
+            turn.repeat(3)
+        ),
+    );
+    run(
+        goldgate(dir.path())
+            .env(Provider::ALL[0].key_var(), KEY)
+            .args(["run", "."]),
+        dir.path(),
+    )
+    .exits(0);
+    let (turns, judged) = (turns_at.lock().unwrap(), judged_at.lock().unwrap());
+    assert_eq!(
+        (turns.len(), judged.len()),
+        (3, 3),
+        "turns at {turns:?}, judged at {judged:?}"
+    );
+    assert!(
+        turns.iter().max() < judged.iter().min(),
+        "a turn was judged before the conversation was over: turns at {turns:?}, judged at {judged:?}"
+    );
 }
