@@ -66,18 +66,24 @@ fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap()
 }
 
-/// Both comments are where the source had them, in a SCRAPI `text`.
-fn assert_scrapi_keeps_them(text: &str) {
+/// The case's and the turn's comments stand right above `case_line` and the thank-you turn
+/// in `text` (named `what` if not).
+fn assert_in_place(text: &str, case_line: &str, what: &str) {
     assert_eq!(
-        comments_above(text, "- conversation: order-status"),
+        comments_above(text, case_line),
         CASE_COMMENTS,
-        "{text}"
+        "{what}:\n{text}"
     );
     assert_eq!(
         comments_above(text, "- user: Thanks"),
         TURN_COMMENTS,
-        "{text}"
+        "{what}:\n{text}"
     );
+}
+
+/// Both comments are where the source had them, in a SCRAPI `text`.
+fn assert_scrapi_keeps_them(text: &str) {
+    assert_in_place(text, "- conversation: order-status", "SCRAPI");
     assert!(
         comments_above(text, "- conversation: greeting").is_empty(),
         "{text}"
@@ -104,16 +110,7 @@ fn scrapi_to_scenario_and_back_keeps_the_comments_in_place() {
     common::write(dir.path(), "orders.yaml", GOLDEN);
     convert(dir.path(), "orders.yaml", "scenario", "scenarios");
     let scenario = read(dir.path(), "scenarios/order-status.scenario.yaml");
-    assert_eq!(
-        comments_above(&scenario, "id: order-status"),
-        CASE_COMMENTS,
-        "{scenario}"
-    );
-    assert_eq!(
-        comments_above(&scenario, "- user: Thanks"),
-        TURN_COMMENTS,
-        "{scenario}"
-    );
+    assert_in_place(&scenario, "id: order-status", "the scenario");
     assert!(!scenario.contains("goldgate"), "{scenario}");
     let greeting = read(dir.path(), "scenarios/greeting.scenario.yaml");
     assert!(!greeting.contains('#'), "{greeting}");
@@ -125,16 +122,7 @@ fn scrapi_to_scenario_and_back_keeps_the_comments_in_place() {
         "back.yaml",
     );
     let back = read(dir.path(), "back.yaml");
-    assert_eq!(
-        comments_above(&back, "- conversation: order-status"),
-        CASE_COMMENTS,
-        "{back}"
-    );
-    assert_eq!(
-        comments_above(&back, "- user: Thanks"),
-        TURN_COMMENTS,
-        "{back}"
-    );
+    assert_in_place(&back, "- conversation: order-status", "back");
 }
 
 #[test]
@@ -231,15 +219,6 @@ fn every_yaml_reader_keeps_the_comments_for_the_writers() {
         common::write(dir.path(), name, source);
         convert(dir.path(), name, "scrapi", "out.yaml");
         let out = read(dir.path(), "out.yaml");
-        assert_eq!(
-            comments_above(&out, "- conversation: order-status"),
-            CASE_COMMENTS,
-            "{name}:\n{out}"
-        );
-        assert_eq!(
-            comments_above(&out, "- user: Thanks"),
-            TURN_COMMENTS,
-            "{name}:\n{out}"
-        );
+        assert_in_place(&out, "- conversation: order-status", name);
     }
 }

@@ -234,10 +234,7 @@ fn input_row(
     losses: &mut Losses,
 ) -> Option<Row> {
     let row = Row::default();
-    let lost = |what: String, losses: &mut Losses| {
-        losses.add(&turn.location, what);
-        None
-    };
+    let lost = |what: String, losses: &mut Losses| lost(&turn.location, what, losses);
     match input {
         Input::Text(text) => {
             cell_text(text, turn, losses);
@@ -290,6 +287,12 @@ fn tool_response_row(tool: &str, response: &Value) -> Row {
     }
 }
 
+/// No row: what CES has none for, reported at `location`.
+fn lost(location: &Location, what: impl Into<String>, losses: &mut Losses) -> Option<Row> {
+    losses.add(location, what);
+    None
+}
+
 /// The row of one expectation; `None` (reported) when CES has none.
 fn expectation_row(
     turn: &Turn,
@@ -298,10 +301,7 @@ fn expectation_row(
     losses: &mut Losses,
 ) -> Option<Row> {
     let location = &expectation.location;
-    let lost = |what: &str, losses: &mut Losses| {
-        losses.add(location, what);
-        None
-    };
+    let lost = |what: &str, losses: &mut Losses| lost(location, what, losses);
     match &expectation.kind {
         ExpectationKind::AgentText { matcher, agent } => {
             Some(text_row(turn, matcher, agent.as_deref(), location, losses))
