@@ -184,10 +184,12 @@ fn cases(count: usize) -> Vec<Arc<Case>> {
                     expectations,
                     tool_mocks: Vec::new(),
                     recorded_reply: None,
+                    comments: Vec::new(),
                 }],
                 checks: Vec::new(),
                 weight: 1.0,
                 simulated_user: None,
+                comments: Vec::new(),
             })
         })
         .collect()

@@ -131,6 +131,9 @@ pub struct Case {
     /// conversation turn by turn with the simulated user instead of scripted `turns` (then
     /// empty), and `checks` are judged over the conversation it played. `None`: scripted.
     pub simulated_user: Option<Vec<SimulationStep>>,
+    /// The author's comment lines above the case, top first, without `#` (goldgate's own
+    /// annotations left out): `convert` writes them back where the target has comments.
+    pub comments: Vec<String>,
 }
 
 impl Case {
@@ -151,6 +154,7 @@ impl Case {
             checks: Vec::new(),
             weight: 1.0,
             simulated_user: None,
+            comments: Vec::new(),
         }
     }
 
@@ -211,6 +215,8 @@ pub struct Turn {
     /// A reply recorded in the golden file itself (Regtrace `actual_output`): scored as is,
     /// without calling any agent.
     pub recorded_reply: Option<String>,
+    /// The author's comment lines above the turn, as [`Case::comments`].
+    pub comments: Vec<String>,
 }
 
 /// The platform event that opens a conversation: what SCRAPI sends for a turn without user

@@ -451,6 +451,7 @@ impl Evaluation {
                 expectations: Vec::new(),
                 tool_mocks: Vec::new(),
                 recorded_reply: None,
+                comments: Vec::new(),
             });
         }
         let last = turns.len() - 1;

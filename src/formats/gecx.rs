@@ -68,6 +68,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         tags,
         turns,
         checks,
+        comments: super::author_comments(root),
         ..Case::named(id, Format::GecxScenario, location)
     }]
 }
@@ -115,6 +116,7 @@ fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
                 expectations: Vec::new(),
                 tool_mocks: Vec::new(),
                 recorded_reply: None,
+                comments: super::author_comments(item),
             })
         })
         .collect()

@@ -61,6 +61,16 @@ pub fn schema(format: Format) -> Schema {
     }
 }
 
+/// The author's comments above the first key of the mapping `node` (the case or turn it
+/// holds), goldgate's own annotations left out; none when `node` is not a mapping.
+pub(crate) fn author_comments(node: &Node) -> Vec<String> {
+    node.as_map()
+        .and_then(<[_]>::first)
+        .map_or_else(Vec::new, |(key, _)| {
+            scrapi::annotation::authors(&key.comments)
+        })
+}
+
 /// The cases and problems of one file.
 #[derive(Debug)]
 pub struct LoadedFile {

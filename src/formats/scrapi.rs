@@ -12,7 +12,7 @@
 //! instead of `args:`), goldgate loads what was meant and warns. Lint codes E002-E011 keep
 //! SCRAPI's numbers.
 
-mod annotation;
+pub(crate) mod annotation;
 mod dataset;
 mod exported;
 mod matcher;

@@ -165,6 +165,18 @@ impl Yaml {
         self.line(indent, &format!("# {}", text.join(" ")));
     }
 
+    /// The author's comment lines at `indent` spaces, as they were written (their reader took
+    /// off only the `#` and one space).
+    pub fn comments(&mut self, indent: usize, comments: &[String]) {
+        for comment in comments {
+            if comment.is_empty() {
+                self.line(indent, "#");
+            } else {
+                self.line(indent, &format!("# {comment}"));
+            }
+        }
+    }
+
     pub fn line(&mut self, indent: usize, text: &str) {
         self.text.push_str(&" ".repeat(indent));
         self.text.push_str(text);

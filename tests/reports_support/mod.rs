@@ -39,6 +39,7 @@ pub fn model_turn(file: &str, index: usize, line: u32, expectations: Vec<Expecta
         expectations,
         tool_mocks: Vec::new(),
         recorded_reply: None,
+        comments: Vec::new(),
     }
 }
 
@@ -86,6 +87,7 @@ pub fn model_case(id: &str, file: &str, line: u32, turns: Vec<Turn>) -> Case {
         checks: Vec::new(),
         weight: 1.0,
         simulated_user: None,
+        comments: Vec::new(),
     }
 }
 

@@ -37,6 +37,7 @@ pub(crate) fn turn(kinds: Vec<ExpectationKind>) -> Turn {
             .collect(),
         tool_mocks: Vec::new(),
         recorded_reply: None,
+        comments: Vec::new(),
     }
 }
 
@@ -146,6 +147,7 @@ pub(crate) fn case(checks: Vec<CheckKind>) -> Case {
             .collect(),
         weight: 1.0,
         simulated_user: None,
+        comments: Vec::new(),
     }
 }
 

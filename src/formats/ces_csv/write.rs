@@ -74,6 +74,25 @@ pub fn write(cases: &[Case], losses: &mut Losses) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
 
+/// CES CSV has no comments: the author's, above the case and its turns, are reported.
+fn comments_lost(case: &Case, losses: &mut Losses) {
+    let places = std::iter::once((&case.location, &case.comments, "case")).chain(
+        case.turns
+            .iter()
+            .map(|t| (&t.location, &t.comments, "turn")),
+    );
+    for (location, comments, what) in places {
+        if !comments.is_empty() {
+            losses.add(
+                location,
+                format!(
+                    "CES CSV has no comments: the author's comments above this {what} are left out"
+                ),
+            );
+        }
+    }
+}
+
 fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
     let case = per_turn::onto_turns(case, FORMAT, losses);
     losses.regtrace_only(&case, FORMAT);
@@ -87,6 +106,7 @@ fn evaluation(case: &Case, rows: &mut Vec<Row>, losses: &mut Losses) {
             format!("CES has no {what} over the whole conversation: it is left out"),
         );
     }
+    comments_lost(&case, losses);
     let case_rows = conversation_rows(&case, losses);
     // An evaluation without conversation rows does not load: leave the case out instead.
     if case_rows.is_empty() {
@@ -214,10 +234,7 @@ fn input_row(
     losses: &mut Losses,
 ) -> Option<Row> {
     let row = Row::default();
-    let lost = |what: String, losses: &mut Losses| {
-        losses.add(&turn.location, what);
-        None
-    };
+    let lost = |what: String, losses: &mut Losses| lost(&turn.location, what, losses);
     match input {
         Input::Text(text) => {
             cell_text(text, turn, losses);
@@ -270,6 +287,12 @@ fn tool_response_row(tool: &str, response: &Value) -> Row {
     }
 }
 
+/// No row: what CES has none for, reported at `location`.
+fn lost(location: &Location, what: impl Into<String>, losses: &mut Losses) -> Option<Row> {
+    losses.add(location, what);
+    None
+}
+
 /// The row of one expectation; `None` (reported) when CES has none.
 fn expectation_row(
     turn: &Turn,
@@ -278,10 +301,7 @@ fn expectation_row(
     losses: &mut Losses,
 ) -> Option<Row> {
     let location = &expectation.location;
-    let lost = |what: &str, losses: &mut Losses| {
-        losses.add(location, what);
-        None
-    };
+    let lost = |what: &str, losses: &mut Losses| lost(location, what, losses);
     match &expectation.kind {
         ExpectationKind::AgentText { matcher, agent } => {
             Some(text_row(turn, matcher, agent.as_deref(), location, losses))

@@ -162,11 +162,10 @@ fn build(name: &str, args: &mut Args<'_>, diags: &mut Diagnostics) -> Option<Sco
             limit: args.millis(diags)?,
         },
         "llm-judge-not-hallucinating" => {
-            let grounding_context = args.text("groundingContext", diags);
-            let provider = args.provider(diags);
+            let (grounding_context, provider) = args.judged_text("groundingContext", diags)?;
             Scorer::JudgeNotHallucinating {
-                grounding_context: grounding_context?,
-                provider: provider?,
+                grounding_context,
+                provider,
             }
         }
         "llm-judge-helpfulness" => {
@@ -177,12 +176,8 @@ fn build(name: &str, args: &mut Args<'_>, diags: &mut Diagnostics) -> Option<Sco
             }
         }
         "llm-judge-tone-matches" => {
-            let tone = args.text("tone", diags);
-            let provider = args.provider(diags);
-            Scorer::JudgeToneMatches {
-                tone: tone?,
-                provider: provider?,
-            }
+            let (tone, provider) = args.judged_text("tone", diags)?;
+            Scorer::JudgeToneMatches { tone, provider }
         }
         // `load_entry` only calls this with a name from `NAMES`.
         _ => return None,
@@ -288,6 +283,18 @@ impl<'a> Args<'a> {
         };
         let path = self.path_of("provider");
         provider_at(node, &path, "judge", diags).map(Some)
+    }
+
+    /// A judge's required text `key` and its `provider`, both read (so both reported) before
+    /// either fails.
+    fn judged_text(
+        &mut self,
+        key: &'static str,
+        diags: &mut Diagnostics,
+    ) -> Option<(String, Option<Provider>)> {
+        let text = self.text(key, diags);
+        let provider = self.provider(diags);
+        Some((text?, provider?))
     }
 
     /// Reports every key the scorer did not ask for.

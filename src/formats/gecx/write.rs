@@ -58,6 +58,7 @@ pub fn write(case: &Case, losses: &mut Losses) -> Option<String> {
 
 /// `id`, `name`, `description` and `tags`.
 fn header(case: &Case, out: &mut Yaml, losses: &mut Losses) {
+    out.comments(0, &case.comments);
     out.field(0, "id", &yaml_str(&case.id));
     if case.name != case.id {
         out.field(0, "name", &yaml_str(&case.name));
@@ -102,6 +103,9 @@ fn turn_items(turn: &Turn, out: &mut Yaml, losses: &mut Losses) -> usize {
                 &turn.location,
                 "a gecx turn sends one input: this turn's next input is sent as a turn of its own",
             );
+        }
+        if written == 0 {
+            out.comments(2, &turn.comments);
         }
         written += 1;
         out.line(2, &format!("- {item}"));

@@ -174,6 +174,19 @@ fn check_rag_context(test_cases: &[Node], diags: &mut Diagnostics) {
     }
 }
 
+/// The author's comments above `input`, the case's one turn, unless `input` comes first: then
+/// they are above the case, and its.
+fn input_comments(case: &Node) -> Vec<String> {
+    let entries = case.as_map().unwrap_or_default();
+    entries
+        .iter()
+        .skip(1)
+        .find(|(key, _)| key.name == "input")
+        .map_or_else(Vec::new, |(key, _)| {
+            crate::formats::scrapi::annotation::authors(&key.comments)
+        })
+}
+
 fn to_case(
     node: &Node,
     set_tags: &[String],
@@ -223,6 +236,7 @@ fn to_case(
         expectations: Vec::new(),
         tool_mocks: Vec::new(),
         recorded_reply: text("actual_output"),
+        comments: input_comments(node),
     };
     let weight = node.get("weight").and_then(Node::as_f64).unwrap_or(1.0);
     let location = Location::new(file, node.line, node.column);
@@ -234,6 +248,7 @@ fn to_case(
         turns: vec![turn],
         checks,
         weight: weight * defaults.weight,
+        comments: crate::formats::author_comments(node),
         ..Case::named(id, Format::RegtraceSet, location)
     })
 }

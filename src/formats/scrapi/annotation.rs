@@ -26,6 +26,16 @@ use crate::yaml::{Schema, Value, parse_as};
 
 const PREFIX: &str = "goldgate ";
 
+/// The author's comments among `comments`: all but goldgate's own, which say what the format
+/// has no key for and are read back into the model instead.
+pub(crate) fn authors(comments: &[String]) -> Vec<String> {
+    comments
+        .iter()
+        .filter(|comment| !comment.starts_with(PREFIX))
+        .cloned()
+        .collect()
+}
+
 /// `order`'s value for a turn whose calls come before its texts, as CES rows may say.
 pub(super) const CALLS_FIRST: &str = "tool_calls first";
 
@@ -97,6 +107,7 @@ mod tests {
     fn only_goldgate_comments_are_read() {
         let comments = ["name: mine".to_owned(), "goldgate name: x".to_owned()];
         assert_eq!(read(&comments), [("name", "x".to_owned())]);
+        assert_eq!(authors(&comments), ["name: mine"]);
         assert_eq!(
             target("tool_calls[1] note"),
             Some((Target::Call(1), "note"))

@@ -129,11 +129,13 @@ fn conversation(
     Some(case)
 }
 
-/// The name and description goldgate keeps in comments above the conversation.
+/// The author's comments above the conversation, and the name and description goldgate keeps
+/// in comments there.
 fn label(case: &mut Case, node: &Node) {
     let Some((first, _)) = node.as_map().and_then(<[_]>::first) else {
         return;
     };
+    case.comments = annotation::authors(&first.comments);
     for (field, value) in annotation::read(&first.comments) {
         match field {
             "name" => case.name = value,

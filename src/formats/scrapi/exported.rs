@@ -164,6 +164,7 @@ fn steps_turn(node: &Node, index: usize, path: &str, diags: &mut Diagnostics) ->
         expectations: Vec::new(),
         tool_mocks: Vec::new(),
         recorded_reply: None,
+        comments: Vec::new(),
     };
     let steps_path = format!("{path}.steps");
     for (i, step_node) in steps

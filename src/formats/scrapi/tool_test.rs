@@ -144,6 +144,7 @@ fn test(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Case> {
             expectations,
             tool_mocks: Vec::new(),
             recorded_reply: None,
+            comments: Vec::new(),
         }],
         ..Case::named(name, Format::ScrapiGolden, location)
     })

@@ -95,6 +95,7 @@ pub(super) fn parse(
             expectations,
             tool_mocks: calls.mocks,
             recorded_reply: None,
+            comments: crate::formats::author_comments(node),
         },
         unmocked_call: calls.unmocked,
     })

@@ -155,14 +155,18 @@ fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> O
     if !seen.first_definition(&name, (name_node?, &name_path), diags) {
         return None;
     }
-    Some(super::golden_case(
+    let case = super::golden_case(
         name,
         diags.location(node.line, node.column),
         tags,
         serde_json::Map::new(),
         turns,
         checks,
-    ))
+    );
+    Some(Case {
+        comments: crate::formats::author_comments(node),
+        ..case
+    })
 }
 
 /// The keys of a test that tune or precede SCRAPI's session: `historical_contexts` is an
@@ -217,8 +221,12 @@ fn steps(
             let label = step_fields
                 .string("turn", diags)
                 .unwrap_or_else(|| format!("turn {}", i + 1));
-            let turn = exchange(step, &mut step_fields, i + 1, &label, checks, diags);
+            let mut turn = exchange(step, &mut step_fields, i + 1, &label, checks, diags);
             step_fields.finish(STEP_KEYS, diags);
+            // A one-exchange test's comments are the case's: only a step has its own.
+            if let Some(turn) = &mut turn {
+                turn.comments = crate::formats::author_comments(step);
+            }
             turn
         })
         .collect();
@@ -254,6 +262,7 @@ fn exchange(
         expectations,
         tool_mocks: Vec::new(),
         recorded_reply: None,
+        comments: Vec::new(),
     })
 }
 

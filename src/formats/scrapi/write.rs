@@ -96,6 +96,7 @@ fn conversation(
     out: &mut Yaml,
     losses: &mut Losses,
 ) {
+    out.comments(2, &case.comments);
     label_comments(case, out, losses);
     out.line(2, &format!("- conversation: {}", yaml_str(&case.id)));
     losses.regtrace_only(case, FORMAT);
@@ -193,6 +194,7 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
     if let Some(agent) = expected.agent_line(turn, losses) {
         lines.push(("agent".into(), agent));
     }
+    out.comments(6, &turn.comments);
     if expected.calls_first && !expected.chunks.is_empty() {
         // SCRAPI reads a turn's texts before its calls; CES rows keep the order written.
         out.line(

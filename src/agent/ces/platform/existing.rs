@@ -130,6 +130,7 @@ fn turn(file: &Arc<Path>, index: usize, inputs: Vec<Input>) -> Turn {
         expectations: Vec::new(),
         tool_mocks: Vec::new(),
         recorded_reply: None,
+        comments: Vec::new(),
     }
 }
 
