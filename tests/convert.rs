@@ -236,17 +236,12 @@ fn every_golden_round_trips_or_says_what_it_lost() {
     }
 }
 
-/// `goldgate convert SOURCE --to FORMAT -o OUT` in `dir`.
-fn convert_cmd(dir: &Path, source: &str, to: &str, out: &str) -> common::Outcome {
-    goldgate(dir, &["convert", source, "--to", to, "-o", out])
-}
-
 #[test]
 fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input() {
     let dir = tempfile::tempdir().unwrap();
     common::order_golden(dir.path(), &common::order_conversation("shipped"));
 
-    let out = convert_cmd(
+    let out = common::convert(
         dir.path(),
         "goldens/orders.yaml",
         "ces-csv",
@@ -265,7 +260,7 @@ fn the_command_converts_warns_with_file_and_line_and_never_overwrites_its_input(
     goldgate(dir.path(), &["lint", "orders.golden.csv"]).exits(0);
 
     let before = std::fs::read_to_string(dir.path().join("goldens/orders.yaml")).unwrap();
-    let refused = convert_cmd(
+    let refused = common::convert(
         dir.path(),
         "goldens/orders.yaml",
         "scrapi",
@@ -286,7 +281,7 @@ fn a_broken_source_exits_2_with_its_file_and_line_and_writes_nothing() {
         "broken.scenario.yaml",
         "id: x\nwhen:\n  - user: hi\nthen:\n  - scorer: no-such-scorer\n",
     );
-    let out = convert_cmd(dir.path(), "broken.scenario.yaml", "scrapi", "out.yaml");
+    let out = common::convert(dir.path(), "broken.scenario.yaml", "scrapi", "out.yaml");
     out.exits(2)
         .warns(&["broken.scenario.yaml:5:", "nothing was converted"]);
     assert!(!dir.path().join("out.yaml").exists());
@@ -303,7 +298,7 @@ fn several_cases_become_one_scenario_file_each() {
             common::order_conversation("second")
         ),
     );
-    let into_file = convert_cmd(
+    let into_file = common::convert(
         dir.path(),
         "goldens/orders.yaml",
         "scenario",
@@ -315,7 +310,7 @@ fn several_cases_become_one_scenario_file_each() {
         // The target is checked first: no warning about the conversion it refuses.
         .never_warns(&["warning"]);
 
-    let out = convert_cmd(dir.path(), "goldens/orders.yaml", "scenario", "scenarios");
+    let out = common::convert(dir.path(), "goldens/orders.yaml", "scenario", "scenarios");
     out.exits(0);
     for id in ["first", "second"] {
         let text =

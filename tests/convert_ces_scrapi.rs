@@ -16,17 +16,7 @@ fn root() -> PathBuf {
 
 /// `goldgate convert from --to to -o out`, which must succeed: its stderr.
 fn convert(from: &Path, to: &str, out: &Path) -> String {
-    let done = goldgate(
-        &root(),
-        &[
-            "convert",
-            from.to_str().unwrap(),
-            "--to",
-            to,
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let done = common::convert(&root(), from, to, out);
     assert_eq!(
         done.code,
         Some(0),

@@ -37,7 +37,7 @@ const TURN_COMMENTS: [&str; 1] = ["# The thank-you turn must stay polite."];
 
 /// `goldgate convert source --to to -o out` in `dir`, which must succeed: its stderr.
 fn convert(dir: &Path, source: &str, to: &str, out: &str) -> String {
-    let done = goldgate(dir, &["convert", source, "--to", to, "-o", out]);
+    let done = common::convert(dir, source, to, out);
     assert_eq!(done.code, Some(0), "{source} --to {to}: {}", done.stderr);
     done.stderr
 }

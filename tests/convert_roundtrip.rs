@@ -142,17 +142,7 @@ fn output_in(dir: &Path, to: &str) -> PathBuf {
 fn convert(from: &Path, to: &str, dir: &Path) -> Option<(PathBuf, Vec<(PathBuf, u32)>)> {
     std::fs::create_dir_all(dir).unwrap();
     let out = output_in(dir, to);
-    let done = common::goldgate(
-        &root(),
-        &[
-            "convert",
-            from.to_str().unwrap(),
-            "--to",
-            to,
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let done = common::convert(&root(), from, to, &out);
     if done.code != Some(0) {
         assert!(
             done.stderr.contains("warning") || done.stderr.contains("goldgate:"),

@@ -136,6 +136,16 @@ pub fn goldgate(dir: &Path, args: &[&str]) -> Outcome {
     Outcome::of(command_in(dir).args(args))
 }
 
+/// `goldgate convert FROM --to FORMAT -o OUT` in `dir`.
+#[allow(dead_code)] // Not every test crate converts.
+pub fn convert(dir: &Path, from: impl AsRef<Path>, to: &str, out: impl AsRef<Path>) -> Outcome {
+    let (from, out) = (
+        from.as_ref().to_string_lossy(),
+        out.as_ref().to_string_lossy(),
+    );
+    goldgate(dir, &["convert", &from, "--to", to, "-o", &out])
+}
+
 /// The example agent, built once. Cargo names the executable in its JSON messages, so the
 /// target directory (`CARGO_TARGET_DIR`, `--target`) never has to be guessed.
 #[allow(dead_code)] // Not every test crate plays the demo agent.
