@@ -89,13 +89,11 @@ pub(super) async fn grade(
             .ok()
             .map(|a| grader.grade_turn(turn, &a.exchange))
     });
-    let mut graded = match stop.in_flight.run_until_cancelled(join_all(answered)).await {
-        Some(graded) => graded.into_iter(),
-        None => {
-            error.get_or_insert_with(|| EndpointError::cancelled().to_string());
-            Vec::new().into_iter()
-        }
-    };
+    let graded = stop.in_flight.run_until_cancelled(join_all(answered)).await;
+    if graded.is_none() {
+        error.get_or_insert_with(|| EndpointError::cancelled().to_string());
+    }
+    let mut graded = graded.unwrap_or_default().into_iter();
     let mut session = Session {
         turns: Vec::with_capacity(turns.len()),
         played: Vec::new(),
