@@ -43,8 +43,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let Some(config) = super::load_config(args.suite.config.path(), "run") else {
         return Ok(Exit::Error);
     };
-    // Agents, judges and simulated users are reached over HTTPS: the root certificates are
-    // read while the goldens load, not after.
+    // An HTTP agent, a judge or a simulated user needs the root certificates: they are read
+    // while the goldens load, not after (a run that needs none only spends a thread on them).
     goldgate::net::tls::prepare();
     let gate = match super::gate_of(&args.gate, &config) {
         Ok(gate) => gate,
