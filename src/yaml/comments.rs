@@ -37,11 +37,11 @@ fn above(lines: &[&str], key: &Key) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let lead: String = own
+    let opens_its_line = own
         .chars()
         .take(key.column.saturating_sub(1) as usize)
-        .collect();
-    if !lead.chars().all(|c| c == ' ' || c == '-') {
+        .all(|c| c == ' ' || c == '-');
+    if !opens_its_line {
         return Vec::new();
     }
     let indent = own.len() - own.trim_start().len();
