@@ -64,11 +64,15 @@ pub fn schema(format: Format) -> Schema {
 /// The author's comments above the first key of the mapping `node` (the case or turn it
 /// holds), goldgate's own annotations left out; none when `node` is not a mapping.
 pub(crate) fn author_comments(node: &Node) -> Vec<String> {
+    scrapi::annotation::authors(first_key_comments(node))
+}
+
+/// The comment lines above the first key of the mapping `node`: where a case's or a turn's
+/// comments stand, the author's and goldgate's own alike.
+pub(crate) fn first_key_comments(node: &Node) -> &[String] {
     node.as_map()
         .and_then(<[_]>::first)
-        .map_or_else(Vec::new, |(key, _)| {
-            scrapi::annotation::authors(&key.comments)
-        })
+        .map_or(&[], |(key, _)| &key.comments)
 }
 
 /// The cases and problems of one file.

@@ -132,11 +132,8 @@ fn conversation(
 /// The author's comments above the conversation, and the name and description goldgate keeps
 /// in comments there.
 fn label(case: &mut Case, node: &Node) {
-    let Some((first, _)) = node.as_map().and_then(<[_]>::first) else {
-        return;
-    };
-    case.comments = annotation::authors(&first.comments);
-    for (field, value) in annotation::read(&first.comments) {
+    case.comments = crate::formats::author_comments(node);
+    for (field, value) in annotation::read(crate::formats::first_key_comments(node)) {
         match field {
             "name" => case.name = value,
             "description" => case.description = Some(value),

@@ -103,10 +103,7 @@ pub(super) fn parse(
 
 /// The notes, responding agents and order goldgate keeps in comments above the turn.
 fn annotate(expectations: &mut [Expectation], node: &Node) {
-    let Some((first, _)) = node.as_map().and_then(<[_]>::first) else {
-        return;
-    };
-    for (field, value) in annotation::read(&first.comments) {
+    for (field, value) in annotation::read(crate::formats::first_key_comments(node)) {
         if (field, value.as_str()) == ("order", annotation::CALLS_FIRST) {
             // The calls (and their responses) ahead of the texts, as a CES turn had them.
             let texts = expectations.iter().take_while(|e| !is_call(e)).count();
