@@ -29,6 +29,17 @@ const CORPUS: [&str; 6] = [
     "skyflow-airline/evals/goldens/airline_goldens.yaml",
 ];
 
+/// Whether the shared corpus beside the checkout is absent: these tests push its real SCRAPI
+/// goldens (read in place, never copied into this repository), so without it they say so and
+/// stop, as every corpus test here does.
+fn without_corpus() -> bool {
+    let absent = !Path::new(cli::CORPUS).join("manifest.json").is_file();
+    if absent {
+        eprintln!("no ../shared/corpus: skipped");
+    }
+    absent
+}
+
 fn copy_corpus(dir: &Path) {
     copy_goldens(dir, &CORPUS);
 }
@@ -125,6 +136,9 @@ fn assert_pushed_as_scrapi(fake: &Fake) -> usize {
 
 #[test]
 fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
+    if without_corpus() {
+        return;
+    }
     let (dir, fake) = platform_project(copy_corpus, |_| {});
     let (code, report, printed) = with_token(dir.path(), &["--timeout", "30s"]);
     assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
@@ -215,6 +229,9 @@ fn seed_foreign(fake: &Fake, name: &str) -> Value {
 
 #[test]
 fn pushing_again_sends_only_what_changed_and_never_touches_another_evaluation() {
+    if without_corpus() {
+        return;
+    }
     let (dir, fake) = platform_project(copy_corpus, |_| {});
     let (code, _, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(0), "{printed}");
@@ -286,6 +303,9 @@ fn pushing_again_sends_only_what_changed_and_never_touches_another_evaluation() 
 
 #[test]
 fn a_platform_run_gates_against_the_baseline_of_an_earlier_one() {
+    if without_corpus() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     copy_corpus(dir.path());
     let fake = Fake::accepting(TOKEN);
@@ -356,6 +376,9 @@ fn a_platform_run_gates_against_the_baseline_of_an_earlier_one() {
 
 #[test]
 fn a_run_that_ends_in_error_is_an_error_of_every_case() {
+    if without_corpus() {
+        return;
+    }
     let (dir, _fake) = platform_project(copy_corpus, |p| p.finish = Finish::Error);
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");
@@ -370,6 +393,9 @@ fn a_run_that_ends_in_error_is_an_error_of_every_case() {
 
 #[test]
 fn a_poll_that_outlasts_the_timeout_cancels_the_run_and_still_writes_the_reports() {
+    if without_corpus() {
+        return;
+    }
     let (dir, fake) = platform_project(copy_corpus, |p| p.finish = Finish::Never);
     let started = Instant::now();
     let (code, report, printed) =
@@ -389,6 +415,9 @@ fn a_poll_that_outlasts_the_timeout_cancels_the_run_and_still_writes_the_reports
 
 #[test]
 fn a_token_that_expires_mid_poll_is_fetched_again() {
+    if without_corpus() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     copy_corpus(dir.path());
     let fake = Fake::default();
@@ -433,6 +462,9 @@ fn a_token_that_expires_mid_poll_is_fetched_again() {
 
 #[test]
 fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
+    if without_corpus() {
+        return;
+    }
     let (dir, fake) = platform_project(copy_corpus, |p| p.finish = Finish::Never);
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_goldgate"));
     command.current_dir(dir.path()).env("HOME", dir.path());
@@ -487,6 +519,9 @@ fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
 
 #[test]
 fn a_misspelt_platform_setting_is_an_error_with_its_line_and_field() {
+    if without_corpus() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     copy_corpus(dir.path());
     let fake = Fake::accepting(TOKEN);
