@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use ces_platform_support::cli::{
-    self, TOKEN, config, copy_goldens, platform_project, run, start, with_token,
+    self, TOKEN, config, copy_goldens, platform_project, run, start, with_token, without_corpus,
 };
 use ces_platform_support::{APP, Fake, Finish, scrapi_turns};
 
@@ -28,17 +28,6 @@ const CORPUS: [&str; 6] = [
     "scrapi/skill-project-template/evals/goldens/example_escalation.yaml",
     "skyflow-airline/evals/goldens/airline_goldens.yaml",
 ];
-
-/// Whether the shared corpus beside the checkout is absent: these tests push its real SCRAPI
-/// goldens (read in place, never copied into this repository), so without it they say so and
-/// stop, as every corpus test here does.
-fn without_corpus() -> bool {
-    let absent = !Path::new(cli::CORPUS).join("manifest.json").is_file();
-    if absent {
-        eprintln!("no ../shared/corpus: skipped");
-    }
-    absent
-}
 
 fn copy_corpus(dir: &Path) {
     copy_goldens(dir, &CORPUS);

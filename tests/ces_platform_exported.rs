@@ -12,7 +12,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use ces_platform_support::cli::{CORPUS, copy_goldens, platform_project, with_token};
+use ces_platform_support::cli::{
+    CORPUS, copy_goldens, platform_project, with_token, without_corpus,
+};
 
 const EXPORTED: [&str; 3] = [
     "scrapi/tests/testdata/exported_eval_example.yaml",
@@ -27,6 +29,9 @@ const REFUSED: [&str; 2] = [
 
 #[test]
 fn exported_evaluations_push_with_their_steps_as_written() {
+    if without_corpus() {
+        return;
+    }
     let (dir, fake) = platform_project(
         |dir| {
             copy_goldens(dir, &EXPORTED);
