@@ -90,6 +90,36 @@ impl Reply {
     pub fn handoff(&self) -> Option<&Handoff> {
         self.handoff.as_ref().filter(|h| h.is_handoff())
     }
+
+    /// The reply as plain lines, in the order it happened: tool calls with their responses,
+    /// the messages with their speaker, then a transfer, handoff or error. A judge reads
+    /// these lines, and so does a person in the JUnit output; the judge's cache keys hold
+    /// them, so a change of wording here re-asks every cached criterion.
+    pub fn write_lines(&self, out: &mut String) {
+        use std::fmt::Write;
+        // Writing into a String cannot fail.
+        for call in &self.tool_calls {
+            let _ = write!(out, "tool call: {}({})", call.name, call.args);
+            match &call.response {
+                Some(response) => {
+                    let _ = writeln!(out, " -> {response}");
+                }
+                None => out.push('\n'),
+            }
+        }
+        for message in &self.messages {
+            let _ = writeln!(out, "{message}");
+        }
+        if let Some(transfer) = &self.transfer {
+            let _ = writeln!(out, "transfer to: {}", transfer.agent);
+        }
+        if let Some(handoff) = &self.handoff {
+            let _ = writeln!(out, "handoff: {}", handoff.status);
+        }
+        if let Some(error) = &self.error {
+            let _ = writeln!(out, "error {}: {}", error.code, error.message);
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -425,7 +425,7 @@ fn junit_passed_case(passed: &Node) {
         out,
         &[
             "user: hello\nagent: Hi, how can I help?\n",
-            r#"tool call: lookup_order {"order_id":"ORD-12345"} -> {"status":"shipped"}"#,
+            r#"tool call: lookup_order({"order_id":"ORD-12345"}) -> {"status":"shipped"}"#,
         ],
     );
 }

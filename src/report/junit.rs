@@ -384,25 +384,7 @@ fn transcript(case: &CaseResult, path: &str) -> String {
         let _ = writeln!(out, "turn {} ({path}:{})", turn.index, turn.line);
         let _ = writeln!(out, "user: {}", turn.input);
         if let Some(reply) = &turn.reply {
-            for message in &reply.messages {
-                let _ = writeln!(out, "{message}");
-            }
-            for call in &reply.tool_calls {
-                let _ = write!(out, "tool call: {} {}", call.name, call.args);
-                if let Some(response) = &call.response {
-                    let _ = write!(out, " -> {response}");
-                }
-                out.push('\n');
-            }
-            if let Some(transfer) = &reply.transfer {
-                let _ = writeln!(out, "transfer: {}", transfer.agent);
-            }
-            if let Some(handoff) = &reply.handoff {
-                let _ = writeln!(out, "handoff: {}", handoff.status);
-            }
-            if let Some(error) = &reply.error {
-                let _ = writeln!(out, "agent error: {}: {}", error.code, error.message);
-            }
+            reply.write_lines(&mut out);
         }
         if let Some(error) = &turn.error {
             let _ = writeln!(out, "error: {error}");

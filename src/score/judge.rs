@@ -146,27 +146,7 @@ pub fn transcript(turns: &[TurnResult]) -> String {
             );
             continue;
         };
-        for call in &reply.tool_calls {
-            let _ = write!(out, "tool call: {}({})", call.name, call.args);
-            match &call.response {
-                Some(response) => {
-                    let _ = writeln!(out, " -> {response}");
-                }
-                None => out.push('\n'),
-            }
-        }
-        for message in &reply.messages {
-            let _ = writeln!(out, "{message}");
-        }
-        if let Some(transfer) = &reply.transfer {
-            let _ = writeln!(out, "transfer to: {}", transfer.agent);
-        }
-        if let Some(handoff) = &reply.handoff {
-            let _ = writeln!(out, "handoff: {}", handoff.status);
-        }
-        if let Some(error) = &reply.error {
-            let _ = writeln!(out, "error {}: {}", error.code, error.message);
-        }
+        reply.write_lines(&mut out);
     }
     out
 }
