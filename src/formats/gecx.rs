@@ -11,7 +11,7 @@ pub mod write;
 
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{Case, Format, Input, Turn};
-use crate::yaml::{Fields, Node, expect_text};
+use crate::yaml::{Fields, Node, expect_text, indexed};
 
 /// Top-level keys of a scenario.
 const SCENARIO_KEYS: [&str; 6] = ["id", "name", "description", "tags", "when", "then"];
@@ -104,11 +104,10 @@ fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
             .field("when")
             .hint("add at least one `- user: ...` item");
     }
-    items
-        .iter()
+    indexed(items, "when")
         .enumerate()
-        .filter_map(|(i, item)| {
-            let input = load_input(item, &format!("when[{i}]"), diags)?;
+        .filter_map(|(i, (path, item))| {
+            let input = load_input(item, &path, diags)?;
             Some(Turn {
                 index: i + 1,
                 location: diags.location(item.line, item.column),

@@ -26,7 +26,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics};
 use crate::model::{Case, CaseCheck, CheckKind, Format, Location, Turn};
-use crate::yaml::{Fields, Node, Value, expect_text};
+use crate::yaml::{Fields, Node, Value, expect_text, indexed};
 
 /// How to fix a file without conversations (E002).
 const CONVERSATIONS_HINT: &str =
@@ -197,11 +197,8 @@ fn parameters(node: &Node, path: &str, diags: &mut Diagnostics) -> Map<String, J
             .iter()
             .map(|(k, v)| (k.name.clone(), v.to_json()))
             .collect(),
-        Value::Seq(list) => list
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| {
-                let path = format!("{path}[{i}]");
+        Value::Seq(list) => indexed(list, path)
+            .filter_map(|(path, item)| {
                 let mut fields = Fields::of(item, &path, diags)?;
                 let name = fields.required_string("name", diags);
                 let value = fields.take("value").map_or(Json::Null, Node::to_json);
@@ -220,11 +217,9 @@ fn parameters(node: &Node, path: &str, diags: &mut Diagnostics) -> Map<String, J
 /// Free-text criteria an LLM judge checks over the whole conversation: strings, or
 /// `{prompt}` / `{displayName, llmCriteria: {prompt}}` maps.
 fn criteria(node: &Node, path: &str, diags: &mut Diagnostics) -> Vec<CaseCheck> {
-    items(node, path, "a list of expectations", diags)
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| {
-            let prompt = criterion(item, &format!("{path}[{i}]"), diags)?;
+    indexed(items(node, path, "a list of expectations", diags), path)
+        .filter_map(|(path, item)| {
+            let prompt = criterion(item, &path, diags)?;
             Some(CaseCheck {
                 location: diags.location(item.line, item.column),
                 label: "criterion".to_owned(),

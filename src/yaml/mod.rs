@@ -348,10 +348,8 @@ impl<'a> Fields<'a> {
         };
         let path = self.path_of(key);
         match &node.value {
-            Value::Seq(items) => items
-                .iter()
-                .enumerate()
-                .filter_map(|(i, item)| expect_text(item, &format!("{path}[{i}]"), diags))
+            Value::Seq(items) => indexed(items, &path)
+                .filter_map(|(path, item)| expect_text(item, &path, diags))
                 .collect(),
             Value::Str(s) => vec![s.clone()],
             _ => {
@@ -394,6 +392,14 @@ impl<'a> Fields<'a> {
             .filter(|(_, taken)| !**taken)
             .map(|((key, _), _)| key)
     }
+}
+
+/// A list's items with the path a diagnostic names each by: `list[0]`, `list[1]`, ...
+pub fn indexed<'a>(items: &'a [Node], list: &str) -> impl Iterator<Item = (String, &'a Node)> {
+    items
+        .iter()
+        .enumerate()
+        .map(move |(i, item)| (format!("{list}[{i}]"), item))
 }
 
 /// A scalar as text, or a G101 naming `path`.

@@ -15,7 +15,7 @@ use crate::model::{
     ArgsMatcher, CaseCheck, CheckKind, ExpectedToolCall, MatchType, Matcher, Provider, Scorer,
     ValueMatcher,
 };
-use crate::yaml::{Fields, Key, Node, Value, expect_text};
+use crate::yaml::{Fields, Key, Node, Value, expect_text, indexed};
 
 /// The keys of a `then` entry.
 const ENTRY_KEYS: [&str; 2] = ["scorer", "args"];
@@ -42,11 +42,9 @@ pub(super) fn load_checks(then: &Node, diags: &mut Diagnostics) -> Vec<CaseCheck
             .hint("write `then:` then `- scorer: no-error` items");
         return Vec::new();
     };
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| {
-            let scorer = load_entry(item, &format!("then[{i}]"), diags)?;
+    indexed(items, "then")
+        .filter_map(|(path, item)| {
+            let scorer = load_entry(item, &path, diags)?;
             Some(CaseCheck {
                 location: diags.location(item.line, item.column),
                 label: name(&scorer).to_owned(),
@@ -396,10 +394,8 @@ fn expected_calls(
             .hint("list at least one tool name");
         return None;
     }
-    let calls: Vec<_> = items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| expected_call(item, &format!("{path}[{i}]"), diags))
+    let calls: Vec<_> = indexed(items, path)
+        .map(|(path, item)| expected_call(item, &path, diags))
         .collect();
     calls.into_iter().collect()
 }

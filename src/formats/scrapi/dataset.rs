@@ -9,7 +9,7 @@ use super::{
 };
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Case, CaseCheck, Turn};
-use crate::yaml::{Fields, Node, expect_text};
+use crate::yaml::{Fields, Node, expect_text, indexed};
 
 const TOP_KEYS: &[&str] = &[
     "conversations",
@@ -155,8 +155,8 @@ fn turns(
     let turn_nodes = turn_list.map_or(&[][..], |list| {
         items(list, turns_path, "a list of turns", diags)
     });
-    for (i, item) in turn_nodes.iter().enumerate() {
-        if let Some(parsed) = turn::parse(item, i + 1, &format!("{turns_path}[{i}]"), diags) {
+    for (i, (path, item)) in indexed(turn_nodes, turns_path).enumerate() {
+        if let Some(parsed) = turn::parse(item, i + 1, &path, diags) {
             unmocked_call = unmocked_call.or(parsed.unmocked_call);
             turns.push(parsed.turn);
         }

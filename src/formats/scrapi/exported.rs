@@ -10,7 +10,7 @@ use crate::model::{
     ArgsMatcher, Case, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
     ToolMock, Turn,
 };
-use crate::yaml::{Fields, Node, expect_text};
+use crate::yaml::{Fields, Node, expect_text, indexed};
 
 const TOP_KEYS: &[&str] = &[
     "displayName",
@@ -167,13 +167,11 @@ fn steps_turn(node: &Node, index: usize, path: &str, diags: &mut Diagnostics) ->
         comments: Vec::new(),
     };
     let steps_path = format!("{path}.steps");
-    for (i, step_node) in steps
-        .map(|list| items(list, &steps_path, "a list of steps", diags))
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
-        step(step_node, &format!("{steps_path}[{i}]"), &mut turn, diags);
+    let steps = steps.map_or(&[][..], |list| {
+        items(list, &steps_path, "a list of steps", diags)
+    });
+    for (path, step_node) in indexed(steps, &steps_path) {
+        step(step_node, &path, &mut turn, diags);
     }
     Some(turn)
 }
@@ -265,11 +263,9 @@ fn tool_responses(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diagnost
     let Some(list) = list else {
         return;
     };
-    for (i, item) in items(list, &list_path, "a list of tool responses", diags)
-        .iter()
-        .enumerate()
-    {
-        if let Some((name, response)) = tool_response(item, &format!("{list_path}[{i}]"), diags) {
+    let list = items(list, &list_path, "a list of tool responses", diags);
+    for (path, item) in indexed(list, &list_path) {
+        if let Some((name, response)) = tool_response(item, &path, diags) {
             let response = response.unwrap_or(Json::Null);
             turn.inputs.push(Input::ToolResponse { name, response });
         }
@@ -351,11 +347,8 @@ fn agent_response<'a>(
     let Some(chunks) = chunks else {
         return;
     };
-    for (i, chunk) in items(chunks, &chunks_path, "a list of chunks", diags)
-        .iter()
-        .enumerate()
-    {
-        let chunk_path = format!("{chunks_path}[{i}]");
+    let chunks = items(chunks, &chunks_path, "a list of chunks", diags);
+    for (chunk_path, chunk) in indexed(chunks, &chunks_path) {
         let Some(mut chunk_fields) = Fields::of(chunk, &chunk_path, diags) else {
             continue;
         };

@@ -9,7 +9,7 @@
 use super::{Names, criteria, items, listed_tags, parameters, take_container};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Simulation, SimulationStep};
-use crate::yaml::{Fields, Node, expect_text};
+use crate::yaml::{Fields, Node, expect_text, indexed};
 
 const TOP_KEYS: &[&str] = &["evals"];
 const EVAL_KEYS: &[&str] = &[
@@ -46,11 +46,8 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Simulation> {
     };
     let prefix = if root.as_seq().is_some() { "" } else { "evals" };
     let mut seen = Names::of("simulation");
-    evals
-        .iter()
-        .enumerate()
-        .filter_map(|(i, node)| {
-            let path = format!("{prefix}[{i}]");
+    indexed(evals, prefix)
+        .filter_map(|(path, node)| {
             let simulation = simulation(node, &path, diags)?;
             let name_path = format!("{path}.name");
             seen.first_definition(&simulation.name, (node, &name_path), diags)
@@ -98,10 +95,8 @@ fn steps(list: &Node, path: &str, diags: &mut Diagnostics) -> Vec<SimulationStep
             .field(path)
             .hint("add `- goal: ...` with its `success_criteria`");
     }
-    nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, node)| step(node, &format!("{path}[{i}]"), diags))
+    indexed(nodes, path)
+        .filter_map(|(path, node)| step(node, &path, diags))
         .collect()
 }
 

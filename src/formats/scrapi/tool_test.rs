@@ -16,7 +16,7 @@ use crate::model::{
     Case, Expectation, ExpectationKind, Format, Input, JsonPath, ResultCheck, ResultOperator,
     ResultPart, ToolExecution, ToolState, Turn,
 };
-use crate::yaml::{Fields, Node, Value};
+use crate::yaml::{Fields, Node, Value, indexed};
 
 const TOP_KEYS: &[&str] = &["tests"];
 const TEST_KEYS: &[&str] = &[
@@ -92,11 +92,10 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         None => return Vec::new(),
     };
     let mut seen = Names::of("test");
-    list.iter()
-        .enumerate()
-        .filter_map(|(i, node)| {
-            let case = test(node, &format!("tests[{i}]"), diags)?;
-            let name_path = format!("tests[{i}].name");
+    indexed(list, "tests")
+        .filter_map(|(path, node)| {
+            let case = test(node, &path, diags)?;
+            let name_path = format!("{path}.name");
             seen.first_definition(&case.id, (node, &name_path), diags)
                 .then_some(case)
         })
@@ -266,13 +265,10 @@ fn state_map(fields: &mut Fields<'_>, key: &str, diags: &mut Diagnostics) -> Map
     match &node.value {
         Value::Null => Map::new(),
         Value::Map(_) => as_object(node),
-        Value::Seq(names) => names
-            .iter()
-            .enumerate()
-            .filter_map(|(i, name)| {
+        Value::Seq(names) => indexed(names, &path)
+            .filter_map(|(item_path, name)| {
                 let name = name.scalar_text().or_else(|| {
-                    name.wrong_type("a variable name", diags)
-                        .field(format!("{path}[{i}]"));
+                    name.wrong_type("a variable name", diags).field(item_path);
                     None
                 })?;
                 Some((name, Json::Null))
@@ -331,11 +327,9 @@ fn expectations(node: &Node, path: &str, diags: &mut Diagnostics) -> Vec<Expecta
             continue;
         };
         let list_path = fields.path_of(key);
-        for (i, item) in items(list, &list_path, "a list of checks", diags)
-            .iter()
-            .enumerate()
-        {
-            if let Some(check) = check(item, part, &format!("{list_path}[{i}]"), diags) {
+        let list = items(list, &list_path, "a list of checks", diags);
+        for (path, item) in indexed(list, &list_path) {
+            if let Some(check) = check(item, part, &path, diags) {
                 out.push(Expectation {
                     location: diags.location(item.line, item.column),
                     kind: ExpectationKind::ToolResult(check),

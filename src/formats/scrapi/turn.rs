@@ -12,7 +12,7 @@ use crate::model::{
     ArgsMatcher, Expectation, ExpectationKind, ExpectedToolCall, Input, MatchType, Matcher,
     ToolMock, Turn, WELCOME_EVENT,
 };
-use crate::yaml::{Fields, Node, Value, expect_text};
+use crate::yaml::{Fields, Node, Value, expect_text, indexed};
 
 const TURN_KEYS: &[&str] = &["user", "event", "agent", "tool_calls", "variables"];
 const TOOL_CALL_KEYS: &[&str] = &["action", "args", "arguments", "output", "agent"];
@@ -76,11 +76,11 @@ pub(super) fn parse(
     let mut calls = ToolCalls::default();
     if let Some(list) = take_container(&mut fields, "tool_calls", "[]", diags) {
         let list_path = fields.path_of("tool_calls");
-        for (i, call) in items(list, &list_path, "a list of tool calls", diags)
-            .iter()
-            .enumerate()
-        {
-            calls.add(call, &format!("{list_path}[{i}]"), diags);
+        for (path, call) in indexed(
+            items(list, &list_path, "a list of tool calls", diags),
+            &list_path,
+        ) {
+            calls.add(call, &path, diags);
         }
     }
     fields.finish(TURN_KEYS, diags);
@@ -189,11 +189,11 @@ fn agent_expectations(
         Value::Str(_) => vec![node],
         Value::Seq(list) => {
             let mut chunks = Vec::new();
-            for (i, item) in list.iter().enumerate() {
+            for (item_path, item) in indexed(list, path) {
                 if item.as_str().is_some() {
                     chunks.push(item);
                 } else {
-                    report_agent_type(item, &format!("{path}[{i}]"), diags);
+                    report_agent_type(item, &item_path, diags);
                 }
             }
             if chunks.len() < list.len() {

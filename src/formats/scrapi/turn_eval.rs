@@ -15,7 +15,7 @@ use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{
     Case, CaseCheck, CheckKind, Expectation, ExpectationKind, Input, ReplyCheck, Turn,
 };
-use crate::yaml::{Fields, Node, expect_text};
+use crate::yaml::{Fields, Node, expect_text, indexed};
 
 const TOP_KEYS: &[&str] = &["config", "conversations", "tests"];
 const TEST_KEYS: &[&str] = &[
@@ -111,10 +111,8 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     };
     fields.finish(TOP_KEYS, diags);
     let mut seen = Names::of("test");
-    items(list, key, "a list of tests", diags)
-        .iter()
-        .enumerate()
-        .filter_map(|(i, node)| test(node, &format!("{key}[{i}]"), &mut seen, diags))
+    indexed(items(list, key, "a list of tests", diags), key)
+        .filter_map(|(path, node)| test(node, &path, &mut seen, diags))
         .collect()
 }
 
@@ -212,24 +210,25 @@ fn steps(
     }
     let variables = fields.take("variables");
     let turns_path = fields.path_of("turns");
-    let mut turns: Vec<Turn> = items(list, &turns_path, "a list of turns", diags)
-        .iter()
-        .enumerate()
-        .filter_map(|(i, step)| {
-            let step_path = format!("{turns_path}[{i}]");
-            let mut step_fields = Fields::of(step, &step_path, diags)?;
-            let label = step_fields
-                .string("turn", diags)
-                .unwrap_or_else(|| format!("turn {}", i + 1));
-            let mut turn = exchange(step, &mut step_fields, i + 1, &label, checks, diags);
-            step_fields.finish(STEP_KEYS, diags);
-            // A one-exchange test's comments are the case's: only a step has its own.
-            if let Some(turn) = &mut turn {
-                turn.comments = crate::formats::author_comments(step);
-            }
-            turn
-        })
-        .collect();
+    let mut turns: Vec<Turn> = indexed(
+        items(list, &turns_path, "a list of turns", diags),
+        &turns_path,
+    )
+    .enumerate()
+    .filter_map(|(i, (step_path, step))| {
+        let mut step_fields = Fields::of(step, &step_path, diags)?;
+        let label = step_fields
+            .string("turn", diags)
+            .unwrap_or_else(|| format!("turn {}", i + 1));
+        let mut turn = exchange(step, &mut step_fields, i + 1, &label, checks, diags);
+        step_fields.finish(STEP_KEYS, diags);
+        // A one-exchange test's comments are the case's: only a step has its own.
+        if let Some(turn) = &mut turn {
+            turn.comments = crate::formats::author_comments(step);
+        }
+        turn
+    })
+    .collect();
     // A test's own `variables` are not sent by SCRAPI with `turns`; goldgate sends them with
     // the first step rather than dropping them.
     if let (Some(node), Some(first)) = (variables, turns.first_mut()) {
@@ -315,8 +314,7 @@ fn expectations(
         items(list, list_path, "a list of expectations", diags)
     };
     let mut expectations = Vec::new();
-    for (i, item) in list.iter().enumerate() {
-        let item_path = format!("{list_path}[{i}]");
+    for (item_path, item) in indexed(list, list_path) {
         if item.as_map().is_none() {
             if let Some(prompt) = expect_text(item, &item_path, diags) {
                 checks.push(CaseCheck {
