@@ -181,11 +181,15 @@ fn variables_row(variables: &serde_json::Map<String, Value>) -> Row {
 /// One turn's rows: its inputs, then its expectations; the mocks no row carries are reported.
 /// A mocked output (SCRAPI's `output`) is an input row, with the inputs: where CES writes it.
 fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
-    let mut used_mocks = vec![false; turn.tool_mocks.len()];
-    let mut rows = inputs_rows(turn, &mut used_mocks, losses);
+    let mut writer = TurnRows {
+        turn,
+        used_mocks: vec![false; turn.tool_mocks.len()],
+        losses,
+    };
+    let mut rows = writer.inputs();
     let mut expected = Vec::new();
     for expectation in &turn.expectations {
-        let Some(row) = expectation_row(turn, expectation, &mut used_mocks, losses) else {
+        let Some(row) = writer.expectation(expectation) else {
             continue;
         };
         let row = match &expectation.note {
@@ -199,80 +203,193 @@ fn turn_rows_of(turn: &Turn, losses: &mut Losses) -> Vec<Row> {
         }
     }
     rows.extend(expected);
-    for (mock, used) in turn.tool_mocks.iter().zip(used_mocks) {
-        if !used {
-            losses.add(
-                &mock.location,
-                format!(
-                    "CES cannot mock a tool's output: the mocked output of `{}` is left out",
-                    mock.tool
-                ),
-            );
-        }
-    }
+    writer.report_unused_mocks();
     rows
 }
 
-fn inputs_rows(turn: &Turn, used_mocks: &mut [bool], losses: &mut Losses) -> Vec<Row> {
-    // The reader sends a turn that says nothing with the `welcome` event.
-    let welcome_only = turn.inputs.iter().all(|input| match input {
-        Input::Variables(_) => true,
-        Input::Event(name) => name == WELCOME_EVENT,
-        _ => false,
-    });
-    turn.inputs
-        .iter()
-        .filter(|input| !(welcome_only && matches!(input, Input::Event(_))))
-        .filter_map(|input| input_row(turn, input, used_mocks, losses))
-        .collect()
+/// Writes one turn's rows, keeping count of which of its tool mocks a row carries.
+struct TurnRows<'a> {
+    turn: &'a Turn,
+    used_mocks: Vec<bool>,
+    losses: &'a mut Losses,
 }
 
-fn input_row(
-    turn: &Turn,
-    input: &Input,
-    used_mocks: &mut [bool],
-    losses: &mut Losses,
-) -> Option<Row> {
-    let row = Row::default();
-    let lost = |what: String, losses: &mut Losses| lost(&turn.location, what, losses);
-    match input {
-        Input::Text(text) => {
-            cell_text(text, turn, losses);
-            Some(
-                row.set(Column::ActionType, "INPUT_TEXT")
-                    .set(Column::TextContent, text),
-            )
-        }
-        Input::Image { mime_type, data } => Some(
-            row.set(Column::ActionType, "INPUT_IMAGE")
-                .set(Column::ImageMimeType, mime_type)
-                .set(Column::ImageContent, data),
-        ),
-        Input::ToolResponse { name, response } => {
-            // The loader makes the response a mock as well: that mock is this row.
-            if let Some(i) = unused_mock(turn, used_mocks, name, response, true) {
-                used_mocks[i] = true;
+impl TurnRows<'_> {
+    fn inputs(&mut self) -> Vec<Row> {
+        let turn = self.turn;
+        // The reader sends a turn that says nothing with the `welcome` event.
+        let welcome_only = turn.inputs.iter().all(|input| match input {
+            Input::Variables(_) => true,
+            Input::Event(name) => name == WELCOME_EVENT,
+            _ => false,
+        });
+        turn.inputs
+            .iter()
+            .filter(|input| !(welcome_only && matches!(input, Input::Event(_))))
+            .filter_map(|input| self.input(input))
+            .collect()
+    }
+
+    fn input(&mut self, input: &Input) -> Option<Row> {
+        let row = Row::default();
+        let at = &self.turn.location;
+        match input {
+            Input::Text(text) => {
+                self.cell_text(text);
+                Some(
+                    row.set(Column::ActionType, "INPUT_TEXT")
+                        .set(Column::TextContent, text),
+                )
             }
-            Some(tool_response_row(name, response))
+            Input::Image { mime_type, data } => Some(
+                row.set(Column::ActionType, "INPUT_IMAGE")
+                    .set(Column::ImageMimeType, mime_type)
+                    .set(Column::ImageContent, data),
+            ),
+            Input::ToolResponse { name, response } => {
+                // The loader makes the response a mock as well: that mock is this row.
+                self.take_mock(name, response, true);
+                Some(tool_response_row(name, response))
+            }
+            Input::Variables(variables) => Some(variables_row(variables)),
+            Input::Event(name) => self.lost(
+                at,
+                format!(
+                    "CES has no events but the `{WELCOME_EVENT}` of a turn that sends nothing: the `{name}` event is left out"
+                ),
+            ),
+            Input::ApproveToolCall(tag) | Input::DenyToolCall(tag) => self.lost(
+                at,
+                format!("CES cannot approve or deny a tool call: the answer to `{tag}` is left out"),
+            ),
+            Input::ExecuteTool(execution) => self.lost(
+                at,
+                format!(
+                    "a CES golden is a conversation: the direct execution of `{}` is left out",
+                    execution.tool
+                ),
+            ),
         }
-        Input::Variables(variables) => Some(variables_row(variables)),
-        Input::Event(name) => lost(
-            format!(
-                "CES has no events but the `{WELCOME_EVENT}` of a turn that sends nothing: the `{name}` event is left out"
+    }
+
+    /// The row of one expectation; `None` (reported) when CES has none.
+    fn expectation(&mut self, expectation: &Expectation) -> Option<Row> {
+        let at = &expectation.location;
+        match &expectation.kind {
+            ExpectationKind::AgentText { matcher, agent } => {
+                Some(self.text_row(matcher, agent.as_deref(), at))
+            }
+            ExpectationKind::NoAgentText => self.lost(
+                at,
+                "CES cannot expect silence: the turn's check that the agent says nothing is left out",
             ),
-            losses,
-        ),
-        Input::ApproveToolCall(tag) | Input::DenyToolCall(tag) => lost(
-            format!("CES cannot approve or deny a tool call: the answer to `{tag}` is left out"),
-            losses,
-        ),
-        Input::ExecuteTool(execution) => lost(
-            format!(
-                "a CES golden is a conversation: the direct execution of `{}` is left out",
-                execution.tool
+            ExpectationKind::UnexpectedResponse => self.lost(
+                at,
+                "CES does not flag an UNEXPECTED RESPONSE: the turn's check that the agent says nothing is left out",
             ),
-            losses,
-        ),
+            ExpectationKind::Reply(_) => self.lost(
+                at,
+                "a CES golden has no SCRAPI turn-eval checks: the check is left out",
+            ),
+            ExpectationKind::ToolResult(_) => self.lost(
+                at,
+                "a CES golden has no checks on a tool's result: the check is left out",
+            ),
+            ExpectationKind::ToolCall(call) => Some(tool_call_row(call, at, self.losses)),
+            ExpectationKind::ToolResponse { tool, output } => {
+                Some(self.tool_response_expectation(tool, output.as_ref(), at))
+            }
+            ExpectationKind::Transfer { agent } => Some(
+                Row::default()
+                    .set(Column::ActionType, "EXPECTATION_AGENT_TRANSFER")
+                    .set(Column::AgentTransferTarget, agent),
+            ),
+        }
+    }
+
+    /// `EXPECTATION_TEXT`, from the agent the model names, else from any agent ([`ANY_AGENT`]).
+    fn text_row(&mut self, matcher: &Matcher, agent: Option<&str>, at: &Location) -> Row {
+        self.losses.semantic_only(matcher, at, FORMAT);
+        let text = text_of(&matcher.expected);
+        self.cell_text(&text);
+        Row::default()
+            .set(Column::ActionType, "EXPECTATION_TEXT")
+            .set(Column::ResponseAgent, agent.unwrap_or(ANY_AGENT))
+            .set(Column::TextContent, text)
+    }
+
+    /// SCRAPI's `output` (the tool's mocked response) is sent as a tool response input, which
+    /// CES reads back as the same mock; any other expected response is
+    /// `EXPECTATION_TOOL_RESPONSE`.
+    fn tool_response_expectation(
+        &mut self,
+        tool: &str,
+        output: Option<&Value>,
+        at: &Location,
+    ) -> Row {
+        if let Some(output) = output {
+            if self.take_mock(tool, output, false) {
+                return tool_response_row(tool, output);
+            }
+            self.losses.add(
+                at,
+                format!("CES checks that `{tool}` responded, not what it responded: the expected output is left out"),
+            );
+        }
+        Row::default()
+            .set(Column::ActionType, "EXPECTATION_TOOL_RESPONSE")
+            .set(Column::ToolName, tool)
+    }
+
+    /// Marks the first mock of `tool` with `output` that no row carries yet (only one for every
+    /// call, without arguments, when `any_call`) as carried; false when there is none.
+    fn take_mock(&mut self, tool: &str, output: &Value, any_call: bool) -> bool {
+        let used = &self.used_mocks;
+        let found = self
+            .turn
+            .tool_mocks
+            .iter()
+            .enumerate()
+            .position(|(i, mock)| {
+                !used[i]
+                    && mock.tool == tool
+                    && mock.output == *output
+                    && (!any_call || mock.args.is_none())
+            });
+        if let Some(i) = found {
+            self.used_mocks[i] = true;
+        }
+        found.is_some()
+    }
+
+    fn report_unused_mocks(self) {
+        for (mock, used) in self.turn.tool_mocks.iter().zip(self.used_mocks) {
+            if !used {
+                self.losses.add(
+                    &mock.location,
+                    format!(
+                        "CES cannot mock a tool's output: the mocked output of `{}` is left out",
+                        mock.tool
+                    ),
+                );
+            }
+        }
+    }
+
+    /// CES trims every cell: surrounding spaces do not survive.
+    fn cell_text(&mut self, text: &str) {
+        if text.trim() != text {
+            self.losses.add(
+                &self.turn.location,
+                "CES trims cells: the spaces around a text are left out",
+            );
+        }
+    }
+
+    /// No row: what CES has none for, reported at `at`.
+    fn lost(&mut self, at: &Location, what: impl Into<String>) -> Option<Row> {
+        self.losses.add(at, what);
+        None
     }
 }
 
@@ -285,75 +402,6 @@ fn tool_response_row(tool: &str, response: &Value) -> Row {
     } else {
         row.set(Column::ToolResponseJson, response.to_string())
     }
-}
-
-/// No row: what CES has none for, reported at `location`.
-fn lost(location: &Location, what: impl Into<String>, losses: &mut Losses) -> Option<Row> {
-    losses.add(location, what);
-    None
-}
-
-/// The row of one expectation; `None` (reported) when CES has none.
-fn expectation_row(
-    turn: &Turn,
-    expectation: &Expectation,
-    used_mocks: &mut [bool],
-    losses: &mut Losses,
-) -> Option<Row> {
-    let location = &expectation.location;
-    let lost = |what: &str, losses: &mut Losses| lost(location, what, losses);
-    match &expectation.kind {
-        ExpectationKind::AgentText { matcher, agent } => {
-            Some(text_row(turn, matcher, agent.as_deref(), location, losses))
-        }
-        ExpectationKind::NoAgentText => lost(
-            "CES cannot expect silence: the turn's check that the agent says nothing is left out",
-            losses,
-        ),
-        ExpectationKind::UnexpectedResponse => lost(
-            "CES does not flag an UNEXPECTED RESPONSE: the turn's check that the agent says nothing is left out",
-            losses,
-        ),
-        ExpectationKind::Reply(_) => lost(
-            "a CES golden has no SCRAPI turn-eval checks: the check is left out",
-            losses,
-        ),
-        ExpectationKind::ToolResult(_) => lost(
-            "a CES golden has no checks on a tool's result: the check is left out",
-            losses,
-        ),
-        ExpectationKind::ToolCall(call) => Some(tool_call_row(call, location, losses)),
-        ExpectationKind::ToolResponse { tool, output } => Some(tool_response_expectation(
-            turn,
-            tool,
-            output.as_ref(),
-            location,
-            used_mocks,
-            losses,
-        )),
-        ExpectationKind::Transfer { agent } => Some(
-            Row::default()
-                .set(Column::ActionType, "EXPECTATION_AGENT_TRANSFER")
-                .set(Column::AgentTransferTarget, agent),
-        ),
-    }
-}
-
-/// `EXPECTATION_TEXT`, from the agent the model names, else from any agent ([`ANY_AGENT`]).
-fn text_row(
-    turn: &Turn,
-    matcher: &Matcher,
-    agent: Option<&str>,
-    location: &Location,
-    losses: &mut Losses,
-) -> Row {
-    losses.semantic_only(matcher, location, FORMAT);
-    let text = text_of(&matcher.expected);
-    cell_text(&text, turn, losses);
-    Row::default()
-        .set(Column::ActionType, "EXPECTATION_TEXT")
-        .set(Column::ResponseAgent, agent.unwrap_or(ANY_AGENT))
-        .set(Column::TextContent, text)
 }
 
 fn tool_call_row(call: &ExpectedToolCall, location: &Location, losses: &mut Losses) -> Row {
@@ -371,56 +419,4 @@ fn tool_call_row(call: &ExpectedToolCall, location: &Location, losses: &mut Loss
     }
     let args = exact_args_json(&call.args, location, FORMAT, losses);
     row.set(Column::ToolCallArgsJson, Value::Object(args).to_string())
-}
-
-/// SCRAPI's `output` (the tool's mocked response) is sent as a tool response input, which CES
-/// reads back as the same mock; any other expected response is `EXPECTATION_TOOL_RESPONSE`.
-fn tool_response_expectation(
-    turn: &Turn,
-    tool: &str,
-    output: Option<&Value>,
-    location: &Location,
-    used_mocks: &mut [bool],
-    losses: &mut Losses,
-) -> Row {
-    if let Some(output) = output {
-        if let Some(i) = unused_mock(turn, used_mocks, tool, output, false) {
-            used_mocks[i] = true;
-            return tool_response_row(tool, output);
-        }
-        losses.add(
-            location,
-            format!("CES checks that `{tool}` responded, not what it responded: the expected output is left out"),
-        );
-    }
-    Row::default()
-        .set(Column::ActionType, "EXPECTATION_TOOL_RESPONSE")
-        .set(Column::ToolName, tool)
-}
-
-/// The first mock of `tool` with `output` not yet carried by a row (only one for every call,
-/// without arguments, when `any_call`).
-fn unused_mock(
-    turn: &Turn,
-    used: &[bool],
-    tool: &str,
-    output: &Value,
-    any_call: bool,
-) -> Option<usize> {
-    turn.tool_mocks.iter().enumerate().position(|(i, mock)| {
-        !used[i]
-            && mock.tool == tool
-            && mock.output == *output
-            && (!any_call || mock.args.is_none())
-    })
-}
-
-/// CES trims every cell: surrounding spaces do not survive.
-fn cell_text(text: &str, turn: &Turn, losses: &mut Losses) {
-    if text.trim() != text {
-        losses.add(
-            &turn.location,
-            "CES trims cells: the spaces around a text are left out",
-        );
-    }
 }
