@@ -572,16 +572,18 @@ mod tests {
 
     #[test]
     fn durations_take_common_units() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
-        assert!(
-            parse_duration("5 parsecs")
-                .unwrap_err()
-                .contains("unknown unit")
-        );
-        assert!(parse_duration("0s").unwrap_err().contains("is zero"));
+        for (text, want) in [
+            ("500ms", Duration::from_millis(500)),
+            ("30s", Duration::from_secs(30)),
+            ("2m", Duration::from_secs(120)),
+            ("5", Duration::from_secs(5)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(want), "{text:?}");
+        }
+        for (text, complaint) in [("5 parsecs", "unknown unit"), ("0s", "is zero")] {
+            let err = parse_duration(text).unwrap_err();
+            assert!(err.contains(complaint), "{text:?}: {err}");
+        }
     }
 
     #[test]

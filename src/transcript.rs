@@ -402,10 +402,14 @@ mod tests {
 
     #[test]
     fn dollars_read_as_people_write_them() {
-        assert_eq!(dollars(1.8234), "$1.82");
-        assert_eq!(dollars(0.0123456), "$0.0123");
-        assert_eq!(dollars(0.25), "$0.25");
-        assert_eq!(dollars(0.255), "$0.255");
-        assert_eq!(dollars(0.0), "$0.00");
+        for (amount, shown) in [
+            (1.8234, "$1.82"),
+            (0.0123456, "$0.0123"),
+            (0.25, "$0.25"),
+            (0.255, "$0.255"),
+            (0.0, "$0.00"),
+        ] {
+            assert_eq!(dollars(amount), shown, "{amount}");
+        }
     }
 }

@@ -148,17 +148,29 @@ mod tests {
     use super::Thresholds;
     use crate::results::Threshold;
 
+    /// Each threshold has the limit `want` pairs it with.
+    #[track_caller]
+    fn assert_limits(t: &Thresholds, want: &[(Threshold, Option<f64>)]) {
+        for &(threshold, limit) in want {
+            assert_eq!(t.limit(threshold), limit, "{threshold:?}");
+        }
+    }
+
     #[test]
     fn defaults_are_the_seeds() {
-        let t = Thresholds::default();
-        assert_eq!(t.limit(Threshold::PassRateDropPp), Some(0.0));
-        assert_eq!(t.limit(Threshold::DeflectionDropPp), Some(5.0));
-        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), Some(20.0));
-        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), Some(20.0));
-        assert_eq!(t.limit(Threshold::HallucinationRateIncreasePp), Some(2.0));
-        // Cost and tokens are off unless set: not every agent reports them.
-        assert_eq!(t.limit(Threshold::CostIncreasePct), None);
-        assert_eq!(t.limit(Threshold::TokensIncreasePct), None);
+        assert_limits(
+            &Thresholds::default(),
+            &[
+                (Threshold::PassRateDropPp, Some(0.0)),
+                (Threshold::DeflectionDropPp, Some(5.0)),
+                (Threshold::P95LatencyIncreasePct, Some(20.0)),
+                (Threshold::TtftP95IncreasePct, Some(20.0)),
+                (Threshold::HallucinationRateIncreasePp, Some(2.0)),
+                // Cost and tokens are off unless set: not every agent reports them.
+                (Threshold::CostIncreasePct, None),
+                (Threshold::TokensIncreasePct, None),
+            ],
+        );
     }
 
     #[test]
@@ -176,10 +188,15 @@ mod tests {
         ];
 
         let t = Thresholds::resolve(&config, &eval, Some(&flag)).unwrap();
-        assert_eq!(t.limit(Threshold::PassRateDropPp), Some(1.5));
-        assert_eq!(t.limit(Threshold::DeflectionDropPp), Some(7.0));
-        assert_eq!(t.limit(Threshold::P95LatencyIncreasePct), Some(50.0));
-        assert_eq!(t.limit(Threshold::TtftP95IncreasePct), Some(20.0));
+        assert_limits(
+            &t,
+            &[
+                (Threshold::PassRateDropPp, Some(1.5)),
+                (Threshold::DeflectionDropPp, Some(7.0)),
+                (Threshold::P95LatencyIncreasePct, Some(50.0)),
+                (Threshold::TtftP95IncreasePct, Some(20.0)),
+            ],
+        );
 
         // The flag's file may also use gecx's section.
         fs::write(
@@ -199,18 +216,13 @@ mod tests {
         let text = Thresholds::resolve(&[], &[], Some(&flag))
             .unwrap_err()
             .to_string();
-        assert!(
-            text.contains(":1: error [G100] p95LatencyIncrease: unknown key"),
-            "{text}"
-        );
-        assert!(
-            text.contains("did you mean `p95LatencyIncreasePct`?"),
-            "{text}"
-        );
-        assert!(
-            text.contains(":2: error [G101] ttftP95IncreasePct"),
-            "{text}"
-        );
+        for words in [
+            ":1: error [G100] p95LatencyIncrease: unknown key",
+            "did you mean `p95LatencyIncreasePct`?",
+            ":2: error [G101] ttftP95IncreasePct",
+        ] {
+            assert!(text.contains(words), "{words:?} in {text}");
+        }
 
         let missing = dir.path().join("absent.json");
         let text = Thresholds::resolve(&[], &[], Some(&missing))

@@ -455,11 +455,15 @@ mod tests {
 
     #[test]
     fn escapes_terminal_controls_and_bidi() {
-        assert_eq!(escape("plain text, é"), "plain text, é");
-        assert_eq!(escape("\x1b[2Jgone"), "\\u{1b}[2Jgone");
-        assert_eq!(escape("a\r\nb\tc"), "a\\r\\nb\\tc");
-        assert_eq!(escape("\u{9b}31m"), "\\u{9b}31m");
-        assert_eq!(escape("abc\u{202e}def"), "abc\\u{202e}def");
+        for (text, shown) in [
+            ("plain text, é", "plain text, é"),
+            ("\x1b[2Jgone", "\\u{1b}[2Jgone"),
+            ("a\r\nb\tc", "a\\r\\nb\\tc"),
+            ("\u{9b}31m", "\\u{9b}31m"),
+            ("abc\u{202e}def", "abc\\u{202e}def"),
+        ] {
+            assert_eq!(escape(text), shown, "{text:?}");
+        }
     }
 
     #[test]

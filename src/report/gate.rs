@@ -341,41 +341,20 @@ mod tests {
             ..Comparison::default()
         };
         let text = render(&comparison);
-        assert!(
-            text.contains("baseline: base\\u{1b}line.json; false-alarm rate 1%"),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  REGRESSED\n                    \
-                 p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 runs"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains("rose 66.7% (limit 20%)        ok: within the 50 ms noise floor"),
-            "{text}"
-        );
-        assert!(
-            text.contains("p95 TTFT            not measured in the baseline: not compared"),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "Newly failing (1):\n  goldens/orders.yaml:12 order_not_found: new -> failed\n    \
-                 decided by verdict: a new case must pass"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains("not run now (1): goldens/orders.yaml#old"),
-            "{text}"
-        );
-        assert!(
-            text.contains("Gate: REGRESSED: passRateDropPp (pass rate dropped 12.5 pp, limit 0 pp); 1 case newly failing"),
-            "{text}"
-        );
-        assert!(text.contains("Note: 1 case(s) ran once"), "{text}");
+        for words in [
+            "baseline: base\\u{1b}line.json; false-alarm rate 1%",
+            "100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  REGRESSED\n                    \
+             p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 runs",
+            "rose 66.7% (limit 20%)        ok: within the 50 ms noise floor",
+            "p95 TTFT            not measured in the baseline: not compared",
+            "Newly failing (1):\n  goldens/orders.yaml:12 order_not_found: new -> failed\n    \
+             decided by verdict: a new case must pass",
+            "not run now (1): goldens/orders.yaml#old",
+            "Gate: REGRESSED: passRateDropPp (pass rate dropped 12.5 pp, limit 0 pp); 1 case newly failing",
+            "Note: 1 case(s) ran once",
+        ] {
+            assert!(text.contains(words), "{words:?} in {text}");
+        }
         let quiet = render(&Comparison::default());
         assert!(
             quiet.ends_with("Gate: no regression (no threshold tripped, no case newly failing)\n")

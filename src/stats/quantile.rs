@@ -199,19 +199,22 @@ mod tests {
     #[test]
     fn nearest_rank_picks_a_sample() {
         let sorted: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(quantile(&sorted, 0.95), Some(95.0));
-        assert_eq!(quantile(&sorted, 0.07), Some(7.0));
-        assert_eq!(quantile(&sorted, 0.071), Some(8.0));
-        assert_eq!(quantile(&sorted, 0.0), Some(1.0));
-        assert_eq!(quantile(&sorted, 1.0), Some(100.0));
+        for (q, want) in [
+            (0.95, 95.0),
+            (0.07, 7.0),
+            (0.071, 8.0),
+            (0.0, 1.0),
+            (1.0, 100.0),
+        ] {
+            assert_eq!(quantile(&sorted, q), Some(want), "{q}");
+        }
         assert_eq!(quantile(&[3.0], 0.5), Some(3.0));
         assert_eq!(quantile::<f64>(&[], 0.5), None);
         // ceil(0.5 * 5) = 3rd, ceil(0.95 * 5) = 5th, ceil(0.2 * 5) = 1st exactly.
         let five = [10, 20, 30, 40, 50];
-        assert_eq!(quantile(&five, 0.5), Some(30));
-        assert_eq!(quantile(&five, 0.95), Some(50));
-        assert_eq!(quantile(&five, 0.2), Some(10));
-        assert_eq!(quantile(&five, 0.21), Some(20));
+        for (q, want) in [(0.5, 30), (0.95, 50), (0.2, 10), (0.21, 20)] {
+            assert_eq!(quantile(&five, q), Some(want), "{q}");
+        }
         // An even count: the lower middle, never an average.
         assert_eq!(quantile(&[1, 2, 3, 4], 0.5), Some(2));
         assert_eq!(quantile(&sorted, 1.5), None);

@@ -437,6 +437,13 @@ pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
 mod tests {
     use super::*;
 
+    /// The error's message carries `words`; a failure shows the whole message.
+    #[track_caller]
+    fn assert_says(err: &ParseError, words: &str) {
+        let message = &err.message;
+        assert!(message.contains(words), "{words:?} in {message:?}");
+    }
+
     #[test]
     fn keeps_positions_of_keys_and_values() {
         let node = parse("a: 1\nb:\n  - x\n  - {c: null}\n").unwrap();
@@ -453,11 +460,7 @@ mod tests {
         let err = parse("a: 1\nb: 2\na: 3\n").unwrap_err();
         assert_eq!(err.code, Code::E005);
         assert_eq!(err.line, 3);
-        assert!(
-            err.message.contains("duplicate mapping key"),
-            "{}",
-            err.message
-        );
+        assert_says(&err, "duplicate mapping key");
     }
 
     #[test]
@@ -510,18 +513,14 @@ mod tests {
         );
         let err = parse_as("a: 1\nb: .inf\n", Schema::YamlCore).unwrap_err();
         assert_eq!((err.code, err.line, err.column), (Code::E001, 2, 4));
-        assert!(err.message.contains("quote it"), "{}", err.message);
+        assert_says(&err, "quote it");
     }
 
     #[test]
     fn a_second_document_is_refused() {
         let err = parse("a: 1\n---\nb: 2\n").unwrap_err();
         assert_eq!((err.code, err.line), (Code::E001, 3));
-        assert!(
-            err.message.contains("multiple YAML documents"),
-            "{}",
-            err.message
-        );
+        assert_says(&err, "multiple YAML documents");
     }
 
     #[test]

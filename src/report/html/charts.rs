@@ -357,14 +357,11 @@ mod tests {
 
     #[test]
     fn steps_are_round() {
-        assert_eq!(round_step(0), 1);
-        assert_eq!(round_step(1), 1);
-        assert_eq!(round_step(3), 5);
-        assert_eq!(round_step(7), 10);
-        assert_eq!(round_step(41), 50);
-        assert_eq!(round_step(101), 200);
-        assert_eq!(short(850), "850 ms");
-        assert_eq!(short(1_250), "1.2 s");
-        assert_eq!(short(12_500), "12 s");
+        for (raw, step) in [(0, 1), (1, 1), (3, 5), (7, 10), (41, 50), (101, 200)] {
+            assert_eq!(round_step(raw), step, "{raw}");
+        }
+        for (ms, shown) in [(850, "850 ms"), (1_250, "1.2 s"), (12_500, "12 s")] {
+            assert_eq!(short(ms), shown, "{ms}");
+        }
     }
 }

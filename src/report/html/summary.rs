@@ -251,46 +251,40 @@ mod tests {
 
     #[test]
     fn each_threshold_says_what_the_gate_decided() {
-        let tripped = delta(
-            Threshold::PassRateDropPp,
-            Some(50.0),
-            0.0,
-            Decision::Regressed,
-        );
-        assert!(tripped.contains("<td class=\"num\">100.0%</td><td class=\"num\">50.0%</td><td class=\"num\">50 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge failed\">regressed</span>"), "{tripped}");
-        let open = delta(
-            Threshold::PassRateDropPp,
-            Some(50.0),
-            0.0,
-            Decision::Inconclusive,
-        );
-        assert!(open.contains("inconclusive: could be noise"), "{open}");
-        let floor = delta(
-            Threshold::P95LatencyIncreasePct,
-            Some(275.0),
-            20.0,
-            Decision::Clear,
-        );
-        assert!(floor.contains("within the latency noise floor"), "{floor}");
-        let worse = delta(Threshold::DeflectionDropPp, Some(2.0), 5.0, Decision::Clear);
-        assert!(worse.contains("worse, within the limit"), "{worse}");
-        // 0.1 + 0.2 points of drop against a 0.3 limit: at the limit, not over it.
-        let at_limit = delta(
-            Threshold::DeflectionDropPp,
-            Some(0.1 + 0.2),
-            0.3,
-            Decision::Clear,
-        );
-        assert!(at_limit.contains("worse, within the limit"), "{at_limit}");
-        let better = delta(
-            Threshold::DeflectionDropPp,
-            Some(-2.0),
-            5.0,
-            Decision::Clear,
-        );
-        assert!(better.contains(">within the limit<"), "{better}");
-        let unmeasured = delta(Threshold::TtftP95IncreasePct, None, 20.0, Decision::Clear);
-        assert!(unmeasured.contains("not compared"), "{unmeasured}");
+        use Decision::{Clear, Inconclusive, Regressed};
+        use Threshold::{
+            DeflectionDropPp, P95LatencyIncreasePct, PassRateDropPp, TtftP95IncreasePct,
+        };
+        let tripped = "<td class=\"num\">100.0%</td><td class=\"num\">50.0%</td><td class=\"num\">50 pp</td><td class=\"num\">0 pp</td><td><span class=\"badge failed\">regressed</span>";
+        for (case, shown) in [
+            ((PassRateDropPp, Some(50.0), 0.0, Regressed), tripped),
+            (
+                (PassRateDropPp, Some(50.0), 0.0, Inconclusive),
+                "inconclusive: could be noise",
+            ),
+            (
+                (P95LatencyIncreasePct, Some(275.0), 20.0, Clear),
+                "within the latency noise floor",
+            ),
+            (
+                (DeflectionDropPp, Some(2.0), 5.0, Clear),
+                "worse, within the limit",
+            ),
+            // 0.1 + 0.2 points of drop against a 0.3 limit: at the limit, not over it.
+            (
+                (DeflectionDropPp, Some(0.1 + 0.2), 0.3, Clear),
+                "worse, within the limit",
+            ),
+            (
+                (DeflectionDropPp, Some(-2.0), 5.0, Clear),
+                ">within the limit<",
+            ),
+            ((TtftP95IncreasePct, None, 20.0, Clear), "not compared"),
+        ] {
+            let (threshold, change, limit, decision) = case;
+            let row = delta(threshold, change, limit, decision);
+            assert!(row.contains(shown), "{case:?}: {row}");
+        }
     }
 
     #[test]
@@ -317,10 +311,14 @@ mod tests {
         let mut out = String::new();
         gate(&mut out, Some(&comparison));
         assert!(!out.contains("<script") && !out.contains("<img"), "{out}");
-        assert!(out.contains("&lt;script&gt;window.pwned=1&lt;/script&gt;"));
-        assert!(out.contains("<span class=\"badge failed\">regressed</span>"));
-        assert!(out.contains("<h3>Newly failing (1)</h3>"));
-        assert!(out.contains("(passed → failed)"));
-        assert!(out.contains("<h3>In the baseline, not run now (1)</h3>"));
+        for words in [
+            "&lt;script&gt;window.pwned=1&lt;/script&gt;",
+            "<span class=\"badge failed\">regressed</span>",
+            "<h3>Newly failing (1)</h3>",
+            "(passed → failed)",
+            "<h3>In the baseline, not run now (1)</h3>",
+        ] {
+            assert!(out.contains(words), "{words:?} in {out}");
+        }
     }
 }

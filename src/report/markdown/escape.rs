@@ -140,10 +140,14 @@ mod tests {
 
     #[test]
     fn code_spans_and_html_code_hold_any_line() {
-        assert_eq!(code_span("a`b"), "``a`b``");
-        assert_eq!(code_span("`x`"), "`` `x` ``");
-        assert_eq!(code_span("a|b"), "`a\\|b`");
-        assert_eq!(code_span("two\nlines"), "`two\\nlines`");
+        for (text, span) in [
+            ("a`b", "``a`b``"),
+            ("`x`", "`` `x` ``"),
+            ("a|b", "`a\\|b`"),
+            ("two\nlines", "`two\\nlines`"),
+        ] {
+            assert_eq!(code_span(text), span, "{text:?}");
+        }
         assert_eq!(
             html_code("<b>&\"</b>"),
             "<code>&lt;b&gt;&amp;&quot;&lt;/b&gt;</code>"
