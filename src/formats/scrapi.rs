@@ -124,6 +124,26 @@ impl Names {
     }
 }
 
+/// Each item of `list` that `read` reads, the first of each name only: a later item with a
+/// name already defined is G103 (`what`: `simulation`, `test`).
+fn unique<T>(
+    what: &'static str,
+    (list, path): (&[Node], &str),
+    diags: &mut Diagnostics,
+    read: impl Fn(&Node, &str, &mut Diagnostics) -> Option<T>,
+    name: impl Fn(&T) -> &str,
+) -> Vec<T> {
+    let mut seen = Names::of(what);
+    indexed(list, path)
+        .filter_map(|(path, node)| {
+            let item = read(node, &path, diags)?;
+            let name_path = format!("{path}.name");
+            seen.first_definition(name(&item), (node, &name_path), diags)
+                .then_some(item)
+        })
+        .collect()
+}
+
 /// Takes an optional map or list key. A null there (`tags:` with nothing after it, or only
 /// comments) makes SCRAPI's loader fail; goldgate reads it as empty, warns, and returns `None`.
 fn take_container<'a>(

@@ -6,7 +6,7 @@
 //! becomes a [`crate::model::Case`] with a simulated user ([`Simulation::into_case`]), which
 //! `goldgate run` plays and `goldgate list` lists like any case.
 
-use super::{Names, criteria, items, listed_tags, parameters, take_container};
+use super::{criteria, items, listed_tags, parameters, take_container, unique};
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Simulation, SimulationStep};
 use crate::yaml::{Fields, Node, expect_text, indexed};
@@ -45,15 +45,9 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Simulation> {
         }
     };
     let prefix = if root.as_seq().is_some() { "" } else { "evals" };
-    let mut seen = Names::of("simulation");
-    indexed(evals, prefix)
-        .filter_map(|(path, node)| {
-            let simulation = simulation(node, &path, diags)?;
-            let name_path = format!("{path}.name");
-            seen.first_definition(&simulation.name, (node, &name_path), diags)
-                .then_some(simulation)
-        })
-        .collect()
+    unique("simulation", (evals, prefix), diags, simulation, |s| {
+        &s.name
+    })
 }
 
 fn simulation(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Simulation> {

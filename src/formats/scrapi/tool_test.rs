@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::{Names, items, key_position, tags, warn_at_key};
+use super::{items, key_position, tags, unique, warn_at_key};
 use crate::diagnostic::{Code, Diagnostics, did_you_mean, suggestion};
 use crate::model::{
     Case, Expectation, ExpectationKind, Format, Input, JsonPath, ResultCheck, ResultOperator,
@@ -91,15 +91,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         Some(node) => items(node, "tests", "a list of tool tests", diags),
         None => return Vec::new(),
     };
-    let mut seen = Names::of("test");
-    indexed(list, "tests")
-        .filter_map(|(path, node)| {
-            let case = test(node, &path, diags)?;
-            let name_path = format!("{path}.name");
-            seen.first_definition(&case.id, (node, &name_path), diags)
-                .then_some(case)
-        })
-        .collect()
+    unique("test", (list, "tests"), diags, test, |case| &case.id)
 }
 
 /// One test; `None` when anything in it is an error, so that a broken test never runs.
