@@ -285,7 +285,7 @@ fn assert_reruns_in_junit(xml: &str) {
             .is_some_and(|m| m.starts_with("agent text: expected")),
         "{xml}"
     );
-    common::assert_contains(xml, &["0 of 5 passed, 3 needed"]);
+    common::assert_contains(xml, &["0 of 5 runs passed, 3 needed"]);
 }
 
 #[test]

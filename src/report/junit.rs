@@ -219,13 +219,7 @@ fn about(case: &CaseResult) -> String {
     }
     let _ = writeln!(out, "score: {:.3}", case.score);
     if let Some(repeats) = &case.repeats {
-        let _ = writeln!(
-            out,
-            "repeats: {} of {} passed, {} needed",
-            repeats.passed,
-            repeats.runs.len(),
-            repeats.min_pass
-        );
+        let _ = writeln!(out, "repeats: {repeats}");
     }
     out
 }

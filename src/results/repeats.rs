@@ -99,6 +99,18 @@ pub fn pass_hat_k(n: u32, c: u32, k: u32) -> f64 {
     (0..k).fold(1.0, |p, i| p * f64::from(c - i) / f64::from(n - i))
 }
 
+/// `3 of 5 runs passed, 4 needed`: how every output sums up a repeated case.
+impl std::fmt::Display for Repeats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let runs = self.runs.len();
+        write!(
+            f,
+            "{} of {runs} runs passed, {} needed",
+            self.passed, self.min_pass
+        )
+    }
+}
+
 impl CaseResult {
     /// One result of a case's runs (`runs` in the order scheduled, at least one, of the
     /// `asked`): the shown run's turns and checks under the verdict of [`Repeats`], the mean
