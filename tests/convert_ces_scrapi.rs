@@ -142,12 +142,9 @@ fn names_descriptions_notes_agents_and_row_order_come_back() {
 /// gives the same rows.
 #[test]
 fn corpus_goldens_as_csv_come_back_row_for_row() {
-    let corpus = root().join("../shared/corpus");
-    let Ok(manifest) = std::fs::read(corpus.join("manifest.json")) else {
-        eprintln!("no ../shared/corpus here: skipped");
+    let Some((corpus, manifest)) = common::corpus_manifest() else {
         return;
     };
-    let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
     let goldens: Vec<PathBuf> = manifest["files"]
         .as_array()
         .unwrap()

@@ -383,12 +383,9 @@ fn the_example_suite_converted_every_way_and_back_keeps_its_verdicts() {
 /// matters is that a conversion changes no verdict silently.
 #[test]
 fn corpus_goldens_converted_every_way_and_back_change_no_verdict_silently() {
-    let corpus = root().join("../shared/corpus");
-    let Ok(manifest) = std::fs::read(corpus.join("manifest.json")) else {
-        eprintln!("no ../shared/corpus here: skipped");
+    let Some((corpus, manifest)) = common::corpus_manifest() else {
         return;
     };
-    let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
     let sources: Vec<(PathBuf, &str)> = manifest["files"]
         .as_array()
         .unwrap()

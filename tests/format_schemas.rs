@@ -13,9 +13,6 @@ use std::path::{Path, PathBuf};
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-/// Real files of other projects beside the checkout, read in place (never copied here).
-const CORPUS: &str = "../shared/corpus";
-
 /// Every golden-format schema, by its `goldgate schema` name.
 const NAMES: [&str; 6] = [
     "scrapi-golden",
@@ -216,12 +213,9 @@ fn assert_valid(files: &[(PathBuf, &str)]) {
 
 #[test]
 fn every_corpus_file_its_tool_loads_validates_against_its_schema() {
-    let corpus = root().join(CORPUS);
-    let Ok(manifest) = fs::read_to_string(corpus.join("manifest.json")) else {
-        eprintln!("no ../shared/corpus: skipped");
+    let Some((corpus, manifest)) = common::corpus_manifest() else {
         return;
     };
-    let manifest: Value = serde_json::from_str(&manifest).unwrap();
     let checked: Vec<(PathBuf, &str)> = manifest["files"]
         .as_array()
         .unwrap()

@@ -146,6 +146,20 @@ pub fn convert(dir: &Path, from: impl AsRef<Path>, to: &str, out: impl AsRef<Pat
     goldgate(dir, &["convert", &from, "--to", to, "-o", &out])
 }
 
+/// The shared corpus of real-world files beside the checkout (read in place, never copied into
+/// this repository) and its manifest.json, or `None` when this checkout has none beside it, as a
+/// fresh clone does: the test that asked then says it is skipped and stops.
+#[allow(dead_code)] // Not every test crate reads the corpus.
+pub fn corpus_manifest() -> Option<(PathBuf, Value)> {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let Ok(manifest) = std::fs::read(corpus.join("manifest.json")) else {
+        eprintln!("no ../shared/corpus: skipped");
+        return None;
+    };
+    let manifest = serde_json::from_slice(&manifest).expect("the corpus manifest is JSON");
+    Some((corpus, manifest))
+}
+
 /// The example agent, built once. Cargo names the executable in its JSON messages, so the
 /// target directory (`CARGO_TARGET_DIR`, `--target`) never has to be guessed.
 #[allow(dead_code)] // Not every test crate plays the demo agent.
