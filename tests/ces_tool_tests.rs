@@ -176,17 +176,13 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
 /// loads from them passes, the template's four among them.
 #[test]
 fn scrapis_own_tool_tests_pass_against_the_app_they_describe() {
-    let Some((corpus, manifest)) = common::corpus_manifest() else {
+    let Some(corpus) = common::corpus() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("evals/tool_tests")).unwrap();
     let mut expected = 0;
-    for file in manifest["files"].as_array().unwrap() {
-        if file["format"] != "scrapi-tool-test" || file["valid"] != true {
-            continue;
-        }
-        let path = corpus.join(file["path"].as_str().unwrap());
+    for (path, file) in corpus.valid("scrapi-tool-test") {
         let name = path.file_name().unwrap();
         fs::copy(&path, dir.path().join("evals/tool_tests").join(name)).unwrap();
         expected += file["cases"].as_u64().unwrap();

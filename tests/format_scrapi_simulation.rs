@@ -126,16 +126,13 @@ fn problems_name_their_line() {
 /// with as many simulations as the manifest counts.
 #[test]
 fn the_corpus_simulations_load_when_present() {
-    let Some((corpus, manifest)) = common::corpus_manifest() else {
+    let Some(corpus) = common::corpus() else {
         return;
     };
     let mut checked = 0;
-    for file in manifest["files"].as_array().unwrap() {
-        if file["format"] != "scrapi-simulation" || file["valid"] != true {
-            continue;
-        }
-        let path = file["path"].as_str().unwrap();
-        let (simulations, problems) = load(&std::fs::read_to_string(corpus.join(path)).unwrap());
+    for (path, file) in corpus.valid("scrapi-simulation") {
+        let (simulations, problems) = load(&std::fs::read_to_string(&path).unwrap());
+        let path = path.display();
         assert!(
             problems.iter().all(|p| !p.contains("error")),
             "{path}: {problems:?}"
