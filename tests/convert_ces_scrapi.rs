@@ -153,17 +153,7 @@ fn corpus_goldens_as_csv_come_back_row_for_row() {
         let dir = dir.path().join(n.to_string());
         std::fs::create_dir_all(&dir).unwrap();
         let csv = dir.join("source.golden.csv");
-        let done = goldgate(
-            &root(),
-            &[
-                "convert",
-                golden.to_str().unwrap(),
-                "--to",
-                "ces-csv",
-                "-o",
-                csv.to_str().unwrap(),
-            ],
-        );
+        let done = common::convert(&root(), golden, "ces-csv", &csv);
         if done.code != Some(0) {
             // Nothing of it has a CES row, which convert said.
             assert!(done.stderr.contains("warning"), "{}", done.stderr);
