@@ -470,11 +470,7 @@ fn output_into_a_read_only_directory_is_refused_before_the_run() {
 fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), 1);
-    common::write(
-        dir.path(),
-        "goldgate.yaml",
-        "agent:\n  command: [\"true\"]\n",
-    );
+    command_agent(dir.path(), "true", "");
     let whole = r#"{"schema_version": 1, "goldgate_version": "0.1.0", "agent": "x", "cases": ["#;
     common::write(dir.path(), "truncated.json", whole);
     common::write(
