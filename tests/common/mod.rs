@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+mod google;
 pub mod process;
 pub mod script;
 mod serve;
@@ -10,6 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+#[allow(unused_imports)] // Only the CES tests fake Google's APIs.
+pub use google::{bearer_token, google_error};
 #[allow(unused_imports)] // Not every test crate starts an HTTP agent.
 pub use serve::serve;
 
