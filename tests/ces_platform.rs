@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use ces_platform_support::cli::{
-    self, TOKEN, config, copy_goldens, platform_project, run, start, with_token, without_corpus,
+    self, TOKEN, config, corpus_goldens, corpus_platform, run, start, with_token,
 };
 use ces_platform_support::{APP, Fake, Finish, scrapi_turns};
 
@@ -28,10 +28,6 @@ const CORPUS: [&str; 6] = [
     "scrapi/skill-project-template/evals/goldens/example_escalation.yaml",
     "skyflow-airline/evals/goldens/airline_goldens.yaml",
 ];
-
-fn copy_corpus(dir: &Path) {
-    copy_goldens(dir, &CORPUS);
-}
 
 /// Every tool call id is SCRAPI's shape (`adk-` and a version-4 UUID), each tool response
 /// carries its call's id; then both read `ID`, as the test's port of SCRAPI writes them.
@@ -125,10 +121,9 @@ fn assert_pushed_as_scrapi(fake: &Fake) -> usize {
 
 #[test]
 fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
-    if without_corpus() {
+    let Some((dir, fake)) = corpus_platform(&CORPUS, |_| {}) else {
         return;
-    }
-    let (dir, fake) = platform_project(copy_corpus, |_| {});
+    };
     let (code, report, printed) = with_token(dir.path(), &["--timeout", "30s"]);
     assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
     assert_eq!(code, Some(0), "{printed}");
@@ -218,10 +213,9 @@ fn seed_foreign(fake: &Fake, name: &str) -> Value {
 
 #[test]
 fn pushing_again_sends_only_what_changed_and_never_touches_another_evaluation() {
-    if without_corpus() {
+    let Some((dir, fake)) = corpus_platform(&CORPUS, |_| {}) else {
         return;
-    }
-    let (dir, fake) = platform_project(copy_corpus, |_| {});
+    };
     let (code, _, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(0), "{printed}");
     let first = fake.heard("POST", "/evaluations").len();
@@ -292,11 +286,9 @@ fn pushing_again_sends_only_what_changed_and_never_touches_another_evaluation() 
 
 #[test]
 fn a_platform_run_gates_against_the_baseline_of_an_earlier_one() {
-    if without_corpus() {
+    let Some(dir) = corpus_goldens(&CORPUS) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
+    };
     let fake = Fake::accepting(TOKEN);
     config(
         dir.path(),
@@ -365,10 +357,9 @@ fn a_platform_run_gates_against_the_baseline_of_an_earlier_one() {
 
 #[test]
 fn a_run_that_ends_in_error_is_an_error_of_every_case() {
-    if without_corpus() {
+    let Some((dir, _fake)) = corpus_platform(&CORPUS, |p| p.finish = Finish::Error) else {
         return;
-    }
-    let (dir, _fake) = platform_project(copy_corpus, |p| p.finish = Finish::Error);
+    };
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");
     let cases = report["cases"].as_array().unwrap();
@@ -382,10 +373,9 @@ fn a_run_that_ends_in_error_is_an_error_of_every_case() {
 
 #[test]
 fn a_poll_that_outlasts_the_timeout_cancels_the_run_and_still_writes_the_reports() {
-    if without_corpus() {
+    let Some((dir, fake)) = corpus_platform(&CORPUS, |p| p.finish = Finish::Never) else {
         return;
-    }
-    let (dir, fake) = platform_project(copy_corpus, |p| p.finish = Finish::Never);
+    };
     let started = Instant::now();
     let (code, report, printed) =
         with_token(dir.path(), &["--timeout", "2s", "--junit", "junit.xml"]);
@@ -404,11 +394,9 @@ fn a_poll_that_outlasts_the_timeout_cancels_the_run_and_still_writes_the_reports
 
 #[test]
 fn a_token_that_expires_mid_poll_is_fetched_again() {
-    if without_corpus() {
+    let Some(dir) = corpus_goldens(&CORPUS) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
+    };
     let fake = Fake::default();
     {
         let mut state = fake.state();
@@ -451,10 +439,9 @@ fn a_token_that_expires_mid_poll_is_fetched_again() {
 
 #[test]
 fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
-    if without_corpus() {
+    let Some((dir, fake)) = corpus_platform(&CORPUS, |p| p.finish = Finish::Never) else {
         return;
-    }
-    let (dir, fake) = platform_project(copy_corpus, |p| p.finish = Finish::Never);
+    };
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_goldgate"));
     command.current_dir(dir.path()).env("HOME", dir.path());
     for name in common::GOOGLE_ENV {
@@ -508,11 +495,9 @@ fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
 
 #[test]
 fn a_misspelt_platform_setting_is_an_error_with_its_line_and_field() {
-    if without_corpus() {
+    let Some(dir) = corpus_goldens(&CORPUS) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    copy_corpus(dir.path());
+    };
     let fake = Fake::accepting(TOKEN);
     let addr = start(&fake);
     config(dir.path(), addr, "{ run_method: stabel }");

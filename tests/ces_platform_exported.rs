@@ -12,9 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use ces_platform_support::cli::{
-    CORPUS, copy_goldens, platform_project, with_token, without_corpus,
-};
+use ces_platform_support::cli::{CORPUS, corpus_platform, with_token};
 
 const EXPORTED: [&str; 3] = [
     "scrapi/tests/testdata/exported_eval_example.yaml",
@@ -29,16 +27,9 @@ const REFUSED: [&str; 2] = [
 
 #[test]
 fn exported_evaluations_push_with_their_steps_as_written() {
-    if without_corpus() {
+    let Some((dir, fake)) = corpus_platform(&[&EXPORTED[..], &REFUSED[..]].concat(), |_| {}) else {
         return;
-    }
-    let (dir, fake) = platform_project(
-        |dir| {
-            copy_goldens(dir, &EXPORTED);
-            copy_goldens(dir, &REFUSED);
-        },
-        |_| {},
-    );
+    };
     let corpus = Path::new(CORPUS);
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");

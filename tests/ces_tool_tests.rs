@@ -16,8 +16,6 @@ use serde_json::Value;
 use ces_support::{APP, Ces};
 
 const TOKEN: &str = "ya29.loopback-token-tools";
-/// Real files of other projects beside the checkout, read in place (never copied here).
-const CORPUS: &str = "../shared/corpus";
 
 /// Toolset tools (an OpenAPI operation, a connector's tool), every operator, variables, a
 /// context, and one test that must fail.
@@ -178,20 +176,13 @@ fn tool_tests_run_through_execute_tool_with_the_verdicts_their_files_describe() 
 /// loads from them passes, the template's four among them.
 #[test]
 fn scrapis_own_tool_tests_pass_against_the_app_they_describe() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS);
-    let Ok(manifest) = fs::read_to_string(corpus.join("manifest.json")) else {
-        eprintln!("no ../shared/corpus: skipped");
+    let Some(corpus) = common::corpus() else {
         return;
     };
-    let manifest: Value = serde_json::from_str(&manifest).unwrap();
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("evals/tool_tests")).unwrap();
     let mut expected = 0;
-    for file in manifest["files"].as_array().unwrap() {
-        if file["format"] != "scrapi-tool-test" || file["valid"] != true {
-            continue;
-        }
-        let path = corpus.join(file["path"].as_str().unwrap());
+    for (path, file) in corpus.valid("scrapi-tool-test") {
         let name = path.file_name().unwrap();
         fs::copy(&path, dir.path().join("evals/tool_tests").join(name)).unwrap();
         expected += file["cases"].as_u64().unwrap();

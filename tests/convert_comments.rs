@@ -7,8 +7,6 @@ mod common;
 
 use std::path::Path;
 
-use common::goldgate;
-
 /// A SCRAPI golden with the author's comments above its second conversation and that
 /// conversation's second turn, and one goldgate annotation (not the author's) among them.
 const GOLDEN: &str = "\
@@ -129,17 +127,7 @@ fn scrapi_to_scenario_and_back_keeps_the_comments_in_place() {
 fn to_ces_csv_the_lost_comments_are_warned_at_their_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     common::write(dir.path(), "orders.yaml", GOLDEN);
-    let done = goldgate(
-        dir.path(),
-        &[
-            "convert",
-            "orders.yaml",
-            "--to",
-            "ces-csv",
-            "-o",
-            "orders.golden.csv",
-        ],
-    );
+    let done = common::convert(dir.path(), "orders.yaml", "ces-csv", "orders.golden.csv");
     done.exits(0).warns(&[
         "orders.yaml:9: warning: CES CSV has no comments: the author's comments above this case are left out",
         "orders.yaml:14: warning: CES CSV has no comments: the author's comments above this turn are left out",

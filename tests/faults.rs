@@ -303,25 +303,37 @@ fn after_ping(then: &str) -> String {
     )
 }
 
+/// A one-case fault run (see [`run_fault`]) of the command agent `sh -c script` with
+/// `settings` after it, with `extra` args, ending within `limit_s` seconds: the report and all
+/// output.
+#[cfg(unix)]
+fn command_fault(
+    script: &str,
+    settings: &str,
+    extra: &[&str],
+    limit_s: u64,
+) -> (Option<Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    command_agent(dir.path(), script, settings);
+    run_fault(dir.path(), extra, Duration::from_secs(limit_s))
+}
+
 #[cfg(unix)]
 #[test]
 fn command_agent_that_exits_at_start_up_is_an_error_with_its_stderr() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path(), 1);
-    command_agent(dir.path(), "echo 'no model key set' >&2; exit 3", "");
-    let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
-    common::assert_contains(&text, &["agent process exited"]);
-    common::assert_contains(&text, &["exit status: 3"]);
-    common::assert_contains(&text, &["no model key set"]);
+    let (_, text) = command_fault("echo 'no model key set' >&2; exit 3", "", &[], 20);
+    common::assert_contains(
+        &text,
+        &["agent process exited", "exit status: 3", "no model key set"],
+    );
 }
 
 #[cfg(unix)]
 #[test]
 fn command_agent_that_exits_on_a_turn_is_an_error_after_its_retries() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path(), 1);
-    command_agent(dir.path(), &after_ping("IFS= read -r line; exit 4"), "");
-    let (report, _) = run_fault(dir.path(), &["--retries", "1"], Duration::from_secs(20));
+    let script = after_ping("IFS= read -r line; exit 4");
+    let (report, _) = command_fault(&script, "", &["--retries", "1"], 20);
     let error = case_error(&report);
     common::assert_contains(&error, &["agent process exited: exit status: 4"]);
     assert_eq!(report.unwrap()["cases"][0]["turns"][0]["attempts"], 2);
@@ -330,12 +342,9 @@ fn command_agent_that_exits_on_a_turn_is_an_error_after_its_retries() {
 #[cfg(unix)]
 #[test]
 fn command_agent_printing_garbage_is_bounded_and_times_out() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path(), 1);
     // 64 MB of random bytes on stdout, then silence.
     let script = after_ping("head -c 67108864 /dev/urandom; sleep 3600");
-    command_agent(dir.path(), &script, "");
-    let (report, text) = run_fault(dir.path(), &["--timeout", "3s"], Duration::from_secs(30));
+    let (report, text) = command_fault(&script, "", &["--timeout", "3s"], 30);
     assert!(case_error(&report).contains("timed out"), "{text}");
     let log = report.unwrap()["agent_log"]
         .as_str()
@@ -350,10 +359,8 @@ fn command_agent_printing_garbage_is_bounded_and_times_out() {
 #[cfg(unix)]
 #[test]
 fn command_agent_that_never_answers_a_turn_times_out() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path(), 1);
-    command_agent(dir.path(), &after_ping("cat > /dev/null"), "");
-    let (report, _) = run_fault(dir.path(), &["--timeout", "1s"], Duration::from_secs(20));
+    let script = after_ping("cat > /dev/null");
+    let (report, _) = command_fault(&script, "", &["--timeout", "1s"], 20);
     let error = case_error(&report);
     common::assert_contains(&error, &["timed out: no complete reply within 1s"]);
 }
@@ -361,10 +368,7 @@ fn command_agent_that_never_answers_a_turn_times_out() {
 #[cfg(unix)]
 #[test]
 fn command_agent_that_never_answers_its_ping_fails_start_up() {
-    let dir = tempfile::tempdir().unwrap();
-    suite(dir.path(), 1);
-    command_agent(dir.path(), "cat > /dev/null", ", startup_timeout: 1s");
-    let (_, text) = run_fault(dir.path(), &[], Duration::from_secs(20));
+    let (_, text) = command_fault("cat > /dev/null", ", startup_timeout: 1s", &[], 20);
     common::assert_contains(&text, &["did not answer the start-up ping within 1s"]);
 }
 
@@ -470,11 +474,7 @@ fn output_into_a_read_only_directory_is_refused_before_the_run() {
 fn a_truncated_or_foreign_baseline_is_refused_with_its_path() {
     let dir = tempfile::tempdir().unwrap();
     suite(dir.path(), 1);
-    common::write(
-        dir.path(),
-        "goldgate.yaml",
-        "agent:\n  command: [\"true\"]\n",
-    );
+    command_agent(dir.path(), "true", "");
     let whole = r#"{"schema_version": 1, "goldgate_version": "0.1.0", "agent": "x", "cases": ["#;
     common::write(dir.path(), "truncated.json", whole);
     common::write(

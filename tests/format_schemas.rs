@@ -13,9 +13,6 @@ use std::path::{Path, PathBuf};
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-/// Real files of other projects beside the checkout, read in place (never copied here).
-const CORPUS: &str = "../shared/corpus";
-
 /// Every golden-format schema, by its `goldgate schema` name.
 const NAMES: [&str; 6] = [
     "scrapi-golden",
@@ -216,31 +213,14 @@ fn assert_valid(files: &[(PathBuf, &str)]) {
 
 #[test]
 fn every_corpus_file_its_tool_loads_validates_against_its_schema() {
-    let corpus = root().join(CORPUS);
-    let Ok(manifest) = fs::read_to_string(corpus.join("manifest.json")) else {
-        eprintln!("no ../shared/corpus: skipped");
+    let Some(corpus) = common::corpus() else {
         return;
     };
-    let manifest: Value = serde_json::from_str(&manifest).unwrap();
-    let checked: Vec<(PathBuf, &str)> = manifest["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|file| file["valid"] == Value::Bool(true))
-        .filter_map(|file| {
-            let format = file["format"].as_str()?;
-            let (_, name) = CORPUS_KINDS.iter().find(|(kind, _)| *kind == format)?;
-            Some((corpus.join(file["path"].as_str()?), *name))
-        })
-        .collect();
-    for (kind, _) in CORPUS_KINDS {
-        let count = manifest["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["format"] == kind && f["valid"] == Value::Bool(true))
-            .count();
-        assert!(count > 0, "the manifest lists no valid {kind} file");
+    let mut checked: Vec<(PathBuf, &str)> = Vec::new();
+    for (kind, name) in CORPUS_KINDS {
+        let files = corpus.valid(kind);
+        assert!(!files.is_empty(), "the manifest lists no valid {kind} file");
+        checked.extend(files.into_iter().map(|(path, _)| (path, name)));
     }
     eprintln!("{} corpus files checked", checked.len());
     assert_valid(&checked);

@@ -2,6 +2,8 @@
 //! every step key, problems with their line, and every simulation file of the shared corpus
 //! (when present) with the count its manifest gives.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -124,19 +126,13 @@ fn problems_name_their_line() {
 /// with as many simulations as the manifest counts.
 #[test]
 fn the_corpus_simulations_load_when_present() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let Ok(manifest) = std::fs::read_to_string(corpus.join("manifest.json")) else {
-        eprintln!("no ../shared/corpus: skipped");
+    let Some(corpus) = common::corpus() else {
         return;
     };
-    let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
     let mut checked = 0;
-    for file in manifest["files"].as_array().unwrap() {
-        if file["format"] != "scrapi-simulation" || file["valid"] != true {
-            continue;
-        }
-        let path = file["path"].as_str().unwrap();
-        let (simulations, problems) = load(&std::fs::read_to_string(corpus.join(path)).unwrap());
+    for (path, file) in corpus.valid("scrapi-simulation") {
+        let (simulations, problems) = load(&std::fs::read_to_string(&path).unwrap());
+        let path = path.display();
         assert!(
             problems.iter().all(|p| !p.contains("error")),
             "{path}: {problems:?}"

@@ -10,14 +10,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// The shared corpus beside the checkout (real SCRAPI files, read in place: never copied into
-/// this repository), or `None` when it is absent.
-fn corpus() -> Option<(std::path::PathBuf, Value)> {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let manifest = fs::read_to_string(corpus.join("manifest.json")).ok()?;
-    Some((corpus, serde_json::from_str(&manifest).unwrap()))
-}
-
 /// `goldgate lint FILE` in `dir`: exit code and everything printed.
 fn lint(dir: &Path, file: &str) -> (Option<i32>, String) {
     let out = common::goldgate(dir, &["lint", file]);
@@ -45,18 +37,13 @@ fn list(dir: &Path, file: &str) -> (Option<i32>, Value) {
 /// loads nothing from is an error.
 #[test]
 fn scrapi_tool_test_files_load_as_many_tests_as_scrapi_loads() {
-    let Some((corpus, manifest)) = corpus() else {
-        eprintln!("no ../shared/corpus: skipped");
+    let Some(corpus) = common::corpus() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let mut checked = 0;
-    for file in manifest["files"].as_array().unwrap() {
-        if file["format"] != "scrapi-tool-test" {
-            continue;
-        }
+    for (path, file) in corpus.files("scrapi-tool-test") {
         checked += 1;
-        let path = corpus.join(file["path"].as_str().unwrap());
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let path = path.to_str().unwrap();
         let (code, text) = lint(dir.path(), path);

@@ -83,14 +83,20 @@ fn names(cases: usize) -> Vec<&'static str> {
         .collect()
 }
 
-fn golden(dir: &Path, cases: usize) {
+/// A project in a temporary directory: `cases` conversations that expect [`EXPECTED`], and a
+/// goldgate.yaml whose HTTP agent is at `url`, with `settings` (YAML lines) after it.
+fn project(cases: usize, url: &str, settings: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
     let mut text = String::from("conversations:\n");
     for name in names(cases) {
         text.push_str(&format!(
             "  - conversation: {name}\n    turns:\n      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n"
         ));
     }
-    common::write(dir, "goldens/orders.yaml", text);
+    common::write(dir.path(), "goldens/orders.yaml", text);
+    let config = format!("agent:\n  http: {{ url: \"{url}\" }}\n{settings}");
+    common::write(dir.path(), "goldgate.yaml", config);
+    dir
 }
 
 /// Runs the suite in `dir` at `--concurrency 16 --retries 0`; the report and the time taken.
@@ -133,14 +139,7 @@ fn assert_waited_without_errors(ran: &llm_support::Ran, endpoint: &str) -> u64 {
 }
 
 fn agent_at_a_limit(cases: usize) -> Duration {
-    let dir = tempfile::tempdir().unwrap();
-    golden(dir.path(), cases);
-    let url = agent(Some(5.0));
-    common::write(
-        dir.path(),
-        "goldgate.yaml",
-        format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    );
+    let dir = project(cases, &agent(Some(5.0)), "");
     let (ran, elapsed) = run(
         dir.path(),
         &mut llm_support::goldgate(dir.path()),
@@ -172,21 +171,15 @@ fn judge_at_a_limit(cases: usize) -> Duration {
         )])
     });
     let fake = FakeProvider::start(Provider::Anthropic, brain);
-    let dir = tempfile::tempdir().unwrap();
-    golden(dir.path(), cases);
     let replies: HashMap<&'static str, Value> = names(cases)
         .into_iter()
         .map(|name| (name, json!({ "messages": [{ "text": EXPECTED }] })))
         .collect();
-    let url = llm_support::start_agent(replies);
-    common::write(
-        dir.path(),
-        "goldgate.yaml",
-        format!(
-            "agent:\n  http: {{ url: \"{url}\" }}\njudge:\n  provider: anthropic\n  model: judge-model\n  base_url: \"{}\"\n",
-            fake.base_url()
-        ),
+    let judge = format!(
+        "judge:\n  provider: anthropic\n  model: judge-model\n  base_url: \"{}\"\n",
+        fake.base_url()
     );
+    let dir = project(cases, &llm_support::start_agent(replies), &judge);
     let mut command = llm_support::goldgate(dir.path());
     command.env(Provider::Anthropic.key_var(), KEY);
     let (ran, elapsed) = run(dir.path(), &mut command, &[]);
@@ -207,14 +200,7 @@ fn a_judge_provider_at_its_rate_limit_is_waited_out_without_errors() {
 
 #[test]
 fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
-    let dir = tempfile::tempdir().unwrap();
-    golden(dir.path(), 2);
-    let url = agent(Some(0.000_001));
-    common::write(
-        dir.path(),
-        "goldgate.yaml",
-        format!("agent:\n  http: {{ url: \"{url}\" }}\n"),
-    );
+    let dir = project(2, &agent(Some(0.000_001)), "");
     let mut command = llm_support::goldgate(dir.path());
     let (ran, elapsed) = run(dir.path(), &mut command, &["--rate-limit-wait", "2s"]);
     assert_eq!(ran.code, Some(2), "{}", ran.stderr);
@@ -233,16 +219,11 @@ fn a_rate_limit_that_outlasts_the_wait_budget_is_an_error_saying_so() {
 
 #[test]
 fn a_configured_request_rate_paces_the_agent() {
-    let dir = tempfile::tempdir().unwrap();
-    golden(dir.path(), 6);
-    let url = agent(None);
     // 600 a minute: a start every 100 ms, so six cases take at least half a second.
-    common::write(
-        dir.path(),
-        "goldgate.yaml",
-        format!(
-            "agent:\n  http: {{ url: \"{url}\" }}\n  rate_limit: {{ requests_per_minute: 600 }}\n"
-        ),
+    let dir = project(
+        6,
+        &agent(None),
+        "  rate_limit: { requests_per_minute: 600 }\n",
     );
     let (ran, elapsed) = run(dir.path(), &mut llm_support::goldgate(dir.path()), &[]);
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
@@ -274,12 +255,10 @@ fn benchmark_judge_at_5_per_second() {
 
 #[test]
 fn rate_limit_settings_are_checked_when_the_config_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    golden(dir.path(), 1);
-    common::write(
-        dir.path(),
-        "goldgate.yaml",
-        "agent:\n  http: { url: \"http://127.0.0.1:9/turn\" }\n  rate_limit: { requests_per_minute: 0, tokens_per_minte: 5 }\njudge:\n  provider: anthropic\n  rate_limit: { tokens_per_minute: fast }\n",
+    let dir = project(
+        1,
+        "http://127.0.0.1:9/turn",
+        "  rate_limit: { requests_per_minute: 0, tokens_per_minte: 5 }\njudge:\n  provider: anthropic\n  rate_limit: { tokens_per_minute: fast }\n",
     );
     let outcome = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
     outcome.warns(&[

@@ -23,17 +23,7 @@ fn converted_args(dir: &Path, text: &str) -> String {
     let source = dir.join("opt-in.scenario.yaml");
     std::fs::write(&source, text).unwrap();
     let out = dir.join("opt-in.yaml");
-    let done = goldgate(
-        dir,
-        &[
-            "convert",
-            source.to_str().unwrap(),
-            "--to",
-            "scrapi",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let done = common::convert(dir, &source, "scrapi", &out);
     assert_eq!(done.code, Some(0), "{}", done.stderr);
     let written = std::fs::read_to_string(out).unwrap();
     let start = written.find("args: ").expect("the call's arguments");

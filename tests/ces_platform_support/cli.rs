@@ -34,12 +34,35 @@ pub fn config(dir: &Path, addr: SocketAddr, platform: &str) {
 /// Whether the shared corpus beside the checkout is absent: the tests that push its real
 /// SCRAPI files (read in place, never copied into this repository) then say so and stop, as
 /// every corpus test here does.
-pub fn without_corpus() -> bool {
+fn without_corpus() -> bool {
     let absent = !Path::new(CORPUS).join("manifest.json").is_file();
     if absent {
         eprintln!("no ../shared/corpus: skipped");
     }
     absent
+}
+
+/// A project in a temporary directory whose goldens are `files` of the shared corpus, or
+/// `None` when the corpus is absent (see [`without_corpus`]).
+pub fn corpus_goldens(files: &[&str]) -> Option<tempfile::TempDir> {
+    if without_corpus() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy_goldens(dir.path(), files);
+    Some(dir)
+}
+
+/// [`platform_project`] whose goldens are `files` of the shared corpus, or `None` when the
+/// corpus is absent (see [`without_corpus`]).
+pub fn corpus_platform(
+    files: &[&str],
+    set: impl FnOnce(&mut Platform),
+) -> Option<(tempfile::TempDir, Fake)> {
+    if without_corpus() {
+        return None;
+    }
+    Some(platform_project(|dir| copy_goldens(dir, files), set))
 }
 
 /// `files` (paths under [`CORPUS`]) copied into `dir/goldens`.

@@ -20,6 +20,7 @@ pub mod cli;
 mod results;
 mod scrapi;
 
+use crate::common::{bearer_token, google_error};
 use results::produce_results;
 #[allow(unused_imports)] // Only the push test compares with SCRAPI's mapping.
 pub use scrapi::scrapi_turns;
@@ -109,12 +110,6 @@ impl Fake {
     }
 }
 
-/// Google's error shape.
-pub fn google_error(status: StatusCode, name: &str, message: &str) -> Response {
-    let body = json!({"error": {"code": status.as_u16(), "message": message, "status": name}});
-    (status, Json(body)).into_response()
-}
-
 /// The whole fake, as one handler (resource names hold `:` and any depth of `/`).
 pub async fn handle(
     State(fake): State<Fake>,
@@ -140,11 +135,7 @@ pub async fn handle(
         query: query.clone(),
         body: body.clone(),
     });
-    let token = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
+    let token = bearer_token(&headers);
     if !state.tokens.iter().any(|t| t == token) {
         return google_error(
             StatusCode::UNAUTHORIZED,

@@ -17,6 +17,8 @@ use serde_json::{Map, Value, json};
 
 pub mod tools;
 
+use crate::common::{bearer_token, google_error};
+
 pub const APP: &str = "projects/p/locations/us/apps/support";
 
 /// What the bot does with one user message.
@@ -171,12 +173,7 @@ impl Ces {
 
 /// Google's 401 unless the bearer token is one the server accepts.
 pub fn refused_token(ces: &Ces, headers: &HeaderMap) -> Option<Response> {
-    let token = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default()
-        .to_owned();
+    let token = bearer_token(headers).to_owned();
     if ces.tokens.lock().unwrap().contains(&token) {
         return None;
     }
@@ -185,11 +182,6 @@ pub fn refused_token(ces: &Ces, headers: &HeaderMap) -> Option<Response> {
         "UNAUTHENTICATED",
         "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
     ))
-}
-
-pub fn google_error(status: StatusCode, name: &str, message: &str) -> Response {
-    let body = json!({"error": {"code": status.as_u16(), "message": message, "status": name}});
-    (status, Json(body)).into_response()
 }
 
 const INPUT_FIELDS: [&str; 9] = [

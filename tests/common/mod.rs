@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+mod google;
 pub mod process;
 pub mod script;
 mod serve;
@@ -10,6 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+#[allow(unused_imports)] // Only the CES tests fake Google's APIs.
+pub use google::{bearer_token, google_error};
 #[allow(unused_imports)] // Not every test crate starts an HTTP agent.
 pub use serve::serve;
 
@@ -144,6 +147,51 @@ pub fn convert(dir: &Path, from: impl AsRef<Path>, to: &str, out: impl AsRef<Pat
         out.as_ref().to_string_lossy(),
     );
     goldgate(dir, &["convert", &from, "--to", to, "-o", &out])
+}
+
+/// The shared corpus of real-world files beside the checkout, read in place (never copied into
+/// this repository), as its manifest.json lists them.
+#[allow(dead_code)] // Not every test crate reads the corpus.
+pub struct Corpus {
+    dir: PathBuf,
+    files: Vec<Value>,
+}
+
+/// The shared corpus, or `None` when this checkout has none beside it, as a fresh clone does:
+/// the test that asked then says it is skipped and stops.
+#[allow(dead_code)] // Not every test crate reads the corpus.
+pub fn corpus() -> Option<Corpus> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let Ok(manifest) = std::fs::read(dir.join("manifest.json")) else {
+        eprintln!("no ../shared/corpus: skipped");
+        return None;
+    };
+    let mut manifest: Value =
+        serde_json::from_slice(&manifest).expect("the corpus manifest is JSON");
+    let Value::Array(files) = manifest["files"].take() else {
+        panic!("the corpus manifest lists no files");
+    };
+    Some(Corpus { dir, files })
+}
+
+#[allow(dead_code)] // Not every test crate reads the corpus.
+impl Corpus {
+    /// Each file the manifest gives `format`, with its path and its entry: whether that
+    /// format's own tool loads it (`valid`) and how many cases it makes of it (`cases`).
+    pub fn files(&self, format: &str) -> Vec<(PathBuf, &Value)> {
+        self.files
+            .iter()
+            .filter(|file| file["format"] == format)
+            .map(|file| (self.dir.join(file["path"].as_str().unwrap()), file))
+            .collect()
+    }
+
+    /// The [`Corpus::files`] of `format` that its own tool loads.
+    pub fn valid(&self, format: &str) -> Vec<(PathBuf, &Value)> {
+        let mut files = self.files(format);
+        files.retain(|(_, file)| file["valid"] == true);
+        files
+    }
 }
 
 /// The example agent, built once. Cargo names the executable in its JSON messages, so the
