@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use self::body::Body;
 use self::gate::{baseline_value, change, flips, gate};
-use crate::report::{agent_log_tail, p50_p90_p99, p50_p95, rate};
+use crate::report::{agent_log_tail, metric_rows, p50_p90_p99};
 use crate::results::Status;
 use crate::results::{CaseResult, CheckResult, Report, TurnResult, Verdict};
 use crate::results::{Comparison, MetricDelta, Threshold, Unit};
@@ -190,40 +190,8 @@ fn metrics(out: &mut String, report: &Report, comparison: Option<&Comparison>) {
     let gated = |threshold: Threshold| {
         comparison.and_then(|c| c.metrics.iter().find(|m| m.threshold == threshold))
     };
-    let rows = [
-        (
-            "Pass rate",
-            rate(aggregates.pass_rate),
-            gated(Threshold::PassRateDropPp),
-        ),
-        ("Turn pass rate", rate(aggregates.turn_pass_rate), None),
-        (
-            "Deflection rate",
-            rate(aggregates.deflection_rate),
-            gated(Threshold::DeflectionDropPp),
-        ),
-        (
-            "Latency p50 / p95",
-            p50_p95(aggregates.latency),
-            gated(Threshold::P95LatencyIncreasePct),
-        ),
-        (
-            "TTFT p50 / p95",
-            p50_p95(aggregates.ttft),
-            gated(Threshold::TtftP95IncreasePct),
-        ),
-        (
-            "Hallucination rate",
-            rate(aggregates.hallucination_rate),
-            gated(Threshold::HallucinationRateIncreasePp),
-        ),
-        (
-            "Tool-call accuracy",
-            rate(aggregates.tool_call_accuracy),
-            None,
-        ),
-        ("Suite score", rate(aggregates.suite_score), None),
-    ];
+    let rows = metric_rows(aggregates)
+        .map(|(name, now, threshold)| (name, now, threshold.and_then(gated)));
     if comparison.is_some() {
         out.push_str("| Metric | Now | Baseline | Change | Gate |\n|---|--:|--:|---|---|\n");
     } else {

@@ -12,7 +12,8 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::results::{
-    Comparison, FloorResult, Measure, Percentiles, Report, Status, ToolLatency, Verdict,
+    Aggregates, Comparison, FloorResult, Measure, Percentiles, Report, Status, Threshold,
+    ToolLatency, Verdict,
 };
 use crate::transcript::{Cost, dollars};
 
@@ -39,6 +40,46 @@ pub(crate) fn metric_value(measure: Measure, value: f64) -> String {
         Measure::Dollars => dollars(value),
         Measure::Tokens => format!("{value:.0} tokens"),
     }
+}
+
+/// The aggregates every table shows, in order: name, value, and the threshold that gates it.
+pub(crate) fn metric_rows(
+    aggregates: &Aggregates,
+) -> [(&'static str, String, Option<Threshold>); 8] {
+    [
+        (
+            "Pass rate",
+            rate(aggregates.pass_rate),
+            Some(Threshold::PassRateDropPp),
+        ),
+        ("Turn pass rate", rate(aggregates.turn_pass_rate), None),
+        (
+            "Deflection rate",
+            rate(aggregates.deflection_rate),
+            Some(Threshold::DeflectionDropPp),
+        ),
+        (
+            "Latency p50 / p95",
+            p50_p95(aggregates.latency),
+            Some(Threshold::P95LatencyIncreasePct),
+        ),
+        (
+            "TTFT p50 / p95",
+            p50_p95(aggregates.ttft),
+            Some(Threshold::TtftP95IncreasePct),
+        ),
+        (
+            "Hallucination rate",
+            rate(aggregates.hallucination_rate),
+            Some(Threshold::HallucinationRateIncreasePp),
+        ),
+        (
+            "Tool-call accuracy",
+            rate(aggregates.tool_call_accuracy),
+            None,
+        ),
+        ("Suite score", rate(aggregates.suite_score), None),
+    ]
 }
 
 /// `p50 / p95` for a table cell, or `not measured`.

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::escape::text;
-use crate::report::{agent_log_tail, headline, metric_value, p50_p90_p99, p50_p95, rate};
+use crate::report::{agent_log_tail, headline, metric_rows, metric_value, p50_p90_p99, rate};
 use crate::results::{CaseFlip, Comparison, MetricDelta};
 use crate::results::{Decision, Report, Unit, Verdict};
 
@@ -63,15 +63,8 @@ pub fn write(page: &mut String, report: &Report) {
 
 fn metrics(page: &mut String, report: &Report) {
     let aggregates = &report.aggregates;
-    let rows = [
-        ("Pass rate", rate(aggregates.pass_rate)),
-        ("Turn pass rate", rate(aggregates.turn_pass_rate)),
-        ("Deflection rate", rate(aggregates.deflection_rate)),
-        ("Latency p50 / p95", p50_p95(aggregates.latency)),
-        ("TTFT p50 / p95", p50_p95(aggregates.ttft)),
-        ("Hallucination rate", rate(aggregates.hallucination_rate)),
-        ("Tool-call accuracy", rate(aggregates.tool_call_accuracy)),
-        ("Suite score", rate(aggregates.suite_score)),
+    let rows = metric_rows(aggregates).map(|(name, value, _)| (name, value));
+    let more = [
         ("Flake rate", rate(aggregates.flake_rate)),
         (
             "Tokens in / out",
@@ -89,7 +82,7 @@ fn metrics(page: &mut String, report: &Report) {
         .tool_latency
         .map(|t| ("Tool tests p50 / p90 / p99", p50_p90_p99(t)));
     page.push_str("<section id=\"metrics\"><h2>Aggregates</h2><dl class=\"metrics\">");
-    for (name, value) in rows.into_iter().chain(tool_tests) {
+    for (name, value) in rows.into_iter().chain(more).chain(tool_tests) {
         let _ = write!(page, "<div><dt>{name}</dt><dd>{}</dd></div>", text(&value));
     }
     page.push_str("</dl></section>\n");
