@@ -220,8 +220,10 @@ async fn run_case(
     };
     agent.end_session(&session).await;
     // The conversation is over: the next case may talk to the agent while this one's turns and
-    // checks are graded.
+    // checks are graded. Yielding lets it send its first request now, rather than after this
+    // grading on the same thread: the agent's time is what bounds a run.
     drop(place);
+    tokio::task::yield_now().await;
     let Session {
         turns,
         played,
