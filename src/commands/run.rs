@@ -223,7 +223,9 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let report = runtime.block_on(async {
+    // The run is a task on the runtime's workers rather than on this thread: each case it
+    // starts then lands on a worker's own queue, without waking another thread to take it.
+    let run = runtime.spawn(async {
         let stop = Stop::default();
         watch_ctrl_c(stop.clone());
         let progress = progress_bar(plan.cases.len() * plan.repeat.runs() as usize);
@@ -267,6 +269,7 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
         progress.finish_and_clear();
         report
     });
+    let report = runtime.block_on(run).context("the run stopped on a bug")?;
     // All the run started has ended (the agent is shut down, every case joined): joining the
     // runtime's idle threads one by one is only time the user waits for.
     runtime.shutdown_background();
