@@ -23,6 +23,11 @@ impl Suite {
         self.count(Severity::Error)
     }
 
+    /// The floors the goldens set for the whole run (Regtrace's `quality_gates`).
+    pub fn floors(&self) -> impl Iterator<Item = &crate::model::Floor> {
+        self.files.iter().flat_map(|f| &f.floors)
+    }
+
     pub fn warning_count(&self) -> usize {
         self.count(Severity::Warning)
     }

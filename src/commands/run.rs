@@ -58,12 +58,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let Some(suite) = super::load_goldens_or(&args.suite.paths, "run", app_evaluations)? else {
         return Ok(Exit::Error);
     };
-    let floors: Vec<Floor> = suite
-        .files
-        .iter()
-        .flat_map(|f| f.floors.iter().cloned())
-        .chain(config.floors.iter().cloned())
-        .collect();
+    let floors: Vec<Floor> = suite.floors().chain(&config.floors).cloned().collect();
     let chosen = match choose(args, (&suite, &config), selection, gate) {
         Ok(chosen) => chosen,
         Err(message) => return Ok(fail(&message)),
