@@ -307,25 +307,22 @@ fn notes(comparison: &Comparison) -> Vec<String> {
         ));
     }
     // Cost and tokens are tested over conversations: repeats do not add any.
-    let per_conversation = |m: &&MetricDelta| {
-        m.evidence
-            .as_ref()
-            .is_some_and(|e| e.test == crate::results::Test::Sign)
-    };
-    let short_metrics = || {
-        comparison
-            .metrics
-            .iter()
-            .filter(|m| m.decision == Decision::NotEnoughRuns)
-    };
-    let too_few_conversations = short_metrics().filter(per_conversation).count();
+    let (per_conversation, per_run): (Vec<&MetricDelta>, Vec<&MetricDelta>) = comparison
+        .metrics
+        .iter()
+        .filter(|m| m.decision == Decision::NotEnoughRuns)
+        .partition(|m| {
+            m.evidence
+                .as_ref()
+                .is_some_and(|e| e.test == crate::results::Test::Sign)
+        });
+    let too_few_conversations = per_conversation.len();
     let short = comparison
         .undecided
         .iter()
         .filter(|f| f.decision == Decision::NotEnoughRuns)
         .count()
-        + short_metrics().count()
-        - too_few_conversations;
+        + per_run.len();
     if short > 0 {
         notes.push(format!(
             "{short} comparison(s) look worse but no result of these runs could be told from \
