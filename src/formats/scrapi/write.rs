@@ -205,9 +205,7 @@ fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses
             ),
         );
     }
-    for comment in &expected.comments {
-        out.line(6, &format!("# {comment}"));
-    }
+    out.comments(6, &expected.comments);
     for (i, (key, value)) in lines.iter().enumerate() {
         let lead = if i == 0 { "- " } else { "  " };
         out.line(6, &format!("{lead}{key}: {value}"));
