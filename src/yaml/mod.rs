@@ -242,17 +242,11 @@ fn parse_document(
     let schema = schema.for_document(text);
     let (mut root, found) = match events::parse(text, schema, loaders) {
         Some(parsed) => parsed,
-        None => {
-            let root = saphyr::parse(text, schema)?;
-            (
-                root,
-                if scan {
-                    ambiguous::scan(text)
-                } else {
-                    Vec::new()
-                },
-            )
-        }
+        // serde-saphyr's tree comes without events: a scan of its own finds the values.
+        None => (
+            saphyr::parse(text, schema)?,
+            loaders.map_or_else(Vec::new, |_| ambiguous::scan(text)),
+        ),
     };
     comments::attach(&mut root, text);
     Ok((root, found))
