@@ -2,7 +2,8 @@
 //! against a loopback fake of the v1beta evaluation endpoints: the shared corpus's SCRAPI
 //! platform goldens push with the requests SCRAPI's `cxas push-eval` makes, run and come back
 //! mapped; pushing is idempotent and leaves other evaluations alone; a platform run gates
-//! against a baseline of an earlier one; a run that ends in ERROR, a poll that outlasts
+//! against a baseline of an earlier one. With goldens of their own (they need none of the
+//! corpus, so they run where it is absent): a run that ends in ERROR, a poll that outlasts
 //! `--timeout`, a token that expires mid-poll and a Ctrl-C each end as they should.
 
 mod ces_platform_support;
@@ -16,7 +17,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use ces_platform_support::cli::{
-    self, TOKEN, config, corpus_goldens, corpus_platform, run, start, with_token,
+    TOKEN, config, corpus_goldens, corpus_platform, golden_copy, local_golden, platform_project,
+    run, start, with_token,
 };
 use ces_platform_support::{APP, Fake, Finish, scrapi_turns};
 
@@ -62,14 +64,15 @@ fn normalise_ids(turns: &mut Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Each conversation of the corpus was created as the test's port of SCRAPI maps it, with its
-/// expectations found or made; returns how many conversations there are.
-fn assert_pushed_as_scrapi(fake: &Fake) -> usize {
+/// Each conversation of the corpus (as copied into the project `dir`) was created as the
+/// test's port of SCRAPI maps it, with its expectations found or made; returns how many
+/// conversations there are.
+fn assert_pushed_as_scrapi(fake: &Fake, dir: &Path) -> usize {
     let created = fake.heard("POST", "/evaluations");
     let tools = BTreeMap::from([("lookup_order", format!("{APP}/tools/0c4f7a"))]);
     let mut conversations = 0;
     for file in CORPUS {
-        let text = fs::read_to_string(Path::new(cli::CORPUS).join(file)).unwrap();
+        let text = fs::read_to_string(golden_copy(dir, file)).unwrap();
         let golden: Value = serde_saphyr::from_str(&text).unwrap();
         let common = golden["common_session_parameters"]
             .as_object()
@@ -128,7 +131,7 @@ fn the_corpus_platform_goldens_push_as_scrapi_would_and_come_back_mapped() {
     assert_eq!(fake.state().violations, Vec::<String>::new(), "{printed}");
     assert_eq!(code, Some(0), "{printed}");
 
-    let conversations = assert_pushed_as_scrapi(&fake);
+    let conversations = assert_pushed_as_scrapi(&fake, dir.path());
 
     let run = &fake.heard("POST", ":runEvaluation")[0].body;
     assert_eq!(run["runCount"], 1);
@@ -357,12 +360,16 @@ fn a_platform_run_gates_against_the_baseline_of_an_earlier_one() {
 
 #[test]
 fn a_run_that_ends_in_error_is_an_error_of_every_case() {
-    let Some((dir, _fake)) = corpus_platform(&CORPUS, |p| p.finish = Finish::Error) else {
-        return;
+    let two_goldens = |dir: &Path| {
+        local_golden(dir);
+        let golden = "conversations:\n  - conversation: farewell\n    turns:\n      - user: Bye\n        agent: Goodbye!\n";
+        fs::write(dir.join("goldens/second.yaml"), golden).unwrap();
     };
+    let (dir, _fake) = platform_project(two_goldens, |p| p.finish = Finish::Error);
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");
     let cases = report["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "{report:#}");
     assert!(cases.iter().all(|c| c["status"] == "error"), "{report:#}");
     let error = cases[0]["error"].as_str().unwrap();
     assert!(
@@ -373,9 +380,7 @@ fn a_run_that_ends_in_error_is_an_error_of_every_case() {
 
 #[test]
 fn a_poll_that_outlasts_the_timeout_cancels_the_run_and_still_writes_the_reports() {
-    let Some((dir, fake)) = corpus_platform(&CORPUS, |p| p.finish = Finish::Never) else {
-        return;
-    };
+    let (dir, fake) = platform_project(local_golden, |p| p.finish = Finish::Never);
     let started = Instant::now();
     let (code, report, printed) =
         with_token(dir.path(), &["--timeout", "2s", "--junit", "junit.xml"]);
@@ -394,9 +399,8 @@ fn a_poll_that_outlasts_the_timeout_cancels_the_run_and_still_writes_the_reports
 
 #[test]
 fn a_token_that_expires_mid_poll_is_fetched_again() {
-    let Some(dir) = corpus_goldens(&CORPUS) else {
-        return;
-    };
+    let dir = tempfile::tempdir().unwrap();
+    local_golden(dir.path());
     let fake = Fake::default();
     {
         let mut state = fake.state();
@@ -439,9 +443,7 @@ fn a_token_that_expires_mid_poll_is_fetched_again() {
 
 #[test]
 fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
-    let Some((dir, fake)) = corpus_platform(&CORPUS, |p| p.finish = Finish::Never) else {
-        return;
-    };
+    let (dir, fake) = platform_project(local_golden, |p| p.finish = Finish::Never);
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_goldgate"));
     command.current_dir(dir.path()).env("HOME", dir.path());
     for name in common::GOOGLE_ENV {
@@ -495,9 +497,8 @@ fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
 
 #[test]
 fn a_misspelt_platform_setting_is_an_error_with_its_line_and_field() {
-    let Some(dir) = corpus_goldens(&CORPUS) else {
-        return;
-    };
+    let dir = tempfile::tempdir().unwrap();
+    local_golden(dir.path());
     let fake = Fake::accepting(TOKEN);
     let addr = start(&fake);
     config(dir.path(), addr, "{ run_method: stabel }");

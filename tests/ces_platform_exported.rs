@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use ces_platform_support::cli::{CORPUS, corpus_platform, with_token};
+use ces_platform_support::cli::{corpus_platform, golden_copy, with_token};
 
 const EXPORTED: [&str; 3] = [
     "scrapi/tests/testdata/exported_eval_example.yaml",
@@ -30,13 +30,12 @@ fn exported_evaluations_push_with_their_steps_as_written() {
     let Some((dir, fake)) = corpus_platform(&[&EXPORTED[..], &REFUSED[..]].concat(), |_| {}) else {
         return;
     };
-    let corpus = Path::new(CORPUS);
     let (code, report, printed) = with_token(dir.path(), &[]);
     assert_eq!(code, Some(2), "{printed}");
     let created = fake.heard("POST", "/evaluations");
     assert_eq!(created.len(), EXPORTED.len() + REFUSED.len(), "{printed}");
     for file in EXPORTED.iter().chain(&REFUSED) {
-        let text = fs::read_to_string(corpus.join(file)).unwrap();
+        let text = fs::read_to_string(golden_copy(dir.path(), file)).unwrap();
         let source: Value = serde_saphyr::from_str(&text).unwrap();
         let display = source["displayName"].as_str().unwrap();
         let sent = created

@@ -12,8 +12,6 @@ use serde_json::Value;
 use super::{APP, Fake, Platform};
 
 pub const TOKEN: &str = "ya29.platform-loopback-token-42";
-/// The shared corpus of real-world goldens, from the crate's root.
-pub const CORPUS: &str = "../shared/corpus";
 
 /// The fake on a loopback port.
 pub fn start(fake: &Fake) -> SocketAddr {
@@ -31,47 +29,40 @@ pub fn config(dir: &Path, addr: SocketAddr, platform: &str) {
     fs::write(dir.join("goldgate.yaml"), text).unwrap();
 }
 
-/// Whether the shared corpus beside the checkout is absent: the tests that push its real
-/// SCRAPI files (read in place, never copied into this repository) then say so and stop, as
-/// every corpus test here does.
-fn without_corpus() -> bool {
-    let absent = !Path::new(CORPUS).join("manifest.json").is_file();
-    if absent {
-        eprintln!("no ../shared/corpus: skipped");
-    }
-    absent
-}
-
 /// A project in a temporary directory whose goldens are `files` of the shared corpus, or
-/// `None` when the corpus is absent (see [`without_corpus`]).
+/// `None` when the corpus is absent (see [`crate::common::corpus`]).
 pub fn corpus_goldens(files: &[&str]) -> Option<tempfile::TempDir> {
-    if without_corpus() {
-        return None;
-    }
+    let corpus = crate::common::corpus()?;
     let dir = tempfile::tempdir().unwrap();
-    copy_goldens(dir.path(), files);
+    copy_goldens(&corpus, dir.path(), files);
     Some(dir)
 }
 
 /// [`platform_project`] whose goldens are `files` of the shared corpus, or `None` when the
-/// corpus is absent (see [`without_corpus`]).
+/// corpus is absent (see [`crate::common::corpus`]).
 pub fn corpus_platform(
     files: &[&str],
     set: impl FnOnce(&mut Platform),
 ) -> Option<(tempfile::TempDir, Fake)> {
-    if without_corpus() {
-        return None;
-    }
-    Some(platform_project(|dir| copy_goldens(dir, files), set))
+    let corpus = crate::common::corpus()?;
+    Some(platform_project(
+        |dir| copy_goldens(&corpus, dir, files),
+        set,
+    ))
 }
 
-/// `files` (paths under [`CORPUS`]) copied into `dir/goldens`.
-pub fn copy_goldens(dir: &Path, files: &[&str]) {
+/// `files` (paths in the corpus) copied into `dir/goldens`, where a test reads them back.
+fn copy_goldens(corpus: &crate::common::Corpus, dir: &Path, files: &[&str]) {
     fs::create_dir_all(dir.join("goldens")).unwrap();
     for file in files {
-        let name = Path::new(file).file_name().unwrap();
-        fs::copy(Path::new(CORPUS).join(file), dir.join("goldens").join(name)).unwrap();
+        fs::copy(corpus.path(file), golden_copy(dir, file)).unwrap();
     }
+}
+
+/// Where [`corpus_goldens`] put the corpus's `file` in the project `dir`.
+pub fn golden_copy(dir: &Path, file: &str) -> std::path::PathBuf {
+    dir.join("goldens")
+        .join(Path::new(file).file_name().unwrap())
 }
 
 /// One small golden under `dir/goldens`: a greeting.

@@ -186,6 +186,11 @@ impl Corpus {
             .collect()
     }
 
+    /// The corpus file at `path`, as the manifest names it.
+    pub fn path(&self, path: &str) -> PathBuf {
+        self.dir.join(path)
+    }
+
     /// The [`Corpus::files`] of `format` that its own tool loads.
     pub fn valid(&self, format: &str) -> Vec<(PathBuf, &Value)> {
         let mut files = self.files(format);
