@@ -380,8 +380,6 @@ mod install_script {
         _dir: tempfile::TempDir,
     }
 
-    /// Release v1.2.3 (its tag on commit TAGGED) with the Linux x86_64 archive; `sums` is its
-    /// sha256.sum, written from the archive's real digest when `None`.
     impl Github {
         /// The requests the fake answered, as `PATH AUTHORIZATION`.
         fn seen(&self) -> Vec<String> {
@@ -389,6 +387,8 @@ mod install_script {
         }
     }
 
+    /// Release v1.2.3 (its tag on commit TAGGED) with the Linux x86_64 archive; `sums` is its
+    /// sha256.sum, written from the archive's real digest when `None`.
     fn github(sums: Option<&str>) -> Github {
         let dir = tempfile::tempdir().unwrap();
         let archive = archive(dir.path());

@@ -127,16 +127,16 @@ fn scrapi_to_scenario_and_back_keeps_the_comments_in_place() {
 fn to_ces_csv_the_lost_comments_are_warned_at_their_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     common::write(dir.path(), "orders.yaml", GOLDEN);
-    let done = common::convert(dir.path(), "orders.yaml", "ces-csv", "orders.golden.csv");
-    done.exits(0).warns(&[
+    let done = common::convert(dir.path(), "orders.yaml", "ces-csv", "orders.golden.csv").exits(0);
+    done.warns(&[
         "orders.yaml:9: warning: CES CSV has no comments: the author's comments above this case are left out",
         "orders.yaml:14: warning: CES CSV has no comments: the author's comments above this turn are left out",
     ]);
     // The goldgate annotation is carried (as the display name), and the case without
     // comments warns of none.
-    let stderr = convert(dir.path(), "orders.yaml", "ces-csv", "again.golden.csv");
+    let stderr = &done.stderr;
     assert_eq!(stderr.matches("has no comments").count(), 2, "{stderr}");
-    assert!(read(dir.path(), "again.golden.csv").contains("Order status"));
+    assert!(read(dir.path(), "orders.golden.csv").contains("Order status"));
 }
 
 /// A Regtrace set with comments above a test case and above its `input` (the case's turn).
