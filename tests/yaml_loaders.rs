@@ -6,8 +6,6 @@ mod common;
 
 use std::path::Path;
 
-use common::goldgate;
-
 const SCENARIO: &str = "id: opt-in
 when:
   - user: Sign me up
@@ -48,7 +46,6 @@ fn a_yaml_1_1_directive_makes_a_scenario_read_as_yaml_1_1() {
 
 #[test]
 fn lint_warns_where_scrapi_reads_a_date() {
-    let dir = tempfile::tempdir().unwrap();
     let golden = "conversations:
   - conversation: renewal
     turns:
@@ -59,8 +56,7 @@ fn lint_warns_where_scrapi_reads_a_date() {
             args: {since: 2024-01-31, until: \"2024-12-31\"}
             output: {ok: true}
 ";
-    std::fs::write(dir.path().join("renewal.yaml"), golden).unwrap();
-    let done = goldgate(dir.path(), &["lint", "renewal.yaml"]);
+    let (_dir, done) = common::lint_new("renewal.yaml", golden);
     assert_eq!(
         done.code,
         Some(0),
