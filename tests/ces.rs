@@ -12,7 +12,6 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use axum::routing::post;
-use serde_json::Value;
 
 use ces_support::{APP, Ces};
 
@@ -52,16 +51,6 @@ fn ces_app(dir: &Path) -> Ces {
     ces
 }
 
-/// `goldgate run goldens` in `dir` with `env` and no Google variable inherited: exit code,
-/// report and everything printed.
-fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let mut command = common::command_without_google(dir);
-    command.envs(env.iter().copied());
-    command.arg("run").args(extra).arg("goldens");
-    let (out, report) = common::run_with_report(&mut command, &dir.join("report.json"));
-    (out.code, report, out.stdout + &out.stderr)
-}
-
 const TOKEN: &str = "ya29.loopback-token-0123456789";
 
 #[test]
@@ -69,7 +58,7 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
     let dir = tempfile::tempdir().unwrap();
     write_goldens(dir.path());
     let http = common::serve(axum::Router::new().route("/turn", post(ces_support::http_turn)));
-    let (http_code, http_report, printed) = run(
+    let (http_code, http_report, printed) = common::run_without_google(
         dir.path(),
         &["--agent-url", &format!("http://{http}/turn")],
         &[],
@@ -77,7 +66,8 @@ fn goldens_get_the_same_verdicts_from_a_ces_app_as_from_an_http_agent() {
     let expected = common::case_statuses(&http_report);
 
     let ces = ces_app(dir.path());
-    let (code, report, ces_printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    let (code, report, ces_printed) =
+        common::run_without_google(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(ces.violations(), Vec::<String>::new(), "{ces_printed}");
     assert_eq!(
         common::case_statuses(&report),
@@ -138,7 +128,8 @@ fn a_refused_token_is_an_error_of_the_run_with_googles_message() {
     write_goldens(dir.path());
     ces_app(dir.path());
     let wrong = "ya29.expired-token-abcdef";
-    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", wrong)]);
+    let (code, report, printed) =
+        common::run_without_google(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", wrong)]);
     assert_eq!(code, Some(2), "{printed}");
     common::assert_contains(&printed, &["refused the credentials of CXAS_OAUTH_TOKEN"]);
     common::assert_contains(
@@ -163,7 +154,8 @@ fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
         "goldgate.yaml",
         format!("agent:\n  ces:\n    app: {APP}\n    deploymnet: prod\n"),
     );
-    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    let (code, _, printed) =
+        common::run_without_google(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(2), "{printed}");
     common::assert_contains(&printed, &["goldgate.yaml:4"]);
     common::assert_contains(&printed, &["did you mean `deployment`"]);
@@ -173,7 +165,8 @@ fn a_mistyped_ces_key_is_an_error_with_its_line_and_a_suggestion() {
         "goldgate.yaml",
         "agent:\n  ces:\n    app: my-app\n",
     );
-    let (code, _, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    let (code, _, printed) =
+        common::run_without_google(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(2), "{printed}");
     common::assert_contains(&printed, &["goldgate.yaml:3"]);
     common::assert_contains(&printed, &["projects/my-project/locations/us/apps/my-app"]);
@@ -193,7 +186,8 @@ fn throttling_is_retried_and_deployment_and_entry_agent_reach_the_session_config
             "agent:\n  ces:\n    app: {APP}\n    base_url: http://{addr}\n    deployment: prod\n    entry_agent: {APP}/agents/root\nrun:\n  retries: 3\n"
         ),
     );
-    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    let (code, report, printed) =
+        common::run_without_google(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(code, Some(0), "{printed}");
     assert_eq!(report["cases"][0]["status"], "passed", "{report:#}");
     // A 429 and a 503, then the turn: through the limiter and the runner's retries.
@@ -212,7 +206,8 @@ fn a_client_tool_without_a_mock_gets_an_error_response_reported_in_the_turn() {
         "conversations:\n  - conversation: no_mock\n    turns:\n      - user: What's the weather?\n        agent: It is sunny in Oslo.\n",
     );
     let ces = ces_app(dir.path());
-    let (code, report, printed) = run(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
+    let (code, report, printed) =
+        common::run_without_google(dir.path(), &[], &[("CXAS_OAUTH_TOKEN", TOKEN)]);
     assert_eq!(ces.violations(), Vec::<String>::new());
     assert_eq!(code, Some(1), "{printed}");
     let reply = &report["cases"][0]["turns"][0]["reply"];
@@ -229,7 +224,8 @@ fn without_credentials_the_run_says_where_it_looked() {
     write_goldens(dir.path());
     let ces = ces_app(dir.path());
     // Nothing listens there: the metadata server of a machine outside Google Cloud.
-    let (code, _, printed) = run(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
+    let (code, _, printed) =
+        common::run_without_google(dir.path(), &[], &[("GCE_METADATA_HOST", "127.0.0.1:9")]);
     assert_eq!(code, Some(2), "{printed}");
     common::assert_contains(&printed, &["no Google credentials found"]);
     assert_eq!(*ces.requests.lock().unwrap(), 0);

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use ces_platform_support::cli::{
     TOKEN, config, corpus_goldens, corpus_platform, golden_copy, local_golden, platform_project,
-    run, start, with_token,
+    start, with_token,
 };
 use ces_platform_support::{APP, Fake, Finish, scrapi_turns};
 
@@ -418,7 +418,7 @@ fn a_token_that_expires_mid_poll_is_fetched_again() {
     });
     let file = dir.path().join("adc.json");
     fs::write(&file, credentials.to_string()).unwrap();
-    let (code, report, printed) = run(
+    let (code, report, printed) = common::run_without_google(
         dir.path(),
         &[],
         &[("GOOGLE_APPLICATION_CREDENTIALS", file.to_str().unwrap())],

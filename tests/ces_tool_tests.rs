@@ -105,9 +105,7 @@ fn run(dir: &Path) -> (Option<i32>, Value, String) {
 
 fn run_with(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
     let (out, report) = common::run_with_report(
-        common::command_in(dir)
-            .env_remove("GOOGLE_APPLICATION_CREDENTIALS")
-            .env("HOME", dir)
+        common::command_without_google(dir)
             .env("CXAS_OAUTH_TOKEN", TOKEN)
             .arg("run")
             .args(extra)

@@ -86,26 +86,6 @@ pub fn platform_project(
     (dir, fake)
 }
 
-/// `goldgate run goldens` in `dir`: exit code, report (null when none) and all it printed.
-pub fn run(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let report = dir.join("report.json");
-    let _ = fs::remove_file(&report);
-    let mut command = crate::common::command_without_google(dir);
-    command.envs(env.iter().copied());
-    let output = command
-        .args(["run", "--output"])
-        .arg(&report)
-        .args(extra)
-        .arg("goldens")
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    let report =
-        serde_json::from_slice(&fs::read(&report).unwrap_or_default()).unwrap_or(Value::Null);
-    (output.status.code(), report, printed)
-}
-
 pub fn with_token(dir: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    run(dir, extra, &[("CXAS_OAUTH_TOKEN", TOKEN)])
+    crate::common::run_without_google(dir, extra, &[("CXAS_OAUTH_TOKEN", TOKEN)])
 }

@@ -123,6 +123,21 @@ pub fn run_with_report(command: &mut assert_cmd::Command, report: &Path) -> (Out
     (outcome, report)
 }
 
+/// `goldgate run [extra] goldens` in `dir` with `env` and no Google variable inherited (see
+/// [`command_without_google`]): exit code, report and everything printed.
+#[allow(dead_code)] // Only the CES tests keep Google's credentials out.
+pub fn run_without_google(
+    dir: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, Value, String) {
+    let mut command = command_without_google(dir);
+    command.envs(env.iter().copied());
+    command.arg("run").args(extra).arg("goldens");
+    let (out, report) = run_with_report(&mut command, &dir.join("report.json"));
+    (out.code, report, out.stdout + &out.stderr)
+}
+
 /// Writes `text` as `name` in a fresh directory and runs `goldgate lint NAME` there: the
 /// directory, kept for the caller, and how the lint ended.
 #[allow(dead_code)] // Not every test crate lints.
