@@ -13,27 +13,22 @@
 //!   and the terminal table included); the median of five runs. Goals: under 0.15 s against
 //!   the agent that answers at once, within 1.05x of the ideal against the 20 ms one.
 //!
-//! The agent runs on its own thread and runtime, as a separate process would, and listens on
-//! 127.0.0.1 only. It reports how long it held each turn, so that the agent's share of the
-//! wall time can be told apart from the runner's. Every case must pass, so a broken setup
+//! The agent is a blocking server with a thread per connection, as a separate process would be
+//! (`support/agent.rs`), and listens on 127.0.0.1 only. It reports how long it held each turn,
+//! so that the agent's share of the wall time can be told apart from the runner's. Every case must pass, so a broken setup
 //! cannot be timed as a fast one. Run with `cargo bench --bench run`.
 
-// The loopback server of the tests, so that the agent timed here is the one they check.
-#[path = "../tests/common/serve.rs"]
-mod serve;
+#[path = "support/agent.rs"]
+mod agent;
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
-use axum::response::IntoResponse;
+use agent::LoopbackAgent;
+
 use goldgate::agent::http::HttpAgent;
-use goldgate::agent::protocol::TurnRequest;
 use goldgate::model::{
     ArgsMatcher, Case, Expectation, ExpectationKind, ExpectedToolCall, Format, Input, Location,
     MatchType, Matcher, Turn, ValueMatcher,
@@ -69,69 +64,12 @@ fn reply() -> Reply {
     }
 }
 
-/// What the agent answers, and how long it has held turns so far.
-#[derive(Clone)]
-struct AgentState {
-    body: axum::body::Bytes,
-    latency: Duration,
-    held: Arc<Held>,
-}
-
-/// Time the agent spent on turns, summed, and how many turns.
-#[derive(Default)]
-struct Held {
-    nanos: AtomicU64,
-    turns: AtomicU64,
-}
-
-impl Held {
-    /// The mean time per turn since the last call, then starts over.
-    fn take_mean(&self) -> Duration {
-        let nanos = self.nanos.swap(0, Ordering::Relaxed);
-        let turns = self.turns.swap(0, Ordering::Relaxed).max(1);
-        Duration::from_nanos(nanos / turns)
-    }
-}
-
-async fn answer(State(agent): State<AgentState>, Json(_): Json<TurnRequest>) -> impl IntoResponse {
-    let start = Instant::now();
-    if !agent.latency.is_zero() {
-        // tokio's timer ticks in whole milliseconds and rounds deadlines up: its 20 ms sleep
-        // takes about 21 ms, which would be charged to the runner. A thread sleep is exact to
-        // within tens of microseconds.
-        let latency = agent.latency;
-        tokio::task::spawn_blocking(move || std::thread::sleep(latency))
-            .await
-            .expect("the sleep finishes");
-    }
-    let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    agent.held.nanos.fetch_add(nanos, Ordering::Relaxed);
-    agent.held.turns.fetch_add(1, Ordering::Relaxed);
-    ([(CONTENT_TYPE, "application/json")], agent.body)
-}
-
-/// A running agent: where it listens and how long it holds turns.
-struct LoopbackAgent {
-    addr: SocketAddr,
-    held: Arc<Held>,
-}
-
-/// Starts an agent that answers every turn after `latency`, on its own thread and runtime.
+/// Starts an agent that answers every turn with [`reply`] after `latency`.
 fn start_agent(latency: Duration) -> LoopbackAgent {
-    let body = serde_json::to_vec(&reply()).expect("the reply serializes");
-    let held = Arc::new(Held::default());
-    let state = AgentState {
-        body: body.into(),
+    agent::start(
         latency,
-        held: Arc::clone(&held),
-    };
-    let app = axum::Router::new()
-        .route("/turn", axum::routing::post(answer))
-        .with_state(state);
-    LoopbackAgent {
-        addr: serve::serve(app),
-        held,
-    }
+        serde_json::to_vec(&reply()).expect("the reply serializes"),
+    )
 }
 
 /// `count` one-turn cases whose expectations the agent's reply meets: a `contains` text match
@@ -396,7 +334,7 @@ fn binary_section(fast: SocketAddr, slow: &LoopbackAgent) {
         ideal.as_secs_f64(),
         verdict(ratio <= 1.05)
     );
-    // The agent's own hold runs over 20 ms (a thread's sleep, its runtime): the wall against
+    // The agent's own hold runs over 20 ms (a thread's sleep overshoots): the wall against
     // what it really held is goldgate's share alone.
     let rounds = u32::try_from(CASES.div_ceil(CONCURRENCY)).expect("few rounds");
     let held = slow.held.take_mean() * rounds;

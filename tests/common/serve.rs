@@ -1,5 +1,4 @@
-//! A loopback HTTP server for tests and benchmarks alike (the run benchmark includes this file
-//! by path, so it depends on nothing else of the test helpers).
+//! A loopback HTTP server for the tests' agents and fakes.
 
 /// Serves `app` on a free port of 127.0.0.1, on its own thread and runtime, for the rest of
 /// the test process: a real loopback agent for `goldgate run --agent-url`.
