@@ -320,6 +320,15 @@ fn judges_are_priced_and_what_their_cache_saved_is_reported() {
         fake.base_url()
     );
     suite(dir.path(), 2, TURN, &judge);
+    // Two expected replies of their own: two questions, whichever case asks first (the same
+    // question twice could be answered from the cache the second time).
+    let conversations: String = [18, 19]
+        .map(|day| {
+            common::order_conversation(&format!("order_{day}"))
+                .replace("April 18th", &format!("April {day}th"))
+        })
+        .concat();
+    common::order_golden(dir.path(), &conversations);
     let run = || {
         Outcome::of(
             llm_support::goldgate(dir.path())
