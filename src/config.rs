@@ -144,7 +144,7 @@ pub(crate) fn parse_rate_limit(node: &Node, path: &str, diags: &mut Diagnostics)
     let Some(mut fields) = Fields::of(node, path, diags) else {
         return RateLimit::default();
     };
-    let mut per_minute = |key: &str, diags: &mut Diagnostics| {
+    let mut per_minute = |key: &'static str, diags: &mut Diagnostics| {
         let node = fields.take(key)?;
         match node.as_f64() {
             Some(value) if value > 0.0 && value.is_finite() => Some(value),
@@ -159,7 +159,7 @@ pub(crate) fn parse_rate_limit(node: &Node, path: &str, diags: &mut Diagnostics)
         requests_per_minute: per_minute("requests_per_minute", diags),
         tokens_per_minute: per_minute("tokens_per_minute", diags),
     };
-    fields.finish(&["requests_per_minute", "tokens_per_minute"], diags);
+    fields.finish(diags);
     limit
 }
 
@@ -221,18 +221,6 @@ pub struct ConfigError {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const TOP_KEYS: [&str; 10] = [
-    "affects",
-    "agent",
-    "floors",
-    "judge",
-    "prices",
-    "quarantine",
-    "run",
-    "simulator",
-    "thresholds",
-    "version",
-];
 const AGENT_KINDS: [&str; 7] = [
     "http",
     "command",
@@ -241,13 +229,6 @@ const AGENT_KINDS: [&str; 7] = [
     "anthropic",
     "gemini",
     "ces",
-];
-const RUN_KEYS: [&str; 5] = [
-    "budget",
-    "concurrency",
-    "timeout",
-    "retries",
-    "allow_extra_tool_calls",
 ];
 
 impl Config {
@@ -328,7 +309,7 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         config.affects = affects::parse(globs, diags);
     }
     fields.take("version");
-    fields.finish(&TOP_KEYS, diags);
+    fields.finish(diags);
     config
 }
 
@@ -394,7 +375,7 @@ fn parse_command(
                 let field = format!("{path}.startup_timeout");
                 startup_timeout = duration_field(n, &field, diags).unwrap_or(startup_timeout);
             }
-            fields.finish(&["argv", "processes", "startup_timeout"], diags);
+            fields.finish(diags);
             (argv?, processes)
         }
         _ => (value, 1),
@@ -485,7 +466,7 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
             }
         }
     }
-    fields.finish(&RUN_KEYS, diags);
+    fields.finish(diags);
 }
 
 pub(crate) fn positive_integer(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<usize> {

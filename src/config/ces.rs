@@ -12,16 +12,6 @@ use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::yaml::{Fields, Node};
 
-const KEYS: [&str; 7] = [
-    "app",
-    "deployment",
-    "entry_agent",
-    "base_url",
-    "api_version",
-    "quota_project",
-    "platform",
-];
-
 /// The public endpoint; `base_url` replaces it (regional endpoints, loopback tests).
 pub const DEFAULT_BASE_URL: &str = "https://ces.googleapis.com";
 /// Sessions have the same shape in v1 and v1beta: v1 is the stable one.
@@ -64,14 +54,15 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
             None
         }
     };
-    let child = |fields: &mut Fields, key: &str, collection: &str, diags: &mut Diagnostics| {
-        let node = fields.take(key)?;
-        let field = format!("{path}.{key}");
-        match &app {
-            Some(app) => resource(node, &field, Some((app, collection)), diags),
-            None => None,
-        }
-    };
+    let child =
+        |fields: &mut Fields, key: &'static str, collection: &str, diags: &mut Diagnostics| {
+            let node = fields.take(key)?;
+            let field = format!("{path}.{key}");
+            match &app {
+                Some(app) => resource(node, &field, Some((app, collection)), diags),
+                None => None,
+            }
+        };
     let deployment = child(&mut fields, "deployment", "deployments", diags);
     let entry_agent = child(&mut fields, "entry_agent", "agents", diags);
     let base_url = fields.string("base_url", diags);
@@ -114,7 +105,7 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
         (Some(_), _) => PLATFORM_API_VERSION.to_owned(),
         (None, _) => api_version,
     };
-    fields.finish(&KEYS, diags);
+    fields.finish(diags);
     Some(CesConfig {
         app: app?,
         deployment,

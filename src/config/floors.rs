@@ -11,7 +11,6 @@ use crate::yaml::{Fields, Node};
 
 /// `floors: { min_pass_rate, min_suite_score, max_failed_cases }`.
 pub fn parse(node: &Node, path: &Path, diags: &mut Diagnostics) -> Vec<Floor> {
-    const KEYS: [&str; 3] = ["min_pass_rate", "min_suite_score", "max_failed_cases"];
     let Some(mut fields) = Fields::of(node, "floors", diags) else {
         return Vec::new();
     };
@@ -53,6 +52,6 @@ pub fn parse(node: &Node, path: &Path, diags: &mut Diagnostics) -> Vec<Floor> {
             }
         }
     }
-    fields.finish(&KEYS, diags);
+    fields.finish(diags);
     floors
 }

@@ -18,17 +18,6 @@ use crate::yaml::{self, Fields, Node, Value};
 use template::json_text;
 pub use template::{JsonTemplate, Piece, Placeholder, TemplateError, TextTemplate};
 
-const KEYS: [&str; 7] = [
-    "url", "headers", "method", "body", "response", "stream", "cookies",
-];
-const RESPONSE_KEYS: [&str; 6] = [
-    "text",
-    "tool_calls",
-    "tool_name",
-    "tool_args",
-    "transfer",
-    "session",
-];
 /// Where a tool call's name and arguments are read when `response` does not say.
 pub const DEFAULT_TOOL_NAME: &str = "$.name";
 pub const DEFAULT_TOOL_ARGS: &str = "$.arguments";
@@ -141,7 +130,7 @@ pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option
     } else {
         None
     };
-    fields.finish(&KEYS, diags);
+    fields.finish(diags);
     let headers = header_nodes
         .into_iter()
         .map(|(name, text, _)| (name, text))
@@ -309,7 +298,7 @@ fn looks_like_json(text: &str) -> bool {
 fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ResponsePaths> {
     let mut fields = Fields::of(node, path, diags)?;
     let has_text = fields.node().get("text").is_some();
-    let mut json_path = |key: &str, default: Option<&str>, diags: &mut Diagnostics| {
+    let mut json_path = |key: &'static str, default: Option<&str>, diags: &mut Diagnostics| {
         let field = format!("{path}.{key}");
         let Some(node) = fields.take(key) else {
             return Ok(default.map(|d| JsonPath::parse(d).expect("a default path compiles")));
@@ -350,7 +339,7 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
     let tool_args = json_path("tool_args", Some(DEFAULT_TOOL_ARGS), diags);
     let transfer = json_path("transfer", None, diags);
     let session = json_path("session", None, diags);
-    fields.finish(&RESPONSE_KEYS, diags);
+    fields.finish(diags);
     Some(ResponsePaths {
         text: text.ok()??,
         tool_calls: tool_calls.ok()?,

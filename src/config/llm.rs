@@ -19,25 +19,6 @@ use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::Provider;
 use crate::yaml::{self, Fields, Node};
 
-const AGENT_KEYS: [&str; 6] = [
-    "model",
-    "system_prompt",
-    "tools",
-    "base_url",
-    "temperature",
-    "max_tool_rounds",
-];
-const JUDGE_KEYS: [&str; 6] = [
-    "provider",
-    "model",
-    "base_url",
-    "votes",
-    "similarity_pass",
-    "rate_limit",
-];
-
-const SIMULATOR_KEYS: [&str; 3] = ["provider", "model", "base_url"];
-
 /// The top of the similarity scale.
 pub const SIMILARITY_MAX: f64 = 4.0;
 
@@ -84,7 +65,7 @@ pub(crate) fn parse_agent(
         .map_or(DEFAULT_MAX_TOOL_ROUNDS, |n| {
             u32::try_from(n).unwrap_or(u32::MAX)
         });
-    fields.finish(&AGENT_KEYS, diags);
+    fields.finish(diags);
     Some(LlmAgentConfig {
         provider,
         endpoint,
@@ -202,7 +183,7 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
         .take("rate_limit")
         .map(|n| crate::config::parse_rate_limit(n, "judge.rate_limit", diags))
         .unwrap_or_default();
-    fields.finish(&JUDGE_KEYS, diags);
+    fields.finish(diags);
     let provider = provider_of(provider_node?, "judge", diags)?;
     Some(JudgeConfig {
         provider,
@@ -217,7 +198,7 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
 pub(crate) fn parse_simulator(node: &Node, diags: &mut Diagnostics) -> Option<SimulatorConfig> {
     let mut fields = Fields::of(node, "simulator", diags)?;
     let (provider_node, endpoint) = provider_and_endpoint(&mut fields, diags);
-    fields.finish(&SIMULATOR_KEYS, diags);
+    fields.finish(diags);
     let provider = provider_of(provider_node?, "simulator", diags)?;
     Some(SimulatorConfig { provider, endpoint })
 }

@@ -129,7 +129,7 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
         let node = fields.take(key)?;
         Some(read_dollars(node, &format!("{path}.{key}"), diags))
     });
-    fields.finish(&["input", "output", "cached_input"], diags);
+    fields.finish(diags);
     let [Some(input), Some(output), cached_input] = amounts else {
         error_at(
             diags,

@@ -20,8 +20,6 @@ use crate::diagnostic::{Code, Diagnostics};
 use crate::results::{CaseResult, Quarantine};
 use crate::yaml::{Fields, Node};
 
-const KEYS: [&str; 4] = ["case", "owner", "reason", "expires"];
-
 /// One entry of `quarantine:`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -153,7 +151,7 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
             }
             date
         });
-    fields.finish(&KEYS, diags);
+    fields.finish(diags);
     let blank = |value: &Option<String>, key: &str, diags: &mut Diagnostics| {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
             error_at(diags, item, Code::G111, format!("`{key}` is empty"))

@@ -112,7 +112,7 @@ fn limits_in(root: &Node, diags: &mut Diagnostics) -> Vec<(Threshold, f64)> {
 pub(crate) fn parse_limits(
     node: &Node,
     path: &str,
-    also_known: &[&str],
+    also_known: &[&'static str],
     diags: &mut Diagnostics,
 ) -> Vec<(Threshold, f64)> {
     let Some(mut fields) = Fields::of(node, path, diags) else {
@@ -132,12 +132,10 @@ pub(crate) fn parse_limits(
             }
         }
     }
-    let known: Vec<&str> = Threshold::ALL
-        .iter()
-        .map(|t| t.name())
-        .chain(also_known.iter().copied())
-        .collect();
-    fields.finish(&known, diags);
+    for key in also_known {
+        fields.know(key);
+    }
+    fields.finish(diags);
     limits
 }
 

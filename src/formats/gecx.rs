@@ -13,9 +13,6 @@ use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{Case, Format, Input, Turn};
 use crate::yaml::{Fields, Node, expect_text, indexed};
 
-/// Top-level keys of a scenario.
-const SCENARIO_KEYS: [&str; 6] = ["id", "name", "description", "tags", "when", "then"];
-
 /// The keys of a `when` item; each item holds exactly one.
 const TURN_KEYS: [&str; 3] = ["user", "approveToolCall", "denyToolCall"];
 
@@ -43,7 +40,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let tags = fields.strings("tags", diags);
     let when = fields.require("when", "a list of turns", diags);
     let then = fields.take("then");
-    fields.finish(&SCENARIO_KEYS, diags);
+    fields.finish(diags);
 
     let turns = when.map_or_else(Vec::new, |when| load_turns(when, diags));
     let checks = then.map_or_else(Vec::new, |then| scorers::load_checks(then, diags));

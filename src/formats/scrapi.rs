@@ -148,7 +148,7 @@ fn unique<T>(
 /// comments) makes SCRAPI's loader fail; goldgate reads it as empty, warns, and returns `None`.
 fn take_container<'a>(
     fields: &mut Fields<'a>,
-    key: &str,
+    key: &'static str,
     empty: &str,
     diags: &mut Diagnostics,
 ) -> Option<&'a Node> {
@@ -222,7 +222,7 @@ fn parameters(node: &Node, path: &str, diags: &mut Diagnostics) -> Map<String, J
                 let mut fields = Fields::of(item, &path, diags)?;
                 let name = fields.required_string("name", diags);
                 let value = fields.take("value").map_or(Json::Null, Node::to_json);
-                fields.finish(&["name", "value"], diags);
+                fields.finish(diags);
                 Some((name?, value))
             })
             .collect(),
@@ -254,9 +254,9 @@ fn criterion(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String>
         return expect_text(node, path, diags);
     }
     let mut fields = Fields::of(node, path, diags)?;
+    let mut prompt = fields.string("prompt", diags);
     // `displayName` only names the criterion on the platform; the prompt is what is judged.
     fields.take("displayName");
-    let mut prompt = fields.string("prompt", diags);
     // A nested criteria map without a prompt is reported inside it, not again here.
     let mut nested = false;
     for key in ["llmCriteria", "llm_criteria"] {
@@ -265,16 +265,13 @@ fn criterion(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String>
             let inner_path = fields.path_of(key);
             if let Some(mut inner_fields) = Fields::of(inner, &inner_path, diags) {
                 let inner_prompt = inner_fields.required_string("prompt", diags);
-                inner_fields.finish(&["prompt"], diags);
+                inner_fields.finish(diags);
                 prompt = prompt.or(inner_prompt);
             }
         }
     }
     let missing = prompt.is_none() && !nested;
-    fields.finish(
-        &["prompt", "displayName", "llmCriteria", "llm_criteria"],
-        diags,
-    );
+    fields.finish(diags);
     if missing {
         diags
             .error(

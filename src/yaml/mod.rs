@@ -253,10 +253,14 @@ fn parse_document(
 }
 
 /// Walks one mapping: take keys by name, then [`Fields::finish`] reports the ones nobody took.
+/// The keys a reader asks for are the keys it knows: the "did you mean" for an unknown key is
+/// chosen among them, so no second list of a mapping's keys can drift from what is read.
 pub struct Fields<'a> {
     node: &'a Node,
     entries: &'a [(Key, Node)],
     taken: Vec<bool>,
+    /// Every key asked for, present or not, in the order the reader asked.
+    asked: Vec<&'static str>,
     path: String,
 }
 
@@ -269,6 +273,7 @@ impl<'a> Fields<'a> {
                 node,
                 entries,
                 taken: vec![false; entries.len()],
+                asked: Vec::new(),
                 path: path.to_owned(),
             }),
             _ => {
@@ -295,8 +300,17 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A key this mapping may have that the reader does not take here (it is read elsewhere,
+    /// or only suggested): named in the "did you mean" all the same.
+    pub fn know(&mut self, key: &'static str) {
+        if !self.asked.contains(&key) {
+            self.asked.push(key);
+        }
+    }
+
     /// Takes an optional key.
-    pub fn take(&mut self, key: &str) -> Option<&'a Node> {
+    pub fn take(&mut self, key: &'static str) -> Option<&'a Node> {
+        self.know(key);
         let index = self.entries.iter().position(|(k, _)| k.name == key)?;
         self.taken[index] = true;
         Some(&self.entries[index].1)
@@ -305,7 +319,7 @@ impl<'a> Fields<'a> {
     /// Takes a required key, reporting G102 when it is missing.
     pub fn require(
         &mut self,
-        key: &str,
+        key: &'static str,
         expected: &str,
         diags: &mut Diagnostics,
     ) -> Option<&'a Node> {
@@ -324,19 +338,23 @@ impl<'a> Fields<'a> {
     }
 
     /// Takes an optional string; a wrong type is reported (numbers and booleans are accepted as text).
-    pub fn string(&mut self, key: &str, diags: &mut Diagnostics) -> Option<String> {
+    pub fn string(&mut self, key: &'static str, diags: &mut Diagnostics) -> Option<String> {
         let node = self.take(key)?;
         expect_text(node, &self.path_of(key), diags)
     }
 
     /// Takes a required string.
-    pub fn required_string(&mut self, key: &str, diags: &mut Diagnostics) -> Option<String> {
+    pub fn required_string(
+        &mut self,
+        key: &'static str,
+        diags: &mut Diagnostics,
+    ) -> Option<String> {
         let node = self.require(key, "a string", diags)?;
         expect_text(node, &self.path_of(key), diags)
     }
 
     /// Takes an optional list of strings; a single string is accepted as a list of one.
-    pub fn strings(&mut self, key: &str, diags: &mut Diagnostics) -> Vec<String> {
+    pub fn strings(&mut self, key: &'static str, diags: &mut Diagnostics) -> Vec<String> {
         let Some(node) = self.take(key) else {
             return Vec::new();
         };
@@ -353,11 +371,12 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// Reports every key not taken as G100, with a "did you mean" among `known`. A typo of a
+    /// Reports every key not taken as G100, with a "did you mean" among the keys asked for. A typo of a
     /// key is one problem, not two: a report on the key it was meant to be, which is absent
     /// ("missing required key", or a format's warning that a turn has none), is about that
     /// absence, so it is taken back and the unknown key says which key was meant.
-    pub fn finish(self, known: &[&str], diags: &mut Diagnostics) {
+    pub fn finish(self, diags: &mut Diagnostics) {
+        let known = &self.known();
         for key in self.untaken() {
             let missing = crate::diagnostic::did_you_mean(&key.name, known.iter().copied())
                 .filter(|meant| !self.entries.iter().any(|(k, _)| k.name == *meant))
@@ -375,6 +394,14 @@ impl<'a> Fields<'a> {
             };
             key.unknown(diags).field(self.path_of(&key.name)).hint(hint);
         }
+    }
+
+    /// The keys asked for so far, the keys this mapping may have: alphabetical, so that an
+    /// "expected one of" reads the same whatever order the reader asks in.
+    pub fn known(&self) -> Vec<&'static str> {
+        let mut known = self.asked.clone();
+        known.sort_unstable();
+        known
     }
 
     /// The keys not taken, for a format whose reference system ignores unknown keys (the

@@ -9,8 +9,6 @@ use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::yaml::{Fields, Node, Value};
 
-const KEYS: [&str; 4] = ["run_method", "channel", "tool_calls", "evaluations"];
-
 /// How the platform replays a golden (`goldenRunMethod`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RunMethod {
@@ -104,7 +102,7 @@ pub(crate) fn parse(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<
     if let Some(n) = fields.take("evaluations") {
         config.existing = Some(existing(n, &fields.path_of("evaluations"), diags)?);
     }
-    fields.finish(&KEYS, diags);
+    fields.finish(diags);
     Some(config)
 }
 
@@ -112,7 +110,7 @@ fn existing(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Existing
     let mut fields = Fields::of(node, path, diags)?;
     let prefix = fields.string("prefix", diags);
     let tags = fields.strings("tags", diags);
-    fields.finish(&["prefix", "tags"], diags);
+    fields.finish(diags);
     if prefix.is_none() && tags.is_empty() {
         error_at(
             diags,
@@ -131,7 +129,7 @@ fn existing(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Existing
 /// `None`: the word is unknown (reported).
 fn word<T: Copy + Default>(
     fields: &mut Fields,
-    key: &str,
+    key: &'static str,
     words: &[(&str, T)],
     diags: &mut Diagnostics,
 ) -> Option<T> {

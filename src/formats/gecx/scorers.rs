@@ -17,12 +17,6 @@ use crate::model::{
 };
 use crate::yaml::{Fields, Key, Node, Value, expect_text, indexed};
 
-/// The keys of a `then` entry.
-const ENTRY_KEYS: [&str; 2] = ["scorer", "args"];
-
-/// The keys of a `tool-call-accuracy` expected call written as a mapping.
-const EXPECTED_CALL_KEYS: [&str; 2] = ["name", "input"];
-
 /// JavaScript regex flags and what each means for a Rust regex: an inline flag, or nothing
 /// because it only changes how JavaScript iterates matches or parses escapes.
 const JS_FLAGS: [(char, Option<char>); 6] = [
@@ -72,7 +66,7 @@ fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer
     let name_node = fields.require("scorer", "a scorer name", diags);
     let args_node = fields.take("args");
     let name_path = fields.path_of("scorer");
-    fields.finish(&ENTRY_KEYS, diags);
+    fields.finish(diags);
     let node = name_node?;
     let name = expect_text(node, &name_path, diags)?;
     if !NAMES.contains(&name.as_str()) {
@@ -105,7 +99,6 @@ fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer
     };
     let mut args = Args {
         fields: Fields::of(args_node, &format!("{path}.args"), diags)?,
-        asked: Vec::new(),
     };
     let scorer = build(&name, &mut args, diags);
     args.finish(&name, diags);
@@ -182,11 +175,10 @@ fn build(name: &str, args: &mut Args<'_>, diags: &mut Diagnostics) -> Option<Sco
     })
 }
 
-/// The `args` of one scorer. It remembers which keys the scorer asked for, so that the keys it
-/// did not ask for are reported as unknown with a "did you mean" among the ones it knows.
+/// The `args` of one scorer: the keys it did not ask for are reported as unknown, with a "did
+/// you mean" among the ones it asked for.
 struct Args<'a> {
     fields: Fields<'a>,
-    asked: Vec<&'static str>,
 }
 
 impl<'a> Args<'a> {
@@ -195,7 +187,6 @@ impl<'a> Args<'a> {
     }
 
     fn optional(&mut self, key: &'static str) -> Option<&'a Node> {
-        self.asked.push(key);
         self.fields.take(key)
     }
 
@@ -205,17 +196,14 @@ impl<'a> Args<'a> {
         expected: &str,
         diags: &mut Diagnostics,
     ) -> Option<&'a Node> {
-        self.asked.push(key);
         self.fields.require(key, expected, diags)
     }
 
     fn text(&mut self, key: &'static str, diags: &mut Diagnostics) -> Option<String> {
-        self.asked.push(key);
         self.fields.required_string(key, diags)
     }
 
     fn optional_text(&mut self, key: &'static str, diags: &mut Diagnostics) -> Option<String> {
-        self.asked.push(key);
         self.fields.string(key, diags)
     }
 
@@ -297,8 +285,8 @@ impl<'a> Args<'a> {
 
     /// Reports every key the scorer did not ask for.
     fn finish(self, scorer: &str, diags: &mut Diagnostics) {
-        if !self.asked.is_empty() {
-            self.fields.finish(&self.asked, diags);
+        if !self.fields.known().is_empty() {
+            self.fields.finish(diags);
             return;
         }
         for (key, _) in self.fields.node().as_map().unwrap_or_default() {
@@ -427,7 +415,7 @@ fn expected_call(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Exp
     let input = fields
         .take("input")
         .map(|node| (node, fields.path_of("input")));
-    fields.finish(&EXPECTED_CALL_KEYS, diags);
+    fields.finish(diags);
     let args = match input {
         Some((node, path)) => args_matcher(node, &path, diags)?,
         None => ArgsMatcher::default(),

@@ -258,8 +258,7 @@ fn check_object(node: &Node, fields: &[Field], path: &str, diags: &mut Diagnosti
         }
         check(value, &field.shape, &key_path, diags);
     }
-    let known: Vec<&str> = fields.iter().map(|field| field.key).collect();
-    walker.finish(&known, diags);
+    walker.finish(diags);
 }
 
 fn wrong_type<'d>(

@@ -11,19 +11,6 @@ use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Case, CaseCheck, Turn};
 use crate::yaml::{Fields, Node, expect_text, indexed};
 
-const TOP_KEYS: &[&str] = &[
-    "conversations",
-    "common_session_parameters",
-    "common_expectations",
-];
-const CONVERSATION_KEYS: &[&str] = &[
-    "conversation",
-    "turns",
-    "tags",
-    "session_parameters",
-    "expectations",
-];
-
 /// What the file's top level gives every conversation.
 struct Common {
     session_parameters: Map<String, Json>,
@@ -45,7 +32,7 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         checks,
     };
     let conversations = conversation_nodes(&mut fields, diags);
-    fields.finish(TOP_KEYS, diags);
+    fields.finish(diags);
 
     // Name -> line of its first definition, for G103.
     let mut seen = Names::of("conversation");
@@ -103,7 +90,7 @@ fn conversation(
 
     let turns_path = fields.path_of("turns");
     let turn_list = fields.require("turns", "a list of turns", diags);
-    fields.finish(CONVERSATION_KEYS, diags);
+    fields.finish(diags);
     let turns = turns(
         turn_list,
         &turns_path,

@@ -12,16 +12,6 @@ use crate::model::{
 };
 use crate::yaml::{Fields, Node, expect_text, indexed};
 
-const TOP_KEYS: &[&str] = &[
-    "displayName",
-    "name",
-    "description",
-    "tags",
-    "golden",
-    "expectations",
-    "variables",
-    "session_parameters",
-];
 /// Bookkeeping the platform adds to an export: results, timestamps, dataset membership and
 /// threshold overrides for the platform's own scorer. Nothing in them is a test.
 const METADATA_KEYS: &[&str] = &[
@@ -38,32 +28,8 @@ const METADATA_KEYS: &[&str] = &[
     "invalid",
     "evaluationMetricsThresholdOverride",
 ];
-const GOLDEN_KEYS: &[&str] = &[
-    "turns",
-    "evaluationExpectations",
-    "variables",
-    "session_parameters",
-];
-const TURN_KEYS: &[&str] = &["steps", "rootSpan"];
-const STEP_KEYS: &[&str] = &["userInput", "expectation", "agentTransfer"];
-const INPUT_KEYS: &[&str] = &[
-    "text",
-    "event",
-    "variables",
-    "toolResponses",
-    "image",
-    "willContinue",
-];
 /// Inputs goldgate's agent protocol cannot carry yet.
 const UNSUPPORTED_INPUTS: &[&str] = &["dtmf", "audio", "blob"];
-const EXPECTATION_KEYS: &[&str] = &[
-    "note",
-    "agentResponse",
-    "toolCall",
-    "toolResponse",
-    "agentTransfer",
-    "mockToolResponse",
-];
 /// Knobs of the platform's own scorer; goldgate scores with its own settings.
 const SCORER_OVERRIDES: &[&str] = &[
     "agentResponseHallucinationMetricsConfigOverride",
@@ -73,7 +39,6 @@ const SCORER_OVERRIDES: &[&str] = &[
 ];
 /// Expectations goldgate cannot check yet.
 const UNSUPPORTED_EXPECTATIONS: &[&str] = &["updatedVariables", "noToolCalls"];
-const MESSAGE_KEYS: &[&str] = &["role", "chunks"];
 /// Message chunks other than `text`: payloads, media and the like, which goldgate skips.
 const OTHER_CHUNKS: &[&str] = &[
     "transcript",
@@ -108,7 +73,7 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         .map(|node| criteria(node, "expectations", diags))
         .unwrap_or_default();
     let golden = fields.require("golden", "the golden conversation", diags);
-    fields.finish(&[TOP_KEYS, METADATA_KEYS].concat(), diags);
+    fields.finish(diags);
 
     let mut turns = Vec::new();
     if let Some(mut golden) = golden.and_then(|node| Fields::of(node, "golden", diags)) {
@@ -121,7 +86,7 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
             checks.extend(criteria(node, "golden.evaluationExpectations", diags));
         }
         let turn_list = golden.require("turns", "a list of turns", diags);
-        golden.finish(GOLDEN_KEYS, diags);
+        golden.finish(diags);
         let list = turn_list.map_or(&[][..], |list| {
             items(list, "golden.turns", "a list of turns", diags)
         });
@@ -156,7 +121,7 @@ fn steps_turn(node: &Node, index: usize, path: &str, diags: &mut Diagnostics) ->
     let steps = fields.require("steps", "a list of steps", diags);
     // Audio replay data for the platform's voice mode.
     fields.take("rootSpan");
-    fields.finish(TURN_KEYS, diags);
+    fields.finish(diags);
     let mut turn = Turn {
         index,
         location: diags.location(node.line, node.column),
@@ -195,7 +160,7 @@ fn step(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diagnostics) {
             diags,
         );
     }
-    fields.finish(STEP_KEYS, diags);
+    fields.finish(diags);
 }
 
 fn user_input(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diagnostics) {
@@ -211,7 +176,7 @@ fn user_input(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diagnostics)
         let name = if event.as_map().is_some() {
             Fields::of(event, &event_path, diags).and_then(|mut inner| {
                 let name = inner.required_string("event", diags);
-                inner.finish(&["event"], diags);
+                inner.finish(diags);
                 name
             })
         } else {
@@ -231,7 +196,7 @@ fn user_input(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diagnostics)
         if let Some(mut inner) = Fields::of(image, &image_path, diags) {
             let mime_type = inner.required_string("mimeType", diags);
             let data = inner.required_string("data", diags);
-            inner.finish(&["mimeType", "data"], diags);
+            inner.finish(diags);
             if let (Some(mime_type), Some(data)) = (mime_type, data) {
                 turn.inputs.push(Input::Image { mime_type, data });
             }
@@ -249,7 +214,7 @@ fn user_input(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diagnostics)
     }
     // Streaming hint for partial input; a golden turn is always sent whole.
     fields.take("willContinue");
-    fields.finish(&[INPUT_KEYS, UNSUPPORTED_INPUTS].concat(), diags);
+    fields.finish(diags);
 }
 
 /// `toolResponses: {toolResponses: [{id, tool, displayName, response}]}`, as the proto nests it.
@@ -259,7 +224,7 @@ fn tool_responses(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diagnost
     };
     let list = fields.require("toolResponses", "a list of tool responses", diags);
     let list_path = fields.path_of("toolResponses");
-    fields.finish(&["toolResponses"], diags);
+    fields.finish(diags);
     let Some(list) = list else {
         return;
     };
@@ -317,10 +282,7 @@ fn golden_expectation(node: &Node, path: &str, turn: &mut Turn, diags: &mut Diag
             unsupported(expectation, &fields.path_of(key), &what, diags);
         }
     }
-    fields.finish(
-        &[EXPECTATION_KEYS, SCORER_OVERRIDES, UNSUPPORTED_EXPECTATIONS].concat(),
-        diags,
-    );
+    fields.finish(diags);
     turn.expectations
         .extend(kinds.into_iter().map(|(at, kind)| Expectation {
             location: diags.location(at.line, at.column),
@@ -343,7 +305,7 @@ fn agent_response<'a>(
     fields.take("role");
     let chunks = fields.take("chunks");
     let chunks_path = fields.path_of("chunks");
-    fields.finish(MESSAGE_KEYS, diags);
+    fields.finish(diags);
     let Some(chunks) = chunks else {
         return;
     };
@@ -371,7 +333,7 @@ fn agent_response<'a>(
         for key in OTHER_CHUNKS {
             chunk_fields.take(key);
         }
-        chunk_fields.finish(&[&["text"], OTHER_CHUNKS].concat(), diags);
+        chunk_fields.finish(diags);
     }
 }
 
@@ -387,7 +349,7 @@ fn tool_call<'a>(
         .map_or_else(ArgsMatcher::default, |args| {
             matcher::args(args, &fields.path_of("args"), diags)
         });
-    fields.finish(&["id", "tool", "displayName", "args"], diags);
+    fields.finish(diags);
     let call = ExpectedToolCall {
         name: name?,
         args,
@@ -405,7 +367,7 @@ fn tool_response(
     let mut fields = Fields::of(node, path, diags)?;
     let name = tool_name(&mut fields, diags);
     let response = fields.take("response").map(Node::to_json);
-    fields.finish(&["id", "tool", "displayName", "response"], diags);
+    fields.finish(diags);
     Some((name?, response))
 }
 
@@ -438,7 +400,7 @@ fn agent_transfer<'a>(
     let mut fields = Fields::of(node, path, diags)?;
     let display_name = fields.string("displayName", diags);
     let target = fields.required_string("targetAgent", diags);
-    fields.finish(&["targetAgent", "displayName"], diags);
+    fields.finish(diags);
     let agent = display_name.or_else(|| target.as_deref().map(last_segment))?;
     Some((node, ExpectationKind::Transfer { agent }))
 }

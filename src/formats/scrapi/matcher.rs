@@ -12,8 +12,6 @@ use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::{ArgsMatcher, MatchType, Matcher, ValueMatcher};
 use crate::yaml::{Fields, Key, Node};
 
-const MATCHER_KEYS: &[&str] = &["value", "$matchType", "$matchValue", "$originalValue"];
-
 /// The expected arguments of one tool call; `node` must be a mapping.
 pub(super) fn args(node: &Node, path: &str, diags: &mut Diagnostics) -> ArgsMatcher {
     let Some(entries) = node.as_map() else {
@@ -80,7 +78,7 @@ fn leaf(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher> {
     let value = fields.take("value");
     let match_value = fields.take("$matchValue");
     let original = fields.take("$originalValue");
-    fields.finish(MATCHER_KEYS, diags);
+    fields.finish(diags);
     // The platform leaves `$matchValue` empty when the value was never edited and keeps the
     // written one in `$originalValue`.
     let expected = value

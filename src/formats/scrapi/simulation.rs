@@ -11,23 +11,6 @@ use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Simulation, SimulationStep};
 use crate::yaml::{Fields, Node, expect_text, indexed};
 
-const TOP_KEYS: &[&str] = &["evals"];
-const EVAL_KEYS: &[&str] = &[
-    "name",
-    "tags",
-    "steps",
-    "expectations",
-    "session_parameters",
-];
-const STEP_KEYS: &[&str] = &[
-    "goal",
-    "success_criteria",
-    "response_guide",
-    "max_turns",
-    "static_utterance",
-    "inject_variables",
-];
-
 /// Every simulation of a file.
 pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Simulation> {
     let evals = match root.as_seq() {
@@ -37,7 +20,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Simulation> {
                 return Vec::new();
             };
             let evals = fields.require("evals", "a list of simulations", diags);
-            fields.finish(TOP_KEYS, diags);
+            fields.finish(diags);
             match evals {
                 Some(node) => items(node, "evals", "a list of simulations", diags),
                 None => return Vec::new(),
@@ -65,7 +48,7 @@ fn simulation(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Simula
     let session_parameters = take_container(&mut fields, "session_parameters", "{}", diags)
         .map(|params| parameters(params, &fields.path_of("session_parameters"), diags))
         .unwrap_or_default();
-    fields.finish(EVAL_KEYS, diags);
+    fields.finish(diags);
     Some(Simulation {
         name: name?,
         location: diags.location(node.line, node.column),
@@ -108,7 +91,7 @@ fn step(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<SimulationSt
     let inject_variables = take_container(&mut fields, "inject_variables", "{}", diags)
         .map(|vars| parameters(vars, &fields.path_of("inject_variables"), diags))
         .unwrap_or_default();
-    fields.finish(STEP_KEYS, diags);
+    fields.finish(diags);
     if goal.is_none() && static_utterance.is_none() {
         diags
             .error(

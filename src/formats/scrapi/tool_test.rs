@@ -18,19 +18,6 @@ use crate::model::{
 };
 use crate::yaml::{Fields, Node, Value, indexed};
 
-const TOP_KEYS: &[&str] = &["tests"];
-const TEST_KEYS: &[&str] = &[
-    "name",
-    "tool",
-    "args",
-    "agrs",
-    "variables",
-    "context",
-    "tags",
-    "expectations",
-];
-const EXPECTATIONS_KEYS: &[&str] = &["response", "variables"];
-const CHECK_KEYS: &[&str] = &["path", "operator", "value"];
 /// Keys some SCRAPI docs write for what its loader reads under another name.
 const RENAMED: &[(&str, &str)] = &[("input", "args"), ("assertions", "expectations")];
 const TESTS_HINT: &str = "list the tests under a top-level `tests:`, each with `name`, `tool`, `args` and `expectations`";
@@ -74,7 +61,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         return Vec::new();
     };
     let tests = fields.take("tests");
-    ignore_unknown(&fields, TOP_KEYS, diags);
+    ignore_unknown(&fields, diags);
     let list = match tests {
         Some(node) if node.is_null() || node.as_seq().is_some_and(<[Node]>::is_empty) => {
             let (line, column) = key_position(root, "tests");
@@ -107,7 +94,7 @@ fn test(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Case> {
         Some(list) => expectations(list, &fields.path_of("expectations"), diags),
         None => Vec::new(),
     };
-    ignore_unknown(&fields, TEST_KEYS, diags);
+    ignore_unknown(&fields, diags);
     if diags.error_count() > errors_before {
         return None;
     }
@@ -144,7 +131,7 @@ fn test(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Case> {
 /// A required string. Strict, as pydantic is: `tool: 5` is an error, not the tool `5`.
 fn required_str(
     fields: &mut Fields<'_>,
-    key: &str,
+    key: &'static str,
     what: &str,
     diags: &mut Diagnostics,
 ) -> Option<String> {
@@ -162,7 +149,8 @@ fn strict_str(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String
 
 /// Warns about each key not taken: pydantic ignores it, so the test still loads, but what it
 /// holds (an `input:` meant as `args:`) is not used.
-fn ignore_unknown(fields: &Fields<'_>, known: &[&str], diags: &mut Diagnostics) {
+fn ignore_unknown(fields: &Fields<'_>, diags: &mut Diagnostics) {
+    let known = fields.known();
     for key in fields.untaken() {
         let renamed = RENAMED.iter().find(|(from, _)| *from == key.name);
         let hint = match renamed.map(|(_, to)| *to) {
@@ -249,7 +237,11 @@ fn state(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> ToolState {
 
 /// One of SCRAPI's `_parse_dict_input` values: a mapping, a list of names (their values are
 /// taken from the app's defaults, so null here), or a JSON object as text.
-fn state_map(fields: &mut Fields<'_>, key: &str, diags: &mut Diagnostics) -> Map<String, Json> {
+fn state_map(
+    fields: &mut Fields<'_>,
+    key: &'static str,
+    diags: &mut Diagnostics,
+) -> Map<String, Json> {
     let Some(node) = fields.take(key) else {
         return Map::new();
     };
@@ -330,7 +322,7 @@ fn expectations(node: &Node, path: &str, diags: &mut Diagnostics) -> Vec<Expecta
             }
         }
     }
-    ignore_unknown(&fields, EXPECTATIONS_KEYS, diags);
+    ignore_unknown(&fields, diags);
     out
 }
 
@@ -367,7 +359,7 @@ fn check(
     let operator = required_str(&mut fields, "operator", "how to compare", diags)
         .and_then(|name| operator(node, &name, &fields.path_of("operator"), diags));
     let value = fields.take("value");
-    ignore_unknown(&fields, CHECK_KEYS, diags);
+    ignore_unknown(&fields, diags);
     let operator = operator?;
     if value.is_none() && operator.takes_value() {
         diags

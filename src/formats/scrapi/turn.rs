@@ -14,8 +14,6 @@ use crate::model::{
 };
 use crate::yaml::{Fields, Node, Value, expect_text, indexed};
 
-const TURN_KEYS: &[&str] = &["user", "event", "agent", "tool_calls", "variables"];
-const TOOL_CALL_KEYS: &[&str] = &["action", "args", "arguments", "output", "agent"];
 /// SCRAPI drops any expected agent chunk containing this marker: the agent says nothing.
 const SILENT_MARKER: &str = "# silent";
 /// The action SCRAPI turns into an agent-transfer expectation.
@@ -83,7 +81,7 @@ pub(super) fn parse(
             calls.add(call, &path, diags);
         }
     }
-    fields.finish(TURN_KEYS, diags);
+    fields.finish(diags);
 
     expectations.extend(calls.expectations);
     annotate(&mut expectations, node);
@@ -260,7 +258,7 @@ impl ToolCalls {
             .take("output")
             .and_then(|output| tool_output(output, &fields.path_of("output"), diags));
         let agent = fields.string("agent", diags);
-        fields.finish(TOOL_CALL_KEYS, diags);
+        fields.finish(diags);
         let Some(action) = action else {
             return;
         };

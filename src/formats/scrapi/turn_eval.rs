@@ -17,29 +17,6 @@ use crate::model::{
 };
 use crate::yaml::{Fields, Node, expect_text, indexed};
 
-const TOP_KEYS: &[&str] = &["config", "conversations", "tests"];
-const TEST_KEYS: &[&str] = &[
-    "conversation",
-    "name",
-    "tags",
-    "user",
-    "event",
-    "variables",
-    "historical_contexts",
-    "turn_count",
-    "config",
-    "expectations",
-    "turns",
-];
-const STEP_KEYS: &[&str] = &[
-    "turn",
-    "user",
-    "event",
-    "variables",
-    "config",
-    "expectations",
-];
-const EXPECTATION_KEYS: &[&str] = &["type", "value"];
 /// SCRAPI's operators.
 const TYPES: &[&str] = &[
     "contains",
@@ -109,7 +86,7 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         (None, Some(list)) => ("tests", list),
         (None, None) => unreachable!("sniffed as a turn eval without a test list"),
     };
-    fields.finish(TOP_KEYS, diags);
+    fields.finish(diags);
     let mut seen = Names::of("test");
     indexed(items(list, key, "a list of tests", diags), key)
         .filter_map(|(path, node)| test(node, &path, &mut seen, diags))
@@ -147,7 +124,7 @@ fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> O
             .into_iter()
             .collect(),
     };
-    fields.finish(TEST_KEYS, diags);
+    fields.finish(diags);
 
     let name = name?;
     if !seen.first_definition(&name, (name_node?, &name_path), diags) {
@@ -221,7 +198,7 @@ fn steps(
             .string("turn", diags)
             .unwrap_or_else(|| format!("turn {}", i + 1));
         let mut turn = exchange(step, &mut step_fields, i + 1, &label, checks, diags);
-        step_fields.finish(STEP_KEYS, diags);
+        step_fields.finish(diags);
         // A one-exchange test's comments are the case's: only a step has its own.
         if let Some(turn) = &mut turn {
             turn.comments = crate::formats::author_comments(step);
@@ -346,7 +323,7 @@ fn typed(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ReplyCheck>
     let kind = fields.required_string("type", diags);
     let value = fields.take("value");
     let value_path = fields.path_of("value");
-    fields.finish(EXPECTATION_KEYS, diags);
+    fields.finish(diags);
     let kind = kind?;
     let text = |diags: &mut Diagnostics| match value {
         Some(v) if !v.is_null() => expect_text(v, &value_path, diags),
