@@ -84,6 +84,24 @@ fn http_fault(answer: fn(std::net::TcpStream), timeout: &str, limit_s: u64) -> S
     case_error(&report)
 }
 
+/// Writes `head`, then `piece` again and again, `pause` apart, until the client hangs up or
+/// `times` pieces are out.
+fn keep_sending(
+    stream: &std::net::TcpStream,
+    head: &str,
+    piece: &[u8],
+    pause: Duration,
+    times: usize,
+) {
+    write_all(stream, head.as_bytes());
+    for _ in 0..times {
+        if !write_all(stream, piece) {
+            break;
+        }
+        std::thread::sleep(pause);
+    }
+}
+
 #[test]
 fn http_server_that_accepts_and_never_answers_times_out() {
     let error = http_fault(|_stream| std::thread::sleep(FOREVER), "1s", 20);
@@ -96,10 +114,7 @@ fn http_server_dripping_a_byte_a_second_times_out() {
         |stream| {
             let head =
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
-            write_all(&stream, head.as_bytes());
-            while write_all(&stream, b" ") {
-                std::thread::sleep(Duration::from_secs(1));
-            }
+            keep_sending(&stream, head, b" ", Duration::from_secs(1), usize::MAX);
         },
         "2s",
         20,
@@ -150,13 +165,7 @@ fn http_200_mb_body_is_refused_past_the_cap() {
             // No Content-Length: the size is only known by reading.
             let head =
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
-            write_all(&stream, head.as_bytes());
-            let chunk = vec![b' '; 64 * 1024];
-            for _ in 0..(200 * 16) {
-                if !write_all(&stream, &chunk) {
-                    break;
-                }
-            }
+            keep_sending(&stream, head, &[b' '; 64 * 1024], Duration::ZERO, 200 * 16);
         },
         "30s",
         40,
@@ -169,16 +178,11 @@ fn http_200_mb_streamed_body_is_refused_past_the_cap() {
     let error = http_fault(
         |stream| {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: 209715200\r\n\r\n";
-            write_all(&stream, head.as_bytes());
             let line = format!(
                 "{{\"messages\":[{{\"text\":\"{}\"}}]}}\n",
                 "x".repeat(60_000)
             );
-            for _ in 0..4000 {
-                if !write_all(&stream, line.as_bytes()) {
-                    break;
-                }
-            }
+            keep_sending(&stream, head, line.as_bytes(), Duration::ZERO, 4000);
         },
         "30s",
         40,
@@ -212,12 +216,10 @@ fn http_ndjson_stream_that_never_ends_times_out() {
     let error = http_fault(
         |stream| {
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n";
-            write_all(&stream, head.as_bytes());
             let line = "{\"messages\":[{\"text\":\"more\"}]}\n";
             let chunk = format!("{:x}\r\n{line}\r\n", line.len());
-            while write_all(&stream, chunk.as_bytes()) {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            let pause = Duration::from_millis(20);
+            keep_sending(&stream, head, chunk.as_bytes(), pause, usize::MAX);
         },
         "2s",
         20,
