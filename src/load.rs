@@ -77,6 +77,9 @@ pub fn load(found: &[Found]) -> Suite {
         }
     }
     check_unique_scenario_ids(&mut suite.files);
+    for file in &mut suite.files {
+        file.sort_diagnostics();
+    }
     suite
 }
 

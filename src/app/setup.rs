@@ -54,11 +54,9 @@ pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
             diags.items
         }
     };
-    Some(crate::formats::LoadedFile::problems(
-        file,
-        None,
-        diagnostics,
-    ))
+    let mut loaded = crate::formats::LoadedFile::problems(file, None, diagnostics);
+    loaded.sort_diagnostics();
+    Some(loaded)
 }
 
 /// Why no suite was loaded.

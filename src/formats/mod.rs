@@ -99,6 +99,13 @@ impl LoadedFile {
         }
     }
 
+    /// Puts the problems in the order of the file, as a reader meets them: the loaders report
+    /// them in the order they walk it, and a check over a whole mapping comes after its keys.
+    pub fn sort_diagnostics(&mut self) {
+        self.diagnostics
+            .sort_by_key(|d| (d.location.line, d.location.column));
+    }
+
     pub fn has_errors(&self) -> bool {
         self.diagnostics
             .iter()
