@@ -437,6 +437,43 @@ fn the_step_summary_outputs_and_annotations_are_written() {
 }
 
 #[test]
+fn a_golden_that_stops_loading_turns_the_comment_into_not_run_and_annotates_its_line() {
+    let dir = workspace(&["order_lookup"]);
+    let server = Server::start();
+    run(dir.path(), &server, &["--comment"]).exits(0);
+    // The pull request breaks the golden: its comment must not go on saying that it passed.
+    let golden = dir.path().join("goldens/orders.yaml");
+    let broken = fs::read_to_string(&golden)
+        .unwrap()
+        .replace("turns:", "turnz:");
+    fs::write(&golden, broken).unwrap();
+    let ran = run(dir.path(), &server, &["--comment"]).exits(2);
+
+    let comments = server.comments();
+    assert_eq!(
+        comments.len(),
+        1,
+        "the sticky comment was edited, not added to"
+    );
+    let body = comments[0]["body"].as_str().unwrap();
+    assert!(body.starts_with(MARKER), "{body}");
+    let problem = "goldens/orders.yaml:3: error [G100] conversations[0].turnz: unknown key";
+    common::assert_contains(body, &["⚠️ not run", problem, "did you mean `turns`?"]);
+    common::assert_lacks(body, &["**1** passed"]);
+    ran.says(&["::error file=goldens/orders.yaml,line=3,col=5,title=goldgate G100::"])
+        .warns(&["updated the pull request comment"]);
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    common::assert_contains(&summary, &["⚠️ not run", problem]);
+    let outputs = fs::read_to_string(dir.path().join("output.txt")).unwrap();
+    let verdicts: Vec<&str> = outputs
+        .lines()
+        .filter(|l| l.starts_with("verdict="))
+        .collect();
+    assert_eq!(verdicts, ["verdict=pass", "verdict=error"]);
+    assert!(!everything(dir.path(), &ran, &server).contains(TOKEN));
+}
+
+#[test]
 fn goldgate_report_renders_markdown_from_a_saved_report() {
     let dir = workspace(&["order_lookup", "hostile"]);
     let server = Server::start();

@@ -19,7 +19,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
         return Ok(Exit::Error);
     }
     // The thresholds of the config apply here as they do to `goldgate run`.
-    let Some(config) = super::load_config(args.config.path(), "compared") else {
+    let Ok(config) = super::load_config(args.config.path(), "compared") else {
         return Ok(Exit::Error);
     };
     let gate = match super::gate_of(&args.gate, &config) {
@@ -28,7 +28,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
             eprintln!("goldgate compare: --baseline FILE is required (the report to compare with)");
             return Ok(Exit::Error);
         }
-        Err(exit) => return Ok(exit),
+        Err(_) => return Ok(Exit::Error),
     };
     let mut report = match json::read_file(&args.report) {
         Ok(report) => report,

@@ -20,10 +20,10 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     };
     // Loaded to refuse what `run` refuses (a config that does not load), and for what
     // `--changed-since` makes every case depend on.
-    let Some(config) = super::load_config(args.suite.config.path(), "listed") else {
+    let Ok(config) = super::load_config(args.suite.config.path(), "listed") else {
         return Ok(Exit::Error);
     };
-    let Some(suite) = super::load_goldens(&args.suite.paths, "listed")? else {
+    let Ok(suite) = super::load_goldens(&args.suite.paths, "listed")? else {
         return Ok(Exit::Error);
     };
     let selected = match chosen(args, &suite, &config, selection) {

@@ -17,11 +17,11 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use goldgate::app::baseline::{self, Update};
-use goldgate::app::publish::{self, Publish};
 use goldgate::app::select::Selection;
 use goldgate::app::setup::{self, LoadError};
 use goldgate::app::tags::TagExpr;
 use goldgate::config::Config;
+use goldgate::diagnostic::Diagnostic;
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::load::Suite;
@@ -77,29 +77,55 @@ pub fn use_color(stream: &impl IsTerminal) -> bool {
     stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Why a command stopped before it did its work, said on stderr already: `run` also tells
+/// GitHub (the comment, the step summary, annotations on the goldens' lines).
+pub struct Refusal {
+    /// One line.
+    pub reason: String,
+    /// More lines (the config's problems), or empty.
+    pub details: String,
+    /// The goldens' problems, errors and warnings.
+    pub problems: Vec<Diagnostic>,
+}
+
+impl Refusal {
+    /// A message: its first line the reason, the rest the details.
+    pub fn new(message: &str) -> Self {
+        let (reason, details) = message.split_once('\n').unwrap_or((message, ""));
+        Self {
+            reason: reason.to_owned(),
+            details: details.to_owned(),
+            problems: Vec::new(),
+        }
+    }
+}
+
 /// Finds and loads the goldens under `paths`; `None` (after saying so) when there are none.
 pub fn discover_and_load(paths: &[PathBuf]) -> anyhow::Result<Option<Suite>> {
-    discover_and_load_or(paths, false)
+    Ok(discover_and_load_or(paths, false)?.ok())
 }
 
 /// [`discover_and_load`], where finding no golden file is an empty suite when `none_is_fine`
 /// (the run has cases of its own: a CX Agent Studio app's evaluations chosen in the config).
-fn discover_and_load_or(paths: &[PathBuf], none_is_fine: bool) -> anyhow::Result<Option<Suite>> {
+fn discover_and_load_or(
+    paths: &[PathBuf],
+    none_is_fine: bool,
+) -> anyhow::Result<Result<Suite, Refusal>> {
     match setup::discover_and_load(paths) {
-        Ok(suite) => Ok(Some(suite)),
-        Err(LoadError::NothingFound { .. }) if none_is_fine => Ok(Some(Suite::default())),
+        Ok(suite) => Ok(Ok(suite)),
+        Err(LoadError::NothingFound { .. }) if none_is_fine => Ok(Ok(Suite::default())),
         Err(err @ LoadError::NothingFound { .. }) => {
             eprintln!("goldgate: {err}");
-            Ok(None)
+            Ok(Err(Refusal::new(&err.to_string())))
         }
         Err(err) => Err(err.into()),
     }
 }
 
-/// The goldens under `paths`, their problems printed; `None` when errors leave nothing to play
-/// (or nothing was found): then nothing was `done`. `run` and `list` share it, so that `list`
+/// The goldens under `paths`, their problems printed; refused when errors leave nothing to
+/// play (or nothing was found): then nothing was `done`. `run` and `list` share it, so that `list`
 /// refuses exactly what `run` refuses.
-pub fn load_goldens(paths: &[PathBuf], done: &str) -> anyhow::Result<Option<Suite>> {
+pub fn load_goldens(paths: &[PathBuf], done: &str) -> anyhow::Result<Result<Suite, Refusal>> {
     load_goldens_or(paths, done, false)
 }
 
@@ -108,9 +134,10 @@ pub fn load_goldens_or(
     paths: &[PathBuf],
     done: &str,
     none_is_fine: bool,
-) -> anyhow::Result<Option<Suite>> {
-    let Some(suite) = discover_and_load_or(paths, none_is_fine)? else {
-        return Ok(None);
+) -> anyhow::Result<Result<Suite, Refusal>> {
+    let suite = match discover_and_load_or(paths, none_is_fine)? {
+        Ok(suite) => suite,
+        Err(refusal) => return Ok(Err(refusal)),
     };
     if suite.warning_count() + suite.error_count() > 0 {
         // Buffered: stderr is not, and a suite may have a problem per case.
@@ -119,13 +146,20 @@ pub fn load_goldens_or(
         err.flush()?;
     }
     if suite.error_count() > 0 {
-        eprintln!(
-            "goldgate: {} in the goldens; nothing was {done} (see `goldgate lint`)",
+        let reason = format!(
+            "the goldens do not load ({}); nothing was {done}",
             problems::summary(&suite)
         );
-        return Ok(None);
+        eprintln!("goldgate: {reason} (see `goldgate lint`)");
+        return Ok(Err(Refusal {
+            reason,
+            details: String::new(),
+            problems: (suite.files.iter())
+                .flat_map(|f| f.diagnostics.iter().cloned())
+                .collect(),
+        }));
     }
-    Ok(Some(suite))
+    Ok(Ok(suite))
 }
 
 /// The selection flags, checked before anything is loaded.
@@ -150,20 +184,22 @@ pub fn selection_of(args: &SelectionArgs) -> Result<Selection, String> {
 
 /// The config of `--config` (or `GOLDGATE_CONFIG`, or ./goldgate.yaml); `None` after saying
 /// why it does not load and that `nothing` was done.
-pub fn load_config(path: Option<&Path>, nothing: &str) -> Option<Config> {
-    match setup::load_config(path) {
-        Ok(config) => Some(config),
-        Err(message) => {
-            eprintln!("{message}");
-            eprintln!("goldgate: the config does not load; nothing was {nothing}");
-            None
+pub fn load_config(path: Option<&Path>, nothing: &str) -> Result<Config, Refusal> {
+    setup::load_config(path).map_err(|message| {
+        let reason = format!("the config does not load; nothing was {nothing}");
+        eprintln!("{message}");
+        eprintln!("goldgate: {reason}");
+        Refusal {
+            reason,
+            details: message,
+            problems: Vec::new(),
         }
-    }
+    })
 }
 
 /// The gate the flags ask for; `None` without `--baseline`. When a file does not load, says
-/// why and gives the exit status to stop with.
-pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Exit> {
+/// why.
+pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Refusal> {
     if args.baseline.is_none() && args.regression_config.is_some() {
         eprintln!("goldgate: warning: --regression-config has no effect without --baseline");
     }
@@ -175,7 +211,7 @@ pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Exit> {
     )
     .map_err(|message| {
         eprintln!("{message}");
-        Exit::Error
+        Refusal::new(&message)
     })
 }
 
@@ -206,13 +242,17 @@ pub fn update_baseline(
     Ok(Exit::Success)
 }
 
-/// Publishes to GitHub (see [`publish::publish`]): annotations on stdout, or on stderr when
-/// stdout carries the JSON report; notes on stderr.
-pub fn publish(what: &Publish, stdout_is_json: bool) -> anyhow::Result<()> {
+/// Publishes to GitHub through `publish` ([`publish::publish`] or
+/// [`publish::publish_not_run`]): annotations on stdout, or on stderr when stdout carries the
+/// JSON report; notes on stderr.
+pub fn publish(
+    stdout_is_json: bool,
+    publish: impl FnOnce(&mut dyn Write) -> anyhow::Result<Vec<String>>,
+) -> anyhow::Result<()> {
     let notes = if stdout_is_json {
-        publish::publish(what, &mut io::stderr().lock())?
+        publish(&mut io::stderr().lock())?
     } else {
-        publish::publish(what, &mut stdout())?
+        publish(&mut stdout())?
     };
     for note in notes {
         eprintln!("goldgate: {note}");

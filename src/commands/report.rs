@@ -2,7 +2,7 @@
 //! that a trusted job can publish for an untrusted one. It exits as the run did (see
 //! [`goldgate::results::Report::exit`]).
 
-use goldgate::app::publish::{DEFAULT_SUITE, Publish};
+use goldgate::app::publish::{Channels, DEFAULT_SUITE, Publish, publish};
 use goldgate::exit::Exit;
 use goldgate::results::Policy;
 use goldgate::results::json;
@@ -26,12 +26,12 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     }
     if args.gate.baseline.is_some() {
         // The thresholds of the config apply, as they do to `run` and `compare`.
-        let Some(config) = super::load_config(args.config.path(), "reported") else {
+        let Ok(config) = super::load_config(args.config.path(), "reported") else {
             return Ok(Exit::Error);
         };
         match super::gate_of(&args.gate, &config) {
             Ok(gate) => report.gate = gate.map(|gate| gate.fitted(&report).compare(&report)),
-            Err(exit) => return Ok(exit),
+            Err(_) => return Ok(Exit::Error),
         }
         // Asked for here, the gate decides as it would have in the run.
         if args.gate.fail_on_regress {
@@ -48,16 +48,20 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         ..ReportFiles::default()
     }
     .write(&report);
-    super::publish(
-        &Publish {
-            report: &report,
-            report_path: Some(&args.report),
-            suite: DEFAULT_SUITE,
-            markdown: args.github.markdown.as_deref(),
-            comment: args.github.comment,
-        },
-        false,
-    )?;
+    super::publish(false, |annotations| {
+        publish(
+            &Publish {
+                report: &report,
+                report_path: Some(&args.report),
+                channels: Channels {
+                    suite: DEFAULT_SUITE.to_owned(),
+                    markdown: args.github.markdown.as_deref(),
+                    comment: args.github.comment,
+                },
+            },
+            annotations,
+        )
+    })?;
     // A file that could not be written is lost: the outputs cannot count as complete.
     for error in &failed {
         eprintln!("goldgate: error: {error:#}");

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use goldgate::app::baseline::History;
 use goldgate::app::grading::{self, GradingFlags};
-use goldgate::app::publish::{self, Publish};
+use goldgate::app::publish::{self, Channels, NotRun, Publish};
 use goldgate::app::select::Selection;
 use goldgate::app::session::{self, Notice, RunPlan};
 use goldgate::app::subset::{self, Chosen, Narrowed, Subset};
@@ -23,6 +23,7 @@ use goldgate::results::json;
 use goldgate::results::{CaseResult, Policy, Report, Scope, Status, Verdict};
 use goldgate::run::{Event, OnEvent, Repeat, RunOptions, Stop};
 
+use super::Refusal;
 use super::files::ReportFiles;
 use crate::cli::RunArgs;
 use crate::cli::subset::RerunOnly;
@@ -35,37 +36,39 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let started = std::time::Instant::now();
     let (selection, repeat) = match plan_arguments(args) {
         Ok(plan) => plan,
-        Err(message) => return Ok(fail(&message)),
+        Err(message) => return fail(args, &message),
     };
     if let Err(message) = check_outputs(args) {
-        return Ok(fail(&message));
+        return fail(args, &message);
     }
-    let Some(config) = super::load_config(args.suite.config.path(), "run") else {
-        return Ok(Exit::Error);
+    let config = match super::load_config(args.suite.config.path(), "run") {
+        Ok(config) => config,
+        Err(refusal) => return refuse(args, &refusal),
     };
     // An HTTP agent, a judge or a simulated user needs the root certificates: they are read
     // while the goldens load, not after (a run that needs none only spends a thread on them).
     goldgate::net::tls::prepare();
     let gate = match super::gate_of(&args.gate, &config) {
         Ok(gate) => gate,
-        Err(exit) => return Ok(exit),
+        Err(refusal) => return refuse(args, &refusal),
     };
     // An app's own evaluations chosen in the config are cases enough without a local file.
     let app_evaluations = matches!(
         &config.agent,
         Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
     );
-    let Some(suite) = super::load_goldens_or(&args.suite.paths, "run", app_evaluations)? else {
-        return Ok(Exit::Error);
+    let suite = match super::load_goldens_or(&args.suite.paths, "run", app_evaluations)? {
+        Ok(suite) => suite,
+        Err(refusal) => return refuse(args, &refusal),
     };
     let floors: Vec<Floor> = suite.floors().chain(&config.floors).cloned().collect();
     let chosen = match choose(args, (&suite, &config), selection, gate) {
         Ok(chosen) => chosen,
-        Err(message) => return Ok(fail(&message)),
+        Err(message) => return fail(args, &message),
     };
     let agent = match session::agent_needed(agent_config(args, &config), &chosen.selected.cases) {
         Ok(agent) => agent,
-        Err(message) => return Ok(fail(&message)),
+        Err(message) => return fail(args, &message),
     };
     let options = run_options(args, &config, agent.as_ref());
     let grader = match grading::grader(&grading_flags(args, agent.as_ref()), &config, &options) {
@@ -73,7 +76,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
             notices.iter().for_each(|n| eprintln!("goldgate: {n}"));
             grader
         }
-        Err(message) => return Ok(fail(&message)),
+        Err(message) => return fail(args, &message),
     };
     // A rerun that replays nothing asks no agent: there is no agent to tell apart.
     let saved_agent = (chosen.saved.as_ref())
@@ -101,7 +104,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     };
     let report = play(plan)?;
     if let Some(saved) = saved_agent.filter(|a| *a != report.agent) {
-        return Ok(fail(&other_agent(&saved, &report.agent)));
+        eprintln!("goldgate: {}", other_agent(&saved, &report.agent));
+        return Ok(Exit::Error);
     }
     let exit = finish(args, &report, started.elapsed());
     // The process ends with this run: freeing every case, turn and transcript one by one takes
@@ -206,9 +210,35 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
 }
 
 /// Says why nothing (more) can be done; the run ends with [`Exit::Error`].
-fn fail(message: &str) -> Exit {
+/// Stops the run before it plays anything, saying why: exit 2.
+fn fail(args: &RunArgs, message: &str) -> anyhow::Result<Exit> {
     eprintln!("goldgate: {message}");
-    Exit::Error
+    refuse(args, &Refusal::new(message))
+}
+
+/// A run that stopped before it played anything (why is said already) tells GitHub too: the
+/// sticky comment and the step summary say so instead of keeping the last run's verdict, and
+/// the goldens' problems are annotated on their lines. Exit 2.
+fn refuse(args: &RunArgs, refusal: &Refusal) -> anyhow::Result<Exit> {
+    let not_run = NotRun {
+        reason: &refusal.reason,
+        details: &refusal.details,
+        problems: &refusal.problems,
+        shard: (args.selection.common.shard.as_deref()).and_then(|text| text.parse().ok()),
+    };
+    super::publish(args.json && args.output.is_none(), |annotations| {
+        publish::publish_not_run(&not_run, &channels(args), annotations)
+    })?;
+    Ok(Exit::Error)
+}
+
+/// Where `run` publishes, from its flags.
+fn channels(args: &RunArgs) -> Channels<'_> {
+    Channels {
+        suite: publish::suite_name(args.suite.config.path()),
+        markdown: args.github.markdown.as_deref(),
+        comment: args.github.comment,
+    }
 }
 
 /// Plays the plan on a fresh async runtime, with a progress bar (a line per case without a
@@ -276,16 +306,18 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
 fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<Exit> {
     let mut failed = write_outputs(args, report, duration);
     failed.extend(
-        super::publish(
-            &Publish {
-                report,
-                report_path: args.output.as_deref(),
-                suite: &publish::suite_name(args.suite.config.path()),
-                markdown: args.github.markdown.as_deref(),
-                comment: args.github.comment,
-            },
-            args.json && args.output.is_none(),
-        )
+        super::publish(args.json && args.output.is_none(), |annotations| {
+            let report_path = args.output.as_deref();
+            let channels = channels(args);
+            publish::publish(
+                &Publish {
+                    report,
+                    report_path,
+                    channels,
+                },
+                annotations,
+            )
+        })
         .err(),
     );
     list_errors(report);

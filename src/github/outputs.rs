@@ -45,6 +45,21 @@ impl Outputs {
         }
     }
 
+    /// A run that played nothing: no figures, and the verdict every run that could not be
+    /// judged gives.
+    pub fn not_run() -> Self {
+        Self {
+            pass_rate: None,
+            passed: 0,
+            failed: 0,
+            regressed: false,
+            verdict: "error",
+            undecided: 0,
+            cost_usd: None,
+            report: None,
+        }
+    }
+
     /// `name=value` lines in the file format of `$GITHUB_OUTPUT`.
     pub fn render(&self) -> String {
         let mut out = String::new();

@@ -2,6 +2,7 @@
 //! workflow commands for GitHub Actions.
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -32,19 +33,24 @@ pub fn summary(suite: &Suite) -> String {
 /// One `::error`/`::warning` command per problem.
 pub fn write_github(suite: &Suite, out: &mut impl Write) -> io::Result<()> {
     for d in suite.files.iter().flat_map(|f| &f.diagnostics) {
-        let title = format!("goldgate {}", d.code);
-        let message = plain_message(d);
-        let annotation = Annotation {
-            severity: d.severity,
-            file: Some(&d.location.file),
-            line: d.location.line,
-            column: Some(d.location.column),
-            title: &title,
-            message: &message,
-        };
-        writeln!(out, "{}", annotation.to_command())?;
+        writeln!(out, "{}", annotation(d, &d.location.file))?;
     }
     Ok(())
+}
+
+/// The workflow command for one problem, on `file` (the path as the runner resolves it).
+pub fn annotation(d: &Diagnostic, file: &Path) -> String {
+    let title = format!("goldgate {}", d.code);
+    let message = plain_message(d);
+    Annotation {
+        severity: d.severity,
+        file: Some(file),
+        line: d.location.line,
+        column: Some(d.location.column),
+        title: &title,
+        message: &message,
+    }
+    .to_command()
 }
 
 fn plain_message(d: &Diagnostic) -> String {

@@ -16,11 +16,13 @@
 mod body;
 mod escape;
 mod gate;
+mod not_run;
 
 use std::fmt::Write as _;
 
 use self::body::Body;
 use self::gate::{baseline_value, change, flips, gate};
+pub use self::not_run::render_not_run;
 use crate::report::{agent_log_tail, metric_rows, p50_p90_p99};
 use crate::results::Status;
 use crate::results::{CaseResult, CheckResult, Report, TurnResult, Verdict};
@@ -90,16 +92,21 @@ pub fn render(report: &Report, options: &Options) -> String {
     body.finish()
 }
 
-fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, suite: &str) {
-    let cases = &report.aggregates.cases;
-    let title = if suite == "default" {
+/// `goldgate`, or `goldgate · `suite`` for a suite named by its config.
+fn title(suite: &str) -> String {
+    if suite == "default" {
         "goldgate".to_owned()
     } else {
         format!(
             "goldgate · {}",
             escape::code_span(escape::cut(suite, 200).0)
         )
-    };
+    }
+}
+
+fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, suite: &str) {
+    let cases = &report.aggregates.cases;
+    let title = title(suite);
     let sign = match report.verdict() {
         v if v.is_error() => "⚠️",
         Verdict::Regressed | Verdict::BelowFloor | Verdict::Failed => "❌",
