@@ -38,9 +38,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(plan) => plan,
         Err(message) => return fail(args, &message),
     };
-    if let Err(message) = check_outputs(args) {
-        return fail(args, &message);
-    }
     let config = match super::load_config(args.suite.config.path(), "run") {
         Ok(config) => config,
         Err(refusal) => return refuse(args, &refusal),
@@ -52,12 +49,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(gate) => gate,
         Err(refusal) => return refuse(args, &refusal),
     };
-    // An app's own evaluations chosen in the config are cases enough without a local file.
-    let app_evaluations = matches!(
-        &config.agent,
-        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
-    );
-    let suite = match super::load_goldens_or(&args.suite.paths, "run", app_evaluations)? {
+    let suite = match super::load_goldens_or(&args.suite.paths, "run", app_evaluations(&config))? {
         Ok(suite) => suite,
         Err(refusal) => return refuse(args, &refusal),
     };
@@ -358,8 +350,18 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
     Ok(exit)
 }
 
-/// The selection and `--repeat` / `--min-pass`, checked before anything is loaded.
+/// An app's own evaluations chosen in the config: cases enough without a local file.
+fn app_evaluations(config: &Config) -> bool {
+    matches!(
+        &config.agent,
+        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
+    )
+}
+
+/// The selection and `--repeat` / `--min-pass`, and the output flags, checked before anything
+/// is loaded.
 fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
+    check_outputs(args)?;
     let selection = super::selection_of(&args.selection.common)?;
     let repeat = Repeat::new(args.repeat, args.min_pass)
         .map_err(|e| format!("--repeat / --min-pass: {e}"))?;
