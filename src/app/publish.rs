@@ -4,7 +4,7 @@
 //! never an error: a note says why, and the exit status stays the verdict of the tests.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
@@ -72,34 +72,20 @@ pub struct NotRun<'a> {
 /// `annotations` (the runner reads workflow commands from stdout and stderr alike). Returns
 /// the notes for people: whether the comment was posted, annotations left out.
 pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result<Vec<String>> {
-    let context = Context::from_env();
     let report = publish.report;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
     // A report names files from their project root; the goldens of a run are in this one.
-    let root = project::root(&cwd, &cwd);
-    let workspace_path = |file: &str| context.workspace_path(file, &root);
-    let suite = comment_suite(&publish.channels.suite, report.suite.shard);
-    let body = markdown::render(
-        report,
-        &markdown::Options {
-            suite: &suite,
-            run_url: context.run_url.as_deref(),
-            path: &workspace_path,
-        },
-    );
+    let place = Place::new(&publish.channels, report.suite.shard, |cwd| {
+        project::root(cwd, cwd)
+    })?;
+    let path = |file: &str| place.path(file);
+    let body = markdown::render(report, &place.options(&path));
     let mut commands = Vec::new();
-    if context.actions {
-        commands = annotate::failing_checks(report, &workspace_path);
-        commands.extend(annotate::open_decisions(report, &workspace_path));
+    if place.context.actions {
+        commands = annotate::failing_checks(report, &path);
+        commands.extend(annotate::open_decisions(report, &path));
     }
     let outputs = Outputs::of(report, publish.report_path);
-    let delivery = Delivery {
-        context: &context,
-        suite: &suite,
-        body: &body,
-        outputs,
-    };
-    delivery.deliver(&publish.channels, commands, annotations)
+    place.deliver(&body, outputs, commands, annotations)
 }
 
 /// [`publish`] for a run that played nothing: the comment and the summary say why, each
@@ -109,100 +95,111 @@ pub fn publish_not_run(
     channels: &Channels,
     annotations: &mut dyn Write,
 ) -> anyhow::Result<Vec<String>> {
-    let context = Context::from_env();
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
     // Problems name their files as typed, from here.
-    let workspace_path = |file: &str| context.workspace_path(file, &cwd);
-    let suite = comment_suite(&channels.suite, not_run.shard);
-    let body = markdown::render_not_run(
-        not_run.reason,
-        not_run.details,
-        not_run.problems,
-        &markdown::Options {
-            suite: &suite,
-            run_url: context.run_url.as_deref(),
-            path: &workspace_path,
-        },
-    );
+    let place = Place::new(channels, not_run.shard, Path::to_path_buf)?;
+    let path = |file: &str| place.path(file);
+    let (reason, details, problems) = (not_run.reason, not_run.details, not_run.problems);
+    let body = markdown::render_not_run(reason, details, problems, &place.options(&path));
     let mut commands = Vec::new();
-    if context.actions {
-        commands = (not_run.problems.iter())
-            .map(|d| {
-                let file = workspace_path(&d.location.file.to_string_lossy());
-                lint::annotation(d, Path::new(&file))
-            })
+    if place.context.actions {
+        commands = (problems.iter())
+            .map(|d| lint::annotation(d, Path::new(&path(&d.location.file.to_string_lossy()))))
             .collect();
     }
-    let outputs = Outputs::not_run();
-    let delivery = Delivery {
-        context: &context,
-        suite: &suite,
-        body: &body,
-        outputs,
-    };
-    delivery.deliver(channels, commands, annotations)
+    place.deliver(&body, Outputs::not_run(), commands, annotations)
 }
 
-/// One outcome, rendered, on its way to every channel.
-struct Delivery<'a> {
-    context: &'a Context,
-    /// The suite's name for the comment's marker ([`comment_suite`]).
-    suite: &'a str,
-    body: &'a str,
-    outputs: Outputs,
+/// Where an outcome goes: GitHub's context, the directory its files are named from, the
+/// channels the flags chose and the suite's name for the comment ([`comment_suite`]).
+struct Place<'a> {
+    context: Context,
+    root: PathBuf,
+    channels: &'a Channels<'a>,
+    suite: String,
 }
 
-impl Delivery<'_> {
+impl<'a> Place<'a> {
+    /// `files_from`: the directory the outcome's files are named from, given the current one.
+    fn new(
+        channels: &'a Channels<'a>,
+        shard: Option<Shard>,
+        files_from: fn(&Path) -> PathBuf,
+    ) -> anyhow::Result<Self> {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        Ok(Self {
+            context: Context::from_env(),
+            root: files_from(&cwd),
+            channels,
+            suite: comment_suite(&channels.suite, shard),
+        })
+    }
+
+    /// A file as annotations and the comment show it ([`Context::workspace_path`]).
+    fn path(&self, file: &str) -> String {
+        self.context.workspace_path(file, &self.root)
+    }
+
+    fn options<'p>(&'p self, path: &'p dyn Fn(&str) -> String) -> markdown::Options<'p> {
+        markdown::Options {
+            suite: &self.suite,
+            run_url: self.context.run_url.as_deref(),
+            path,
+        }
+    }
+
+    /// Writes `body` to every channel, the `outputs` and the annotation `commands`.
     fn deliver(
         &self,
-        channels: &Channels,
+        body: &str,
+        outputs: Outputs,
         commands: Vec<String>,
         annotations: &mut dyn Write,
     ) -> anyhow::Result<Vec<String>> {
-        let context = self.context;
+        let context = &self.context;
         let mut notes = Vec::new();
-        if let Some(path) = channels.markdown {
-            crate::atomic::write(path, |out| out.write_all(self.body.as_bytes())).with_context(
+        if let Some(path) = self.channels.markdown {
+            crate::atomic::write(path, |out| out.write_all(body.as_bytes())).with_context(
                 || format!("cannot write the Markdown summary to {}", path.display()),
             )?;
         }
         if let Some(path) = &context.step_summary {
-            outputs::append_summary(path, self.body)
+            outputs::append_summary(path, body)
                 .with_context(|| format!("cannot write the step summary to {}", path.display()))?;
         }
         if let Some(path) = &context.output {
-            (self.outputs.append_to(path))
+            (outputs.append_to(path))
                 .with_context(|| format!("cannot write the step outputs to {}", path.display()))?;
         }
-        // GitHub shows up to SHOWN_PER_STEP errors and as many warnings: the errors first.
-        let (errors, warnings): (Vec<String>, Vec<String>) =
-            commands.into_iter().partition(|c| c.starts_with("::error"));
-        let mut left_out = 0;
-        for shown in [errors, warnings] {
-            for command in shown.iter().take(SHOWN_PER_STEP) {
-                writeln!(annotations, "{command}")?;
-            }
-            left_out += shown.len().saturating_sub(SHOWN_PER_STEP);
-        }
-        annotations.flush()?;
-        if left_out > 0 {
-            notes.push(format!(
-                "{left_out} more annotations not shown (GitHub shows {SHOWN_PER_STEP} errors and {SHOWN_PER_STEP} warnings per step); the summary lists them"
-            ));
-        }
-        if channels.comment {
-            notes.push(
-                match post(context, &markdown::marker(self.suite), self.body) {
-                    Ok(Posted::Created { url }) => format!("commented on the pull request: {url}"),
-                    Ok(Posted::Updated { url }) => {
-                        format!("updated the pull request comment: {url}")
-                    }
-                    Err(why) => format!("did not comment on the pull request: {why}"),
-                },
-            );
+        notes.extend(annotate_capped(commands, annotations)?);
+        if self.channels.comment {
+            notes.push(match post(context, &markdown::marker(&self.suite), body) {
+                Ok(Posted::Created { url }) => format!("commented on the pull request: {url}"),
+                Ok(Posted::Updated { url }) => format!("updated the pull request comment: {url}"),
+                Err(why) => format!("did not comment on the pull request: {why}"),
+            });
         }
         Ok(notes)
     }
+}
+
+/// Writes the annotation `commands`, as many as GitHub shows a step ([`SHOWN_PER_STEP`]
+/// errors and as many warnings, the errors first); a note when some were left out.
+fn annotate_capped(commands: Vec<String>, out: &mut dyn Write) -> anyhow::Result<Option<String>> {
+    let (errors, warnings): (Vec<String>, Vec<String>) =
+        commands.into_iter().partition(|c| c.starts_with("::error"));
+    let mut left_out = 0;
+    for shown in [errors, warnings] {
+        for command in shown.iter().take(SHOWN_PER_STEP) {
+            writeln!(out, "{command}")?;
+        }
+        left_out += shown.len().saturating_sub(SHOWN_PER_STEP);
+    }
+    out.flush()?;
+    Ok((left_out > 0).then(|| {
+        format!(
+            "{left_out} more annotations not shown (GitHub shows {SHOWN_PER_STEP} errors and {SHOWN_PER_STEP} warnings per step); the summary lists them"
+        )
+    }))
 }
 
 /// Creates or updates the comment, on a small runtime of its own.
