@@ -120,6 +120,16 @@ pub struct Diagnostic {
     pub hint: Option<String>,
 }
 
+impl Diagnostic {
+    /// The line `goldgate lint` prints, naming the file `file` instead (the path a report or
+    /// the workspace gives it).
+    pub fn line_naming(&self, file: &str) -> String {
+        let mut named = self.clone();
+        named.location.file = Arc::from(Path::new(file));
+        named.to_string()
+    }
+}
+
 impl fmt::Display for Diagnostic {
     /// `file:line: error [CODE] field: message (hint)`, the shape `goldgate lint` prints.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -314,6 +314,37 @@ fn repeated_run() -> Junit {
     Junit::run(&cases, false, &["--repeat", "3", "--min-pass", "2"])
 }
 
+/// A run whose golden does not load (a misspelt `turns`): its exit code and its JUnit, with
+/// and without `--junit-strict`.
+fn not_run() -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = write_repo(dir.path(), &["happy"], false);
+    let golden = repo.join("evals/goldens/orders.yaml");
+    let broken = fs::read_to_string(&golden)
+        .unwrap()
+        .replace("turns:", "turnz:");
+    fs::write(&golden, broken).unwrap();
+    let junit = |strict: &[&str]| {
+        let output = common::command_in(&repo)
+            .args([
+                "run",
+                "--agent-url",
+                "http://127.0.0.1:9/turn",
+                "--junit",
+                "junit.xml",
+            ])
+            .args(strict)
+            .arg(repo.join("evals"))
+            .output()
+            .unwrap();
+        let xml = fs::read_to_string(repo.join("junit.xml")).unwrap_or_default();
+        (output.status.code(), xml)
+    };
+    let (code, xml) = junit(&[]);
+    let (_, strict) = junit(&["--junit-strict"]);
+    (code, xml, strict)
+}
+
 #[test]
 #[ignore = "needs xmllint: run with --ignored (.ci/run does)"]
 fn every_run_validates_against_both_schemas() {
@@ -321,6 +352,24 @@ fn every_run_validates_against_both_schemas() {
         assert_valid(&without_locations(&run.xml));
         assert_valid(&run.strict);
     }
+    let (_, xml, strict) = not_run();
+    assert_valid(&without_locations(&xml));
+    assert_valid(&strict);
+}
+
+#[test]
+fn a_golden_that_does_not_load_is_an_error_at_its_line_not_a_missing_file() {
+    let (code, xml, strict) = not_run();
+    assert_eq!(code, Some(2), "{xml}");
+    assert_eq!(strict, without_locations(&xml));
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = testcase(&doc, "loads");
+    assert_eq!(case.attribute("file"), Some("evals/goldens/orders.yaml"));
+    assert_eq!(case.attribute("line"), Some("5"), "{xml}");
+    let error = case.children().find(|n| n.has_tag_name("error")).unwrap();
+    assert_eq!(error.attribute("type"), Some("not-run"));
+    let message = error.attribute("message").unwrap();
+    common::assert_contains(message, &["[G100]", "turnz", "did you mean `turns`?"]);
 }
 
 #[test]

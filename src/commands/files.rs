@@ -5,8 +5,11 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
+use goldgate::diagnostic::Diagnostic;
 use goldgate::report::{html, junit};
 use goldgate::results::{Report, json};
+
+use super::Refusal;
 
 /// Which files to write; `None` leaves one out.
 #[derive(Default)]
@@ -47,5 +50,25 @@ impl ReportFiles<'_> {
             );
         }
         failed
+    }
+
+    /// For a run that played nothing: only the JUnit, whose readers must see the error (see
+    /// [`junit::not_run_xml`]). No JSON or HTML report: a report of no cases could be taken
+    /// for a passing run, or become a baseline.
+    pub fn write_not_run(&self, refusal: &Refusal) -> Option<anyhow::Error> {
+        let path = self.junit?;
+        let options = junit::Options {
+            locations: !self.junit_strict,
+        };
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let name = |d: &Diagnostic| goldgate::project::name(&d.location.file, &cwd);
+        let problems = &refusal.problems;
+        let reason = (refusal.reason.as_str(), refusal.details.as_str());
+        let written = junit::not_run_xml(reason, problems, &name, &options)
+            .map_err(std::io::Error::other)
+            .and_then(|xml| goldgate::atomic::write(path, |out| out.write_all(xml.as_bytes())));
+        written
+            .with_context(|| format!("cannot write JUnit XML to {}", path.display()))
+            .err()
     }
 }

@@ -212,6 +212,9 @@ fn fail(args: &RunArgs, message: &str) -> anyhow::Result<Exit> {
 /// sticky comment and the step summary say so instead of keeping the last run's verdict, and
 /// the goldens' problems are annotated on their lines. Exit 2.
 fn refuse(args: &RunArgs, refusal: &Refusal) -> anyhow::Result<Exit> {
+    if let Some(error) = report_files(args).write_not_run(refusal) {
+        eprintln!("goldgate: error: {error:#}");
+    }
     let not_run = NotRun {
         reason: &refusal.reason,
         details: &refusal.details,
@@ -499,13 +502,7 @@ fn watch_ctrl_c(stop: Stop) {
 /// Writes every file asked for, each whatever became of the others, then prints the table
 /// (and the gate's comparison and the verdict). Returns the files that could not be written.
 fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> Vec<anyhow::Error> {
-    let mut failed = ReportFiles {
-        json: args.output.as_deref(),
-        junit: args.junit.as_deref(),
-        junit_strict: args.junit_strict,
-        html: args.html.as_deref(),
-    }
-    .write(report);
+    let mut failed = report_files(args).write(report);
     failed.extend(print_outputs(args, report, duration).err());
     if report.incomplete {
         let why = match report.verdict() {
@@ -515,6 +512,16 @@ fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> Vec<any
         eprintln!("goldgate: the run was {why}: the reports cover only the cases that finished");
     }
     failed
+}
+
+/// The report files the flags ask for.
+fn report_files(args: &RunArgs) -> ReportFiles<'_> {
+    ReportFiles {
+        json: args.output.as_deref(),
+        junit: args.junit.as_deref(),
+        junit_strict: args.junit_strict,
+        html: args.html.as_deref(),
+    }
 }
 
 /// The table, the gate's comparison and the verdict on the terminal (stderr when the JSON

@@ -55,7 +55,10 @@ use quick_junit::{
 };
 
 use crate::report::console::{case_details, escape, shown_run};
+
+mod not_run;
 use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
+pub use not_run::not_run_xml;
 
 /// Whether the XML carries locations.
 #[derive(Clone, Debug)]

@@ -3,8 +3,6 @@
 //! of keeping the last run's verdict beside a red check that contradicts it.
 
 use std::fmt::Write as _;
-use std::path::Path;
-use std::sync::Arc;
 
 use super::{BUDGET, Options, escape, marker, title};
 use crate::diagnostic::Diagnostic;
@@ -28,12 +26,7 @@ pub fn render_not_run(
     let listed: Vec<String> = problems
         .iter()
         .take(SHOWN)
-        .map(|d| {
-            let shown = (options.path)(&d.location.file.to_string_lossy());
-            let mut d = d.clone();
-            d.location.file = Arc::from(Path::new(&shown));
-            d.to_string()
-        })
+        .map(|d| d.line_naming(&(options.path)(&d.location.file.to_string_lossy())))
         .collect();
     let text = if details.is_empty() {
         listed.join("\n")
