@@ -91,6 +91,26 @@ fn github_format_is_automatic_under_actions() {
 }
 
 #[test]
+fn github_annotations_name_files_from_the_workspace_wherever_lint_runs() {
+    let workspace = tempfile::tempdir().unwrap();
+    write(
+        workspace.path(),
+        "agent/goldens/bad.yaml",
+        "conversations: [\n",
+    );
+    // A step with `working-directory: agent`: GitHub attaches an annotation only to a path
+    // from the repository's root.
+    common::Outcome::of(
+        common::command_in(&workspace.path().join("agent"))
+            .args(["lint", "goldens"])
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_WORKSPACE", workspace.path()),
+    )
+    .exits(1)
+    .says(&["::error file=agent/goldens/bad.yaml,line="]);
+}
+
+#[test]
 fn nothing_to_check_is_exit_2_with_a_hint() {
     lint_one_file("README.md", "nothing\n")
         .exits(2)

@@ -1,6 +1,7 @@
 //! `goldgate lint`: discover, load, print every problem.
 
 use std::io::Write;
+use std::path::Path;
 
 use goldgate::exit::Exit;
 use goldgate::report::lint;
@@ -31,7 +32,13 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
     match format {
         LintFormat::Human => lint::write_human(&suite, &mut out)?,
         LintFormat::Json => lint::write_json(&suite, &mut out)?,
-        LintFormat::Github => lint::write_github(&suite, &mut out)?,
+        LintFormat::Github => {
+            // Annotations name files from the workspace, wherever lint runs in it.
+            let github = goldgate::github::context::Context::from_env();
+            let cwd = std::env::current_dir()?;
+            let path = |file: &Path| github.workspace_path(&file.to_string_lossy(), &cwd);
+            lint::write_github(&suite, &path, &mut out)?
+        }
     }
     out.flush()?;
     eprintln!("goldgate lint: {}", lint::summary(&suite));

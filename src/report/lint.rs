@@ -30,10 +30,16 @@ pub fn summary(suite: &Suite) -> String {
     )
 }
 
-/// One `::error`/`::warning` command per problem.
-pub fn write_github(suite: &Suite, out: &mut impl Write) -> io::Result<()> {
+/// One `::error`/`::warning` command per problem, its file as `path` names it (relative to
+/// the workspace, as the runner wants it).
+pub fn write_github(
+    suite: &Suite,
+    path: &dyn Fn(&Path) -> String,
+    out: &mut impl Write,
+) -> io::Result<()> {
     for d in suite.files.iter().flat_map(|f| &f.diagnostics) {
-        writeln!(out, "{}", annotation(d, &d.location.file))?;
+        let file = path(&d.location.file);
+        writeln!(out, "{}", annotation(d, Path::new(&file)))?;
     }
     Ok(())
 }
