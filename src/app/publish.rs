@@ -56,16 +56,27 @@ fn comment_suite(suite: &str, shard: Option<Shard>) -> String {
     }
 }
 
-/// A run that stopped before it played anything, and why.
-pub struct NotRun<'a> {
+/// Why a command stopped before it did its work (said on stderr already): for `run`, what
+/// GitHub is told instead of a verdict.
+pub struct Refusal {
     /// One line.
-    pub reason: &'a str,
-    /// Text shown as is below it (the config's error), or empty.
-    pub details: &'a str,
-    /// The goldens' problems: listed when there are no `details`, and annotated on their lines.
-    pub problems: &'a [Diagnostic],
-    /// `--shard K/N`, as the run was asked for.
-    pub shard: Option<Shard>,
+    pub reason: String,
+    /// More lines (the config's problems), or empty.
+    pub details: String,
+    /// The goldens' problems, errors and warnings.
+    pub problems: Vec<Diagnostic>,
+}
+
+impl Refusal {
+    /// A message: its first line the reason, the rest the details.
+    pub fn new(message: &str) -> Self {
+        let (reason, details) = message.split_once('\n').unwrap_or((message, ""));
+        Self {
+            reason: reason.to_owned(),
+            details: details.to_owned(),
+            problems: Vec::new(),
+        }
+    }
 }
 
 /// Writes every GitHub output that the flags and the environment ask for; annotations go to
@@ -88,17 +99,23 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
     place.deliver(&body, outputs, commands, annotations)
 }
 
-/// [`publish`] for a run that played nothing: the comment and the summary say why, each
-/// problem of the goldens is annotated on its line, and the `verdict` output is `error`.
-pub fn publish_not_run(
-    not_run: &NotRun,
+/// [`publish`] for a run that played nothing (of `shard`, when asked for one): the comment
+/// and the summary say why, each problem of the goldens is annotated on its line, and the
+/// `verdict` output is `error`.
+pub fn publish_refusal(
+    refusal: &Refusal,
+    shard: Option<Shard>,
     channels: &Channels,
     annotations: &mut dyn Write,
 ) -> anyhow::Result<Vec<String>> {
     // Problems name their files as typed, from here.
-    let place = Place::new(channels, not_run.shard, Path::to_path_buf)?;
+    let place = Place::new(channels, shard, Path::to_path_buf)?;
     let path = |file: &str| place.path(file);
-    let (reason, details, problems) = (not_run.reason, not_run.details, not_run.problems);
+    let Refusal {
+        reason,
+        details,
+        problems,
+    } = refusal;
     let body = markdown::render_not_run(reason, details, problems, &place.options(&path));
     let mut commands = Vec::new();
     if place.context.actions {

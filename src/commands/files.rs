@@ -5,11 +5,10 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
+use goldgate::app::publish::Refusal;
 use goldgate::diagnostic::Diagnostic;
 use goldgate::report::{html, junit};
 use goldgate::results::{Report, json};
-
-use super::Refusal;
 
 /// Which files to write; `None` leaves one out.
 #[derive(Default)]

@@ -17,11 +17,11 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use goldgate::app::baseline::{self, Update};
+use goldgate::app::publish::Refusal;
 use goldgate::app::select::Selection;
 use goldgate::app::setup::{self, LoadError};
 use goldgate::app::tags::TagExpr;
 use goldgate::config::Config;
-use goldgate::diagnostic::Diagnostic;
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::load::Suite;
@@ -75,29 +75,6 @@ impl Write for Stdout {
 
 pub fn use_color(stream: &impl IsTerminal) -> bool {
     stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-/// Why a command stopped before it did its work, said on stderr already: `run` also tells
-/// GitHub (the comment, the step summary, annotations on the goldens' lines).
-pub struct Refusal {
-    /// One line.
-    pub reason: String,
-    /// More lines (the config's problems), or empty.
-    pub details: String,
-    /// The goldens' problems, errors and warnings.
-    pub problems: Vec<Diagnostic>,
-}
-
-impl Refusal {
-    /// A message: its first line the reason, the rest the details.
-    pub fn new(message: &str) -> Self {
-        let (reason, details) = message.split_once('\n').unwrap_or((message, ""));
-        Self {
-            reason: reason.to_owned(),
-            details: details.to_owned(),
-            problems: Vec::new(),
-        }
-    }
 }
 
 /// Finds and loads the goldens under `paths`; `None` (after saying so) when there are none.

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use goldgate::app::baseline::History;
 use goldgate::app::grading::{self, GradingFlags};
-use goldgate::app::publish::{self, Channels, NotRun, Publish};
+use goldgate::app::publish::{self, Channels, Publish, Refusal};
 use goldgate::app::select::Selection;
 use goldgate::app::session::{self, Notice, RunPlan};
 use goldgate::app::subset::{self, Chosen, Narrowed, Subset};
@@ -23,7 +23,6 @@ use goldgate::results::json;
 use goldgate::results::{CaseResult, Policy, Report, Scope, Status, Verdict};
 use goldgate::run::{Event, OnEvent, Repeat, RunOptions, Stop};
 
-use super::Refusal;
 use super::files::ReportFiles;
 use crate::cli::RunArgs;
 use crate::cli::subset::RerunOnly;
@@ -215,14 +214,9 @@ fn refuse(args: &RunArgs, refusal: &Refusal) -> anyhow::Result<Exit> {
     if let Some(error) = report_files(args).write_not_run(refusal) {
         eprintln!("goldgate: error: {error:#}");
     }
-    let not_run = NotRun {
-        reason: &refusal.reason,
-        details: &refusal.details,
-        problems: &refusal.problems,
-        shard: (args.selection.common.shard.as_deref()).and_then(|text| text.parse().ok()),
-    };
+    let shard = (args.selection.common.shard.as_deref()).and_then(|text| text.parse().ok());
     super::publish(args.json && args.output.is_none(), |annotations| {
-        publish::publish_not_run(&not_run, &channels(args), annotations)
+        publish::publish_refusal(refusal, shard, &channels(args), annotations)
     })?;
     Ok(Exit::Error)
 }
