@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::diagnostic::{Code, Diagnostic, DiagnosticBuilder, Diagnostics};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics};
 use crate::model::Provider;
 use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node, Value};
@@ -321,8 +321,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         .as_map()
         .map(|m| m.iter().filter(|(k, _)| !beside(&k.name)).collect());
     let Some([(kind, value)]) = kinds.as_deref() else {
-        diags
-            .error(Code::G101, node.line, node.column, "expected exactly one agent kind")
+        node.error(Code::G101, "expected exactly one agent kind", diags)
             .field("agent")
             .hint("e.g. `agent: { http: { url: \"http://127.0.0.1:8080/turn\" } }`; kinds: http, command, replay, anthropic, openai, gemini, ces");
         return None;
@@ -392,7 +391,9 @@ fn parse_command(
         }
     };
     if argv.is_empty() {
-        error_at(diags, argv_node, Code::G102, "the command is empty").field(path);
+        argv_node
+            .error(Code::G102, "the command is empty", diags)
+            .field(path);
         return None;
     }
     Some(AgentConfig::Command {
@@ -416,9 +417,7 @@ fn duration_field(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<D
     match parsed {
         Ok(duration) => Some(duration),
         Err(message) => {
-            diags
-                .error(Code::G101, node.line, node.column, message)
-                .field(field);
+            node.error(Code::G101, message, diags).field(field);
             None
         }
     }
@@ -444,11 +443,10 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
         match n.value {
             Value::Int(i) if (0..=20).contains(&i) => run.retries = i as u32,
             _ => {
-                error_at(
-                    diags,
-                    n,
+                n.error(
                     Code::G101,
                     "expected a whole number of retries between 0 and 20",
+                    diags,
                 )
                 .field("run.retries");
             }
@@ -535,16 +533,6 @@ pub fn expand_env(text: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
-}
-
-/// Starts an error at `node`, where the file says what is wrong.
-pub(crate) fn error_at<'d>(
-    diags: &'d mut Diagnostics,
-    node: &Node,
-    code: Code,
-    message: impl Into<String>,
-) -> DiagnosticBuilder<'d> {
-    diags.error(code, node.line, node.column, message)
 }
 
 #[cfg(test)]

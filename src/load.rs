@@ -199,8 +199,12 @@ fn load_yaml(file: Arc<Path>, root: &Node, kind: FileKind) -> Vec<LoadedFile> {
         FileKind::Simulations => vec![formats::load_simulations(&file, root)],
         FileKind::OtherEval(what) => {
             let mut diags = Diagnostics::new(&file);
-            diags
-                .warning(Code::G108, root.line, root.column, format!("this is {what}; goldgate does not run it"))
+            root
+                .warning(
+                    Code::G108,
+                    format!("this is {what}; goldgate does not run it"),
+                    &mut diags,
+                )
                 .hint("goldgate runs SCRAPI goldens, turn evals, simulations and tool tests, CES golden CSV, gecx scenarios and Regtrace golden sets");
             vec![LoadedFile {
                 path: file,

@@ -35,8 +35,7 @@ pub(crate) fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<String> {
             match glob(&text) {
                 Ok(_) => Some(text),
                 Err(why) => {
-                    diags
-                        .error(Code::G101, item.line, item.column, why.kind().to_string())
+                    item.error(Code::G101, why.kind().to_string(), diags)
                         .field("affects")
                         .hint("a glob relative to goldgate.yaml, e.g. `src/**` or `prompts/*.md`");
                     None

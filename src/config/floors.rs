@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::model::{Floor, FloorKind, Location};
 use crate::yaml::{Fields, Node};
@@ -42,13 +41,13 @@ pub fn parse(node: &Node, path: &Path, diags: &mut Diagnostics) -> Vec<Floor> {
                 } else {
                     "a share between 0 and 1, e.g. 0.9"
                 };
-                error_at(
-                    diags,
-                    value,
-                    Code::G111,
-                    format!("`floors.{key}` must be {expected}"),
-                )
-                .field(format!("floors.{key}"));
+                value
+                    .error(
+                        Code::G111,
+                        format!("`floors.{key}` must be {expected}"),
+                        diags,
+                    )
+                    .field(format!("floors.{key}"));
             }
         }
     }

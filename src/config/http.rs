@@ -10,7 +10,6 @@
 mod template;
 
 use super::AgentConfig;
-use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::JsonPath;
 use crate::yaml::{self, Fields, Node, Value};
@@ -184,10 +183,7 @@ fn report(error: &TemplateError, node: &Node, field: &str, diags: &mut Diagnosti
         TemplateError::Unknown(_) => Code::G107,
         TemplateError::Unterminated => Code::G101,
     };
-    diags
-        .error(code, node.line, node.column, message)
-        .field(field)
-        .hint(hint);
+    node.error(code, message, diags).field(field).hint(hint);
 }
 
 /// The template keys beside `url` and `headers`.
@@ -201,7 +197,7 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
         .take("body")
         .and_then(|node| body(node, &format!("{path}.body"), diags));
     if let (Some(Method::Get), Some(_), Some(node)) = (method, &body, fields.node().get("body")) {
-        error_at(diags, node, Code::G101, "a GET request has no body")
+        node.error(Code::G101, "a GET request has no body", diags)
             .field(format!("{path}.body"))
             .hint("put what the server reads in the URL (`?q={{text}}`), or use `method: POST`");
     }
@@ -246,7 +242,7 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
 }
 
 fn unknown(node: &Node, field: &str, given: &str, known: &[&str], diags: &mut Diagnostics) {
-    error_at(diags, node, Code::G107, format!("unknown value `{given}`"))
+    node.error(Code::G107, format!("unknown value `{given}`"), diags)
         .field(field)
         .hint(suggestion(given, known));
 }
@@ -267,11 +263,10 @@ fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplat
         Value::Str(text) if looks_like_json(text) => match json_text(text) {
             Ok(json) => JsonTemplate::of_json(&json).map(BodyTemplate::Json),
             Err(why) => {
-                error_at(
-                    diags,
-                    node,
+                node.error(
                     Code::G105,
                     format!("the body starts like JSON but is not JSON: {why}"),
+                    diags,
                 )
                 .field(field)
                 .hint("write the body as a YAML mapping, or fix the JSON");
@@ -307,11 +302,10 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
         match JsonPath::parse(&text) {
             Ok(compiled) => Ok(Some(compiled)),
             Err(error) => {
-                error_at(
-                    diags,
-                    node,
+                node.error(
                     Code::G104,
                     format!("`{text}` is not a JSONPath: {error}"),
+                    diags,
                 )
                 .field(field)
                 .hint("an RFC 9535 JSONPath such as `$.reply` or `$.messages[*].text`");
@@ -323,11 +317,10 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
         json_path("text", None, diags)
     } else {
         {
-            error_at(
-                diags,
-                node,
+            node.error(
                 Code::G102,
                 "missing required key `text` (the JSONPath of the reply's text)",
+                diags,
             )
             .field(format!("{path}.text"))
             .hint("e.g. `text: $.reply`");

@@ -14,7 +14,6 @@ use super::{
     DEFAULT_MAX_TOOL_ROUNDS, Endpoint, JudgeConfig, LlmAgentConfig, LlmAgentSettings,
     SimulatorConfig, positive_integer,
 };
-use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::model::Provider;
 use crate::yaml::{self, Fields, Node};
@@ -102,14 +101,11 @@ fn system_prompt(
                 .extension()
                 .is_some_and(|ext| PROMPT_EXTENSIONS.iter().any(|known| ext == *known)));
     if looks_like_file {
-        error_at(
-            diags,
-            node,
-            Code::G112,
-            format!("no file {}", file.display()),
-        )
-        .field(field)
-        .hint("a path is relative to the config file; write a prompt with spaces as inline text");
+        node.error(Code::G112, format!("no file {}", file.display()), diags)
+            .field(field)
+            .hint(
+                "a path is relative to the config file; write a prompt with spaces as inline text",
+            );
         return None;
     }
     Some((text.to_owned(), None))
@@ -128,13 +124,8 @@ fn read_tools(
     match tools::parse(&text) {
         Ok(tools) => Some((tools, file)),
         Err(why) => {
-            error_at(
-                diags,
-                node,
-                Code::G101,
-                format!("{}: {why}", file.display()),
-            )
-            .field(field);
+            node.error(Code::G101, format!("{}: {why}", file.display()), diags)
+                .field(field);
             None
         }
     }
@@ -152,7 +143,8 @@ fn read_text(
     match std::fs::read_to_string(file) {
         Ok(text) => Some(text),
         Err(e) => {
-            error_at(diags, node, Code::G112, format!("cannot read {what}: {e}")).field(field);
+            node.error(Code::G112, format!("cannot read {what}: {e}"), diags)
+                .field(field);
             None
         }
     }
@@ -165,11 +157,10 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
     let votes = fields.take("votes").and_then(|n| {
         let votes = positive_integer(n, "judge.votes", diags)?;
         if votes % 2 == 0 {
-            error_at(
-                diags,
-                n,
+            n.error(
                 Code::G111,
                 format!("{votes} votes can tie: use an odd number"),
+                diags,
             )
             .field("judge.votes");
             return None;
@@ -235,11 +226,10 @@ pub(crate) fn provider_at(
     let name = yaml::expect_text(node, field, diags)?;
     let provider = Provider::parse(&name);
     if provider.is_none() {
-        error_at(
-            diags,
-            node,
+        node.error(
             Code::G107,
             format!("unknown {section} provider `{name}`"),
+            diags,
         )
         .field(field)
         .hint(suggestion(&name, &Provider::NAMES));
@@ -252,11 +242,10 @@ fn number_from_0_to(node: &Node, max: f64, field: &str, diags: &mut Diagnostics)
     match node.as_f64() {
         Some(value) if (0.0..=max).contains(&value) => Some(value),
         _ => {
-            error_at(
-                diags,
-                node,
+            node.error(
                 Code::G111,
                 format!("expected a number from 0 to {max}"),
+                diags,
             )
             .field(field);
             None

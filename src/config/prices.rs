@@ -8,7 +8,6 @@
 //! `gpt-4o-mini` is not priced as `gpt-4o`. A model found nowhere has no price, and what it
 //! spends is "cost unknown", never zero.
 
-use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::results::JudgeUsage;
 use crate::transcript::Price;
@@ -131,11 +130,10 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
     });
     fields.finish(diags);
     let [Some(input), Some(output), cached_input] = amounts else {
-        error_at(
-            diags,
-            node,
+        node.error(
             Code::G102,
             "a price needs `input` and `output` (USD per million tokens)",
+            diags,
         )
         .field(path);
         return None;

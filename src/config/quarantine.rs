@@ -15,7 +15,6 @@
 
 use std::collections::HashMap;
 
-use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::results::{CaseResult, Quarantine};
 use crate::yaml::{Fields, Node};
@@ -115,14 +114,13 @@ pub fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<Entry> {
             continue;
         };
         if let Some(first) = first_line.get(&entry.case) {
-            error_at(
-                diags,
-                item,
+            item.error(
                 Code::G103,
                 format!(
                     "case `{}` is quarantined twice, at lines {first} and {}",
                     entry.case, item.line
                 ),
+                diags,
             )
             .field(format!("{path}.case"))
             .hint("keep one entry per case");
@@ -145,7 +143,7 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
             let text = node.scalar_text().unwrap_or_default();
             let date = Date::parse(&text);
             if date.is_none() {
-                error_at(diags, node, Code::G101, format!("`{text}` is not a date"))
+                node.error(Code::G101, format!("`{text}` is not a date"), diags)
                     .field(format!("{path}.expires"))
                     .hint("write the last day the quarantine holds as YYYY-MM-DD, e.g. 2026-12-31");
             }
@@ -154,7 +152,7 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
     fields.finish(diags);
     let blank = |value: &Option<String>, key: &str, diags: &mut Diagnostics| {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            error_at(diags, item, Code::G111, format!("`{key}` is empty"))
+            item.error(Code::G111, format!("`{key}` is empty"), diags)
                 .field(format!("{path}.{key}"))
                 .hint("a quarantine names who owns the case and why it may not block");
             return true;

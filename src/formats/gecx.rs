@@ -45,15 +45,13 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let turns = when.map_or_else(Vec::new, |when| load_turns(when, diags));
     let checks = then.map_or_else(Vec::new, |then| scorers::load_checks(then, diags));
     if then.is_none_or(|then| then.as_seq().is_some_and(<[Node]>::is_empty)) {
-        diags
-            .warning(
-                Code::G102,
-                root.line,
-                root.column,
-                "the scenario has no `then` scorers, so it checks nothing and always passes",
-            )
-            .field("then")
-            .hint("add e.g. `- scorer: no-error`");
+        root.warning(
+            Code::G102,
+            "the scenario has no `then` scorers, so it checks nothing and always passes",
+            diags,
+        )
+        .field("then")
+        .hint("add e.g. `- scorer: no-error`");
     }
     let Some(id) = id else {
         return Vec::new();
@@ -74,8 +72,7 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
 fn scenario_id(node: &Node, diags: &mut Diagnostics) -> Option<String> {
     let id = expect_text(node, "id", diags)?;
     if id.trim().is_empty() {
-        diags
-            .error(Code::G111, node.line, node.column, "`id` must not be empty")
+        node.error(Code::G111, "`id` must not be empty", diags)
             .field("id")
             .hint("the id names the scenario in reports and baselines");
     }
@@ -91,13 +88,7 @@ fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
         return Vec::new();
     };
     if items.is_empty() {
-        diags
-            .error(
-                Code::G111,
-                when.line,
-                when.column,
-                "the scenario has no turns",
-            )
+        when.error(Code::G111, "the scenario has no turns", diags)
             .field("when")
             .hint("add at least one `- user: ...` item");
     }
@@ -161,8 +152,7 @@ fn load_input(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Input>
         });
     }
     if first_key.is_none() && !unknown {
-        diags
-            .error(Code::G102, item.line, item.column, "the turn sends nothing")
+        item.error(Code::G102, "the turn sends nothing", diags)
             .field(path)
             .hint("give it one of `user`, `approveToolCall`, `denyToolCall`");
     }

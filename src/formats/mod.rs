@@ -210,13 +210,7 @@ pub fn load_root(path: &Arc<Path>, root: &Node, format: Format) -> LoadedFile {
             regtrace::load_set(root, &regtrace::SetDefaults::default(), &mut diags)
         }
         Format::CesCsv => {
-            diags
-                .error(
-                    Code::G108,
-                    root.line,
-                    root.column,
-                    "a CES golden is CSV, not YAML",
-                )
+            root.error(Code::G108, "a CES golden is CSV, not YAML", &mut diags)
                 .hint("name the file `*.golden.csv`");
             Vec::new()
         }

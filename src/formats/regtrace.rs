@@ -121,15 +121,13 @@ fn quality_floors(config_path: &Arc<Path>, root: &Node, diags: &mut Diagnostics)
         ),
     ] {
         if let Some(node) = written(key) {
-            diags
-                .warning(
-                    Code::G110,
-                    node.line,
-                    node.column,
-                    format!("`quality_gates.{key}` is not applied by goldgate"),
-                )
-                .field(format!("quality_gates.{key}"))
-                .hint(instead);
+            node.warning(
+                Code::G110,
+                format!("`quality_gates.{key}` is not applied by goldgate"),
+                diags,
+            )
+            .field(format!("quality_gates.{key}"))
+            .hint(instead);
         }
     }
     floors

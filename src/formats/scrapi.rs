@@ -48,14 +48,12 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
             } else {
                 format!("the file holds {}", root.kind())
             };
-            diags
-                .error(
-                    Code::E002,
-                    root.line,
-                    root.column,
-                    format!("a SCRAPI golden is a mapping with `conversations`; {found}"),
-                )
-                .hint(CONVERSATIONS_HINT);
+            root.error(
+                Code::E002,
+                format!("a SCRAPI golden is a mapping with `conversations`; {found}"),
+                diags,
+            )
+            .hint(CONVERSATIONS_HINT);
             Vec::new()
         }
     }
@@ -105,18 +103,16 @@ impl Names {
     ) -> bool {
         let what = self.what;
         if let Some(first) = self.first_line.get(name) {
-            diags
-                .error(
-                    Code::G103,
-                    at.line,
-                    at.column,
-                    format!(
-                        "{what} `{name}` is defined twice, at lines {first} and {}",
-                        at.line
-                    ),
-                )
-                .field(path)
-                .hint(format!("{what} names must be unique within a file"));
+            at.error(
+                Code::G103,
+                format!(
+                    "{what} `{name}` is defined twice, at lines {first} and {}",
+                    at.line
+                ),
+                diags,
+            )
+            .field(path)
+            .hint(format!("{what} names must be unique within a file"));
             return false;
         }
         self.first_line.insert(name.to_owned(), at.line);
@@ -196,14 +192,12 @@ fn items<'a>(node: &'a Node, path: &str, what: &str, diags: &mut Diagnostics) ->
     match node.as_seq() {
         Some(items) => items,
         None => {
-            diags
-                .error(
-                    Code::G101,
-                    node.line,
-                    node.column,
-                    format!("expected {what}, found {}", node.kind()),
-                )
-                .field(path);
+            node.error(
+                Code::G101,
+                format!("expected {what}, found {}", node.kind()),
+                diags,
+            )
+            .field(path);
             &[]
         }
     }
@@ -273,14 +267,12 @@ fn criterion(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String>
     let missing = prompt.is_none() && !nested;
     fields.finish(diags);
     if missing {
-        diags
-            .error(
-                Code::G102,
-                node.line,
-                node.column,
-                "an expectation needs a `prompt` (or `llmCriteria.prompt`)",
-            )
-            .field(path);
+        node.error(
+            Code::G102,
+            "an expectation needs a `prompt` (or `llmCriteria.prompt`)",
+            diags,
+        )
+        .field(path);
     }
     prompt
 }

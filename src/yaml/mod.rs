@@ -102,7 +102,27 @@ impl Node {
         diags: &'d mut Diagnostics,
     ) -> DiagnosticBuilder<'d> {
         let message = format!("expected {expected}, found {}", self.kind());
-        diags.error(Code::G101, self.line, self.column, message)
+        self.error(Code::G101, message, diags)
+    }
+
+    /// An error at this node's position.
+    pub fn error<'d>(
+        &self,
+        code: Code,
+        message: impl Into<String>,
+        diags: &'d mut Diagnostics,
+    ) -> DiagnosticBuilder<'d> {
+        diags.error(code, self.line, self.column, message)
+    }
+
+    /// A warning at this node's position.
+    pub fn warning<'d>(
+        &self,
+        code: Code,
+        message: impl Into<String>,
+        diags: &'d mut Diagnostics,
+    ) -> DiagnosticBuilder<'d> {
+        diags.warning(code, self.line, self.column, message)
     }
 
     pub fn is_null(&self) -> bool {
@@ -325,12 +345,11 @@ impl<'a> Fields<'a> {
     ) -> Option<&'a Node> {
         let found = self.take(key);
         if found.is_none() {
-            diags
+            self.node
                 .error(
                     Code::G102,
-                    self.node.line,
-                    self.node.column,
                     format!("missing required key `{key}` ({expected})"),
+                    diags,
                 )
                 .field(self.path_of(key));
         }
@@ -371,10 +390,10 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// Reports every key not taken as G100, with a "did you mean" among the keys asked for. A typo of a
-    /// key is one problem, not two: a report on the key it was meant to be, which is absent
-    /// ("missing required key", or a format's warning that a turn has none), is about that
-    /// absence, so it is taken back and the unknown key says which key was meant.
+    /// Reports every key not taken as G100, with a "did you mean" among the keys asked for. A
+    /// typo of a key is one problem, not two: a report on the key it was meant to be, which is
+    /// absent ("missing required key", or a format's warning that a turn has none), is about
+    /// that absence, so it is taken back and the unknown key says which key was meant.
     pub fn finish(self, diags: &mut Diagnostics) {
         let known = &self.known();
         for key in self.untaken() {

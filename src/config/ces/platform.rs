@@ -5,7 +5,6 @@
 //! `evaluations: { prefix, tags }` also runs evaluations that already live in the app, chosen
 //! as `cxas run --display-name-prefix / --tags` chooses them, with no local file of their own.
 
-use crate::config::error_at;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
 use crate::yaml::{Fields, Node, Value};
 
@@ -112,11 +111,10 @@ fn existing(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Existing
     let tags = fields.strings("tags", diags);
     fields.finish(diags);
     if prefix.is_none() && tags.is_empty() {
-        error_at(
-            diags,
-            node,
+        node.error(
             Code::G102,
             "`evaluations` chooses nothing: give a `prefix` or `tags`",
+            diags,
         )
         .field(path)
         .hint("e.g. `evaluations: { prefix: \"smoke_\" }` or `evaluations: { tags: [p0] }`");
@@ -143,7 +141,7 @@ fn word<T: Copy + Default>(
         .find(|(name, _)| name.eq_ignore_ascii_case(&text));
     if found.is_none() {
         let names: Vec<&str> = words.iter().map(|(name, _)| *name).collect();
-        error_at(diags, node, Code::G101, format!("unknown value `{text}`"))
+        node.error(Code::G101, format!("unknown value `{text}`"), diags)
             .field(field)
             .hint(suggestion(&text, &names));
     }

@@ -51,15 +51,13 @@ pub(super) fn load_checks(then: &Node, diags: &mut Diagnostics) -> Vec<CaseCheck
 /// One `{ scorer, args }` entry.
 fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer> {
     if let Some(name) = item.as_str() {
-        diags
-            .error(
-                Code::G101,
-                item.line,
-                item.column,
-                "expected a scorer mapping, found a string",
-            )
-            .field(path)
-            .hint(format!("write `- scorer: {name}`"));
+        item.error(
+            Code::G101,
+            "expected a scorer mapping, found a string",
+            diags,
+        )
+        .field(path)
+        .hint(format!("write `- scorer: {name}`"));
         return None;
     }
     let mut fields = Fields::of(item, path, diags)?;
@@ -70,13 +68,7 @@ fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer
     let node = name_node?;
     let name = expect_text(node, &name_path, diags)?;
     if !NAMES.contains(&name.as_str()) {
-        diags
-            .error(
-                Code::G107,
-                node.line,
-                node.column,
-                format!("unknown scorer `{name}`"),
-            )
+        node.error(Code::G107, format!("unknown scorer `{name}`"), diags)
             .field(name_path)
             .hint(suggestion(&name, &NAMES));
         return None;
@@ -230,8 +222,7 @@ impl<'a> Args<'a> {
                 } else {
                     "patterns use Rust regex syntax: no look-around or backreferences"
                 };
-                diags
-                    .error(Code::G104, node.line, node.column, regex_problem(&err))
+                node.error(Code::G104, regex_problem(&err), diags)
                     .field(path)
                     .hint(hint);
                 None
@@ -250,14 +241,12 @@ impl<'a> Args<'a> {
         };
         let limit = Duration::try_from_secs_f64(ms / 1000.0).ok();
         if limit.is_none() {
-            diags
-                .error(
-                    Code::G111,
-                    node.line,
-                    node.column,
-                    format!("`ms` must be a non-negative finite number, found {ms}"),
-                )
-                .field(path);
+            node.error(
+                Code::G111,
+                format!("`ms` must be a non-negative finite number, found {ms}"),
+                diags,
+            )
+            .field(path);
         }
         limit
     }
@@ -308,13 +297,7 @@ fn inline_flags(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Stri
             Some(_) => {}
             None => {
                 valid = false;
-                diags
-                    .error(
-                        Code::G107,
-                        node.line,
-                        node.column,
-                        format!("unknown regex flag `{flag}`"),
-                    )
+                node.error(Code::G107, format!("unknown regex flag `{flag}`"), diags)
                     .field(path)
                     .hint("JavaScript flags: i, m, s (u, g and y are accepted and ignored)");
             }
@@ -371,15 +354,13 @@ fn expected_calls(
         return None;
     };
     if items.is_empty() {
-        diags
-            .error(
-                Code::G111,
-                node.line,
-                node.column,
-                "`expected` is empty, so there is no fraction to score",
-            )
-            .field(path)
-            .hint("list at least one tool name");
+        node.error(
+            Code::G111,
+            "`expected` is empty, so there is no fraction to score",
+            diags,
+        )
+        .field(path)
+        .hint("list at least one tool name");
         return None;
     }
     let calls: Vec<_> = indexed(items, path)
@@ -397,17 +378,15 @@ fn expected_call(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Exp
         });
     }
     if item.as_map().is_none() {
-        diags
-            .error(
-                Code::G101,
-                item.line,
-                item.column,
-                format!(
-                    "expected a tool name or `{{name, input}}`, found {}",
-                    item.kind()
-                ),
-            )
-            .field(path);
+        item.error(
+            Code::G101,
+            format!(
+                "expected a tool name or `{{name, input}}`, found {}",
+                item.kind()
+            ),
+            diags,
+        )
+        .field(path);
         return None;
     }
     let mut fields = Fields::of(item, path, diags)?;

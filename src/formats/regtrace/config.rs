@@ -352,13 +352,7 @@ fn check_cross_field(root: &Node, diags: &mut Diagnostics) {
                     .all(|entry| entry.get("enabled").and_then(flag) == Some(false))
         })
     }) {
-        diags
-            .error(
-                Code::G111,
-                sets.line,
-                sets.column,
-                "no golden set is enabled",
-            )
+        sets.error(Code::G111, "no golden set is enabled", diags)
             .field("golden_sets")
             .hint("set `enabled: true` on at least one entry");
     }
@@ -366,12 +360,11 @@ fn check_cross_field(root: &Node, diags: &mut Diagnostics) {
         let pinned = regression.get("baseline_strategy").and_then(Node::as_str) == Some("pinned");
         let run_id = regression.get("pinned_run_id").and_then(Node::as_str);
         if pinned && run_id.is_none_or(str::is_empty) {
-            diags
+            regression
                 .error(
                     Code::G102,
-                    regression.line,
-                    regression.column,
                     "`pinned_run_id` is required when `baseline_strategy` is `pinned`",
+                    diags,
                 )
                 .field("metrics.regression.pinned_run_id");
         }
@@ -382,12 +375,11 @@ fn check_cross_field(root: &Node, diags: &mut Diagnostics) {
         let strict = mode.is_none_or(|mode| mode == "strict");
         let rag_only = factuality.get("rag_faithfulness_only").and_then(flag) == Some(true);
         if strict && rag_only {
-            diags
+            factuality
                 .error(
                     Code::G111,
-                    factuality.line,
-                    factuality.column,
                     "`mode: strict` and `rag_faithfulness_only: true` cannot be combined",
+                    diags,
                 )
                 .field("metrics.factuality")
                 .hint("use `mode: lenient`, or set `rag_faithfulness_only: false`");

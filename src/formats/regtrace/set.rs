@@ -138,17 +138,13 @@ fn check_unique_ids(test_cases: &[Node], diags: &mut Diagnostics) {
         let indices = list(|(index, _)| index.to_string());
         let lines = list(|(_, node)| node.line.to_string());
         let (index, node) = uses[1];
-        diags
-            .error(
-                Code::G103,
-                node.line,
-                node.column,
-                format!(
-                    "duplicate test case id \"{id}\" found at indices [{indices}], lines {lines}"
-                ),
-            )
-            .field(format!("test_cases[{index}].id"))
-            .hint("test case ids must be unique within a golden set");
+        node.error(
+            Code::G103,
+            format!("duplicate test case id \"{id}\" found at indices [{indices}], lines {lines}"),
+            diags,
+        )
+        .field(format!("test_cases[{index}].id"))
+        .hint("test case ids must be unique within a golden set");
     }
 }
 
@@ -167,8 +163,7 @@ fn check_rag_context(test_cases: &[Node], diags: &mut Diagnostics) {
             Some(id) => format!("RAG test case \"{id}\" must have a context block"),
             None => "RAG test case must have a context block".to_owned(),
         };
-        diags
-            .error(Code::G102, at.line, at.column, message)
+        at.error(Code::G102, message, diags)
             .field(format!("test_cases[{index}].context"))
             .hint("add `context: {documents: [{source: ..., content: ...}]}`");
     }

@@ -198,13 +198,7 @@ pub(super) fn check(node: &Node, shape: &Shape, path: &str, diags: &mut Diagnost
             }
         }
         (Shape::OneOf(names), Value::Str(name)) if !names.contains(&name.as_str()) => {
-            diags
-                .error(
-                    Code::G107,
-                    node.line,
-                    node.column,
-                    format!("unknown value `{name}`"),
-                )
+            node.error(Code::G107, format!("unknown value `{name}`"), diags)
                 .field(path)
                 .hint(suggestion(name, names));
         }
@@ -271,9 +265,7 @@ fn wrong_type<'d>(
 }
 
 fn out_of_range(node: &Node, path: &str, message: String, diags: &mut Diagnostics) {
-    diags
-        .error(Code::G111, node.line, node.column, message)
-        .field(path);
+    node.error(Code::G111, message, diags).field(path);
 }
 
 /// `parent.key`, or `key` at the top level.

@@ -380,14 +380,12 @@ fn tool_name(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<String>
     let name = display_name.or_else(|| resource.as_deref().map(last_segment));
     if name.is_none() {
         let node = fields.node();
-        diags
-            .error(
-                Code::G102,
-                node.line,
-                node.column,
-                "missing required key `tool` (the tool's name or resource name)",
-            )
-            .field(fields.path_of("tool"));
+        node.error(
+            Code::G102,
+            "missing required key `tool` (the tool's name or resource name)",
+            diags,
+        )
+        .field(fields.path_of("tool"));
     }
     name
 }
@@ -411,12 +409,10 @@ fn last_segment(resource: &str) -> String {
 }
 
 fn unsupported(node: &Node, path: &str, what: &str, diags: &mut Diagnostics) {
-    diags
-        .warning(
-            Code::G108,
-            node.line,
-            node.column,
-            format!("goldgate does not support {what} yet; it is skipped"),
-        )
-        .field(path);
+    node.warning(
+        Code::G108,
+        format!("goldgate does not support {what} yet; it is skipped"),
+        diags,
+    )
+    .field(path);
 }

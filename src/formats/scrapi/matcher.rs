@@ -92,18 +92,16 @@ fn leaf(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher> {
             expected.map_or(Json::Null, Node::to_json),
         )),
         (_, None) => {
-            diags
-                .error(
-                    Code::G102,
-                    node.line,
-                    node.column,
-                    format!(
-                        "`$matchType: {}` needs an expected value",
-                        match_type.name()
-                    ),
-                )
-                .field(path)
-                .hint("add `value:` or `$matchValue:`, or use `$matchType: ignore`");
+            node.error(
+                Code::G102,
+                format!(
+                    "`$matchType: {}` needs an expected value",
+                    match_type.name()
+                ),
+                diags,
+            )
+            .field(path)
+            .hint("add `value:` or `$matchValue:`, or use `$matchType: ignore`");
             None
         }
         (MatchType::Regexp, Some(pattern)) => regexp(pattern, path, diags),
@@ -120,13 +118,7 @@ fn match_type(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<MatchT
     };
     let parsed = MatchType::parse(name);
     if parsed.is_none() {
-        diags
-            .error(
-                Code::E011,
-                node.line,
-                node.column,
-                format!("unknown `$matchType` `{name}`"),
-            )
+        node.error(Code::E011, format!("unknown `$matchType` `{name}`"), diags)
             .field(path)
             .hint(suggestion(name, &MatchType::NAMES));
     }
@@ -136,15 +128,14 @@ fn match_type(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<MatchT
 /// Compiles a `regexp` pattern now, so a bad one fails the load rather than the run.
 fn regexp(pattern: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher> {
     let Some(text) = pattern.as_str() else {
-        diags
+        pattern
             .error(
                 Code::G101,
-                pattern.line,
-                pattern.column,
                 format!(
                     "a `regexp` pattern must be a string, found {}",
                     pattern.kind()
                 ),
+                diags,
             )
             .field(path);
         return None;
@@ -152,15 +143,14 @@ fn regexp(pattern: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher
     match Matcher::regexp(text) {
         Ok(matcher) => Some(matcher),
         Err(err) => {
-            diags
+            pattern
                 .error(
                     Code::G104,
-                    pattern.line,
-                    pattern.column,
                     format!(
                         "invalid regular expression `{text}`: {}",
                         regex_reason(&err)
                     ),
+                    diags,
                 )
                 .field(path);
             None

@@ -62,13 +62,7 @@ fn simulation(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Simula
 fn steps(list: &Node, path: &str, diags: &mut Diagnostics) -> Vec<SimulationStep> {
     let nodes = items(list, path, "a list of steps", diags);
     if nodes.is_empty() && list.as_seq().is_some() {
-        diags
-            .error(
-                Code::G102,
-                list.line,
-                list.column,
-                "a simulation needs at least one step",
-            )
+        list.error(Code::G102, "a simulation needs at least one step", diags)
             .field(path)
             .hint("add `- goal: ...` with its `success_criteria`");
     }
@@ -93,14 +87,12 @@ fn step(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<SimulationSt
         .unwrap_or_default();
     fields.finish(diags);
     if goal.is_none() && static_utterance.is_none() {
-        diags
-            .error(
-                Code::G102,
-                node.line,
-                node.column,
-                "a step needs a `goal` (or a `static_utterance` to say)",
-            )
-            .field(path);
+        node.error(
+            Code::G102,
+            "a step needs a `goal` (or a `static_utterance` to say)",
+            diags,
+        )
+        .field(path);
         return None;
     }
     Some(SimulationStep {
@@ -120,14 +112,12 @@ fn max_turns(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<u32> {
         return None;
     };
     if number.fract() != 0.0 || number < 1.0 || number > f64::from(u32::MAX) {
-        diags
-            .error(
-                Code::G111,
-                node.line,
-                node.column,
-                format!("`max_turns` must be a whole number of turns from 1, found {number}"),
-            )
-            .field(path);
+        node.error(
+            Code::G111,
+            format!("`max_turns` must be a whole number of turns from 1, found {number}"),
+            diags,
+        )
+        .field(path);
         return None;
     }
     Some(number as u32)

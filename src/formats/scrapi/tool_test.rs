@@ -47,12 +47,11 @@ pub fn is_tool_test(root: &Node) -> bool {
 /// Every tool test of a file that [`is_tool_test`].
 pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     if root.as_seq().is_some() {
-        diags
+        root
             .error(
                 Code::E002,
-                root.line,
-                root.column,
                 "a bare list holds no tool tests: SCRAPI reads them from a top-level `tests:` and loads none from this file",
+                diags,
             )
             .hint(TESTS_HINT);
         return Vec::new();
@@ -100,15 +99,13 @@ fn test(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Case> {
     }
     // Only for a test that loads: a broken one has its own errors to fix first.
     if expectations.is_empty() {
-        diags
-            .warning(
-                Code::G102,
-                node.line,
-                node.column,
-                "the test has no expectations: it passes whenever the tool runs",
-            )
-            .field(path)
-            .hint("add `expectations: {response: [{path, operator, value}]}`");
+        node.warning(
+            Code::G102,
+            "the test has no expectations: it passes whenever the tool runs",
+            diags,
+        )
+        .field(path)
+        .hint("add `expectations: {response: [{path, operator, value}]}`");
     }
     let (name, tool) = (name?, tool?);
     let location = diags.location(node.line, node.column);
@@ -160,16 +157,12 @@ fn ignore_unknown(fields: &Fields<'_>, diags: &mut Diagnostics) {
                 None => format!("SCRAPI reads only: {}", known.join(", ")),
             },
         };
+        let message = format!(
+            "unknown key `{}`: SCRAPI ignores it, and so does goldgate",
+            key.name
+        );
         diags
-            .warning(
-                Code::G110,
-                key.line,
-                key.column,
-                format!(
-                    "unknown key `{}`: SCRAPI ignores it, and so does goldgate",
-                    key.name
-                ),
-            )
+            .warning(Code::G110, key.line, key.column, message)
             .field(fields.path_of(&key.name))
             .hint(hint);
     }
@@ -284,15 +277,13 @@ fn ignored_state(
     found: &str,
     diags: &mut Diagnostics,
 ) -> Map<String, Json> {
-    diags
-        .warning(
-            Code::G110,
-            node.line,
-            node.column,
-            format!("`{key}` is {found}; SCRAPI reads it as empty, and so does goldgate"),
-        )
-        .field(path)
-        .hint("write a mapping of names to values, or a list of names");
+    node.warning(
+        Code::G110,
+        format!("`{key}` is {found}; SCRAPI reads it as empty, and so does goldgate"),
+        diags,
+    )
+    .field(path)
+    .hint("write a mapping of names to values, or a list of names");
     Map::new()
 }
 
@@ -344,15 +335,13 @@ fn check(
         Ok(compiled) => Some(compiled),
         Err(err) => {
             let at = node.get("path").unwrap_or(node);
-            diags
-                .error(
-                    Code::G104,
-                    at.line,
-                    at.column,
-                    format!("invalid JSONPath `{source}`: {err}"),
-                )
-                .field(fields.path_of("path"))
-                .hint("write a JSONPath from the root, e.g. `$.result.status`");
+            at.error(
+                Code::G104,
+                format!("invalid JSONPath `{source}`: {err}"),
+                diags,
+            )
+            .field(fields.path_of("path"))
+            .hint("write a JSONPath from the root, e.g. `$.result.status`");
             None
         }
     });
@@ -362,18 +351,16 @@ fn check(
     ignore_unknown(&fields, diags);
     let operator = operator?;
     if value.is_none() && operator.takes_value() {
-        diags
-            .warning(
-                Code::G102,
-                node.line,
-                node.column,
-                format!(
-                    "`{}` has no `value`: SCRAPI compares with null",
-                    operator.name()
-                ),
-            )
-            .field(fields.path_of("value"))
-            .hint("add the `value` to compare with");
+        node.warning(
+            Code::G102,
+            format!(
+                "`{}` has no `value`: SCRAPI compares with null",
+                operator.name()
+            ),
+            diags,
+        )
+        .field(fields.path_of("value"))
+        .hint("add the `value` to compare with");
     }
     Some(ResultCheck {
         part,

@@ -71,12 +71,11 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let (key, list) = match (fields.take("conversations"), fields.take("tests")) {
         (Some(list), other) => {
             if let Some(other) = other {
-                diags
+                other
                     .warning(
                         Code::G110,
-                        other.line,
-                        other.column,
                         "`tests` is ignored when `conversations` is present",
+                        diags,
                     )
                     .field("tests")
                     .hint("SCRAPI reads `conversations` first; keep one list");
@@ -148,12 +147,11 @@ fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> O
 /// error (goldgate cannot replay it), `turn_count` and `config` are read and not used.
 fn unplayed_keys(fields: &mut Fields<'_>, diags: &mut Diagnostics) {
     if let Some(history) = fields.take("historical_contexts") {
-        diags
+        history
             .error(
                 Code::G108,
-                history.line,
-                history.column,
                 "goldgate does not replay `historical_contexts`: the test would run without the history it expects",
+                diags,
             )
             .field(fields.path_of("historical_contexts"))
             .hint("write the earlier exchanges as `turns:` of this test, or remove the key");
@@ -174,12 +172,11 @@ fn steps(
 ) -> Vec<Turn> {
     for key in ["user", "event", "expectations"] {
         if let Some(ignored) = fields.take(key) {
-            diags
+            ignored
                 .warning(
                     Code::G110,
-                    ignored.line,
-                    ignored.column,
                     format!("`{key}` is ignored in a test with `turns`"),
+                    diags,
                 )
                 .field(fields.path_of(key))
                 .hint("SCRAPI plays only the steps of `turns`; move it into a step");
@@ -264,14 +261,12 @@ fn inputs(node: &Node, fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Vec<
         },
         (None, Some(event)) => inputs.push(Input::Event(event)),
         (None, None) => {
-            diags
-                .error(
-                    Code::G102,
-                    node.line,
-                    node.column,
-                    "a turn needs `user` (what the user says) or `event` (an event name)",
-                )
-                .field(fields.path_of("user"));
+            node.error(
+                Code::G102,
+                "a turn needs `user` (what the user says) or `event` (an event name)",
+                diags,
+            )
+            .field(fields.path_of("user"));
         }
     }
     inputs
@@ -328,14 +323,12 @@ fn typed(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ReplyCheck>
     let text = |diags: &mut Diagnostics| match value {
         Some(v) if !v.is_null() => expect_text(v, &value_path, diags),
         _ => {
-            diags
-                .error(
-                    Code::G102,
-                    node.line,
-                    node.column,
-                    format!("a `{kind}` expectation needs a text `value`"),
-                )
-                .field(value_path.clone());
+            node.error(
+                Code::G102,
+                format!("a `{kind}` expectation needs a text `value`"),
+                diags,
+            )
+            .field(value_path.clone());
             None
         }
     };
