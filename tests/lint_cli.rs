@@ -72,26 +72,7 @@ fn json_output_is_one_document_for_machines() {
 }
 
 #[test]
-fn github_format_is_automatic_under_actions() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "goldens/bad.yaml", "conversations: [\n");
-    let out = common::Outcome::of(
-        common::command()
-            .arg("lint")
-            .arg(dir.path())
-            .env("GITHUB_ACTIONS", "true"),
-    )
-    .exits(1);
-    assert!(
-        out.stdout.starts_with("::error file="),
-        "not a workflow command:\n{}",
-        out.stdout
-    );
-    out.says(&[",title=goldgate E001::"]);
-}
-
-#[test]
-fn github_annotations_name_files_from_the_workspace_wherever_lint_runs() {
+fn under_actions_lint_writes_annotations_naming_files_from_the_workspace() {
     let workspace = tempfile::tempdir().unwrap();
     write(
         workspace.path(),
@@ -100,14 +81,20 @@ fn github_annotations_name_files_from_the_workspace_wherever_lint_runs() {
     );
     // A step with `working-directory: agent`: GitHub attaches an annotation only to a path
     // from the repository's root.
-    common::Outcome::of(
+    let out = common::Outcome::of(
         common::command_in(&workspace.path().join("agent"))
             .args(["lint", "goldens"])
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_WORKSPACE", workspace.path()),
     )
-    .exits(1)
-    .says(&["::error file=agent/goldens/bad.yaml,line="]);
+    .exits(1);
+    assert!(
+        out.stdout
+            .starts_with("::error file=agent/goldens/bad.yaml,line="),
+        "not a workflow command on the file:\n{}",
+        out.stdout
+    );
+    out.says(&[",title=goldgate E001::"]);
 }
 
 #[test]
