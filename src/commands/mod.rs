@@ -100,8 +100,8 @@ fn discover_and_load_or(
 }
 
 /// The goldens under `paths`, their problems printed; refused when errors leave nothing to
-/// play (or nothing was found): then nothing was `done`. `run` and `list` share it, so that `list`
-/// refuses exactly what `run` refuses.
+/// play (or nothing was found): then nothing was `done`. `run` and `list` share it, so that
+/// `list` refuses exactly what `run` refuses.
 pub fn load_goldens(paths: &[PathBuf], done: &str) -> anyhow::Result<Result<Suite, Refusal>> {
     load_goldens_or(paths, done, false)
 }
@@ -159,7 +159,7 @@ pub fn selection_of(args: &SelectionArgs) -> Result<Selection, String> {
     })
 }
 
-/// The config of `--config` (or `GOLDGATE_CONFIG`, or ./goldgate.yaml); `None` after saying
+/// The config of `--config` (or `GOLDGATE_CONFIG`, or ./goldgate.yaml); refused after saying
 /// why it does not load and that `nothing` was done.
 pub fn load_config(path: Option<&Path>, nothing: &str) -> Result<Config, Refusal> {
     setup::load_config(path).map_err(|message| {

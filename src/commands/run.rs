@@ -200,7 +200,6 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Says why nothing (more) can be done; the run ends with [`Exit::Error`].
 /// Stops the run before it plays anything, saying why: exit 2.
 fn fail(args: &RunArgs, message: &str) -> anyhow::Result<Exit> {
     eprintln!("goldgate: {message}");
