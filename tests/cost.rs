@@ -320,8 +320,8 @@ fn judges_are_priced_and_what_their_cache_saved_is_reported() {
         fake.base_url()
     );
     suite(dir.path(), 2, TURN, &judge);
-    // Two expected replies of their own: two questions, whichever case asks first (the same
-    // question twice could be answered from the cache the second time).
+    // Two expected replies of their own: two questions (the same question twice is paid for
+    // once, as the next test shows).
     let conversations: String = [18, 19]
         .map(|day| {
             common::order_conversation(&format!("order_{day}"))
@@ -345,4 +345,37 @@ fn judges_are_priced_and_what_their_cache_saved_is_reported() {
         "2 answers from the cache",
         "the judge cache saved $0.000300",
     ]);
+}
+
+#[test]
+fn cases_asking_the_same_question_at_once_pay_for_it_once() {
+    use llm_support::{FakeProvider, KEY, Provider};
+    let dir = tempfile::tempdir().unwrap();
+    // A slow judge: every case has asked before the first answer is back.
+    let slow = llm_support::judge(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        json!({ "score": 4, "explanation": "the same" })
+    });
+    let fake = FakeProvider::start(Provider::Anthropic, slow);
+    let judge = format!(
+        "judge:\n  provider: anthropic\n  model: claude-haiku-4-5\n  base_url: \"{}\"\n",
+        fake.base_url()
+    );
+    // Four conversations with one expected reply, the agent's: one question.
+    suite(dir.path(), 4, TURN, &judge);
+    Outcome::of(
+        llm_support::goldgate(dir.path())
+            .env(Provider::Anthropic.key_var(), KEY)
+            .args([
+                "run",
+                "goldens",
+                "--cache-dir",
+                "cache",
+                "--concurrency",
+                "4",
+            ]),
+    )
+    .exits(0)
+    .says(&["Judge anthropic/claude-haiku-4-5: 1 call, 3 answers from the cache"]);
+    assert_eq!(fake.requests(), 1);
 }

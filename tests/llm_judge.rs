@@ -544,14 +544,16 @@ fn a_conversation_is_judged_once_its_turns_are_played() {
     );
     let dir = tempfile::tempdir().unwrap();
     judged_config(dir.path(), &format!("http://{agent}/turn"), &fake, "");
-    let turn = format!("      - user: Where is ORD-12345?\n        agent: \"{EXPECTED}\"\n");
+    // Three expected replies: three questions (one asked thrice is paid for once).
+    let turns: String = (1..=3)
+        .map(|i| {
+            format!("      - user: Where is ORD-12345?\n        agent: \"{EXPECTED} ({i})\"\n")
+        })
+        .collect();
     common::write(
         dir.path(),
         "goldens/orders.yaml",
-        format!(
-            "conversations:\n  - conversation: three_turns\n    turns:\n{}",
-            turn.repeat(3)
-        ),
+        format!("conversations:\n  - conversation: three_turns\n    turns:\n{turns}"),
     );
     run(
         goldgate(dir.path())

@@ -12,10 +12,16 @@
 //! into place, so a reader never sees half an entry and concurrent writers of one key (cases
 //! of one run, or two runs sharing the directory) each leave a whole one. An entry that does
 //! not read is a miss, never an error.
+//!
+//! Cases of one run that ask the same question at once (goldens that share an expected reply
+//! and get the same answer) ask it once: the first holds the question's slot until its answer
+//! is stored, and the others then read it from the cache, as the next run would.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
 use ring::digest::{SHA256, digest};
 use serde::{Deserialize, Serialize};
@@ -115,6 +121,8 @@ pub struct JudgeCache {
     /// the agent echoed, and the cache is kept between runs (and, under `--record`, is the
     /// recording of the simulated user).
     secrets: Secrets,
+    /// The questions being asked now, by digest (see the module doc).
+    asking: Arc<Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>>,
 }
 
 impl JudgeCache {
@@ -122,7 +130,25 @@ impl JudgeCache {
         Self {
             dir: dir.into(),
             secrets: Secrets::new(),
+            asking: Arc::default(),
         }
+    }
+
+    /// Waits until no other case of this run is asking `key`'s question, then holds it until
+    /// the guard drops: a case that waited finds the answer in the cache.
+    pub async fn ask_alone(&self, key: &CacheKey<'_>) -> tokio::sync::OwnedMutexGuard<()> {
+        let slot = {
+            let mut asking = self.asking.lock().unwrap_or_else(|e| e.into_inner());
+            // Questions nobody asks any more leave no slot behind.
+            asking.retain(|_, slot| slot.strong_count() > 0);
+            let slot = asking.get(&key.digest()).and_then(Weak::upgrade);
+            slot.unwrap_or_else(|| {
+                let slot = Arc::default();
+                asking.insert(key.digest(), Arc::downgrade(&slot));
+                slot
+            })
+        };
+        slot.lock_owned().await
     }
 
     /// Masks `secrets` out of every answer stored.

@@ -113,9 +113,14 @@ impl LlmJudge {
         tool: &str,
         parse: fn(&Value) -> Result<T, String>,
     ) -> Result<T, JudgeError> {
-        let cached = match &self.cache {
-            Some(cache) => cache.fetch(key).await,
-            None => None,
+        // The slot is held until the answer is stored: the same question asked meanwhile
+        // waits for it.
+        let (_slot, cached) = match &self.cache {
+            Some(cache) => {
+                let slot = cache.ask_alone(key).await;
+                (Some(slot), cache.fetch(key).await)
+            }
+            None => (None, None),
         };
         if let Some(entry) = cached
             && let Ok(answer) = parse(&entry.answer)
