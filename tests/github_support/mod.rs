@@ -231,11 +231,8 @@ async fn create_comment(
     if format!("{owner}/{repo}") != REPO || number != PR {
         return github_error(StatusCode::NOT_FOUND, "Not Found");
     }
-    if request.body.chars().count() > 65_536 {
-        return github_error(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Validation Failed: body is too long (maximum is 65536 characters)",
-        );
+    if let Some(refused) = too_long(&request.body) {
+        return refused;
     }
     fake.next_id += 1;
     let addr = sent.host().parse().unwrap();
@@ -253,6 +250,9 @@ async fn update_comment(
     let Some(mut fake) = writable(&fake) else {
         return refused();
     };
+    if let Some(refused) = too_long(&request.body) {
+        return refused;
+    }
     match fake.comments.iter_mut().find(|c| c["id"] == id) {
         Some(comment) => {
             comment["body"] = Value::String(request.body);
@@ -261,6 +261,16 @@ async fn update_comment(
         }
         None => github_error(StatusCode::NOT_FOUND, "Not Found"),
     }
+}
+
+/// GitHub refuses a body over 65,536 characters, whether it creates the comment or edits it.
+fn too_long(body: &str) -> Option<Response> {
+    (body.chars().count() > 65_536).then(|| {
+        github_error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Validation Failed: body is too long (maximum is 65536 characters)",
+        )
+    })
 }
 
 async fn not_found(_: Recorded) -> Response {
