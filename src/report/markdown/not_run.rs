@@ -48,3 +48,59 @@ pub fn render_not_run(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::diagnostic::{Code, Diagnostics};
+
+    fn options(path: &dyn Fn(&str) -> String) -> Options<'_> {
+        Options {
+            suite: "default",
+            run_url: None,
+            path,
+        }
+    }
+
+    #[test]
+    fn the_problems_are_listed_as_lint_prints_them_up_to_a_cap() {
+        let file: Arc<Path> = Arc::from(Path::new("/work/repo/evals/orders.yaml"));
+        let mut diags = Diagnostics::new(&file);
+        for line in 1..=(SHOWN as u32 + 10) {
+            diags.error(Code::G100, line, 3, "unknown key `turnz`");
+        }
+        let from_workspace = |file: &str| file.trim_start_matches("/work/repo/").to_owned();
+        let body = render_not_run(
+            "the goldens do not load",
+            "",
+            &diags.items,
+            &options(&from_workspace),
+        );
+        assert!(body.starts_with(&marker("default")), "{body}");
+        assert!(
+            body.contains("evals/orders.yaml:1: error [G100] unknown key `turnz`"),
+            "{body}"
+        );
+        assert!(
+            body.contains(&format!("evals/orders.yaml:{SHOWN}: error")),
+            "{body}"
+        );
+        assert!(
+            !body.contains(&format!("evals/orders.yaml:{}: error", SHOWN + 1)),
+            "{body}"
+        );
+        assert!(body.contains("10 more not shown."), "{body}");
+    }
+
+    #[test]
+    fn details_are_shown_instead_of_the_problems() {
+        let same = |file: &str| file.to_owned();
+        let details = "goldgate.yaml:2: error [G107] agent: unknown agent kind `htp`";
+        let body = render_not_run("the config does not load", details, &[], &options(&same));
+        assert!(body.contains("the config does not load"), "{body}");
+        assert!(body.contains(&format!("```text\n{details}\n```")), "{body}");
+    }
+}
