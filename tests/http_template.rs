@@ -393,6 +393,37 @@ fn a_bad_template_or_path_is_a_config_error_with_its_line_and_a_suggestion() {
     }
 }
 
+#[test]
+fn a_misspelt_key_is_suggested_whether_or_not_the_agent_is_a_template() {
+    // Plain: `mehtod` would have made it a template; and a response whose `text` is misspelt.
+    for (config, line, suggestion) in [
+        (
+            "    url: http://127.0.0.1:9/turn\n    mehtod: GET\n",
+            4,
+            "method",
+        ),
+        (
+            "    url: http://127.0.0.1:9/turn\n    response:\n      txet: $.reply\n",
+            5,
+            "text",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write_project(dir.path(), &format!("agent:\n  http:\n{config}"));
+        let outcome = common::goldgate(
+            dir.path(),
+            &["lint", "--config", "goldgate.yaml", "goldens"],
+        );
+        let said = format!("{}{}", outcome.stdout, outcome.stderr);
+        assert_eq!(outcome.code, Some(1), "{said}");
+        let expected = format!("goldgate.yaml:{line}: error [G100]");
+        common::assert_contains(
+            &said,
+            &[&expected, &format!("did you mean `{suggestion}`?")],
+        );
+    }
+}
+
 /// Starts an example agent with `PORT=0` and returns it with the address it printed.
 fn start_example(program: &str, script: &str) -> (Child, SocketAddr) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -110,12 +110,15 @@ pub struct HttpTemplate {
 }
 
 /// `agent: { http: ... }`.
+/// The keys that make an HTTP agent a template (beside `url` and `headers`).
+const TEMPLATE_KEYS: [&str; 5] = ["method", "body", "response", "stream", "cookies"];
+
 pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option<AgentConfig> {
     let mut fields = Fields::of(value, path, diags)?;
     let url_node = fields.require("url", "a string", diags);
     let url = url_node.and_then(|node| yaml::expect_text(node, &format!("{path}.url"), diags));
     let header_nodes = headers(&mut fields, path, diags);
-    let is_template = ["method", "body", "response", "stream", "cookies"]
+    let is_template = TEMPLATE_KEYS
         .iter()
         .any(|key| fields.node().get(key).is_some());
     let template = if is_template {
@@ -127,6 +130,8 @@ pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option
         }
         template(&mut fields, path, diags).map(Box::new)
     } else {
+        // Not asked for here, yet keys of this mapping: a misspelt one is suggested.
+        TEMPLATE_KEYS.iter().for_each(|key| fields.know(key));
         None
     };
     fields.finish(diags);
@@ -293,6 +298,8 @@ fn looks_like_json(text: &str) -> bool {
 fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ResponsePaths> {
     let mut fields = Fields::of(node, path, diags)?;
     let has_text = fields.node().get("text").is_some();
+    // Required, so a key of this mapping even when absent: `txet` is suggested `text`.
+    fields.know("text");
     let mut json_path = |key: &'static str, default: Option<&str>, diags: &mut Diagnostics| {
         let field = format!("{path}.{key}");
         let Some(node) = fields.take(key) else {

@@ -106,6 +106,8 @@ fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> O
     } else {
         "name"
     };
+    // Either names the test: both are keys of it.
+    fields.know("conversation");
     let name_path = fields.path_of(name_key);
     let name_node = fields.require(name_key, "the test's unique name", diags);
     let name = name_node.and_then(|n| expect_text(n, &name_path, diags));
