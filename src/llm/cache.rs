@@ -137,14 +137,15 @@ impl JudgeCache {
     /// Waits until no other case of this run is asking `key`'s question, then holds it until
     /// the guard drops: a case that waited finds the answer in the cache.
     pub async fn ask_alone(&self, key: &CacheKey<'_>) -> tokio::sync::OwnedMutexGuard<()> {
+        let digest = key.digest();
         let slot = {
             let mut asking = self.asking.lock().unwrap_or_else(|e| e.into_inner());
             // Questions nobody asks any more leave no slot behind.
             asking.retain(|_, slot| slot.strong_count() > 0);
-            let slot = asking.get(&key.digest()).and_then(Weak::upgrade);
+            let slot = asking.get(&digest).and_then(Weak::upgrade);
             slot.unwrap_or_else(|| {
                 let slot = Arc::default();
-                asking.insert(key.digest(), Arc::downgrade(&slot));
+                asking.insert(digest, Arc::downgrade(&slot));
                 slot
             })
         };
