@@ -119,9 +119,7 @@ pub fn publish_refusal(
     let body = markdown::render_not_run(reason, details, problems, &place.options(&path));
     let mut commands = Vec::new();
     if place.context.actions {
-        commands = (problems.iter())
-            .map(|d| lint::annotation(d, Path::new(&path(&d.location.file.to_string_lossy()))))
-            .collect();
+        commands = lint::annotations(problems, &|file: &Path| path(&file.to_string_lossy()));
     }
     place.deliver(&body, Outputs::not_run(), commands, annotations)
 }

@@ -55,9 +55,9 @@ use quick_junit::{
 };
 
 use crate::report::console::{case_details, escape, shown_run};
+use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
 
 mod not_run;
-use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
 pub use not_run::not_run_xml;
 
 /// Whether the XML carries locations.

@@ -37,26 +37,33 @@ pub fn write_github(
     path: &dyn Fn(&Path) -> String,
     out: &mut impl Write,
 ) -> io::Result<()> {
-    for d in suite.files.iter().flat_map(|f| &f.diagnostics) {
-        let file = path(&d.location.file);
-        writeln!(out, "{}", annotation(d, Path::new(&file)))?;
+    let problems = suite.files.iter().flat_map(|f| &f.diagnostics);
+    for command in annotations(problems, path) {
+        writeln!(out, "{command}")?;
     }
     Ok(())
 }
 
-/// The workflow command for one problem, on `file` (the path as the runner resolves it).
-pub fn annotation(d: &Diagnostic, file: &Path) -> String {
-    let title = format!("goldgate {}", d.code);
-    let message = plain_message(d);
-    Annotation {
-        severity: d.severity,
-        file: Some(file),
-        line: d.location.line,
-        column: Some(d.location.column),
-        title: &title,
-        message: &message,
-    }
-    .to_command()
+/// The workflow command of each problem, its file as `path` names it.
+pub fn annotations<'a>(
+    problems: impl IntoIterator<Item = &'a Diagnostic>,
+    path: &dyn Fn(&Path) -> String,
+) -> Vec<String> {
+    let command = |d: &Diagnostic| {
+        let file = path(&d.location.file);
+        let title = format!("goldgate {}", d.code);
+        let message = plain_message(d);
+        Annotation {
+            severity: d.severity,
+            file: Some(Path::new(&file)),
+            line: d.location.line,
+            column: Some(d.location.column),
+            title: &title,
+            message: &message,
+        }
+        .to_command()
+    };
+    problems.into_iter().map(command).collect()
 }
 
 fn plain_message(d: &Diagnostic) -> String {
