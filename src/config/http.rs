@@ -297,9 +297,6 @@ fn looks_like_json(text: &str) -> bool {
 /// `response: { text, tool_calls, tool_name, tool_args, transfer, session }`.
 fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ResponsePaths> {
     let mut fields = Fields::of(node, path, diags)?;
-    let has_text = fields.node().get("text").is_some();
-    // Required, so a key of this mapping even when absent: `txet` is suggested `text`.
-    fields.know("text");
     let mut json_path = |key: &'static str, default: Option<&str>, diags: &mut Diagnostics| {
         let field = format!("{path}.{key}");
         let Some(node) = fields.take(key) else {
@@ -320,10 +317,9 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
             }
         }
     };
-    let text = if has_text {
-        json_path("text", None, diags)
-    } else {
-        {
+    let text = match json_path("text", None, diags) {
+        // No default: absent, it is missing.
+        Ok(None) => {
             node.error(
                 Code::G102,
                 "missing required key `text` (the JSONPath of the reply's text)",
@@ -333,6 +329,7 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
             .hint("e.g. `text: $.reply`");
             Err(())
         }
+        found => found,
     };
     let tool_calls = json_path("tool_calls", None, diags);
     let tool_name = json_path("tool_name", Some(DEFAULT_TOOL_NAME), diags);

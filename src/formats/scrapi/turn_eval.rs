@@ -101,20 +101,19 @@ fn config_map(node: &Node, path: &str, diags: &mut Diagnostics) {
 
 fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> Option<Case> {
     let mut fields = Fields::of(node, path, diags)?;
-    let name_key = if fields.node().get("conversation").is_some() {
-        "conversation"
-    } else {
-        "name"
+    // SCRAPI uses `conversation` as the name; a `name` beside it is not read.
+    let (name_key, name_node) = match fields.take("conversation") {
+        Some(node) => {
+            fields.take("name");
+            ("conversation", Some(node))
+        }
+        None => (
+            "name",
+            fields.require("name", "the test's unique name", diags),
+        ),
     };
-    // Either names the test: both are keys of it.
-    fields.know("conversation");
     let name_path = fields.path_of(name_key);
-    let name_node = fields.require(name_key, "the test's unique name", diags);
     let name = name_node.and_then(|n| expect_text(n, &name_path, diags));
-    if name_key == "conversation" {
-        // SCRAPI uses `conversation` as the name; a `name` beside it is not read.
-        fields.take("name");
-    }
     let tags = tags(&mut fields, diags);
     unplayed_keys(&mut fields, diags);
 
