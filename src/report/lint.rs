@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::load::Suite;
 use crate::report::annotations::Annotation;
 
@@ -97,7 +97,7 @@ struct JsonFile<'a> {
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {
     severity: &'static str,
-    code: &'static str,
+    code: Code,
     line: u32,
     column: u32,
     field: Option<&'a str>,
@@ -119,7 +119,7 @@ pub fn write_json(suite: &Suite, out: &mut impl Write) -> io::Result<()> {
                 .iter()
                 .map(|d| JsonDiagnostic {
                     severity: d.severity.name(),
-                    code: d.code.as_str(),
+                    code: d.code,
                     line: d.location.line,
                     column: d.location.column,
                     field: d.field.as_deref(),
