@@ -73,14 +73,10 @@ impl LlmJudge {
         self.ledger.usage(name, &self.client)
     }
 
-    /// Asks `prompt` once per vote; each answer is the forced tool's arguments, parsed.
-    async fn ask<T>(
-        &self,
-        prompt: String,
-        tool: &ToolSpec,
-        parse: fn(&Value) -> Result<T, String>,
-    ) -> Result<Vec<T>, JudgeError> {
-        let messages = [ChatMessage::User(prompt)];
+    /// Asks `question` once per vote; each answer is the forced tool's arguments, parsed.
+    async fn ask<T>(&self, question: Question<T>) -> Result<Vec<T>, JudgeError> {
+        let tool = &question.tool;
+        let messages = [ChatMessage::User(question.prompt)];
         let request = ChatRequest {
             system: Some(SYSTEM),
             messages: &messages,
@@ -100,7 +96,7 @@ impl LlmJudge {
                 PROMPT_VERSION,
                 (self.repeat, vote),
             );
-            answers.push(self.vote(&key, &body, &tool.name, parse).await?);
+            answers.push(self.vote(&key, &body, &tool.name, question.parse).await?);
         }
         Ok(answers)
     }
@@ -154,13 +150,7 @@ impl Judge for LlmJudge {
     }
 
     async fn similarity(&self, expected: &str, actual: &str) -> Result<JudgeScore, JudgeError> {
-        let votes = self
-            .ask(
-                similarity_prompt(expected, actual),
-                &similarity_tool(),
-                parse_similarity,
-            )
-            .await?;
+        let votes = self.ask(Question::similarity(expected, actual)).await?;
         Ok(tally_similarity(votes))
     }
 
@@ -169,13 +159,7 @@ impl Judge for LlmJudge {
         question: JudgeQuestion<'_>,
         transcript: &str,
     ) -> Result<JudgeVerdict, JudgeError> {
-        let votes = self
-            .ask(
-                criterion_prompt(question, transcript),
-                &verdict_tool(),
-                parse_verdict,
-            )
-            .await?;
+        let votes = self.ask(Question::criterion(question, transcript)).await?;
         Ok(tally_verdicts(votes))
     }
 
@@ -313,6 +297,35 @@ impl Judge for JudgePanel {
                 .map(|(p, judge)| (*p, judge.as_ref().map(at).map_err(Clone::clone)))
                 .collect(),
         }))
+    }
+}
+
+/// One judgement to ask: the prompt, the tool its answer must call, and how a vote (that
+/// tool's arguments) is read. Built together, so a prompt is never read with another tool's
+/// parser.
+struct Question<V> {
+    prompt: String,
+    tool: ToolSpec,
+    parse: fn(&Value) -> Result<V, String>,
+}
+
+impl Question<(u8, String)> {
+    fn similarity(expected: &str, actual: &str) -> Self {
+        Question {
+            prompt: similarity_prompt(expected, actual),
+            tool: similarity_tool(),
+            parse: parse_similarity,
+        }
+    }
+}
+
+impl Question<(bool, String)> {
+    fn criterion(question: JudgeQuestion<'_>, transcript: &str) -> Self {
+        Question {
+            prompt: criterion_prompt(question, transcript),
+            tool: verdict_tool(),
+            parse: parse_verdict,
+        }
     }
 }
 
