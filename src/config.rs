@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics, Position};
 use crate::model::Provider;
 use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node, Value};
@@ -237,7 +237,9 @@ impl Config {
         let file: Arc<Path> = Arc::from(path);
         let mut diags = Diagnostics::new(&file);
         let text = std::fs::read_to_string(path).map_err(|e| {
-            diags.error(Code::G112, 1, 1, format!("cannot read config: {e}"));
+            diags
+                .at(Position::START)
+                .error(Code::G112, format!("cannot read config: {e}"));
             ConfigError {
                 diagnostics: std::mem::take(&mut diags.items),
             }
@@ -321,7 +323,7 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         .as_map()
         .map(|m| m.iter().filter(|(k, _)| !beside(&k.name)).collect());
     let Some([(kind, value)]) = kinds.as_deref() else {
-        node.error(Code::G101, "expected exactly one agent kind", diags)
+        diags.at(node).error(Code::G101, "expected exactly one agent kind")
             .field("agent")
             .hint("e.g. `agent: { http: { url: \"http://127.0.0.1:8080/turn\" } }`; kinds: http, command, replay, anthropic, openai, gemini, ces");
         return None;
@@ -345,7 +347,8 @@ fn parse_agent(node: &Node, base: &Path, diags: &mut Diagnostics) -> Option<Agen
         other => {
             let message = format!("unknown agent kind `{other}`");
             diags
-                .error(Code::G107, kind.line, kind.column, message)
+                .at(kind)
+                .error(Code::G107, message)
                 .field("agent")
                 .hint(crate::diagnostic::suggestion(other, &AGENT_KINDS));
             None
@@ -391,8 +394,9 @@ fn parse_command(
         }
     };
     if argv.is_empty() {
-        argv_node
-            .error(Code::G102, "the command is empty", diags)
+        diags
+            .at(argv_node)
+            .error(Code::G102, "the command is empty")
             .field(path);
         return None;
     }
@@ -417,7 +421,7 @@ fn duration_field(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<D
     match parsed {
         Ok(duration) => Some(duration),
         Err(message) => {
-            node.error(Code::G101, message, diags).field(field);
+            diags.at(node).error(Code::G101, message).field(field);
             None
         }
     }
@@ -443,12 +447,13 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
         match n.value {
             Value::Int(i) if (0..=20).contains(&i) => run.retries = i as u32,
             _ => {
-                n.error(
-                    Code::G101,
-                    "expected a whole number of retries between 0 and 20",
-                    diags,
-                )
-                .field("run.retries");
+                diags
+                    .at(n)
+                    .error(
+                        Code::G101,
+                        "expected a whole number of retries between 0 and 20",
+                    )
+                    .field("run.retries");
             }
         }
     }

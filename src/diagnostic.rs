@@ -159,47 +159,13 @@ impl Diagnostics {
         Location::new(&self.file, line, column)
     }
 
-    /// Starts a diagnostic at `line:column`; finish it with [`DiagnosticBuilder::field`],
-    /// [`DiagnosticBuilder::hint`] as needed. It is recorded when the builder drops.
-    pub fn error(
-        &mut self,
-        code: Code,
-        line: u32,
-        column: u32,
-        message: impl Into<String>,
-    ) -> DiagnosticBuilder<'_> {
-        self.push(Severity::Error, code, line, column, message.into())
-    }
-
-    pub fn warning(
-        &mut self,
-        code: Code,
-        line: u32,
-        column: u32,
-        message: impl Into<String>,
-    ) -> DiagnosticBuilder<'_> {
-        self.push(Severity::Warning, code, line, column, message.into())
-    }
-
-    fn push(
-        &mut self,
-        severity: Severity,
-        code: Code,
-        line: u32,
-        column: u32,
-        message: String,
-    ) -> DiagnosticBuilder<'_> {
-        let location = self.location(line, column);
-        self.items.push(Diagnostic {
-            severity,
-            code,
-            location,
-            field: None,
-            message,
-            hint: None,
-        });
-        DiagnosticBuilder {
-            diagnostic: self.items.last_mut().expect("just pushed"),
+    /// Where the next diagnostic is: `diags.at(node).error(code, message)`, then
+    /// [`DiagnosticBuilder::field`] and [`DiagnosticBuilder::hint`] as needed. It is recorded
+    /// when the builder drops.
+    pub fn at(&mut self, place: impl Into<Position>) -> At<'_> {
+        At {
+            diags: self,
+            position: place.into(),
         }
     }
 
@@ -213,6 +179,61 @@ impl Diagnostics {
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .count()
+    }
+}
+
+/// A line and column (1-based) in the file being read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Position {
+    /// Where a whole file's problem is reported (it cannot be read, it is empty).
+    pub const START: Position = Position { line: 1, column: 1 };
+
+    pub fn new(line: u32, column: u32) -> Self {
+        Self { line, column }
+    }
+}
+
+impl From<&Location> for Position {
+    fn from(location: &Location) -> Self {
+        Position::new(location.line, location.column)
+    }
+}
+
+/// A diagnostic's place, waiting for its severity, code and message.
+pub struct At<'d> {
+    diags: &'d mut Diagnostics,
+    position: Position,
+}
+
+impl<'d> At<'d> {
+    pub fn error(self, code: Code, message: impl Into<String>) -> DiagnosticBuilder<'d> {
+        self.push(Severity::Error, code, message.into())
+    }
+
+    pub fn warning(self, code: Code, message: impl Into<String>) -> DiagnosticBuilder<'d> {
+        self.push(Severity::Warning, code, message.into())
+    }
+
+    fn push(self, severity: Severity, code: Code, message: String) -> DiagnosticBuilder<'d> {
+        let Position { line, column } = self.position;
+        let location = self.diags.location(line, column);
+        let items = &mut self.diags.items;
+        items.push(Diagnostic {
+            severity,
+            code,
+            location,
+            field: None,
+            message,
+            hint: None,
+        });
+        DiagnosticBuilder {
+            diagnostic: items.last_mut().expect("just pushed"),
+        }
     }
 }
 
@@ -272,7 +293,8 @@ mod tests {
         let file: Arc<Path> = Arc::from(Path::new("goldens/a.yaml"));
         let mut diags = Diagnostics::new(&file);
         diags
-            .error(Code::E011, 3, 5, "unknown `$matchType` `a\nb\r\u{0}`")
+            .at(Position::new(3, 5))
+            .error(Code::E011, "unknown `$matchType` `a\nb\r\u{0}`")
             .field("args.x\ny")
             .hint("did you mean\n`exact`?");
         assert_eq!(

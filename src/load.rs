@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::diagnostic::{Code, Diagnostics, Severity};
+use crate::diagnostic::{Code, Diagnostics, Position, Severity};
 use crate::discover::{Found, Hint};
 use crate::formats::{self, FileKind, LoadedFile};
 use crate::model::Format;
@@ -105,10 +105,9 @@ fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
 fn typescript_scenario(file: Arc<Path>) -> LoadedFile {
     let mut diags = Diagnostics::new(&file);
     diags
+        .at(Position::START)
         .warning(
             Code::G108,
-            1,
-            1,
             "gecx TypeScript scenarios cannot be run by goldgate",
         )
         .hint("it needs a JavaScript runtime; write the scenario as `*.scenario.yaml` (same keys)");
@@ -199,11 +198,11 @@ fn load_yaml(file: Arc<Path>, root: &Node, kind: FileKind) -> Vec<LoadedFile> {
         FileKind::Simulations => vec![formats::load_simulations(&file, root)],
         FileKind::OtherEval(what) => {
             let mut diags = Diagnostics::new(&file);
-            root
+            diags
+                .at(root)
                 .warning(
                     Code::G108,
                     format!("this is {what}; goldgate does not run it"),
-                    &mut diags,
                 )
                 .hint("goldgate runs SCRAPI goldens, turn evals, simulations and tool tests, CES golden CSV, gecx scenarios and Regtrace golden sets");
             vec![LoadedFile {
@@ -294,10 +293,9 @@ fn check_unique_scenario_ids(files: &mut [LoadedFile]) {
             match first_seen.get(&case.id) {
                 Some(first) => {
                     diags
+                        .at(&case.location)
                         .error(
                             Code::G103,
-                            case.location.line,
-                            case.location.column,
                             format!("scenario id `{}` is already used at {first}", case.id),
                         )
                         .field("id")

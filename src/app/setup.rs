@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::eval_config::EvalConfig;
 use crate::config::{self, Config};
+use crate::diagnostic::{Code, Position};
 use crate::discover::{self, Rules};
 use crate::gate::{Gate, Thresholds};
 use crate::load::{self, Suite};
@@ -39,10 +40,9 @@ pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
             let mut diags = crate::diagnostic::Diagnostics::new(&file);
             for entry in config.quarantine.iter().filter(|e| today > e.expires) {
                 diags
+                    .at(Position::new(entry.line, 1))
                     .warning(
-                        crate::diagnostic::Code::G111,
-                        entry.line,
-                        1,
+                        Code::G111,
                         format!(
                             "the quarantine of `{}` expired on {}: the case blocks again",
                             entry.case, entry.expires

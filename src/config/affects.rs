@@ -35,7 +35,9 @@ pub(crate) fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<String> {
             match glob(&text) {
                 Ok(_) => Some(text),
                 Err(why) => {
-                    item.error(Code::G101, why.kind().to_string(), diags)
+                    diags
+                        .at(item)
+                        .error(Code::G101, why.kind().to_string())
                         .field("affects")
                         .hint("a glob relative to goldgate.yaml, e.g. `src/**` or `prompts/*.md`");
                     None

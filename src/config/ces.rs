@@ -42,7 +42,9 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
     let app = match app_node {
         Some(n) => resource(n, &format!("{path}.app"), None, diags),
         None => {
-            node.error(Code::G102, "missing `app`: the app's resource name", diags)
+            diags
+                .at(node)
+                .error(Code::G102, "missing `app`: the app's resource name")
                 .field(path)
                 .hint("e.g. `app: projects/my-project/locations/us/apps/my-app`");
             None
@@ -64,7 +66,9 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
         Some(n) => {
             let text = crate::yaml::expect_text(n, &format!("{path}.api_version"), diags)?;
             if !["v1", "v1beta"].contains(&text.as_str()) {
-                n.error(Code::G101, format!("unknown API version `{text}`"), diags)
+                diags
+                    .at(n)
+                    .error(Code::G101, format!("unknown API version `{text}`"))
                     .field(format!("{path}.api_version"))
                     .hint(crate::diagnostic::suggestion(&text, &["v1", "v1beta"]));
                 return None;
@@ -77,19 +81,21 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
     let platform = fields
         .take("platform")
         .and_then(|n| platform::parse(n, &format!("{path}.platform"), diags));
-    let api_version =
-        match (&platform, node.get("api_version")) {
-            (Some(_), Some(n)) if api_version != PLATFORM_API_VERSION => {
-                n.error(Code::G101, format!(
-                    "platform evaluations exist only in {PLATFORM_API_VERSION}, not {api_version}"
-                ), diags)
-            .field(format!("{path}.api_version"))
-            .hint("leave `api_version` out with `platform`");
-                return None;
-            }
-            (Some(_), _) => PLATFORM_API_VERSION.to_owned(),
-            (None, _) => api_version,
-        };
+    let api_version = match (&platform, node.get("api_version")) {
+        (Some(_), Some(n)) if api_version != PLATFORM_API_VERSION => {
+            let message = format!(
+                "platform evaluations exist only in {PLATFORM_API_VERSION}, not {api_version}"
+            );
+            diags
+                .at(n)
+                .error(Code::G101, message)
+                .field(format!("{path}.api_version"))
+                .hint("leave `api_version` out with `platform`");
+            return None;
+        }
+        (Some(_), _) => PLATFORM_API_VERSION.to_owned(),
+        (None, _) => api_version,
+    };
     fields.finish(diags);
     Some(CesConfig {
         app: app?,
@@ -137,13 +143,14 @@ fn resource(
         }
     };
     if full.is_none() {
-        node.error(
-            Code::G101,
-            format!("`{text}` is not a resource name of the expected shape"),
-            diags,
-        )
-        .field(field)
-        .hint(format!("expected {example}"));
+        diags
+            .at(node)
+            .error(
+                Code::G101,
+                format!("`{text}` is not a resource name of the expected shape"),
+            )
+            .field(field)
+            .hint(format!("expected {example}"));
     }
     full
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::ConfigError;
-use crate::diagnostic::{Code, Diagnostics};
+use crate::diagnostic::{Code, Diagnostics, Position};
 use crate::model::Provider;
 use crate::results::Threshold;
 use crate::yaml;
@@ -53,12 +53,9 @@ impl EvalConfig {
                 Err(err) => yaml::report_parse_error(&err, &mut diags),
             },
             Err(err) => {
-                diags.error(
-                    Code::G112,
-                    1,
-                    1,
-                    format!("cannot read {}: {err}", path.display()),
-                );
+                diags
+                    .at(Position::START)
+                    .error(Code::G112, format!("cannot read {}: {err}", path.display()));
             }
         }
         if diags.has_errors() {

@@ -41,12 +41,9 @@ pub fn parse(node: &Node, path: &Path, diags: &mut Diagnostics) -> Vec<Floor> {
                 } else {
                     "a share between 0 and 1, e.g. 0.9"
                 };
-                value
-                    .error(
-                        Code::G111,
-                        format!("`floors.{key}` must be {expected}"),
-                        diags,
-                    )
+                diags
+                    .at(value)
+                    .error(Code::G111, format!("`floors.{key}` must be {expected}"))
                     .field(format!("floors.{key}"));
             }
         }

@@ -188,7 +188,7 @@ fn report(error: &TemplateError, node: &Node, field: &str, diags: &mut Diagnosti
         TemplateError::Unknown(_) => Code::G107,
         TemplateError::Unterminated => Code::G101,
     };
-    node.error(code, message, diags).field(field).hint(hint);
+    diags.at(node).error(code, message).field(field).hint(hint);
 }
 
 /// The template keys beside `url` and `headers`.
@@ -202,7 +202,9 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
         .take("body")
         .and_then(|node| body(node, &format!("{path}.body"), diags));
     if let (Some(Method::Get), Some(_), Some(node)) = (method, &body, fields.node().get("body")) {
-        node.error(Code::G101, "a GET request has no body", diags)
+        diags
+            .at(node)
+            .error(Code::G101, "a GET request has no body")
             .field(format!("{path}.body"))
             .hint("put what the server reads in the URL (`?q={{text}}`), or use `method: POST`");
     }
@@ -247,7 +249,9 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
 }
 
 fn unknown(node: &Node, field: &str, given: &str, known: &[&str], diags: &mut Diagnostics) {
-    node.error(Code::G107, format!("unknown value `{given}`"), diags)
+    diags
+        .at(node)
+        .error(Code::G107, format!("unknown value `{given}`"))
         .field(field)
         .hint(suggestion(given, known));
 }
@@ -268,13 +272,14 @@ fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplat
         Value::Str(text) if looks_like_json(text) => match json_text(text) {
             Ok(json) => JsonTemplate::of_json(&json).map(BodyTemplate::Json),
             Err(why) => {
-                node.error(
-                    Code::G105,
-                    format!("the body starts like JSON but is not JSON: {why}"),
-                    diags,
-                )
-                .field(field)
-                .hint("write the body as a YAML mapping, or fix the JSON");
+                diags
+                    .at(node)
+                    .error(
+                        Code::G105,
+                        format!("the body starts like JSON but is not JSON: {why}"),
+                    )
+                    .field(field)
+                    .hint("write the body as a YAML mapping, or fix the JSON");
                 return None;
             }
         },
@@ -306,13 +311,11 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
         match JsonPath::parse(&text) {
             Ok(compiled) => Ok(Some(compiled)),
             Err(error) => {
-                node.error(
-                    Code::G104,
-                    format!("`{text}` is not a JSONPath: {error}"),
-                    diags,
-                )
-                .field(field)
-                .hint("an RFC 9535 JSONPath such as `$.reply` or `$.messages[*].text`");
+                diags
+                    .at(node)
+                    .error(Code::G104, format!("`{text}` is not a JSONPath: {error}"))
+                    .field(field)
+                    .hint("an RFC 9535 JSONPath such as `$.reply` or `$.messages[*].text`");
                 Err(())
             }
         }
@@ -320,13 +323,14 @@ fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Response
     let text = match json_path("text", None, diags) {
         // No default: absent, it is missing.
         Ok(None) => {
-            node.error(
-                Code::G102,
-                "missing required key `text` (the JSONPath of the reply's text)",
-                diags,
-            )
-            .field(format!("{path}.text"))
-            .hint("e.g. `text: $.reply`");
+            diags
+                .at(node)
+                .error(
+                    Code::G102,
+                    "missing required key `text` (the JSONPath of the reply's text)",
+                )
+                .field(format!("{path}.text"))
+                .hint("e.g. `text: $.reply`");
             Err(())
         }
         found => found,

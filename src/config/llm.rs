@@ -101,7 +101,9 @@ fn system_prompt(
                 .extension()
                 .is_some_and(|ext| PROMPT_EXTENSIONS.iter().any(|known| ext == *known)));
     if looks_like_file {
-        node.error(Code::G112, format!("no file {}", file.display()), diags)
+        diags
+            .at(node)
+            .error(Code::G112, format!("no file {}", file.display()))
             .field(field)
             .hint(
                 "a path is relative to the config file; write a prompt with spaces as inline text",
@@ -124,7 +126,9 @@ fn read_tools(
     match tools::parse(&text) {
         Ok(tools) => Some((tools, file)),
         Err(why) => {
-            node.error(Code::G101, format!("{}: {why}", file.display()), diags)
+            diags
+                .at(node)
+                .error(Code::G101, format!("{}: {why}", file.display()))
                 .field(field);
             None
         }
@@ -143,7 +147,9 @@ fn read_text(
     match std::fs::read_to_string(file) {
         Ok(text) => Some(text),
         Err(e) => {
-            node.error(Code::G112, format!("cannot read {what}: {e}"), diags)
+            diags
+                .at(node)
+                .error(Code::G112, format!("cannot read {what}: {e}"))
                 .field(field);
             None
         }
@@ -157,12 +163,13 @@ pub(crate) fn parse_judge(node: &Node, diags: &mut Diagnostics) -> Option<JudgeC
     let votes = fields.take("votes").and_then(|n| {
         let votes = positive_integer(n, "judge.votes", diags)?;
         if votes % 2 == 0 {
-            n.error(
-                Code::G111,
-                format!("{votes} votes can tie: use an odd number"),
-                diags,
-            )
-            .field("judge.votes");
+            diags
+                .at(n)
+                .error(
+                    Code::G111,
+                    format!("{votes} votes can tie: use an odd number"),
+                )
+                .field("judge.votes");
             return None;
         }
         u32::try_from(votes).ok()
@@ -226,13 +233,11 @@ pub(crate) fn provider_at(
     let name = yaml::expect_text(node, field, diags)?;
     let provider = Provider::parse(&name);
     if provider.is_none() {
-        node.error(
-            Code::G107,
-            format!("unknown {section} provider `{name}`"),
-            diags,
-        )
-        .field(field)
-        .hint(suggestion(&name, &Provider::NAMES));
+        diags
+            .at(node)
+            .error(Code::G107, format!("unknown {section} provider `{name}`"))
+            .field(field)
+            .hint(suggestion(&name, &Provider::NAMES));
     }
     provider
 }
@@ -242,12 +247,10 @@ fn number_from_0_to(node: &Node, max: f64, field: &str, diags: &mut Diagnostics)
     match node.as_f64() {
         Some(value) if (0.0..=max).contains(&value) => Some(value),
         _ => {
-            node.error(
-                Code::G111,
-                format!("expected a number from 0 to {max}"),
-                diags,
-            )
-            .field(field);
+            diags
+                .at(node)
+                .error(Code::G111, format!("expected a number from 0 to {max}"))
+                .field(field);
             None
         }
     }
@@ -270,7 +273,8 @@ pub(super) fn provider_models(
         let Some(provider) = Provider::parse(&key.name) else {
             let message = format!("unknown provider `{}`", key.name);
             diags
-                .error(Code::G107, key.line, key.column, message)
+                .at(key)
+                .error(Code::G107, message)
                 .field(field)
                 .hint(suggestion(&key.name, &Provider::NAMES));
             continue;

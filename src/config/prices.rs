@@ -130,12 +130,13 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
     });
     fields.finish(diags);
     let [Some(input), Some(output), cached_input] = amounts else {
-        node.error(
-            Code::G102,
-            "a price needs `input` and `output` (USD per million tokens)",
-            diags,
-        )
-        .field(path);
+        diags
+            .at(node)
+            .error(
+                Code::G102,
+                "a price needs `input` and `output` (USD per million tokens)",
+            )
+            .field(path);
         return None;
     };
     Some(Price {

@@ -114,16 +114,17 @@ pub fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<Entry> {
             continue;
         };
         if let Some(first) = first_line.get(&entry.case) {
-            item.error(
-                Code::G103,
-                format!(
-                    "case `{}` is quarantined twice, at lines {first} and {}",
-                    entry.case, item.line
-                ),
-                diags,
-            )
-            .field(format!("{path}.case"))
-            .hint("keep one entry per case");
+            diags
+                .at(item)
+                .error(
+                    Code::G103,
+                    format!(
+                        "case `{}` is quarantined twice, at lines {first} and {}",
+                        entry.case, item.line
+                    ),
+                )
+                .field(format!("{path}.case"))
+                .hint("keep one entry per case");
             continue;
         }
         first_line.insert(entry.case.clone(), item.line);
@@ -137,22 +138,25 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
     let case = fields.required_string("case", diags);
     let owner = fields.required_string("owner", diags);
     let reason = fields.required_string("reason", diags);
-    let expires = fields
-        .require("expires", "a date, YYYY-MM-DD", diags)
-        .and_then(|node| {
-            let text = node.scalar_text().unwrap_or_default();
-            let date = Date::parse(&text);
-            if date.is_none() {
-                node.error(Code::G101, format!("`{text}` is not a date"), diags)
+    let expires =
+        fields
+            .require("expires", "a date, YYYY-MM-DD", diags)
+            .and_then(|node| {
+                let text = node.scalar_text().unwrap_or_default();
+                let date = Date::parse(&text);
+                if date.is_none() {
+                    diags.at(node).error(Code::G101, format!("`{text}` is not a date"))
                     .field(format!("{path}.expires"))
                     .hint("write the last day the quarantine holds as YYYY-MM-DD, e.g. 2026-12-31");
-            }
-            date
-        });
+                }
+                date
+            });
     fields.finish(diags);
     let blank = |value: &Option<String>, key: &str, diags: &mut Diagnostics| {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-            item.error(Code::G111, format!("`{key}` is empty"), diags)
+            diags
+                .at(item)
+                .error(Code::G111, format!("`{key}` is empty"))
                 .field(format!("{path}.{key}"))
                 .hint("a quarantine names who owns the case and why it may not block");
             return true;

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::ConfigError;
-use crate::diagnostic::{Code, Diagnostics};
+use crate::diagnostic::{Code, Diagnostics, Position};
 use crate::results::Threshold;
 use crate::yaml::{self, Fields, Node};
 
@@ -85,7 +85,9 @@ fn read(path: &Path) -> Result<Vec<(Threshold, f64)>, ConfigError> {
             }
         },
         Err(err) => {
-            diags.error(Code::G112, 1, 1, format!("cannot read thresholds: {err}"));
+            diags
+                .at(Position::START)
+                .error(Code::G112, format!("cannot read thresholds: {err}"));
             Vec::new()
         }
     };

@@ -24,7 +24,7 @@ use csv::StringRecord;
 
 use self::action::Action;
 use self::columns::{Column, HEADER_HINT, Header, Row};
-use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::diagnostic::{Code, Diagnostics, Position, suggestion};
 use crate::model::{Case, Format, Input, Turn, WELCOME_EVENT};
 /// The `response_agent` that names no particular agent: the role SCRAPI gives every expected
 /// reply it pushes to the platform.
@@ -39,10 +39,9 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Vec<Case> {
         // A quote opened in the header swallows the file and is already reported.
         if !diags.has_errors() {
             diags
+                .at(Position::START)
                 .error(
                     Code::G102,
-                    1,
-                    1,
                     "the file is empty: a CES golden CSV needs a header row",
                 )
                 .hint(HEADER_HINT);
@@ -55,17 +54,14 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Vec<Case> {
     let mut loader = Loader::default();
     for (line, record) in rows {
         if record.len() != header.len {
+            let message = format!(
+                "this row has {} fields but the header has {}",
+                record.len(),
+                header.len
+            );
             diags
-                .error(
-                    Code::E001,
-                    *line,
-                    1,
-                    format!(
-                        "this row has {} fields but the header has {}",
-                        record.len(),
-                        header.len
-                    ),
-                )
+                .at(Position::new(*line, 1))
+                .error(Code::E001, message)
                 .hint(r#"quote cells that hold commas, and double the quotes inside them: "{""a"": 1, ""b"": 2}""#);
             continue;
         }
@@ -73,12 +69,8 @@ pub fn load(text: &str, diags: &mut Diagnostics) -> Vec<Case> {
     }
     if loader.cases.is_empty() && loader.current.is_none() {
         diags
-            .error(
-                Code::G102,
-                *header_line,
-                1,
-                "no evaluations below the header",
-            )
+            .at(Position::new(*header_line, 1))
+            .error(Code::G102, "no evaluations below the header")
             .hint("add an evaluation row, with its display_name, then its conversation rows");
     }
     loader.finish(diags)
@@ -103,7 +95,9 @@ fn read_records(text: &str, diags: &mut Diagnostics) -> Vec<(u32, StringRecord)>
             }
             Err(err) => {
                 let line = err.position().map_or(1, |p| lines.record_line(p.byte()));
-                diags.error(Code::E001, line, 1, err.to_string());
+                diags
+                    .at(Position::new(line, 1))
+                    .error(Code::E001, err.to_string());
             }
         }
     }
@@ -112,10 +106,9 @@ fn read_records(text: &str, diags: &mut Diagnostics) -> Vec<(u32, StringRecord)>
         // and its fields are garbage.
         records.pop();
         diags
+            .at(Position::new(line, 1))
             .error(
                 Code::E001,
-                line,
-                1,
                 "a quoted cell opened on this line is never closed",
             )
             .hint(r#"close the cell with `"`, and write a quote inside it as `""`"#);
@@ -228,10 +221,9 @@ impl Loader {
         let name_clash = self.names.get(name).copied();
         if let Some(first) = name_clash {
             diags
+                .at(row)
                 .error(
                     Code::G103,
-                    row.line,
-                    1,
                     format!(
                         "display_name `{name}` is already used by the evaluation on line {first}"
                     ),
@@ -261,8 +253,7 @@ impl Loader {
                         ),
                     ),
                 };
-                diags
-                    .error(Code::G103, row.line, 1, message)
+                diags.at(row).error(Code::G103, message)
                     .field(column.name())
                     .hint("an evaluation's id is its evaluation_id, else its display_name: make them unique");
             }
@@ -302,10 +293,9 @@ impl Loader {
             && row.cell(Column::ActionType).is_none()
         {
             diags
+                .at(row)
                 .error(
                     Code::G102,
-                    row.line,
-                    1,
                     "this row holds evaluation metadata but no display_name",
                 )
                 .field(Column::DisplayName.name())
@@ -314,10 +304,9 @@ impl Loader {
         }
         let evaluation = self.current.get_or_insert_with(|| {
             diags
+                .at(row)
                 .error(
                     Code::G102,
-                    row.line,
-                    1,
                     "the first row after the header must be an evaluation row, with a display_name",
                 )
                 .field(Column::DisplayName.name())
@@ -338,12 +327,8 @@ impl Loader {
             let names = Action::ALL.map(Action::name);
             // Suggest over the upper-cased name so that `input_text` finds `INPUT_TEXT`.
             diags
-                .error(
-                    Code::G107,
-                    row.line,
-                    1,
-                    format!("unknown action_type `{given}`"),
-                )
+                .at(row)
+                .error(Code::G107, format!("unknown action_type `{given}`"))
                 .field(Column::ActionType.name())
                 .hint(suggestion(&given.to_ascii_uppercase(), &names));
             return;
@@ -371,13 +356,10 @@ impl Loader {
             welcome_when_silent(turn);
         }
         if case.turns.is_empty() {
+            let message = format!("evaluation `{}` has no conversation rows", case.name);
             diags
-                .error(
-                    Code::G102,
-                    case.location.line,
-                    1,
-                    format!("evaluation `{}` has no conversation rows", case.name),
-                )
+                .at(Position::new(case.location.line, 1))
+                .error(Code::G102, message)
                 .field(Column::DisplayName.name())
                 .hint("below the evaluation row, add rows with a blank display_name, a turn_index and an action_type");
         }
@@ -400,10 +382,9 @@ impl Evaluation {
             (None, Some(index)) => {
                 if index != 1 {
                     diags
+                        .at(row)
                         .error(
                             Code::G106,
-                            row.line,
-                            1,
                             format!(
                                 "the first turn_index of an evaluation must be 1, found {index}"
                             ),
@@ -414,10 +395,9 @@ impl Evaluation {
             }
             (Some(last), Some(index)) if index < last => {
                 diags
+                    .at(row)
                     .error(
                         Code::G106,
-                        row.line,
-                        1,
                         format!("turn_index {index} is smaller than the {last} before it"),
                     )
                     .field(field)
@@ -427,14 +407,10 @@ impl Evaluation {
             (Some(last), Some(index)) => {
                 // `index >= last` here, so the subtraction cannot overflow where `last + 1` could.
                 if index - last > 1 {
-                    diags
-                        .warning(
-                            Code::G106,
-                            row.line,
-                            1,
-                            format!("turn_index jumps from {last} to {index}; turns are numbered by position"),
-                        )
-                        .field(field);
+                    let message = format!(
+                        "turn_index jumps from {last} to {index}; turns are numbered by position"
+                    );
+                    diags.at(row).warning(Code::G106, message).field(field);
                 }
                 index > last
             }
@@ -477,10 +453,9 @@ fn turn_index(row: &Row<'_>, diags: &mut Diagnostics) -> Option<usize> {
         Ok(index) if index > 0 => Some(index),
         _ => {
             diags
+                .at(row)
                 .error(
                     Code::G101,
-                    row.line,
-                    1,
                     format!("turn_index must be a positive integer, found `{text}`"),
                 )
                 .field(Column::TurnIndex.name());
@@ -498,10 +473,9 @@ fn warn_unused(row: &Row<'_>, what: &str, uses: impl Fn(Column) -> bool, diags: 
     for column in row.filled_columns().filter(|&column| !uses(column)) {
         let name = column.name();
         diags
+            .at(row)
             .warning(
                 Code::G110,
-                row.line,
-                1,
                 format!("{what} does not use `{name}`; the value is ignored"),
             )
             .field(name)

@@ -45,13 +45,14 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let turns = when.map_or_else(Vec::new, |when| load_turns(when, diags));
     let checks = then.map_or_else(Vec::new, |then| scorers::load_checks(then, diags));
     if then.is_none_or(|then| then.as_seq().is_some_and(<[Node]>::is_empty)) {
-        root.warning(
-            Code::G102,
-            "the scenario has no `then` scorers, so it checks nothing and always passes",
-            diags,
-        )
-        .field("then")
-        .hint("add e.g. `- scorer: no-error`");
+        diags
+            .at(root)
+            .warning(
+                Code::G102,
+                "the scenario has no `then` scorers, so it checks nothing and always passes",
+            )
+            .field("then")
+            .hint("add e.g. `- scorer: no-error`");
     }
     let Some(id) = id else {
         return Vec::new();
@@ -72,7 +73,9 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
 fn scenario_id(node: &Node, diags: &mut Diagnostics) -> Option<String> {
     let id = expect_text(node, "id", diags)?;
     if id.trim().is_empty() {
-        node.error(Code::G111, "`id` must not be empty", diags)
+        diags
+            .at(node)
+            .error(Code::G111, "`id` must not be empty")
             .field("id")
             .hint("the id names the scenario in reports and baselines");
     }
@@ -88,7 +91,9 @@ fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
         return Vec::new();
     };
     if items.is_empty() {
-        when.error(Code::G111, "the scenario has no turns", diags)
+        diags
+            .at(when)
+            .error(Code::G111, "the scenario has no turns")
             .field("when")
             .hint("add at least one `- user: ...` item");
     }
@@ -131,10 +136,9 @@ fn load_input(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Input>
         }
         if let Some(first) = first_key {
             diags
+                .at(key)
                 .error(
                     Code::G100,
-                    key.line,
-                    key.column,
                     format!("`{}` in the same turn as `{first}`", key.name),
                 )
                 .field(key_path)
@@ -152,7 +156,9 @@ fn load_input(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Input>
         });
     }
     if first_key.is_none() && !unknown {
-        item.error(Code::G102, "the turn sends nothing", diags)
+        diags
+            .at(item)
+            .error(Code::G102, "the turn sends nothing")
             .field(path)
             .hint("give it one of `user`, `approveToolCall`, `denyToolCall`");
     }

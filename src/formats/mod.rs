@@ -14,7 +14,7 @@ pub mod write;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::diagnostic::{Code, Diagnostic, Diagnostics};
+use crate::diagnostic::{Code, Diagnostic, Diagnostics, Position};
 use crate::model::{Case, Format};
 use crate::yaml::{self, Node, Schema};
 
@@ -210,7 +210,9 @@ pub fn load_root(path: &Arc<Path>, root: &Node, format: Format) -> LoadedFile {
             regtrace::load_set(root, &regtrace::SetDefaults::default(), &mut diags)
         }
         Format::CesCsv => {
-            root.error(Code::G108, "a CES golden is CSV, not YAML", &mut diags)
+            diags
+                .at(root)
+                .error(Code::G108, "a CES golden is CSV, not YAML")
                 .hint("name the file `*.golden.csv`");
             Vec::new()
         }
@@ -238,7 +240,7 @@ pub fn failed(
     hint: Option<&str>,
 ) -> LoadedFile {
     let mut diags = Diagnostics::new(path);
-    let builder = diags.error(code, line, column, message);
+    let builder = diags.at(Position::new(line, column)).error(code, message);
     if let Some(hint) = hint {
         builder.hint(hint);
     }

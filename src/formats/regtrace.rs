@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub use config::{GoldenSetEntry, QualityGates, RegtraceConfig, load_config};
 pub use set::load_set;
 
-use crate::diagnostic::{Code, Diagnostics};
+use crate::diagnostic::{Code, Diagnostics, Position};
 use crate::formats::LoadedFile;
 use crate::model::{Floor, FloorKind, Format, Location, Metric};
 use crate::yaml::{self, MAX_FILE_BYTES, Node};
@@ -61,10 +61,9 @@ pub fn load_config_file(config_path: &Arc<Path>, root: &Node) -> Vec<LoadedFile>
             Ok(text) => sets.push(load_set_text(&set_path, &text, &config.set_defaults(entry))),
             Err(message) => {
                 diags
+                    .at(Position::new(entry.line, entry.column))
                     .error(
                         Code::G112,
-                        entry.line,
-                        entry.column,
                         format!("cannot read golden set {}: {message}", set_path.display()),
                     )
                     .field(format!("golden_sets[{index}].path"))
@@ -121,13 +120,14 @@ fn quality_floors(config_path: &Arc<Path>, root: &Node, diags: &mut Diagnostics)
         ),
     ] {
         if let Some(node) = written(key) {
-            node.warning(
-                Code::G110,
-                format!("`quality_gates.{key}` is not applied by goldgate"),
-                diags,
-            )
-            .field(format!("quality_gates.{key}"))
-            .hint(instead);
+            diags
+                .at(node)
+                .warning(
+                    Code::G110,
+                    format!("`quality_gates.{key}` is not applied by goldgate"),
+                )
+                .field(format!("quality_gates.{key}"))
+                .hint(instead);
         }
     }
     floors

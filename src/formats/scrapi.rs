@@ -24,7 +24,7 @@ pub mod write;
 
 use serde_json::{Map, Value as Json};
 
-use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics};
+use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, Position};
 use crate::model::{Case, CaseCheck, CheckKind, Format, Location, Turn};
 use crate::yaml::{Fields, Node, Value, expect_text, indexed};
 
@@ -48,12 +48,13 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
             } else {
                 format!("the file holds {}", root.kind())
             };
-            root.error(
-                Code::E002,
-                format!("a SCRAPI golden is a mapping with `conversations`; {found}"),
-                diags,
-            )
-            .hint(CONVERSATIONS_HINT);
+            diags
+                .at(root)
+                .error(
+                    Code::E002,
+                    format!("a SCRAPI golden is a mapping with `conversations`; {found}"),
+                )
+                .hint(CONVERSATIONS_HINT);
             Vec::new()
         }
     }
@@ -103,16 +104,17 @@ impl Names {
     ) -> bool {
         let what = self.what;
         if let Some(first) = self.first_line.get(name) {
-            at.error(
-                Code::G103,
-                format!(
-                    "{what} `{name}` is defined twice, at lines {first} and {}",
-                    at.line
-                ),
-                diags,
-            )
-            .field(path)
-            .hint(format!("{what} names must be unique within a file"));
+            diags
+                .at(at)
+                .error(
+                    Code::G103,
+                    format!(
+                        "{what} `{name}` is defined twice, at lines {first} and {}",
+                        at.line
+                    ),
+                )
+                .field(path)
+                .hint(format!("{what} names must be unique within a file"));
             return false;
         }
         self.first_line.insert(name.to_owned(), at.line);
@@ -176,7 +178,8 @@ fn warn_at_key<'d>(
 ) -> DiagnosticBuilder<'d> {
     let (line, column) = key_position(fields.node(), key);
     diags
-        .warning(code, line, column, message)
+        .at(Position::new(line, column))
+        .warning(code, message)
         .field(fields.path_of(key))
 }
 
@@ -192,12 +195,13 @@ fn items<'a>(node: &'a Node, path: &str, what: &str, diags: &mut Diagnostics) ->
     match node.as_seq() {
         Some(items) => items,
         None => {
-            node.error(
-                Code::G101,
-                format!("expected {what}, found {}", node.kind()),
-                diags,
-            )
-            .field(path);
+            diags
+                .at(node)
+                .error(
+                    Code::G101,
+                    format!("expected {what}, found {}", node.kind()),
+                )
+                .field(path);
             &[]
         }
     }
@@ -267,12 +271,13 @@ fn criterion(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<String>
     let missing = prompt.is_none() && !nested;
     fields.finish(diags);
     if missing {
-        node.error(
-            Code::G102,
-            "an expectation needs a `prompt` (or `llmCriteria.prompt`)",
-            diags,
-        )
-        .field(path);
+        diags
+            .at(node)
+            .error(
+                Code::G102,
+                "an expectation needs a `prompt` (or `llmCriteria.prompt`)",
+            )
+            .field(path);
     }
     prompt
 }

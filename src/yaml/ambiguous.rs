@@ -6,7 +6,7 @@
 use granit_parser::{Event, Parser, ScalarStyle, StrInput};
 
 use super::scalars::{Reading, Schema};
-use crate::diagnostic::{Code, Diagnostics};
+use crate::diagnostic::{Code, Diagnostics, Position};
 
 /// The YAML 1.1 type spec's booleans (yaml.org/type/bool.html) that PyYAML leaves out: other
 /// YAML 1.1 readers make them booleans.
@@ -88,7 +88,8 @@ pub fn report_ambiguous(found: &[Ambiguous], diags: &mut Diagnostics) {
     } in found
     {
         diags
-            .warning(Code::G113, *line, *column, message.clone())
+            .at(Position::new(*line, *column))
+            .warning(Code::G113, message.clone())
             .hint(format!(
                 "quote it (`\"{value}\"`) to mean the text everywhere, or write the value so \
                  that every loader reads it alike"

@@ -25,7 +25,7 @@ use serde_json::Value as Json;
 pub use ambiguous::{Ambiguous, report_ambiguous};
 pub use scalars::Schema;
 
-use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, suggestion};
+use crate::diagnostic::{Code, DiagnosticBuilder, Diagnostics, Position, suggestion};
 
 /// Files larger than this are refused before parsing: goldens are hand-written text.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
@@ -77,7 +77,19 @@ impl Key {
     /// result.
     pub fn unknown<'d>(&self, diags: &'d mut Diagnostics) -> DiagnosticBuilder<'d> {
         let message = format!("unknown key `{}`", self.name);
-        diags.error(Code::G100, self.line, self.column, message)
+        diags.at(self).error(Code::G100, message)
+    }
+}
+
+impl From<&Key> for Position {
+    fn from(key: &Key) -> Self {
+        Position::new(key.line, key.column)
+    }
+}
+
+impl From<&Node> for Position {
+    fn from(node: &Node) -> Self {
+        Position::new(node.line, node.column)
     }
 }
 
@@ -102,27 +114,7 @@ impl Node {
         diags: &'d mut Diagnostics,
     ) -> DiagnosticBuilder<'d> {
         let message = format!("expected {expected}, found {}", self.kind());
-        self.error(Code::G101, message, diags)
-    }
-
-    /// An error at this node's position.
-    pub fn error<'d>(
-        &self,
-        code: Code,
-        message: impl Into<String>,
-        diags: &'d mut Diagnostics,
-    ) -> DiagnosticBuilder<'d> {
-        diags.error(code, self.line, self.column, message)
-    }
-
-    /// A warning at this node's position.
-    pub fn warning<'d>(
-        &self,
-        code: Code,
-        message: impl Into<String>,
-        diags: &'d mut Diagnostics,
-    ) -> DiagnosticBuilder<'d> {
-        diags.warning(code, self.line, self.column, message)
+        diags.at(self).error(Code::G101, message)
     }
 
     pub fn is_null(&self) -> bool {
@@ -345,11 +337,11 @@ impl<'a> Fields<'a> {
     ) -> Option<&'a Node> {
         let found = self.take(key);
         if found.is_none() {
-            self.node
+            diags
+                .at(self.node)
                 .error(
                     Code::G102,
                     format!("missing required key `{key}` ({expected})"),
-                    diags,
                 )
                 .field(self.path_of(key));
         }
@@ -467,7 +459,9 @@ pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
     } else {
         None
     };
-    let builder = diags.error(err.code, err.line, err.column, err.message.clone());
+    let builder = diags
+        .at(Position::new(err.line, err.column))
+        .error(err.code, err.message.clone());
     if let Some(hint) = hint {
         builder.hint(hint);
     }

@@ -111,13 +111,14 @@ fn existing(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Existing
     let tags = fields.strings("tags", diags);
     fields.finish(diags);
     if prefix.is_none() && tags.is_empty() {
-        node.error(
-            Code::G102,
-            "`evaluations` chooses nothing: give a `prefix` or `tags`",
-            diags,
-        )
-        .field(path)
-        .hint("e.g. `evaluations: { prefix: \"smoke_\" }` or `evaluations: { tags: [p0] }`");
+        diags
+            .at(node)
+            .error(
+                Code::G102,
+                "`evaluations` chooses nothing: give a `prefix` or `tags`",
+            )
+            .field(path)
+            .hint("e.g. `evaluations: { prefix: \"smoke_\" }` or `evaluations: { tags: [p0] }`");
         return None;
     }
     Some(Existing { prefix, tags })
@@ -141,7 +142,9 @@ fn word<T: Copy + Default>(
         .find(|(name, _)| name.eq_ignore_ascii_case(&text));
     if found.is_none() {
         let names: Vec<&str> = words.iter().map(|(name, _)| *name).collect();
-        node.error(Code::G101, format!("unknown value `{text}`"), diags)
+        diags
+            .at(node)
+            .error(Code::G101, format!("unknown value `{text}`"))
             .field(field)
             .hint(suggestion(&text, &names));
     }

@@ -234,12 +234,8 @@ fn image_mime_type(row: &Row<'_>, given: &str, diags: &mut Diagnostics) -> Optio
         return Some(mime);
     }
     diags
-        .error(
-            Code::G107,
-            row.line,
-            1,
-            format!("unsupported image type `{given}`"),
-        )
+        .at(row)
+        .error(Code::G107, format!("unsupported image type `{given}`"))
         .field(Column::ImageMimeType.name())
         // The list, not a near miss: every candidate shares the `image/` prefix, so a
         // similarity score would offer `image/heif` for `image/gif`.
@@ -252,13 +248,7 @@ fn json_cell(row: &Row<'_>, column: Column, text: &str, diags: &mut Diagnostics)
     match serde_json::from_str(text) {
         Ok(value) => Some(value),
         Err(err) => {
-            diags
-                .error(
-                    Code::G105,
-                    row.line,
-                    1,
-                    format!("not valid JSON: {err} of the cell"),
-                )
+            diags.at(row).error(Code::G105, format!("not valid JSON: {err} of the cell"))
                 .field(column.name())
                 .hint(r#"write one JSON value; in a quoted CSV cell, double each quote: "{""id"": 1}""#);
             None
@@ -277,10 +267,9 @@ fn json_object(
         Value::Object(map) => Some(map),
         other => {
             diags
+                .at(row)
                 .error(
                     Code::G101,
-                    row.line,
-                    1,
                     format!("expected a JSON object, found {}", json_kind(&other)),
                 )
                 .field(column.name())

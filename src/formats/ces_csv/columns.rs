@@ -3,7 +3,7 @@
 
 use csv::StringRecord;
 
-use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::diagnostic::{Code, Diagnostics, Position, suggestion};
 
 /// The hint for a file that does not start with a CES header.
 pub(super) const HEADER_HINT: &str =
@@ -113,10 +113,9 @@ impl Header {
         let names: Vec<&str> = record.iter().map(str::trim).collect();
         if !names.iter().any(|name| Column::parse(name).is_some()) {
             diags
+                .at(Position::new(line, 1))
                 .error(
                     Code::G102,
-                    line,
-                    1,
                     "the first row is not a CES header: it names none of the CES columns",
                 )
                 .hint(HEADER_HINT);
@@ -131,7 +130,8 @@ impl Header {
             let Some(column) = Column::parse(name) else {
                 // Suggest over the lower-cased name so that `Display_Name` finds `display_name`.
                 diags
-                    .error(Code::G100, line, 1, format!("unknown column `{name}`"))
+                    .at(Position::new(line, 1))
+                    .error(Code::G100, format!("unknown column `{name}`"))
                     .field(name)
                     .hint(suggestion(&name.to_ascii_lowercase(), &known));
                 continue;
@@ -139,10 +139,9 @@ impl Header {
             match header.positions[column as usize] {
                 Some(first) => {
                     diags
+                        .at(Position::new(line, 1))
                         .error(
                             Code::E005,
-                            line,
-                            1,
                             format!(
                                 "column `{name}` appears twice in the header (fields {} and {})",
                                 first + 1,
@@ -160,10 +159,9 @@ impl Header {
             if header.positions[column as usize].is_none() {
                 complete = false;
                 diags
+                    .at(Position::new(line, 1))
                     .error(
                         Code::G102,
-                        line,
-                        1,
                         format!("the header has no `{}` column", column.name()),
                     )
                     .field(column.name())
@@ -184,6 +182,12 @@ pub(super) struct Row<'a> {
     pub(super) line: u32,
     record: &'a StringRecord,
     header: &'a Header,
+}
+
+impl From<&Row<'_>> for Position {
+    fn from(row: &Row<'_>) -> Self {
+        Position::new(row.line, 1)
+    }
 }
 
 impl<'a> Row<'a> {
@@ -219,12 +223,8 @@ impl<'a> Row<'a> {
                 format!("add the column `{name}` to the header")
             };
             diags
-                .error(
-                    Code::G102,
-                    self.line,
-                    1,
-                    format!("{what} requires `{name}`"),
-                )
+                .at(self)
+                .error(Code::G102, format!("{what} requires `{name}`"))
                 .field(name)
                 .hint(hint);
         }
@@ -247,10 +247,9 @@ impl<'a> Row<'a> {
                 .is_some_and(|cell| !cell.trim().is_empty())
             {
                 diags
+                    .at(self)
                     .error(
                         Code::G100,
-                        self.line,
-                        1,
                         format!(
                             "field {} holds a value but its header cell is blank",
                             position + 1

@@ -51,13 +51,11 @@ pub(super) fn load_checks(then: &Node, diags: &mut Diagnostics) -> Vec<CaseCheck
 /// One `{ scorer, args }` entry.
 fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer> {
     if let Some(name) = item.as_str() {
-        item.error(
-            Code::G101,
-            "expected a scorer mapping, found a string",
-            diags,
-        )
-        .field(path)
-        .hint(format!("write `- scorer: {name}`"));
+        diags
+            .at(item)
+            .error(Code::G101, "expected a scorer mapping, found a string")
+            .field(path)
+            .hint(format!("write `- scorer: {name}`"));
         return None;
     }
     let mut fields = Fields::of(item, path, diags)?;
@@ -68,7 +66,9 @@ fn load_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Scorer
     let node = name_node?;
     let name = expect_text(node, &name_path, diags)?;
     if !NAMES.contains(&name.as_str()) {
-        node.error(Code::G107, format!("unknown scorer `{name}`"), diags)
+        diags
+            .at(node)
+            .error(Code::G107, format!("unknown scorer `{name}`"))
             .field(name_path)
             .hint(suggestion(&name, &NAMES));
         return None;
@@ -222,7 +222,9 @@ impl<'a> Args<'a> {
                 } else {
                     "patterns use Rust regex syntax: no look-around or backreferences"
                 };
-                node.error(Code::G104, regex_problem(&err), diags)
+                diags
+                    .at(node)
+                    .error(Code::G104, regex_problem(&err))
                     .field(path)
                     .hint(hint);
                 None
@@ -241,12 +243,13 @@ impl<'a> Args<'a> {
         };
         let limit = Duration::try_from_secs_f64(ms / 1000.0).ok();
         if limit.is_none() {
-            node.error(
-                Code::G111,
-                format!("`ms` must be a non-negative finite number, found {ms}"),
-                diags,
-            )
-            .field(path);
+            diags
+                .at(node)
+                .error(
+                    Code::G111,
+                    format!("`ms` must be a non-negative finite number, found {ms}"),
+                )
+                .field(path);
         }
         limit
     }
@@ -297,7 +300,9 @@ fn inline_flags(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Stri
             Some(_) => {}
             None => {
                 valid = false;
-                node.error(Code::G107, format!("unknown regex flag `{flag}`"), diags)
+                diags
+                    .at(node)
+                    .error(Code::G107, format!("unknown regex flag `{flag}`"))
                     .field(path)
                     .hint("JavaScript flags: i, m, s (u, g and y are accepted and ignored)");
             }
@@ -354,13 +359,14 @@ fn expected_calls(
         return None;
     };
     if items.is_empty() {
-        node.error(
-            Code::G111,
-            "`expected` is empty, so there is no fraction to score",
-            diags,
-        )
-        .field(path)
-        .hint("list at least one tool name");
+        diags
+            .at(node)
+            .error(
+                Code::G111,
+                "`expected` is empty, so there is no fraction to score",
+            )
+            .field(path)
+            .hint("list at least one tool name");
         return None;
     }
     let calls: Vec<_> = indexed(items, path)
@@ -378,15 +384,16 @@ fn expected_call(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Exp
         });
     }
     if item.as_map().is_none() {
-        item.error(
-            Code::G101,
-            format!(
-                "expected a tool name or `{{name, input}}`, found {}",
-                item.kind()
-            ),
-            diags,
-        )
-        .field(path);
+        diags
+            .at(item)
+            .error(
+                Code::G101,
+                format!(
+                    "expected a tool name or `{{name, input}}`, found {}",
+                    item.kind()
+                ),
+            )
+            .field(path);
         return None;
     }
     let mut fields = Fields::of(item, path, diags)?;

@@ -352,7 +352,9 @@ fn check_cross_field(root: &Node, diags: &mut Diagnostics) {
                     .all(|entry| entry.get("enabled").and_then(flag) == Some(false))
         })
     }) {
-        sets.error(Code::G111, "no golden set is enabled", diags)
+        diags
+            .at(sets)
+            .error(Code::G111, "no golden set is enabled")
             .field("golden_sets")
             .hint("set `enabled: true` on at least one entry");
     }
@@ -360,11 +362,11 @@ fn check_cross_field(root: &Node, diags: &mut Diagnostics) {
         let pinned = regression.get("baseline_strategy").and_then(Node::as_str) == Some("pinned");
         let run_id = regression.get("pinned_run_id").and_then(Node::as_str);
         if pinned && run_id.is_none_or(str::is_empty) {
-            regression
+            diags
+                .at(regression)
                 .error(
                     Code::G102,
                     "`pinned_run_id` is required when `baseline_strategy` is `pinned`",
-                    diags,
                 )
                 .field("metrics.regression.pinned_run_id");
         }
@@ -375,11 +377,11 @@ fn check_cross_field(root: &Node, diags: &mut Diagnostics) {
         let strict = mode.is_none_or(|mode| mode == "strict");
         let rag_only = factuality.get("rag_faithfulness_only").and_then(flag) == Some(true);
         if strict && rag_only {
-            factuality
+            diags
+                .at(factuality)
                 .error(
                     Code::G111,
                     "`mode: strict` and `rag_faithfulness_only: true` cannot be combined",
-                    diags,
                 )
                 .field("metrics.factuality")
                 .hint("use `mode: lenient`, or set `rag_faithfulness_only: false`");

@@ -138,13 +138,16 @@ fn check_unique_ids(test_cases: &[Node], diags: &mut Diagnostics) {
         let indices = list(|(index, _)| index.to_string());
         let lines = list(|(_, node)| node.line.to_string());
         let (index, node) = uses[1];
-        node.error(
-            Code::G103,
-            format!("duplicate test case id \"{id}\" found at indices [{indices}], lines {lines}"),
-            diags,
-        )
-        .field(format!("test_cases[{index}].id"))
-        .hint("test case ids must be unique within a golden set");
+        diags
+            .at(node)
+            .error(
+                Code::G103,
+                format!(
+                    "duplicate test case id \"{id}\" found at indices [{indices}], lines {lines}"
+                ),
+            )
+            .field(format!("test_cases[{index}].id"))
+            .hint("test case ids must be unique within a golden set");
     }
 }
 
@@ -163,7 +166,9 @@ fn check_rag_context(test_cases: &[Node], diags: &mut Diagnostics) {
             Some(id) => format!("RAG test case \"{id}\" must have a context block"),
             None => "RAG test case must have a context block".to_owned(),
         };
-        at.error(Code::G102, message, diags)
+        diags
+            .at(at)
+            .error(Code::G102, message)
             .field(format!("test_cases[{index}].context"))
             .hint("add `context: {documents: [{source: ..., content: ...}]}`");
     }

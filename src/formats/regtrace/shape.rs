@@ -198,7 +198,9 @@ pub(super) fn check(node: &Node, shape: &Shape, path: &str, diags: &mut Diagnost
             }
         }
         (Shape::OneOf(names), Value::Str(name)) if !names.contains(&name.as_str()) => {
-            node.error(Code::G107, format!("unknown value `{name}`"), diags)
+            diags
+                .at(node)
+                .error(Code::G107, format!("unknown value `{name}`"))
                 .field(path)
                 .hint(suggestion(name, names));
         }
@@ -216,12 +218,8 @@ pub(super) fn check(node: &Node, shape: &Shape, path: &str, diags: &mut Diagnost
                 let key_path = join(path, &key.name);
                 if let Some(known) = keys.filter(|known| !known.contains(&key.name.as_str())) {
                     diags
-                        .error(
-                            Code::G107,
-                            key.line,
-                            key.column,
-                            format!("unknown key `{}`", key.name),
-                        )
+                        .at(key)
+                        .error(Code::G107, format!("unknown key `{}`", key.name))
                         .field(key_path.as_str())
                         .hint(suggestion(&key.name, known));
                 }
@@ -265,7 +263,7 @@ fn wrong_type<'d>(
 }
 
 fn out_of_range(node: &Node, path: &str, message: String, diags: &mut Diagnostics) {
-    node.error(Code::G111, message, diags).field(path);
+    diags.at(node).error(Code::G111, message).field(path);
 }
 
 /// `parent.key`, or `key` at the top level.

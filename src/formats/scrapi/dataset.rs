@@ -7,7 +7,7 @@ use super::{
     CONVERSATIONS_HINT, Names, annotation, criteria, items, key_position, parameters, tags,
     take_container, turn,
 };
-use crate::diagnostic::{Code, Diagnostics};
+use crate::diagnostic::{Code, Diagnostics, Position};
 use crate::model::{Case, CaseCheck, Turn};
 use crate::yaml::{Fields, Node, expect_text, indexed};
 
@@ -55,7 +55,8 @@ fn conversation_nodes<'a>(fields: &mut Fields<'a>, diags: &mut Diagnostics) -> &
     };
     let (line, column) = key_position(root, "conversations");
     diags
-        .error(Code::E002, line, column, problem)
+        .at(Position::new(line, column))
+        .error(Code::E002, problem)
         .hint(CONVERSATIONS_HINT);
     &[]
 }
@@ -151,10 +152,9 @@ fn turns(
 
     if let Some(call) = unmocked_call.filter(|_| !has_session_parameters) {
         diags
+            .at(Position::new(call.line, call.column))
             .warning(
                 Code::E006,
-                call.line,
-                call.column,
                 "tool calls are expected but there are no session parameters to mock them",
             )
             .field(call.path)

@@ -380,12 +380,13 @@ fn tool_name(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Option<String>
     let name = display_name.or_else(|| resource.as_deref().map(last_segment));
     if name.is_none() {
         let node = fields.node();
-        node.error(
-            Code::G102,
-            "missing required key `tool` (the tool's name or resource name)",
-            diags,
-        )
-        .field(fields.path_of("tool"));
+        diags
+            .at(node)
+            .error(
+                Code::G102,
+                "missing required key `tool` (the tool's name or resource name)",
+            )
+            .field(fields.path_of("tool"));
     }
     name
 }
@@ -409,10 +410,11 @@ fn last_segment(resource: &str) -> String {
 }
 
 fn unsupported(node: &Node, path: &str, what: &str, diags: &mut Diagnostics) {
-    node.warning(
-        Code::G108,
-        format!("goldgate does not support {what} yet; it is skipped"),
-        diags,
-    )
-    .field(path);
+    diags
+        .at(node)
+        .warning(
+            Code::G108,
+            format!("goldgate does not support {what} yet; it is skipped"),
+        )
+        .field(path);
 }

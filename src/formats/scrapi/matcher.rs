@@ -92,16 +92,17 @@ fn leaf(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher> {
             expected.map_or(Json::Null, Node::to_json),
         )),
         (_, None) => {
-            node.error(
-                Code::G102,
-                format!(
-                    "`$matchType: {}` needs an expected value",
-                    match_type.name()
-                ),
-                diags,
-            )
-            .field(path)
-            .hint("add `value:` or `$matchValue:`, or use `$matchType: ignore`");
+            diags
+                .at(node)
+                .error(
+                    Code::G102,
+                    format!(
+                        "`$matchType: {}` needs an expected value",
+                        match_type.name()
+                    ),
+                )
+                .field(path)
+                .hint("add `value:` or `$matchValue:`, or use `$matchType: ignore`");
             None
         }
         (MatchType::Regexp, Some(pattern)) => regexp(pattern, path, diags),
@@ -118,7 +119,9 @@ fn match_type(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<MatchT
     };
     let parsed = MatchType::parse(name);
     if parsed.is_none() {
-        node.error(Code::E011, format!("unknown `$matchType` `{name}`"), diags)
+        diags
+            .at(node)
+            .error(Code::E011, format!("unknown `$matchType` `{name}`"))
             .field(path)
             .hint(suggestion(name, &MatchType::NAMES));
     }
@@ -128,14 +131,14 @@ fn match_type(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<MatchT
 /// Compiles a `regexp` pattern now, so a bad one fails the load rather than the run.
 fn regexp(pattern: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher> {
     let Some(text) = pattern.as_str() else {
-        pattern
+        diags
+            .at(pattern)
             .error(
                 Code::G101,
                 format!(
                     "a `regexp` pattern must be a string, found {}",
                     pattern.kind()
                 ),
-                diags,
             )
             .field(path);
         return None;
@@ -143,14 +146,14 @@ fn regexp(pattern: &Node, path: &str, diags: &mut Diagnostics) -> Option<Matcher
     match Matcher::regexp(text) {
         Ok(matcher) => Some(matcher),
         Err(err) => {
-            pattern
+            diags
+                .at(pattern)
                 .error(
                     Code::G104,
                     format!(
                         "invalid regular expression `{text}`: {}",
                         regex_reason(&err)
                     ),
-                    diags,
                 )
                 .field(path);
             None

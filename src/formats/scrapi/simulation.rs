@@ -62,7 +62,9 @@ fn simulation(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Simula
 fn steps(list: &Node, path: &str, diags: &mut Diagnostics) -> Vec<SimulationStep> {
     let nodes = items(list, path, "a list of steps", diags);
     if nodes.is_empty() && list.as_seq().is_some() {
-        list.error(Code::G102, "a simulation needs at least one step", diags)
+        diags
+            .at(list)
+            .error(Code::G102, "a simulation needs at least one step")
             .field(path)
             .hint("add `- goal: ...` with its `success_criteria`");
     }
@@ -87,12 +89,13 @@ fn step(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<SimulationSt
         .unwrap_or_default();
     fields.finish(diags);
     if goal.is_none() && static_utterance.is_none() {
-        node.error(
-            Code::G102,
-            "a step needs a `goal` (or a `static_utterance` to say)",
-            diags,
-        )
-        .field(path);
+        diags
+            .at(node)
+            .error(
+                Code::G102,
+                "a step needs a `goal` (or a `static_utterance` to say)",
+            )
+            .field(path);
         return None;
     }
     Some(SimulationStep {
@@ -112,12 +115,13 @@ fn max_turns(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<u32> {
         return None;
     };
     if number.fract() != 0.0 || number < 1.0 || number > f64::from(u32::MAX) {
-        node.error(
-            Code::G111,
-            format!("`max_turns` must be a whole number of turns from 1, found {number}"),
-            diags,
-        )
-        .field(path);
+        diags
+            .at(node)
+            .error(
+                Code::G111,
+                format!("`max_turns` must be a whole number of turns from 1, found {number}"),
+            )
+            .field(path);
         return None;
     }
     Some(number as u32)

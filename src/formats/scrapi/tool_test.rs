@@ -11,7 +11,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::{items, key_position, tags, unique, warn_at_key};
-use crate::diagnostic::{Code, Diagnostics, did_you_mean, suggestion};
+use crate::diagnostic::{Code, Diagnostics, Position, did_you_mean, suggestion};
 use crate::model::{
     Case, Expectation, ExpectationKind, Format, Input, JsonPath, ResultCheck, ResultOperator,
     ResultPart, ToolExecution, ToolState, Turn,
@@ -47,11 +47,11 @@ pub fn is_tool_test(root: &Node) -> bool {
 /// Every tool test of a file that [`is_tool_test`].
 pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     if root.as_seq().is_some() {
-        root
+        diags
+            .at(root)
             .error(
                 Code::E002,
                 "a bare list holds no tool tests: SCRAPI reads them from a top-level `tests:` and loads none from this file",
-                diags,
             )
             .hint(TESTS_HINT);
         return Vec::new();
@@ -65,10 +65,9 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
         Some(node) if node.is_null() || node.as_seq().is_some_and(<[Node]>::is_empty) => {
             let (line, column) = key_position(root, "tests");
             diags
+                .at(Position::new(line, column))
                 .error(
                     Code::E002,
-                    line,
-                    column,
                     "`tests` is empty: SCRAPI loads no tool tests from this file",
                 )
                 .hint(TESTS_HINT);
@@ -99,13 +98,14 @@ fn test(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Case> {
     }
     // Only for a test that loads: a broken one has its own errors to fix first.
     if expectations.is_empty() {
-        node.warning(
-            Code::G102,
-            "the test has no expectations: it passes whenever the tool runs",
-            diags,
-        )
-        .field(path)
-        .hint("add `expectations: {response: [{path, operator, value}]}`");
+        diags
+            .at(node)
+            .warning(
+                Code::G102,
+                "the test has no expectations: it passes whenever the tool runs",
+            )
+            .field(path)
+            .hint("add `expectations: {response: [{path, operator, value}]}`");
     }
     let (name, tool) = (name?, tool?);
     let location = diags.location(node.line, node.column);
@@ -162,7 +162,8 @@ fn ignore_unknown(fields: &Fields<'_>, diags: &mut Diagnostics) {
             key.name
         );
         diags
-            .warning(Code::G110, key.line, key.column, message)
+            .at(key)
+            .warning(Code::G110, message)
             .field(fields.path_of(&key.name))
             .hint(hint);
     }
@@ -212,10 +213,9 @@ fn state(fields: &mut Fields<'_>, diags: &mut Diagnostics) -> ToolState {
     if !variables.is_empty() && !context.is_empty() {
         let (line, column) = key_position(fields.node(), "context");
         diags
+            .at(Position::new(line, column))
             .error(
                 Code::G111,
-                line,
-                column,
                 "a test can provide either `variables` or `context`, but not both",
             )
             .field(fields.path_of("context"))
@@ -277,13 +277,14 @@ fn ignored_state(
     found: &str,
     diags: &mut Diagnostics,
 ) -> Map<String, Json> {
-    node.warning(
-        Code::G110,
-        format!("`{key}` is {found}; SCRAPI reads it as empty, and so does goldgate"),
-        diags,
-    )
-    .field(path)
-    .hint("write a mapping of names to values, or a list of names");
+    diags
+        .at(node)
+        .warning(
+            Code::G110,
+            format!("`{key}` is {found}; SCRAPI reads it as empty, and so does goldgate"),
+        )
+        .field(path)
+        .hint("write a mapping of names to values, or a list of names");
     Map::new()
 }
 
@@ -335,13 +336,11 @@ fn check(
         Ok(compiled) => Some(compiled),
         Err(err) => {
             let at = node.get("path").unwrap_or(node);
-            at.error(
-                Code::G104,
-                format!("invalid JSONPath `{source}`: {err}"),
-                diags,
-            )
-            .field(fields.path_of("path"))
-            .hint("write a JSONPath from the root, e.g. `$.result.status`");
+            diags
+                .at(at)
+                .error(Code::G104, format!("invalid JSONPath `{source}`: {err}"))
+                .field(fields.path_of("path"))
+                .hint("write a JSONPath from the root, e.g. `$.result.status`");
             None
         }
     });
@@ -351,16 +350,17 @@ fn check(
     ignore_unknown(&fields, diags);
     let operator = operator?;
     if value.is_none() && operator.takes_value() {
-        node.warning(
-            Code::G102,
-            format!(
-                "`{}` has no `value`: SCRAPI compares with null",
-                operator.name()
-            ),
-            diags,
-        )
-        .field(fields.path_of("value"))
-        .hint("add the `value` to compare with");
+        diags
+            .at(node)
+            .warning(
+                Code::G102,
+                format!(
+                    "`{}` has no `value`: SCRAPI compares with null",
+                    operator.name()
+                ),
+            )
+            .field(fields.path_of("value"))
+            .hint("add the `value` to compare with");
     }
     Some(ResultCheck {
         part,
@@ -381,12 +381,8 @@ fn operator(
         let names: Vec<&str> = ResultOperator::ALL.iter().map(|op| op.name()).collect();
         let (line, column) = key_position(node, "operator");
         diags
-            .error(
-                Code::G107,
-                line,
-                column,
-                format!("unknown operator `{name}`"),
-            )
+            .at(Position::new(line, column))
+            .error(Code::G107, format!("unknown operator `{name}`"))
             .field(path)
             .hint(suggestion(name, &names));
     }

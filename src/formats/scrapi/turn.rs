@@ -54,11 +54,11 @@ pub(super) fn parse(
             agent_expectations(agent, &fields.path_of("agent"), &mut expectations, diags);
         }
         None => {
-            node
+            diags
+                .at(node)
                 .warning(
                     Code::E008,
                     "turn has no `agent`: any agent response will be flagged as UNEXPECTED RESPONSE",
-                    diags,
                 )
                 .field(fields.path_of("agent"))
                 .hint("add `agent:` with the expected reply, or `agent: null` when the agent stays silent");
@@ -221,16 +221,17 @@ fn agent_expectations(
 }
 
 fn report_agent_type(node: &Node, path: &str, diags: &mut Diagnostics) {
-    node.error(
-        Code::E007,
-        format!(
-            "`agent` must be a string or a list of strings, found {}",
-            node.kind()
-        ),
-        diags,
-    )
-    .field(path)
-    .hint("write the expected reply as plain text; agent text is always compared semantically");
+    diags
+        .at(node)
+        .error(
+            Code::E007,
+            format!(
+                "`agent` must be a string or a list of strings, found {}",
+                node.kind()
+            ),
+        )
+        .field(path)
+        .hint("write the expected reply as plain text; agent text is always compared semantically");
 }
 
 /// The expectations and mocks a turn's `tool_calls` produce.

@@ -11,7 +11,7 @@
 use serde_json::Value as Json;
 
 use super::{Names, items, key_position, parameters, tags};
-use crate::diagnostic::{Code, Diagnostics, suggestion};
+use crate::diagnostic::{Code, Diagnostics, Position, suggestion};
 use crate::model::{
     Case, CaseCheck, CheckKind, Expectation, ExpectationKind, Input, ReplyCheck, Turn,
 };
@@ -71,11 +71,11 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let (key, list) = match (fields.take("conversations"), fields.take("tests")) {
         (Some(list), other) => {
             if let Some(other) = other {
-                other
+                diags
+                    .at(other)
                     .warning(
                         Code::G110,
                         "`tests` is ignored when `conversations` is present",
-                        diags,
                     )
                     .field("tests")
                     .hint("SCRAPI reads `conversations` first; keep one list");
@@ -148,11 +148,11 @@ fn test(node: &Node, path: &str, seen: &mut Names, diags: &mut Diagnostics) -> O
 /// error (goldgate cannot replay it), `turn_count` and `config` are read and not used.
 fn unplayed_keys(fields: &mut Fields<'_>, diags: &mut Diagnostics) {
     if let Some(history) = fields.take("historical_contexts") {
-        history
+        diags
+            .at(history)
             .error(
                 Code::G108,
                 "goldgate does not replay `historical_contexts`: the test would run without the history it expects",
-                diags,
             )
             .field(fields.path_of("historical_contexts"))
             .hint("write the earlier exchanges as `turns:` of this test, or remove the key");
@@ -173,11 +173,11 @@ fn steps(
 ) -> Vec<Turn> {
     for key in ["user", "event", "expectations"] {
         if let Some(ignored) = fields.take(key) {
-            ignored
+            diags
+                .at(ignored)
                 .warning(
                     Code::G110,
                     format!("`{key}` is ignored in a test with `turns`"),
-                    diags,
                 )
                 .field(fields.path_of(key))
                 .hint("SCRAPI plays only the steps of `turns`; move it into a step");
@@ -262,12 +262,13 @@ fn inputs(node: &Node, fields: &mut Fields<'_>, diags: &mut Diagnostics) -> Vec<
         },
         (None, Some(event)) => inputs.push(Input::Event(event)),
         (None, None) => {
-            node.error(
-                Code::G102,
-                "a turn needs `user` (what the user says) or `event` (an event name)",
-                diags,
-            )
-            .field(fields.path_of("user"));
+            diags
+                .at(node)
+                .error(
+                    Code::G102,
+                    "a turn needs `user` (what the user says) or `event` (an event name)",
+                )
+                .field(fields.path_of("user"));
         }
     }
     inputs
@@ -324,12 +325,13 @@ fn typed(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ReplyCheck>
     let text = |diags: &mut Diagnostics| match value {
         Some(v) if !v.is_null() => expect_text(v, &value_path, diags),
         _ => {
-            node.error(
-                Code::G102,
-                format!("a `{kind}` expectation needs a text `value`"),
-                diags,
-            )
-            .field(value_path.clone());
+            diags
+                .at(node)
+                .error(
+                    Code::G102,
+                    format!("a `{kind}` expectation needs a text `value`"),
+                )
+                .field(value_path.clone());
             None
         }
     };
@@ -338,10 +340,9 @@ fn typed(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ReplyCheck>
         _ => {
             let (line, column) = value.map_or((node.line, node.column), |v| (v.line, v.column));
             diags
+                .at(Position::new(line, column))
                 .error(
                     Code::G101,
-                    line,
-                    column,
                     format!("a `{kind}` expectation's `value` is a mapping"),
                 )
                 .field(value_path.clone())
@@ -366,12 +367,8 @@ fn typed(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ReplyCheck>
             let (line, column) = key_position(node, "type");
             let hint = suggestion(other, TYPES);
             diags
-                .error(
-                    Code::G107,
-                    line,
-                    column,
-                    format!("unknown expectation type `{other}`"),
-                )
+                .at(Position::new(line, column))
+                .error(Code::G107, format!("unknown expectation type `{other}`"))
                 .field(format!("{path}.type"))
                 .hint(hint);
             return None;

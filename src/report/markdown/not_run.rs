@@ -55,6 +55,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::diagnostic::Position;
     use crate::diagnostic::{Code, Diagnostics};
 
     fn options(path: &dyn Fn(&str) -> String) -> Options<'_> {
@@ -70,7 +71,9 @@ mod tests {
         let file: Arc<Path> = Arc::from(Path::new("/work/repo/evals/orders.yaml"));
         let mut diags = Diagnostics::new(&file);
         for line in 1..=(SHOWN as u32 + 10) {
-            diags.error(Code::G100, line, 3, "unknown key `turnz`");
+            diags
+                .at(Position::new(line, 3))
+                .error(Code::G100, "unknown key `turnz`");
         }
         let from_workspace = |file: &str| file.trim_start_matches("/work/repo/").to_owned();
         let body = render_not_run(
