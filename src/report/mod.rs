@@ -43,42 +43,18 @@ pub(crate) fn metric_value(measure: Measure, value: f64) -> String {
 }
 
 /// The aggregates every table shows, in order: name, value, and the threshold that gates it.
-pub(crate) fn metric_rows(
-    aggregates: &Aggregates,
-) -> [(&'static str, String, Option<Threshold>); 8] {
+#[rustfmt::skip] // A table: one row a line.
+pub(crate) fn metric_rows(a: &Aggregates) -> [(&'static str, String, Option<Threshold>); 8] {
+    use Threshold::*;
     [
-        (
-            "Pass rate",
-            rate(aggregates.pass_rate),
-            Some(Threshold::PassRateDropPp),
-        ),
-        ("Turn pass rate", rate(aggregates.turn_pass_rate), None),
-        (
-            "Deflection rate",
-            rate(aggregates.deflection_rate),
-            Some(Threshold::DeflectionDropPp),
-        ),
-        (
-            "Latency p50 / p95",
-            p50_p95(aggregates.latency),
-            Some(Threshold::P95LatencyIncreasePct),
-        ),
-        (
-            "TTFT p50 / p95",
-            p50_p95(aggregates.ttft),
-            Some(Threshold::TtftP95IncreasePct),
-        ),
-        (
-            "Hallucination rate",
-            rate(aggregates.hallucination_rate),
-            Some(Threshold::HallucinationRateIncreasePp),
-        ),
-        (
-            "Tool-call accuracy",
-            rate(aggregates.tool_call_accuracy),
-            None,
-        ),
-        ("Suite score", rate(aggregates.suite_score), None),
+        ("Pass rate", rate(a.pass_rate), Some(PassRateDropPp)),
+        ("Turn pass rate", rate(a.turn_pass_rate), None),
+        ("Deflection rate", rate(a.deflection_rate), Some(DeflectionDropPp)),
+        ("Latency p50 / p95", p50_p95(a.latency), Some(P95LatencyIncreasePct)),
+        ("TTFT p50 / p95", p50_p95(a.ttft), Some(TtftP95IncreasePct)),
+        ("Hallucination rate", rate(a.hallucination_rate), Some(HallucinationRateIncreasePp)),
+        ("Tool-call accuracy", rate(a.tool_call_accuracy), None),
+        ("Suite score", rate(a.suite_score), None),
     ]
 }
 
