@@ -192,19 +192,10 @@ fn key_position(map: &Node, key: &str) -> (u32, u32) {
 
 /// The items of a list, or a G101 (and no items) when `node` is something else.
 fn items<'a>(node: &'a Node, path: &str, what: &str, diags: &mut Diagnostics) -> &'a [Node] {
-    match node.as_seq() {
-        Some(items) => items,
-        None => {
-            diags
-                .at(node)
-                .error(
-                    Code::G101,
-                    format!("expected {what}, found {}", node.kind()),
-                )
-                .field(path);
-            &[]
-        }
-    }
+    node.as_seq().unwrap_or_else(|| {
+        node.wrong_type(what, diags).field(path);
+        &[]
+    })
 }
 
 /// Session parameters or variables: a mapping, or the `[{name, value}]` list the platform
