@@ -118,7 +118,7 @@ fn a_model_without_a_price_costs_unknown_never_zero_until_prices_names_it() {
     goldgate(dir.path(), &["run", "goldens"])
         .exits(0)
         .says(&["Cost: $2.80\n"])
-        .never_warns(&["no price is known"]);
+        .never_prints(&["no price is known"]);
 }
 
 #[test]
@@ -160,7 +160,7 @@ fn a_budget_stops_scheduling_writes_every_report_and_exits_2() {
         .warns(&[
             "the run was stopped at its budget: the reports cover only the cases that finished",
         ])
-        .never_warns(&["interrupted"]);
+        .never_prints(&["interrupted"]);
     let report = read_json(&dir.path().join("report.json"));
     assert_eq!(report["incomplete"], true);
     assert_eq!(report["verdict"], "error");
@@ -250,7 +250,7 @@ fn a_doubled_cost_per_conversation_fails_the_gate_only_under_cost_increase_pct()
     common::assert_contains(&summary, &["| Tokens per conversation | 2200000 tokens |"]);
     // Off unless set: the same rise passes the default gate.
     let (ran, summary) = gated(doubled, "");
-    ran.exits(0).never_says(&["cost per conversation"]);
+    ran.exits(0).never_prints(&["cost per conversation"]);
     common::assert_lacks(&summary, &["per conversation"]);
     // A rise within the limit is clear.
     let cheaper = Spends {
@@ -274,7 +274,7 @@ fn too_few_conversations_to_tell_a_cost_rise_from_noise_say_so_and_what_would_te
             "too few conversations were priced on both sides",
             "more conversations would, repeats would not",
         ])
-        .never_says(&["more repeats"]);
+        .never_prints(&["more repeats"]);
 }
 
 #[test]

@@ -243,7 +243,7 @@ fn a_pass_rate_lower_only_because_fewer_cases_ran_is_no_regression() {
             "In the baseline, not run now (11): goldens/orders.yaml#c10",
             "Gate: no regression",
         ])
-        .never_says(&["Newly failing"]);
+        .never_prints(&["Newly failing"]);
 }
 
 #[test]
@@ -271,7 +271,7 @@ fn a_pass_rate_drop_spread_over_cases_trips_though_no_single_case_can() {
             "Gate: REGRESSED: passRateDropPp (pass rate dropped 30 pp, limit 0 pp)",
             "60 vs 60 runs",
         ])
-        .never_says(&["Newly failing"]);
+        .never_prints(&["Newly failing"]);
 }
 
 /// Two reports of one run, `baseline.json` and `report.json`, the hallucination rate set by
@@ -391,7 +391,7 @@ fn unreadable_inputs_exit_2_naming_the_file_before_any_agent_call() {
         .exits(2)
         .warns(&["old.json: a report of schema version 0"])
         // Nothing ran.
-        .never_warns(&["could not be judged"]);
+        .never_prints(&["could not be judged"]);
 
     write(dir.path(), "garbage.json", "not json");
     compare(dir.path(), &["garbage.json", "--baseline", "old.json"])
@@ -540,7 +540,7 @@ fn adaptive_repeats_rerun_only_what_is_open_and_history_makes_a_broken_case_deci
     let adaptive = [GATED, REPORT, &["--max-repeat", "5"]].concat();
     run(dir.path(), addr, &adaptive)
         .exits(0)
-        .never_says(&["Adaptive repeats"]);
+        .never_prints(&["Adaptive repeats"]);
     let report = read_json(&dir.path().join("report.json"));
     assert_eq!(report["gate"]["extra_runs"], 0);
     assert_eq!(report["cases"][0]["repeats"], Value::Null);

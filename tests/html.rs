@@ -254,7 +254,7 @@ fn help_teaches_the_flag_and_a_path_that_cannot_be_written_is_an_error() {
     // Refused before the agent is called, naming the flag and the file.
     let ran = run(dir.path(), &url, &["--html", "missing/dir/report.html"]).exits(2);
     ran.warns(&["--html missing/dir/report.html: cannot write in missing/dir"]);
-    ran.never_says(&["Result:"]);
+    ran.never_prints(&["Result:"]);
     // Nothing half-written is left behind.
     assert!(!dir.path().join("missing").exists());
 }

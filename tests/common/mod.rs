@@ -394,13 +394,6 @@ impl Outcome {
         self
     }
 
-    /// [`assert_lacks`] on stdout.
-    #[track_caller]
-    pub fn never_says(&self, fragments: &[&str]) -> &Outcome {
-        assert_lacks(&self.stdout, fragments);
-        self
-    }
-
     /// [`assert_contains`] on stderr.
     #[track_caller]
     pub fn warns(&self, fragments: &[&str]) -> &Outcome {
@@ -408,9 +401,10 @@ impl Outcome {
         self
     }
 
-    /// [`assert_lacks`] on stderr.
+    /// [`assert_lacks`] on both streams: what a person must not read, wherever it would go.
     #[track_caller]
-    pub fn never_warns(&self, fragments: &[&str]) -> &Outcome {
+    pub fn never_prints(&self, fragments: &[&str]) -> &Outcome {
+        assert_lacks(&self.stdout, fragments);
         assert_lacks(&self.stderr, fragments);
         self
     }
