@@ -280,12 +280,15 @@ fn notes(comparison: &Comparison) -> Vec<String> {
             .is_some_and(|e| e.test == crate::results::Test::Verdicts)
     };
     let mut notes = Vec::new();
-    let was_passing = |flip: &&CaseFlip| flip.baseline.is_some();
+    // A case with history that never failed on main needs no excuse: its evidence says so.
+    let one_run_on_main = |flip: &&CaseFlip| {
+        flip.baseline.is_some() && flip.evidence.as_ref().is_some_and(|e| e.samples.0 == 1)
+    };
     let decided_by_verdict = comparison
         .newly_failing
         .iter()
         .filter(by_verdict)
-        .filter(was_passing)
+        .filter(one_run_on_main)
         .count();
     if decided_by_verdict > 0 {
         notes.push(format!(

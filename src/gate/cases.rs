@@ -1,10 +1,10 @@
 //! Each case against its baseline run.
 //!
-//! With more than one run on a side (repeats now, or repeats or history in the baseline), a
-//! case is tested: Fisher's exact test of "passes less often now" on its runs, the baseline's
-//! history included. When the baseline holds one passing run and no history, nothing can tell
-//! a flaky case from a regression: the case regresses when it fails in every run this PR made
-//! of it, and stays open while adaptive repeats can still run it again. A new case that fails
+//! A case that never failed on main (its one run, or every run of its history) regresses when
+//! it fails in every run this PR made of it, and stays open while adaptive repeats can still
+//! run it again: a break, whatever the history. Otherwise, with more than one run on a side
+//! (repeats now, or repeats or history in the baseline), a case is tested: Fisher's exact test
+//! of "passes less often now" on its runs, the baseline's history included. A new case that fails
 //! regresses, as gecx's gate decides. A case failing now that failed on main as well, and is
 //! no worse, is a known failure: listed, never a regression. A quarantined case is listed
 //! apart and takes no part in the decisions.
@@ -82,12 +82,17 @@ fn movement(
     let flip = |pass_fraction| flip_of(earlier, case, pass_fraction);
     let (before, now) = (earlier.map(CaseResult::tally_with_history), case.tally());
     match before {
-        // One passing run on main and no history: failing in every run here is all that can
-        // show a break, and more runs may still pass.
+        // Never failed on main (one run, or every run of its history) and failing in every
+        // run here: a break, decided by the verdicts, open while more runs may still pass.
+        // Fisher cannot decide it over few builds (5 of 5 against 0 of 5 is p = 1/252, short
+        // of a suite's bar), and more history must not make a break harder to see than none.
         Some(before)
-            if before.judged == 1 && before.passed == 1 && now.judged > 0 && now.passed == 0 =>
+            if before.judged > 0
+                && before.passed == before.judged
+                && now.judged > 0
+                && now.passed == 0 =>
         {
-            Some(every_run_failed(now, runs_left, flip))
+            Some(every_run_failed(before, now, runs_left, flip))
         }
         // A test needs a verdict on each side, and more than one run on one of them.
         Some(before)
@@ -162,15 +167,16 @@ fn tested(
     Some(Movement::Worse(made, tested))
 }
 
-/// A case whose baseline is one passing run, failing in each of its `now.judged` runs here:
-/// a regression by verdict, open while more runs are left to pass it.
+/// A case that passed each of its `before.judged` runs on main, failing in each of its
+/// `now.judged` runs here: a regression by verdict, open while more runs are left to pass it.
 fn every_run_failed(
+    before: Tally,
     now: Tally,
     runs_left: u32,
     flip: impl Fn(Option<(f64, f64)>) -> CaseFlip,
 ) -> Movement {
-    let mut made = flip((now.judged > 1).then_some((1.0, 0.0)));
-    made.evidence = Some(by_verdicts(1, now.judged));
+    let mut made = flip((before.judged > 1 || now.judged > 1).then_some((1.0, 0.0)));
+    made.evidence = Some(by_verdicts(before.judged, now.judged));
     let tested = Tested {
         p_value: None,
         worse: true,

@@ -224,10 +224,19 @@ impl Evidence {
             Test::Verdicts => {
                 return match self.samples {
                     (0, _) => "decided by verdict: a new case must pass".to_owned(),
-                    (_, 0 | 1) => "decided by verdict: one run a side and no history".to_owned(),
-                    (_, now) => format!(
+                    (1, 0 | 1) => "decided by verdict: one run a side and no history".to_owned(),
+                    (1, now) => format!(
                         "decided by verdict: failed all {now} runs here, against one passing \
                          run and no history in the baseline"
+                    ),
+                    (before, now) => format!(
+                        "decided by verdict: failed {} here, and none of its {before} runs on \
+                         main",
+                        if now == 1 {
+                            "its one run".to_owned()
+                        } else {
+                            format!("all {now} runs")
+                        }
                     ),
                 };
             }

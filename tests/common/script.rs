@@ -2,7 +2,7 @@
 //! delays, hand-offs, a streamed reply with an early or late first token.
 #![allow(dead_code)] // Not every test crate uses every behaviour.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,6 +20,11 @@ use serde_json::{Value, json};
 pub struct Script {
     /// Conversations answered with a contradiction (a test failure).
     pub wrong: HashSet<String>,
+    /// Conversations answered with a contradiction but every `n`th time they are asked (by
+    /// conversation: `n`): one run in `n` passes.
+    pub flaky: HashMap<String, u32>,
+    /// How often each conversation was asked so far.
+    pub asked: HashMap<String, u32>,
     /// Conversations answered with a 500 (an error of the run, with `--retries 0`).
     pub broken: HashSet<String>,
     /// Wait before answering.
@@ -38,12 +43,19 @@ pub const GOOD_TEXT: &str = "Good news: ORD-12345 was shipped and will arrive Ap
 
 pub async fn agent(State(script): State<Shared>, Json(request): Json<Value>) -> Response {
     let conversation = request["conversation"].as_str().unwrap_or_default();
-    let script = script.lock().unwrap().clone();
+    let (script, asked) = {
+        let mut shared = script.lock().unwrap();
+        let asked = shared.asked.entry(conversation.to_owned()).or_default();
+        *asked += 1;
+        let asked = *asked;
+        (shared.clone(), asked)
+    };
     if script.broken.contains(conversation) {
         return (StatusCode::INTERNAL_SERVER_ERROR, "backend down").into_response();
     }
     tokio::time::sleep(script.delay).await;
-    let text = if script.wrong.contains(conversation) {
+    let flaked = script.flaky.get(conversation).is_some_and(|n| asked % n != 0);
+    let text = if script.wrong.contains(conversation) || flaked {
         "Your order ORD-12345 has not shipped yet."
     } else {
         GOOD_TEXT
