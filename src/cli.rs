@@ -421,6 +421,15 @@ pub struct MergeArgs {
     /// Where to write the merged report.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
+
+    /// The gate over the merged report, as `goldgate run` has it. Shards gated with
+    /// `--fail-on-regress` need it here too: a comparison belongs to one run against one
+    /// baseline, so the shards' own are not joined, and the merged report is gated anew.
+    #[command(flatten)]
+    pub gate: GateArgs,
+
+    #[command(flatten)]
+    pub config: ConfigArg,
 }
 
 /// `goldgate report REPORT [--junit F] [--html F] [--markdown F] [--comment]`.

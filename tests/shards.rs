@@ -332,3 +332,64 @@ fn a_shard_with_no_cases_is_an_empty_passing_report() {
     assert_eq!(empty["aggregates"]["pass_rate"], Value::Null);
     assert_eq!(empty["incomplete"], false);
 }
+
+/// Shards gated with `--fail-on-regress` (known failures excused, a regression tripped) merge
+/// to a gated run only when merge is given the baseline: without it, failing cases would
+/// decide (a known failure red, a metric's regression green), so the merged report says it is
+/// not gated and exits 2, and so does `report` reading it.
+#[test]
+fn gated_shards_merge_to_a_gated_run_only_given_the_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write_sets(dir, &["a", "b"], 8);
+    let sets = ["sets/a.yaml", "sets/b.yaml"];
+    exec(
+        dir,
+        &[&["run"], &sets[..], &["--update-baseline", "base.json"]].concat(),
+    );
+    assert!(dir.join("base.json").exists());
+    // a-1 now answers wrong: a regression; every fourth case fails as it did on main.
+    let path = dir.join("sets/a.yaml");
+    let set = fs::read_to_string(&path).unwrap().replacen(
+        "actual_output: \"The answer is 1 apples.\"",
+        "actual_output: \"No idea.\"",
+        1,
+    );
+    fs::write(&path, set).unwrap();
+    let gated = ["--baseline", "base.json", "--fail-on-regress"];
+    for k in 1..=2 {
+        let (shard, output) = (format!("{k}/2"), format!("part-{k}.json"));
+        let args = [
+            &["run"],
+            &sets[..],
+            &gated,
+            &["--shard", &shard, "--output", &output],
+        ];
+        exec(dir, &args.concat());
+    }
+
+    let (code, stderr) = merge(dir, &["part-1.json", "part-2.json"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    common::assert_contains(&stderr, &["give merge the baseline (--baseline FILE"]);
+    assert_eq!(read(&dir.join("merged.json"))["verdict"], "error");
+    let reported = common::goldgate(dir, &["report", "merged.json", "--markdown", "m.md"]);
+    reported.exits(2);
+    let summary = fs::read_to_string(dir.join("m.md")).unwrap();
+    common::assert_contains(&summary, &["### goldgate: ⚠️ not gated"]);
+
+    let parts = ["merge", "part-1.json", "part-2.json", "-o", "merged.json"];
+    common::goldgate(dir, &[&parts[..], &gated].concat()).exits(1);
+    let merged = read(&dir.join("merged.json"));
+    assert_eq!(merged["verdict"], "regressed");
+    let newly: Vec<&str> = merged["gate"]["newly_failing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(newly, ["a-1"]);
+    assert_eq!(
+        merged["gate"]["known_failures"].as_array().unwrap().len(),
+        4
+    );
+}

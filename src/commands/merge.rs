@@ -1,24 +1,29 @@
-//! `goldgate merge REPORT... -o FILE`: read shard reports, join them, write the result
-//! atomically, and exit as a run of the whole suite would have (see
-//! [`goldgate::results::Report::exit`]); 2 when the reports cannot be merged.
+//! `goldgate merge REPORT... -o FILE [--baseline F --fail-on-regress]`: read shard reports,
+//! join them, gate the whole when asked, write the result atomically, and exit as a run of the
+//! whole suite would have (see [`goldgate::results::Report::exit`]); 2 when the reports cannot
+//! be merged, or were gated and no baseline is given to gate the whole.
 
 use std::io::Write;
 
 use goldgate::exit::Exit;
 use goldgate::merge;
+use goldgate::results::Verdict;
 
 use super::files::ReportFiles;
 use crate::cli::MergeArgs;
 
 pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
     let parts: Result<Vec<_>, _> = args.reports.iter().map(|p| merge::read_part(p)).collect();
-    let merged = match parts.and_then(merge::merge) {
+    let mut merged = match parts.and_then(merge::merge) {
         Ok(merged) => merged,
         Err(err) => {
             eprintln!("goldgate merge: {err}");
             return Ok(Exit::Error);
         }
     };
+    if let Err(exit) = super::regate(&mut merged.report, &args.gate, &args.config, "merge") {
+        return Ok(exit);
+    }
     let report = &merged.report;
     let failed = ReportFiles {
         json: Some(&args.output),
@@ -52,6 +57,13 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
         eprintln!(
             "goldgate merge: no report for shard {}: the merged report is incomplete",
             missing.join(", ")
+        );
+    }
+    if report.verdict() == Verdict::Ungated {
+        eprintln!(
+            "goldgate merge: the shards were gated (--fail-on-regress) and a gate is not joined \
+             from its parts: give merge the baseline (--baseline FILE --fail-on-regress) to gate \
+             the whole run"
         );
     }
     Ok(report.exit())

@@ -25,12 +25,12 @@ use goldgate::config::Config;
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::load::Suite;
-use goldgate::results::Report;
+use goldgate::results::{Policy, Report};
 
 use goldgate::report::lint as problems;
 use goldgate::shard::Shard;
 
-use crate::cli::{GateArgs, SelectionArgs};
+use crate::cli::{ConfigArg, GateArgs, SelectionArgs};
 
 /// Colour when writing to a terminal and `NO_COLOR` is not set (https://no-color.org).
 /// Standard output that a reader may close early (`goldgate run | head`, a log collector that
@@ -190,6 +190,37 @@ pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Refusal
         eprintln!("{message}");
         Refusal::new(&message)
     })
+}
+
+/// The gate flags over a saved report (`report`, `merge`): with `--baseline` its comparison is
+/// made anew, and with `--fail-on-regress` the gate decides its exit as it would have in the
+/// run. `Err` (exit 2) once the reason is printed. `command` names the command in messages.
+pub fn regate(
+    report: &mut Report,
+    args: &GateArgs,
+    config: &ConfigArg,
+    command: &str,
+) -> Result<(), Exit> {
+    if args.fail_on_inconclusive && !args.fail_on_regress {
+        eprintln!(
+            "goldgate {command}: --fail-on-inconclusive needs --fail-on-regress: without it the gate does not decide the exit code"
+        );
+        return Err(Exit::Error);
+    }
+    if args.baseline.is_none() {
+        return Ok(());
+    }
+    // The thresholds of the config apply, as they do to `run` and `compare`.
+    let config = load_config(config.path(), "written").map_err(|_| Exit::Error)?;
+    let gate = gate_of(args, &config).map_err(|_| Exit::Error)?;
+    report.gate = gate.map(|gate| gate.fitted(report).compare(report));
+    if args.fail_on_regress {
+        report.policy = Policy {
+            fail_on_regress: true,
+            fail_on_inconclusive: args.fail_on_inconclusive,
+        };
+    }
+    Ok(())
 }
 
 /// `--update-baseline FILE`, saying what happened; exit 2 when refused.

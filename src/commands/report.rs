@@ -4,7 +4,6 @@
 
 use goldgate::app::publish::{Channels, DEFAULT_SUITE, Publish, publish};
 use goldgate::exit::Exit;
-use goldgate::results::Policy;
 use goldgate::results::json;
 
 use super::files::ReportFiles;
@@ -18,28 +17,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    if args.gate.fail_on_inconclusive && !args.gate.fail_on_regress {
-        eprintln!(
-            "goldgate report: --fail-on-inconclusive needs --fail-on-regress: without it the gate does not decide the exit code"
-        );
-        return Ok(Exit::Error);
-    }
-    if args.gate.baseline.is_some() {
-        // The thresholds of the config apply, as they do to `run` and `compare`.
-        let Ok(config) = super::load_config(args.config.path(), "reported") else {
-            return Ok(Exit::Error);
-        };
-        match super::gate_of(&args.gate, &config) {
-            Ok(gate) => report.gate = gate.map(|gate| gate.fitted(&report).compare(&report)),
-            Err(_) => return Ok(Exit::Error),
-        }
-        // Asked for here, the gate decides as it would have in the run.
-        if args.gate.fail_on_regress {
-            report.policy = Policy {
-                fail_on_regress: true,
-                fail_on_inconclusive: args.gate.fail_on_inconclusive,
-            };
-        }
+    if let Err(exit) = super::regate(&mut report, &args.gate, &args.config, "report") {
+        return Ok(exit);
     }
     let failed = ReportFiles {
         junit: args.junit.as_deref(),

@@ -120,6 +120,9 @@ pub fn headline(report: &Report) -> String {
             "nothing was judged: of {} cases, {} skipped and {} errored",
             cases.total, cases.skipped, cases.errors
         ),
+        Verdict::Ungated => "not gated: the run was gated on a baseline, and this report holds \
+                              no comparison with it (give --baseline FILE --fail-on-regress)"
+            .to_owned(),
         Verdict::Regressed => format!("regressed: {}", gate.map(regressions).unwrap_or_default()),
         Verdict::BelowFloor => {
             let unmet: Vec<String> = report

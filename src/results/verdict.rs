@@ -37,6 +37,10 @@ pub enum Verdict {
     TooManyErrors,
     /// Cases ran, but none was judged: every one skipped or errored.
     NothingJudged,
+    /// The run was gated (`--fail-on-regress`), but the report holds no comparison with the
+    /// baseline (shards merged without `--baseline`): failing cases alone cannot stand in for
+    /// the gate, which may have tripped on a metric or excused a known failure.
+    Ungated,
     /// The enforced gate found a regression beyond noise.
     Regressed,
     /// A floor the whole run must clear was not met.
@@ -56,7 +60,8 @@ impl Verdict {
             Verdict::Interrupted
             | Verdict::OverBudget
             | Verdict::TooManyErrors
-            | Verdict::NothingJudged => "error",
+            | Verdict::NothingJudged
+            | Verdict::Ungated => "error",
             Verdict::Regressed => "regressed",
             Verdict::BelowFloor | Verdict::Failed => "failed",
             Verdict::Inconclusive => "inconclusive",
@@ -72,6 +77,7 @@ impl Verdict {
                 | Verdict::OverBudget
                 | Verdict::TooManyErrors
                 | Verdict::NothingJudged
+                | Verdict::Ungated
         )
     }
 
@@ -100,6 +106,8 @@ impl Report {
             Verdict::TooManyErrors
         } else if !judged && !self.cases.is_empty() {
             Verdict::NothingJudged
+        } else if self.policy.fail_on_regress && self.gate.is_none() {
+            Verdict::Ungated
         } else if gate.is_some_and(Comparison::regressed) {
             Verdict::Regressed
         } else if self.floors.iter().any(|f| !f.met) {

@@ -54,7 +54,10 @@ pub async fn agent(State(script): State<Shared>, Json(request): Json<Value>) -> 
         return (StatusCode::INTERNAL_SERVER_ERROR, "backend down").into_response();
     }
     tokio::time::sleep(script.delay).await;
-    let flaked = script.flaky.get(conversation).is_some_and(|n| asked % n != 0);
+    let flaked = script
+        .flaky
+        .get(conversation)
+        .is_some_and(|n| asked % n != 0);
     let text = if script.wrong.contains(conversation) || flaked {
         "Your order ORD-12345 has not shipped yet."
     } else {
