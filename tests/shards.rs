@@ -1,7 +1,7 @@
 //! `run --shard K/N` and `goldgate merge`, through the binary as CI runs them: the shards of a
 //! suite cover every case exactly once whatever order its files are given in, their merged
 //! report has the aggregates of one run of the whole suite, and merge refuses what is not the
-//! shards of one suite.
+//! shards of one suite, and that no part of the suite replaces the whole baseline.
 
 mod common;
 
@@ -392,4 +392,45 @@ fn gated_shards_merge_to_a_gated_run_only_given_the_baseline() {
         merged["gate"]["known_failures"].as_array().unwrap().len(),
         4
     );
+}
+
+/// Part of the suite never replaces the baseline of the whole unless forced: a shard, or a
+/// selection that leaves out cases the baseline holds (their history would go). A selection
+/// of its own, such as a smoke suite with its own baseline file, is written.
+#[test]
+fn part_of_the_suite_cannot_replace_the_whole_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write_sets(dir, &["a", "b"], 4);
+    let update = |extra: &[&str], file: &str| {
+        let run = [
+            "run",
+            "sets/a.yaml",
+            "sets/b.yaml",
+            "--update-baseline",
+            file,
+        ];
+        let args = [&run[..], extra].concat();
+        common::goldgate(dir, &args)
+    };
+    update(&[], "base.json");
+    let whole = fs::read(dir.join("base.json")).unwrap();
+
+    update(&["--shard", "1/2"], "base.json")
+        .exits(2)
+        .warns(&["not updating the baseline base.json: the run is shard 1/2 of the suite"]);
+    update(&["--name", "a-*"], "base.json").exits(2).warns(&[
+        "not updating the baseline base.json: the run played the cases --filter, --exclude or \
+         --name chose, and 4 of the baseline's 8 cases are not among them",
+        "(--force writes it anyway)",
+    ]);
+    assert_eq!(fs::read(dir.join("base.json")).unwrap(), whole);
+
+    // A smoke suite's own baseline, first written and then updated.
+    update(&["--name", "a-*"], "smoke.json").warns(&["baseline written to smoke.json"]);
+    update(&["--name", "a-*"], "smoke.json").warns(&["history now spans 2 builds"]);
+    // Forced, it is written.
+    update(&["--name", "a-*", "--force"], "base.json")
+        .warns(&["updating the baseline despite this (--force)"]);
+    assert_eq!(keys(&read(&dir.join("base.json"))).len(), 4);
 }

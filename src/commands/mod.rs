@@ -227,11 +227,10 @@ pub fn regate(
 pub fn update_baseline(
     path: &Path,
     report: &Report,
-    force: bool,
-    history: baseline::History,
+    asked: baseline::Asked,
 ) -> anyhow::Result<Exit> {
     let shown = path.display();
-    match baseline::update(path, report, force, history)? {
+    match baseline::update(path, report, asked)? {
         Update::Refused(reason) => {
             eprintln!(
                 "goldgate: not updating the baseline {shown}: {reason} (--force writes it anyway)"

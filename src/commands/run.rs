@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use goldgate::app::baseline::History;
+use goldgate::app::baseline::{Asked, History};
 use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Channels, Publish, Refusal};
 use goldgate::app::select::Selection;
@@ -341,7 +341,12 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         } else {
             History::Keep
         };
-        exit = exit.max(super::update_baseline(path, report, args.force, history)?);
+        let asked = Asked {
+            force: args.force,
+            history,
+            narrowed: args.selection.common.narrows(),
+        };
+        exit = exit.max(super::update_baseline(path, report, asked)?);
     }
     Ok(exit)
 }
