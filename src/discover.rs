@@ -4,7 +4,8 @@
 //! The order is deterministic (sorted by path) so that reports, shards and baselines do not
 //! depend on the file system's order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobSet, GlobSetBuilder};
@@ -129,14 +130,16 @@ pub enum DiscoverError {
     },
 }
 
-/// Finds the golden files under `targets` (files or directories), sorted, without duplicates.
+/// Finds the golden files under `targets` (files or directories), sorted, without duplicates:
+/// a file reached twice (`evals ./evals`, a folder and a file in it, a link and its target) is
+/// found once, under the first path that reached it, so that its cases are not run twice.
 pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, DiscoverError> {
     let matchers = Matchers::new(rules)?;
     let cwd = std::env::current_dir().ok();
-    let mut found = BTreeMap::new();
+    let mut found = FoundSet::default();
     for target in targets {
         if target.is_file() {
-            found.insert(target.clone(), Hint::Sniff);
+            found.add(target, Hint::Sniff);
             continue;
         }
         if !target.is_dir() {
@@ -178,14 +181,35 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, Discov
                     })
             });
             if let Some(hint) = hint {
-                found.entry(path.to_path_buf()).or_insert(hint);
+                found.add(path, hint);
             }
         }
     }
-    Ok(found
-        .into_iter()
-        .map(|(path, hint)| Found { path, hint })
-        .collect())
+    Ok(found.into_sorted())
+}
+
+/// The files found so far, by the path that first reached each, and every file's canonical
+/// path (which tells a file reached again under another spelling).
+#[derive(Default)]
+struct FoundSet {
+    by_path: BTreeMap<PathBuf, Hint>,
+    canonical: HashSet<PathBuf>,
+}
+
+impl FoundSet {
+    fn add(&mut self, path: &Path, hint: Hint) {
+        let canonical = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.canonical.insert(canonical) {
+            self.by_path.insert(path.to_path_buf(), hint);
+        }
+    }
+
+    fn into_sorted(self) -> Vec<Found> {
+        self.by_path
+            .into_iter()
+            .map(|(path, hint)| Found { path, hint })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -264,22 +288,43 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn linked_goldens_are_found() {
+    fn linked_goldens_are_found_once_each() {
         let dir = tempfile::tempdir().unwrap();
         touch(dir.path(), "real/orders.yaml");
+        touch(dir.path(), "real/billing.yaml");
         fs::create_dir_all(dir.path().join("suite/goldens")).unwrap();
-        std::os::unix::fs::symlink(
-            dir.path().join("real/orders.yaml"),
-            dir.path().join("suite/goldens/linked.yaml"),
-        )
-        .unwrap();
-        std::os::unix::fs::symlink(
-            dir.path().join("real"),
-            dir.path().join("suite/goldens/dir"),
-        )
-        .unwrap();
+        let link = |to: &str, from: &str| {
+            std::os::unix::fs::symlink(dir.path().join(to), dir.path().join(from)).unwrap();
+        };
+        link("real/orders.yaml", "suite/goldens/linked.yaml");
+        // The folder's link reaches orders.yaml again: found once, where the sorted walk
+        // meets it first (`dir/` before `linked.yaml`).
+        link("real", "suite/goldens/dir");
         let found = discover(&[dir.path().join("suite")], &Rules::default()).unwrap();
-        assert_eq!(found.len(), 2, "{found:?}");
+        let names: Vec<_> = found
+            .iter()
+            .map(|f| f.path.strip_prefix(dir.path()).unwrap())
+            .collect();
+        let expected = [
+            "suite/goldens/dir/billing.yaml",
+            "suite/goldens/dir/orders.yaml",
+        ];
+        assert_eq!(names, expected.map(Path::new), "{found:?}");
+    }
+
+    #[test]
+    fn a_golden_reached_under_two_spellings_is_found_once() {
+        let dir = tempfile::tempdir().unwrap();
+        touch(dir.path(), "evals/goldens/orders.yaml");
+        let evals = dir.path().join("evals");
+        let targets = [
+            evals.clone(),
+            dir.path().join("./evals"),
+            evals.join("goldens/../goldens/orders.yaml"),
+        ];
+        let found = discover(&targets, &Rules::default()).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].path, evals.join("goldens/orders.yaml"));
     }
 
     #[test]
