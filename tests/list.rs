@@ -220,6 +220,16 @@ fn refuses_what_run_refuses() {
         .exits(2)
         .warns(&["--shard"]);
 
+    // Files found, none of them runnable: no filter to blame.
+    let legacy = tempfile::tempdir().unwrap();
+    common::write(legacy.path(), "a.scenario.ts", "export default {};\n");
+    for command in ["list", "run"] {
+        goldgate(legacy.path(), &[command, "."])
+            .exits(2)
+            .warns(&["the 1 golden file(s) found hold no case goldgate can run"])
+            .never_prints(&["--filter"]);
+    }
+
     common::write(dir.path(), "broken.scenario.yaml", "id: [unclosed\n");
     let broken = goldgate(dir.path(), &["list"]).exits(2);
     broken.warns(&["broken.scenario.yaml:", "nothing was listed"]);

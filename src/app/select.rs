@@ -65,6 +65,10 @@ pub enum SelectError {
     Glob(#[from] globset::Error),
     #[error("no case matches the --filter / --exclude / --name given ({loaded} cases loaded)")]
     NoMatch { loaded: usize },
+    #[error(
+        "the {files} golden file(s) found hold no case goldgate can run (their warnings above say why)"
+    )]
+    NoCases { files: usize },
 }
 
 /// The cases of `suite` that `selection` picks; an error when the filters match nothing.
@@ -90,8 +94,11 @@ pub fn select(suite: &Suite, selection: &Selection) -> Result<Selected, SelectEr
     // A suite of no file at all is a run whose cases come from elsewhere (a CX Agent Studio
     // app's own evaluations): there was nothing to match.
     if cases.is_empty() && !suite.files.is_empty() {
-        return Err(SelectError::NoMatch {
-            loaded: suite.case_count(),
+        return Err(match suite.case_count() {
+            0 => SelectError::NoCases {
+                files: suite.files.len(),
+            },
+            loaded => SelectError::NoMatch { loaded },
         });
     }
     let considered = cases.len();
