@@ -95,7 +95,9 @@ handoff.scenario.yaml (scenario):
     outcome.warns(&["3 cases in 2 files"]);
     // A folder named twice, or a file inside a folder named, is one suite, not two.
     let again = ["list", ".", "./", "goldens", "goldens/orders.yaml"];
-    goldgate(dir.path(), &again).exits(0).warns(&["3 cases in 2 files"]);
+    goldgate(dir.path(), &again)
+        .exits(0)
+        .warns(&["3 cases in 2 files"]);
 }
 
 #[test]

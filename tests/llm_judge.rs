@@ -455,11 +455,16 @@ fn without_the_key_judge_checks_are_skipped_with_the_reason() {
             "    expectations:\n      - \"The agent is polite\"\n",
         )],
     );
-    let ran = run(goldgate(dir.path()).args(["run", "."]), dir.path()).exits(0);
-    assert!(
-        ran.stderr
-            .contains("the anthropic judge needs ANTHROPIC_API_KEY, which is not set")
-    );
+    let mut command = goldgate(dir.path());
+    command.args(["run", ".", "--markdown", "summary.md"]);
+    let ran = run(&mut command, dir.path()).exits(0);
+    let why = "the anthropic judge needs ANTHROPIC_API_KEY, which is not set";
+    // A judge was configured: the summaries say why none ran, not that none was set up.
+    ran.warns(&[why])
+        .says(&[&format!("no judge ran: 1 check skipped ({why})")])
+        .never_prints(&["no judge configured"]);
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    common::assert_contains(&summary, &["no judge ran\\: 1 check skipped"]);
     let results = checks(&ran.report, "expect-yes");
     assert_eq!(results[0]["method"], "local-similarity");
     assert_eq!(results[1]["status"], "skipped");

@@ -174,6 +174,12 @@ fn quarantined_cases_do_not_block_until_their_date() {
     quarantine("2001-01-31");
     let out = run(dir.path(), addr, GATED).exits(1);
     out.says(&["quarantine expired 2001-01-31 (blocks again)"]);
+    // Without a gate too: the failure says why it blocks again.
+    let expired = "quarantine expired 2001-01-31 (blocks again), owner @maria";
+    let plain = run(dir.path(), addr, &["--markdown", "plain.md"]).exits(1);
+    plain.says(&[expired, "FAILED (quarantine expired)"]);
+    let summary = fs::read_to_string(dir.path().join("plain.md")).unwrap();
+    common::assert_contains(&summary, &["quarantine expired 2001\\-01\\-31"]);
 
     // A quarantine that does not say why, or when, is refused with its line.
     refused_config(

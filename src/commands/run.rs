@@ -319,11 +319,14 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         eprintln!("goldgate: reports in {}", written.join(", "));
     }
     if report.verdict() == Verdict::NothingJudged {
-        let why = report
-            .cases
-            .iter()
-            .find_map(|c| c.skip_reason())
-            .unwrap_or("every case errored");
+        let counts = &report.aggregates.cases;
+        let why = report.cases.iter().find_map(|c| c.skip_reason()).unwrap_or(
+            match (counts.skipped, counts.errors) {
+                (_, 0) => "every case was skipped",
+                (0, _) => "every case errored",
+                _ => "every case was skipped or errored",
+            },
+        );
         eprintln!(
             "goldgate: nothing was judged, so the run cannot pass: {}",
             console::escape(why)

@@ -52,6 +52,9 @@ pub fn write_table(
             let _ = write!(header, ": {}", escape(error));
         }
         writeln!(out, "{}", paint.status(case.status, &header))?;
+        if let Some(quarantine) = case.quarantine.as_ref().filter(|q| q.expired) {
+            writeln!(out, "  {}", escape(&quarantine.describe()))?;
+        }
         write_case_details(case, out, paint)?;
     }
     write_agent_log(report, out)
@@ -121,8 +124,10 @@ fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Res
         if case.status != Status::Passed {
             let _ = write!(row, "  {}", status_word(case.status));
         }
-        if case.is_quarantined() {
-            row.push_str(" (quarantined)");
+        match &case.quarantine {
+            Some(q) if q.expired => row.push_str(" (quarantine expired)"),
+            Some(_) => row.push_str(" (quarantined)"),
+            None => {}
         }
         if let Some(repeats) = case.repeats.as_ref().filter(|r| r.flaky) {
             let _ = write!(row, "  flaky ({}/{})", repeats.passed, repeats.runs.len());
@@ -220,14 +225,9 @@ fn write_judges(report: &Report, out: &mut impl Write) -> io::Result<()> {
         .iter()
         .flat_map(CaseResult::all_checks)
         .any(|c| c.method == Method::LocalSimilarity);
-    let mut judges = if report.judges.is_empty() {
-        let skipped = report.aggregates.checks.skipped;
-        format!(
-            "no judge configured: {} skipped",
-            super::plural(skipped, "check")
-        )
-    } else {
-        format!("Judges: {}", escape(&report.judges.join(", ")))
+    let mut judges = match super::no_judge(report) {
+        Some(none) => escape(&none).into_owned(),
+        None => format!("Judges: {}", escape(&report.judges.join(", "))),
     };
     if local {
         judges.push_str("; semantic checks used local similarity");

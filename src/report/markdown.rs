@@ -324,6 +324,9 @@ fn failure(case: &CaseResult, file: &str, newly: bool) -> String {
     if let Some(error) = &case.error {
         let _ = writeln!(out, "**Error of the run:** {}\n", short(error));
     }
+    if let Some(quarantine) = case.quarantine.as_ref().filter(|q| q.expired) {
+        let _ = writeln!(out, "{}\n", short(&quarantine.describe()));
+    }
     let bad_turns: Vec<&TurnResult> = case.turns.iter().filter(|t| t.status.is_bad()).collect();
     for turn in bad_turns.iter().take(TURNS_SHOWN) {
         let _ = writeln!(
@@ -455,10 +458,9 @@ fn footer(out: &mut String, report: &Report, options: &Options) {
         "agent {}",
         escape::code_span(escape::cut(&report.agent, 200).0)
     ));
-    if report.judges.is_empty() {
-        let skipped = report.aggregates.checks.skipped;
-        if skipped > 0 {
-            parts.push(format!("no judge configured: {skipped} checks skipped"));
+    if let Some(none) = crate::report::no_judge(report) {
+        if report.aggregates.checks.skipped > 0 {
+            parts.push(escape::prose(escape::cut(&none, 300).0));
         }
     } else {
         let judges: Vec<String> = report

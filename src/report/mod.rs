@@ -12,8 +12,8 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::results::{
-    Aggregates, Comparison, FloorResult, Measure, Percentiles, Report, Status, Threshold,
-    ToolLatency, Verdict,
+    Aggregates, CaseResult, Comparison, FloorResult, Measure, Percentiles, Report, Status,
+    Threshold, ToolLatency, Verdict,
 };
 use crate::transcript::{Cost, dollars};
 
@@ -56,6 +56,28 @@ pub(crate) fn metric_rows(a: &Aggregates) -> [(&'static str, String, Option<Thre
         ("Tool-call accuracy", rate(a.tool_call_accuracy), None),
         ("Suite score", rate(a.suite_score), None),
     ]
+}
+
+/// When no judge ran: that none did, how many checks went unjudged and why the first did
+/// (no judge configured, or a configured judge whose key is not set): the same in every
+/// output. `None` when a judge ran.
+pub(crate) fn no_judge(report: &Report) -> Option<String> {
+    if !report.judges.is_empty() {
+        return None;
+    }
+    let skipped = report.aggregates.checks.skipped;
+    let why = report
+        .cases
+        .iter()
+        .flat_map(CaseResult::all_checks)
+        .filter(|c| c.status == Status::Skipped)
+        .find_map(|c| c.reason.as_deref());
+    Some(match why {
+        Some(why) if skipped > 0 => {
+            format!("no judge ran: {} skipped ({why})", plural(skipped, "check"))
+        }
+        _ => format!("no judge ran: {} skipped", plural(skipped, "check")),
+    })
 }
 
 /// `p50 / p95` for a table cell, or `not measured`.
