@@ -278,3 +278,28 @@ fn the_help_states_the_defaults_the_run_applies() {
         );
     }
 }
+
+/// Each option of every command's `--help` states its default at most once: clap adds
+/// `[default: X]` for a `default_value`, so a doc comment saying it too printed it twice.
+#[test]
+fn no_help_states_a_default_twice() {
+    for subcommand in [
+        "run", "lint", "compare", "merge", "report", "list", "convert", "init",
+    ] {
+        let help = common::goldgate(Path::new("."), &[subcommand, "--help"]).stdout;
+        // An option's entry runs from its `-x`/`--flag` line to the next one.
+        let mut entries: Vec<String> = Vec::new();
+        for line in help.lines() {
+            if line.trim_start().starts_with('-') || entries.is_empty() {
+                entries.push(String::new());
+            }
+            entries.last_mut().unwrap().push_str(line);
+        }
+        for entry in entries {
+            assert!(
+                entry.matches("[default:").count() <= 1,
+                "`goldgate {subcommand} --help` states a default twice: {entry}"
+            );
+        }
+    }
+}
