@@ -112,6 +112,19 @@ fn an_unset_variable_or_a_config_typo_is_exit_2_naming_it() {
     }
 }
 
+/// A swapped pair in a short required key is one problem with one message: the unknown key,
+/// the key it was meant to be, and that it is required; not also "missing required key".
+#[test]
+fn a_transposed_short_key_is_one_error_suggesting_the_key() {
+    let dir = suite_with_config("agent:\n  http:\n    ulr: \"http://127.0.0.1:9/turn\"\n");
+    let out = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
+    out.warns(&[
+        "goldgate.yaml:3: error [G100] agent.http.ulr: unknown key `ulr` (did you mean `url`? \
+         It is required.)",
+    ])
+    .never_prints(&["missing required key"]);
+}
+
 #[test]
 fn no_agent_is_exit_2_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
