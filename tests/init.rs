@@ -76,32 +76,36 @@ fn init_never_overwrites_and_writes_nothing_when_a_file_exists() {
     let dir = tempfile::tempdir().unwrap();
     common::write(dir.path(), "goldgate.yaml", "# mine\n");
     let out = goldgate(dir.path(), &["init"]).exits(2);
-    out.warns(&["goldgate.yaml already exist"]);
+    out.warns(&["goldgate.yaml already exists; nothing was written (move it away"])
+        .never_prints(&["exist(s)"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap(),
         "# mine\n"
     );
     assert!(!dir.path().join("evals").exists());
+    // Two files in the way: a plural, spoken of as "them".
+    common::write(dir.path(), ".github/workflows/goldgate.yml", "# mine\n");
+    goldgate(dir.path(), &["init"]).exits(2).warns(&[
+        "goldgate.yaml, ./.github/workflows/goldgate.yml already exist; nothing was written \
+         (move them away",
+    ]);
 }
 
+/// The next steps name the variable the model's key goes in, as the workflow does.
 #[test]
-fn from_init_to_a_gated_run() {
-    let dir = tempfile::tempdir().unwrap();
-    assert_eq!(goldgate(dir.path(), &["init"]).code, Some(0));
-    let addr = common::serve(axum::Router::new().route(
-        "/turn",
-        axum::routing::post(|Json(_): Json<Value>| async {
-            Json(json!({"messages": [{"text": "Hi! How can I help you today?"}]}))
-        }),
-    ));
-    let url = format!("http://{addr}/turn");
-    let run = |extra: &[&str]| {
-        goldgate(
-            dir.path(),
-            &[&["run", "evals", "--agent-url", &url], extra].concat(),
-        )
-    };
-    run(&["--update-baseline", "evals/baseline.json"]).exits(0);
-    let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]).exits(0);
-    gated.says(&["Result: no regression"]);
+fn model_kinds_name_their_key_variable() {
+    for (kind, key_var) in [
+        ("openai", "OPENAI_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("gemini", "GEMINI_API_KEY"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = goldgate(dir.path(), &["init", "--agent", kind]).exits(0);
+        out.says(&[&format!(
+            "next: set {key_var} to the model's API key, then run"
+        )])
+        .never_prints(&["the model's API key in the environment"]);
+        let config = fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap();
+        assert!(config.contains(key_var), "{kind}: {config}");
+    }
 }

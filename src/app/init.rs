@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::model::Provider;
+
 /// The kinds of agent `init` writes a config for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgentKind {
@@ -17,6 +19,20 @@ pub enum AgentKind {
     Gemini,
     /// A CX Agent Studio app.
     Ces,
+}
+
+impl AgentKind {
+    /// The environment variable holding the API key of the model that plays the agent, for
+    /// the model kinds.
+    pub fn key_var(self) -> Option<&'static str> {
+        let provider = match self {
+            AgentKind::OpenAi => Provider::OpenAi,
+            AgentKind::Anthropic => Provider::Anthropic,
+            AgentKind::Gemini => Provider::Gemini,
+            AgentKind::Http | AgentKind::Command | AgentKind::Ces => return None,
+        };
+        Some(crate::llm::info(provider).key_var)
+    }
 }
 
 /// Where the goldens live, relative to the project root.
@@ -79,12 +95,13 @@ fn config(agent: AgentKind) -> String {
                 AgentKind::Anthropic => ("anthropic", "claude-sonnet-4-6"),
                 _ => ("gemini", "gemini-2.5-flash"),
             };
+            let key_var = agent.key_var().unwrap_or_default();
             return format!(
                 "# goldgate.yaml: how goldgate plays the goldens (goldgate's docs/reference.md).\n\
-                 agent:\n  # A model plays the agent with this prompt; its key comes from the \
-                 environment.\n  {name}:\n    model: {model}\n    system_prompt: You are a \
-                 helpful support agent. Greet the user and ask how you can help.\n{}",
-                COMMON
+                 agent:\n  # A model plays the agent with this prompt; its key comes from \
+                 {key_var} in the environment.\n  {name}:\n    model: {model}\n    \
+                 system_prompt: You are a helpful support agent. Greet the user and ask how you \
+                 can help.\n{COMMON}"
             );
         }
         AgentKind::Ces => {
@@ -128,14 +145,13 @@ fn workflow(agent: AgentKind, action: &str) -> String {
         // goldgate starts a command agent itself; models and CES apps need only their keys.
         _ => "",
     };
-    let secrets = match agent {
-        AgentKind::OpenAi => "          OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}\n",
-        AgentKind::Anthropic => "          ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}\n",
-        AgentKind::Gemini => "          GEMINI_API_KEY: ${{ secrets.GEMINI_API_KEY }}\n",
-        AgentKind::Ces => "          CXAS_OAUTH_TOKEN: ${{ secrets.CXAS_OAUTH_TOKEN }}\n",
-        _ => {
-            "          AGENT_TOKEN: ${{ secrets.AGENT_TOKEN }}   # for ${AGENT_TOKEN} in goldgate.yaml\n"
+    let secrets = match (agent, agent.key_var()) {
+        (_, Some(key_var)) => format!("          {key_var}: ${{{{ secrets.{key_var} }}}}\n"),
+        (AgentKind::Ces, None) => {
+            "          CXAS_OAUTH_TOKEN: ${{ secrets.CXAS_OAUTH_TOKEN }}\n".to_owned()
         }
+        _ => "          AGENT_TOKEN: ${{ secrets.AGENT_TOKEN }}   # for ${AGENT_TOKEN} in goldgate.yaml\n"
+            .to_owned(),
     };
     format!(
         r#"# Pull requests: goldgate plays the goldens and fails only on a regression beyond noise
