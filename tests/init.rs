@@ -109,3 +109,51 @@ fn model_kinds_name_their_key_variable() {
         assert!(config.contains(key_var), "{kind}: {config}");
     }
 }
+
+/// The example golden's comment promises only what SCRAPI's `agent` accepts: plain text
+/// compared by meaning, with `$matchType` on an `agent` rejected and the rejection pointing
+/// at the checks that do compare replies exactly.
+#[test]
+fn the_example_golden_says_what_agent_text_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    goldgate(dir.path(), &["init"]).exits(0);
+    let golden = dir.path().join("evals/goldens/example.yaml");
+    let text = fs::read_to_string(&golden).unwrap();
+    assert!(text.contains("always compared by meaning"), "{text}");
+    assert!(text.contains("$matchType (exact, contains,"), "{text}");
+    assert!(text.contains("message-matches-regex"), "{text}");
+    assert!(!text.contains("unless a $matchType"), "{text}");
+    // What the old comment suggested is an error, and the error says where to go instead.
+    let matched = text.replace(
+        "agent: Hi! How can I help you today?",
+        "agent: { value: Hi!, $matchType: exact }",
+    );
+    fs::write(&golden, matched).unwrap();
+    goldgate(dir.path(), &["lint", "evals"]).exits(1).says(&[
+        "[E007]",
+        "for an exact or regexp reply use a turn eval's `equals` or a gecx scenario's \
+         `message-matches-regex`",
+    ]);
+}
+
+#[test]
+fn from_init_to_a_gated_run() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(goldgate(dir.path(), &["init"]).code, Some(0));
+    let addr = common::serve(axum::Router::new().route(
+        "/turn",
+        axum::routing::post(|Json(_): Json<Value>| async {
+            Json(json!({"messages": [{"text": "Hi! How can I help you today?"}]}))
+        }),
+    ));
+    let url = format!("http://{addr}/turn");
+    let run = |extra: &[&str]| {
+        goldgate(
+            dir.path(),
+            &[&["run", "evals", "--agent-url", &url], extra].concat(),
+        )
+    };
+    run(&["--update-baseline", "evals/baseline.json"]).exits(0);
+    let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]).exits(0);
+    gated.says(&["Result: no regression"]);
+}

@@ -63,8 +63,10 @@ conversations:
     tags: [P0]
     turns:
       - user: Hello!
-        # Compared by meaning (`semantic`) unless a $matchType says otherwise:
-        # exact, contains, regexp, ignore.
+        # Plain text, always compared by meaning (`semantic`). $matchType (exact, contains,
+        # regexp, ignore) applies to tool-call arguments. For an exact or regexp reply, use a
+        # turn eval's `equals`/`contains` or a gecx scenario's `final-message-equals`,
+        # `message-contains` or `message-matches-regex` (goldgate's docs/formats.md).
         agent: Hi! How can I help you today?
 "#;
 
