@@ -157,3 +157,18 @@ fn from_init_to_a_gated_run() {
     let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]).exits(0);
     gated.says(&["Result: no regression"]);
 }
+
+/// The README's CI section shows the workflow `goldgate init` writes, whole: a hand-written
+/// copy drifted (a baseline a new repository lacks, no baseline update on main, read-only
+/// contents) from the one the team gets.
+#[test]
+fn the_readme_shows_the_workflow_init_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    goldgate(dir.path(), &["init", "--agent", "http"]).exits(0);
+    let workflow = fs::read_to_string(dir.path().join(".github/workflows/goldgate.yml")).unwrap();
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("```yaml\n{workflow}```\n")),
+        "README.md does not show `goldgate init --agent http`'s workflow:\n{workflow}"
+    );
+}
