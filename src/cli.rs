@@ -358,7 +358,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "USD", value_parser = parse_usd, help_heading = "Execution")]
     pub budget: Option<f64>,
 
-    /// Errors of the run tolerated before exiting 2 [default: 0].
+    /// Errors of the run tolerated before exiting 2.
     #[arg(
         long,
         value_name = "N",

@@ -258,7 +258,14 @@ impl DiagnosticBuilder<'_> {
 /// lengths, and a megabyte of junk in a key took seconds per candidate to compare.
 const MAX_NEAR_MISS_BYTES: usize = 256;
 
-/// "did you mean `x`?" for a near-miss among `candidates`, by Jaro-Winkler similarity.
+/// The shortest name a single edit of is taken for a typo of it: one edit of a two-letter
+/// name is half of it (`id` and `ip` are two names, not a typo).
+const MIN_ONE_EDIT_CHARS: usize = 3;
+
+/// "did you mean `x`?" for a near-miss among `candidates`: a name one edit away (a letter
+/// added, dropped, changed, or two neighbours swapped), else the closest by Jaro-Winkler.
+/// Jaro-Winkler alone misses short names: it matches letters only within half the length of
+/// the longer name, so `ulr` shares one letter in place with `url` and scores 0.6.
 pub fn did_you_mean<'a>(
     given: &str,
     candidates: impl IntoIterator<Item = &'a str>,
@@ -268,9 +275,13 @@ pub fn did_you_mean<'a>(
     }
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(given, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|c| {
+            let one_edit =
+                c.chars().count() >= MIN_ONE_EDIT_CHARS && strsim::osa_distance(given, c) == 1;
+            ((one_edit, strsim::jaro_winkler(given, c)), c)
+        })
+        .filter(|((one_edit, score), _)| *one_edit || *score > 0.8)
+        .max_by(|(a, _), (b, _)| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)))
         .map(|(_, c)| c)
 }
 
@@ -301,6 +312,20 @@ mod tests {
             diags.items[0].to_string(),
             r"goldens/a.yaml:3: error [E011] args.x\ny: unknown `$matchType` `a\nb\r\u{0}` (did you mean\n`exact`?)"
         );
+    }
+
+    /// A swapped pair or one wrong letter in a short key is a typo of it, which Jaro-Winkler
+    /// alone (0.6 for `ulr` against `url`) did not see; a two-letter key is too short for one.
+    #[test]
+    fn one_edit_of_a_short_name_is_a_near_miss() {
+        let keys = ["url", "headers", "body", "response", "timeout"];
+        for typo in ["ulr", "rul", "urk", "ur", "urrl", "bdoy"] {
+            assert!(did_you_mean(typo, keys).is_some(), "{typo}");
+        }
+        assert_eq!(did_you_mean("ulr", keys), Some("url"));
+        assert_eq!(did_you_mean("bdoy", keys), Some("body"));
+        assert_eq!(did_you_mean("ip", ["id", "url"]), None);
+        assert_eq!(did_you_mean("xyz", keys), None);
     }
 
     /// Found by tests/lint_mutants.rs: an unknown scorer a megabyte long took seconds to lint.

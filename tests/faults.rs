@@ -374,6 +374,34 @@ fn command_agent_that_never_answers_its_ping_fails_start_up() {
     common::assert_contains(&text, &["did not answer the start-up ping within 1s"]);
 }
 
+/// An agent that prints text instead of the protocol's JSON, or a reply without the ping's
+/// `id`, is told what it printed when its start-up times out: the last lines, each cut short
+/// and with control characters escaped, and how many there were.
+#[cfg(unix)]
+#[test]
+fn command_agent_printing_no_reply_to_its_ping_is_told_what_it_printed() {
+    let long = "x".repeat(300);
+    let script = format!(
+        "echo 'Starting agent'; echo {long}; printf 'ready \\033[32mOK\\033[0m\\n'; \
+         IFS= read -r line; echo '{{\"messages\":[{{\"text\":\"hi\"}}]}}'; cat > /dev/null"
+    );
+    let (_, text) = command_fault(&script, ", startup_timeout: 1s", &[], 20);
+    let cut = format!("`{}...`", "x".repeat(120));
+    common::assert_contains(
+        &text,
+        &[
+            "did not answer the start-up ping within 1s",
+            "it printed 4 stdout lines that are not replies (JSON with an `id`), ignored; the \
+             last 3: ",
+            &cut,
+            r"`ready \u{1b}[32mOK\u{1b}[0m`",
+            r#"`{"messages":[{"text":"hi"}]}`"#,
+        ],
+    );
+    // The first line is past the last three, and no escape sequence reaches the terminal.
+    common::assert_lacks(&text, &["`Starting agent`", "\u{1b}"]);
+}
+
 #[cfg(unix)]
 #[test]
 fn command_agent_ignoring_sigterm_is_killed_with_its_children() {

@@ -76,12 +76,64 @@ fn init_never_overwrites_and_writes_nothing_when_a_file_exists() {
     let dir = tempfile::tempdir().unwrap();
     common::write(dir.path(), "goldgate.yaml", "# mine\n");
     let out = goldgate(dir.path(), &["init"]).exits(2);
-    out.warns(&["goldgate.yaml already exist"]);
+    out.warns(&["goldgate.yaml already exists; nothing was written (move it away"])
+        .never_prints(&["exist(s)"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap(),
         "# mine\n"
     );
     assert!(!dir.path().join("evals").exists());
+    // Two files in the way: a plural, spoken of as "them".
+    common::write(dir.path(), ".github/workflows/goldgate.yml", "# mine\n");
+    goldgate(dir.path(), &["init"]).exits(2).warns(&[
+        "goldgate.yaml, ./.github/workflows/goldgate.yml already exist; nothing was written \
+         (move them away",
+    ]);
+}
+
+/// The next steps name the variable the model's key goes in, as the workflow does.
+#[test]
+fn model_kinds_name_their_key_variable() {
+    for (kind, key_var) in [
+        ("openai", "OPENAI_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("gemini", "GEMINI_API_KEY"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = goldgate(dir.path(), &["init", "--agent", kind]).exits(0);
+        out.says(&[&format!(
+            "next: set {key_var} to the model's API key, then run"
+        )])
+        .never_prints(&["the model's API key in the environment"]);
+        let config = fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap();
+        assert!(config.contains(key_var), "{kind}: {config}");
+    }
+}
+
+/// The example golden's comment promises only what SCRAPI's `agent` accepts: plain text
+/// compared by meaning, with `$matchType` on an `agent` rejected and the rejection pointing
+/// at the checks that do compare replies exactly.
+#[test]
+fn the_example_golden_says_what_agent_text_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    goldgate(dir.path(), &["init"]).exits(0);
+    let golden = dir.path().join("evals/goldens/example.yaml");
+    let text = fs::read_to_string(&golden).unwrap();
+    assert!(text.contains("always compared by meaning"), "{text}");
+    assert!(text.contains("$matchType (exact, contains,"), "{text}");
+    assert!(text.contains("message-matches-regex"), "{text}");
+    assert!(!text.contains("unless a $matchType"), "{text}");
+    // What the old comment suggested is an error, and the error says where to go instead.
+    let matched = text.replace(
+        "agent: Hi! How can I help you today?",
+        "agent: { value: Hi!, $matchType: exact }",
+    );
+    fs::write(&golden, matched).unwrap();
+    goldgate(dir.path(), &["lint", "evals"]).exits(1).says(&[
+        "[E007]",
+        "for an exact or regexp reply use a turn eval's `equals` or a gecx scenario's \
+         `message-matches-regex`",
+    ]);
 }
 
 #[test]
@@ -104,4 +156,19 @@ fn from_init_to_a_gated_run() {
     run(&["--update-baseline", "evals/baseline.json"]).exits(0);
     let gated = run(&["--baseline", "evals/baseline.json", "--fail-on-regress"]).exits(0);
     gated.says(&["Result: no regression"]);
+}
+
+/// The README's CI section shows the workflow `goldgate init` writes, whole: a hand-written
+/// copy drifted (a baseline a new repository lacks, no baseline update on main, read-only
+/// contents) from the one the team gets.
+#[test]
+fn the_readme_shows_the_workflow_init_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    goldgate(dir.path(), &["init", "--agent", "http"]).exits(0);
+    let workflow = fs::read_to_string(dir.path().join(".github/workflows/goldgate.yml")).unwrap();
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("```yaml\n{workflow}```\n")),
+        "README.md does not show `goldgate init --agent http`'s workflow:\n{workflow}"
+    );
 }

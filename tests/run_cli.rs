@@ -112,6 +112,19 @@ fn an_unset_variable_or_a_config_typo_is_exit_2_naming_it() {
     }
 }
 
+/// A swapped pair in a short required key is one problem with one message: the unknown key,
+/// the key it was meant to be, and that it is required; not also "missing required key".
+#[test]
+fn a_transposed_short_key_is_one_error_suggesting_the_key() {
+    let dir = suite_with_config("agent:\n  http:\n    ulr: \"http://127.0.0.1:9/turn\"\n");
+    let out = common::goldgate(dir.path(), &["run", "goldens"]).exits(2);
+    out.warns(&[
+        "goldgate.yaml:3: error [G100] agent.http.ulr: unknown key `ulr` (did you mean `url`? \
+         It is required.)",
+    ])
+    .never_prints(&["missing required key"]);
+}
+
 #[test]
 fn no_agent_is_exit_2_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
@@ -276,5 +289,30 @@ fn the_help_states_the_defaults_the_run_applies() {
             "{flag}: the help says {described:.20}, the run applies {}",
             minutes(default)
         );
+    }
+}
+
+/// Each option of every command's `--help` states its default at most once: clap adds
+/// `[default: X]` for a `default_value`, so a doc comment saying it too printed it twice.
+#[test]
+fn no_help_states_a_default_twice() {
+    for subcommand in [
+        "run", "lint", "compare", "merge", "report", "list", "convert", "init",
+    ] {
+        let help = common::goldgate(Path::new("."), &[subcommand, "--help"]).stdout;
+        // An option's entry runs from its `-x`/`--flag` line to the next one.
+        let mut entries: Vec<String> = Vec::new();
+        for line in help.lines() {
+            if line.trim_start().starts_with('-') || entries.is_empty() {
+                entries.push(String::new());
+            }
+            entries.last_mut().unwrap().push_str(line);
+        }
+        for entry in entries {
+            assert!(
+                entry.matches("[default:").count() <= 1,
+                "`goldgate {subcommand} --help` states a default twice: {entry}"
+            );
+        }
     }
 }

@@ -42,6 +42,9 @@ async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Respon
         "wrong_argument" => json!({
             "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
             "tool_calls": [order("ORD-54321")]}),
+        "several_wrong_arguments" => json!({
+            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
+            "tool_calls": [order("ORD-555")]}),
         "extra_tool_call" => json!({
             "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
             "tool_calls": [order("ORD-12345"), {"name": "send_email", "args": {"to": "me"}}]}),
@@ -241,4 +244,33 @@ fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     common::assert_contains(&stderr, &["bad.yaml:3: error"]);
     common::assert_contains(&stderr, &["nothing was run"]);
+}
+
+/// A call of the expected tool with other arguments is the expected call gone wrong: one
+/// failure naming every argument that differs, not also an unexpected call, which read as a
+/// second call the agent never made.
+#[test]
+fn a_call_with_other_arguments_is_one_failure_naming_each_difference() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    common::order_golden(
+        dir.path(),
+        "  - conversation: several_wrong_arguments\n    turns:\n      - user: Where is ORD-556?\n        \
+         tool_calls:\n          - action: lookup_order\n            args: { order_id: ORD-556, \
+         customer: { id: 7 } }\n        agent: Your order ORD-12345 has shipped and should arrive \
+         by April 18th.\n",
+    );
+    let (code, report, output) = run(dir.path(), addr, &[]);
+    assert_eq!(code, Some(1), "{output}");
+    let reason = r#"lookup_order called with other arguments: order_id: expected "ORD-556", got "ORD-555"; customer: missing"#;
+    common::assert_contains(&output, &[reason]);
+    common::assert_lacks(&output, &["unexpected tool call"]);
+    let checks = common::case(&report, "several_wrong_arguments")["turns"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["status"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{checks:#?}");
+    assert_eq!(failed[0]["label"], "tool call lookup_order");
+    assert_eq!(failed[0]["reason"], reason);
 }

@@ -37,9 +37,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+mod ping;
 mod process;
 mod routes;
 
+use ping::ping;
 use process::{Group, Line, Signal, kill_group, read_line, terminate};
 use routes::{RouteGuard, Routes, Tail};
 
@@ -299,60 +301,6 @@ impl Process {
     }
 }
 
-/// Sends the start-up ping and waits for a line with its id: any answer means ready.
-async fn ping(
-    id: u64,
-    routes: &Arc<Routes>,
-    lines: &mpsc::UnboundedSender<Vec<u8>>,
-    timeout: Duration,
-    name: &str,
-) -> Result<(), EndpointError> {
-    let request = serde_json::json!({
-        "id": id,
-        "ping": true,
-        "session": PING_SESSION,
-        "conversation": PING_SESSION,
-        "turn": 0,
-        "input": {},
-    });
-    let mut line = request.to_string().into_bytes();
-    line.push(b'\n');
-    let answer = routes.register(id)?;
-    let _route = RouteGuard {
-        routes: Arc::clone(routes),
-        id,
-    };
-    let _ = lines.send(line);
-    match tokio::time::timeout(timeout, answer).await {
-        // A reply that is not protocol JSON still shows the agent reads and answers.
-        Ok(Ok(
-            Ok(_)
-            | Err(EndpointError {
-                kind: EndpointErrorKind::Protocol,
-                ..
-            }),
-        )) => Ok(()),
-        Ok(Ok(Err(error))) => Err(EndpointError::new(
-            error.kind,
-            format!("before it was ready: {}", error.message),
-        )),
-        Ok(Err(_)) => Err(EndpointError::new(
-            EndpointErrorKind::Crashed,
-            "the agent process's supervisor stopped during start-up",
-        )),
-        Err(_) => Err(EndpointError::new(
-            EndpointErrorKind::Timeout,
-            format!(
-                "`{}` did not answer the start-up ping within {:?}: a command agent must \
-                 answer each request line, the ping `{{\"id\":{id},\"ping\":true,...}}` \
-                 included, with a line carrying the same `id` (raise \
-                 `agent.command.startup_timeout` if it is still building)",
-                name, timeout
-            ),
-        )),
-    }
-}
-
 impl Command {
     fn start(&self, log: &Arc<Tail>) -> Result<Process, EndpointError> {
         let program = &self.argv[0];
@@ -488,6 +436,7 @@ fn route(line: &[u8], routes: &Routes, log: &Tail) {
         let text = String::from_utf8_lossy(line);
         let quoted: String = text.trim_end().chars().take(QUOTED_LINE_CHARS).collect();
         log.note(&format!("unparseable stdout line: {quoted}"));
+        routes.ignore(&text);
         return;
     };
     let answer = serde_json::from_value::<Reply>(value).map_err(|e| {

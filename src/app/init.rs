@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::model::Provider;
+
 /// The kinds of agent `init` writes a config for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AgentKind {
@@ -17,6 +19,20 @@ pub enum AgentKind {
     Gemini,
     /// A CX Agent Studio app.
     Ces,
+}
+
+impl AgentKind {
+    /// The environment variable holding the API key of the model that plays the agent, for
+    /// the model kinds.
+    pub fn key_var(self) -> Option<&'static str> {
+        let provider = match self {
+            AgentKind::OpenAi => Provider::OpenAi,
+            AgentKind::Anthropic => Provider::Anthropic,
+            AgentKind::Gemini => Provider::Gemini,
+            AgentKind::Http | AgentKind::Command | AgentKind::Ces => return None,
+        };
+        Some(crate::llm::info(provider).key_var)
+    }
 }
 
 /// Where the goldens live, relative to the project root.
@@ -47,8 +63,10 @@ conversations:
     tags: [P0]
     turns:
       - user: Hello!
-        # Compared by meaning (`semantic`) unless a $matchType says otherwise:
-        # exact, contains, regexp, ignore.
+        # Plain text, always compared by meaning (`semantic`). $matchType (exact, contains,
+        # regexp, ignore) applies to tool-call arguments. For an exact or regexp reply, use a
+        # turn eval's `equals`/`contains` or a gecx scenario's `final-message-equals`,
+        # `message-contains` or `message-matches-regex` (goldgate's docs/formats.md).
         agent: Hi! How can I help you today?
 "#;
 
@@ -79,12 +97,13 @@ fn config(agent: AgentKind) -> String {
                 AgentKind::Anthropic => ("anthropic", "claude-sonnet-4-6"),
                 _ => ("gemini", "gemini-2.5-flash"),
             };
+            let key_var = agent.key_var().unwrap_or_default();
             return format!(
                 "# goldgate.yaml: how goldgate plays the goldens (goldgate's docs/reference.md).\n\
-                 agent:\n  # A model plays the agent with this prompt; its key comes from the \
-                 environment.\n  {name}:\n    model: {model}\n    system_prompt: You are a \
-                 helpful support agent. Greet the user and ask how you can help.\n{}",
-                COMMON
+                 agent:\n  # A model plays the agent with this prompt; its key comes from \
+                 {key_var} in the environment.\n  {name}:\n    model: {model}\n    \
+                 system_prompt: You are a helpful support agent. Greet the user and ask how you \
+                 can help.\n{COMMON}"
             );
         }
         AgentKind::Ces => {
@@ -128,14 +147,13 @@ fn workflow(agent: AgentKind, action: &str) -> String {
         // goldgate starts a command agent itself; models and CES apps need only their keys.
         _ => "",
     };
-    let secrets = match agent {
-        AgentKind::OpenAi => "          OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}\n",
-        AgentKind::Anthropic => "          ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}\n",
-        AgentKind::Gemini => "          GEMINI_API_KEY: ${{ secrets.GEMINI_API_KEY }}\n",
-        AgentKind::Ces => "          CXAS_OAUTH_TOKEN: ${{ secrets.CXAS_OAUTH_TOKEN }}\n",
-        _ => {
-            "          AGENT_TOKEN: ${{ secrets.AGENT_TOKEN }}   # for ${AGENT_TOKEN} in goldgate.yaml\n"
+    let secrets = match (agent, agent.key_var()) {
+        (_, Some(key_var)) => format!("          {key_var}: ${{{{ secrets.{key_var} }}}}\n"),
+        (AgentKind::Ces, None) => {
+            "          CXAS_OAUTH_TOKEN: ${{ secrets.CXAS_OAUTH_TOKEN }}\n".to_owned()
         }
+        _ => "          AGENT_TOKEN: ${{ secrets.AGENT_TOKEN }}   # for ${AGENT_TOKEN} in goldgate.yaml\n"
+            .to_owned(),
     };
     format!(
         r#"# Pull requests: goldgate plays the goldens and fails only on a regression beyond noise

@@ -22,8 +22,14 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Exit> {
         .map(|path| path.display().to_string())
         .collect();
     if !existing.is_empty() {
+        let (verb, them) = if existing.len() == 1 {
+            ("exists", "it")
+        } else {
+            ("exist", "them")
+        };
         eprintln!(
-            "goldgate init: {} already exist(s); nothing was written (move it away, or edit it by hand)",
+            "goldgate init: {} already {verb}; nothing was written (move {them} away, or edit \
+             {them} by hand)",
             existing.join(", ")
         );
         return Ok(Exit::Error);
@@ -36,11 +42,15 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Exit> {
         goldgate::atomic::write(&path, |out| out.write_all(text.as_bytes()))?;
         println!("wrote {}", path.display());
     }
-    let start = match agent {
-        AgentKind::Http => "start your agent (goldgate.yaml says where it listens), then ",
-        AgentKind::Command => "point goldgate.yaml's `command` at your agent, then ",
-        AgentKind::Ces => "set the app in goldgate.yaml and CXAS_OAUTH_TOKEN, then ",
-        _ => "set the model's API key in the environment, then ",
+    let start = match (agent, agent.key_var()) {
+        (_, Some(key_var)) => format!("set {key_var} to the model's API key, then "),
+        (AgentKind::Http, None) => {
+            "start your agent (goldgate.yaml says where it listens), then ".to_owned()
+        }
+        (AgentKind::Command, None) => {
+            "point goldgate.yaml's `command` at your agent, then ".to_owned()
+        }
+        _ => "set the app in goldgate.yaml and CXAS_OAUTH_TOKEN, then ".to_owned(),
     };
     println!(
         "\nnext: {start}run `goldgate run {}`; when it passes, `goldgate run {} --update-baseline {}` and commit goldgate.yaml, {} and .github/workflows/goldgate.yml",

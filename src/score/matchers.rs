@@ -173,11 +173,15 @@ fn lookup<'v>(value: &'v Value, path: &[&str]) -> Option<&'v Value> {
     path.iter().try_fold(value, |value, key| value.get(key))
 }
 
+/// How many differing arguments a failed tool call names; the rest are counted.
+const ARG_DIFFS_SHOWN: usize = 5;
+
 /// Which actual call each expected call claimed, and why the others found none.
 pub(super) struct CallAssignment {
     /// Per expected call: its verdict (passed when it claimed a call).
     pub verdicts: Vec<Verdict>,
-    /// Per actual call: whether an expected call claimed it.
+    /// Per actual call: whether an expected call claimed it, matched or with other arguments
+    /// (then the expectation's failure, not an extra call).
     pub claimed: Vec<bool>,
 }
 
@@ -282,9 +286,16 @@ impl Grader {
         verdict
     }
 
-    /// Every listed argument against the call's arguments; the first mismatch decides. A call
-    /// whose arguments arrive as a JSON string is read as the object it holds.
+    /// Every listed argument against the call's arguments: a call with other arguments fails
+    /// naming each one that differs (the first [`ARG_DIFFS_SHOWN`]), so that one run shows
+    /// everything to fix. An argument the judge could not rate makes the verdict an error at
+    /// once. A call whose arguments arrive as a JSON string is read as the object it holds.
     pub(super) async fn match_args(&self, args: &ArgsMatcher, actual: &Value) -> Verdict {
+        self.args_differences(args, actual).await.0
+    }
+
+    /// [`Grader::match_args`], and how many arguments differ.
+    async fn args_differences(&self, args: &ArgsMatcher, actual: &Value) -> (Verdict, usize) {
         let parsed;
         let actual = match actual {
             Value::String(text) => {
@@ -293,20 +304,48 @@ impl Grader {
             }
             other => other,
         };
+        let method = self.args_method(args);
         let mut all = Vec::new();
         leaves(&args.fields, &[], &mut all);
+        let mut first_failure: Option<Verdict> = None;
+        let mut differences = Vec::new();
         for (path, matcher) in all {
             let verdict = self.match_value(matcher, lookup(actual, &path)).await;
-            if verdict.status != Status::Passed {
-                let reason = verdict.reason.unwrap_or_default();
-                return Verdict {
-                    reason: Some(format!("{}: {reason}", path.join("."))),
-                    method: self.args_method(args),
-                    ..verdict
-                };
+            let reason = format!(
+                "{}: {}",
+                path.join("."),
+                verdict.reason.as_deref().unwrap_or("")
+            );
+            match verdict.status {
+                Status::Passed => continue,
+                Status::Error => {
+                    return (
+                        Verdict {
+                            reason: Some(reason),
+                            method,
+                            ..verdict
+                        },
+                        1,
+                    );
+                }
+                _ => {}
             }
+            first_failure.get_or_insert(verdict);
+            differences.push(reason);
         }
-        Verdict::decided(true, self.args_method(args), None)
+        let Some(failure) = first_failure else {
+            return (Verdict::decided(true, method, None), 0);
+        };
+        let mut reason = differences[..differences.len().min(ARG_DIFFS_SHOWN)].join("; ");
+        if differences.len() > ARG_DIFFS_SHOWN {
+            let _ = write!(reason, "; and {} more", differences.len() - ARG_DIFFS_SHOWN);
+        }
+        let verdict = Verdict {
+            reason: Some(reason),
+            method,
+            ..failure
+        };
+        (verdict, differences.len())
     }
 
     pub(super) fn args_method(&self, args: &ArgsMatcher) -> Method {
@@ -320,18 +359,21 @@ impl Grader {
     /// Assigns actual calls to expected ones so that as many expected calls as possible are
     /// matched, each actual call serving one expected call at most (two expected calls to one
     /// tool need two calls). Unlike a greedy pass, an expected call with loose arguments does
-    /// not take the only call a stricter one could match.
+    /// not take the only call a stricter one could match. An expected call left unmatched then
+    /// takes the unclaimed call of its name with the fewest differing arguments: the call it
+    /// was meant to be (CES judges such a call's parameter correctness against its
+    /// expectation), so it fails once, naming the differences, and not again as an extra call.
     pub(super) async fn assign_calls(
         &self,
         expected: &[&ExpectedToolCall],
         calls: &[&ToolCall],
     ) -> CallAssignment {
-        let mut pairs: Vec<Vec<Option<Verdict>>> = Vec::with_capacity(expected.len());
+        let mut pairs: Vec<Vec<Option<(Verdict, usize)>>> = Vec::with_capacity(expected.len());
         for want in expected {
             let mut row = Vec::with_capacity(calls.len());
             for call in calls {
                 row.push(if call.name == want.name {
-                    Some(self.match_args(&want.args, &call.args).await)
+                    Some(self.args_differences(&want.args, &call.args).await)
                 } else {
                     None
                 });
@@ -342,47 +384,69 @@ impl Grader {
             .iter()
             .map(|row| {
                 row.iter()
-                    .map(|v| v.as_ref().is_some_and(|v| v.status == Status::Passed))
+                    .map(|v| v.as_ref().is_some_and(|(v, _)| v.status == Status::Passed))
                     .collect()
             })
             .collect();
         let owner = max_matching(&edges, calls.len());
-        let claimed = owner.iter().map(Option::is_some).collect();
+        let mut claimed: Vec<bool> = owner.iter().map(Option::is_some).collect();
         let verdicts = expected
             .iter()
             .zip(pairs)
             .enumerate()
             .map(|(i, (want, row))| {
-                let method = self.args_method(&want.args);
                 if owner.contains(&Some(i)) {
-                    return Verdict::decided(true, method, None);
+                    return Verdict::decided(true, self.args_method(&want.args), None);
                 }
-                let tried: Vec<Verdict> = row.into_iter().flatten().collect();
-                if tried.is_empty() {
-                    return Verdict::fail(method, format!("no call to {}", want.name));
-                }
-                if let Some(error) = tried.iter().find(|v| v.status == Status::Error) {
-                    return error.clone();
-                }
-                if tried.iter().any(|v| v.status == Status::Passed) {
-                    let reason = format!(
-                        "each {} call already matched another expectation",
-                        want.name
-                    );
-                    return Verdict::fail(method, reason);
-                }
-                let first = tried
-                    .into_iter()
-                    .next()
-                    .and_then(|v| v.reason)
-                    .unwrap_or_default();
-                Verdict::fail(
-                    method,
-                    format!("{} called with other arguments: {first}", want.name),
-                )
+                self.unmatched_call(want, row, &mut claimed)
             })
             .collect();
         CallAssignment { verdicts, claimed }
+    }
+
+    /// The verdict of an expected call no call matched, given each call's verdict and number
+    /// of differing arguments (`None` for a call of another name); claims the closest call of
+    /// its name that no other expectation has.
+    fn unmatched_call(
+        &self,
+        want: &ExpectedToolCall,
+        row: Vec<Option<(Verdict, usize)>>,
+        claimed: &mut [bool],
+    ) -> Verdict {
+        let method = self.args_method(&want.args);
+        let tried: Vec<(usize, Verdict, usize)> = row
+            .into_iter()
+            .enumerate()
+            .filter_map(|(call, tried)| tried.map(|(verdict, count)| (call, verdict, count)))
+            .collect();
+        if tried.is_empty() {
+            return Verdict::fail(method, format!("no call to {}", want.name));
+        }
+        if let Some((_, error, _)) = tried.iter().find(|(_, v, _)| v.status == Status::Error) {
+            return error.clone();
+        }
+        let closest = tried
+            .iter()
+            .filter(|(call, _, _)| !claimed[*call])
+            .min_by_key(|(_, _, count)| *count);
+        if let Some((call, verdict, _)) = closest {
+            claimed[*call] = true;
+            let differences = verdict.reason.as_deref().unwrap_or_default();
+            let reason = format!("{} called with other arguments: {differences}", want.name);
+            return Verdict::fail(method, reason);
+        }
+        let reason = if tried.iter().any(|(_, v, _)| v.status == Status::Passed) {
+            format!(
+                "each {} call already matched another expectation",
+                want.name
+            )
+        } else {
+            format!(
+                "each {} call already went to another expectation",
+                want.name
+            )
+        };
+        Verdict::fail(method, reason)
     }
 }
 

@@ -7,7 +7,8 @@
 //!   count.
 //! - Silence (`NoAgentText`) and SCRAPI's UNEXPECTED RESPONSE fail on any non-blank text.
 //! - Tool calls: see [`Grader::assign_calls`]. After the assignment, every actual call no
-//!   expectation claimed fails the turn, unless `allow_extra_tool_calls` is set, the call is a
+//!   expectation claimed (a call with other arguments is its expectation's failure, claimed)
+//!   fails the turn, unless `allow_extra_tool_calls` is set, the call is a
 //!   `transfer_to_agent` and the turn expects a transfer, or the turn has no expectations at
 //!   all (gecx and Regtrace turns, which are scored over the whole case), or only
 //!   [`ReplyCheck`]s (SCRAPI turn evals), which look at nothing they do not name.

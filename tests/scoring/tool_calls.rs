@@ -38,14 +38,57 @@ async fn tool_call_with_matching_arguments_passes() {
 async fn wrong_argument_fails_with_the_field_named() {
     let want = exact_args("lookup_order", &[("order_id", json!("ORD-12345"))]);
     let checks = grade_call(want, call("lookup_order", json!({"order_id": "ORD-1"}))).await;
-    // The wrong call is also left unclaimed, so it fails as an extra call too.
-    assert_eq!(statuses(&checks), [Status::Failed, Status::Failed]);
-    let reason = checks[0].reason.clone().unwrap_or_default();
-    assert!(
-        reason.contains("order_id") && reason.contains("\"ORD-1\""),
-        "{reason}"
+    // The wrong call is the expected call's failure, not an extra call as well.
+    assert_eq!(statuses(&checks), [Status::Failed]);
+    assert_eq!(
+        checks[0].reason.as_deref(),
+        Some(
+            r#"lookup_order called with other arguments: order_id: expected "ORD-12345", got "ORD-1""#
+        )
     );
     assert_eq!(checks[0].actual, r#"lookup_order({"order_id":"ORD-1"})"#);
+}
+
+#[tokio::test]
+async fn every_differing_argument_is_named_up_to_five() {
+    let names = ["a", "b", "c", "d", "e", "f", "g"];
+    let args: Vec<(&str, Value)> = names.iter().map(|n| (*n, json!(1))).collect();
+    let want = exact_args("configure", &args);
+    let checks = grade_call(want, call("configure", json!({"a": 2, "g": 1}))).await;
+    assert_eq!(statuses(&checks), [Status::Failed]);
+    assert_eq!(
+        checks[0].reason.as_deref(),
+        Some(
+            "configure called with other arguments: a: expected 1, got 2; b: missing; \
+             c: missing; d: missing; e: missing; and 1 more"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_call_goes_to_the_expectation_it_is_closest_to() {
+    // Two expected calls, both made with one argument wrong, listed in the other order: each
+    // fails against its own call, and neither call is also an extra one.
+    let want =
+        |id: &str, qty: i64| exact_args("add_item", &[("sku", json!(id)), ("qty", json!(qty))]);
+    let checks = grade(
+        &grader(),
+        vec![
+            ExpectationKind::ToolCall(want("A", 1)),
+            ExpectationKind::ToolCall(want("B", 2)),
+        ],
+        reply(
+            &[],
+            vec![
+                call("add_item", json!({"sku": "B", "qty": 3})),
+                call("add_item", json!({"sku": "A", "qty": 4})),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(statuses(&checks), [Status::Failed, Status::Failed]);
+    assert_reason(&checks[0], "qty: expected 1, got 4");
+    assert_reason(&checks[1], "qty: expected 2, got 3");
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! What a command agent's process shares with the tasks that use it: the requests waiting
-//! for a reply, and the tail of its stderr.
+//! for a reply, the stdout lines that answered none, and the tail of its stderr.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex as StdMutex};
 
 use tokio::sync::oneshot;
@@ -9,8 +9,23 @@ use tokio::sync::oneshot;
 use super::{Answer, STDERR_KEPT, lock};
 use crate::net::EndpointError;
 
-/// Requests waiting for a reply on one process.
-pub(super) struct Routes(StdMutex<RouteState>);
+/// How many of the stdout lines a process printed that were no reply a start-up error quotes
+/// (the last ones), and how much of each.
+const IGNORED_QUOTED: usize = 3;
+const IGNORED_LINE_CHARS: usize = 120;
+
+/// Requests waiting for a reply on one process, and the stdout lines that answered none.
+pub(super) struct Routes {
+    state: StdMutex<RouteState>,
+    ignored: StdMutex<Ignored>,
+}
+
+/// Stdout lines without a readable `id`: how many, and the last few, cut and escaped.
+#[derive(Default)]
+struct Ignored {
+    count: u64,
+    last: VecDeque<String>,
+}
 
 enum RouteState {
     Open(HashMap<u64, oneshot::Sender<Answer>>),
@@ -20,15 +35,64 @@ enum RouteState {
 
 impl Routes {
     pub(super) fn new() -> Self {
-        Self(StdMutex::new(RouteState::Open(HashMap::new())))
+        Self {
+            state: StdMutex::new(RouteState::Open(HashMap::new())),
+            ignored: StdMutex::new(Ignored::default()),
+        }
+    }
+
+    /// Notes a stdout line that answers no request, for [`Routes::ignored`].
+    pub(super) fn ignore(&self, line: &str) {
+        let mut quoted: String = line.trim_end().chars().take(IGNORED_LINE_CHARS).collect();
+        if quoted.len() < line.trim_end().len() {
+            quoted.push_str("...");
+        }
+        // Control characters escaped, so that what the agent printed cannot break the error's
+        // line nor colour the terminal.
+        let quoted: String = quoted
+            .chars()
+            .map(|c| match c.is_control() {
+                true => c.escape_debug().to_string(),
+                false => c.to_string(),
+            })
+            .collect();
+        let mut ignored = lock(&self.ignored);
+        ignored.count += 1;
+        if ignored.last.len() == IGNORED_QUOTED {
+            ignored.last.pop_front();
+        }
+        ignored.last.push_back(quoted);
+    }
+
+    /// What the process printed on stdout that answered nothing, when it printed anything:
+    /// the likeliest reason a ping went unanswered (a log line on stdout, a reply without the
+    /// request's `id`).
+    pub(super) fn ignored(&self) -> Option<String> {
+        let ignored = lock(&self.ignored);
+        let last = ignored.last.back()?;
+        Some(match ignored.count {
+            1 => format!(
+                "it printed 1 stdout line that is not a reply (JSON with an `id`), ignored: \
+                 `{last}`"
+            ),
+            count => {
+                let lines: Vec<String> = ignored.last.iter().map(|l| format!("`{l}`")).collect();
+                format!(
+                    "it printed {count} stdout lines that are not replies (JSON with an `id`), \
+                     ignored; the last {}: {}",
+                    lines.len(),
+                    lines.join(", ")
+                )
+            }
+        })
     }
 
     pub(super) fn is_open(&self) -> bool {
-        matches!(*lock(&self.0), RouteState::Open(_))
+        matches!(*lock(&self.state), RouteState::Open(_))
     }
 
     pub(super) fn register(&self, id: u64) -> Result<oneshot::Receiver<Answer>, EndpointError> {
-        match &mut *lock(&self.0) {
+        match &mut *lock(&self.state) {
             RouteState::Open(waiting) => {
                 let (sender, receiver) = oneshot::channel();
                 waiting.insert(id, sender);
@@ -40,7 +104,7 @@ impl Routes {
 
     /// Delivers an answer; false when nobody waits for `id` any more.
     pub(super) fn answer(&self, id: u64, answer: Answer) -> bool {
-        let sender = match &mut *lock(&self.0) {
+        let sender = match &mut *lock(&self.state) {
             RouteState::Open(waiting) => waiting.remove(&id),
             RouteState::Closed(_) => None,
         };
@@ -50,7 +114,7 @@ impl Routes {
 
     /// Fails every request waiting (the process stays open); how many there were.
     pub(super) fn fail_waiting(&self, error: &EndpointError) -> usize {
-        let waiting = match &mut *lock(&self.0) {
+        let waiting = match &mut *lock(&self.state) {
             RouteState::Open(waiting) => std::mem::take(waiting),
             RouteState::Closed(_) => HashMap::new(),
         };
@@ -62,13 +126,14 @@ impl Routes {
     }
 
     fn withdraw(&self, id: u64) {
-        if let RouteState::Open(waiting) = &mut *lock(&self.0) {
+        if let RouteState::Open(waiting) = &mut *lock(&self.state) {
             waiting.remove(&id);
         }
     }
 
     pub(super) fn close(&self, error: EndpointError) {
-        let previous = std::mem::replace(&mut *lock(&self.0), RouteState::Closed(error.clone()));
+        let previous =
+            std::mem::replace(&mut *lock(&self.state), RouteState::Closed(error.clone()));
         if let RouteState::Open(waiting) = previous {
             for sender in waiting.into_values() {
                 let _ = sender.send(Err(error.clone()));

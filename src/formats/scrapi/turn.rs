@@ -231,7 +231,10 @@ fn report_agent_type(node: &Node, path: &str, diags: &mut Diagnostics) {
             ),
         )
         .field(path)
-        .hint("write the expected reply as plain text; agent text is always compared semantically");
+        .hint(
+            "write the expected reply as plain text, compared by meaning; for an exact or regexp \
+             reply use a turn eval's `equals` or a gecx scenario's `message-matches-regex`",
+        );
 }
 
 /// The expectations and mocks a turn's `tool_calls` produce.
