@@ -164,13 +164,6 @@ pub struct SelectionArgs {
     pub shard: Option<String>,
 }
 
-impl SelectionArgs {
-    /// `--filter`, `--exclude` or `--name` chose part of the suite.
-    pub fn narrows(&self) -> bool {
-        !self.filters.is_empty() || !self.excludes.is_empty() || self.name.is_some()
-    }
-}
-
 /// Where and how a run or a saved report is published on GitHub.
 #[derive(Debug, Args)]
 pub struct GithubArgs {

@@ -420,3 +420,23 @@ fn report_gates_a_saved_run_as_the_run_would() {
         assert_eq!(out.code, Some(code), "{why}: {args:?}\n{}", out.stderr);
     }
 }
+
+/// `--filter` or `--name` against the whole suite's baseline gates the chosen cases only, as
+/// `--changed-since` does: the others are not "not run now", and the whole suite's pooled
+/// latencies are not held against a few cases'.
+#[test]
+fn a_run_of_chosen_cases_is_gated_on_those_cases() {
+    let (dir, addr, _script) = setup(6);
+    baseline(dir.path(), addr);
+    let chosen = run(dir.path(), addr, &[GATED, &["--name", "c0[12]"]].concat()).exits(0);
+    chosen.never_prints(&["not run now"]);
+    let gate = &report(dir.path())["gate"];
+    assert_eq!(gate["missing"], serde_json::json!([]), "{gate}");
+    let p95 = gate["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["threshold"] == "p95LatencyIncreasePct")
+        .unwrap();
+    assert_eq!(p95["baseline"], Value::Null, "{p95}");
+}

@@ -31,6 +31,13 @@ pub struct Selection {
     pub shard: Option<Shard>,
 }
 
+impl Selection {
+    /// `--filter`, `--exclude` or `--name` chose part of the suite.
+    pub fn narrows(&self) -> bool {
+        !self.filters.is_empty() || !self.excludes.is_empty() || self.name.is_some()
+    }
+}
+
 /// The cases selected, in load order.
 #[derive(Debug)]
 pub struct Selected {

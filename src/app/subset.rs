@@ -143,6 +143,29 @@ impl Narrowed {
     }
 }
 
+/// The gate of a run whose selection flags chose part of a suite the baseline holds more of:
+/// over the chosen cases only, as for `--changed-since`, so that the others are not missing
+/// and the pooled latencies of the whole suite are not compared with a few cases' (which
+/// would measure the choice, not the agent). A baseline of the selection itself (a smoke
+/// suite's) is kept whole.
+fn over_the_chosen(gate: Gate, suite: &Suite, selection: &Selection) -> Result<Gate, SelectError> {
+    let whole = Selection {
+        shard: None,
+        ..selection.clone()
+    };
+    let chosen: HashSet<String> = select::select(suite, &whole)?
+        .cases
+        .iter()
+        .map(|case| case_key(case))
+        .collect();
+    let holds_more = gate
+        .baseline
+        .cases
+        .iter()
+        .any(|c| !chosen.contains(&c.key()));
+    Ok(if holds_more { gate.only(&chosen) } else { gate })
+}
+
 /// What a run plays: the cases selected, what the report says of them, the gate over them,
 /// and for a rerun the saved report they merge into.
 #[derive(Debug)]
@@ -162,6 +185,10 @@ pub fn choose(
     gate: Option<Gate>,
 ) -> Result<Chosen, SelectError> {
     let Some(mut narrowed) = narrowed else {
+        let gate = match gate {
+            Some(gate) if selection.narrows() => Some(over_the_chosen(gate, suite, &selection)?),
+            gate => gate,
+        };
         return Ok(Chosen {
             selected: select::select(suite, &selection)?,
             scope: None,

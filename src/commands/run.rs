@@ -347,7 +347,7 @@ fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result
         let asked = Asked {
             force: args.force,
             history,
-            narrowed: args.selection.common.narrows(),
+            narrowed: super::selection_of(&args.selection.common).is_ok_and(|s| s.narrows()),
         };
         exit = exit.max(super::update_baseline(path, report, asked)?);
     }
