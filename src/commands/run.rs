@@ -243,7 +243,10 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
         watch_ctrl_c(stop.clone());
         let progress = progress_bar(plan.cases.len() * plan.repeat.runs() as usize);
         if let Some(limits) = &plan.options.limits {
-            limits.observe(rate_limit_notice(progress.clone()));
+            limits.observe(
+                rate_limit_notice(progress.clone()),
+                plan.options.secrets.clone(),
+            );
         }
         let shown = progress.clone();
         let finished = std::sync::atomic::AtomicU64::new(0);

@@ -69,14 +69,14 @@ fn is_certificate_error(cause: &(dyn std::error::Error + 'static)) -> bool {
     )
 }
 
-/// The start of a reply, for an error message: at most [`ERROR_BODY_READ`] bytes of it are
-/// read, `secrets` masked out, and then cut to [`ERROR_BODY_CHARS`] characters (cut after
-/// masking, so that no secret is left cut in half and unmasked).
+/// The start of a reply, for an error message: at most [`ERROR_BODY_READ`] bytes of it, cut
+/// to [`ERROR_BODY_CHARS`] characters with `secrets` masked out ([`Secrets::excerpt`]: masked
+/// before any cut, a secret straddling the read's cap included).
 pub fn quote(body: &[u8], secrets: &Secrets) -> String {
+    // `read_start` may stop exactly at the cap of a longer body: that counts as cut short.
+    let cut_short = body.len() >= ERROR_BODY_READ;
     let head = &body[..body.len().min(ERROR_BODY_READ)];
-    let text = String::from_utf8_lossy(head);
-    let text = secrets.mask(&text);
-    text.trim().chars().take(ERROR_BODY_CHARS).collect()
+    secrets.excerpt(&String::from_utf8_lossy(head), cut_short, ERROR_BODY_CHARS)
 }
 
 /// Turns a non-2xx answer into an error quoting the start of its body, with `secrets` masked
