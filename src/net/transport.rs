@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use reqwest::Response;
 
-use super::{EndpointError, EndpointErrorKind, read_start, retry_after};
+use super::{CrossOrigin, EndpointError, EndpointErrorKind, read_start, retry_after};
 use crate::secrets::Secrets;
 
 /// How much of an error body is quoted in the error message.
@@ -30,13 +30,18 @@ pub fn transport_error(error: reqwest::Error) -> EndpointError {
     let mut message = error.to_string();
     let mut source = error.source();
     let mut certificate = false;
+    let mut cross_origin = false;
     while let Some(cause) = source {
         certificate |= is_certificate_error(cause);
+        cross_origin |= cause.is::<CrossOrigin>();
         message = cause.to_string();
         source = cause.source();
     }
-    // Neither passes on a second try: not worth the retries a dropped connection gets.
-    if redirect {
+    // None passes on a second try: not worth the retries a dropped connection gets.
+    if cross_origin {
+        // Its message (the innermost cause) says it all.
+        kind = EndpointErrorKind::Refused;
+    } else if redirect {
         kind = EndpointErrorKind::Refused;
         message.push_str(" (the URL redirects in a loop, or too many times: give the final URL)");
     } else if certificate {

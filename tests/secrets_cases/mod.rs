@@ -5,6 +5,7 @@
 
 mod cut;
 mod escaped;
+mod redirect;
 
 use std::path::Path;
 
