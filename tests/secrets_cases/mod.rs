@@ -5,6 +5,7 @@
 
 mod cut;
 mod escaped;
+mod github;
 mod redirect;
 
 use std::path::Path;
