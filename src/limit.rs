@@ -25,6 +25,7 @@ use tokio::time::Instant;
 
 use crate::net::{EndpointError, EndpointErrorKind};
 use crate::results::RateLimitWaits;
+use crate::secrets::Secrets;
 
 /// How long to pause after a 429 or 503 that says nothing about when to come back.
 const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
@@ -86,9 +87,13 @@ impl Limits {
         limiter
     }
 
-    /// Who hears of each pause (the progress display).
-    pub fn observe(&self, observer: OnWait) {
-        *lock(&self.observer) = Some(observer);
+    /// Who hears of each pause (the progress display), told why with `secrets` masked out:
+    /// the why quotes the endpoint's answer, which may echo a credential.
+    pub fn observe(&self, observer: OnWait, secrets: Secrets) {
+        let masked: OnWait = Arc::new(move |endpoint: &str, wait: Duration, why: &str| {
+            observer(endpoint, wait, &secrets.mask(why));
+        });
+        *lock(&self.observer) = Some(masked);
     }
 
     /// What each endpoint that ever waited waited, in the order they were made.

@@ -3,11 +3,16 @@
 //! token in the URL) in an error or a reply, and reports, baselines, recordings and the PR
 //! comment of a public repository are public.
 //!
-//! A secret is masked in every form a server is likely to echo it in: as it is, JSON-escaped,
-//! percent-encoded (strict, JavaScript's `encodeURIComponent`, form and URL-path encodings,
-//! upper- or lower-case hex) and base64 (standard and URL-safe alphabets) at each of the three
+//! A secret is masked in every form a server is likely to echo it in: as it is, JSON-escaped
+//! (as serde writes it, with PHP's `\/`, with Go's `\u0026 \u003c \u003e \u0027` in either
+//! case of hex), HTML-escaped (`&amp; &lt; &gt; &quot; &#34; &#39; &#x27;`), percent-encoded
+//! (strict, JavaScript's `encodeURIComponent`, form and URL-path encodings, upper- or
+//! lower-case hex) and base64 (standard and URL-safe alphabets) at each of the three
 //! alignments a secret can have inside a longer base64 text, which covers `Basic` credentials
 //! (`user:password`), a base64 of the secret alone and one of any text holding it.
+//!
+//! A quote of a server's answer is masked whole before it is cut ([`Secrets::excerpt`]): cut
+//! first, a secret straddling the cut would be left half there and unmasked.
 //!
 //! [`Secrets`] is a cheap shared handle: the set grows while the run learns secrets (a Google
 //! access token fetched mid-run) and every clone sees it.
@@ -26,6 +31,10 @@ pub const MASK: &str = "***";
 /// Shorter values are not masked: words of 5 letters or fewer (a user name such as `admin`,
 /// `Bearer`) are too common in ordinary text, and masking them would shred the reports.
 pub const MIN_CHARS: usize = 6;
+
+/// At the end of a text cut short, this many characters that begin a secret are masked: fewer
+/// tell nothing of it, and would mask ordinary endings.
+const MIN_TAIL_CHARS: usize = 3;
 
 /// The environment variables holding credentials goldgate reads, wherever it reads them: the
 /// LLM providers' keys (judges, simulated users, LLM agents), Google tokens for CX Agent
@@ -84,17 +93,34 @@ impl Secrets {
 
     /// Adds a configured value that may hold secrets: the whole, and each of its words (the
     /// token of `Bearer TOKEN`) but a leading scheme of letters (`Bearer`), which is no secret
-    /// and is common in ordinary text.
+    /// and is common in ordinary text. The credentials of `Basic CREDS` are added decoded too
+    /// (`user:password`, and the password), as a server may echo them once decoded.
     pub fn add_value(&self, value: &str) {
         self.add(value);
-        let mut words = value.split_whitespace().peekable();
-        if let Some(first) = words.next() {
-            let scheme = words.peek().is_some() && first.chars().all(|c| c.is_ascii_alphabetic());
-            if !scheme {
-                self.add(first);
-            }
+        let words: Vec<&str> = value.split_whitespace().collect();
+        let scheme = words.len() > 1 && words[0].chars().all(|c| c.is_ascii_alphabetic());
+        words[usize::from(scheme)..]
+            .iter()
+            .for_each(|word| self.add(word));
+        if scheme && words[0].eq_ignore_ascii_case("basic") {
+            self.add_basic(words[1]);
         }
-        words.for_each(|word| self.add(word));
+    }
+
+    /// Adds what base64 `user:password` credentials decode to: the pair and the password.
+    fn add_basic(&self, credentials: &str) {
+        let decoded = STANDARD
+            .decode(credentials)
+            .or_else(|_| STANDARD_NO_PAD.decode(credentials))
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok());
+        if let Some((pair, (_, password))) = decoded
+            .as_deref()
+            .and_then(|pair| Some((pair, pair.split_once(':')?)))
+        {
+            self.add(pair);
+            self.add(password);
+        }
     }
 
     /// Adds what a URL carries that may be secret: its user and password (each, and
@@ -156,6 +182,38 @@ impl Secrets {
         masked
     }
 
+    /// At most `chars` characters of `text`, trimmed, for an error message. The whole text is
+    /// masked before anything is cut, so that no cut leaves part of a secret unmasked. When
+    /// `text` is itself cut short (the start of a longer answer, read up to a cap), a secret
+    /// may straddle its end: an end that begins a form of a secret is masked too.
+    pub fn excerpt(&self, text: &str, cut_short: bool, chars: usize) -> String {
+        let mut masked = self.mask(text).into_owned();
+        if cut_short {
+            self.mask_tail(&mut masked);
+        }
+        masked.trim().chars().take(chars).collect()
+    }
+
+    /// Masks the end of `text` where it is the start of a form of a secret, of at least
+    /// [`MIN_TAIL_CHARS`] characters.
+    fn mask_tail(&self, text: &mut String) {
+        // A multi-byte character cut in half by the cap was decoded as U+FFFD.
+        let end = text.trim_end_matches(char::REPLACEMENT_CHARACTER).len();
+        let head = &text[..end];
+        let known = self.read();
+        let started = |form: &String| {
+            // The byte lengths of the form's prefixes, longest first.
+            let mut prefixes = form.char_indices().map(|(i, c)| i + c.len_utf8()).rev();
+            prefixes
+                .find(|&len| head.ends_with(&form[..len]))
+                .filter(|&len| form[..len].chars().count() >= MIN_TAIL_CHARS)
+        };
+        if let Some(len) = known.forms.iter().filter_map(started).max() {
+            text.truncate(end - len);
+            text.push_str(MASK);
+        }
+    }
+
     /// Masks `text` where it is.
     pub fn mask_string(&self, text: &mut String) {
         if let Cow::Owned(masked) = self.mask(text) {
@@ -191,8 +249,9 @@ impl Secrets {
 fn encodings(secret: &str) -> BTreeSet<String> {
     let mut forms = BTreeSet::from([secret.to_owned()]);
     if let Ok(json) = serde_json::to_string(secret) {
-        forms.insert(json[1..json.len() - 1].to_owned());
+        forms.extend(json_escapes(&json[1..json.len() - 1]));
     }
+    forms.extend(html_escapes(secret));
     // Characters each percent-encoder leaves as they are, besides letters and digits.
     const KEPT: [&str; 4] = ["-._~", "-._~!'()*", "-._*", "-._~!$&'()*+,;=:@"];
     for kept in KEPT {
@@ -208,6 +267,56 @@ fn encodings(secret: &str) -> BTreeSet<String> {
     forms.extend(base64_cores(secret.as_bytes()));
     // A form that lost too much (a base64 core of a short secret) would mask ordinary text.
     forms.retain(|form| form.len() >= MIN_CHARS);
+    forms
+}
+
+/// `json` (a string as serde escapes it) as other JSON encoders write it: PHP's `json_encode`
+/// escapes `/` as `\/`; Go's `encoding/json` (and others that make JSON safe inside HTML)
+/// `& < > '` as `\u0026`..., in lower- or upper-case hex.
+fn json_escapes(json: &str) -> Vec<String> {
+    let mut forms = Vec::new();
+    for slash in [false, true] {
+        for hex in [None, Some(false), Some(true)] {
+            let mut out = String::with_capacity(json.len() * 2);
+            for c in json.chars() {
+                match (c, hex) {
+                    ('/', _) if slash => out.push_str("\\/"),
+                    ('&' | '<' | '>' | '\'', Some(upper)) => {
+                        let code = u32::from(c);
+                        out.push_str(&if upper {
+                            format!("\\u{code:04X}")
+                        } else {
+                            format!("\\u{code:04x}")
+                        });
+                    }
+                    _ => out.push(c),
+                }
+            }
+            forms.push(out);
+        }
+    }
+    forms
+}
+
+/// `secret` HTML-escaped: `& < >` always, quotes as they are or as either entity.
+fn html_escapes(secret: &str) -> Vec<String> {
+    let mut forms = Vec::new();
+    for quote in ["\"", "&quot;", "&#34;"] {
+        for apostrophe in ["'", "&#39;", "&#x27;"] {
+            let mut out = String::with_capacity(secret.len() * 2);
+            for c in secret.chars() {
+                match c {
+                    '&' => out.push_str("&amp;"),
+                    '<' => out.push_str("&lt;"),
+                    '>' => out.push_str("&gt;"),
+                    '"' => out.push_str(quote),
+                    '\'' => out.push_str(apostrophe),
+                    _ => out.push(c),
+                }
+            }
+            forms.push(out);
+        }
+    }
     forms
 }
 
@@ -317,6 +426,62 @@ mod tests {
         assert!(!masked.contains(&basic[4..basic.len() - 4]), "{masked}");
         assert!(!masked.contains("query-secret"), "{masked}");
         assert_eq!(secrets.mask("pa@ss-w0rd"), MASK);
+    }
+
+    #[test]
+    fn json_and_html_escapes_of_a_secret_are_masked() {
+        let secrets = Secrets::new();
+        secrets.add("a<b>c'd&e/f\"g-tok3n");
+        let echoes = [
+            r#"a\u003cb\u003ec\u0027d\u0026e/f\"g-tok3n"#,
+            r#"a\u003Cb\u003Ec\u0027d\u0026e/f\"g-tok3n"#,
+            r#"a<b>c'd&e\/f\"g-tok3n"#,
+            r#"a\u003cb\u003ec\u0027d\u0026e\/f\"g-tok3n"#,
+            "a&lt;b&gt;c&#x27;d&amp;e/f&quot;g-tok3n",
+            "a&lt;b&gt;c&#39;d&amp;e/f&#34;g-tok3n",
+            "a&lt;b&gt;c'd&amp;e/f\"g-tok3n",
+        ];
+        for echo in echoes {
+            let text = format!("<p>bad key {echo}</p>");
+            assert_eq!(secrets.mask(&text), "<p>bad key ***</p>", "{echo}");
+        }
+    }
+
+    #[test]
+    fn an_excerpt_is_masked_before_it_is_cut() {
+        let secrets = Secrets::new();
+        let secret = "sk-live-ABCDEF123456";
+        secrets.add(secret);
+        // Cut to 300 characters first, the secret would have lost its end and its mask.
+        let long = format!("{}{secret} and more", "x".repeat(290));
+        let quoted = secrets.excerpt(&long, false, 300);
+        assert_eq!(quoted, format!("{}*** and mo", "x".repeat(290)));
+        // A read capped inside a secret (after padding that trimming takes away).
+        let capped = format!("{}{}", " ".repeat(4090), &secret[..6]);
+        assert_eq!(secrets.excerpt(&capped, true, 200), "***");
+        let base64 = STANDARD.encode(format!("user:{secret}"));
+        let capped = format!("Basic {}", &base64[..16]);
+        // What encodes `user:` alone is no secret.
+        assert_eq!(secrets.excerpt(&capped, true, 200), "Basic dXNlcjp***");
+        // Not cut short, or too little of a secret to tell anything: left as it is.
+        assert_eq!(
+            secrets.excerpt("ends sk-live-ABC", false, 200),
+            "ends sk-live-ABC"
+        );
+        assert_eq!(secrets.excerpt("the end. sk", true, 200), "the end. sk");
+        assert_eq!(
+            secrets.excerpt("a whole answer.", true, 200),
+            "a whole answer."
+        );
+    }
+
+    #[test]
+    fn basic_credentials_of_a_header_are_masked_decoded() {
+        let secrets = Secrets::new();
+        secrets.add_value(&format!("Basic {}", STANDARD.encode("robot:hunter2-pw")));
+        assert_eq!(secrets.mask("user robot:hunter2-pw"), "user ***");
+        assert_eq!(secrets.mask("password hunter2-pw"), "password ***");
+        assert_eq!(secrets.mask("robot"), "robot");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! `google-github-actions/auth` writes it, whose `credential_source.url`, `token_url` and
 //! `service_account_impersonation_url` are (the subject token fetched with its headers and
 //! exchanged at STS; a short-lived token fetched again before it expires). No token, subject
-//! token or key reaches the output, the report or the recordings.
+//! token or key reaches the output, the report or the recordings, not even when an endpoint
+//! refuses and quotes what it was sent.
 
 mod ces_support;
 mod common;
@@ -42,6 +43,10 @@ struct Tokens {
     /// `expires_in` of the STS answer.
     sts_lifetime: u64,
     addr: Arc<Mutex<Option<SocketAddr>>>,
+    /// The endpoint that refuses, quoting what it was sent ([`Tokens::refusal`]).
+    refusing: Option<&'static str>,
+    /// What it quoted.
+    echoed: Arc<Mutex<Vec<String>>>,
 }
 
 impl Tokens {
@@ -51,6 +56,16 @@ impl Tokens {
     fn hits(&self, name: &str) -> usize {
         self.hits.lock().unwrap().get(name).copied().unwrap_or(0)
     }
+    /// A refusal quoting `sent`, as an indiscreet endpoint words it, when `name` is the
+    /// endpoint [`Tokens::refusing`] names.
+    fn refusal(&self, name: &str, status: StatusCode, sent: &str) -> Option<Response> {
+        (self.refusing == Some(name)).then(|| {
+            self.echoed.lock().unwrap().push(sent.to_owned());
+            let body = json!({"error": "invalid_request", "error_description": format!("you sent {sent}")});
+            (status, Json(body)).into_response()
+        })
+    }
+
     fn problem(&self, text: String) -> Response {
         self.problems.lock().unwrap().push(text.clone());
         let body = json!({"error": "invalid_grant", "error_description": text});
@@ -87,6 +102,13 @@ fn form(body: &Bytes) -> HashMap<String, String> {
 async fn token(State(tokens): State<Tokens>, body: Bytes) -> Response {
     tokens.hit("token");
     let form = form(&body);
+    let sent = form
+        .get("assertion")
+        .map(String::as_str)
+        .unwrap_or_default();
+    if let Some(refused) = tokens.refusal("token", StatusCode::BAD_REQUEST, sent) {
+        return refused;
+    }
     if form.get("grant_type").map(String::as_str)
         != Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
     {
@@ -132,6 +154,10 @@ async fn token(State(tokens): State<Tokens>, body: Bytes) -> Response {
 async fn oidc(State(tokens): State<Tokens>, headers: HeaderMap) -> Response {
     tokens.hit("oidc");
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
+    let sent = auth.unwrap_or_default();
+    if let Some(refused) = tokens.refusal("oidc", StatusCode::UNAUTHORIZED, sent) {
+        return refused;
+    }
     if auth != Some(&format!("Bearer {REQUEST_TOKEN}")) {
         return tokens.problem(format!(
             "subject token request without its header: {auth:?}"
@@ -145,6 +171,10 @@ async fn sts(State(tokens): State<Tokens>, body: Bytes) -> Response {
     tokens.hit("sts");
     let form = form(&body);
     let field = |k: &str| form.get(k).map(String::as_str).unwrap_or_default();
+    let sent = field("subject_token");
+    if let Some(refused) = tokens.refusal("sts", StatusCode::BAD_REQUEST, sent) {
+        return refused;
+    }
     if field("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange"
         || field("subject_token") != SUBJECT
         || field("subject_token_type") != "urn:ietf:params:oauth:token-type:jwt"
@@ -167,6 +197,10 @@ async fn impersonate(State(tokens): State<Tokens>, headers: HeaderMap, body: Byt
     tokens.hit("impersonate");
     let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
     let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+    let sent = auth.unwrap_or_default();
+    if let Some(refused) = tokens.refusal("impersonate", StatusCode::FORBIDDEN, sent) {
+        return refused;
+    }
     if auth != Some(&format!("Bearer {FEDERATED}")) || request["scope"].as_array().is_none() {
         return tokens.problem(format!("impersonation request {auth:?} {request}"));
     }
@@ -378,4 +412,51 @@ fn a_refused_token_request_is_an_error_of_the_run_with_the_endpoints_reason() {
         ],
     );
     assert_eq!(*ces.requests.lock().unwrap(), 0);
+}
+
+#[test]
+fn what_a_refusing_token_endpoint_quotes_of_its_request_is_masked() {
+    let federation = |addr| external_account(addr, true);
+    let service_account = |addr| service_account_key(addr, EMAIL);
+    let cases: [(_, &dyn Fn(SocketAddr) -> Value, _); 4] = [
+        (
+            "oidc",
+            &federation,
+            "the subject token URL answered HTTP 401: you sent ***",
+        ),
+        (
+            "sts",
+            &federation,
+            "the token endpoint answered HTTP 400: you sent ***",
+        ),
+        (
+            "impersonate",
+            &federation,
+            "the token endpoint answered HTTP 403: you sent Bearer ***",
+        ),
+        (
+            "token",
+            &service_account,
+            "the token endpoint answered HTTP 400: you sent ***",
+        ),
+    ];
+    for (refusing, credentials, quoted) in cases {
+        let tokens = Tokens {
+            refusing: Some(refusing),
+            sts_lifetime: 3600,
+            ..Tokens::default()
+        };
+        let (_, code, written) =
+            run_with_credentials(&tokens, IMPERSONATED, "creds.json", credentials);
+        assert_eq!(code, Some(2), "{refusing}: {written}");
+        common::assert_contains(&written, &[quoted]);
+        let echoed = tokens.echoed.lock().unwrap().clone();
+        assert!(!echoed.is_empty(), "{refusing} refused nothing");
+        let sent: Vec<&str> = echoed
+            .iter()
+            .map(|e| e.trim_start_matches("Bearer "))
+            .collect();
+        assert_no_secret(&written, &sent);
+        assert_no_secret(&written, &[REQUEST_TOKEN, SUBJECT, FEDERATED]);
+    }
 }

@@ -3,11 +3,13 @@
 //! userinfo and the configured API key, body) in an HTTP 500 and in an ordinary reply, with
 //! the GitHub token and a provider key from the environment it shares with goldgate, plain,
 //! base64 and percent-encoded. Every file of the run, stdout, stderr and the PR comment are
-//! searched for every form of every secret.
+//! searched for every form of every secret. `secrets_cases/` holds one module per way a secret
+//! slipped out before.
 
 mod common;
 #[allow(dead_code)] // Only the fake GitHub is used here, not its seeding or inspection.
 mod github_support;
+mod secrets_cases;
 
 use std::fs;
 use std::path::Path;

@@ -76,7 +76,7 @@ async fn start(config: &AgentConfig, secrets: &Secrets) -> Result<Arc<dyn Agent>
             let agent = ReplayAgent::load(dir).map_err(|e| e.to_string())?;
             Ok(Arc::new(agent))
         }
-        AgentConfig::Llm(llm) => Ok(Arc::new(llm_agent(llm)?)),
+        AgentConfig::Llm(llm) => Ok(Arc::new(llm_agent(llm, secrets)?)),
         AgentConfig::Ces(ces) => {
             let base_url = expanded_base_url(ces.base_url.as_deref(), "agent.ces")?;
             let client = http_client()?;
@@ -134,7 +134,7 @@ fn http_agent(
     })
 }
 
-fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {
+fn llm_agent(config: &LlmAgentConfig, secrets: &Secrets) -> Result<LlmAgent, String> {
     let field = format!("agent.{}", config.provider.name());
     let endpoint = Endpoint {
         base_url: expanded_base_url(config.endpoint.base_url.as_deref(), &field)?,
@@ -146,7 +146,8 @@ fn llm_agent(config: &LlmAgentConfig) -> Result<LlmAgent, String> {
         http_client()?,
         LLM_AGENT_PATIENCE,
     )
-    .map_err(|e| format!("{field}: {e}"))?;
+    .map_err(|e| format!("{field}: {e}"))?
+    .masking(secrets.clone());
     Ok(LlmAgent::new(client, config.settings.clone()))
 }
 

@@ -116,6 +116,7 @@ fn simulator(
     let http = crate::net::http_client()?;
     match LlmClient::from_env(wanted.provider, &endpoint, http.clone(), patience(options)) {
         Ok(client) => {
+            let client = client.masking(options.secrets.clone());
             let client = match &options.limits {
                 Some(limits) => client.limited_by(limits.endpoint(
                     &format!("simulator {}", wanted.provider.name()),
@@ -170,6 +171,7 @@ fn judge(
         patience(options),
         &http,
         limits.as_deref(),
+        &options.secrets,
     )?))
 }
 

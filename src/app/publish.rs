@@ -16,6 +16,7 @@ use crate::github::outputs::{self, Outputs};
 use crate::project;
 use crate::report::{lint, markdown};
 use crate::results::Report;
+use crate::secrets::Secrets;
 use crate::shard::Shard;
 
 /// The suite's name when no config file names it: the comment's marker uses it.
@@ -46,6 +47,9 @@ pub struct Channels<'a> {
     pub markdown: Option<&'a Path>,
     /// `--comment`.
     pub comment: bool,
+    /// The run's secrets, masked out of the note that says why the comment was not posted
+    /// (GitHub's token and every credential variable join them).
+    pub secrets: Secrets,
 }
 
 /// The suite's name for the comment's marker and title: each shard keeps its own comment.
@@ -187,7 +191,8 @@ impl<'a> Place<'a> {
         }
         notes.extend(annotate_capped(commands, annotations)?);
         if self.channels.comment {
-            notes.push(match post(context, &markdown::marker(&self.suite), body) {
+            let marker = markdown::marker(&self.suite);
+            notes.push(match post(context, &marker, body, &self.channels.secrets) {
                 Ok(Posted::Created { url }) => format!("commented on the pull request: {url}"),
                 Ok(Posted::Updated { url }) => format!("updated the pull request comment: {url}"),
                 Err(why) => format!("did not comment on the pull request: {why}"),
@@ -218,12 +223,19 @@ fn annotate_capped(commands: Vec<String>, out: &mut dyn Write) -> anyhow::Result
 }
 
 /// Creates or updates the comment, on a small runtime of its own.
-fn post(context: &Context, marker: &str, body: &str) -> Result<Posted, NotPosted> {
+fn post(
+    context: &Context,
+    marker: &str,
+    body: &str,
+    secrets: &Secrets,
+) -> Result<Posted, NotPosted> {
+    // A command that runs no agent (`report`) or stopped early knows no secret of the config.
+    secrets.add_vars(&|name| std::env::var(name).ok());
     let target = Target::from_context(context)?;
     let client = crate::net::http_client().map_err(NotPosted::Failed)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| NotPosted::Failed(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(comment::upsert(client, &target, marker, body))
+    runtime.block_on(comment::upsert(client, &target, marker, body, secrets))
 }

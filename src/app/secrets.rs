@@ -1,7 +1,8 @@
 //! The credentials a run knows before it starts, gathered from the config and the
 //! environment into one [`Secrets`] set: every `${VAR}` the agent's URL, headers and base
 //! URLs expand, the header values, the URLs' user names, passwords and query values, every
-//! provider's API key and base URL, Google's and GitHub's tokens. Tokens fetched during the
+//! provider's API key and base URL, Google's and GitHub's tokens, and the user and password
+//! `GITHUB_API_URL` may carry (a proxy's). Tokens fetched during the
 //! run join the set as the agent obtains them (see [`crate::agent::Agent::secrets`]).
 
 use crate::config::{AgentConfig, Config};
@@ -22,6 +23,9 @@ pub fn known_in(
 ) -> Secrets {
     let secrets = Secrets::new();
     secrets.add_vars(env);
+    if let Some(url) = env("GITHUB_API_URL") {
+        secrets.add_url(&url);
+    }
     for provider in [Provider::Anthropic, Provider::OpenAi, Provider::Gemini] {
         let info = crate::llm::info(provider);
         secrets.extend(env(info.key_var));
@@ -95,6 +99,7 @@ mod tests {
                 "AGENT_KEY" => "header-key-456",
                 "OPENAI_API_KEY" => "sk-openai-789",
                 "GH_TOKEN" => "ghs_github_000",
+                "GITHUB_API_URL" => "http://ghuser:ghPASS-SECRET-1@127.0.0.1:1/api",
                 "HOME" => "/home/someone",
                 _ => return None,
             };
@@ -107,10 +112,11 @@ mod tests {
         };
         let secrets = known_in(&Config::default(), Some(&agent), &env);
         let text = "path-token-123 header-key-456 sk-openai-789 ghs_github_000 \
-                    pass-word-1 bob.builder:pass-word-1 /home/someone Key header-key-456";
+                    pass-word-1 bob.builder:pass-word-1 /home/someone Key header-key-456 \
+                    ghPASS-SECRET-1";
         assert_eq!(
             secrets.mask(text),
-            "*** *** *** *** *** *** /home/someone ***"
+            "*** *** *** *** *** *** /home/someone *** ***"
         );
     }
 }

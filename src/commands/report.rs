@@ -36,6 +36,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
                     suite: DEFAULT_SUITE.to_owned(),
                     markdown: args.github.markdown.as_deref(),
                     comment: args.github.comment,
+                    secrets: Default::default(),
                 },
             },
             annotations,

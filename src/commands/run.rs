@@ -22,6 +22,7 @@ use goldgate::report::{console, gate};
 use goldgate::results::json;
 use goldgate::results::{CaseResult, Policy, Report, Scope, Status, Verdict};
 use goldgate::run::{Event, OnEvent, Repeat, RunOptions, Stop};
+use goldgate::secrets::Secrets;
 
 use super::files::ReportFiles;
 use crate::cli::RunArgs;
@@ -93,12 +94,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         scope: chosen.scope,
         rerun_into: chosen.saved,
     };
+    let secrets = plan.options.secrets.clone();
     let report = play(plan)?;
     if let Some(saved) = saved_agent.filter(|a| *a != report.agent) {
         eprintln!("goldgate: {}", other_agent(&saved, &report.agent));
         return Ok(Exit::Error);
     }
-    let exit = finish(args, &report, started.elapsed());
+    let exit = finish(args, &report, started.elapsed(), secrets);
     // The process ends with this run: freeing every case, turn and transcript one by one takes
     // milliseconds the user waits for, and the system takes the memory back at once.
     std::mem::forget((report, suite));
@@ -215,17 +217,19 @@ fn refuse(args: &RunArgs, refusal: &Refusal) -> anyhow::Result<Exit> {
     }
     let shard = (args.selection.common.shard.as_deref()).and_then(|text| text.parse().ok());
     super::publish(args.json && args.output.is_none(), |annotations| {
-        publish::publish_refusal(refusal, shard, &channels(args), annotations)
+        let channels = channels(args, Secrets::new());
+        publish::publish_refusal(refusal, shard, &channels, annotations)
     })?;
     Ok(Exit::Error)
 }
 
 /// Where `run` publishes, from its flags.
-fn channels(args: &RunArgs) -> Channels<'_> {
+fn channels(args: &RunArgs, secrets: Secrets) -> Channels<'_> {
     Channels {
         suite: publish::suite_name(args.suite.config.path()),
         markdown: args.github.markdown.as_deref(),
         comment: args.github.comment,
+        secrets,
     }
 }
 
@@ -243,7 +247,10 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
         watch_ctrl_c(stop.clone());
         let progress = progress_bar(plan.cases.len() * plan.repeat.runs() as usize);
         if let Some(limits) = &plan.options.limits {
-            limits.observe(rate_limit_notice(progress.clone()));
+            limits.observe(
+                rate_limit_notice(progress.clone()),
+                plan.options.secrets.clone(),
+            );
         }
         let shown = progress.clone();
         let finished = std::sync::atomic::AtomicU64::new(0);
@@ -291,12 +298,17 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
 
 /// Prints and writes the reports, posts the PR comment, lists the errors; then the exit code:
 /// the verdict, or worse when the baseline cannot be updated.
-fn finish(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<Exit> {
+fn finish(
+    args: &RunArgs,
+    report: &Report,
+    duration: Duration,
+    secrets: Secrets,
+) -> anyhow::Result<Exit> {
     let mut failed = write_outputs(args, report, duration);
     failed.extend(
         super::publish(args.json && args.output.is_none(), |annotations| {
             let report_path = args.output.as_deref();
-            let channels = channels(args);
+            let channels = channels(args, secrets);
             publish::publish(
                 &Publish {
                     report,

@@ -7,7 +7,9 @@
 //! quoting the bot does not get their comment overwritten.
 //!
 //! Commenting is a courtesy, never the verdict: every way it can fail is a [`NotPosted`] that
-//! says in one line why, and the caller keeps the test verdict as the exit code.
+//! says in one line why, and the caller keeps the test verdict as the exit code. That line
+//! quotes GitHub, a proxy or the network stack: the run's secrets are masked out of it, and
+//! the URLs reqwest's errors name (which may carry credentials) are left out.
 
 use std::fmt;
 use std::time::Duration;
@@ -17,6 +19,7 @@ use octocrab::models::CommentId;
 use octocrab::models::issues::Comment;
 
 use super::context::{Context, PR_VARIABLE, Repository, Token};
+use crate::secrets::Secrets;
 
 /// Longest the whole exchange with GitHub may take before the run goes on without it.
 const TIME_LIMIT: Duration = Duration::from_secs(60);
@@ -97,13 +100,17 @@ impl fmt::Display for NotPosted {
 }
 
 /// Creates this suite's comment on the pull request, or edits the one `marker` finds.
-/// `client` is goldgate's HTTP client ([`crate::net::http_client`]).
+/// `client` is goldgate's HTTP client ([`crate::net::http_client`]); `secrets` are masked out
+/// of why it failed (the token and the API URL's credentials join them).
 pub async fn upsert(
     client: reqwest::Client,
     target: &Target,
     marker: &str,
     body: &str,
+    secrets: &Secrets,
 ) -> Result<Posted, NotPosted> {
+    secrets.add(target.token.expose());
+    secrets.add_url(&target.api_url);
     let exchange = async {
         let github = Octocrab::builder()
             .base_uri(target.api_url.as_str())
@@ -138,7 +145,7 @@ pub async fn upsert(
             TIME_LIMIT.as_secs()
         ))),
     }
-    .map_err(|e| e.redacted(&target.token))
+    .map_err(|e| e.masked(secrets))
 }
 
 /// The first comment on the pull request whose body starts with `marker`, page by page.
@@ -186,38 +193,46 @@ fn classify(error: octocrab::Error) -> NotPosted {
     }
 }
 
-fn failed(what: &str, error: impl std::error::Error) -> NotPosted {
+fn failed(what: &str, error: impl std::error::Error + 'static) -> NotPosted {
     NotPosted::Failed(what.to_owned()).with_source(error)
 }
 
 impl NotPosted {
     /// Adds the causes of `error` (each level once; octocrab's own `Display` of a variant
-    /// names only the variant).
-    fn with_source(self, error: impl std::error::Error) -> NotPosted {
+    /// names only the variant), without the URL a reqwest error names: it may carry
+    /// credentials (`GITHUB_API_URL`'s user and password), and every level above quotes it.
+    fn with_source(self, error: impl std::error::Error + 'static) -> NotPosted {
         let NotPosted::Failed(mut message) = self else {
             return self;
         };
-        let mut cause: Option<&dyn std::error::Error> = Some(&error);
-        while let Some(error) = cause {
-            let text = error.to_string();
+        let top: &(dyn std::error::Error + 'static) = &error;
+        let causes = || std::iter::successors(Some(top), |e| e.source());
+        let urls: Vec<String> = causes()
+            .filter_map(|e| e.downcast_ref::<reqwest::Error>()?.url())
+            .map(|url| format!(" for url ({url})"))
+            .collect();
+        for error in causes() {
+            let mut text = error.to_string();
+            for url in &urls {
+                text = text.replace(url.as_str(), "");
+            }
             // snafu variants without a message print their name only; a backtrace is noise.
             let text = text.split("\n").next().unwrap_or_default();
             if !text.is_empty() && !message.contains(text) {
                 message.push_str(": ");
                 message.push_str(text);
             }
-            cause = error.source();
         }
         NotPosted::Failed(message)
     }
 
-    fn redacted(self, token: &Token) -> NotPosted {
+    fn masked(self, secrets: &Secrets) -> NotPosted {
         match self {
             NotPosted::Refused { status, message } => NotPosted::Refused {
                 status,
-                message: token.redact(&message),
+                message: secrets.mask(&message).into_owned(),
             },
-            NotPosted::Failed(message) => NotPosted::Failed(token.redact(&message)),
+            NotPosted::Failed(message) => NotPosted::Failed(secrets.mask(&message).into_owned()),
             other => other,
         }
     }

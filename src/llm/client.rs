@@ -8,9 +8,10 @@
 //! wrong model name reads as the provider put it.
 //!
 //! Errors are [`EndpointError`]s, the crate's HTTP error type, so that an LLM agent passes them
-//! through unchanged. The key is sent in a sensitive header only and cut out of any message.
+//! through unchanged. The key is sent in a sensitive header only and masked out of any
+//! message, with the run's other secrets when the client shares its set
+//! ([`LlmClient::masking`]).
 
-use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -25,6 +26,7 @@ use crate::limit::Limiter;
 use crate::model::Provider;
 use crate::net::{EndpointError, EndpointErrorKind};
 use crate::net::{read_body, read_start, retry_after, transport_error};
+use crate::secrets::Secrets;
 
 /// How much of an error answer is read, and how much of a non-JSON one is quoted.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -51,16 +53,6 @@ pub enum SetupError {
     Invalid(String),
 }
 
-/// An API key: never printed, not even by `Debug`.
-#[derive(Clone)]
-struct ApiKey(String);
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
-
 /// A provider endpoint with its key. Cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct LlmClient {
@@ -69,7 +61,8 @@ pub struct LlmClient {
     base: Url,
     url: Url,
     headers: HeaderMap,
-    key: ApiKey,
+    /// The key, with the run's other secrets once shared: masked out of every error.
+    secrets: Secrets,
     http: reqwest::Client,
     patience: Patience,
     /// Requests sent, retries included.
@@ -137,18 +130,29 @@ impl LlmClient {
         };
         let headers =
             headers.map_err(|e| SetupError::Invalid(format!("{}: {e}", facts.key_var)))?;
+        let secrets = Secrets::new();
+        secrets.add(&key);
+        secrets.add_url(base.as_str());
         Ok(Self {
             provider,
             model,
             base,
             url,
             headers,
-            key: ApiKey(key),
+            secrets,
             http,
             patience,
             requests: AtomicU64::new(0),
             limiter: None,
         })
+    }
+
+    /// Masks errors with the run's whole set (a judge's 429 may echo the agent's token or
+    /// GitHub's), to which this client's key is added.
+    pub fn masking(mut self, secrets: Secrets) -> Self {
+        let own = std::mem::replace(&mut self.secrets, secrets);
+        self.secrets.absorb(&own);
+        self
     }
 
     /// Sends every request through `limiter`: 429s are waited out (not counted as retries),
@@ -274,8 +278,10 @@ impl LlmClient {
             .ok()
             .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_owned))
             .unwrap_or_else(|| {
+                // `read_start` may stop exactly at the cap of a longer body.
+                let cut_short = body.len() >= ERROR_BODY_BYTES;
                 let text = String::from_utf8_lossy(&body);
-                text.trim().chars().take(ERROR_QUOTE_CHARS).collect()
+                self.secrets.excerpt(&text, cut_short, ERROR_QUOTE_CHARS)
             });
         let reason = status.canonical_reason().unwrap_or("");
         let message = if said.is_empty() {
@@ -298,11 +304,10 @@ impl LlmClient {
         })
     }
 
-    /// Cuts the key out of a message, in case a server or a proxy echoed it.
+    /// Masks the key and the run's secrets out of a message, in case a server or a proxy
+    /// echoed them.
     fn redacted(&self, mut error: EndpointError) -> EndpointError {
-        if !self.key.0.is_empty() {
-            error.message = error.message.replace(&self.key.0, "[redacted]");
-        }
+        self.secrets.mask_string(&mut error.message);
         error
     }
 }
@@ -384,6 +389,6 @@ mod tests {
         assert!(!format!("{client:?}").contains("sk-secret"));
         assert_eq!(client.model(), "claude-sonnet-4-6");
         let echoed = EndpointError::new(EndpointErrorKind::Status(401), "bad key sk-secret");
-        assert_eq!(client.redacted(echoed).message, "bad key [redacted]");
+        assert_eq!(client.redacted(echoed).message, "bad key ***");
     }
 }

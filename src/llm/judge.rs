@@ -30,6 +30,7 @@ use crate::limit::{Limits, Pacing};
 use crate::model::Provider;
 use crate::results::JudgeUsage;
 use crate::score::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict};
+use crate::secrets::Secrets;
 
 /// Changes whenever the prompts or the answer tools change, so that cached answers to the old
 /// questions are not reused.
@@ -194,6 +195,7 @@ impl JudgePanel {
         patience: Patience,
         http: &reqwest::Client,
         limits: Option<&Limits>,
+        secrets: &Secrets,
     ) -> Result<Self, SetupError> {
         let model_of = |provider: Provider| {
             models
@@ -204,6 +206,7 @@ impl JudgePanel {
         // One limiter per provider: its quota is the account's, whichever model asks.
         let judge = |provider: Provider, endpoint: &Endpoint| {
             LlmClient::from_env(provider, endpoint, http.clone(), patience).map(|client| {
+                let client = client.masking(secrets.clone());
                 let pacing = if provider == config.provider {
                     config.rate_limit
                 } else {

@@ -17,14 +17,59 @@ pub use body::{MAX_BODY, ReplyMemory, read_body, read_start, too_big};
 pub use retry_after::{parse_imf_fixdate, retry_after};
 pub use transport::{quote, status_error, transport_error};
 
-/// A client with its own connection pool over the process's one TLS set-up ([`tls::config`]).
+/// A client with its own connection pool over the process's one TLS set-up ([`tls::config`]),
+/// that never carries a request to another origin: no `Referer`, and a redirect to another
+/// origin is an error ([`CrossOrigin`]). Every endpoint goldgate calls (agents, LLM
+/// providers, Google's token endpoints, GitHub) is called through one of these.
 pub fn http_client() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
         .user_agent(concat!("goldgate/", env!("CARGO_PKG_VERSION")))
         .tls_backend_preconfigured(tls::config()?)
+        .referer(false)
+        .redirect(same_origin_redirects())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
+
+/// As many redirects as reqwest follows by default.
+const MAX_REDIRECTS: usize = 10;
+
+/// Follows redirects within the origin first asked only. Followed to another origin, a
+/// request would carry its body (307, 308), its URL's token and every header reqwest does not
+/// know to be a credential (an `X-Api-Key`) to a server nobody configured.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first.is_some_and(|origin| origin != attempt.url().origin()) {
+            let to = attempt.url().origin().ascii_serialization();
+            attempt.error(CrossOrigin { to })
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// A redirect to another origin, refused ([`http_client`]).
+#[derive(Debug)]
+pub struct CrossOrigin {
+    /// Scheme, host and port only: no user, path or query, which may be secret.
+    to: String,
+}
+
+impl fmt::Display for CrossOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "answered with a redirect to another origin ({}), not followed: it would carry the \
+             request's credentials there (configure the URL it redirects to)",
+            self.to
+        )
+    }
+}
+
+impl std::error::Error for CrossOrigin {}
 
 /// Why a call to an endpoint (a turn of the agent, a judge's question) could not be made.
 /// For a turn this is an error of the run, never a test failure.

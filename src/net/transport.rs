@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use reqwest::Response;
 
-use super::{EndpointError, EndpointErrorKind, read_start, retry_after};
+use super::{CrossOrigin, EndpointError, EndpointErrorKind, read_start, retry_after};
 use crate::secrets::Secrets;
 
 /// How much of an error body is quoted in the error message.
@@ -30,13 +30,18 @@ pub fn transport_error(error: reqwest::Error) -> EndpointError {
     let mut message = error.to_string();
     let mut source = error.source();
     let mut certificate = false;
+    let mut cross_origin = false;
     while let Some(cause) = source {
         certificate |= is_certificate_error(cause);
+        cross_origin |= cause.is::<CrossOrigin>();
         message = cause.to_string();
         source = cause.source();
     }
-    // Neither passes on a second try: not worth the retries a dropped connection gets.
-    if redirect {
+    // None passes on a second try: not worth the retries a dropped connection gets.
+    if cross_origin {
+        // Its message (the innermost cause) says it all.
+        kind = EndpointErrorKind::Refused;
+    } else if redirect {
         kind = EndpointErrorKind::Refused;
         message.push_str(" (the URL redirects in a loop, or too many times: give the final URL)");
     } else if certificate {
@@ -69,14 +74,14 @@ fn is_certificate_error(cause: &(dyn std::error::Error + 'static)) -> bool {
     )
 }
 
-/// The start of a reply, for an error message: at most [`ERROR_BODY_READ`] bytes of it are
-/// read, `secrets` masked out, and then cut to [`ERROR_BODY_CHARS`] characters (cut after
-/// masking, so that no secret is left cut in half and unmasked).
+/// The start of a reply, for an error message: at most [`ERROR_BODY_READ`] bytes of it, cut
+/// to [`ERROR_BODY_CHARS`] characters with `secrets` masked out ([`Secrets::excerpt`]: masked
+/// before any cut, a secret straddling the read's cap included).
 pub fn quote(body: &[u8], secrets: &Secrets) -> String {
+    // `read_start` may stop exactly at the cap of a longer body: that counts as cut short.
+    let cut_short = body.len() >= ERROR_BODY_READ;
     let head = &body[..body.len().min(ERROR_BODY_READ)];
-    let text = String::from_utf8_lossy(head);
-    let text = secrets.mask(&text);
-    text.trim().chars().take(ERROR_BODY_CHARS).collect()
+    secrets.excerpt(&String::from_utf8_lossy(head), cut_short, ERROR_BODY_CHARS)
 }
 
 /// Turns a non-2xx answer into an error quoting the start of its body, with `secrets` masked

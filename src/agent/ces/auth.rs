@@ -15,7 +15,10 @@
 //! which rustls already builds, signs RS256.
 //!
 //! Tokens are cached and fetched again five minutes before they expire. They are secrets:
-//! never in an error, a log or [`Credentials::describe`].
+//! never in an error, a log or [`Credentials::describe`]. So is every value a flow sends on
+//! the way to one (a refresh token, a JWT assertion, a Workload Identity Federation's request
+//! headers, subject token and federated token): each joins the run's secrets as soon as it
+//! exists, before it is sent, since the endpoint it is sent to may echo it in its refusal.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -97,9 +100,8 @@ pub struct Credentials {
     origin: String,
     client: Client,
     cached: Mutex<Option<(String, Option<Instant>)>>,
-    /// Every token handed out, for cutting out of error messages.
-    issued: std::sync::Mutex<Vec<String>>,
-    /// The run's secrets, which every token handed out joins ([`Credentials::masking`]).
+    /// Every secret of these credentials: what the file holds, and every value a flow
+    /// obtains; the run's whole set once shared ([`Credentials::masking`]).
     shared: Secrets,
 }
 
@@ -122,30 +124,37 @@ impl Credentials {
             let host = env("GCE_METADATA_HOST").unwrap_or_else(|| METADATA_HOST.to_owned());
             (Source::Metadata { host }, "the metadata server".to_owned())
         };
+        let shared = Secrets::new();
+        match &source {
+            Source::Static(token) => shared.add(token),
+            Source::User {
+                client_secret,
+                refresh_token,
+                ..
+            } => shared.extend([client_secret, refresh_token]),
+            // The request token of GitHub's OIDC endpoint (`Bearer ...`).
+            Source::External(external) => {
+                let headers = external.credential_source.headers.values();
+                headers.for_each(|value| shared.add_value(value));
+            }
+            // A service account's key was parsed into a key pair: its text is not kept, and
+            // each assertion signed with it joins when it is made.
+            Source::ServiceAccount { .. } | Source::Metadata { .. } => {}
+        }
         Ok(Credentials {
             source,
             origin,
             client,
             cached: Mutex::new(None),
-            issued: std::sync::Mutex::default(),
-            shared: Secrets::new(),
+            shared,
         })
     }
 
-    /// Adds every token handed out to `secrets`, which the run masks out of what it writes.
-    /// The static token and a user's client secret and refresh token are secrets from the
-    /// start. (A service account's key was parsed into a key pair: its text is not kept.)
+    /// Shares `secrets`, which the run masks out of what it writes: these credentials' own
+    /// join it, and so does every value a flow obtains from now on.
     pub fn masking(mut self, secrets: Secrets) -> Self {
-        match &self.source {
-            Source::Static(token) => secrets.add(token),
-            Source::User {
-                client_secret,
-                refresh_token,
-                ..
-            } => secrets.extend([client_secret, refresh_token]),
-            Source::ServiceAccount { .. } | Source::External(_) | Source::Metadata { .. } => {}
-        }
-        self.shared = secrets;
+        let own = std::mem::replace(&mut self.shared, secrets);
+        self.shared.absorb(&own);
         self
     }
 
@@ -154,12 +163,10 @@ impl Credentials {
         &self.origin
     }
 
-    /// The tokens handed out so far, which errors must never quote.
-    pub fn secrets(&self) -> Vec<String> {
-        self.issued
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    /// The secrets errors must never quote: these credentials' own and every token handed
+    /// out so far (the run's whole set once shared).
+    pub fn secrets(&self) -> &Secrets {
+        &self.shared
     }
 
     /// A token valid for at least [`MARGIN`] more, fetched when the cached one is not.
@@ -199,12 +206,7 @@ impl Credentials {
                 ),
             )
         })?;
-        let mut issued = self.issued.lock().unwrap_or_else(|e| e.into_inner());
-        if !issued.contains(&token) {
-            issued.push(token.clone());
-            self.shared.add(&token);
-        }
-        drop(issued);
+        self.shared.add(&token);
         let expires = lifetime.map(|l| Instant::now() + l);
         *cached = Some((token.clone(), expires));
         Ok(token)
@@ -226,7 +228,8 @@ impl Credentials {
             .post(token_uri)
             .header("content-type", "application/x-www-form-urlencoded")
             .body(form_body(form));
-        oauth_token(request, "access_token", "expires_in").await
+        self.oauth_token(request, "access_token", "expires_in")
+            .await
     }
 
     async fn fetch(&self) -> Result<(String, Option<Duration>), EndpointError> {
@@ -239,6 +242,7 @@ impl Credentials {
                 token_uri,
             } => {
                 let assertion = jwt(email, key_id.as_deref(), key, token_uri)?;
+                self.shared.add(&assertion);
                 let form = [
                     ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
                     ("assertion", assertion.as_str()),
@@ -265,7 +269,8 @@ impl Credentials {
                     "http://{host}/computeMetadata/v1/instance/service-accounts/default/token"
                 );
                 let request = self.client.get(url).header("Metadata-Flavor", "Google");
-                oauth_token(request, "access_token", "expires_in").await
+                self.oauth_token(request, "access_token", "expires_in")
+                    .await
             }
         }
     }
@@ -283,7 +288,7 @@ impl Credentials {
             }
             let response = request.send().await.map_err(transport_error)?;
             if !response.status().is_success() {
-                return Err(refused("the subject token URL", response).await);
+                return Err(refused("the subject token URL", response, &self.shared).await);
             }
             String::from_utf8_lossy(&read_body(response).await?).into_owned()
         } else if let Some(file) = &source.file {
@@ -314,6 +319,7 @@ impl Credentials {
             }
             _ => raw.trim().to_owned(),
         };
+        self.shared.add(&subject);
         let form = [
             (
                 "grant_type",
@@ -333,7 +339,10 @@ impl Credentials {
             .post(&external.token_url)
             .header("content-type", "application/x-www-form-urlencoded")
             .body(form_body(&form));
-        let (federated, lifetime) = oauth_token(request, "access_token", "expires_in").await?;
+        let (federated, lifetime) = self
+            .oauth_token(request, "access_token", "expires_in")
+            .await?;
+        self.shared.add(&federated);
         let Some(url) = &external.service_account_impersonation_url else {
             return Ok((federated, lifetime));
         };
@@ -342,8 +351,37 @@ impl Credentials {
             .post(url)
             .bearer_auth(&federated)
             .json(&json!({ "scope": [SCOPE], "lifetime": "3600s" }));
-        let (token, _) = oauth_token(request, "accessToken", "").await?;
+        let (token, _) = self.oauth_token(request, "accessToken", "").await?;
         Ok((token, Some(Duration::from_secs(3600))))
+    }
+
+    /// Sends a token request and reads the token and its lifetime from the answer.
+    async fn oauth_token(
+        &self,
+        request: reqwest::RequestBuilder,
+        token_field: &str,
+        lifetime_field: &str,
+    ) -> Result<(String, Option<Duration>), EndpointError> {
+        let response = request.send().await.map_err(transport_error)?;
+        if !response.status().is_success() {
+            return Err(refused("the token endpoint", response, &self.shared).await);
+        }
+        let body: Value = serde_json::from_slice(&read_body(response).await?)
+            .map_err(|_| protocol("the token endpoint's answer is not JSON".into()))?;
+        let token = body
+            .get(token_field)
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                protocol(format!(
+                    "the token endpoint's answer has no `{token_field}`"
+                ))
+            })?;
+        let lifetime = body
+            .get(lifetime_field)
+            .and_then(Value::as_u64)
+            .map(Duration::from_secs)
+            .or(Some(Duration::from_secs(3600)));
+        Ok((token.to_owned(), lifetime))
     }
 }
 
@@ -450,40 +488,12 @@ fn jwt(
     ))
 }
 
-/// Sends a token request and reads the token and its lifetime from the answer.
-async fn oauth_token(
-    request: reqwest::RequestBuilder,
-    token_field: &str,
-    lifetime_field: &str,
-) -> Result<(String, Option<Duration>), EndpointError> {
-    let response = request.send().await.map_err(transport_error)?;
-    if !response.status().is_success() {
-        return Err(refused("the token endpoint", response).await);
-    }
-    let body: Value = serde_json::from_slice(&read_body(response).await?)
-        .map_err(|_| protocol("the token endpoint's answer is not JSON".into()))?;
-    let token = body
-        .get(token_field)
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            protocol(format!(
-                "the token endpoint's answer has no `{token_field}`"
-            ))
-        })?;
-    let lifetime = body
-        .get(lifetime_field)
-        .and_then(Value::as_u64)
-        .map(Duration::from_secs)
-        .or(Some(Duration::from_secs(3600)));
-    Ok((token.to_owned(), lifetime))
-}
-
 /// A token endpoint's refusal with its own explanation (`error_description`, Google's
-/// `error.message`), which carries no secret.
-async fn refused(what: &str, response: reqwest::Response) -> EndpointError {
+/// `error.message`), `secrets` masked out: it may echo what was sent.
+async fn refused(what: &str, response: reqwest::Response, secrets: &Secrets) -> EndpointError {
     let status = response.status().as_u16();
     let body = read_body(response).await.unwrap_or_default();
-    let reason = google_message(&body).unwrap_or_default();
+    let reason = google_message(&body, secrets).unwrap_or_default();
     let message = if reason.is_empty() {
         format!("{what} answered HTTP {status}")
     } else {
@@ -492,15 +502,16 @@ async fn refused(what: &str, response: reqwest::Response) -> EndpointError {
     EndpointError::new(EndpointErrorKind::Status(status), message)
 }
 
-/// The explanation in an OAuth or Google API error body, at most 300 characters.
-pub fn google_message(body: &[u8]) -> Option<String> {
+/// The explanation in an OAuth or Google API error body, `secrets` masked out, then cut to
+/// at most 300 characters ([`Secrets::excerpt`]).
+pub fn google_message(body: &[u8], secrets: &Secrets) -> Option<String> {
     let value: Value = serde_json::from_slice(body).ok()?;
     let text = value
         .pointer("/error/message")
         .or_else(|| value.get("error_description"))
         .or_else(|| value.get("error").filter(|e| e.is_string()))?
         .as_str()?;
-    Some(text.chars().take(300).collect())
+    Some(secrets.excerpt(text, false, 300))
 }
 
 /// An `application/x-www-form-urlencoded` body (reqwest's `form` feature would rebuild it).

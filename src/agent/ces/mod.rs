@@ -150,7 +150,7 @@ impl CesAgent {
             let wait = retry_after(response.headers(), std::time::SystemTime::now());
             let body = read_body(response).await.unwrap_or_default();
             // Google's own words when the body is its JSON error, else the status's name.
-            let google = google_message(&body)
+            let google = google_message(&body, self.credentials.secrets())
                 .unwrap_or_else(|| status.canonical_reason().unwrap_or_default().to_owned());
             let code = status.as_u16();
             let message = if matches!(code, 401 | 403) {
@@ -312,9 +312,7 @@ impl Agent for CesAgent {
             None => self.turn(request).await,
         };
         played.map_err(|mut error| {
-            for secret in self.credentials.secrets() {
-                error.message = error.message.replace(&secret, "[redacted]");
-            }
+            self.credentials.secrets().mask_string(&mut error.message);
             error
         })
     }

@@ -63,9 +63,7 @@ impl CesAgent {
     }
 
     fn masked(&self, mut error: EndpointError) -> EndpointError {
-        for secret in self.credentials.secrets() {
-            error.message = error.message.replace(&secret, "[redacted]");
-        }
+        self.credentials.secrets().mask_string(&mut error.message);
         error
     }
 
