@@ -94,10 +94,11 @@ handoff.scenario.yaml (scenario):
     );
     outcome.warns(&["3 cases in 2 files"]);
     // A folder named twice, or a file inside a folder named, is one suite, not two.
-    let again = ["list", ".", "./", "goldens", "goldens/orders.yaml"];
-    goldgate(dir.path(), &again)
-        .exits(0)
-        .warns(&["3 cases in 2 files"]);
+    let again = goldgate(
+        dir.path(),
+        &["list", ".", "./", "goldens", "goldens/orders.yaml"],
+    );
+    again.exits(0).warns(&["3 cases in 2 files"]);
 }
 
 #[test]

@@ -17,6 +17,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+/// The order status said in other words than the golden's (a paraphrase: it passes).
+const SHIPPED: &str = "Your order ORD-12345 has shipped and should arrive by April 18th.";
+/// The order status contradicted.
+const CONTRADICTION: &str = "Your order ORD-12345 has not shipped yet.";
+
 /// How often each conversation was asked, so that "503 then success" can change its answer.
 type Calls = Arc<Mutex<HashMap<String, u32>>>;
 
@@ -32,24 +37,21 @@ async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Respon
         *count
     };
     let order = |id: &str| json!({"name": "lookup_order", "args": {"order_id": id}, "response": {"status": "shipped"}});
+    let said =
+        |text: &str, calls: &[Value]| json!({"messages": [{"text": text}], "tool_calls": calls});
     let reply = match conversation.as_str() {
-        "paraphrase" => json!({
-            "messages": [{"text": "Good news: ORD-12345 was shipped and will arrive April 18."}],
-            "tool_calls": [order("ORD-12345")]}),
-        "contradiction" => json!({
-            "messages": [{"text": "Your order ORD-12345 has not shipped yet."}],
-            "tool_calls": [order("ORD-12345")]}),
-        "wrong_argument" => json!({
-            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
-            "tool_calls": [order("ORD-54321")]}),
-        "several_wrong_arguments" => json!({
-            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
-            "tool_calls": [order("ORD-555")]}),
-        "extra_tool_call" => json!({
-            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
-            "tool_calls": [order("ORD-12345"), {"name": "send_email", "args": {"to": "me"}}]}),
-        "missing_tool_call" => json!({
-            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}]}),
+        "paraphrase" => said(common::script::GOOD_TEXT, &[order("ORD-12345")]),
+        "contradiction" => said(CONTRADICTION, &[order("ORD-12345")]),
+        "wrong_argument" => said(SHIPPED, &[order("ORD-54321")]),
+        "several_wrong_arguments" => said(SHIPPED, &[order("ORD-555")]),
+        "extra_tool_call" => said(
+            SHIPPED,
+            &[
+                order("ORD-12345"),
+                json!({"name": "send_email", "args": {"to": "me"}}),
+            ],
+        ),
+        "missing_tool_call" => said(SHIPPED, &[]),
         "transfer" => json!({"transfer": {"agent": "billing_agent"}}),
         "wrong_transfer" => json!({"transfer": {"agent": "sales_agent"}}),
         "handoff" => {
@@ -59,9 +61,7 @@ async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Respon
         "flaky_503" if call == 1 => {
             return (StatusCode::SERVICE_UNAVAILABLE, "warming up").into_response();
         }
-        "flaky_503" => json!({
-            "messages": [{"text": "Your order ORD-12345 has shipped and should arrive by April 18th."}],
-            "tool_calls": [order("ORD-12345")]}),
+        "flaky_503" => said(SHIPPED, &[order("ORD-12345")]),
         "hang" => {
             tokio::time::sleep(Duration::from_secs(30)).await;
             json!({})

@@ -30,9 +30,12 @@ fn expected_exit(report: &Value) -> Option<i32> {
     Some(i32::from(failed > 0))
 }
 
-/// Regtrace golden sets whose replies are recorded in the files: no agent is needed. Every
-/// fourth case answers wrong, and weights vary, so that the aggregates have something to add.
-fn write_sets(dir: &Path, names: &[&str], per_set: usize) {
+/// A temporary folder of Regtrace golden sets whose replies are recorded in the files: no
+/// agent is needed. Every fourth case answers wrong, and weights vary, so that the aggregates
+/// have something to add.
+fn sets(names: &[&str], per_set: usize) -> tempfile::TempDir {
+    let temporary = tempfile::tempdir().unwrap();
+    let dir = temporary.path();
     fs::create_dir_all(dir.join("sets")).unwrap();
     for name in names {
         let mut text = format!(
@@ -49,6 +52,7 @@ fn write_sets(dir: &Path, names: &[&str], per_set: usize) {
         }
         fs::write(dir.join(format!("sets/{name}.yaml")), text).unwrap();
     }
+    temporary
 }
 
 /// Runs one shard (or the whole suite) of the sets in `order`, writing `output`.
@@ -82,9 +86,8 @@ fn assert_partition(whole: &Value, shards: &[Value]) {
 
 #[test]
 fn shards_cover_every_case_once_whatever_the_file_order_and_merge_to_one_run() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sets(&["a", "b", "c"], 20);
     let dir = dir.path();
-    write_sets(dir, &["a", "b", "c"], 20);
     let whole = run_sets(dir, &["a", "b", "c"], None, "whole.json");
     assert_eq!(whole["suite"]["cases"], 60);
     assert_eq!(whole["suite"]["shard"], Value::Null);
@@ -221,9 +224,8 @@ fn refused(dir: &Path, parts: &[&str], says: &[&str]) {
 
 #[test]
 fn merge_refuses_what_is_not_the_shards_of_one_suite() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sets(&["a", "b"], 15);
     let dir = dir.path();
-    write_sets(dir, &["a", "b"], 15);
     let all = ["a", "b"];
     for k in 1..=3 {
         run_sets(
@@ -291,9 +293,8 @@ fn merge_refuses_what_is_not_the_shards_of_one_suite() {
 
 #[test]
 fn bad_shard_arguments_exit_2_before_anything_runs() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sets(&["a"], 3);
     let dir = dir.path();
-    write_sets(dir, &["a"], 3);
     for (shard, says) in [
         ("0/3", "K must be between 1 and N"),
         ("4/3", "K must be between 1 and N"),
@@ -313,9 +314,8 @@ fn bad_shard_arguments_exit_2_before_anything_runs() {
 
 #[test]
 fn a_shard_with_no_cases_is_an_empty_passing_report() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sets(&["a"], 1);
     let dir = dir.path();
-    write_sets(dir, &["a"], 1);
     // One case, five shards: four of them are empty, and that is not an error.
     let reports: Vec<Value> = (1..=5)
         .map(|k| run_sets(dir, &["a"], Some(&format!("{k}/5")), &format!("s{k}.json")))
@@ -339,9 +339,8 @@ fn a_shard_with_no_cases_is_an_empty_passing_report() {
 /// not gated and exits 2, and so does `report` reading it.
 #[test]
 fn gated_shards_merge_to_a_gated_run_only_given_the_baseline() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sets(&["a", "b"], 8);
     let dir = dir.path();
-    write_sets(dir, &["a", "b"], 8);
     let sets = ["sets/a.yaml", "sets/b.yaml"];
     exec(
         dir,
@@ -399,9 +398,8 @@ fn gated_shards_merge_to_a_gated_run_only_given_the_baseline() {
 /// of its own, such as a smoke suite with its own baseline file, is written.
 #[test]
 fn part_of_the_suite_cannot_replace_the_whole_baseline() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = sets(&["a", "b"], 4);
     let dir = dir.path();
-    write_sets(dir, &["a", "b"], 4);
     let update = |extra: &[&str], file: &str| {
         let run = [
             "run",
