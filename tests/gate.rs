@@ -588,7 +588,7 @@ fn an_agent_nobody_answers_is_named_once_and_each_case_says_why() {
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path());
     run(dir.path(), nowhere(), &[]).exits(2).warns(&[
-        "goldgate: 20 case(s) could not be judged against the agent http://127.0.0.1:9/turn \
+        "goldgate: 20 case(s) could not be judged, agent http://127.0.0.1:9/turn \
          (errors of the run, not test failures; more than --max-errors 0):",
         "  goldens/orders.yaml:4 c01: connection failed",
         "Connection refused",

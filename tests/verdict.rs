@@ -327,11 +327,16 @@ fn an_agent_that_does_not_start_still_leaves_every_report() {
     let mut args = vec![
         "run",
         "--agent-cmd",
-        "echo 'config not found' >&2; exit 3",
+        "echo 'config not found' >&2; printf 'bad\\033[2Jterm\\n' >&2; exit 3",
         ".",
     ];
     args.extend(common::EVERY_REPORT);
-    goldgate(dir.path(), &args).exits(2);
+    let ran = goldgate(dir.path(), &args).exits(2);
+    // Its last words read as lines under the case, each one made safe.
+    ran.warns(&[
+        "goldgate: 2 case(s) could not be judged, agent not started (it failed to start)",
+        "stderr ends with:\n    config not found\n    bad\\u{1b}[2Jterm",
+    ]);
     for file in common::EVERY_REPORT.iter().skip(1).step_by(2) {
         assert!(dir.path().join(file).is_file(), "{file} was not written");
     }

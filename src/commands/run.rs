@@ -570,7 +570,7 @@ fn list_errors(report: &Report) {
     // The agent is named once here: each case's error leaves the URL out (it may hold a
     // credential), and the agent's description is already cleaned of those.
     eprintln!(
-        "goldgate: {} case(s) could not be judged against the agent {} (errors of the run, not test failures; {} --max-errors {}):",
+        "goldgate: {} case(s) could not be judged, agent {} (errors of the run, not test failures; {} --max-errors {}):",
         errors.len(),
         console::escape(&report.agent),
         if report.too_many_errors() {
@@ -585,7 +585,7 @@ fn list_errors(report: &Report) {
             "  {} {}: {}",
             console::escape(&case.location()),
             console::escape(&case.id),
-            console::escape(case.error.as_deref().unwrap_or("error"))
+            console::escape_lines(case.error.as_deref().unwrap_or("error"), "    ")
         );
     }
 }

@@ -49,7 +49,7 @@ pub fn write_table(
             let _ = write!(header, ": {repeats}; run {shown} shown");
         }
         if let Some(error) = &case.error {
-            let _ = write!(header, ": {}", escape(error));
+            let _ = write!(header, ": {}", escape_lines(error, "  "));
         }
         writeln!(out, "{}", paint.status(case.status, &header))?;
         if let Some(quarantine) = case.quarantine.as_ref().filter(|q| q.expired) {
@@ -384,6 +384,14 @@ fn status_word(status: Status) -> &'static str {
         Status::Error => "ERROR",
         Status::Skipped => "SKIPPED",
     }
+}
+
+/// Text from outside over several lines (an agent's last words on stderr, quoted in an error)
+/// made safe as [`escape`] makes one line, each line after the first indented by `indent`:
+/// it reads as lines, and none can pass for a line of goldgate's own.
+pub fn escape_lines(text: &str, indent: &str) -> String {
+    let lines: Vec<Cow<'_, str>> = text.lines().map(escape).collect();
+    lines.join(&format!("\n{indent}"))
 }
 
 /// Text from outside (agent replies, golden files) made safe for one terminal line: control
