@@ -45,7 +45,7 @@ fn repository() -> tempfile::TempDir {
     }
     fs::write(
         root.join("goldgate.yaml"),
-        "run: { concurrency: 2 }\naffects:\n  - server/**\n",
+        "run: { concurrency: 2 }\naffects:\n  - server/**\nfloors: { min_pass_rate: 0.01 }\n",
     )
     .unwrap();
     fs::create_dir_all(root.join("server")).unwrap();
@@ -286,6 +286,8 @@ fn nothing_changed_runs_nothing_and_passes() {
         .exits(0)
         .says(&["nothing to run: 0 of 6 goldens selected: changed since main"]);
     assert_eq!(ids(&report).len(), 0);
+    // A floor of the whole run has nothing to hold a run of nothing to.
+    assert_eq!(report["floors"][0]["met"], true, "{}", report["floors"]);
     assert_eq!(report["gate"]["missing"], serde_json::json!([]));
     common::assert_contains(&markdown, &["0 of 6 goldens selected"]);
 }

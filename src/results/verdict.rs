@@ -167,7 +167,9 @@ pub struct FloorResult {
 }
 
 impl FloorResult {
-    /// Checks `floor` against `report`'s aggregates. Nothing measured meets no floor.
+    /// Checks `floor` against `report`'s aggregates. Nothing measured meets no floor, but a
+    /// report of no case at all (nothing a change selected, an empty shard) has nothing to
+    /// hold to one: it meets them, and a merge checks the whole again.
     pub fn check(floor: &Floor, report: &Report) -> FloorResult {
         let file = floor.location.file.to_string_lossy().into_owned();
         Self::measure(floor.kind, floor.limit, (file, floor.location.line), report)
@@ -189,10 +191,11 @@ impl FloorResult {
             FloorKind::MinSuiteScore => report.aggregates.suite_score,
             FloorKind::MaxFailedCases => Some(report.blocking_failures().count() as f64),
         };
-        let met = actual.is_some_and(|value| match kind {
-            FloorKind::MaxFailedCases => value <= limit,
-            _ => value + 1e-9 >= limit,
-        });
+        let met = report.cases.is_empty()
+            || actual.is_some_and(|value| match kind {
+                FloorKind::MaxFailedCases => value <= limit,
+                _ => value + 1e-9 >= limit,
+            });
         FloorResult {
             kind,
             limit,
@@ -221,6 +224,7 @@ impl FloorResult {
             FloorKind::MaxFailedCases => format!("at most {} failed cases", self.limit),
         };
         let actual = match (self.kind, self.actual) {
+            (_, None) if self.met => "no case ran".to_owned(),
             (_, None) => "nothing measured".to_owned(),
             (FloorKind::MaxFailedCases, Some(n)) => format!("{n} failed"),
             (_, Some(v)) => format!("{:.1}%", v * 100.0),
