@@ -461,7 +461,11 @@ fn without_the_key_judge_checks_are_skipped_with_the_reason() {
     let why = "the anthropic judge needs ANTHROPIC_API_KEY, which is not set";
     // A judge was configured: the summaries say why none ran, not that none was set up.
     ran.warns(&[why])
-        .says(&[&format!("no judge ran: 1 check skipped ({why})")])
+        .says(&[
+            &format!("no judge ran: 1 check skipped ({why})"),
+            // The verdict says its green is one check short.
+            "(1 check not judged) (exit 0)",
+        ])
         .never_prints(&["no judge configured"]);
     let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
     common::assert_contains(&summary, &["no judge ran\\: 1 check skipped"]);

@@ -191,6 +191,12 @@ pub fn headline(report: &Report) -> String {
     if quarantined > 0 {
         aside.push(format!("{quarantined} quarantined"));
     }
+    // A green verdict with checks nobody judged (a judge's key missing, as on a fork's pull
+    // request) is weaker than it reads: say so where the verdict is read.
+    let skipped = report.aggregates.checks.skipped;
+    if skipped > 0 {
+        aside.push(format!("{} not judged", plural(skipped, "check")));
+    }
     if !aside.is_empty() && !verdict.is_error() {
         text = format!("{text} ({})", aside.join(", "));
     }
