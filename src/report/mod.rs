@@ -191,6 +191,10 @@ pub fn headline(report: &Report) -> String {
     if quarantined > 0 {
         aside.push(format!("{quarantined} quarantined"));
     }
+    // Errors within --max-errors do not fail the run, but the cases were not judged.
+    if cases.errors > 0 {
+        aside.push(format!("{} errored", cases.errors));
+    }
     // A green verdict with checks nobody judged (a judge's key missing, as on a fork's pull
     // request) is weaker than it reads: say so where the verdict is read.
     let skipped = report.aggregates.checks.skipped;
