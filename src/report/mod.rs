@@ -170,6 +170,18 @@ pub fn headline(report: &Report) -> String {
         Verdict::Pass if cases.passed == 1 => "the 1 case passed".to_owned(),
         Verdict::Pass => format!("all {} cases passed", cases.passed),
     };
+    let aside = asides(report);
+    if !aside.is_empty() && !verdict.is_error() {
+        text = format!("{text} ({})", aside.join(", "));
+    }
+    text
+}
+
+/// What does not block but is worth a look, beside the verdict: undecided comparisons, known
+/// failures, quarantined cases, errors within `--max-errors`, checks nobody judged.
+fn asides(report: &Report) -> Vec<String> {
+    let cases = &report.aggregates.cases;
+    let gate = report.gate.as_ref();
     let mut aside = Vec::new();
     if let Some(comparison) = gate {
         let undecided = comparison.undecided_count();
@@ -201,10 +213,7 @@ pub fn headline(report: &Report) -> String {
     if skipped > 0 {
         aside.push(format!("{} not judged", plural(skipped, "check")));
     }
-    if !aside.is_empty() && !verdict.is_error() {
-        text = format!("{text} ({})", aside.join(", "));
-    }
-    text
+    aside
 }
 
 /// What tripped the gate: `2 cases newly failing, p95 latency`.
