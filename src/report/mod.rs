@@ -73,10 +73,9 @@ pub(crate) fn no_judge(report: &Report) -> Option<String> {
         .filter(|c| c.status == Status::Skipped)
         .find_map(|c| c.reason.as_deref());
     Some(match why {
-        Some(why) if skipped > 0 => {
-            format!("no judge ran: {} skipped ({why})", plural(skipped, "check"))
-        }
-        _ => format!("no judge ran: {} skipped", plural(skipped, "check")),
+        _ if skipped == 0 => "no judge ran".to_owned(),
+        Some(why) => format!("no judge ran: {} skipped ({why})", plural(skipped, "check")),
+        None => format!("no judge ran: {} skipped", plural(skipped, "check")),
     })
 }
 
