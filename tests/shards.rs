@@ -377,7 +377,9 @@ fn gated_shards_merge_to_a_gated_run_only_given_the_baseline() {
     common::assert_contains(&summary, &["### goldgate: ⚠️ not gated"]);
 
     let parts = ["merge", "part-1.json", "part-2.json", "-o", "merged.json"];
-    common::goldgate(dir, &[&parts[..], &gated].concat()).exits(1);
+    common::goldgate(dir, &[&parts[..], &gated].concat())
+        .exits(1)
+        .says(&["Result: regressed: 1 case newly failing (", "(exit 1)"]);
     let merged = read(&dir.join("merged.json"));
     assert_eq!(merged["verdict"], "regressed");
     let newly: Vec<&str> = merged["gate"]["newly_failing"]

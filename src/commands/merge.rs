@@ -7,6 +7,7 @@ use std::io::Write;
 
 use goldgate::exit::Exit;
 use goldgate::merge;
+use goldgate::report::console;
 use goldgate::results::Verdict;
 
 use super::files::ReportFiles;
@@ -47,6 +48,8 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
         counts.skipped,
         args.output.display()
     )?;
+    // The verdict the merged report stands for, as a run of the whole suite prints it.
+    console::write_verdict(report, &mut out)?;
     out.flush()?;
     if !merged.missing_shards.is_empty() {
         let missing: Vec<String> = merged
