@@ -162,8 +162,12 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
             .contains(PWN)
     );
     // The summary the Rust side writes: the verdict and the cases counted.
-    // One error within --max-errors 1: the two failures decide, as the exit code does.
-    common::assert_contains(&page, &["<title>goldgate: 2 of 4 cases failed</title>"]);
+    // One error within --max-errors 1: the two failures decide, as the exit code does, and
+    // the error is named beside them.
+    common::assert_contains(
+        &page,
+        &["<title>goldgate: 2 of 4 cases failed (1 errored)</title>"],
+    );
     assert!(page.contains("<b>1</b> passed · <b>2</b> failed · <b>1</b> errors"));
 }
 
