@@ -288,8 +288,10 @@ impl Grader {
 
     /// Every listed argument against the call's arguments: a call with other arguments fails
     /// naming each one that differs (the first [`ARG_DIFFS_SHOWN`]), so that one run shows
-    /// everything to fix. An argument the judge could not rate makes the verdict an error at
-    /// once. A call whose arguments arrive as a JSON string is read as the object it holds.
+    /// everything to fix. An argument the judge could not rate makes the verdict an error only
+    /// when no other argument differs: a definite difference is a failure whatever the judge
+    /// did (an error would leave the case out of the gate). A call whose arguments arrive as a
+    /// JSON string is read as the object it holds.
     pub(super) async fn match_args(&self, args: &ArgsMatcher, actual: &Value) -> Verdict {
         self.args_differences(args, actual).await.0
     }
@@ -308,6 +310,7 @@ impl Grader {
         let mut all = Vec::new();
         leaves(&args.fields, &[], &mut all);
         let mut first_failure: Option<Verdict> = None;
+        let mut first_error: Option<Verdict> = None;
         let mut differences = Vec::new();
         for (path, matcher) in all {
             let verdict = self.match_value(matcher, lookup(actual, &path)).await;
@@ -317,24 +320,31 @@ impl Grader {
                 verdict.reason.as_deref().unwrap_or("")
             );
             match verdict.status {
-                Status::Passed => continue,
+                Status::Passed => {}
                 Status::Error => {
-                    return (
-                        Verdict {
-                            reason: Some(reason),
-                            method,
-                            ..verdict
-                        },
-                        1,
-                    );
+                    first_error.get_or_insert(Verdict {
+                        reason: Some(reason),
+                        method: method.clone(),
+                        ..verdict
+                    });
                 }
-                _ => {}
+                _ => {
+                    // A failure outranks a skip (an argument no judge could rate).
+                    if first_failure
+                        .as_ref()
+                        .is_none_or(|f| f.status != Status::Failed)
+                    {
+                        first_failure = Some(verdict);
+                    }
+                    differences.push(reason);
+                }
             }
-            first_failure.get_or_insert(verdict);
-            differences.push(reason);
         }
         let Some(failure) = first_failure else {
-            return (Verdict::decided(true, method, None), 0);
+            return match first_error {
+                Some(error) => (error, 1),
+                None => (Verdict::decided(true, method, None), 0),
+            };
         };
         let mut reason = differences[..differences.len().min(ARG_DIFFS_SHOWN)].join("; ");
         if differences.len() > ARG_DIFFS_SHOWN {
@@ -422,18 +432,25 @@ impl Grader {
         if tried.is_empty() {
             return Verdict::fail(method, format!("no call to {}", want.name));
         }
-        if let Some((_, error, _)) = tried.iter().find(|(_, v, _)| v.status == Status::Error) {
-            return error.clone();
-        }
+        // A call that differs for sure decides before one the judge could not rate: an
+        // error would take the case out of the gate's decisions.
         let closest = tried
             .iter()
-            .filter(|(call, _, _)| !claimed[*call])
+            .filter(|(call, verdict, _)| !claimed[*call] && verdict.status != Status::Error)
             .min_by_key(|(_, _, count)| *count);
         if let Some((call, verdict, _)) = closest {
             claimed[*call] = true;
             let differences = verdict.reason.as_deref().unwrap_or_default();
             let reason = format!("{} called with other arguments: {differences}", want.name);
             return Verdict::fail(method, reason);
+        }
+        // The call the judge could not rate is still this expectation's, not an extra one.
+        if let Some((call, error, _)) = tried
+            .iter()
+            .find(|(call, v, _)| !claimed[*call] && v.status == Status::Error)
+        {
+            claimed[*call] = true;
+            return error.clone();
         }
         let reason = if tried.iter().any(|(_, v, _)| v.status == Status::Passed) {
             format!(

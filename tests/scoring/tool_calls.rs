@@ -8,7 +8,8 @@ use goldgate::transcript::{ToolCall, Transfer};
 use serde_json::{Value, json};
 
 use crate::support::{
-    assert_reason, call, exact_args, expected_call, grade, grader, leaf, loc, reply, says, statuses,
+    FakeJudge, assert_reason, call, exact_args, expected_call, grade, grader, judged, leaf, loc,
+    reply, says, statuses,
 };
 
 /// The checks of one expected call against a reply that made `made` and said nothing.
@@ -244,6 +245,35 @@ async fn semantic_argument_uses_the_similarity_method() {
 
     let bad = grade_call(want, call("note", json!({"text": "denied a $20 refund"}))).await;
     assert_eq!(bad[0].status, Status::Failed);
+}
+
+/// A definite difference fails the call whatever the judge did with another argument: an
+/// error would take the case out of the gate (errors are never regressions).
+#[tokio::test]
+async fn a_wrong_exact_argument_fails_though_the_judge_cannot_rate_another() {
+    let (grader, _) = judged(FakeJudge {
+        broken: true,
+        ..FakeJudge::default()
+    });
+    let want = expected_call(
+        "refund",
+        vec![
+            ("order_id", leaf(MatchType::Exact, json!("A1"))),
+            (
+                "reason",
+                leaf(MatchType::Semantic, json!("damaged in transit")),
+            ),
+        ],
+    );
+    let wrong = call("refund", json!({"order_id": "B7", "reason": "it broke"}));
+    let kinds = vec![ExpectationKind::ToolCall(want.clone())];
+    let checks = grade(&grader, kinds.clone(), reply(&[], vec![wrong])).await;
+    assert_eq!(statuses(&checks), [Status::Failed], "{checks:?}");
+    assert_reason(&checks[0], r#"order_id: expected "A1", got "B7""#);
+    // With nothing else differing, the judge's failure is what the check says: an error.
+    let right = call("refund", json!({"order_id": "A1", "reason": "it broke"}));
+    let checks = grade(&grader, kinds, reply(&[], vec![right])).await;
+    assert_eq!(statuses(&checks), [Status::Error], "{checks:?}");
 }
 
 #[tokio::test]
