@@ -159,9 +159,8 @@ impl Diagnostics {
         Location::new(&self.file, line, column)
     }
 
-    /// Where the next diagnostic is: `diags.at(node).error(code, message)`, then
-    /// [`DiagnosticBuilder::field`] and [`DiagnosticBuilder::hint`] as needed. It is recorded
-    /// when the builder drops.
+    /// Where the next diagnostic is: `diags.at(node).error(code, message)` records it, and
+    /// [`DiagnosticBuilder::field`] and [`DiagnosticBuilder::hint`] add to it as needed.
     pub fn at(&mut self, place: impl Into<Position>) -> At<'_> {
         At {
             diags: self,

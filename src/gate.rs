@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use crate::results::{
     Aggregates, CaseFlip, CaseResult, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence,
-    Measure, MetricDelta, Percentiles, Report, Threshold,
+    Measure, MetricDelta, Percentiles, Report, Status, Threshold,
 };
 use crate::stats::tarone_holm_adjusted;
 
@@ -282,7 +282,8 @@ fn notes(comparison: &Comparison) -> Vec<String> {
     let mut notes = Vec::new();
     // A case with history that never failed on main needs no excuse: its evidence says so.
     let one_run_on_main = |flip: &&CaseFlip| {
-        flip.baseline.is_some() && flip.evidence.as_ref().is_some_and(|e| e.samples.0 == 1)
+        flip.baseline == Some(Status::Passed)
+            && flip.evidence.as_ref().is_some_and(|e| e.samples.0 == 1)
     };
     let decided_by_verdict = comparison
         .newly_failing
@@ -294,8 +295,8 @@ fn notes(comparison: &Comparison) -> Vec<String> {
         notes.push(format!(
             "{decided_by_verdict} case(s) passed the baseline's only run (no history) and failed \
              every run here: with one run on main nothing can tell a flaky case from a break, so \
-             failing every run decides. A baseline with history (--update-baseline on main) would \
-             test it."
+             failing every run decides. A baseline with history (--update-baseline on main) \
+             tells a case that failed there now and then from one that never did."
         ));
     }
     let new_failing = comparison

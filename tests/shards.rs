@@ -426,6 +426,8 @@ fn part_of_the_suite_cannot_replace_the_whole_baseline() {
     ]);
     assert_eq!(fs::read(dir.join("base.json")).unwrap(), whole);
 
+    // One shard of one is the whole suite.
+    update(&["--shard", "1/1"], "whole.json").warns(&["baseline written to whole.json"]);
     // A smoke suite's own baseline, first written and then updated.
     update(&["--name", "a-*"], "smoke.json").warns(&["baseline written to smoke.json"]);
     update(&["--name", "a-*"], "smoke.json").warns(&["history now spans 2 builds"]);

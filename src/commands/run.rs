@@ -54,6 +54,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Err(refusal) => return refuse(args, &refusal),
     };
     let floors: Vec<Floor> = suite.floors().chain(&config.floors).cloned().collect();
+    let narrowed = selection.narrows();
     let chosen = match choose(args, (&suite, &config), selection, gate) {
         Ok(chosen) => chosen,
         Err(message) => return fail(args, &message),
@@ -100,7 +101,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         eprintln!("goldgate: {}", other_agent(&saved, &report.agent));
         return Ok(Exit::Error);
     }
-    let exit = finish(args, &report, started.elapsed(), secrets);
+    let exit = finish(args, &report, started.elapsed(), secrets, narrowed);
     // The process ends with this run: freeing every case, turn and transcript one by one takes
     // milliseconds the user waits for, and the system takes the memory back at once.
     std::mem::forget((report, suite));
@@ -298,11 +299,13 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
 
 /// Prints and writes the reports, posts the PR comment, lists the errors; then the exit code:
 /// the verdict, or worse when the baseline cannot be updated.
+/// `narrowed`: the selection flags chose part of the suite (see [`Asked::narrowed`]).
 fn finish(
     args: &RunArgs,
     report: &Report,
     duration: Duration,
     secrets: Secrets,
+    narrowed: bool,
 ) -> anyhow::Result<Exit> {
     let mut failed = write_outputs(args, report, duration);
     failed.extend(
@@ -359,7 +362,7 @@ fn finish(
         let asked = Asked {
             force: args.force,
             history,
-            narrowed: super::selection_of(&args.selection.common).is_ok_and(|s| s.narrows()),
+            narrowed,
         };
         exit = exit.max(super::update_baseline(path, report, asked)?);
     }

@@ -168,8 +168,9 @@ pub struct FloorResult {
 
 impl FloorResult {
     /// Checks `floor` against `report`'s aggregates. Nothing measured meets no floor, but a
-    /// report of no case at all (nothing a change selected, an empty shard) has nothing to
-    /// hold to one: it meets them, and a merge checks the whole again.
+    /// report of no case of a part of the suite (nothing a change selected, an empty shard)
+    /// has nothing to hold to one: it meets them, and a merge checks the whole again. A run of
+    /// the whole suite that played nothing (an app with no evaluation chosen) does not.
     pub fn check(floor: &Floor, report: &Report) -> FloorResult {
         let file = floor.location.file.to_string_lossy().into_owned();
         Self::measure(floor.kind, floor.limit, (file, floor.location.line), report)
@@ -191,7 +192,9 @@ impl FloorResult {
             FloorKind::MinSuiteScore => report.aggregates.suite_score,
             FloorKind::MaxFailedCases => Some(report.blocking_failures().count() as f64),
         };
-        let met = report.cases.is_empty()
+        let empty_part = report.cases.is_empty()
+            && (report.scope.is_some() || report.suite.shard.is_some_and(|s| s.count() > 1));
+        let met = empty_part
             || actual.is_some_and(|value| match kind {
                 FloorKind::MaxFailedCases => value <= limit,
                 _ => value + 1e-9 >= limit,
