@@ -222,6 +222,11 @@ fn the_config_the_agent_and_affects_paths_play_the_whole_suite() {
         report["scope"]["reason"]["whole_suite_because"],
         serde_json::json!(["server/app.py"])
     );
+    // --name narrows the whole suite the change selected: the gate compares those cases only.
+    let (outcome, report, _) = run(root, &["--name", "a-*"]);
+    outcome.exits(0).never_prints(&["not run now"]);
+    assert_eq!(ids(&report), ["a-1", "a-2"]);
+    assert_eq!(report["gate"]["missing"], serde_json::json!([]));
 
     // A command agent's files: those its command line names.
     common::git(root, &["checkout", "-q", "server/app.py"]);

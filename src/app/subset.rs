@@ -184,11 +184,11 @@ pub fn choose(
     narrowed: Option<Narrowed>,
     gate: Option<Gate>,
 ) -> Result<Chosen, SelectError> {
+    let gate = match gate {
+        Some(gate) if selection.narrows() => Some(over_the_chosen(gate, suite, &selection)?),
+        gate => gate,
+    };
     let Some(mut narrowed) = narrowed else {
-        let gate = match gate {
-            Some(gate) if selection.narrows() => Some(over_the_chosen(gate, suite, &selection)?),
-            gate => gate,
-        };
         return Ok(Chosen {
             selected: select::select(suite, &selection)?,
             scope: None,
