@@ -18,6 +18,7 @@ use goldgate::agent::http::HttpAgent;
 use goldgate::agent::replay::{ReplayAgent, record_case};
 use goldgate::agent::{Agent, TurnRequest};
 use goldgate::net::{EndpointError, EndpointErrorKind};
+use goldgate::secrets::Secrets;
 use goldgate::transcript::{Exchange, Reply};
 use goldgate::transcript::{Message, ToolCall, Usage};
 use reqwest::Url;
@@ -282,7 +283,7 @@ fn http_describe_hides_credentials_and_query() {
 async fn example_agent(processes: usize) -> Arc<CommandAgent> {
     let argv = vec![common::support_agent().to_string_lossy().into_owned()];
     Arc::new(
-        CommandAgent::spawn(argv, processes, None, STARTUP)
+        CommandAgent::spawn(argv, processes, None, STARTUP, Secrets::new())
             .await
             .unwrap(),
     )
@@ -291,7 +292,9 @@ async fn example_agent(processes: usize) -> Arc<CommandAgent> {
 #[cfg(unix)]
 async fn script_agent(script: &str) -> CommandAgent {
     let argv = ["sh", "-c", script].map(String::from).to_vec();
-    CommandAgent::spawn(argv, 1, None, STARTUP).await.unwrap()
+    CommandAgent::spawn(argv, 1, None, STARTUP, Secrets::new())
+        .await
+        .unwrap()
 }
 
 /// How long a test agent may take to answer its start-up ping.
@@ -478,7 +481,7 @@ done"#
 #[tokio::test]
 async fn command_that_cannot_start_is_a_connect_error() {
     let argv = vec!["/nonexistent/goldgate-agent".to_owned()];
-    let error = CommandAgent::spawn(argv, 1, None, STARTUP)
+    let error = CommandAgent::spawn(argv, 1, None, STARTUP, Secrets::new())
         .await
         .err()
         .unwrap();

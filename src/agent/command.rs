@@ -47,6 +47,7 @@ use routes::{RouteGuard, Routes, Tail};
 
 use super::{Agent, TurnRequest};
 use crate::net::{EndpointError, EndpointErrorKind};
+use crate::secrets::Secrets;
 use crate::transcript::{Exchange, Reply};
 
 /// How much stderr is kept per process slot.
@@ -81,6 +82,8 @@ struct Command {
     argv: Vec<String>,
     working_dir: Option<PathBuf>,
     startup_timeout: Duration,
+    /// The run's secrets, masked out of the stdout lines an error quotes before they are cut.
+    secrets: Secrets,
 }
 
 /// One process position: the running process, if any, and its stderr across restarts.
@@ -106,12 +109,14 @@ struct Process {
 
 impl CommandAgent {
     /// Starts `processes` copies (at least one) of `argv`, in `working_dir` when given, and
-    /// waits until each has answered its start-up ping, for at most `startup_timeout`.
+    /// waits until each has answered its start-up ping, for at most `startup_timeout`. What
+    /// its errors quote of the process's output is masked of `secrets` first.
     pub async fn spawn(
         argv: Vec<String>,
         processes: usize,
         working_dir: Option<PathBuf>,
         startup_timeout: Duration,
+        secrets: Secrets,
     ) -> Result<Self, EndpointError> {
         if argv.is_empty() {
             return Err(EndpointError::new(
@@ -123,6 +128,7 @@ impl CommandAgent {
             argv,
             working_dir,
             startup_timeout,
+            secrets,
         };
         // A process the agent starts in a session of its own (`setsid`) leaves its group, and
         // so escapes stopping it: orphaned, it comes back to goldgate, which ends it in `stop`.
@@ -339,7 +345,7 @@ impl Command {
         let stderr_copy = tokio::spawn(keep_stderr(stderr, Arc::clone(log)));
         let (lines, queued) = mpsc::unbounded_channel();
         tokio::spawn(write_lines(stdin, queued, Arc::clone(log)));
-        let routes = Arc::new(Routes::new());
+        let routes = Arc::new(Routes::new(self.secrets.clone()));
         let stop = CancellationToken::new();
         let (routes_for_supervisor, log_for_supervisor, stop_for_supervisor) =
             (Arc::clone(&routes), Arc::clone(log), stop.clone());

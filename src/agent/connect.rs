@@ -67,6 +67,7 @@ async fn start(config: &AgentConfig, secrets: &Secrets) -> Result<Arc<dyn Agent>
                 *processes,
                 working_dir.clone(),
                 *startup_timeout,
+                secrets.clone(),
             )
             .await
             .map_err(|e| e.to_string())?;

@@ -112,3 +112,22 @@ fn the_rate_limit_notice_masks_what_the_judge_echoes() {
     let base64 = STANDARD.encode(PROVIDER_KEY);
     common::assert_lacks(&everything, &[TOKEN, AGENT_KEY, &base64]);
 }
+
+/// A command agent that prints its provider key on stdout instead of answering its start-up
+/// ping: the start-up error quotes the line cut to 120 characters, and the key straddling the
+/// cut is masked before it, so no part of it is quoted.
+#[test]
+fn a_command_agents_stdout_quoted_in_its_start_up_error_holds_no_part_of_a_key() {
+    let padding = "x".repeat(110);
+    let config = format!(
+        "agent:\n  command:\n    argv: [sh, -c, \"echo {padding}$ANTHROPIC_API_KEY; sleep 30\"]\n    startup_timeout: 1s\n"
+    );
+    let dir = workspace(&["printed"], "hello", &config);
+    let (outcome, everything) =
+        run_writing_everything(dir.path(), &[("ANTHROPIC_API_KEY", PROVIDER_KEY)], |_| {});
+    outcome.exits(2).warns(&[
+        "did not answer the start-up ping within 1s",
+        "ignored: `xxx",
+    ]);
+    common::assert_lacks(&everything, &[&PROVIDER_KEY[..6]]);
+}

@@ -8,6 +8,7 @@ use tokio::sync::oneshot;
 
 use super::{Answer, STDERR_KEPT, lock};
 use crate::net::EndpointError;
+use crate::secrets::Secrets;
 
 /// How many of the stdout lines a process printed that were no reply a start-up error quotes
 /// (the last ones), and how much of each.
@@ -18,6 +19,9 @@ const IGNORED_LINE_CHARS: usize = 120;
 pub(super) struct Routes {
     state: StdMutex<RouteState>,
     ignored: StdMutex<Ignored>,
+    /// Masked out of an ignored line before it is cut: cut first, a secret across the cut
+    /// would keep its start.
+    secrets: Secrets,
 }
 
 /// Stdout lines without a readable `id`: how many, and the last few, cut and escaped.
@@ -34,17 +38,19 @@ enum RouteState {
 }
 
 impl Routes {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(secrets: Secrets) -> Self {
         Self {
             state: StdMutex::new(RouteState::Open(HashMap::new())),
             ignored: StdMutex::new(Ignored::default()),
+            secrets,
         }
     }
 
     /// Notes a stdout line that answers no request, for [`Routes::ignored`].
     pub(super) fn ignore(&self, line: &str) {
-        let mut quoted: String = line.trim_end().chars().take(IGNORED_LINE_CHARS).collect();
-        if quoted.len() < line.trim_end().len() {
+        let masked = self.secrets.mask(line.trim_end());
+        let mut quoted: String = masked.chars().take(IGNORED_LINE_CHARS).collect();
+        if quoted.len() < masked.len() {
             quoted.push_str("...");
         }
         // Control characters escaped, so that what the agent printed cannot break the error's
