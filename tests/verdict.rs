@@ -445,3 +445,19 @@ fn a_run_of_chosen_cases_is_gated_on_those_cases() {
         .unwrap();
     assert_eq!(p95["baseline"], Value::Null, "{p95}");
 }
+
+/// More errors than allowed outrank the gate (exit 2), but a regression it found is said on
+/// the verdict line too: retrying the job for its errors will not clear it.
+#[test]
+fn a_regression_beside_too_many_errors_is_still_named() {
+    let (dir, addr, script) = setup(4);
+    baseline(dir.path(), addr);
+    script.lock().unwrap().wrong.insert("c01".to_owned());
+    script.lock().unwrap().broken.insert("c02".to_owned());
+    let out = run(dir.path(), addr, GATED).exits(2);
+    out.says(&[
+        "Result: could not be judged: 1 of 4 cases errored (--max-errors 0); the gate found a \
+         regression too (exit 2)",
+    ]);
+    assert_eq!(report(dir.path())["verdict"], "error");
+}

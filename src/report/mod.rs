@@ -173,6 +173,11 @@ pub fn headline(report: &Report) -> String {
     if !aside.is_empty() && !verdict.is_error() {
         text = format!("{text} ({})", aside.join(", "));
     }
+    // An error of the run outranks the gate, but a regression it found is no flake of the
+    // infrastructure: rerunning the job will not clear it.
+    if verdict.is_error() && gate.is_some_and(Comparison::regressed) {
+        text.push_str("; the gate found a regression too");
+    }
     text
 }
 
