@@ -439,10 +439,10 @@ fn route(line: &[u8], routes: &Routes, log: &Tail) {
         .ok()
         .and_then(|value| Some((value.get("id")?.as_u64()?, value)));
     let Some((id, value)) = parsed else {
-        let text = String::from_utf8_lossy(line);
-        let quoted: String = text.trim_end().chars().take(QUOTED_LINE_CHARS).collect();
+        // Masked once, before either quote of it is cut.
+        let masked = routes.ignore(&String::from_utf8_lossy(line));
+        let quoted: String = masked.chars().take(QUOTED_LINE_CHARS).collect();
         log.note(&format!("unparseable stdout line: {quoted}"));
-        routes.ignore(&text);
         return;
     };
     let answer = serde_json::from_value::<Reply>(value).map_err(|e| {

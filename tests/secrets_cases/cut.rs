@@ -131,3 +131,24 @@ fn a_command_agents_stdout_quoted_in_its_start_up_error_holds_no_part_of_a_key()
     ]);
     common::assert_lacks(&everything, &[&PROVIDER_KEY[..6]]);
 }
+
+/// A running command agent that prints its key on stdout beside its reply: the agent log
+/// notes the line cut to 200 characters, and a key straddling the cut is masked before it.
+#[test]
+fn a_command_agents_stray_stdout_line_in_the_agent_log_holds_no_part_of_a_key() {
+    let padding = "y".repeat(190);
+    let script = format!(
+        "{}IFS= read -r line; reply_with_rest '\"messages\":[]'\n\
+         while IFS= read -r line; do\n  echo {padding}$ANTHROPIC_API_KEY\n  \
+         reply_with_rest '\"messages\":[{{\"text\":\"hello\"}}]'\ndone\n",
+        common::process::SH_REPLY
+    );
+    let config = "agent:\n  command:\n    argv: [sh, agent.sh]\n";
+    let dir = workspace(&["stray"], "hello", config);
+    common::write(dir.path(), "agent.sh", script);
+    let (outcome, everything) =
+        run_writing_everything(dir.path(), &[("ANTHROPIC_API_KEY", PROVIDER_KEY)], |_| {});
+    outcome.exits(0);
+    common::assert_contains(&everything, &["unparseable stdout line: yyy"]);
+    common::assert_lacks(&everything, &[&PROVIDER_KEY[..6]]);
+}

@@ -46,9 +46,10 @@ impl Routes {
         }
     }
 
-    /// Notes a stdout line that answers no request, for [`Routes::ignored`].
-    pub(super) fn ignore(&self, line: &str) {
-        let masked = self.secrets.mask(line.trim_end());
+    /// Notes a stdout line that answers no request, for [`Routes::ignored`]; returns it
+    /// trimmed, with the run's secrets masked out, for any other quote of it.
+    pub(super) fn ignore(&self, line: &str) -> String {
+        let masked = self.secrets.mask(line.trim_end()).into_owned();
         let mut quoted: String = masked.chars().take(IGNORED_LINE_CHARS).collect();
         if quoted.len() < masked.len() {
             quoted.push_str("...");
@@ -68,6 +69,7 @@ impl Routes {
             ignored.last.pop_front();
         }
         ignored.last.push_back(quoted);
+        masked
     }
 
     /// What the process printed on stdout that answered nothing, when it printed anything:
