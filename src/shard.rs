@@ -59,6 +59,11 @@ impl Shard {
         self.count
     }
 
+    /// One shard of several: part of the suite (`1/1` is the whole of it).
+    pub fn is_part(self) -> bool {
+        self.count > 1
+    }
+
     /// Whether the case with this key (see [`key`]) runs in this shard.
     pub fn contains(self, key: &str) -> bool {
         stable_hash(key.as_bytes()) % u64::from(self.count) == u64::from(self.index - 1)

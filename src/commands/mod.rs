@@ -249,9 +249,9 @@ pub fn update_baseline(
     Ok(Exit::Success)
 }
 
-/// Publishes to GitHub through `publish` ([`publish::publish`] or
-/// [`publish::publish_not_run`]): annotations on stdout, or on stderr when stdout carries the
-/// JSON report; notes on stderr.
+/// Publishes to GitHub through `publish` ([`goldgate::app::publish::publish`] or
+/// [`goldgate::app::publish::publish_refusal`]): annotations on stdout, or on stderr when
+/// stdout carries the JSON report; notes on stderr.
 pub fn publish(
     stdout_is_json: bool,
     publish: impl FnOnce(&mut dyn Write) -> anyhow::Result<Vec<String>>,

@@ -143,7 +143,7 @@ fn forget_measurement(check: &mut CheckResult) {
 /// Why `report` must not become the baseline (unless forced): a baseline from an
 /// interrupted run, or one where the agent errored, would hide or invent regressions.
 pub fn unfit(report: &Report) -> Option<String> {
-    if let Some(shard) = report.suite.shard.filter(|s| s.count() > 1) {
+    if let Some(shard) = report.suite.shard.filter(|s| s.is_part()) {
         return Some(format!(
             "the run is shard {shard} of the suite: a baseline of it would drop the other \
              shards' cases (merge the shards' reports, then write the baseline from a run of the \

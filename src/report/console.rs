@@ -52,7 +52,7 @@ pub fn write_table(
             let _ = write!(header, ": {}", escape_lines(error, "  "));
         }
         writeln!(out, "{}", paint.status(case.status, &header))?;
-        if let Some(quarantine) = case.quarantine.as_ref().filter(|q| q.expired) {
+        if let Some(quarantine) = case.expired_quarantine() {
             writeln!(out, "  {}", escape(&quarantine.describe()))?;
         }
         write_case_details(case, out, paint)?;

@@ -324,7 +324,7 @@ fn failure(case: &CaseResult, file: &str, newly: bool) -> String {
     if let Some(error) = &case.error {
         let _ = writeln!(out, "**Error of the run:** {}\n", short(error));
     }
-    if let Some(quarantine) = case.quarantine.as_ref().filter(|q| q.expired) {
+    if let Some(quarantine) = case.expired_quarantine() {
         let _ = writeln!(out, "{}\n", short(&quarantine.describe()));
     }
     let bad_turns: Vec<&TurnResult> = case.turns.iter().filter(|t| t.status.is_bad()).collect();

@@ -298,6 +298,12 @@ impl CaseResult {
         self.quarantine.as_ref().is_some_and(|q| !q.expired)
     }
 
+    /// The quarantine entry that named the case and has expired: it blocks again, and the
+    /// reports say why.
+    pub fn expired_quarantine(&self) -> Option<&Quarantine> {
+        self.quarantine.as_ref().filter(|q| q.expired)
+    }
+
     /// The key the case is matched by across reports: its file (normalised) and id
     /// ([`crate::shard::key`]).
     pub fn key(&self) -> String {

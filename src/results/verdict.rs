@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Comparison, Report, Status, Unit};
 use crate::exit::Exit;
 use crate::model::{Floor, FloorKind};
+use crate::shard::Shard;
 
 /// What decides the exit code besides whether the run could be judged. Kept in the report so
 /// that every command reading it (`report`, `merge`) exits as the run did.
@@ -193,7 +194,7 @@ impl FloorResult {
             FloorKind::MaxFailedCases => Some(report.blocking_failures().count() as f64),
         };
         let empty_part = report.cases.is_empty()
-            && (report.scope.is_some() || report.suite.shard.is_some_and(|s| s.count() > 1));
+            && (report.scope.is_some() || report.suite.shard.is_some_and(Shard::is_part));
         let met = empty_part
             || actual.is_some_and(|value| match kind {
                 FloorKind::MaxFailedCases => value <= limit,
