@@ -284,7 +284,11 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
         let partial = plan.scope.as_ref().is_some_and(Scope::is_partial);
         let notice = |notice: Notice| match notice {
             Notice::UnusedQuarantine { .. } if partial => {}
-            notice => eprintln!("goldgate: {notice}"),
+            // A notice may quote the agent (why it did not start: its last words on stderr).
+            notice => eprintln!(
+                "goldgate: {}",
+                console::escape_lines(&notice.to_string(), "  ")
+            ),
         };
         let report = session::play(plan, &stop, on_event, &notice).await;
         progress.finish_and_clear();
