@@ -58,6 +58,10 @@ pub struct Config {
     /// Globs (relative to the config's directory) of files every golden depends on
     /// (`affects:`): `run --changed-since` runs the whole suite when one changed.
     pub affects: Vec<String>,
+    /// Globs (relative to the config's directory) of files whose change affects no golden
+    /// (`affects_nothing:`, such as `docs/**`): the only files besides goldens that
+    /// `run --changed-since` may see changed and still play part of the suite.
+    pub affects_nothing: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -308,7 +312,10 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
         config.quarantine = quarantine::parse(entries, diags);
     }
     if let Some(globs) = fields.take("affects") {
-        config.affects = affects::parse(globs, diags);
+        config.affects = affects::parse(globs, "affects", diags);
+    }
+    if let Some(globs) = fields.take("affects_nothing") {
+        config.affects_nothing = affects::parse(globs, "affects_nothing", diags);
     }
     fields.take("version");
     fields.finish(diags);

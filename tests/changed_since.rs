@@ -1,6 +1,7 @@
 //! `run --changed-since REF` in a real git repository in a temp dir, through the binary: a
 //! repository with three golden files, where a change to one plays only its cases, a change
-//! to the config, the agent's command or an `affects:` path plays them all, and the gate and
+//! to the config, the agent's command, an `affects:` path or any file goldgate cannot place
+//! plays them all (only `affects_nothing:` files may change beside goldens), and the gate and
 //! every report speak of the cases selected only.
 
 mod common;
@@ -289,7 +290,7 @@ fn nothing_changed_runs_nothing_and_passes() {
     let (outcome, report, markdown) = run(repo.path(), &["--fail-on-regress"]);
     outcome
         .exits(0)
-        .says(&["nothing to run: 0 of 6 goldens selected: changed since main"]);
+        .says(&["nothing to run: 0 of 6 goldens selected: no golden changed since main"]);
     assert_eq!(ids(&report).len(), 0);
     // A floor of the whole run has nothing to hold a run of nothing to.
     assert_eq!(report["floors"][0]["met"], true, "{}", report["floors"]);
@@ -327,4 +328,95 @@ fn an_unknown_ref_or_no_repository_exits_2_saying_why() {
     )
     .exits(2)
     .warns(&["is not in a git repository"]);
+}
+
+/// A repository made by `goldgate init --agent http`, committed on `main`, with the agent's
+/// source beside it; then a branch `pr` checked out.
+fn initialised() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    common::git_init(root);
+    common::goldgate(root, &["init", "--agent", "http"]).exits(0);
+    fs::create_dir_all(root.join("agent")).unwrap();
+    fs::write(root.join("agent/server.py"), "print('hi')\n").unwrap();
+    fs::write(root.join("README.md"), "# Our agent\n").unwrap();
+    common::git(root, &["add", "-A"]);
+    common::git(root, &["commit", "-q", "-m", "main"]);
+    common::git(root, &["checkout", "-q", "-b", "pr"]);
+    dir
+}
+
+/// What `list evals --changed-since main` says a run plays: the cases' ids and the scope line.
+fn listed(root: &Path) -> (Vec<String>, String) {
+    let out = common::goldgate(
+        root,
+        &["list", "evals", "--changed-since", "main", "--json"],
+    )
+    .exits(0);
+    let listed: Value = serde_json::from_str(&out.stdout).unwrap();
+    let ids = listed["cases"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    (ids, out.stderr)
+}
+
+#[test]
+fn in_a_repository_goldgate_init_made_an_agent_change_plays_every_golden() {
+    let repo = initialised();
+    let root = repo.path();
+    let all = common::goldgate(root, &["list", "evals", "--json"]).exits(0);
+    let all: Value = serde_json::from_str(&all.stdout).unwrap();
+    let every = all["cases"].as_array().unwrap().len();
+    assert!(every > 0);
+    // The agent's source: goldgate cannot know what it changes, so every golden plays.
+    fs::write(root.join("agent/server.py"), "print('bye')\n").unwrap();
+    let (ids, said) = listed(root);
+    assert_eq!(ids.len(), every, "{said}");
+    common::assert_contains(
+        &said,
+        &["all 1 goldens selected: agent/server.py changed since main"],
+    );
+    // Docs only: the affects_nothing globs init wrote; nothing plays, and the rule is named.
+    common::git(root, &["checkout", "-q", "agent/server.py"]);
+    fs::write(root.join("README.md"), "# Our agent, documented\n").unwrap();
+    let (ids, said) = listed(root);
+    assert!(ids.is_empty(), "{ids:?}");
+    common::assert_contains(
+        &said,
+        &[
+            "0 of 1 goldens selected: no golden changed since main; README.md matches affects_nothing",
+        ],
+    );
+    // One golden changed (and the docs): that golden plays.
+    let golden = root.join("evals/goldens/example.yaml");
+    let text = fs::read_to_string(&golden).unwrap();
+    fs::write(&golden, text + "# edited\n").unwrap();
+    let (ids, said) = listed(root);
+    assert_eq!(ids.len(), 1, "{said}");
+    common::assert_contains(&said, &["1 of 1 goldens selected: changed since main"]);
+}
+
+#[test]
+fn a_file_goldgate_cannot_place_plays_the_whole_suite() {
+    let repo = repository();
+    let root = repo.path();
+    // Neither a golden nor in `affects:`, and no `affects_nothing:` covers it: fail closed.
+    fs::write(root.join("poetry.lock"), "changed\n").unwrap();
+    touch(&root.join("goldens/b.yaml"));
+    let (outcome, report, markdown) = run(root, &[]);
+    outcome
+        .exits(0)
+        .says(&["Selected: all 6 goldens selected: poetry.lock changed since main"]);
+    assert_eq!(ids(&report).len(), 6);
+    assert_eq!(
+        report["scope"]["reason"]["whole_suite_because"],
+        serde_json::json!(["poetry.lock"])
+    );
+    common::assert_contains(
+        &markdown,
+        &["all 6 goldens selected\\: poetry\\.lock changed"],
+    );
 }

@@ -98,8 +98,9 @@ enum Yaml {
     GitLab,
 }
 
-const CONFIG_KEYS: [&str; 9] = [
+const CONFIG_KEYS: [&str; 10] = [
     "affects",
+    "affects_nothing",
     "agent",
     "prices",
     "judge",

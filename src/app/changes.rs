@@ -6,16 +6,20 @@
 //! and the untracked files git does not ignore. A commit that landed on the base since the
 //! branch was cut is not the PR's change and selects nothing.
 //!
-//! A case is selected when its golden file changed. Every case is selected when a file the
-//! whole suite depends on changed: the config file, what the agent is made of as far as the
+//! Selection fails closed: part of the suite plays only when every changed file is a golden
+//! of the suite (its cases play) or matches an `affects_nothing:` glob (docs, say). Every case
+//! plays when any other file changed: the config, what the agent is made of as far as the
 //! config says (an LLM agent's prompt and tools files, the files a command agent's command
 //! line names, a replay agent's transcripts), a `regtrace.config.yaml` (its sets' settings and
-//! quality gates), or a path matching an `affects:` glob. An HTTP agent's own source is not
-//! known to goldgate: `affects:` names it.
+//! quality gates), a path matching an `affects:` glob (which wins over `affects_nothing:`),
+//! and any file goldgate knows nothing of: an HTTP agent's source, a lockfile. A change
+//! goldgate cannot place must not leave the agent untested.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use globset::GlobMatcher;
 
 use crate::config::{AgentConfig, Config, affects};
 use crate::load::Suite;
@@ -134,11 +138,16 @@ fn names(bytes: &[u8]) -> Vec<String> {
 /// What a change selects.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Affected {
-    /// Every case: these changed files (relative to the repository) are ones the whole suite
-    /// depends on.
+    /// Every case: these changed files (relative to the repository) may affect any golden:
+    /// what the agent is made of, a path of `affects:`, or any file that is neither a golden
+    /// nor matched by `affects_nothing:` (goldgate cannot tell that it does not matter).
     All(Vec<String>),
     /// The cases (by [`crate::shard::key`]) of the golden files that changed; maybe none.
-    Cases(HashSet<String>),
+    Cases {
+        keys: HashSet<String>,
+        /// The other changed files, each matched by an `affects_nothing:` glob.
+        affecting_nothing: Vec<String>,
+    },
 }
 
 impl Changes {
@@ -151,7 +160,8 @@ impl Changes {
     }
 
     /// The cases of `suite` this change selects, under `config` and the `agent` the run
-    /// tests; relative paths are relative to `cwd`.
+    /// tests; relative paths are relative to `cwd`. Part of the suite only when every changed
+    /// file is a golden or matches `affects_nothing:`; anything else plays every case.
     pub fn affected(
         &self,
         suite: &Suite,
@@ -159,21 +169,48 @@ impl Changes {
         agent: Option<&AgentConfig>,
         cwd: &Path,
     ) -> Affected {
-        let changed = self.paths();
-        let whole = whole_suite(&changed, suite, config, agent, cwd);
+        let depends = Dependencies::of(suite, config, agent, cwd);
+        let goldens: HashSet<PathBuf> = suite
+            .files
+            .iter()
+            .map(|file| resolved(&cwd.join(&file.path)))
+            .collect();
+        let was_golden = |path: &Path| !path.exists() && goldens.iter().any(|g| sibling(g, path));
+        let (mut whole, mut affecting_nothing) = (Vec::new(), Vec::new());
+        let mut changed_goldens = HashSet::new();
+        for (path, name) in self.paths() {
+            if depends.affects(&path) {
+                whole.push(name.to_owned());
+            } else if goldens.contains(&path) {
+                changed_goldens.insert(path);
+            } else if was_golden(&path) {
+                // Deleted: its cases did not run, and the gate reports the baseline's missing.
+            } else if depends.affects_nothing(&path) {
+                affecting_nothing.push(name.to_owned());
+            } else {
+                whole.push(name.to_owned());
+            }
+        }
         if !whole.is_empty() {
             return Affected::All(whole);
         }
-        let changed: HashSet<&PathBuf> = changed.iter().map(|(path, _)| path).collect();
-        Affected::Cases(
-            suite
-                .files
-                .iter()
-                .filter(|file| changed.contains(&resolved(&cwd.join(&file.path))))
-                .flat_map(|file| file.cases.iter().map(case_key))
-                .collect(),
-        )
+        let keys = suite
+            .files
+            .iter()
+            .filter(|file| changed_goldens.contains(&resolved(&cwd.join(&file.path))))
+            .flat_map(|file| file.cases.iter().map(case_key))
+            .collect();
+        Affected::Cases {
+            keys,
+            affecting_nothing,
+        }
     }
+}
+
+/// `path` sits in `golden`'s folder with its extension: once deleted, the golden it was
+/// cannot be told apart by its content, so its place and name tell it.
+fn sibling(golden: &Path, path: &Path) -> bool {
+    golden.parent() == path.parent() && golden.extension() == path.extension()
 }
 
 /// `path` made absolute without `.` and `..`, through its links when it exists (macOS's
@@ -182,62 +219,79 @@ fn resolved(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| lexical(path))
 }
 
-/// The changed files (absolute, and as git names them) the whole suite depends on.
-fn whole_suite(
-    changed: &[(PathBuf, &str)],
-    suite: &Suite,
-    config: &Config,
-    agent: Option<&AgentConfig>,
-    cwd: &Path,
-) -> Vec<String> {
-    let absolute = |path: &Path| resolved(&cwd.join(path));
-    let mut files: Vec<PathBuf> = config.path.iter().map(|p| absolute(p)).collect();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    match agent {
-        Some(AgentConfig::Llm(llm)) => files.extend(llm.settings.files.iter().map(|p| absolute(p))),
-        Some(AgentConfig::Command {
-            argv, working_dir, ..
-        }) => {
-            let dir = absolute(working_dir.as_deref().unwrap_or(Path::new(".")));
-            // `sh -c 'python agent.py'` names its files inside one argument.
-            let words = argv.iter().flat_map(|arg| arg.split_whitespace());
-            files.extend(words.map(|word| dir.join(word)).filter(|p| p.is_file()));
+/// What the config says of the files around the goldens: those the whole suite depends on
+/// (absolute), and the globs of `affects:` and `affects_nothing:`.
+struct Dependencies {
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+    config_dir: PathBuf,
+    affects: Vec<GlobMatcher>,
+    affects_nothing: Vec<GlobMatcher>,
+}
+
+impl Dependencies {
+    fn of(suite: &Suite, config: &Config, agent: Option<&AgentConfig>, cwd: &Path) -> Self {
+        let absolute = |path: &Path| resolved(&cwd.join(path));
+        let mut files: Vec<PathBuf> = config.path.iter().map(|p| absolute(p)).collect();
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        match agent {
+            Some(AgentConfig::Llm(llm)) => {
+                files.extend(llm.settings.files.iter().map(|p| absolute(p)));
+            }
+            Some(AgentConfig::Command {
+                argv, working_dir, ..
+            }) => {
+                let dir = absolute(working_dir.as_deref().unwrap_or(Path::new(".")));
+                // `sh -c 'python agent.py'` names its files inside one argument.
+                let words = argv.iter().flat_map(|arg| arg.split_whitespace());
+                files.extend(words.map(|word| dir.join(word)).filter(|p| p.is_file()));
+            }
+            Some(AgentConfig::Replay { dir }) => dirs.push(absolute(dir)),
+            _ => {}
         }
-        Some(AgentConfig::Replay { dir }) => dirs.push(absolute(dir)),
-        _ => {}
+        // A regtrace.config.yaml: loaded as a file of its own that holds no case.
+        files.extend(
+            suite
+                .files
+                .iter()
+                .filter(|f| f.cases.is_empty() && f.format == Some(Format::RegtraceSet))
+                .map(|f| absolute(&f.path)),
+        );
+        let globs = |texts: &[String]| -> Vec<GlobMatcher> {
+            texts.iter().filter_map(|g| affects::glob(g).ok()).collect()
+        };
+        Self {
+            files: files.iter().map(|p| resolved(p)).collect(),
+            dirs,
+            config_dir: config
+                .path
+                .as_deref()
+                .and_then(Path::parent)
+                .map_or_else(|| resolved(cwd), absolute),
+            affects: globs(&config.affects),
+            affects_nothing: globs(&config.affects_nothing),
+        }
     }
-    // A regtrace.config.yaml: loaded as a file of its own that holds no case.
-    files.extend(
-        suite
-            .files
-            .iter()
-            .filter(|f| f.cases.is_empty() && f.format == Some(Format::RegtraceSet))
-            .map(|f| absolute(&f.path)),
-    );
-    let files: Vec<PathBuf> = files.iter().map(|p| resolved(p)).collect();
-    let config_dir = config
-        .path
-        .as_deref()
-        .and_then(Path::parent)
-        .map_or_else(|| resolved(cwd), absolute);
-    let globs: Vec<_> = config
-        .affects
-        .iter()
-        .filter_map(|g| affects::glob(g).ok())
-        .collect();
-    let listed = |path: &Path| {
-        path.strip_prefix(&config_dir).is_ok_and(|relative| {
+
+    /// The whole suite depends on `path`: the config, what the agent is made of, `affects:`.
+    fn affects(&self, path: &Path) -> bool {
+        self.files.iter().any(|f| f == path)
+            || self.dirs.iter().any(|d| path.starts_with(d))
+            || self.matches(&self.affects, path)
+    }
+
+    /// `path` matches an `affects_nothing:` glob.
+    fn affects_nothing(&self, path: &Path) -> bool {
+        self.matches(&self.affects_nothing, path)
+    }
+
+    /// `path`, relative to the config's directory, matches one of `globs`.
+    fn matches(&self, globs: &[GlobMatcher], path: &Path) -> bool {
+        path.strip_prefix(&self.config_dir).is_ok_and(|relative| {
             let name = relative.to_string_lossy().replace('\\', "/");
             globs.iter().any(|g| g.is_match(&name))
         })
-    };
-    changed
-        .iter()
-        .filter(|(path, _)| {
-            files.contains(path) || dirs.iter().any(|d| path.starts_with(d)) || listed(path)
-        })
-        .map(|(_, name)| (*name).to_owned())
-        .collect()
+    }
 }
 
 #[cfg(test)]
@@ -280,7 +334,7 @@ mod tests {
         fs::write(root.join("run.py"), "").unwrap();
         let llm = "agent: { openai: { system_prompt: agent/prompt.md, tools: agent/tools.json } }";
         assert_eq!(
-            affected(root, llm, &["agent/prompt.md", "README.md"]),
+            affected(root, llm, &["agent/prompt.md"]),
             all(&["agent/prompt.md"])
         );
         assert_eq!(
@@ -298,16 +352,46 @@ mod tests {
             affected(root, replay, &["transcripts/a.json"]),
             all(&["transcripts/a.json"])
         );
-        let globs =
-            "affects: ['server/**', '*.toml']\nagent: { http: { url: 'http://127.0.0.1:9' } }";
+        let http = "agent: { http: { url: 'http://127.0.0.1:9' } }";
+        let globs = format!("affects: ['server/**', '*.toml']\n{http}");
         assert_eq!(
-            affected(root, globs, &["server/src/main.rs"]),
+            affected(root, &globs, &["server/src/main.rs"]),
             all(&["server/src/main.rs"])
         );
-        assert_eq!(affected(root, globs, &["Cargo.toml"]), all(&["Cargo.toml"]));
-        // `*` stays in its folder; nothing else here is what the agent is made of.
-        let none = affected(root, globs, &["sub/Cargo.toml", "README.md", "run.py"]);
-        assert_eq!(none, Affected::Cases(Default::default()));
+        assert_eq!(
+            affected(root, &globs, &["Cargo.toml"]),
+            all(&["Cargo.toml"])
+        );
+    }
+
+    #[test]
+    fn a_change_goldgate_cannot_place_plays_every_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        let http = "agent: { http: { url: 'http://127.0.0.1:9' } }";
+        // An HTTP agent's source, a lockfile: goldgate knows nothing of them.
+        assert_eq!(
+            affected(root, http, &["agent/server.py", "README.md"]),
+            all(&["agent/server.py", "README.md"])
+        );
+        let declared =
+            format!("affects_nothing: ['**/*.md', 'docs/**']\naffects: ['docs/prompt.md']\n{http}");
+        assert_eq!(
+            affected(root, &declared, &["README.md", "docs/guide/a.png"]),
+            Affected::Cases {
+                keys: Default::default(),
+                affecting_nothing: vec!["README.md".into(), "docs/guide/a.png".into()],
+            }
+        );
+        // `affects:` wins over `affects_nothing:`; anything else still plays every case.
+        assert_eq!(
+            affected(root, &declared, &["docs/prompt.md", "README.md"]),
+            all(&["docs/prompt.md"])
+        );
+        assert_eq!(
+            affected(root, &declared, &["README.md", "poetry.lock"]),
+            all(&["poetry.lock"])
+        );
         assert!(matches!(
             Config::load(&root.join("goldgate.yaml")).unwrap().agent,
             Some(AgentConfig::Http { .. })

@@ -129,9 +129,13 @@ const COMMON: &str = r#"run:
 thresholds: { passRateDropPp: 0, deflectionDropPp: 5, p95LatencyIncreasePct: 20 }
 # Bars the whole suite must clear whatever the baseline says.
 # floors: { min_pass_rate: 0.8 }
-# On a pull request only the goldens it changed run, or all of them when this file or the
-# agent's prompt, tools or command changed: list here what goldgate cannot see (globs).
-# affects: ["src/**"]
+# What a pull request plays (run --changed-since, the Action's default): only the goldens it
+# changed when every other file it changed matches affects_nothing; every golden when it
+# changed anything else (your agent's source, a lockfile, this file). Globs, relative to
+# this file. A prompt your agent reads from a .md file affects every golden: list it under
+# affects, which wins over affects_nothing.
+affects_nothing: ["**/*.md", "docs/**"]
+# affects: ["prompts/**"]
 # Cases that must not block for now: who owns them, why, and until when.
 # quarantine:
 #   - { case: evals/goldens/example.yaml#greets_and_asks_how_to_help, owner: "@you", reason: "why", expires: 2030-01-31 }
@@ -157,7 +161,9 @@ fn workflow(agent: AgentKind, action: &str) -> String {
     };
     format!(
         r#"# Pull requests: goldgate plays the goldens and fails only on a regression beyond noise
-# against {BASELINE} (known failures and undecided comparisons do not).
+# against {BASELINE} (known failures and undecided comparisons do not). A pull request
+# plays only the goldens it changed when everything else it changed matches affects_nothing
+# in goldgate.yaml (docs, say); any other change (the agent's source) plays every golden.
 # main: each build updates the baseline and commits it back. The baseline keeps the runs of
 # the last 20 builds (its history), which is what lets the gate tell a flaky case from a
 # broken one; committed, every change to it is reviewed in a diff like code.

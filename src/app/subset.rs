@@ -53,9 +53,12 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
             let changes = changes::since(since, context.cwd).map_err(|e| e.to_string())?;
             let affected =
                 changes.affected(context.suite, context.config, context.agent, context.cwd);
-            let (keys, whole) = match affected {
-                Affected::All(because) => (None, because),
-                Affected::Cases(keys) => (Some(keys), Vec::new()),
+            let (keys, whole, affecting_nothing) = match affected {
+                Affected::All(because) => (None, because, Vec::new()),
+                Affected::Cases {
+                    keys,
+                    affecting_nothing,
+                } => (Some(keys), Vec::new(), affecting_nothing),
             };
             Ok(Narrowed {
                 keys,
@@ -64,6 +67,7 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
                     since: changes.since,
                     merge_base: changes.merge_base,
                     whole_suite_because: whole,
+                    affecting_nothing,
                 },
                 saved: None,
             })

@@ -21,8 +21,8 @@ pub fn glob(text: &str) -> Result<GlobMatcher, globset::Error> {
         .map_err(Clone::clone)
 }
 
-/// `affects:`: a glob or a list of them, each checked.
-pub(crate) fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<String> {
+/// `field` (`affects`, `affects_nothing`): a glob or a list of them, each checked.
+pub(crate) fn parse(node: &Node, field: &str, diags: &mut Diagnostics) -> Vec<String> {
     let items: Vec<&Node> = match &node.value {
         Value::Seq(items) => items.iter().collect(),
         Value::Null => Vec::new(),
@@ -31,14 +31,14 @@ pub(crate) fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<String> {
     items
         .into_iter()
         .filter_map(|item| {
-            let text = yaml::expect_text(item, "affects", diags)?;
+            let text = yaml::expect_text(item, field, diags)?;
             match glob(&text) {
                 Ok(_) => Some(text),
                 Err(why) => {
                     diags
                         .at(item)
                         .error(Code::G101, why.kind().to_string())
-                        .field("affects")
+                        .field(field)
                         .hint("a glob relative to goldgate.yaml, e.g. `src/**` or `prompts/*.md`");
                     None
                 }

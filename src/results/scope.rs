@@ -30,10 +30,15 @@ pub enum ScopeReason {
         since: String,
         /// The commit compared with: the merge base of REF and HEAD.
         merge_base: String,
-        /// The changed files the whole suite depends on (the config, the agent's prompt,
-        /// tools or program, an `affects:` path), relative to the repository: when any is,
-        /// every case is selected. Empty when only goldens decided.
+        /// The changed files that may affect any golden (the config, the agent's prompt,
+        /// tools or program, an `affects:` path, or a file that is neither a golden nor
+        /// matched by `affects_nothing:`), relative to the repository: when any is, every
+        /// case is selected. Empty when only goldens decided.
         whole_suite_because: Vec<String>,
+        /// The changed files matched by an `affects_nothing:` glob, which selected no case.
+        /// Absent from older reports.
+        #[serde(default)]
+        affecting_nothing: Vec<String>,
     },
     /// `--rerun REPORT`: the cases of a saved report that ended so, replayed and merged into
     /// it. The report then covers the whole suite again.
@@ -56,25 +61,26 @@ impl Scope {
                 since,
                 whole_suite_because,
                 ..
-            } if !whole_suite_because.is_empty() => {
-                let shown: Vec<&str> = whole_suite_because
-                    .iter()
-                    .take(3)
-                    .map(String::as_str)
-                    .collect();
-                let more = whole_suite_because.len() - shown.len();
-                let more = if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
+            } if !whole_suite_because.is_empty() => format!(
+                "all {total} goldens selected: {} changed since {since}",
+                some_of(whole_suite_because)
+            ),
+            ScopeReason::ChangedSince {
+                since,
+                affecting_nothing,
+                ..
+            } => {
+                let rest = match affecting_nothing.len() {
+                    0 => String::new(),
+                    1 => format!("; {} matches affects_nothing", affecting_nothing[0]),
+                    _ => format!("; {} match affects_nothing", some_of(affecting_nothing)),
                 };
-                format!(
-                    "all {total} goldens selected: {}{more} changed since {since}",
-                    shown.join(", ")
-                )
-            }
-            ScopeReason::ChangedSince { since, .. } => {
-                format!("{selected} of {total} goldens selected: changed since {since}")
+                let goldens = if selected == 0 {
+                    "no golden changed"
+                } else {
+                    "changed"
+                };
+                format!("{selected} of {total} goldens selected: {goldens} since {since}{rest}")
             }
             ScopeReason::Rerun { report, only } => {
                 let words: Vec<&str> = only
@@ -91,7 +97,18 @@ impl Scope {
             }
         }
     }
+}
 
+/// The first three of `files`, and how many more: `a, b, c and 2 more`.
+fn some_of(files: &[String]) -> String {
+    let shown: Vec<&str> = files.iter().take(3).map(String::as_str).collect();
+    match files.len() - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+impl Scope {
     /// Only part of the suite ran, so the report stands for that part alone: a baseline made
     /// of it would drop the rest, and the gate compares the cases selected only.
     pub fn is_partial(&self) -> bool {
@@ -104,12 +121,21 @@ mod tests {
     use super::{Scope, ScopeReason};
     use crate::results::Status;
 
+    fn names(files: &[&str]) -> Vec<String> {
+        files.iter().map(|s| (*s).to_owned()).collect()
+    }
+
     fn changed(because: &[&str], selected: usize) -> Scope {
+        changed_beside(because, &[], selected)
+    }
+
+    fn changed_beside(because: &[&str], affecting_nothing: &[&str], selected: usize) -> Scope {
         Scope {
             reason: ScopeReason::ChangedSince {
                 since: "origin/main".into(),
                 merge_base: "abc".into(),
-                whole_suite_because: because.iter().map(|s| (*s).to_owned()).collect(),
+                whole_suite_because: names(because),
+                affecting_nothing: names(affecting_nothing),
             },
             selected,
             total: 6,
@@ -130,6 +156,16 @@ mod tests {
             "all 6 goldens selected: goldgate.yaml, a, b and 1 more changed since origin/main"
         );
         assert!(!whole.is_partial());
+        // A run that played nothing says which rule left every golden out.
+        assert_eq!(
+            changed_beside(&[], &["README.md", "docs/a.md"], 0).describe(),
+            "0 of 6 goldens selected: no golden changed since origin/main; README.md, docs/a.md \
+             match affects_nothing"
+        );
+        assert_eq!(
+            changed_beside(&[], &["README.md"], 2).describe(),
+            "2 of 6 goldens selected: changed since origin/main; README.md matches affects_nothing"
+        );
         let rerun = Scope {
             reason: ScopeReason::Rerun {
                 report: "report.json".into(),
