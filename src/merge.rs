@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::results::Aggregates;
 use crate::results::json::ReadError;
-use crate::results::{Budget, JudgeUsage, RateLimitWaits};
+use crate::results::{Budget, JudgeUsage, RateLimitWaits, Unmeasured};
 use crate::results::{CaseResult, Report, SCHEMA_VERSION, Samples};
 use crate::shard::{self, Shard, SuiteId};
 
@@ -142,7 +142,13 @@ fn joined(parts: &[Part], incomplete: bool) -> Report {
         .collect();
     cases.sort_by(|a, b| (&a.file, a.line, &a.id).cmp(&(&b.file, b.line, &b.id)));
     let logs = agent_logs(parts);
-    Report {
+    let mut unmeasured: Vec<Unmeasured> = Vec::new();
+    for u in parts.iter().flat_map(|p| &p.report.unmeasured) {
+        if !unmeasured.iter().any(|known| known.metric == u.metric) {
+            unmeasured.push(u.clone());
+        }
+    }
+    let mut merged = Report {
         schema_version: SCHEMA_VERSION,
         goldgate_version: base.goldgate_version.clone(),
         agent: base.agent.clone(),
@@ -166,7 +172,8 @@ fn joined(parts: &[Part], incomplete: bool) -> Report {
         // Shards start their agents side by side: the slowest start-up is the run's.
         agent_startup: parts.iter().filter_map(|p| p.report.agent_startup).max(),
         rate_limits: RateLimitWaits::sum(parts.iter().flat_map(|p| &p.report.rate_limits)),
-        aggregates: Aggregates::of(&cases),
+        aggregates: Aggregates::of(&[]),
+        unmeasured,
         samples: parts.iter().fold(Samples::default(), |mut all, p| {
             all.merge(&p.report.samples);
             all.builds = all.builds.max(p.report.samples.builds);
@@ -180,7 +187,9 @@ fn joined(parts: &[Part], incomplete: bool) -> Report {
         gate: None,
         floors: Vec::new(),
         cases,
-    }
+    };
+    merged.aggregate();
+    merged
 }
 
 /// Every judge any part names, once, in the order first named.

@@ -15,8 +15,19 @@
 //! from the run the report shows for each case; tokens are those of every run.
 
 use crate::results::{
-    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, ToolLatency, ratio,
+    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, Report, ToolLatency, ratio,
 };
+
+impl Report {
+    /// Recomputes the aggregates from the cases, leaving out what the run could not measure
+    /// ([`Report::unmeasured`]): its rows read "not measured", never a value.
+    pub fn aggregate(&mut self) {
+        self.aggregates = Aggregates::of(&self.cases);
+        for unmeasured in &self.unmeasured {
+            self.aggregates.forget(unmeasured.metric);
+        }
+    }
+}
 
 impl Aggregates {
     /// The aggregates of a report's cases.

@@ -148,6 +148,43 @@ fn a_json_reply_is_read_with_paths_and_the_assigned_session_is_carried() {
     );
 }
 
+/// A template has no path for a handoff, so no reply can show one: the deflection rate is
+/// not measured, and every output says why instead of reading 100%, unchanged.
+#[test]
+fn a_template_agent_cannot_show_a_handoff_so_deflection_is_not_measured() {
+    let dir = project(
+        axum::Router::new().route("/chat", post(json_api)),
+        r#"    body: { message: '{{text}}', session: '{{session}}', turn: '{{turn}}', vars: '{{variables}}', conv: '{{conversation}}' }
+    response: { text: $.data.reply, session: $.meta.session_id, tool_calls: '$.tools[*]', tool_name: $.function.name, tool_args: $.function.arguments }
+"#,
+    );
+    let (outcome, _) = run(dir.path(), &["--update-baseline", "baseline.json"]);
+    outcome.exits(0);
+    let gate = [
+        "--baseline",
+        "baseline.json",
+        "--fail-on-regress",
+        "--markdown",
+        "summary.md",
+    ];
+    let (outcome, report) = run(dir.path(), &gate);
+    let why = "the HTTP template's `response:` has no path for a handoff, so no reply can show one";
+    outcome.exits(0).says(&[&format!(
+        "deflection rate     not measured: {why}; not compared, it cannot trip"
+    )]);
+    assert_eq!(report["aggregates"]["deflection_rate"], Value::Null);
+    assert_eq!(report["unmeasured"][0]["metric"], "deflectionDropPp");
+    let delta = report["gate"]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["threshold"] == "deflectionDropPp")
+        .unwrap();
+    assert_eq!(delta["unmeasured"], why);
+    let markdown = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    common::assert_contains(&markdown, &["has no path for a handoff"]);
+}
+
 /// Sets a cookie per conversation on the first turn and wants it back on the next.
 async fn cookie_api(headers: HeaderMap, Json(body): Json<Value>) -> Response {
     let conversation = body["conv"].as_str().unwrap();

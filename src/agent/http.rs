@@ -28,6 +28,7 @@ use super::{Agent, TurnRequest};
 use crate::net::{
     EndpointError, EndpointErrorKind, ReplyMemory, read_body, status_error, transport_error,
 };
+use crate::results::{Threshold, Unmeasured};
 use crate::secrets::Secrets;
 use crate::transcript::{Exchange, Message, Reply, ToolCall};
 
@@ -140,6 +141,20 @@ impl Agent for HttpAgent {
         if let Some(templated) = &self.templated {
             templated.end_session(session);
         }
+    }
+
+    fn unmeasured(&self) -> Vec<Unmeasured> {
+        // A template's `response:` has paths for text, tool calls and a transfer, and none
+        // for a handoff: every case would read as deflected, whatever the agent did.
+        if self.templated.is_none() {
+            return Vec::new();
+        }
+        vec![Unmeasured {
+            metric: Threshold::DeflectionDropPp,
+            why: "the HTTP template's `response:` has no path for a handoff, so no reply can \
+                  show one"
+                .to_owned(),
+        }]
     }
 
     fn describe(&self) -> String {

@@ -20,6 +20,7 @@ use async_trait::async_trait;
 pub use protocol::TurnRequest;
 
 use crate::net::EndpointError;
+use crate::results::Unmeasured;
 
 use crate::transcript::Exchange;
 
@@ -43,6 +44,13 @@ pub trait Agent: Send + Sync {
     /// tool tests, [`protocol::EXECUTE_TOOL`]). Cases that need it are skipped otherwise.
     fn executes_tools(&self) -> bool {
         false
+    }
+
+    /// The metrics this agent's replies cannot show, and why (a reply format with no place
+    /// for a handoff): the report says they were not measured instead of reading a value
+    /// that no reply could have moved.
+    fn unmeasured(&self) -> Vec<Unmeasured> {
+        Vec::new()
     }
 
     /// An agent that runs and scores whole cases itself (CX Agent Studio's evaluations): the

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 
 use super::Gate;
-use crate::results::{Aggregates, CaseFlip, CaseResult, Comparison, Decision, JudgeUsage, Report};
+use crate::results::{CaseFlip, CaseResult, Comparison, Decision, JudgeUsage, Report};
 
 /// The most runs a case gets when a gated run leaves its decision open and `--max-repeat` is
 /// not given: with the looks `1, 2, 5`, an unchanged agent costs about half the agent calls
@@ -165,7 +165,7 @@ pub fn join(report: &mut Report, more: Report, repeat: u32, min_pass: u32) {
     report.incomplete |= more.incomplete;
     // The limits are shared by every play of the run: the latest holds all the waits.
     report.rate_limits = more.rate_limits;
-    report.aggregates = Aggregates::of(&report.cases);
+    report.aggregate();
 }
 
 /// Plays adaptive repeats to the end and returns the final comparison. `report` holds the

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use super::{Gate, Thresholds};
 use crate::results::json::{self, ReadError};
-use crate::results::{Aggregates, CheckCategory, Samples, Status};
+use crate::results::{CheckCategory, Samples, Status};
 use crate::results::{CheckResult, Report};
 use crate::shard::SuiteId;
 
@@ -91,7 +91,7 @@ impl Gate {
         let baseline = &mut self.baseline;
         baseline.cases.retain(|case| keys.contains(&case.key()));
         baseline.suite = SuiteId::of_keys(baseline.cases.iter().map(|c| c.key()), None);
-        baseline.aggregates = Aggregates::of(&baseline.cases);
+        baseline.aggregate();
         baseline.samples = Samples::default();
         self
     }

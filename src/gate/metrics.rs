@@ -99,6 +99,13 @@ impl MetricDelta {
             tripped: false,
             decision: Default::default(),
             evidence: None,
+            unmeasured: [(current, ""), (baseline, " (in the baseline)")]
+                .iter()
+                .find_map(|(report, side)| {
+                    report
+                        .why_unmeasured(threshold)
+                        .map(|why| format!("{why}{side}"))
+                }),
         }
     }
 }

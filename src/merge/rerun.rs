@@ -16,7 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::results::{Aggregates, CaseResult, JudgeUsage, RateLimitWaits, Report, Status};
+use crate::results::{CaseResult, JudgeUsage, RateLimitWaits, Report, Status};
 
 /// The keys ([`CaseResult::key`]) of `report`'s cases whose status is one of `only`.
 pub fn to_replay(report: &Report, only: &[Status]) -> HashSet<String> {
@@ -59,7 +59,7 @@ pub fn merged(mut saved: Report, replayed: Report) -> Report {
     saved.incomplete |= stopped;
     saved.agent = replayed.agent;
     saved.agent_log = replayed.agent_log.or(saved.agent_log);
-    saved.aggregates = Aggregates::of(&saved.cases);
+    saved.aggregate();
     // Judged again by the caller, against the cases as they now stand.
     saved.gate = None;
     saved

@@ -115,16 +115,9 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
 /// One line: the two values, the change against the limit, and whether it tripped.
 fn metric_line(delta: &MetricDelta) -> String {
     let unit = delta.threshold.unit();
-    let (before, now, change) = match (delta.baseline, delta.current, delta.change) {
-        (Some(before), Some(now), Some(change)) => (before, now, change),
-        (before, now, _) => {
-            let side = match (before, now) {
-                (None, None) => "in the baseline or now",
-                (None, Some(_)) => "in the baseline",
-                _ => "now",
-            };
-            return format!("not measured {side}: not compared");
-        }
+    let (Some(before), Some(now), Some(change)) = (delta.baseline, delta.current, delta.change)
+    else {
+        return delta.not_compared().unwrap_or_default();
     };
     let measure = delta.threshold.measure();
     let values = format!(
@@ -271,6 +264,7 @@ mod tests {
                 samples: (40, 40),
                 detectable: None,
             }),
+            unmeasured: None,
         }
     }
 
@@ -285,6 +279,7 @@ mod tests {
             tripped: false,
             decision: Decision::Clear,
             evidence: None,
+            unmeasured: None,
         }
     }
 
@@ -299,6 +294,7 @@ mod tests {
             tripped: false,
             decision: Decision::Clear,
             evidence: None,
+            unmeasured: None,
         }
     }
 

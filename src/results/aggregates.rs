@@ -166,6 +166,22 @@ pub struct RateLimitWaits {
     pub waited: Duration,
 }
 
+impl Aggregates {
+    /// Drops the value of `metric`, which the run could not measure.
+    pub fn forget(&mut self, metric: super::Threshold) {
+        use super::Threshold;
+        match metric {
+            Threshold::PassRateDropPp => self.pass_rate = None,
+            Threshold::DeflectionDropPp => self.deflection_rate = None,
+            Threshold::P95LatencyIncreasePct => self.latency = None,
+            Threshold::TtftP95IncreasePct => self.ttft = None,
+            Threshold::HallucinationRateIncreasePp => self.hallucination_rate = None,
+            Threshold::CostIncreasePct => self.cost_per_conversation = None,
+            Threshold::TokensIncreasePct => self.tokens_per_conversation = None,
+        }
+    }
+}
+
 impl RateLimitWaits {
     /// The waits of several reports (shards) per endpoint, in the order endpoints first appear.
     /// Shards run side by side, so their waits add up as work, not as wall time.

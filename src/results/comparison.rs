@@ -312,6 +312,29 @@ pub struct MetricDelta {
     pub decision: Decision,
     #[serde(default)]
     pub evidence: Option<Evidence>,
+    /// Why the metric was not measured, when a report says (the agent cannot report a
+    /// handoff): the threshold cannot trip, and every output says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<String>,
+}
+
+impl MetricDelta {
+    /// Why the metric was not compared, for people (`None` when it was): which side lacks
+    /// it, and why when the report knows.
+    pub fn not_compared(&self) -> Option<String> {
+        if self.change.is_some() {
+            return None;
+        }
+        let side = match (self.baseline, self.current) {
+            (None, None) => "in the baseline or now",
+            (None, Some(_)) => "in the baseline",
+            _ => "now",
+        };
+        Some(match &self.unmeasured {
+            Some(why) => format!("not measured: {why}; not compared, it cannot trip"),
+            None => format!("not measured {side}: not compared"),
+        })
+    }
 }
 
 /// A case whose verdict differs from the baseline's.

@@ -396,6 +396,11 @@ pub struct Report {
     #[serde(default)]
     pub rate_limits: Vec<RateLimitWaits>,
     pub aggregates: Aggregates,
+    /// The metrics this run could not measure, and why (an agent that cannot report a
+    /// handoff has no deflection rate): left out of `aggregates`, so that a threshold on one
+    /// reads "not measured", never "unchanged". Absent from older reports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured: Vec<Unmeasured>,
     /// The latencies the gate's tests compare (every turn of every run).
     #[serde(default)]
     pub samples: Samples,
@@ -416,7 +421,24 @@ fn whole() -> f64 {
     1.0
 }
 
+/// A metric a run could not measure, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Unmeasured {
+    /// The threshold whose metric it is.
+    pub metric: Threshold,
+    /// For people: `the agent cannot report a handoff (...)`.
+    pub why: String,
+}
+
 impl Report {
+    /// Why `metric` was not measured in this run, when the run knows.
+    pub fn why_unmeasured(&self, metric: Threshold) -> Option<&str> {
+        self.unmeasured
+            .iter()
+            .find(|u| u.metric == metric)
+            .map(|u| u.why.as_str())
+    }
+
     /// The cases that ended in an error of the run.
     pub fn errored(&self) -> impl Iterator<Item = &CaseResult> {
         self.cases.iter().filter(|c| c.status == Status::Error)

@@ -41,6 +41,7 @@ pub fn report(cases: Vec<CaseResult>) -> Report {
         agent_startup: None,
         rate_limits: Vec::new(),
         aggregates: Aggregates::of(&cases),
+        unmeasured: Vec::new(),
         samples: Samples::default(),
         alpha_share: 1.0,
         gate: None,

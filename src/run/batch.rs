@@ -129,7 +129,7 @@ impl Players {
                 .filter(|c| !ran.contains(&crate::shard::case_key(c)))
                 .map(|c| super::skipped::not_run(c)),
         );
-        Report {
+        let mut report = Report {
             schema_version: SCHEMA_VERSION,
             goldgate_version: env!("CARGO_PKG_VERSION").to_owned(),
             agent: self.agent.describe(),
@@ -147,13 +147,16 @@ impl Players {
             agent_log: self.agent.diagnostics(),
             agent_startup: self.agent.startup(),
             rate_limits: limits.waits(),
-            aggregates: Aggregates::of(&joined),
+            aggregates: Aggregates::of(&[]),
+            unmeasured: self.agent.unmeasured(),
             samples,
             alpha_share: 1.0,
             gate: None,
             floors: Vec::new(),
             cases: joined,
-        }
+        };
+        report.aggregate();
+        report
     }
 }
 

@@ -385,6 +385,7 @@ pub fn report_of(cases: Vec<CaseResult>) -> Report {
         agent_startup: None,
         rate_limits: Vec::new(),
         aggregates: Aggregates::of(&cases),
+        unmeasured: Vec::new(),
         samples: Default::default(),
         alpha_share: 1.0,
         gate: None,

@@ -177,7 +177,9 @@ fn metric_row(page: &mut String, delta: &MetricDelta) {
     let evidence = delta
         .evidence
         .as_ref()
-        .map_or_else(String::new, |e| e.describe(unit));
+        .map(|e| e.describe(unit))
+        .or_else(|| delta.not_compared())
+        .unwrap_or_default();
     let _ = writeln!(
         page,
         "<tr class=\"{class}\"><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span class=\"badge {class}\">{decision}</span></td><td class=\"evidence\">{}</td></tr>",
@@ -237,6 +239,7 @@ mod tests {
                 tripped: decision == Decision::Regressed,
                 decision,
                 evidence: None,
+                unmeasured: None,
             },
         );
         out

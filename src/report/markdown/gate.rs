@@ -37,8 +37,8 @@ pub(super) fn change(delta: &MetricDelta) -> String {
 }
 
 pub(super) fn gate(delta: &MetricDelta) -> String {
-    if delta.change.is_none() {
-        return "not compared".to_owned();
+    if let Some(why) = delta.not_compared() {
+        return escape::prose(&why);
     }
     let evidence = delta
         .evidence
