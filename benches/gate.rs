@@ -13,14 +13,14 @@
 #![allow(clippy::print_stdout)]
 
 use goldgate::exit::Exit;
-use goldgate::gate::simulation::{Policy, SimulatedAgent, Simulation};
+use goldgate::gate::simulation::{Policy, SimulatedCase, Simulation, SuiteModel};
 
 const PRS: usize = 200;
 
 /// Red pull requests (false alarms for an unchanged agent, catches for a broken one) and mean
 /// calls a PR.
-fn measure(seed: u64, before: SimulatedAgent, now: SimulatedAgent, policy: Policy) -> (usize, f64) {
-    let mut simulation = Simulation::new(20, seed);
+fn measure(seed: u64, before: &SuiteModel, now: &SuiteModel, policy: Policy) -> (usize, f64) {
+    let mut simulation = Simulation::new(seed);
     let mut calls = 0;
     let mut tripped = 0;
     for _ in 0..PRS {
@@ -33,26 +33,22 @@ fn measure(seed: u64, before: SimulatedAgent, now: SimulatedAgent, policy: Polic
 }
 
 fn main() {
-    let flaky = SimulatedAgent::FLAKY;
-    let steady = SimulatedAgent { pass: 1.0, ..flaky };
+    let twenty = |case| SuiteModel::uniform(20, case);
+    let flaky = twenty(SimulatedCase::FLAKY);
+    let half = twenty(SimulatedCase {
+        pass: 0.5,
+        ..SimulatedCase::FLAKY
+    });
+    let steady = twenty(SimulatedCase {
+        pass: 1.0,
+        ..SimulatedCase::FLAKY
+    });
+    let slow = steady.slower(2.0);
     let agents = [
-        ("unchanged, 10% flaky", flaky, flaky, "red"),
-        (
-            "wrong 50% of the time",
-            flaky,
-            SimulatedAgent { pass: 0.5, ..flaky },
-            "red",
-        ),
-        ("unchanged latency", steady, steady, "red"),
-        (
-            "twice as slow",
-            steady,
-            SimulatedAgent {
-                median_ms: 800.0,
-                ..steady
-            },
-            "red",
-        ),
+        ("unchanged, 10% flaky", &flaky, &flaky, "red"),
+        ("wrong 50% of the time", &flaky, &half, "red"),
+        ("unchanged latency", &steady, &steady, "red"),
+        ("twice as slow", &steady, &slow, "red"),
     ];
     println!("{PRS} pull requests per agent, 20 cases, 1% false-alarm rate");
     println!(

@@ -3,11 +3,11 @@
 //!
 //! Thresholds keep the names and defaults of gecx (seed 002), and say how large a change
 //! matters; tests say whether the runs show it beyond the noise of an LLM agent. Every
-//! comparison of a run (five metrics, and each case that looks worse) gets a one-sided
-//! p-value from an exact test (`gate/metrics.rs`, `gate/cases.rs`); Holm's procedure over all
-//! of them keeps the chance that an unchanged agent trips the gate at all within the
-//! false-alarm rate (default 1%), whatever the number of cases and however they depend on each
-//! other. With adaptive repeats (`--max-repeat`) the rate is shared between planned looks
+//! comparison of a run (five metrics, the cases combined, each case that looks worse) gets a
+//! one-sided p-value from an exact test (`gate/metrics.rs`, `gate/combined.rs`,
+//! `gate/cases.rs`); Holm's procedure over all of them keeps the chance that an unchanged
+//! agent trips the gate at all within the false-alarm rate (default 1%), whatever the number
+//! of cases and however they depend on each other. With adaptive repeats (`--max-repeat`) the rate is shared between planned looks
 //! ([`adaptive`]).
 //!
 //! Each comparison ends in a [`Decision`]: `regressed` (worse by more than the limit, and
@@ -20,6 +20,7 @@
 pub mod adaptive;
 pub mod baseline;
 mod cases;
+mod combined;
 mod metrics;
 pub mod simulation;
 mod spending;
@@ -176,6 +177,7 @@ impl Gate {
             .active()
             .map(|(t, limit)| metrics::compare(self, (t, limit), current, runs_left, alpha))
             .collect();
+        let combined = combined::compare(self, current, runs_left, alpha);
         let mut worse = Vec::new();
         let mut comparison = Comparison {
             baseline: self.baseline_name.clone(),
@@ -191,16 +193,20 @@ impl Gate {
                 cases::Movement::Quarantined(flip) => comparison.quarantined.push(flip),
             }
         }
-        // Holm over every p-value of the run, metrics and cases together, leaving out the
-        // tests whose sample sizes cannot reach the bar (Tarone).
+        // Holm over every p-value of the run, metrics, the cases combined and each case
+        // together, leaving out the tests whose sample sizes cannot reach the bar (Tarone).
+        // The combined test is one member like the others: in a quiet run the family is the
+        // few metrics tested and the cases that look worse, so it gets most of the rate, and
+        // once it rejects, Holm's step-down eases the bar for the cases it saw.
         let (p_values, min_p): (Vec<f64>, Vec<f64>) = metrics
             .iter()
             .map(|(_, t)| t)
+            .chain(combined.iter().map(|(_, t)| t))
             .chain(worse.iter().map(|(_, t)| t))
             .filter_map(|t| t.p_value.map(|p| (p, t.min_p)))
             .unzip();
         let mut adjusted = tarone_holm_adjusted(&p_values, &min_p, alpha).into_iter();
-        let mut decide = |tested: Tested, evidence: &mut Option<Evidence>| {
+        let mut decide = |tested: Tested, evidence: Option<&mut Evidence>| {
             let adjusted_p = tested.p_value.and_then(|_| adjusted.next());
             if let Some(evidence) = evidence {
                 evidence.adjusted_p = adjusted_p;
@@ -208,7 +214,7 @@ impl Gate {
             tested.decide(adjusted_p, alpha)
         };
         for (delta, tested) in &mut metrics {
-            delta.decision = decide(*tested, &mut delta.evidence);
+            delta.decision = decide(*tested, delta.evidence.as_mut());
             delta.tripped = delta.decision == Decision::Regressed;
             // What the run could have seen matters only where it saw too little.
             if let Some(evidence) = delta
@@ -219,8 +225,12 @@ impl Gate {
                 evidence.detectable = None;
             }
         }
+        comparison.combined = combined.map(|(mut line, tested)| {
+            line.decision = decide(tested, Some(&mut line.evidence));
+            line
+        });
         let decided = worse.into_iter().map(|(mut flip, tested)| {
-            flip.decision = decide(tested, &mut flip.evidence);
+            flip.decision = decide(tested, flip.evidence.as_mut());
             flip
         });
         for flip in decided.chain(look.settled.values().flatten().cloned()) {

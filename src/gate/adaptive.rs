@@ -4,8 +4,9 @@
 //! The looks are planned before the first run ([`Schedule`]), and the false-alarm rate is
 //! shared between them in proportion to the runs each adds (the report's `alpha_share`), so
 //! looking several times cannot raise it. At each look:
-//! - a metric that is `inconclusive` reruns every case: the rate tests count complete rounds
-//!   only, so that the cases rerun for their own sake cannot weigh on a suite's rate;
+//! - a metric, or the combined test of every case, that is `inconclusive` reruns every case:
+//!   those tests count complete rounds only, so that the cases rerun for their own sake cannot
+//!   weigh on them;
 //! - once the gate has tripped nothing is rerun: more runs cannot undo a regression;
 //! - otherwise the `inconclusive` cases are rerun, and every other case is settled: its
 //!   decision at this look stands, and it leaves the later looks' tests. Stopping a case only
@@ -109,17 +110,23 @@ pub fn plan(current: &Report, comparison: &Comparison, look: &mut Look, index: u
         return Rerun::Nothing;
     }
     let open = |decision: Decision| decision == Decision::Inconclusive;
-    let promising = |m: &&crate::results::MetricDelta| {
-        m.evidence
-            .as_ref()
-            .and_then(|e| e.p_value)
-            .is_some_and(|p| worth_a_round(p, index))
+    let promising = |decision: Decision, evidence: Option<&crate::results::Evidence>| {
+        open(decision)
+            && evidence
+                .and_then(|e| e.p_value)
+                .is_some_and(|p| worth_a_round(p, index))
     };
-    if comparison
-        .metrics
-        .iter()
-        .filter(promising)
-        .any(|m| open(m.decision))
+    // The cases combined are tested on complete rounds too: a golden that passed its one run
+    // is no suspect of its own, yet its next runs are what the combined test needs.
+    let combined_open = comparison
+        .combined
+        .as_ref()
+        .is_some_and(|c| promising(c.decision, Some(&c.evidence)));
+    if combined_open
+        || comparison
+            .metrics
+            .iter()
+            .any(|m| promising(m.decision, m.evidence.as_ref()))
     {
         return Rerun::All;
     }

@@ -120,7 +120,7 @@ fn strata(
 }
 
 /// The runs every case of `report` had: its complete rounds.
-fn rounds(report: &Report) -> usize {
+pub(super) fn rounds(report: &Report) -> usize {
     report.cases.iter().map(CaseResult::runs).min().unwrap_or(0)
 }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::diagnostic::Severity;
 use crate::report::annotations::Annotation;
 use crate::report::console;
-use crate::results::{CaseResult, CheckResult, Report};
+use crate::results::{CaseResult, CasesCombined, CheckResult, Report, Unit};
 
 /// GitHub shows at most this many annotations of each severity per step; more only fill the
 /// log.
@@ -138,7 +138,20 @@ pub fn open_decisions(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<Str
         let file = PathBuf::from(path(&flip.file));
         annotation(severity, Some(&file), flip.line, &title, &message)
     });
-    metrics.chain(cases).collect()
+    let combined = comparison
+        .combined
+        .as_ref()
+        .filter(|c| c.decision.is_undecided())
+        .map(|c| {
+            let title = format!("goldgate: {} {}", CasesCombined::NAME, c.decision.name());
+            let message = format!(
+                "the cases together lean worse than the baseline, but the runs could not tell \
+                 it from noise: {}",
+                c.evidence.describe(Unit::PercentagePoints)
+            );
+            annotation(severity, None, 0, &title, &message)
+        });
+    metrics.chain(combined).chain(cases).collect()
 }
 
 fn annotation(

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use super::console::escape;
 use crate::gate::LATENCY_FLOOR;
 use crate::results::Status;
-use crate::results::{CaseFlip, Comparison, Decision, MetricDelta, Threshold, Unit};
+use crate::results::{CaseFlip, CasesCombined, Comparison, Decision, MetricDelta, Threshold, Unit};
 
 /// The rendering after a blank line, as it follows the table; says so when a regression
 /// does not decide the exit status (`run` without `--fail-on-regress`).
@@ -60,6 +60,12 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
     let width = always
         .chain(comparison.metrics.iter().map(|m| m.threshold))
         .map(|t| t.metric().len())
+        .chain(
+            comparison
+                .combined
+                .as_ref()
+                .map(|_| CasesCombined::NAME.len()),
+        )
         .max()
         .unwrap_or(0);
     for delta in &comparison.metrics {
@@ -80,6 +86,18 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
                 "",
                 evidence.describe(delta.threshold.unit())
             )?;
+        }
+    }
+    if let Some(combined) = &comparison.combined {
+        writeln!(
+            out,
+            "{:<width$}  {}",
+            CasesCombined::NAME,
+            combined_line(combined)
+        )?;
+        if combined.decision != Decision::Clear {
+            let evidence = combined.evidence.describe(Unit::PercentagePoints);
+            writeln!(out, "{:<width$}  {evidence}", "")?;
         }
     }
     write_flips("Newly failing", &comparison.newly_failing, out)?;
@@ -143,6 +161,19 @@ fn metric_line(delta: &MetricDelta) -> String {
         "ok".to_owned()
     };
     format!("{values:<18}  {change:<28}  {verdict}")
+}
+
+/// The combined test's line: how many cases, their runs' pass share, and the decision.
+fn combined_line(combined: &CasesCombined) -> String {
+    let what = format!(
+        "{} leaning worse together or not",
+        super::plural(combined.cases as usize, "case")
+    );
+    let verdict = match combined.decision {
+        Decision::Clear => "ok".to_owned(),
+        decision => decision.name().to_uppercase(),
+    };
+    format!("{what:<48}  {verdict}")
 }
 
 /// The change in words: `dropped 12.5 pp`, `rose 66.7%`, `unchanged`.
@@ -224,6 +255,12 @@ fn verdict(comparison: &Comparison) -> String {
             )
         })
         .collect();
+    if comparison.combined_decision() == Some(Decision::Regressed) {
+        reasons.push(format!(
+            "{} (several cases each worse, together beyond noise)",
+            CasesCombined::NAME
+        ));
+    }
     let failing = comparison.newly_failing.len();
     if failing > 0 {
         reasons.push(format!("{} newly failing", super::plural(failing, "case")));

@@ -26,7 +26,7 @@ pub use self::not_run::render_not_run;
 use crate::report::{agent_log_tail, metric_rows, p50_p90_p99};
 use crate::results::Status;
 use crate::results::{CaseResult, CheckResult, Report, TurnResult, Verdict};
-use crate::results::{Comparison, MetricDelta, Threshold, Unit};
+use crate::results::{CasesCombined, Comparison, Decision, MetricDelta, Threshold, Unit};
 
 /// GitHub refuses an issue comment longer than this many characters.
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -135,10 +135,13 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
         if !comparison.missing.is_empty() {
             parts.push(format!("{} not run", comparison.missing.len()));
         }
-        let tripped: Vec<String> = comparison
+        let mut tripped: Vec<String> = comparison
             .tripped()
             .map(|m| format!("`{}`", m.threshold.name()))
             .collect();
+        if comparison.combined_decision() == Some(Decision::Regressed) {
+            tripped.push(CasesCombined::NAME.to_owned());
+        }
         if !tripped.is_empty() {
             parts.push(format!("tripped: {}", tripped.join(", ")));
         }
@@ -226,6 +229,14 @@ fn metrics(out: &mut String, report: &Report, comparison: Option<&Comparison>) {
                 );
             }
         }
+    }
+    if let Some(combined) = comparison.and_then(|c| c.combined.as_ref()) {
+        let _ = writeln!(
+            out,
+            "| Cases combined | {} | | | {} |",
+            super::plural(combined.cases as usize, "case"),
+            self::gate::combined(combined)
+        );
     }
     out.push('\n');
 }

@@ -234,6 +234,9 @@ fn regressions(comparison: &Comparison) -> String {
             .tripped()
             .map(|m| m.threshold.metric().to_owned()),
     );
+    if comparison.combined_decision() == Some(crate::results::Decision::Regressed) {
+        parts.push(crate::results::CasesCombined::NAME.to_owned());
+    }
     parts.join(", ")
 }
 

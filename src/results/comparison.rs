@@ -190,6 +190,9 @@ pub enum Test {
     /// The sign test over the conversations both runs had: how many cost (or spent) more now
     /// than the baseline's figure times the limit.
     Sign,
+    /// The exact combined test of every case's runs (each case's conditional mid-p, summed by
+    /// Fisher's method, its law convolved exactly): several cases each a little worse.
+    Combined,
 }
 
 /// The evidence behind a decision.
@@ -337,6 +340,23 @@ impl MetricDelta {
     }
 }
 
+/// Every case's runs against its baseline's, combined into one test: several cases each a
+/// little worse add up (see [`Test::Combined`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CasesCombined {
+    /// Cases that took part: judged on both sides, quarantined ones aside, with more than one
+    /// possible outcome.
+    pub cases: u64,
+    pub decision: Decision,
+    /// The test, its p-value and Holm-adjusted p-value, the runs compared.
+    pub evidence: Evidence,
+}
+
+impl CasesCombined {
+    /// The name reports print for it.
+    pub const NAME: &'static str = "cases combined";
+}
+
 /// A case whose verdict differs from the baseline's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CaseFlip {
@@ -405,6 +425,10 @@ pub struct Comparison {
     /// The baseline file compared with, as given.
     pub baseline: String,
     pub metrics: Vec<MetricDelta>,
+    /// The combined test of every case's runs; `None` when no case could move (or in reports
+    /// written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combined: Option<CasesCombined>,
     /// The suite's false-alarm rate: the most often an unchanged agent may trip the gate.
     #[serde(default = "default_false_alarm_rate")]
     pub false_alarm_rate: f64,
@@ -438,6 +462,7 @@ impl Default for Comparison {
         Self {
             baseline: String::new(),
             metrics: Vec::new(),
+            combined: None,
             false_alarm_rate: DEFAULT_FALSE_ALARM_RATE,
             newly_failing: Vec::new(),
             undecided: Vec::new(),
@@ -459,9 +484,16 @@ fn default_false_alarm_rate() -> f64 {
 pub const DEFAULT_FALSE_ALARM_RATE: f64 = 0.01;
 
 impl Comparison {
-    /// True when the gate trips: a threshold, or a case that newly fails.
+    /// True when the gate trips: a threshold, a case that newly fails, or the cases combined.
     pub fn regressed(&self) -> bool {
-        !self.newly_failing.is_empty() || self.tripped().next().is_some()
+        !self.newly_failing.is_empty()
+            || self.tripped().next().is_some()
+            || self.combined_decision() == Some(Decision::Regressed)
+    }
+
+    /// The decision of the combined test of every case, when there was one.
+    pub fn combined_decision(&self) -> Option<Decision> {
+        self.combined.as_ref().map(|c| c.decision)
     }
 
     /// The thresholds that tripped.
@@ -473,7 +505,9 @@ impl Comparison {
 
     /// How many comparisons (cases and metrics) look worse but are not decided.
     pub fn undecided_count(&self) -> usize {
-        self.undecided.len() + self.undecided_metrics().count()
+        self.undecided.len()
+            + self.undecided_metrics().count()
+            + usize::from(self.combined_decision().is_some_and(Decision::is_undecided))
     }
 
     /// The metrics that look worse but are not decided.

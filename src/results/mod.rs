@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) use aggregates::ratio;
 pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency};
 pub use comparison::{
-    CaseFlip, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure, MetricDelta, Test,
-    Threshold, Unit,
+    CaseFlip, CasesCombined, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure,
+    MetricDelta, Test, Threshold, Unit,
 };
 pub use cost::{Budget, JudgeUsage, Spending};
 pub use history::Samples;

@@ -9,7 +9,9 @@
 //!   Fisher's for a case's pass counts ([`fisher_worse`]), the exact stratified test for a
 //!   suite's rates, whose cases each have their own ([`stratified_worse`]), and an exact
 //!   exceedance test for latency quantiles ([`quantile_worse`]), beside the rank-sum test of
-//!   the whole latency sample ([`rank_sum_worse`]) for a distribution that moved as a whole.
+//!   the whole latency sample ([`rank_sum_worse`]) for a distribution that moved as a whole,
+//!   and the exact combined test of every case's conditional outcome ([`combined_worse`]),
+//!   for several cases each a little worse.
 //! - The p-values of a run are combined by Holm's procedure ([`holm_adjusted`]), which bounds
 //!   the chance of *any* false alarm under any dependence between cases.
 //! - Adaptive reruns share `alpha` between planned looks ([`crate::gate::adaptive`]).
@@ -20,6 +22,7 @@
 //! holds the seeded samplers that the calibration tests (`calibration.rs`) and the project's
 //! simulations share.
 
+mod combined;
 mod dist;
 mod fisher;
 mod histogram;
@@ -36,6 +39,7 @@ mod calibration;
 
 use serde::{Deserialize, Serialize};
 
+pub use combined::{CombinedTest, combined_min_p, combined_worse};
 pub use fisher::fisher_worse;
 pub use histogram::LatencyHistogram;
 pub use holm::{holm_adjusted, tarone_holm_adjusted};

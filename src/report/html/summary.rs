@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::escape::text;
 use crate::report::{agent_log_tail, headline, metric_rows, metric_value, p50_p90_p99, rate};
-use crate::results::{CaseFlip, Comparison, MetricDelta};
+use crate::results::{CaseFlip, CasesCombined, Comparison, MetricDelta};
 use crate::results::{Decision, Report, Unit, Verdict};
 
 /// The header, the aggregates and the gate panel.
@@ -111,6 +111,9 @@ fn gate(page: &mut String, comparison: Option<&Comparison>) {
     for delta in &comparison.metrics {
         metric_row(page, delta);
     }
+    if let Some(combined) = &comparison.combined {
+        combined_row(page, combined);
+    }
     page.push_str("</tbody></table>\n");
     flips(page, "Newly failing", "failed", &comparison.newly_failing);
     flips(
@@ -192,6 +195,24 @@ fn metric_row(page: &mut String, delta: &MetricDelta) {
             .map_or_else(|| "n/a".to_owned(), |c| text(&Unit::amount(unit, c))),
         text(&Unit::amount(unit, delta.limit)),
         text(&evidence),
+    );
+}
+
+/// The combined test of every case, in the metrics' table: no values, limit or change of its
+/// own (it asks whether the cases lean worse together).
+fn combined_row(page: &mut String, combined: &CasesCombined) {
+    let (decision, class) = match combined.decision {
+        Decision::Regressed => ("regressed", "failed"),
+        Decision::Inconclusive => ("inconclusive: could be noise", "warn"),
+        Decision::NotEnoughRuns => ("not enough runs to tell", "warn"),
+        Decision::Clear => ("no lean beyond noise", "passed"),
+    };
+    let _ = writeln!(
+        page,
+        "<tr class=\"{class}\"><td>{}</td><td>{} cases</td><td class=\"num\"></td><td class=\"num\"></td><td class=\"num\"></td><td class=\"num\"></td><td><span class=\"badge {class}\">{decision}</span></td><td class=\"evidence\">{}</td></tr>",
+        text(CasesCombined::NAME),
+        combined.cases,
+        text(&combined.evidence.describe(Unit::PercentagePoints)),
     );
 }
 

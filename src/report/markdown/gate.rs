@@ -4,7 +4,7 @@
 use super::body::Body;
 use super::{FLIPS_SHOWN, escape};
 use crate::report::metric_value;
-use crate::results::{CaseFlip, Comparison, Decision, Measure, MetricDelta, Unit};
+use crate::results::{CaseFlip, CasesCombined, Comparison, Decision, Measure, MetricDelta, Unit};
 
 /// A gated metric's value as the comparison holds it: a rate, or the p95 in milliseconds.
 /// The latency thresholds compare p95s, so only the p95 is shown for the baseline.
@@ -72,6 +72,19 @@ pub(super) fn gate(delta: &MetricDelta) -> String {
         "{mark} {}{evidence}",
         Unit::amount(delta.threshold.unit(), delta.limit)
     )
+}
+
+/// The combined test of every case: its decision and, unless clear, its evidence.
+pub(super) fn combined(combined: &CasesCombined) -> String {
+    let evidence = escape::prose(&combined.evidence.describe(Unit::PercentagePoints));
+    match combined.decision {
+        Decision::Regressed => format!("❌ regressed, cases each worse add up ({evidence})"),
+        Decision::Clear => "✅ no lean towards worse beyond noise".to_owned(),
+        open => format!(
+            "⚠️ {}: cases lean worse, could be noise ({evidence})",
+            open.name()
+        ),
+    }
 }
 
 /// `12.5 pp`, `20%`: a change or a limit in its threshold's unit.
