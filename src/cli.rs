@@ -7,8 +7,11 @@ use goldgate::config::RunSettings;
 use goldgate::llm::cache;
 use values::{at_least_one, false_alarm_rate, from_run_settings, parse_duration, parse_usd};
 
+mod calibrate;
 pub mod subset;
 mod values;
+
+pub use calibrate::CalibrateArgs;
 const AFTER_HELP: &str = "\
 Exit codes (every command):
   0  everything passed (warnings allowed)
@@ -48,6 +51,17 @@ pub enum Command {
     Lint(LintArgs),
     /// Apply the regression gate to a saved report against a baseline; no agent is called.
     Compare(CompareArgs),
+    /// Measure what the gate can see on your own suite: false alarms and the power to catch
+    /// planted regressions.
+    ///
+    /// The baseline's recorded runs (each golden's pass rate over its history, its turns and
+    /// latencies) model the agent, which is replayed as pull requests through the real gate
+    /// and exit rule with the default flags: unchanged, then with one golden broken, five
+    /// goldens 30% wrong, the pass rate 10 points down, and every turn 1.2x, 1.5x and 2x
+    /// slower. Prints the share of PRs each turns red, with its one-sided 95% bound, and the
+    /// agent calls a PR costs. Exits 1 when the unchanged agent went red more often than the
+    /// false-alarm rate allows beyond noise. No agent is called.
+    Calibrate(CalibrateArgs),
     /// Join shard reports (`run --shard K/N`) into one report, aggregates recomputed.
     Merge(MergeArgs),
     /// Render outputs (JUnit, HTML, Markdown, PR comment) from a saved JSON report.

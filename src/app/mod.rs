@@ -4,6 +4,7 @@
 //! prints as they are.
 
 pub mod baseline;
+pub mod calibrate;
 pub mod changes;
 pub mod convert;
 pub mod grading;

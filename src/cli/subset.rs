@@ -13,8 +13,9 @@ pub struct RunSelectionArgs {
     #[command(flatten)]
     pub common: SelectionArgs,
 
-    /// Only the goldens whose files changed since REF (the merge base of REF and HEAD), or
-    /// all of them when the config, the agent's files or an `affects:` path changed.
+    /// Only the goldens whose files changed since REF (the merge base of REF and HEAD) when
+    /// every other changed file matches `affects_nothing:` in goldgate.yaml; all of them when
+    /// anything else changed (the agent's source, the config, an `affects:` path).
     #[arg(
         long,
         value_name = "REF",

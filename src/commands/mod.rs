@@ -2,6 +2,7 @@
 //! What more than one command needs is in the library ([`goldgate::app`]) or here, never in
 //! another command.
 
+pub mod calibrate;
 pub mod compare;
 pub mod convert;
 pub mod files;

@@ -22,6 +22,7 @@
 //! holds the seeded samplers that the calibration tests (`calibration.rs`) and the project's
 //! simulations share.
 
+mod bound;
 mod combined;
 mod dist;
 mod fisher;
@@ -39,6 +40,7 @@ mod calibration;
 
 use serde::{Deserialize, Serialize};
 
+pub use bound::{rate_lower_bound, rate_upper_bound};
 pub use combined::{CombinedTest, combined_min_p, combined_worse};
 pub use fisher::fisher_worse;
 pub use histogram::LatencyHistogram;
