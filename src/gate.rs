@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use crate::results::{
     Aggregates, CaseFlip, CaseResult, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence,
-    Measure, MetricDelta, Percentiles, Report, Status, Threshold,
+    Measure, MetricDelta, MetricSight, Percentiles, Report, Sight, Status, Threshold,
 };
 use crate::stats::tarone_holm_adjusted;
 
@@ -213,6 +213,7 @@ impl Gate {
             }
             tested.decide(adjusted_p, alpha)
         };
+        comparison.sight = Some(sight(&metrics));
         for (delta, tested) in &mut metrics {
             delta.decision = decide(*tested, delta.evidence.as_mut());
             delta.tripped = delta.decision == Decision::Regressed;
@@ -243,6 +244,33 @@ impl Gate {
         comparison.missing = missing(&self.baseline, current);
         comparison.notes = notes(&comparison);
         comparison
+    }
+}
+
+/// What the run could have caught, from each tested rate's and latency's smallest showable
+/// worsening (never below its limit). Spending and unmeasured metrics are left out: they say
+/// for themselves what they lack.
+fn sight(metrics: &[(MetricDelta, Tested)]) -> Sight {
+    let seen = metrics
+        .iter()
+        .map(|(delta, _)| delta)
+        .filter(|delta| {
+            delta.change.is_some()
+                && matches!(
+                    delta.threshold.measure(),
+                    Measure::Rate | Measure::Milliseconds
+                )
+        })
+        .map(|delta| MetricSight {
+            threshold: delta.threshold,
+            smallest: delta
+                .evidence
+                .as_ref()
+                .and_then(|e| e.detectable)
+                .map(|smallest| smallest.max(delta.limit)),
+        });
+    Sight {
+        metrics: seen.collect(),
     }
 }
 

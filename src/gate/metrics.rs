@@ -166,10 +166,8 @@ fn rate(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
         effect: Some(effect),
         interval,
         samples: (u64::from(before.judged), u64::from(now.judged)),
-        // Only a decision that may stay open reports it: a clear one is clear already.
-        detectable: worse
-            .then(|| detectable_drop(&strata, look.alpha))
-            .flatten(),
+        // Every run states what it could have seen; the report keeps it for open decisions.
+        detectable: detectable_drop(&strata, look.alpha),
     });
     Some(Tested {
         p_value: Some(p_value),

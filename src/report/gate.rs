@@ -100,6 +100,9 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
             writeln!(out, "{:<width$}  {evidence}", "")?;
         }
     }
+    if let Some(sight) = &comparison.sight {
+        writeln!(out, "Would catch: {}", escape(&sight.describe()))?;
+    }
     write_flips("Newly failing", &comparison.newly_failing, out)?;
     write_flips("Looks worse, undecided", &comparison.undecided, out)?;
     write_flips(

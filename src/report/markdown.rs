@@ -171,6 +171,13 @@ fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, s
             Unit::Percent.amount(comparison.false_alarm_rate * 100.0),
             parts.join(", ")
         );
+        if let Some(sight) = &comparison.sight {
+            let _ = writeln!(
+                out,
+                "**This gate would catch:** {}.\n",
+                escape::prose(&sight.describe())
+            );
+        }
         for note in &comparison.notes {
             let _ = writeln!(out, "> {}\n", escape::prose(note));
         }

@@ -455,6 +455,9 @@ pub struct Comparison {
     /// What the run could not tell, and what would tell it.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The smallest change this run could have caught. Absent from older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sight: Option<super::Sight>,
 }
 
 impl Default for Comparison {
@@ -472,6 +475,7 @@ impl Default for Comparison {
             missing: Vec::new(),
             extra_runs: 0,
             notes: Vec::new(),
+            sight: None,
         }
     }
 }

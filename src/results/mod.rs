@@ -19,6 +19,7 @@ pub mod millis;
 mod repeats;
 mod reply;
 mod scope;
+mod sight;
 pub mod testing;
 mod verdict;
 
@@ -39,6 +40,7 @@ pub use mask::mask_reply;
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
 pub use scope::{Scope, ScopeReason};
+pub use sight::{MetricSight, Sight};
 pub use verdict::{FloorResult, Policy, Verdict};
 
 use crate::model::{Case, CaseKind, Format};

@@ -115,6 +115,13 @@ fn gate(page: &mut String, comparison: Option<&Comparison>) {
         combined_row(page, combined);
     }
     page.push_str("</tbody></table>\n");
+    if let Some(sight) = &comparison.sight {
+        let _ = writeln!(
+            page,
+            "<p class=\"sight\">This gate would catch: {}.</p>",
+            text(&sight.describe())
+        );
+    }
     flips(page, "Newly failing", "failed", &comparison.newly_failing);
     flips(
         page,
