@@ -20,6 +20,7 @@
 pub mod adaptive;
 pub mod baseline;
 mod cases;
+mod latency;
 mod metrics;
 pub mod simulation;
 mod spending;
@@ -346,5 +347,7 @@ fn notes(comparison: &Comparison) -> Vec<String> {
     notes
 }
 
+#[cfg(test)]
+mod latency_tests;
 #[cfg(test)]
 mod tests;

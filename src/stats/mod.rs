@@ -47,7 +47,7 @@ pub use rank_sum::rank_sum_worse;
 pub use rate::worsening_interval;
 pub use sign::sign_worse;
 pub use stratified::stratified_worse;
-pub use stratified_rank_sum::stratified_rank_sum_worse;
+pub use stratified_rank_sum::{Stratum, stratified_rank_sum_worse};
 
 /// The runs of one case (or one rate's events) that reached a verdict.
 ///

@@ -16,12 +16,15 @@
 
 use super::rank_sum::{Ranked, rank_sum_worse, upper_normal_tail};
 
+/// One stratum's values: `(before, now)`.
+pub type Stratum = (Vec<f64>, Vec<f64>);
+
 /// The one-sided p-value of "`now` lies above `before`" over strata given as `(before, now)`,
 /// and in the second place the smallest p-value these sample sizes could give (`now` above
 /// `before` in every stratum). `None` when no stratum has values on both sides. Non-finite
 /// values are ignored.
-pub fn stratified_rank_sum_worse(strata: &[(Vec<f64>, Vec<f64>)]) -> Option<(f64, f64)> {
-    let informative: Vec<(&(Vec<f64>, Vec<f64>), Ranked)> = strata
+pub fn stratified_rank_sum_worse(strata: &[Stratum]) -> Option<(f64, f64)> {
+    let informative: Vec<(&Stratum, Ranked)> = strata
         .iter()
         .filter_map(|stratum| Some((stratum, Ranked::of(&stratum.0, &stratum.1)?)))
         .collect();
@@ -55,7 +58,7 @@ mod tests {
     // The calibration test reports its figures for docs/gate.md.
     #![allow(clippy::print_stdout)]
 
-    use super::stratified_rank_sum_worse;
+    use super::{Stratum, stratified_rank_sum_worse};
     use crate::stats::rank_sum_worse;
     use crate::stats::sim::log_normal;
 
@@ -79,7 +82,7 @@ mod tests {
 
     /// Fast and slow strata, before with many values and now with few (a baseline's history
     /// against one run): the levels of the strata neither fake a rise nor hide one.
-    fn mixed(rng: &mut fastrand::Rng, rise: f64) -> Vec<(Vec<f64>, Vec<f64>)> {
+    fn mixed(rng: &mut fastrand::Rng, rise: f64) -> Vec<Stratum> {
         (0..30)
             .map(|case| {
                 let median = if case % 2 == 0 { 100.0 } else { 600.0 };
