@@ -97,6 +97,12 @@ impl Timing {
             Timing::Ttft => &case.turn_times.ttft,
         }
     }
+
+    /// Some case of `cases` kept its times of every run (reports written before cases kept
+    /// them, and baselines of those, have none).
+    pub fn kept_by(self, cases: &[CaseResult]) -> bool {
+        cases.iter().any(|c| self.of_case(c).count() > 0)
+    }
 }
 
 /// The suite's percentiles of a turn time, the one p95 that reports show and the gate

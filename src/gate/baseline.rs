@@ -71,9 +71,13 @@ pub fn fold_history(baseline: &mut Report, previous: &Report) -> u32 {
         times.latency.cap(CASE_SAMPLES_KEPT);
         times.ttft.cap(CASE_SAMPLES_KEPT);
     }
-    let aggregates = &mut baseline.aggregates;
-    aggregates.latency = suite_percentiles(&baseline.cases, Timing::Latency);
-    aggregates.ttft = suite_percentiles(&baseline.cases, Timing::Ttft);
+    // Over the builds kept; a report written before cases kept their times keeps its own.
+    if Timing::Latency.kept_by(&baseline.cases) {
+        baseline.aggregates.latency = suite_percentiles(&baseline.cases, Timing::Latency);
+    }
+    if Timing::Ttft.kept_by(&baseline.cases) {
+        baseline.aggregates.ttft = suite_percentiles(&baseline.cases, Timing::Ttft);
+    }
     let samples = &mut baseline.samples;
     samples.merge(&previous.samples);
     samples.latency.cap(SAMPLES_KEPT);

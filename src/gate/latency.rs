@@ -49,8 +49,7 @@ pub(super) fn compare(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested>
         confidence: 1.0 - 2.0 * look.alpha,
         seed: 95,
     };
-    let kept = |report: &Report| report.cases.iter().any(|c| timing.of_case(c).count() > 0);
-    if kept(&look.gate.baseline) && kept(look.current) {
+    if timing.kept_by(&look.gate.baseline.cases) && timing.kept_by(&look.current.cases) {
         case_by_case(look, delta, timing, &test)
     } else {
         pooled(look, delta, &test)

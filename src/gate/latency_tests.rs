@@ -379,6 +379,12 @@ fn the_baseline_keeps_each_case_s_times_of_every_build_and_shows_their_p95() {
     let over_builds = suite_percentiles(&gate.baseline.cases, Timing::Latency);
     assert!(over_builds.is_some());
     assert_eq!(gate.baseline.aggregates.latency, over_builds);
+    // Runs of the version before kept no case times: their baseline keeps its own p95.
+    let mut older = Suite {
+        case_times: false,
+        ..Suite::mixed(41)
+    };
+    assert!(older.gate().baseline.aggregates.latency.is_some());
 }
 
 #[test]
