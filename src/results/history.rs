@@ -32,16 +32,10 @@ impl Samples {
 
     /// Records the turn latencies of `case`'s shown run.
     pub fn record(&mut self, case: &CaseResult) {
-        if !case.is_conversation() {
-            return;
-        }
-        for turn in &case.turns {
-            if let Some(latency) = turn.latency {
-                self.latency.record(latency.as_secs_f64() * 1000.0);
-            }
-            if let Some(ttft) = turn.ttft {
-                self.ttft.record(ttft.as_secs_f64() * 1000.0);
-            }
+        if case.is_conversation() {
+            let times = TurnTimes::of(&case.turns);
+            self.latency.merge(&times.latency);
+            self.ttft.merge(&times.ttft);
         }
     }
 }
