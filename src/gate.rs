@@ -21,6 +21,7 @@ pub mod adaptive;
 pub mod baseline;
 mod cases;
 mod combined;
+mod latency;
 mod metrics;
 pub mod simulation;
 mod spending;
@@ -384,5 +385,7 @@ fn notes(comparison: &Comparison) -> Vec<String> {
     notes
 }
 
+#[cfg(test)]
+mod latency_tests;
 #[cfg(test)]
 mod tests;

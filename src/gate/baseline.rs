@@ -12,18 +12,23 @@
 //!   agent's answers;
 //! - `gate`: the comparison with the previous baseline.
 //!
-//! Kept: everything else, including the latency and TTFT percentiles in `aggregates` and the
-//! latency `samples`. Those are measurements too, and differ between two runs of the same
-//! agent, but they are what `p95LatencyIncreasePct` and `ttftP95IncreasePct` compare with.
+//! Kept: everything else, including the latency and TTFT percentiles in `aggregates`, the
+//! latency `samples` and each case's `turn_times`. Those are measurements too, and differ
+//! between two runs of the same agent, but they are what `p95LatencyIncreasePct` and
+//! `ttftP95IncreasePct` compare with.
 //!
 //! **History.** A baseline written over a previous one folds that one's history in
 //! ([`fold_history`]), so that the gate measures a case's flake rate and the latency spread
 //! over many builds of main rather than one:
 //! - each case keeps the tallies (passed / judged runs) of up to [`HISTORY_BUILDS`] - 1
 //!   earlier builds, oldest first, plus its own runs: a window of the last 20 builds;
-//! - the latency samples of all builds are pooled and scaled down to at most
-//!   [`SAMPLES_KEPT`] per metric, older ones fading first
-//!   ([`LatencyHistogram::cap`](crate::stats::LatencyHistogram::cap)).
+//! - each case's turn times of all builds are pooled and scaled down to at most
+//!   [`CASE_SAMPLES_KEPT`] per metric, older ones fading first
+//!   ([`LatencyHistogram::cap`](crate::stats::LatencyHistogram::cap)), and the latency and
+//!   TTFT percentiles of `aggregates` are taken again over them: the p95 the gate compares
+//!   with is the one the baseline shows;
+//! - the suite's pooled latency samples (read only against a baseline written before cases
+//!   kept their times) likewise, at most [`SAMPLES_KEPT`] per metric.
 //!
 //! A case that left the suite leaves its history behind; a new case starts with none.
 
@@ -32,8 +37,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{Gate, Thresholds};
+use crate::metrics::{Timing, suite_percentiles};
 use crate::results::json::{self, ReadError};
-use crate::results::{CheckCategory, Samples, Status};
+use crate::results::{CheckCategory, Samples, Status, TurnTimes};
 use crate::results::{CheckResult, Report};
 use crate::shard::SuiteId;
 
@@ -42,6 +48,10 @@ pub const HISTORY_BUILDS: usize = 20;
 
 /// The most latencies (and, apart, TTFTs) a baseline keeps.
 pub const SAMPLES_KEPT: u64 = 20_000;
+
+/// The most latencies (and, apart, TTFTs) a baseline keeps of each case: 20 builds of a
+/// ten-turn case run 5 times fit twice over before older ones fade.
+pub const CASE_SAMPLES_KEPT: u64 = 2_000;
 
 /// Folds `previous` (the baseline being replaced) into `baseline`'s history (see the module
 /// docs). Returns how many builds the history now spans.
@@ -56,6 +66,17 @@ pub fn fold_history(baseline: &mut Report, previous: &Report) -> u32 {
         let excess = history.len().saturating_sub(HISTORY_BUILDS - 1);
         history.drain(..excess);
         case.history = history;
+        let times = &mut case.turn_times;
+        times.merge(&before.turn_times);
+        times.latency.cap(CASE_SAMPLES_KEPT);
+        times.ttft.cap(CASE_SAMPLES_KEPT);
+    }
+    // Over the builds kept; a report written before cases kept their times keeps its own.
+    if Timing::Latency.kept_by(&baseline.cases) {
+        baseline.aggregates.latency = suite_percentiles(&baseline.cases, Timing::Latency);
+    }
+    if Timing::Ttft.kept_by(&baseline.cases) {
+        baseline.aggregates.ttft = suite_percentiles(&baseline.cases, Timing::Ttft);
     }
     let samples = &mut baseline.samples;
     samples.merge(&previous.samples);
@@ -83,16 +104,21 @@ impl Gate {
     /// The gate of a run of part of the suite (`run --changed-since`): the baseline's cases
     /// that `keys` (see [`crate::shard::key`]) does not name are left out, so that they are
     /// neither missing nor counted, and its aggregates are recomputed over the rest. Its
-    /// latency samples go too: they pool every case of the suite, and a few cases' latencies
-    /// against the whole suite's would measure the choice of cases, not the agent; the
-    /// latency thresholds are then compared only where the baseline's cases kept their
-    /// latencies (a report used as a baseline), by the values.
+    /// latency samples go too (pooled, and each case's turn times): the pooled ones mix every
+    /// case of the suite, and a few cases' latencies against the whole suite's would measure
+    /// the choice of cases, not the agent. The latency thresholds are then compared only where
+    /// the baseline's cases kept their latencies (a report used as a baseline), by the values,
+    /// as before cases kept their times.
     pub fn only(mut self, keys: &HashSet<String>) -> Gate {
         let baseline = &mut self.baseline;
         baseline.cases.retain(|case| keys.contains(&case.key()));
         baseline.suite = SuiteId::of_keys(baseline.cases.iter().map(|c| c.key()), None);
-        baseline.aggregate();
         baseline.samples = Samples::default();
+        baseline
+            .cases
+            .iter_mut()
+            .for_each(|c| c.turn_times = TurnTimes::default());
+        baseline.aggregate();
         self
     }
 

@@ -6,19 +6,14 @@
 //!   fake a change. The pass rate counts runs: the baseline's (its history included) and the
 //!   complete rounds of this run (every case run as often; adaptive reruns of single cases
 //!   would otherwise weigh the cases that failed).
-//! - Latencies (`p95LatencyIncreasePct`, `ttftP95IncreasePct`): Mood's quantile test of "the
-//!   p95 rose by more than the limit" on every turn of every run ([`quantile_worse`]), with
-//!   the [`LATENCY_FLOOR`](super::LATENCY_FLOOR) on the measured rise. A baseline without
-//!   samples (written before they were kept) is compared as before: by the values alone.
+//! - Latencies (`p95LatencyIncreasePct`, `ttftP95IncreasePct`): each case's latencies against
+//!   its own in the baseline ([`super::latency`]).
 
 use super::{Gate, LATENCY_FLOOR, Look, Tested, beyond};
 use crate::results::{
     CaseResult, CheckCategory, Evidence, Measure, MetricDelta, Report, Test, Threshold,
 };
-use crate::stats::{
-    LatencyHistogram, QuantileTest, Tally, quantile, quantile_worse, rank_sum_worse,
-    stratified_worse, worsening_interval,
-};
+use crate::stats::{Tally, stratified_worse, worsening_interval};
 
 /// `threshold`'s metric in `current` against the gate's baseline, tested at `alpha` (used
 /// for the interval and for whether the test can reach it at all).
@@ -38,7 +33,7 @@ pub(super) fn compare(
     };
     let tested = match threshold.measure() {
         Measure::Rate => rate(look, &mut delta),
-        Measure::Milliseconds => latency(look, &mut delta),
+        Measure::Milliseconds => super::latency::compare(look, &mut delta),
         Measure::Dollars | Measure::Tokens => super::spending::per_conversation(look, &mut delta),
     };
     let tested = tested.unwrap_or_else(|| by_values(&mut delta));
@@ -69,7 +64,7 @@ fn by_values(delta: &mut MetricDelta) -> Tested {
     }
 }
 
-fn beyond_floor(delta: &MetricDelta) -> bool {
+pub(super) fn beyond_floor(delta: &MetricDelta) -> bool {
     match (delta.threshold.measure(), delta.baseline, delta.current) {
         (Measure::Milliseconds, Some(before), Some(now)) => {
             now - before > LATENCY_FLOOR.as_millis() as f64
@@ -223,124 +218,9 @@ fn clean(case: &CaseResult) -> Tally {
         })
 }
 
-fn latency(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
-    let threshold = delta.threshold;
-    let histogram = |report: &Report| -> LatencyHistogram {
-        match threshold {
-            Threshold::TtftP95IncreasePct => report.samples.ttft.clone(),
-            _ => report.samples.latency.clone(),
-        }
-    };
-    // Ascending, as a histogram gives them: the medians and quantiles below read them as is.
-    let before: Vec<f64> = histogram(&look.gate.baseline).samples().collect();
-    let now: Vec<f64> = histogram(look.current).samples().collect();
-    let test = QuantileTest {
-        quantile: 0.95,
-        ratio_limit: 1.0 + delta.limit / 100.0,
-        floor: LATENCY_FLOOR.as_secs_f64() * 1000.0,
-        confidence: 1.0 - 2.0 * look.alpha,
-        seed: 95,
-    };
-    let found = quantile_worse(&before, &now, &test)?;
-    let whole = WholeSample::of(&before, &now, &test)?;
-    // Either test may show the rise: two looks at one metric, so each counts at half the
-    // metric's rate (Bonferroni), and the run's Holm then treats the pair as one p-value.
-    let p_value = (2.0 * found.p_value.min(whole.p_value)).min(1.0);
-    let best_p_value = (2.0 * found.best_p_value.min(whole.best_p_value)).min(1.0);
-    let percent = |ratio: f64| (ratio - 1.0) * 100.0;
-    // The metric shown is the one tested: the p95 over every run's turns.
-    delta.baseline = Some(found.before);
-    delta.current = Some(found.now);
-    delta.change = Some(threshold.worsening(found.before, found.now));
-    delta.evidence = Some(Evidence {
-        test: if whole.p_value < found.p_value {
-            Test::RankSum
-        } else {
-            Test::Quantile
-        },
-        p_value: Some(p_value),
-        adjusted_p: None,
-        effect: delta.change,
-        interval: Some((
-            percent(found.ratio_interval.lo),
-            percent(found.ratio_interval.hi),
-        )),
-        samples: (before.len() as u64, now.len() as u64),
-        detectable: None,
-    });
-    let change = delta.change.unwrap_or_default();
-    let worse = (beyond(change, delta.limit) && found.exceeds_floor) || whole.moved_beyond;
-    // A p95 or a median of one latency a case is rough: with runs left, either measuring
-    // worse than half the limit (and half the floor) stays open rather than clear.
-    let half_worse = |before: f64, now: f64| {
-        threshold.worsening(before, now) > delta.limit / 2.0 && now - before > test.floor / 2.0
-    };
-    let open = !worse
-        && look.runs_left > 0
-        && (half_worse(found.before, found.now) || half_worse(whole.median.0, whole.median.1));
-    // Only a decision that may stay open reports it: a clear one is clear already.
-    if let Some(evidence) = delta.evidence.as_mut().filter(|_| worse || open) {
-        evidence.detectable = detectable_rise(&before, now.len(), &test, look.alpha);
-    }
-    Some(Tested {
-        p_value: Some(p_value),
-        worse,
-        open,
-        // More runs bring more latencies, which can reach any level.
-        reachable: best_p_value <= look.alpha || look.runs_left > 0,
-        min_p: 0.0,
-    })
-}
-
-/// The rank-sum test of the whole sample: each latency now, divided by the limit's ratio and
-/// less the floor (the smaller), against the baseline's. Rejecting says that latencies rose
-/// beyond both the limit and the floor, whatever the tail did.
-struct WholeSample {
-    p_value: f64,
-    best_p_value: f64,
-    /// The median rose beyond the limit and the floor, as measured.
-    moved_beyond: bool,
-    /// The medians, before and now.
-    median: (f64, f64),
-}
-
-impl WholeSample {
-    fn of(before: &[f64], now: &[f64], test: &QuantileTest) -> Option<Self> {
-        let (p_value, best_p_value) = rank_sum_worse(before, &scaled(now, test))?;
-        let (was, is) = (quantile(before, 0.5)?, quantile(now, 0.5)?);
-        Some(Self {
-            p_value,
-            best_p_value,
-            moved_beyond: is > was * test.ratio_limit && is - was > test.floor,
-            median: (was, is),
-        })
-    }
-}
-
-/// Latencies as the whole-sample test compares them with the baseline's.
-fn scaled(now: &[f64], test: &QuantileTest) -> Vec<f64> {
-    now.iter()
-        .map(|&x| (x / test.ratio_limit).min(x - test.floor))
-        .collect()
-}
-
-/// The smallest rise, in percent, that `runs` latencies could show beyond noise at `alpha`:
-/// the baseline's own distribution (at `runs` evenly spaced quantiles) made that much slower,
-/// against the baseline. `None` when not even a hundredfold rise would show.
-fn detectable_rise(before: &[f64], runs: usize, test: &QuantileTest, alpha: f64) -> Option<f64> {
-    let typical: Vec<f64> = (0..runs)
-        .filter_map(|i| quantile(before, (i as f64 + 0.5) / runs as f64))
-        .collect();
-    let shows = |rise: f64| {
-        let slower: Vec<f64> = typical.iter().map(|x| x * (1.0 + rise / 100.0)).collect();
-        rank_sum_worse(before, &scaled(&slower, test)).is_some_and(|(p, _)| 2.0 * p <= alpha)
-    };
-    smallest(shows, 10_000.0)
-}
-
 /// The smallest amount in `0..=most` (to a whole unit, rounded up) for which `shows` holds,
 /// where it holds of every larger amount once it holds of one; `None` when not even `most`.
-fn smallest(shows: impl Fn(f64) -> bool, most: f64) -> Option<f64> {
+pub(super) fn smallest(shows: impl Fn(f64) -> bool, most: f64) -> Option<f64> {
     if !shows(most) {
         return None;
     }

@@ -79,6 +79,33 @@ impl Percentiles {
     }
 }
 
+impl Percentiles {
+    /// The percentiles of durations that weigh differently, `(duration, weight)`: the
+    /// smallest duration whose cumulative weight reaches the share (nearest rank when every
+    /// weight is 1). `None` when nothing weighs.
+    pub fn of_weighted(mut sample: Vec<(Duration, f64)>) -> Option<Self> {
+        sample.retain(|&(_, w)| w > 0.0 && w.is_finite());
+        sample.sort_unstable_by_key(|&(d, _)| d);
+        let total: f64 = sample.iter().map(|&(_, w)| w).sum();
+        let at = |q: f64| {
+            // As `quantile`'s nearest rank: a share within 1e-9 of a whole weight counts as it.
+            let target = q * total - 1e-9 * total.max(1.0);
+            let mut cumulative = 0.0;
+            sample
+                .iter()
+                .find(|&&(_, w)| {
+                    cumulative += w;
+                    cumulative >= target
+                })
+                .map(|&(d, _)| d)
+        };
+        Some(Self {
+            p50: at(0.50)?,
+            p95: at(0.95)?,
+        })
+    }
+}
+
 /// The latency of directly executed tools (SCRAPI tool tests), at the percentiles SCRAPI
 /// reports, by nearest rank like every percentile here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -217,6 +244,23 @@ mod tests {
         assert_eq!(p.p50, Duration::from_millis(300));
         assert_eq!(p.p95, Duration::from_millis(900));
         assert_eq!(Percentiles::of(Vec::new()), None);
+    }
+
+    #[test]
+    fn weighted_percentiles_are_nearest_rank_at_equal_weights() {
+        let equal: Vec<(Duration, f64)> = ms(&[900, 100, 300, 200, 400])
+            .into_iter()
+            .map(|d| (d, 1.0))
+            .collect();
+        assert_eq!(
+            Percentiles::of_weighted(equal),
+            Percentiles::of(ms(&[900, 100, 300, 200, 400]))
+        );
+        // 100 ms weighs 3 of 4: the median is it, and the p95 the 900 ms of the last quarter.
+        let weighted = vec![(ms(&[100])[0], 3.0), (ms(&[900])[0], 1.0)];
+        let p = Percentiles::of_weighted(weighted).unwrap();
+        assert_eq!((p.p50, p.p95), (ms(&[100])[0], ms(&[900])[0]));
+        assert_eq!(Percentiles::of_weighted(vec![(ms(&[5])[0], 0.0)]), None);
     }
 
     #[test]

@@ -182,11 +182,17 @@ pub enum Test {
     Fisher,
     /// The exact stratified (Mantel–Haenszel) test over the cases' runs.
     Stratified,
-    /// Mood's quantile test on the latencies of every turn of every run.
+    /// Mood's quantile test on the latencies of every turn of every run, pooled over the suite.
     Quantile,
     /// The rank-sum (Mann–Whitney) test of every latency, scaled by the limit, against the
-    /// baseline's: the whole distribution moved.
+    /// baseline's: the whole distribution moved. Like [`Test::Quantile`], over the suite's
+    /// latencies pooled: against a baseline written before cases kept their times.
     RankSum,
+    /// The rank-sum test within each case, summed over the cases (van Elteren's): each
+    /// case's latencies now, divided by the limit's ratio (and, where the floor binds, less
+    /// the floor in a second test), against its own in the baseline, so that neither a
+    /// mixture of fast and slow cases nor reruns of some of them move it.
+    CaseRankSum,
     /// The sign test over the conversations both runs had: how many cost (or spent) more now
     /// than the baseline's figure times the limit.
     Sign,
@@ -265,7 +271,8 @@ impl Evidence {
             ));
         }
         let what = match self.test {
-            Test::Quantile | Test::RankSum => "latencies",
+            Test::Quantile | Test::RankSum => "latencies pooled",
+            Test::CaseRankSum => "latencies, case by case",
             Test::Sign => "conversations",
             _ => "runs",
         };

@@ -1,9 +1,10 @@
 //! What the gate's tests compare beyond one verdict a case: each case's runs as a tally (its
-//! baseline's history included), and every turn's latency of every run.
+//! baseline's history included), and every turn's latency of every run, pooled over the suite
+//! ([`Samples`]) and kept apart for each case ([`TurnTimes`]).
 
 use serde::{Deserialize, Serialize};
 
-use super::{CaseResult, Status};
+use super::{CaseResult, Status, TurnResult};
 use crate::stats::{LatencyHistogram, Tally};
 
 /// Every turn's latency and time to first token, of every run of every case (adaptive reruns
@@ -31,17 +32,52 @@ impl Samples {
 
     /// Records the turn latencies of `case`'s shown run.
     pub fn record(&mut self, case: &CaseResult) {
-        if !case.is_conversation() {
-            return;
+        if case.is_conversation() {
+            let times = TurnTimes::of(&case.turns);
+            self.latency.merge(&times.latency);
+            self.ttft.merge(&times.ttft);
         }
-        for turn in &case.turns {
+    }
+}
+
+/// Every turn's latency and time to first token of every run of one case (adaptive reruns
+/// included). The gate compares each case's latencies with its own in the baseline, where they
+/// are a window over the recent builds of main (see [`crate::gate::baseline`]): a suite mixing
+/// fast and slow cases, or rerunning some of them, then cannot fake or hide a slowdown.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TurnTimes {
+    /// Latencies in milliseconds, as `bucket:count` pairs (see [`Samples::latency`]).
+    #[schemars(with = "String")]
+    pub latency: LatencyHistogram,
+    /// Times to first token, the same way.
+    #[schemars(with = "String")]
+    pub ttft: LatencyHistogram,
+}
+
+impl TurnTimes {
+    /// The times of one run's `turns`.
+    pub fn of(turns: &[TurnResult]) -> Self {
+        let mut times = TurnTimes::default();
+        for turn in turns {
             if let Some(latency) = turn.latency {
-                self.latency.record(latency.as_secs_f64() * 1000.0);
+                times.latency.record(latency.as_secs_f64() * 1000.0);
             }
             if let Some(ttft) = turn.ttft {
-                self.ttft.record(ttft.as_secs_f64() * 1000.0);
+                times.ttft.record(ttft.as_secs_f64() * 1000.0);
             }
         }
+        times
+    }
+
+    /// Adds `other`'s times to these.
+    pub fn merge(&mut self, other: &TurnTimes) {
+        self.latency.merge(&other.latency);
+        self.ttft.merge(&other.ttft);
+    }
+
+    /// Nothing timed (a report written before cases kept their times, a tool test).
+    pub fn is_empty(&self) -> bool {
+        self.latency.count() == 0 && self.ttft.count() == 0
     }
 }
 

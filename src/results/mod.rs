@@ -35,7 +35,7 @@ pub use comparison::{
     MetricDelta, Test, Threshold, Unit,
 };
 pub use cost::{Budget, JudgeUsage, Spending};
-pub use history::Samples;
+pub use history::{Samples, TurnTimes};
 pub use mask::mask_reply;
 pub use method::Method;
 pub use repeats::{Repeats, pass_hat_k};
@@ -239,6 +239,11 @@ pub struct CaseResult {
     #[serde(default)]
     #[schemars(with = "Vec<serde_json::Value>")]
     pub history: Vec<crate::stats::Tally>,
+    /// Every turn's latency and TTFT of every run of the case (a conversation's), which the
+    /// gate compares case by case; in a baseline, those of the recent builds of main. Absent
+    /// from older reports and for cases that timed nothing.
+    #[serde(default, skip_serializing_if = "TurnTimes::is_empty")]
+    pub turn_times: TurnTimes,
     /// The quarantine entry naming this case (`quarantine:` in goldgate.yaml), if any: while
     /// it runs, the case is reported but never fails the run.
     #[serde(default)]
@@ -291,6 +296,7 @@ impl CaseResult {
             turns: Vec::new(),
             checks: Vec::new(),
             history: Vec::new(),
+            turn_times: TurnTimes::default(),
             quarantine: None,
         }
     }

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CaseResult, Status};
+use super::{CaseResult, Status, TurnTimes};
 
 /// How the runs of one case went.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -114,7 +114,7 @@ impl std::fmt::Display for Repeats {
 impl CaseResult {
     /// One result of a case's runs (`runs` in the order scheduled, at least one, of the
     /// `asked`): the shown run's turns and checks under the verdict of [`Repeats`], the mean
-    /// score of the judged runs, and the time and tokens of all runs together.
+    /// score of the judged runs, and the time, tokens and turn times of all runs together.
     pub fn from_runs(runs: Vec<CaseResult>, asked: u32, min_pass: u32) -> Option<CaseResult> {
         let repeats = Repeats::of(runs.iter().map(|r| r.status).collect(), min_pass);
         let status = repeats.status(asked);
@@ -130,6 +130,9 @@ impl CaseResult {
         }
         case.duration = runs.iter().map(|r| r.duration).sum();
         case.usage = runs.iter().map(|r| r.usage).sum();
+        case.turn_times = TurnTimes::default();
+        runs.iter()
+            .for_each(|r| case.turn_times.merge(&r.turn_times));
         case.error = match status {
             Status::Error => case
                 .error
@@ -146,8 +149,8 @@ impl CaseResult {
 impl CaseResult {
     /// Joins `more`, further runs of this case (adaptive repeats), into it: the runs' statuses
     /// in order, the verdict with `min_pass` of every `repeat` runs as the share that must
-    /// pass, the shown run picked again, scores averaged over the judged runs, time and tokens
-    /// summed.
+    /// pass, the shown run picked again, scores averaged over the judged runs, time, tokens and
+    /// turn times summed.
     pub fn join(&mut self, more: CaseResult, repeat: u32, min_pass: u32) {
         let statuses = |case: &CaseResult| -> Vec<Status> {
             case.repeats
@@ -169,6 +172,8 @@ impl CaseResult {
         let repeats = Repeats::of(runs, u32::try_from(min_pass).unwrap_or(u32::MAX));
         let status = repeats.status(total);
         let (duration, usage) = (self.duration + more.duration, self.usage.plus(more.usage));
+        let mut turn_times = std::mem::take(&mut self.turn_times);
+        turn_times.merge(&more.turn_times);
         let target = match status {
             Status::Passed if repeats.flaky => Status::Failed,
             status => status,
@@ -181,6 +186,7 @@ impl CaseResult {
         self.score = score;
         self.duration = duration;
         self.usage = usage;
+        self.turn_times = turn_times;
         if status != Status::Error {
             self.error = None;
         }
@@ -234,6 +240,7 @@ mod tests {
             turns: Vec::new(),
             checks: Vec::new(),
             history: Vec::new(),
+            turn_times: Default::default(),
             quarantine: None,
         }
     }

@@ -11,7 +11,7 @@ use super::{Event, OnEvent, Repeat, RunOptions, Stop};
 use crate::agent::Agent;
 use crate::limit::{Limiter, Limits};
 use crate::model::Case;
-use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples};
+use crate::results::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, TurnTimes};
 use crate::score::Grader;
 use crate::shard::SuiteId;
 
@@ -111,7 +111,7 @@ impl Players {
     pub fn report(
         &self,
         cases: &[Arc<Case>],
-        results: Vec<(usize, usize, CaseResult)>,
+        mut results: Vec<(usize, usize, CaseResult)>,
         repeat: Repeat,
         limits: &Limits,
     ) -> Report {
@@ -119,7 +119,13 @@ impl Players {
             builds: 1,
             ..Samples::default()
         };
-        results.iter().for_each(|(_, _, case)| samples.record(case));
+        for (_, _, case) in &mut results {
+            samples.record(case);
+            // Every run's times, before the runs of a case are joined into the one shown.
+            if case.is_conversation() {
+                case.turn_times = TurnTimes::of(&case.turns);
+            }
+        }
         let mut joined = join_runs(results, repeat);
         // The cases a stopped run never started are listed too, skipped with why.
         let ran: std::collections::HashSet<String> = joined.iter().map(CaseResult::key).collect();

@@ -9,9 +9,11 @@
 //!   Fisher's for a case's pass counts ([`fisher_worse`]), the exact stratified test for a
 //!   suite's rates, whose cases each have their own ([`stratified_worse`]), and an exact
 //!   exceedance test for latency quantiles ([`quantile_worse`]), beside the rank-sum test of
-//!   the whole latency sample ([`rank_sum_worse`]) for a distribution that moved as a whole,
-//!   and the exact combined test of every case's conditional outcome ([`combined_worse`]),
-//!   for several cases each a little worse.
+//!   the whole latency sample ([`rank_sum_worse`]) for a distribution that moved as a whole;
+//!   for latencies kept case by case, the rank-sum test within each case, summed over the
+//!   cases ([`stratified_rank_sum_worse`]; normal, not exact, over many cases); and the exact
+//!   combined test of every case's conditional outcome ([`combined_worse`]), for several
+//!   cases each a little worse.
 //! - The p-values of a run are combined by Holm's procedure ([`holm_adjusted`]), which bounds
 //!   the chance of *any* false alarm under any dependence between cases.
 //! - Adaptive reruns share `alpha` between planned looks ([`crate::gate::adaptive`]).
@@ -34,6 +36,7 @@ mod rate;
 mod sign;
 pub mod sim;
 mod stratified;
+mod stratified_rank_sum;
 
 #[cfg(test)]
 mod calibration;
@@ -50,6 +53,7 @@ pub use rank_sum::rank_sum_worse;
 pub use rate::worsening_interval;
 pub use sign::sign_worse;
 pub use stratified::stratified_worse;
+pub use stratified_rank_sum::{Stratum, stratified_rank_sum_worse};
 
 /// The runs of one case (or one rate's events) that reached a verdict.
 ///

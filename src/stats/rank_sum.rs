@@ -19,52 +19,95 @@ const EXACT_UP_TO: usize = 60;
 /// these sample sizes could give is in the second place (`now` all above `before`). `None`
 /// when a side is empty. Non-finite values are ignored.
 pub fn rank_sum_worse(before: &[f64], now: &[f64]) -> Option<(f64, f64)> {
-    let before: Vec<f64> = before.iter().copied().filter(|x| x.is_finite()).collect();
-    let now: Vec<f64> = now.iter().copied().filter(|x| x.is_finite()).collect();
-    if before.is_empty() || now.is_empty() {
-        return None;
-    }
-    // Doubled mid-ranks are whole numbers.
-    let mut pooled: Vec<(f64, bool)> = before
-        .iter()
-        .map(|&x| (x, false))
-        .chain(now.iter().map(|&x| (x, true)))
-        .collect();
-    pooled.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut ranks2 = vec![0_u64; pooled.len()];
-    let mut tie_term = 0.0;
-    let mut start = 0;
-    while start < pooled.len() {
-        let end = (start..pooled.len())
-            .find(|&i| pooled[i].0 != pooled[start].0)
-            .unwrap_or(pooled.len());
-        // Ranks start+1..=end: their mean, doubled, is start + 1 + end.
-        let doubled = (start + 1 + end) as u64;
-        ranks2[start..end].iter_mut().for_each(|r| *r = doubled);
-        let t = (end - start) as f64;
-        tie_term += t * t * t - t;
-        start = end;
-    }
-    let observed: u64 = pooled
-        .iter()
-        .zip(&ranks2)
-        .filter(|((_, is_now), _)| *is_now)
-        .map(|(_, &r)| r)
-        .sum();
-    let m = now.len();
-    let best: u64 = {
-        let mut sorted = ranks2.clone();
-        sorted.sort_unstable();
-        sorted.iter().rev().take(m).sum()
-    };
-    if pooled.len() <= EXACT_UP_TO {
-        Some((
-            exact_tail(&ranks2, m, observed),
-            exact_tail(&ranks2, m, best),
-        ))
+    let ranked = Ranked::of(before, now)?;
+    if ranked.ranks2.len() <= EXACT_UP_TO {
+        let tail = |at| exact_tail(&ranked.ranks2, ranked.now, at);
+        Some((tail(ranked.observed2), tail(ranked.best2)))
     } else {
-        let normal = |sum2: u64| normal_tail(sum2, pooled.len(), m, tie_term);
-        Some((normal(observed), normal(best)))
+        let variance = ranked.variance();
+        let normal = |sum2: u64| {
+            if variance <= 0.0 {
+                return 1.0;
+            }
+            upper_normal_tail((sum2 as f64 / 2.0 - ranked.mean() - 0.5) / variance.sqrt())
+        };
+        Some((normal(ranked.observed2), normal(ranked.best2)))
+    }
+}
+
+/// Two samples ranked together (mid-ranks for ties), as the rank-sum tests read them.
+pub(super) struct Ranked {
+    /// Every value's mid-rank, doubled (a whole number), ascending by value.
+    pub ranks2: Vec<u64>,
+    /// How many values `now` has.
+    pub now: usize,
+    /// The doubled rank sum of `now`.
+    pub observed2: u64,
+    /// The largest doubled rank sum `now` could have (all above `before`).
+    pub best2: u64,
+    /// `sum(t^3 - t)` over the groups of `t` tied values.
+    tie_term: f64,
+}
+
+impl Ranked {
+    /// `None` when a side is empty. Non-finite values are ignored.
+    pub fn of(before: &[f64], now: &[f64]) -> Option<Self> {
+        let before: Vec<f64> = before.iter().copied().filter(|x| x.is_finite()).collect();
+        let now: Vec<f64> = now.iter().copied().filter(|x| x.is_finite()).collect();
+        if before.is_empty() || now.is_empty() {
+            return None;
+        }
+        let mut pooled: Vec<(f64, bool)> = before
+            .iter()
+            .map(|&x| (x, false))
+            .chain(now.iter().map(|&x| (x, true)))
+            .collect();
+        pooled.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut ranks2 = vec![0_u64; pooled.len()];
+        let mut tie_term = 0.0;
+        let mut start = 0;
+        while start < pooled.len() {
+            let end = (start..pooled.len())
+                .find(|&i| pooled[i].0 != pooled[start].0)
+                .unwrap_or(pooled.len());
+            // Ranks start+1..=end: their mean, doubled, is start + 1 + end.
+            let doubled = (start + 1 + end) as u64;
+            ranks2[start..end].iter_mut().for_each(|r| *r = doubled);
+            let t = (end - start) as f64;
+            tie_term += t * t * t - t;
+            start = end;
+        }
+        let observed2 = pooled
+            .iter()
+            .zip(&ranks2)
+            .filter(|((_, is_now), _)| *is_now)
+            .map(|(_, &r)| r)
+            .sum();
+        // Ascending already: the largest are last.
+        let best2 = ranks2.iter().rev().take(now.len()).sum();
+        Some(Self {
+            ranks2,
+            now: now.len(),
+            observed2,
+            best2,
+            tie_term,
+        })
+    }
+
+    /// The rank sum's mean when both samples come from one distribution.
+    pub fn mean(&self) -> f64 {
+        let (all, m) = (self.ranks2.len() as f64, self.now as f64);
+        m * (all + 1.0) / 2.0
+    }
+
+    /// The rank sum's variance then, tie-corrected.
+    pub fn variance(&self) -> f64 {
+        let (all, m) = (self.ranks2.len() as f64, self.now as f64);
+        let n = all - m;
+        if all < 2.0 {
+            return 0.0;
+        }
+        m * n / 12.0 * ((all + 1.0) - self.tie_term / (all * (all - 1.0)))
     }
 }
 
@@ -95,23 +138,9 @@ fn exact_tail(ranks2: &[u64], m: usize, at: u64) -> f64 {
     (tail / all).clamp(0.0, 1.0)
 }
 
-/// The normal approximation of the same tail, tie-corrected, with a continuity correction.
-fn normal_tail(observed2: u64, pooled: usize, m: usize, tie_term: f64) -> f64 {
-    let (n_all, m) = (pooled as f64, m as f64);
-    let n = n_all - m;
-    let mean = m * (n_all + 1.0) / 2.0;
-    let variance = m * n / 12.0 * ((n_all + 1.0) - tie_term / (n_all * (n_all - 1.0)));
-    if variance <= 0.0 {
-        return 1.0;
-    }
-    let sum = observed2 as f64 / 2.0;
-    let z = (sum - mean - 0.5) / variance.sqrt();
-    upper_normal_tail(z)
-}
-
 /// P(Z >= z) for a standard normal Z, from the complementary error function (Numerical
 /// Recipes' Chebyshev fit, relative error under 1.2e-7: ample for a gate at 1e-2).
-fn upper_normal_tail(z: f64) -> f64 {
+pub(super) fn upper_normal_tail(z: f64) -> f64 {
     let x = z / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.5 * x.abs());
     let poly = -x * x - 1.265_512_23
