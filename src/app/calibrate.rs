@@ -209,13 +209,11 @@ pub fn model_of(baseline: &Report) -> SuiteModel {
     SuiteModel { cases }
 }
 
-/// A case's own latency fit, where the report kept at least three of its turns' latencies.
+/// A case's own latency fit, where the baseline kept at least three of its turns' times.
 fn case_latency(case: &CaseResult) -> Option<(f64, f64)> {
-    let mut histogram = LatencyHistogram::default();
-    let turns = case.turns.iter().filter_map(|t| t.latency);
-    turns.for_each(|latency| histogram.record(latency.as_secs_f64() * 1000.0));
-    (histogram.samples().count() >= 3)
-        .then(|| log_normal_fit(&histogram))
+    let latency = &case.turn_times.latency;
+    (latency.samples().nth(2).is_some())
+        .then(|| log_normal_fit(latency))
         .flatten()
 }
 
