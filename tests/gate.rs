@@ -147,6 +147,37 @@ fn a_baseline_is_written_then_reused_and_a_flipped_case_is_named() {
     the_saved_report_gates_the_same_without_an_agent(dir.path(), &named);
 }
 
+/// A green gated run says how much it looked at, in every output: what a golden must do to
+/// trip it, and the smallest worsening of each tested metric these runs could show.
+#[test]
+fn a_green_gated_run_says_what_it_would_have_caught() {
+    let (dir, addr, _) = suite_and_agent(true);
+    latency_out_of_the_way(dir.path());
+    let outputs = ["--markdown", "summary.md", "--html", "report.html"];
+    let out = run(dir.path(), addr, &[GATED, REPORT, &outputs].concat()).exits(0);
+    let line = "a golden that never failed on main failing every run; pass rate down ";
+    out.says(&[&format!("Would catch: {line}")]);
+    let report = read_json(&dir.path().join("report.json"));
+    let sight = report["gate"]["sight"]["metrics"].as_array().unwrap();
+    let pass_rate = sight
+        .iter()
+        .find(|m| m["threshold"] == "passRateDropPp")
+        .unwrap();
+    // Twenty cases that all passed, one run each: a drop is showable, and it is a real amount.
+    let smallest = pass_rate["smallest"].as_f64().unwrap();
+    assert!(smallest > 0.0 && smallest <= 100.0, "{smallest}");
+    let markdown = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert_contains(
+        &markdown,
+        &["**This gate would catch:** a golden that never failed"],
+    );
+    let html = fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert_contains(
+        &html,
+        &["This gate would catch: a golden that never failed"],
+    );
+}
+
 /// `compare` on the report of [`a_baseline_is_written_then_reused_and_a_flipped_case_is_named`].
 fn the_saved_report_gates_the_same_without_an_agent(dir: &Path, named: &str) {
     compare(dir, AGAINST_BASELINE).exits(1).says(&[named]);
