@@ -156,9 +156,12 @@ mod tests {
         assert_eq!(combined.cases, 5);
     }
 
-    /// How often the combined test rejects at `alpha` in `trials` suites of `suite` (each
-    /// case's rate, its runs on main and its runs now), nothing changed.
-    fn false_alarms(seed: u64, suite: &[(f64, u32, u32)], alpha: f64, trials: u32) -> f64 {
+    /// A case of a simulated suite: its rate, its runs on main and its runs now.
+    type SimulatedCase = (f64, u32, u32);
+
+    /// How often the combined test rejects at `alpha` in `trials` suites of `suite`, nothing
+    /// changed.
+    fn false_alarms(seed: u64, suite: &[SimulatedCase], alpha: f64, trials: u32) -> f64 {
         let mut rng = Rng::with_seed(seed);
         let alarms = (0..trials)
             .filter(|_| {
@@ -180,14 +183,14 @@ mod tests {
         let trials = 2000;
         // Three standard errors over the level.
         let allowed = alpha + 3.0 * (alpha * (1.0 - alpha) / f64::from(trials)).sqrt();
-        let mixed: Vec<(f64, u32, u32)> = (0..40)
+        let mixed: Vec<SimulatedCase> = (0..40)
             .map(|i| match i % 4 {
                 0 | 1 => (1.0, 10, 1),
                 2 => (0.95, 10, 2),
                 _ => (0.7, 10, 5),
             })
             .collect();
-        let shapes: [(&str, Vec<(f64, u32, u32)>); 4] = [
+        let shapes: [(&str, Vec<SimulatedCase>); 4] = [
             ("mixed", mixed),
             ("one flaky case", vec![(0.5, 10, 5)]),
             ("few runs", vec![(0.8, 1, 1); 30]),
