@@ -194,19 +194,18 @@ impl Gate {
                 cases::Movement::Quarantined(flip) => comparison.quarantined.push(flip),
             }
         }
-        // Holm over every p-value of the run, metrics, the cases combined and each case
-        // together, leaving out the tests whose sample sizes cannot reach the bar (Tarone).
-        // The combined test is one member like the others: in a quiet run the family is the
-        // few metrics tested and the cases that look worse, so it gets most of the rate, and
-        // once it rejects, Holm's step-down eases the bar for the cases it saw.
+        // Holm over every p-value of the run, metrics and cases together, leaving out the
+        // tests whose sample sizes cannot reach the bar (Tarone), beside the combined test's
+        // own share of the rate (see `split_adjusted`).
         let (p_values, min_p): (Vec<f64>, Vec<f64>) = metrics
             .iter()
             .map(|(_, t)| t)
-            .chain(combined.iter().map(|(_, t)| t))
             .chain(worse.iter().map(|(_, t)| t))
             .filter_map(|t| t.p_value.map(|p| (p, t.min_p)))
             .unzip();
-        let mut adjusted = tarone_holm_adjusted(&p_values, &min_p, alpha).into_iter();
+        let combined_p = combined.as_ref().and_then(|(_, t)| t.p_value);
+        let (combined_adjusted, adjusted) = split_adjusted(&p_values, &min_p, combined_p, alpha);
+        let mut adjusted = adjusted.into_iter();
         let mut decide = |tested: Tested, evidence: Option<&mut Evidence>| {
             let adjusted_p = tested.p_value.and_then(|_| adjusted.next());
             if let Some(evidence) = evidence {
@@ -228,7 +227,8 @@ impl Gate {
             }
         }
         comparison.combined = combined.map(|(mut line, tested)| {
-            line.decision = decide(tested, Some(&mut line.evidence));
+            line.evidence.adjusted_p = combined_adjusted;
+            line.decision = tested.decide(combined_adjusted, alpha);
             line
         });
         let decided = worse.into_iter().map(|(mut flip, tested)| {
@@ -273,6 +273,38 @@ fn sight(metrics: &[(MetricDelta, Tested)]) -> Sight {
     Sight {
         metrics: seen.collect(),
     }
+}
+
+/// The share of the false-alarm rate the combined test of every case has to itself. Among
+/// the run's other tests (a few metrics, and every case that looks worse: 15 or more when
+/// five goldens got flakier) Holm would hold it to a fifteenth of the rate, where diffuse
+/// changes need the most; a case broken outright is decided by its verdicts and needs no
+/// rate, and a single case's exact test loses little power to a halved rate.
+const COMBINED_SHARE: f64 = 0.5;
+
+/// Adjusted p-values, each to be read against `alpha`: the combined test's (when there is
+/// one) and those of the other tests (`p_values`, with their smallest attainable values), in
+/// order. The combined test is held to its share of `alpha` (Bonferroni), the others by
+/// Tarone and Holm to the rest; once the combined test rejects, the others get all of
+/// `alpha`: its rejection is either a false alarm already counted, or right, and then the
+/// others' false alarms are bounded by `alpha` alone. So the run's false-alarm rate stays
+/// within `alpha` under any dependence.
+fn split_adjusted(
+    p_values: &[f64],
+    min_p: &[f64],
+    combined: Option<f64>,
+    alpha: f64,
+) -> (Option<f64>, Vec<f64>) {
+    let combined = combined.map(|p| (p / COMBINED_SHARE).min(1.0));
+    let rest = match combined {
+        Some(p) if p > alpha => 1.0 - COMBINED_SHARE,
+        _ => 1.0,
+    };
+    let adjusted = tarone_holm_adjusted(p_values, min_p, alpha * rest)
+        .into_iter()
+        .map(|p| (p / rest).min(1.0))
+        .collect();
+    (combined, adjusted)
 }
 
 /// A report's cases by [`CaseResult::key`].

@@ -368,3 +368,61 @@ fn tool_tests_beside_conversations_do_not_change_the_deflection_decision() {
     assert_eq!(alone, decide(&tool_tests));
     assert_eq!(alone.1, Some(8.0));
 }
+
+/// A case that passed each of 10 builds of main, and a run of it with `now` runs.
+fn with_history(id: &str, now: Vec<Status>) -> (CaseResult, CaseResult) {
+    let mut before = case("g/a.yaml", id, Status::Passed);
+    before.history = vec![crate::stats::Tally::new(1, 1); 9];
+    let mut current = case("g/a.yaml", id, now[0]);
+    current.repeats = Some(Repeats::of(now, 5));
+    (before, current)
+}
+
+#[test]
+fn cases_each_a_little_worse_add_up_to_a_regression_of_the_cases_combined() {
+    use Status::{Failed as F, Passed as P};
+    let pairs = |worse: usize| {
+        let (before, now): (Vec<_>, Vec<_>) = (0..25)
+            .map(|i| {
+                let runs = if i < worse {
+                    vec![P, F, P, F, P]
+                } else {
+                    vec![P; 5]
+                };
+                with_history(&format!("c{i}"), runs)
+            })
+            .unzip();
+        gate(report(before)).compare(&report(now))
+    };
+    // Five cases 10 of 10 on main, 3 of 5 now: each alone p = 0.095, together far beyond.
+    let five = pairs(5);
+    let combined = five.combined.as_ref().expect("cases could move");
+    assert_eq!(combined.decision, Decision::Regressed, "{combined:?}");
+    assert_eq!(combined.cases, 5);
+    assert!(
+        five.regressed() && five.newly_failing.is_empty(),
+        "{five:#?}"
+    );
+    assert!(five.undecided.iter().all(|f| f.decision.is_undecided()));
+    // One such case is not enough.
+    let one = pairs(1);
+    assert_ne!(one.combined_decision(), Some(Decision::Regressed));
+    assert!(!one.regressed());
+    // Nothing moved: every run agreeing, nothing to combine.
+    assert_eq!(pairs(0).combined, None);
+}
+
+#[test]
+fn the_combined_test_keeps_half_the_rate_and_gives_it_back_once_it_rejects() {
+    use super::split_adjusted;
+    // Not rejecting: the others are held to half the rate (their adjusted values double).
+    let (combined, others) = split_adjusted(&[0.004, 0.5], &[0.0; 2], Some(0.2), 0.01);
+    assert_eq!(combined, Some(0.4));
+    assert!((others[0] - 0.016).abs() < 1e-12, "{others:?}");
+    // Rejecting: the others get the whole rate, as Holm alone would.
+    let (combined, others) = split_adjusted(&[0.004, 0.5], &[0.0; 2], Some(0.001), 0.01);
+    assert_eq!(combined, Some(0.002));
+    assert!((others[0] - 0.008).abs() < 1e-12, "{others:?}");
+    // No combined test: Holm alone.
+    assert_eq!(split_adjusted(&[0.004], &[0.0], None, 0.01).1, [0.004]);
+}

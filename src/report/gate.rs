@@ -166,10 +166,10 @@ fn metric_line(delta: &MetricDelta) -> String {
     format!("{values:<18}  {change:<28}  {verdict}")
 }
 
-/// The combined test's line: how many cases, their runs' pass share, and the decision.
+/// The combined test's line: how many cases it tested, and the decision.
 fn combined_line(combined: &CasesCombined) -> String {
     let what = format!(
-        "{} leaning worse together or not",
+        "{} tested together",
         super::plural(combined.cases as usize, "case")
     );
     let verdict = match combined.decision {
@@ -395,6 +395,35 @@ mod tests {
         assert!(
             quiet.ends_with("Gate: no regression (no threshold tripped, no case newly failing)\n")
         );
+    }
+
+    #[test]
+    fn the_cases_combined_are_a_line_of_their_own_and_named_when_they_trip() {
+        let combined = crate::results::CasesCombined {
+            cases: 24,
+            decision: Decision::Regressed,
+            evidence: crate::results::Evidence {
+                test: crate::results::Test::Combined,
+                p_value: Some(0.0004),
+                adjusted_p: Some(0.0008),
+                effect: Some(3.0),
+                interval: None,
+                samples: (600, 300),
+                detectable: None,
+            },
+        };
+        let comparison = Comparison {
+            combined: Some(combined),
+            ..Comparison::default()
+        };
+        let text = render(&comparison);
+        for words in [
+            "cases combined      24 cases tested together",
+            "REGRESSED\n                    p = 0.00040 (adjusted 0.00080); 600 vs 300 runs",
+            "Gate: REGRESSED: cases combined (several cases each worse, together beyond noise)",
+        ] {
+            assert!(text.contains(words), "{words:?} in {text}");
+        }
     }
 
     #[test]
