@@ -8,6 +8,7 @@
 mod model;
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use fastrand::Rng;
 
@@ -16,7 +17,7 @@ use super::baseline::fold_history;
 use super::{Gate, Thresholds};
 use crate::exit::Exit;
 use crate::results::testing::{case, report};
-use crate::results::{CaseResult, Report, Status};
+use crate::results::{CaseResult, Report, Status, TurnResult, TurnTimes};
 use crate::stats::sim::{bernoulli, log_normal};
 
 pub use model::{Flakiness, SimulatedCase, SuiteModel};
@@ -78,19 +79,26 @@ impl Simulation {
             let id = SuiteModel::id(index);
             let mut of_case: Vec<CaseResult> = (0..runs)
                 .map(|_| {
-                    for _ in 0..simulated.turns {
-                        latencies.push(log_normal(
-                            &mut self.rng,
-                            simulated.median_ms,
-                            simulated.sigma,
-                        ));
-                    }
+                    let turns: Vec<TurnResult> = (1..=simulated.turns as usize)
+                        .map(|index| {
+                            let ms =
+                                log_normal(&mut self.rng, simulated.median_ms, simulated.sigma);
+                            latencies.push(ms);
+                            timed_turn(index, ms)
+                        })
+                        .collect();
                     let status = if bernoulli(&mut self.rng, simulated.pass) {
                         Status::Passed
                     } else {
                         Status::Failed
                     };
-                    case(SuiteModel::FILE, &id, status)
+                    // Each case keeps its turns' times, as a real run's does: the gate compares
+                    // latency case by case.
+                    CaseResult {
+                        turn_times: TurnTimes::of(&turns),
+                        turns,
+                        ..case(SuiteModel::FILE, &id, status)
+                    }
                 })
                 .collect();
             let joined = if runs == 1 {
@@ -164,6 +172,22 @@ impl Simulation {
             calls,
             most_runs,
         }
+    }
+}
+
+/// A played turn that took `ms` milliseconds, its verdict the case's.
+fn timed_turn(index: usize, ms: f64) -> TurnResult {
+    TurnResult {
+        index,
+        line: 1,
+        status: Status::Passed,
+        input: String::new(),
+        attempts: 1,
+        error: None,
+        reply: None,
+        latency: Some(Duration::from_secs_f64(ms / 1000.0)),
+        ttft: None,
+        checks: Vec::new(),
     }
 }
 

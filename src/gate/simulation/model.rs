@@ -113,6 +113,17 @@ impl SuiteModel {
         self.with_some(self.cases.len(), from, to)
     }
 
+    /// Fast and slow cases mixed, as a support suite has them: every other case answers in
+    /// `fast_ms`, the rest in `slow_ms` (greetings against order lookups), each turn's spread
+    /// as before.
+    pub fn fast_and_slow(&self, fast_ms: f64, slow_ms: f64) -> Self {
+        let mut changed = self.clone();
+        for (index, case) in changed.cases.iter_mut().enumerate() {
+            case.median_ms = if index % 2 == 0 { fast_ms } else { slow_ms };
+        }
+        changed
+    }
+
     /// Every turn of every case `factor` times as slow.
     pub fn slower(&self, factor: f64) -> Self {
         let mut changed = self.clone();
@@ -140,6 +151,9 @@ mod tests {
             [1.0, 1.0, 1.0, 0.75, 0.75]
         );
         assert_eq!(suite.slower(2.0).cases[4].median_ms, 800.0);
+        let mixed = suite.fast_and_slow(100.0, 600.0);
+        assert_eq!(mixed.cases[2].median_ms, 100.0);
+        assert_eq!(mixed.cases[3].median_ms, 600.0);
         assert_eq!(SuiteModel::key(7), "sim.yaml#c007");
     }
 }
