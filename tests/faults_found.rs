@@ -1,0 +1,81 @@
+//! Defects a fault trial of the release binary found (numbered as in its write-up), each
+//! driven through the binary as a CI job would meet it: an edited baseline, a closed pipe,
+//! a report of another suite, a hostile file name.
+
+mod common;
+
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use common::{Outcome, goldgate, read_json};
+use serde_json::Value;
+
+/// Three one-turn order conversations `c1`..`c3` in one SCRAPI golden.
+fn write_suite(dir: &Path) {
+    let conversations: String = (1..=3)
+        .map(|i| common::order_conversation(&format!("c{i}")))
+        .collect();
+    common::order_golden(dir, &conversations);
+}
+
+/// `goldgate run` of the suite in `dir` against the agent at `addr`, with `extra` flags.
+fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
+    let url = format!("http://{addr}/turn");
+    let mut args = vec!["run", "--agent-url", &url, "--retries", "0"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    goldgate(dir, &args)
+}
+
+/// Port 9 of loopback, where nothing listens: a call would be an error of the run.
+fn nowhere() -> SocketAddr {
+    "127.0.0.1:9".parse().unwrap()
+}
+
+/// Rewrites the JSON file at `path` with `edit`.
+fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut value = read_json(path);
+    edit(&mut value);
+    fs::write(path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+/// #1: a 22-byte edit of a committed baseline's latency count used to abort every gated run
+/// after all its cases ran, with no report.
+#[test]
+fn an_absurd_latency_count_in_a_baseline_is_refused_before_any_case_runs() {
+    let (addr, _script) = common::script::start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    run(dir.path(), addr, &["--update-baseline", "baseline.json"]).exits(0);
+    let baseline = dir.path().join("baseline.json");
+    let gated = ["--baseline", "baseline.json", "--fail-on-regress"];
+
+    edit_json(&baseline, |b| {
+        b["samples"]["latency"] = "7:1000000000000".into()
+    });
+    run(dir.path(), nowhere(), &gated)
+        .exits(2)
+        .warns(&[
+            "baseline.json: samples.latency: 1000000000000 latencies, over the 1000000",
+            "--update-baseline",
+        ])
+        // Refused before any case was played against the agent.
+        .never_prints(&["could not be judged"]);
+    goldgate(
+        dir.path(),
+        &["compare", "baseline.json", "--baseline", "baseline.json"],
+    )
+    .exits(2)
+    .warns(&["samples.latency: 1000000000000 latencies"]);
+
+    // The same bound covers each case's own times.
+    edit_json(&baseline, |b| {
+        b["samples"]["latency"] = "7:10".into();
+        b["cases"][1]["turn_times"]["ttft"] = "7:18446744073709551615".into();
+    });
+    run(dir.path(), nowhere(), &gated)
+        .exits(2)
+        .warns(&["cases[1].turn_times.ttft (case goldens/orders.yaml#c2): 18446744073709551615"])
+        .never_prints(&["could not be judged"]);
+}
