@@ -79,3 +79,30 @@ fn an_absurd_latency_count_in_a_baseline_is_refused_before_any_case_runs() {
         .warns(&["cases[1].turn_times.ttft (case goldens/orders.yaml#c2): 18446744073709551615"])
         .never_prints(&["could not be judged"]);
 }
+
+/// `goldgate run` of the suite in `dir` with stderr into a pipe whose reader is gone, as
+/// `goldgate run ... 2>&1 | head -1` leaves it: its exit code.
+fn run_into_a_closed_stderr(dir: &Path, addr: SocketAddr) -> Option<i32> {
+    let url = format!("http://{addr}/turn");
+    let mut child = common::process::command_in(dir)
+        .args(["run", "--agent-url", &url, "--retries", "0"])
+        .args(["--output", "report.json", "."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    child.wait().unwrap().code()
+}
+
+/// #5: a CI script piping goldgate's output into `head` used to go red (134) whatever the
+/// verdict.
+#[test]
+fn a_closed_stderr_leaves_the_exit_code_the_verdict() {
+    let (addr, script) = common::script::start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    assert_eq!(run_into_a_closed_stderr(dir.path(), addr), Some(0));
+    script.lock().unwrap().wrong.insert("c2".to_owned());
+    assert_eq!(run_into_a_closed_stderr(dir.path(), addr), Some(1));
+}
