@@ -106,3 +106,35 @@ fn a_closed_stderr_leaves_the_exit_code_the_verdict() {
     script.lock().unwrap().wrong.insert("c2".to_owned());
     assert_eq!(run_into_a_closed_stderr(dir.path(), addr), Some(1));
 }
+
+/// #7: a passing report of another suite given to `--rerun` used to turn the run green
+/// without one call to the agent.
+#[test]
+fn a_rerun_of_another_suites_report_is_refused_before_any_case_runs() {
+    let (addr, script) = common::script::start_agent();
+    let other = tempfile::tempdir().unwrap();
+    write_suite(other.path());
+    run(other.path(), addr, &["--output", "other.json"]).exits(0);
+
+    let dir = tempfile::tempdir().unwrap();
+    common::order_golden(dir.path(), &common::order_conversation("d1"));
+    fs::copy(
+        other.path().join("other.json"),
+        dir.path().join("other.json"),
+    )
+    .unwrap();
+    script.lock().unwrap().wrong.insert("d1".to_owned());
+    run(
+        dir.path(),
+        addr,
+        &["--rerun", "other.json", "--output", "out.json"],
+    )
+    .exits(2)
+    .warns(&[
+        "--rerun: other.json is a report of other cases than those selected",
+        "nothing was run",
+    ])
+    .never_prints(&["all 3 cases passed"]);
+    assert!(!dir.path().join("out.json").exists());
+    assert!(!script.lock().unwrap().asked.contains_key("d1"));
+}
