@@ -138,3 +138,27 @@ fn a_rerun_of_another_suites_report_is_refused_before_any_case_runs() {
     assert!(!dir.path().join("out.json").exists());
     assert!(!script.lock().unwrap().asked.contains_key("d1"));
 }
+
+/// #18: a golden's file name printed raw by `list` could inject a GitHub workflow command.
+#[test]
+fn list_escapes_a_file_name_that_would_be_a_workflow_command() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    let forged = dir
+        .path()
+        .join("goldens/x\n::error title=FORGED::forged by a file name\n.yaml");
+    fs::rename(dir.path().join("goldens/orders.yaml"), forged).unwrap();
+    let listed = goldgate(dir.path(), &["list", "."]).exits(0);
+    assert!(listed.stdout.contains("c1"), "{}", listed.stdout);
+    let mut lines = listed.stdout.lines().chain(listed.stderr.lines());
+    assert!(
+        lines.all(|line| !line.trim_start().starts_with("::")),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.contains(r"x\n::error title=FORGED"),
+        "{}",
+        listed.stdout
+    );
+}
