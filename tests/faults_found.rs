@@ -162,3 +162,33 @@ fn list_escapes_a_file_name_that_would_be_a_workflow_command() {
         listed.stdout
     );
 }
+
+/// #14: shards run with different gate policies used to merge into the first file's policy,
+/// so that the order of the files decided between a red and a green verdict.
+#[test]
+fn shards_of_different_gate_policies_are_not_merged() {
+    let (addr, _script) = common::script::start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    run(dir.path(), addr, &["--update-baseline", "baseline.json"]).exits(0);
+    let gated = ["--baseline", "baseline.json", "--fail-on-regress"];
+    let first = [&["--shard", "1/2", "--output", "part-1.json"][..], &gated].concat();
+    run(dir.path(), addr, &first);
+    run(
+        dir.path(),
+        addr,
+        &["--shard", "2/2", "--output", "part-2.json"],
+    );
+    for parts in [
+        ["part-1.json", "part-2.json"],
+        ["part-2.json", "part-1.json"],
+    ] {
+        goldgate(
+            dir.path(),
+            &["merge", parts[0], parts[1], "--output", "all.json"],
+        )
+        .exits(2)
+        .warns(&["gate policies", "--fail-on-regress"]);
+        assert!(!dir.path().join("all.json").exists());
+    }
+}
