@@ -192,3 +192,42 @@ fn shards_of_different_gate_policies_are_not_merged() {
         assert!(!dir.path().join("all.json").exists());
     }
 }
+
+/// #4: a report past the size `--baseline`, `--rerun`, `compare` and `merge` read used to be
+/// written all the same, and then refused by every one of them.
+#[test]
+fn a_report_too_big_to_read_back_is_not_written() {
+    // Twenty passing turns, each with a tool result of 14 MB: over 256 MiB of report.
+    let log = "shipped from the warehouse at 09:00 and handed to the carrier; ".repeat(220_000);
+    let reply = serde_json::json!({
+        "messages": [{ "text": common::script::GOOD_TEXT }],
+        "tool_calls": [{
+            "name": "lookup_order",
+            "args": { "order_id": "ORD-12345" },
+            "response": { "status": "shipped", "log": log },
+        }],
+    });
+    let addr = common::serve_turn(
+        move || {
+            let reply = reply.clone();
+            async move { axum::Json(reply) }
+        },
+        (),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let conversations: String = (1..=20)
+        .map(|i| common::order_conversation(&format!("big{i}")))
+        .collect();
+    common::order_golden(dir.path(), &conversations);
+    run(
+        dir.path(),
+        addr,
+        &["--concurrency", "2", "--output", "report.json"],
+    )
+    .exits(2)
+    .warns(&[
+        "cannot write the JSON report to report.json",
+        "over the 256 MiB a report may hold to be read back",
+    ]);
+    assert!(!dir.path().join("report.json").exists());
+}

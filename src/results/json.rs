@@ -223,7 +223,33 @@ pub fn to_string(report: &Report) -> serde_json::Result<String> {
 }
 
 /// Writes the report to `path` atomically: a reader never sees half of it, and on failure the
-/// old file is left as it was.
+/// old file is left as it was. A report past [`MAX_REPORT_BYTES`] is not written, since
+/// [`read_file`] would refuse it: a baseline or shard goldgate writes can always be read back.
 pub fn write_file_atomically(path: &Path, report: &Report) -> io::Result<()> {
-    crate::atomic::write(path, |out| write(report, out))
+    crate::atomic::write(path, |out| write(report, &mut Capped { out, written: 0 }))
+}
+
+/// A writer failing once more than [`MAX_REPORT_BYTES`] went through it.
+struct Capped<'a> {
+    out: &'a mut dyn Write,
+    written: u64,
+}
+
+impl Write for Capped<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.written.saturating_add(buf.len() as u64) > MAX_REPORT_BYTES {
+            return Err(io::Error::other(format!(
+                "the report is over the {} MiB a report may hold to be read back (by \
+                 --baseline, --rerun, compare, merge): not written",
+                MAX_REPORT_BYTES / (1024 * 1024)
+            )));
+        }
+        let written = self.out.write(buf)?;
+        self.written += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
