@@ -231,3 +231,28 @@ fn a_report_too_big_to_read_back_is_not_written() {
     ]);
     assert!(!dir.path().join("report.json").exists());
 }
+
+/// #13: with stdout on a full disk, the run used to exit 2 while its report said exit 0.
+#[test]
+fn a_full_stdout_leaves_the_exit_code_the_verdict() {
+    let (addr, _script) = common::script::start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path());
+    let url = format!("http://{addr}/turn");
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let ran = common::process::command_in(dir.path())
+        .args(["run", "--agent-url", &url, "--output", "report.json", "."])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cannot print the results on standard output"),
+        "{stderr}"
+    );
+    assert_eq!(read_json(&dir.path().join("report.json"))["exit"], 0);
+}
