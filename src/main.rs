@@ -1,5 +1,15 @@
 //! The `goldgate` binary: parse arguments, call the library, map the outcome to an exit code.
 
+/// `eprintln!` for the whole binary, ignoring a failed write: std's panic when stderr is a
+/// closed pipe (`goldgate run ... 2>&1 | head`) would end the run with 134 instead of the
+/// verdict's exit code. Defined before the modules, so it shadows std's there.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod commands;
 

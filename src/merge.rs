@@ -220,6 +220,14 @@ fn same_suite(first: &Part, other: &Part) -> Result<(), MergeError> {
         difference
     } else if a.agent != b.agent {
         format!("agents `{}` and `{}`", a.agent, b.agent)
+    } else if a.policy != b.policy {
+        // Taking either one's would make the merged verdict hang on the order of the files.
+        format!(
+            "gate policies {} and {}: run every shard with the same --fail-on-regress and \
+             --fail-on-inconclusive",
+            policy_flags(a),
+            policy_flags(b)
+        )
     } else {
         return Ok(());
     };
@@ -228,6 +236,22 @@ fn same_suite(first: &Part, other: &Part) -> Result<(), MergeError> {
         other: other.path.clone(),
         difference,
     })
+}
+
+/// The flags a report's gate policy was set by, in words.
+fn policy_flags(report: &Report) -> String {
+    let policy = report.policy;
+    let flags: Vec<&str> = [
+        (policy.fail_on_regress, "--fail-on-regress"),
+        (policy.fail_on_inconclusive, "--fail-on-inconclusive"),
+    ]
+    .into_iter()
+    .filter_map(|(set, flag)| set.then_some(flag))
+    .collect();
+    match flags.is_empty() {
+        true => "(no flag)".to_owned(),
+        false => format!("({})", flags.join(" ")),
+    }
 }
 
 /// Every shard at most once, all of one split; returns the shards not given.

@@ -23,6 +23,7 @@
 //! for a scripted case; `kind` is `conversation`, `simulation` or `tool-test`, and `tool` the
 //! tool a tool test runs (its `checks` are then its expectations).
 
+use crate::report::console::escape;
 use crate::report::plural;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -98,24 +99,22 @@ impl Listing {
     /// id (and name when it differs), turns, tags and shard.
     pub fn write_human(&self, out: &mut impl Write) -> io::Result<()> {
         for (file, cases) in self.groups() {
-            writeln!(out, "{file} ({}):", cases[0].format)?;
-            let width = cases
-                .iter()
-                .map(|c| c.id.chars().count())
-                .max()
-                .unwrap_or(0);
+            writeln!(out, "{} ({}):", escape(file), cases[0].format)?;
+            let ids: Vec<_> = cases.iter().map(|c| escape(&c.id)).collect();
+            let width = ids.iter().map(|id| id.chars().count()).max().unwrap_or(0);
             let counts: Vec<String> = cases.iter().map(|c| c.counts()).collect();
             let count_width = counts.iter().map(String::len).max().unwrap_or(0);
-            for (case, count) in cases.iter().zip(&counts) {
-                write!(out, "    {:<width$}  {count:<count_width$}", case.id)?;
+            for ((case, id), count) in cases.iter().zip(&ids).zip(&counts) {
+                write!(out, "    {id:<width$}  {count:<count_width$}")?;
                 if !case.tags.is_empty() {
-                    write!(out, "  tags: {}", case.tags.join(", "))?;
+                    let tags: Vec<_> = case.tags.iter().map(|t| escape(t)).collect();
+                    write!(out, "  tags: {}", tags.join(", "))?;
                 }
                 if let Some(shard) = case.shard {
                     write!(out, "  shard {shard}")?;
                 }
                 if case.name != case.id {
-                    write!(out, "  ({})", case.name)?;
+                    write!(out, "  ({})", escape(&case.name))?;
                 }
                 writeln!(out)?;
             }

@@ -76,6 +76,12 @@ pub enum SelectError {
         "the {files} golden file(s) found hold no case goldgate can run (their warnings above say why)"
     )]
     NoCases { files: usize },
+    #[error(
+        "--rerun: {report} is a report of other cases than those selected ({difference}): \
+         replaying its failures would not judge the goldens given; nothing was run\nhint: give \
+         the paths, --filter, --exclude and --name the report was run with"
+    )]
+    OtherSuite { report: String, difference: String },
 }
 
 /// The cases of `suite` that `selection` picks; an error when the filters match nothing.

@@ -147,6 +147,38 @@ impl Narrowed {
     }
 }
 
+impl Narrowed {
+    /// Refuses a `--rerun` report of other cases than `selection` picks from `suite`: its
+    /// suite fingerprint must be theirs (taken before sharding, as the report's was), or for a
+    /// report of part of the suite (`--changed-since`), its cases must be among them.
+    /// Otherwise its passes would stand for goldens never judged.
+    fn of_the_selection(self, suite: &Suite, selection: &Selection) -> Result<Self, SelectError> {
+        let (Some(saved), ScopeReason::Rerun { report, .. }) = (&self.saved, &self.reason) else {
+            return Ok(self);
+        };
+        let whole = Selection {
+            shard: None,
+            ..selection.clone()
+        };
+        let selected = select::select(suite, &whole)?;
+        let keys: HashSet<String> = selected.cases.iter().map(|c| case_key(c)).collect();
+        let partial = saved.scope.as_ref().is_some_and(|s| s.is_partial());
+        let difference = if partial {
+            let other = saved.cases.iter().find(|c| !keys.contains(&c.key()));
+            other.map(|c| format!("its case {} is not among them", c.key()))
+        } else {
+            saved.suite.difference(&selected.suite)
+        };
+        match difference {
+            Some(difference) => Err(SelectError::OtherSuite {
+                report: report.clone(),
+                difference,
+            }),
+            None => Ok(self),
+        }
+    }
+}
+
 /// The gate of a run whose selection flags chose part of a suite the baseline holds more of:
 /// over the chosen cases only, as for `--changed-since`, so that the others are not missing
 /// and the pooled latencies of the whole suite are not compared with a few cases' (which
@@ -192,7 +224,10 @@ pub fn choose(
         Some(gate) if selection.narrows() => Some(over_the_chosen(gate, suite, &selection)?),
         gate => gate,
     };
-    let Some(mut narrowed) = narrowed else {
+    let Some(mut narrowed) = narrowed
+        .map(|n| n.of_the_selection(suite, &selection))
+        .transpose()?
+    else {
         return Ok(Chosen {
             selected: select::select(suite, &selection)?,
             scope: None,

@@ -545,7 +545,8 @@ fn report_files(args: &RunArgs) -> ReportFiles<'_> {
 }
 
 /// The table, the gate's comparison and the verdict on the terminal (stderr when the JSON
-/// report goes to stdout). A closed stdout drops them and nothing else.
+/// report goes to stdout). A closed or full stdout drops them and nothing else; only the JSON
+/// report printed there is an output that can fail.
 fn print_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<()> {
     let advisory = !args.gate.fail_on_regress;
     let print = |out: &mut dyn Write, color: bool| -> io::Result<()> {
@@ -562,8 +563,10 @@ fn print_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow:
         let mut out = super::stdout();
         json::write(report, &mut out)?;
         out.flush()?;
-    } else {
-        print(&mut super::stdout(), super::use_color(&io::stdout()))?;
+    } else if let Err(e) = print(&mut super::stdout(), super::use_color(&io::stdout())) {
+        // The table is for people: whatever becomes of stdout (a full disk), the exit code
+        // stays the verdict that the reports written say.
+        eprintln!("goldgate: cannot print the results on standard output: {e}");
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{Report, SCHEMA_VERSION};
+use crate::stats::MAX_HISTOGRAM_COUNT;
 
 /// Why a saved report (a baseline, a report given to `compare`) cannot be used. Each names
 /// the file.
@@ -33,6 +34,17 @@ pub enum ReadError {
         path.display()
     )]
     Version { path: PathBuf, found: u64 },
+    #[error(
+        "{}: {field}: {count} latencies, over the {limit} allowed: not read (edited by hand? \
+         a baseline is rewritten by `goldgate run --update-baseline`)",
+        path.display()
+    )]
+    TooManyLatencies {
+        path: PathBuf,
+        field: String,
+        count: u64,
+        limit: u64,
+    },
 }
 
 /// Says so when the text stops in the middle of the JSON: a file cut short, often by a full disk
@@ -72,7 +84,50 @@ pub fn read_file(path: &Path) -> Result<Report, ReadError> {
             found,
         });
     }
-    serde_json::from_str(&text).map_err(parse_error)
+    let report = serde_json::from_str(&text).map_err(parse_error)?;
+    check_latency_counts(&report).map_err(|(field, count, limit)| ReadError::TooManyLatencies {
+        path: path.to_path_buf(),
+        field,
+        count,
+        limit,
+    })?;
+    Ok(report)
+}
+
+/// The most latencies all of a report's histograms may hold together: the gate expands them
+/// into one number each (256 MB at most), and a baseline of 8,000 cases, each with the
+/// window of times a baseline keeps, stays under it.
+pub const MAX_REPORT_LATENCIES: u64 = 32 * MAX_HISTOGRAM_COUNT;
+
+/// Refuses a histogram counting more than [`MAX_HISTOGRAM_COUNT`] latencies, or all of them
+/// more than [`MAX_REPORT_LATENCIES`]: the field, its count and the
+/// limit. The counts are a few bytes of text each, so the size cap does not bound them.
+fn check_latency_counts(report: &Report) -> Result<(), (String, u64, u64)> {
+    let suite = [
+        ("samples.latency".to_owned(), &report.samples.latency),
+        ("samples.ttft".to_owned(), &report.samples.ttft),
+    ];
+    let cases = report.cases.iter().enumerate().flat_map(|(i, case)| {
+        let times = &case.turn_times;
+        let field = |name| format!("cases[{i}].turn_times.{name} (case {})", case.key());
+        [
+            (field("latency"), &times.latency),
+            (field("ttft"), &times.ttft),
+        ]
+    });
+    let mut total = 0_u64;
+    for (field, histogram) in suite.into_iter().chain(cases) {
+        let count = histogram.count();
+        if count > MAX_HISTOGRAM_COUNT {
+            return Err((field, count, MAX_HISTOGRAM_COUNT));
+        }
+        total = total.saturating_add(count);
+    }
+    if total > MAX_REPORT_LATENCIES {
+        let whole = "all latency histograms together".to_owned();
+        return Err((whole, total, MAX_REPORT_LATENCIES));
+    }
+    Ok(())
 }
 
 /// The text of `path`, a regular file (links followed) of at most [`MAX_REPORT_BYTES`].
@@ -168,7 +223,33 @@ pub fn to_string(report: &Report) -> serde_json::Result<String> {
 }
 
 /// Writes the report to `path` atomically: a reader never sees half of it, and on failure the
-/// old file is left as it was.
+/// old file is left as it was. A report past [`MAX_REPORT_BYTES`] is not written, since
+/// [`read_file`] would refuse it: a baseline or shard goldgate writes can always be read back.
 pub fn write_file_atomically(path: &Path, report: &Report) -> io::Result<()> {
-    crate::atomic::write(path, |out| write(report, out))
+    crate::atomic::write(path, |out| write(report, &mut Capped { out, written: 0 }))
+}
+
+/// A writer failing once more than [`MAX_REPORT_BYTES`] went through it.
+struct Capped<'a> {
+    out: &'a mut dyn Write,
+    written: u64,
+}
+
+impl Write for Capped<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.written.saturating_add(buf.len() as u64) > MAX_REPORT_BYTES {
+            return Err(io::Error::other(format!(
+                "the report is over the {} MiB a report may hold to be read back (by \
+                 --baseline, --rerun, compare, merge): not written",
+                MAX_REPORT_BYTES / (1024 * 1024)
+            )));
+        }
+        let written = self.out.write(buf)?;
+        self.written += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }

@@ -12,6 +12,13 @@ use serde::{Deserialize, Serialize};
 /// The ratio between neighbouring buckets' bounds.
 const GROWTH: f64 = 1.02;
 
+/// The most latencies one histogram may hold when read, or give as [`samples`]
+/// (8 MB of them): fifty times the window a baseline keeps, and more turns than a report
+/// under the read cap can hold. A count past it is an edited file, not a measurement.
+///
+/// [`samples`]: LatencyHistogram::samples
+pub const MAX_COUNT: u64 = 1_000_000;
+
 /// Latencies in milliseconds, bucketed (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
@@ -106,9 +113,13 @@ impl LatencyHistogram {
     }
 
     /// Each bucket's representative value, as often as it was counted, ascending: lets the
-    /// quantile test take a histogram as its `before` sample.
-    pub fn samples(&self) -> impl Iterator<Item = f64> + '_ {
-        self.buckets.iter().flat_map(|&(bucket, count)| {
+    /// quantile test take a histogram as its `before` sample. At most [`MAX_COUNT`] of them:
+    /// a bigger histogram (merged in memory) is scaled down first, as [`cap`](Self::cap) does,
+    /// so that no count is ever expanded beyond that.
+    pub fn samples(&self) -> impl Iterator<Item = f64> + use<> {
+        let mut bounded = self.clone();
+        bounded.cap(MAX_COUNT);
+        bounded.buckets.into_iter().flat_map(|(bucket, count)| {
             std::iter::repeat_n(
                 representative(bucket),
                 usize::try_from(count).unwrap_or(usize::MAX),

@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 pub use bound::{rate_lower_bound, rate_upper_bound};
 pub use combined::{CombinedTest, combined_min_p, combined_worse};
 pub use fisher::fisher_worse;
-pub use histogram::LatencyHistogram;
+pub use histogram::{LatencyHistogram, MAX_COUNT as MAX_HISTOGRAM_COUNT};
 pub use holm::{holm_adjusted, tarone_holm_adjusted};
 pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
 pub use rank_sum::rank_sum_worse;
