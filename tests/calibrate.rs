@@ -99,3 +99,24 @@ fn a_missing_or_unjudged_baseline_exits_2_saying_what_to_do() {
         .exits(2)
         .warns(&["holds no case with a verdict"]);
 }
+
+/// The figures docs/gate.md quotes: `goldgate calibrate` on the baseline main would keep for
+/// the mixed suite (60 two-turn goldens, ~100 ms and ~600 ms, 10 builds of history).
+#[test]
+#[ignore = "figures for docs/gate.md: cargo test --release --test calibrate -- --ignored --nocapture"]
+fn calibrate_figures_of_the_mixed_suite() {
+    let suite = SuiteModel::mixed(
+        &[
+            (Flakiness::Stable, 36),
+            (Flakiness::SlightlyFlaky, 15),
+            (Flakiness::KnownFlaky, 9),
+        ],
+        2,
+    )
+    .fast_and_slow(100.0, 600.0);
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = Simulation::new(11).gate(&suite, 1, 10).baseline;
+    json::write_file_atomically(&dir.path().join("baseline.json"), &baseline).unwrap();
+    let out = common::goldgate(dir.path(), &["calibrate", "--baseline", "baseline.json"]);
+    println!("{}", out.exits(0).stdout);
+}
