@@ -160,25 +160,13 @@ mod tests {
     use std::time::Duration;
 
     use super::{Timing, suite_percentiles};
-    use crate::results::testing::case;
-    use crate::results::{CaseResult, Status, TurnResult, TurnTimes};
+    use crate::results::testing::{case, timed_turn};
+    use crate::results::{CaseResult, Status, TurnTimes};
 
     /// One run of a one-turn case taking `ms`, as the runner records it.
     fn run(id: &str, ms: u64) -> CaseResult {
-        let turn = TurnResult {
-            index: 1,
-            line: 1,
-            status: Status::Passed,
-            input: String::new(),
-            attempts: 1,
-            error: None,
-            reply: None,
-            latency: Some(Duration::from_millis(ms)),
-            ttft: None,
-            checks: Vec::new(),
-        };
         let mut run = CaseResult {
-            turns: vec![turn],
+            turns: vec![timed_turn(1, ms as f64)],
             ..case("a.yaml", id, Status::Passed)
         };
         run.turn_times = TurnTimes::of(&run.turns);

@@ -9,7 +9,6 @@
 #![allow(clippy::print_stdout)]
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use fastrand::Rng;
 
@@ -18,7 +17,7 @@ use super::baseline::{fold_history, for_baseline};
 use super::{Gate, Thresholds};
 use crate::exit::Exit;
 use crate::metrics::{Timing, suite_percentiles};
-use crate::results::testing::{case, report};
+use crate::results::testing::{case, report, timed_turn};
 use crate::results::{
     CaseResult, Comparison, Decision, Measure, Report, Status, TurnResult, TurnTimes,
 };
@@ -110,18 +109,7 @@ impl Suite {
                     agent.slow
                 };
                 let ms = log_normal(&mut self.rng, median * factor * machine, self.sigma);
-                TurnResult {
-                    index: turn + 1,
-                    line: 1,
-                    status: Status::Passed,
-                    input: String::new(),
-                    attempts: 1,
-                    error: None,
-                    reply: None,
-                    latency: Some(Duration::from_secs_f64(ms / 1000.0)),
-                    ttft: None,
-                    checks: Vec::new(),
-                }
+                timed_turn(turn + 1, ms)
             })
             .collect();
         let mut played = CaseResult {

@@ -8,7 +8,6 @@
 mod model;
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use fastrand::Rng;
 
@@ -16,7 +15,7 @@ use super::adaptive::{self, Schedule};
 use super::baseline::fold_history;
 use super::{Gate, Thresholds};
 use crate::exit::Exit;
-use crate::results::testing::{case, report};
+use crate::results::testing::{case, report, timed_turn};
 use crate::results::{CaseResult, Report, Status, TurnResult, TurnTimes};
 use crate::stats::sim::{bernoulli, log_normal};
 
@@ -172,22 +171,6 @@ impl Simulation {
             calls,
             most_runs,
         }
-    }
-}
-
-/// A played turn that took `ms` milliseconds, its verdict the case's.
-fn timed_turn(index: usize, ms: f64) -> TurnResult {
-    TurnResult {
-        index,
-        line: 1,
-        status: Status::Passed,
-        input: String::new(),
-        attempts: 1,
-        error: None,
-        reply: None,
-        latency: Some(Duration::from_secs_f64(ms / 1000.0)),
-        ttft: None,
-        checks: Vec::new(),
     }
 }
 

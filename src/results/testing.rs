@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status};
+use super::{Aggregates, CaseResult, Report, SCHEMA_VERSION, Samples, Status, TurnResult};
 use crate::model::{Case, Format, Location};
 use crate::shard::SuiteId;
 
@@ -24,6 +24,22 @@ pub fn case(file: &str, id: &str, status: Status) -> CaseResult {
 }
 
 /// The report of a run of `cases`.
+/// Turn `index` (from 1), passed, that took `ms` milliseconds.
+pub fn timed_turn(index: usize, ms: f64) -> TurnResult {
+    TurnResult {
+        index,
+        line: 1,
+        status: Status::Passed,
+        input: String::new(),
+        attempts: 1,
+        error: None,
+        reply: None,
+        latency: Some(Duration::from_secs_f64(ms / 1000.0)),
+        ttft: None,
+        checks: Vec::new(),
+    }
+}
+
 pub fn report(cases: Vec<CaseResult>) -> Report {
     Report {
         budget: None,
