@@ -110,6 +110,15 @@ struct Look<'a> {
     alpha: f64,
 }
 
+impl Look<'_> {
+    /// Whether a test works out the smallest worsening its runs could show: for a decision
+    /// that may stay open, and at the last look, whose comparison states what it could have
+    /// caught ([`Sight`]). The looks before it are never shown, and the search is costly.
+    fn wants_detectable(self, undecided: bool) -> bool {
+        undecided || self.runs_left == 0
+    }
+}
+
 /// A comparison's test before the run's p-values are adjusted together.
 #[derive(Clone, Copy, Debug)]
 struct Tested {
@@ -213,7 +222,8 @@ impl Gate {
             }
             tested.decide(adjusted_p, alpha)
         };
-        comparison.sight = Some(sight(&metrics));
+        // Only the last look's comparison is shown; the earlier ones worked out no sight.
+        comparison.sight = (runs_left == 0).then(|| sight(&metrics));
         for (delta, tested) in &mut metrics {
             delta.decision = decide(*tested, delta.evidence.as_mut());
             delta.tripped = delta.decision == Decision::Regressed;

@@ -88,8 +88,10 @@ fn case_by_case(
         effect: Some(change),
         interval: None,
         samples,
-        // Every run states what it could have seen; the report keeps it for open decisions.
-        detectable: detectable_case_rise(&strata, allowed, look.alpha),
+        detectable: look
+            .wants_detectable(worse || open)
+            .then(|| detectable_case_rise(&strata, allowed, look.alpha))
+            .flatten(),
     });
     Some(Tested {
         p_value: Some(p_value),
@@ -216,8 +218,11 @@ fn pooled(look: Look<'_>, delta: &mut MetricDelta, test: &QuantileTest) -> Optio
     let open = !worse
         && look.runs_left > 0
         && (half_worse(found.before, found.now) || half_worse(whole.median.0, whole.median.1));
-    // Every run states what it could have seen; the report keeps it for open decisions.
-    if let Some(evidence) = delta.evidence.as_mut() {
+    if let Some(evidence) = delta
+        .evidence
+        .as_mut()
+        .filter(|_| look.wants_detectable(worse || open))
+    {
         evidence.detectable = detectable_rise(&before, now.len(), test, look.alpha);
     }
     Some(Tested {

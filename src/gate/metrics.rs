@@ -161,8 +161,10 @@ fn rate(look: Look<'_>, delta: &mut MetricDelta) -> Option<Tested> {
         effect: Some(effect),
         interval,
         samples: (u64::from(before.judged), u64::from(now.judged)),
-        // Every run states what it could have seen; the report keeps it for open decisions.
-        detectable: detectable_drop(&strata, look.alpha),
+        detectable: look
+            .wants_detectable(worse)
+            .then(|| detectable_drop(&strata, look.alpha))
+            .flatten(),
     });
     Some(Tested {
         p_value: Some(p_value),
