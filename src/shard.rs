@@ -116,6 +116,11 @@ pub struct SuiteId {
     pub cases: usize,
     /// The shard this report covers; `null` for the whole suite.
     pub shard: Option<Shard>,
+    /// The suite's name: the config file's path as the run was given it (`ci.yaml`); absent
+    /// for the default config. It names the sticky PR comment, so that `goldgate report`
+    /// of this report posts to the run's own comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl SuiteId {
@@ -138,6 +143,7 @@ impl SuiteId {
             fingerprint: format!("{:016x}", stable_hash(&bytes)),
             cases: keys.len(),
             shard,
+            name: None,
         }
     }
 }

@@ -407,7 +407,7 @@ fn the_step_summary_outputs_and_annotations_are_written() {
     common::assert_contains(&summary, &["<code>hostile</code>"]);
     assert_eq!(
         fs::read_to_string(dir.path().join("output.txt")).unwrap(),
-        "pass-rate=50.0\npassed=1\nfailed=1\nregressed=false\nverdict=failed\nundecided=0\ncost=\nreport=report.json\n"
+        "pass-rate=50.0\npassed=1\nfailed=1\nregressed=false\nverdict=failed\nexit=1\nheadline=1 of 2 cases failed\nundecided=0\ncost=\nreport=report.json\n"
     );
 
     // The line of the failing check (the expected agent text, below the turn's user line) in

@@ -7,7 +7,7 @@ mod common;
 mod reports_support;
 
 use goldgate::model::Provider;
-use goldgate::report::{console, junit, markdown};
+use goldgate::report::{Summary, console, junit, markdown};
 use goldgate::results::json;
 use goldgate::results::{Aggregates, CaseResult, CheckCategory, Counts, Method, Report, Status};
 use goldgate::transcript::Handoff;
@@ -66,7 +66,7 @@ fn hallucination_rate_counts_judged_checks_only() {
 /// The console table of `report`, run in [`RUN_TIME`].
 fn console_of(report: &Report, color: bool) -> String {
     let mut out = Vec::new();
-    console::write_table(report, RUN_TIME, &mut out, color).unwrap();
+    console::write_table(&Summary::new(report, "default"), RUN_TIME, &mut out, color).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -176,7 +176,7 @@ fn markdown_folds_the_end_of_the_agents_stderr() {
         run_url: None,
         path: &path,
     };
-    let body = markdown::render(&report, &options);
+    let body = markdown::render(&Summary::new(&report, "default"), &options);
     let expected = "<details><summary>Agent stderr (last 20 lines)</summary>\n\n```text\nline 6\n";
     let start = body.find(expected).expect("a folded log");
     let block = &body[start..];
@@ -363,7 +363,8 @@ type Node<'a> = roxmltree::Node<'a, 'a>;
 fn junit_reads_back_in_a_real_parser() {
     let mut out = Vec::new();
     let options = junit::Options { locations: true };
-    junit::write(&report_json().0, &options, &mut out).unwrap();
+    let report = report_json().0;
+    junit::write(&Summary::new(&report, "default"), &options, &mut out).unwrap();
     let xml = String::from_utf8(out).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let root = doc.root_element();
@@ -476,7 +477,8 @@ fn junit_errored_and_skipped_cases(errored: &Node, skipped: &Node) {
 #[test]
 fn annotations_point_at_each_failing_check() {
     let (report, _) = report_json();
-    let commands = goldgate::github::annotate::failing_checks(&report, &|file| file.to_owned());
+    let summary = Summary::new(&report, "default");
+    let commands = goldgate::github::annotate::failing_checks(&summary, &|file| file.to_owned());
     let places: Vec<&str> = commands
         .iter()
         .map(|c| c.split_once(",title=").unwrap().0)

@@ -14,26 +14,22 @@ use crate::github::comment::{self, NotPosted, Posted, Target};
 use crate::github::context::Context;
 use crate::github::outputs::{self, Outputs};
 use crate::project;
-use crate::report::{lint, markdown};
-use crate::results::Report;
+use crate::report::{Summary, lint, markdown};
 use crate::secrets::Secrets;
 use crate::shard::Shard;
 
-/// The suite's name when no config file names it: the comment's marker uses it.
-pub const DEFAULT_SUITE: &str = "default";
+pub use crate::report::summary::DEFAULT_SUITE;
 
 /// The name of the suite run with `config`: the path as given, with `/` separators, so that
-/// the comment's marker is the same on every runner.
-pub fn suite_name(config: Option<&Path>) -> String {
-    config.map_or_else(
-        || DEFAULT_SUITE.to_owned(),
-        |path| path.to_string_lossy().replace('\\', "/"),
-    )
+/// the comment's marker is the same on every runner; `None` for the default config
+/// ([`DEFAULT_SUITE`]).
+pub fn suite_name(config: Option<&Path>) -> Option<String> {
+    config.map(|path| path.to_string_lossy().replace('\\', "/"))
 }
 
 /// What to publish, and how.
 pub struct Publish<'a> {
-    pub report: &'a Report,
+    pub summary: &'a Summary<'a>,
     /// The JSON report on disk, for the `report` output.
     pub report_path: Option<&'a Path>,
     pub channels: Channels<'a>,
@@ -41,7 +37,8 @@ pub struct Publish<'a> {
 
 /// Where a run's outcome goes besides the annotations: the Markdown file, the sticky comment.
 pub struct Channels<'a> {
-    /// Names the sticky comment: the config file's path, or [`DEFAULT_SUITE`].
+    /// Names the sticky comment of a run that played nothing (a report names its own suite:
+    /// [`Summary::suite`]): the config file's path, or [`DEFAULT_SUITE`].
     pub suite: String,
     /// `--markdown FILE`.
     pub markdown: Option<&'a Path>,
@@ -87,19 +84,23 @@ impl Refusal {
 /// `annotations` (the runner reads workflow commands from stdout and stderr alike). Returns
 /// the notes for people: whether the comment was posted, annotations left out.
 pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result<Vec<String>> {
-    let report = publish.report;
+    let summary = publish.summary;
+    let report = summary.report;
     // A report names files from their project root; the goldens of a run are in this one.
-    let place = Place::new(&publish.channels, report.suite.shard, |cwd| {
-        project::root(cwd, cwd)
-    })?;
+    let place = Place::new(
+        &publish.channels,
+        &summary.suite,
+        report.suite.shard,
+        |cwd| project::root(cwd, cwd),
+    )?;
     let path = |file: &str| place.path(file);
-    let body = markdown::render(report, &place.options(&path));
+    let body = markdown::render(summary, &place.options(&path));
     let mut commands = Vec::new();
     if place.context.actions {
-        commands = annotate::failing_checks(report, &path);
+        commands = annotate::failing_checks(summary, &path);
         commands.extend(annotate::open_decisions(report, &path));
     }
-    let outputs = Outputs::of(report, publish.report_path);
+    let outputs = Outputs::of(summary, publish.report_path);
     place.deliver(&body, outputs, commands, annotations)
 }
 
@@ -113,7 +114,7 @@ pub fn publish_refusal(
     annotations: &mut dyn Write,
 ) -> anyhow::Result<Vec<String>> {
     // Problems name their files as typed, from here.
-    let place = Place::new(channels, shard, Path::to_path_buf)?;
+    let place = Place::new(channels, &channels.suite, shard, Path::to_path_buf)?;
     let path = |file: &str| place.path(file);
     let Refusal {
         reason,
@@ -138,9 +139,11 @@ struct Place<'a> {
 }
 
 impl<'a> Place<'a> {
-    /// `files_from`: the directory the outcome's files are named from, given the current one.
+    /// `suite`: the suite's name; `files_from`: the directory the outcome's files are named
+    /// from, given the current one.
     fn new(
         channels: &'a Channels<'a>,
+        suite: &str,
         shard: Option<Shard>,
         files_from: fn(&Path) -> PathBuf,
     ) -> anyhow::Result<Self> {
@@ -149,7 +152,7 @@ impl<'a> Place<'a> {
             context: Context::from_env(),
             root: files_from(&cwd),
             channels,
-            suite: comment_suite(&channels.suite, shard),
+            suite: comment_suite(suite, shard),
         })
     }
 

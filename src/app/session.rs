@@ -206,7 +206,10 @@ async fn with_held_cases(mut plan: RunPlan, agent: &dyn Agent) -> RunPlan {
     match plan.suite.shard {
         None if !held.is_empty() => {
             let all = plan.cases.iter().map(|c| c.as_ref()).chain(&held);
-            plan.suite = SuiteId::of(all, None);
+            plan.suite = SuiteId {
+                name: plan.suite.name.take(),
+                ..SuiteId::of(all, None)
+            };
             plan.cases.extend(held.into_iter().map(Arc::new));
         }
         None => {}

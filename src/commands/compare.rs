@@ -2,8 +2,9 @@
 
 use std::io::{self, Write};
 
+use goldgate::app::publish::DEFAULT_SUITE;
 use goldgate::exit::Exit;
-use goldgate::report::gate;
+use goldgate::report::{Summary, gate};
 use goldgate::results::Policy;
 use goldgate::results::json;
 
@@ -46,24 +47,24 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
             args.report.display()
         );
     }
-    let comparison = gate.compare(&report);
-    if args.json {
-        gate::write_after_table(&comparison, false, &mut io::stderr().lock())?;
-        let mut out = super::stdout();
-        serde_json::to_writer_pretty(&mut out, &comparison)?;
-        writeln!(out)?;
-        out.flush()?;
-    } else {
-        let mut out = super::stdout();
-        gate::write_after_table(&comparison, false, &mut out)?;
-        out.flush()?;
-    }
-    report.gate = Some(comparison);
+    report.gate = Some(gate.compare(&report));
     // `compare` always gates: that is all it is for. The report's cases were judged when it
     // ran; whether it could be judged at all still counts.
     report.policy = Policy {
         fail_on_regress: true,
         fail_on_inconclusive: args.gate.fail_on_inconclusive,
     };
+    let summary = Summary::new(&report, DEFAULT_SUITE);
+    if args.json {
+        gate::write_after_table(&summary, &mut io::stderr().lock())?;
+        let mut out = super::stdout();
+        serde_json::to_writer_pretty(&mut out, &report.gate)?;
+        writeln!(out)?;
+        out.flush()?;
+    } else {
+        let mut out = super::stdout();
+        gate::write_after_table(&summary, &mut out)?;
+        out.flush()?;
+    }
     Ok(report.exit())
 }

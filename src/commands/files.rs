@@ -7,8 +7,9 @@ use anyhow::Context as _;
 
 use goldgate::app::publish::Refusal;
 use goldgate::diagnostic::Diagnostic;
+use goldgate::report::Summary;
 use goldgate::report::{html, junit};
-use goldgate::results::{Report, json};
+use goldgate::results::json;
 
 /// Which files to write; `None` leaves one out.
 #[derive(Default)]
@@ -22,7 +23,8 @@ pub struct ReportFiles<'a> {
 
 impl ReportFiles<'_> {
     /// Writes every file asked for; the ones that could not be written.
-    pub fn write(&self, report: &Report) -> Vec<anyhow::Error> {
+    pub fn write(&self, summary: &Summary) -> Vec<anyhow::Error> {
+        let report = summary.report;
         let mut failed = Vec::new();
         if let Some(path) = self.json {
             failed.extend(
@@ -36,14 +38,14 @@ impl ReportFiles<'_> {
                 locations: !self.junit_strict,
             };
             failed.extend(
-                junit::write_file(path, report, &options)
+                junit::write_file(path, summary, &options)
                     .with_context(|| format!("cannot write JUnit XML to {}", path.display()))
                     .err(),
             );
         }
         if let Some(path) = self.html {
             failed.extend(
-                html::write_file(path, report)
+                html::write_file(path, summary)
                     .with_context(|| format!("cannot write the HTML report to {}", path.display()))
                     .err(),
             );

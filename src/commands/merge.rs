@@ -5,9 +5,10 @@
 
 use std::io::Write;
 
+use goldgate::app::publish::DEFAULT_SUITE;
 use goldgate::exit::Exit;
 use goldgate::merge;
-use goldgate::report::console;
+use goldgate::report::{Summary, console};
 use goldgate::results::Verdict;
 
 use super::files::ReportFiles;
@@ -26,11 +27,12 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
         return Ok(exit);
     }
     let report = &merged.report;
+    let summary = Summary::new(report, DEFAULT_SUITE);
     let failed = ReportFiles {
         json: Some(&args.output),
         ..ReportFiles::default()
     }
-    .write(report);
+    .write(&summary);
     if let Some(error) = failed.into_iter().next() {
         return Err(error);
     }
@@ -49,7 +51,7 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
         args.output.display()
     )?;
     // The verdict the merged report stands for, as a run of the whole suite prints it.
-    console::write_verdict(report, &mut out)?;
+    console::write_verdict(&summary, &mut out)?;
     out.flush()?;
     if !merged.missing_shards.is_empty() {
         let missing: Vec<String> = merged
@@ -62,12 +64,12 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
             missing.join(", ")
         );
     }
-    if report.verdict() == Verdict::Ungated {
+    if summary.verdict == Verdict::Ungated {
         eprintln!(
             "goldgate merge: the shards were gated (--fail-on-regress) and a gate is not joined \
              from its parts: give merge the baseline (--baseline FILE --fail-on-regress) to gate \
              the whole run"
         );
     }
-    Ok(report.exit())
+    Ok(summary.exit)
 }

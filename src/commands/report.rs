@@ -2,8 +2,9 @@
 //! that a trusted job can publish for an untrusted one. It exits as the run did (see
 //! [`goldgate::results::Report::exit`]).
 
-use goldgate::app::publish::{Channels, DEFAULT_SUITE, Publish, publish};
+use goldgate::app::publish::{Channels, DEFAULT_SUITE, Publish, publish, suite_name};
 use goldgate::exit::Exit;
+use goldgate::report::Summary;
 use goldgate::results::json;
 
 use super::files::ReportFiles;
@@ -20,20 +21,22 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
     if let Err(exit) = super::regate(&mut report, &args.gate, &args.config, "report") {
         return Ok(exit);
     }
+    let suite = suite_name(args.config.path()).unwrap_or_else(|| DEFAULT_SUITE.to_owned());
+    let summary = Summary::new(&report, &suite);
     let failed = ReportFiles {
         junit: args.junit.as_deref(),
         junit_strict: args.junit_strict,
         html: args.html.as_deref(),
         ..ReportFiles::default()
     }
-    .write(&report);
+    .write(&summary);
     super::publish(false, |annotations| {
         publish(
             &Publish {
-                report: &report,
+                summary: &summary,
                 report_path: Some(&args.report),
                 channels: Channels {
-                    suite: DEFAULT_SUITE.to_owned(),
+                    suite,
                     markdown: args.github.markdown.as_deref(),
                     comment: args.github.comment,
                     secrets: Default::default(),
@@ -47,7 +50,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
         eprintln!("goldgate: error: {error:#}");
     }
     Ok(if failed.is_empty() {
-        report.exit()
+        summary.exit
     } else {
         Exit::Error
     })

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use goldgate::app::baseline::{Asked, History};
 use goldgate::app::grading::{self, GradingFlags};
-use goldgate::app::publish::{self, Channels, Publish, Refusal};
+use goldgate::app::publish::{self, Channels, DEFAULT_SUITE, Publish, Refusal};
 use goldgate::app::select::Selection;
 use goldgate::app::session::{self, Notice, RunPlan};
 use goldgate::app::subset::{self, Chosen, Narrowed, Subset};
@@ -18,11 +18,12 @@ use goldgate::gate::Gate;
 use goldgate::limit::{self, Limits};
 use goldgate::load::Suite;
 use goldgate::model::Floor;
-use goldgate::report::{console, gate};
+use goldgate::report::{Summary, console, gate};
 use goldgate::results::json;
 use goldgate::results::{CaseResult, Policy, Report, Scope, Status, Verdict};
 use goldgate::run::{Event, OnEvent, Repeat, RunOptions, Stop};
 use goldgate::secrets::Secrets;
+use goldgate::shard::SuiteId;
 
 use super::files::ReportFiles;
 use crate::cli::RunArgs;
@@ -78,7 +79,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     let plan = RunPlan {
         cases: chosen.selected.cases,
         // A rerun's report is the saved one, with its suite; the gate looks once at it.
-        suite: (chosen.saved.as_ref()).map_or(chosen.selected.suite, |s| s.suite.clone()),
+        suite: SuiteId {
+            name: publish::suite_name(args.suite.config.path()),
+            ..(chosen.saved.as_ref()).map_or(chosen.selected.suite, |s| s.suite.clone())
+        },
         repeat,
         max_repeat: (chosen.saved.as_ref()).map_or(args.max_repeat, |_| Some(repeat.runs())),
         agent,
@@ -227,7 +231,8 @@ fn refuse(args: &RunArgs, refusal: &Refusal) -> anyhow::Result<Exit> {
 /// Where `run` publishes, from its flags.
 fn channels(args: &RunArgs, secrets: Secrets) -> Channels<'_> {
     Channels {
-        suite: publish::suite_name(args.suite.config.path()),
+        suite: publish::suite_name(args.suite.config.path())
+            .unwrap_or_else(|| DEFAULT_SUITE.to_owned()),
         markdown: args.github.markdown.as_deref(),
         comment: args.github.comment,
         secrets,
@@ -311,15 +316,15 @@ fn finish(
     secrets: Secrets,
     narrowed: bool,
 ) -> anyhow::Result<Exit> {
-    let mut failed = write_outputs(args, report, duration);
+    let channels = channels(args, secrets);
+    let summary = Summary::new(report, &channels.suite);
+    let mut failed = write_outputs(args, &summary, duration);
     failed.extend(
         super::publish(args.json && args.output.is_none(), |annotations| {
-            let report_path = args.output.as_deref();
-            let channels = channels(args, secrets);
             publish::publish(
                 &Publish {
-                    report,
-                    report_path,
+                    summary: &summary,
+                    report_path: args.output.as_deref(),
                     channels,
                 },
                 annotations,
@@ -521,9 +526,10 @@ fn watch_ctrl_c(stop: Stop) {
 
 /// Writes every file asked for, each whatever became of the others, then prints the table
 /// (and the gate's comparison and the verdict). Returns the files that could not be written.
-fn write_outputs(args: &RunArgs, report: &Report, duration: Duration) -> Vec<anyhow::Error> {
-    let mut failed = report_files(args).write(report);
-    failed.extend(print_outputs(args, report, duration).err());
+fn write_outputs(args: &RunArgs, summary: &Summary, duration: Duration) -> Vec<anyhow::Error> {
+    let report = summary.report;
+    let mut failed = report_files(args).write(summary);
+    failed.extend(print_outputs(args, summary, duration).err());
     if report.incomplete {
         let why = match report.verdict() {
             Verdict::OverBudget => "stopped at its budget",
@@ -547,15 +553,13 @@ fn report_files(args: &RunArgs) -> ReportFiles<'_> {
 /// The table, the gate's comparison and the verdict on the terminal (stderr when the JSON
 /// report goes to stdout). A closed or full stdout drops them and nothing else; only the JSON
 /// report printed there is an output that can fail.
-fn print_outputs(args: &RunArgs, report: &Report, duration: Duration) -> anyhow::Result<()> {
-    let advisory = !args.gate.fail_on_regress;
+fn print_outputs(args: &RunArgs, summary: &Summary, duration: Duration) -> anyhow::Result<()> {
+    let report = summary.report;
     let print = |out: &mut dyn Write, color: bool| -> io::Result<()> {
         let mut out = io::BufWriter::new(out);
-        console::write_table(report, duration, &mut out, color)?;
-        if let Some(comparison) = &report.gate {
-            gate::write_after_table(comparison, advisory, &mut out)?;
-        }
-        console::write_verdict(report, &mut out)?;
+        console::write_table(summary, duration, &mut out, color)?;
+        gate::write_after_table(summary, &mut out)?;
+        console::write_verdict(summary, &mut out)?;
         out.flush()
     };
     if args.json && args.output.is_none() {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Severity;
 use crate::report::annotations::Annotation;
-use crate::report::console;
+use crate::report::{Standing, Summary, console};
 use crate::results::{CaseResult, CasesCombined, CheckResult, Report, Unit};
 
 /// GitHub shows at most this many annotations of each severity per step; more only fill the
@@ -27,16 +27,15 @@ const MESSAGE_LIMIT: usize = 600;
 
 /// The workflow commands, in report order: one per failed or errored check, on its line; one
 /// per turn that could not be played (no check to point at), on the turn's line; one per case
-/// when nothing narrower failed. Each is an error when its case fails the run
-/// ([`Report::blocks`]), else a warning. `path` turns a report's file into the
+/// when nothing narrower failed. Each is an error when its case fails the run or errored
+/// ([`Summary::standing`]), else a warning. `path` turns a report's file into the
 /// workspace-relative path GitHub expects ([`super::context::Context::workspace_path`]).
-pub fn failing_checks(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
+pub fn failing_checks(summary: &Summary, path: &dyn Fn(&str) -> String) -> Vec<String> {
     let mut commands = Vec::new();
-    for case in report.cases.iter().filter(|c| c.status.is_bad()) {
-        let severity = if report.blocks(case) {
-            Severity::Error
-        } else {
-            Severity::Warning
+    for case in summary.report.cases.iter().filter(|c| c.status.is_bad()) {
+        let severity = match summary.standing(case) {
+            Standing::Excused(_) => Severity::Warning,
+            _ => Severity::Error,
         };
         let command = |file: &Path, line: u32, title: &str, message: &str| {
             command(severity, file, line, title, message)

@@ -9,7 +9,7 @@ use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::results::Report;
+use crate::report::Summary;
 
 /// The outputs of a run, as the action exposes them.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +23,11 @@ pub struct Outputs {
     /// What the run came to, as the exit code says it: `pass`, `failed`, `regressed`,
     /// `inconclusive` or `error`.
     pub verdict: &'static str,
+    /// The exit code the verdict stands for: 0, 1 or 2.
+    pub exit: u8,
+    /// The verdict in words, as every other output opens with it; empty for a run that
+    /// played nothing.
+    pub headline: String,
     /// Comparisons the gate left undecided.
     pub undecided: usize,
     /// US dollars known to have been spent; `None` when no cost is known.
@@ -32,13 +37,16 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    pub fn of(report: &Report, report_path: Option<&Path>) -> Self {
+    pub fn of(summary: &Summary, report_path: Option<&Path>) -> Self {
+        let report = summary.report;
         Self {
             pass_rate: report.aggregates.pass_rate,
             passed: report.aggregates.cases.passed,
             failed: report.aggregates.cases.failed,
             regressed: report.gate.as_ref().is_some_and(|g| g.regressed()),
-            verdict: report.verdict().name(),
+            verdict: summary.verdict.name(),
+            exit: summary.exit.code(),
+            headline: summary.headline.clone(),
             undecided: report.gate.as_ref().map_or(0, |g| g.undecided_count()),
             cost_usd: report.spending().total.usd(),
             report: report_path.map(|p| p.display().to_string()),
@@ -54,6 +62,8 @@ impl Outputs {
             failed: 0,
             regressed: false,
             verdict: "error",
+            exit: crate::exit::Exit::Error.code(),
+            headline: String::new(),
             undecided: 0,
             cost_usd: None,
             report: None,
@@ -73,6 +83,8 @@ impl Outputs {
             ("failed", self.failed.to_string()),
             ("regressed", self.regressed.to_string()),
             ("verdict", self.verdict.to_owned()),
+            ("exit", self.exit.to_string()),
+            ("headline", self.headline.clone()),
             ("undecided", self.undecided.to_string()),
             (
                 "cost",
@@ -133,13 +145,15 @@ mod tests {
             failed: 1,
             regressed: false,
             verdict: "pass",
+            exit: 0,
+            headline: "all 8 cases passed".to_owned(),
             undecided: 0,
             cost_usd: Some(0.4203),
             report: Some("odd\nname.json".to_owned()),
         };
         let text = outputs.render();
         assert!(text.starts_with(
-            "pass-rate=87.5\npassed=7\nfailed=1\nregressed=false\nverdict=pass\nundecided=0\ncost=0.420300\nreport<<GOLDGATE_EOF\nodd\nname.json\nGOLDGATE_EOF\n"
+            "pass-rate=87.5\npassed=7\nfailed=1\nregressed=false\nverdict=pass\nexit=0\nheadline=all 8 cases passed\nundecided=0\ncost=0.420300\nreport<<GOLDGATE_EOF\nodd\nname.json\nGOLDGATE_EOF\n"
         ), "{text}");
     }
 }

@@ -15,23 +15,24 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use crate::report::{agent_log_tail, duration, rate};
+use crate::report::{Standing, Summary, agent_log_tail, duration, rate};
 use crate::results::Percentiles;
 use crate::results::{CaseResult, CheckResult, Report};
 use crate::results::{Method, Status};
 
-/// Writes the whole terminal report of `report`, a run that took `elapsed` (the report keeps
-/// the time of each case, not the run's wall time).
+/// Writes the whole terminal report of a run that took `elapsed` (the report keeps the time
+/// of each case, not the run's wall time).
 pub fn write_table(
-    report: &Report,
+    summary: &Summary,
     elapsed: Duration,
     out: &mut impl Write,
     color: bool,
 ) -> io::Result<()> {
+    let report = summary.report;
     let paint = Paint { color };
-    write_results(report, out, paint)?;
+    write_results(summary, out, paint)?;
     writeln!(out)?;
-    write_aggregates(report, elapsed, out)?;
+    write_aggregates(summary, elapsed, out)?;
 
     let failing: Vec<&CaseResult> = report.cases.iter().filter(|c| c.status.is_bad()).collect();
     if !failing.is_empty() {
@@ -51,6 +52,9 @@ pub fn write_table(
         if let Some(error) = &case.error {
             let _ = write!(header, ": {}", escape_lines(error, "  "));
         }
+        if let Standing::Excused(excuse) = summary.standing(case) {
+            let _ = write!(header, " [not blocking: {}]", excuse.describe());
+        }
         writeln!(out, "{}", paint.status(case.status, &header))?;
         if let Some(quarantine) = case.expired_quarantine() {
             writeln!(out, "  {}", escape(&quarantine.describe()))?;
@@ -61,7 +65,8 @@ pub fn write_table(
 }
 
 /// The last line: the verdict every other output opens with, and the exit code it stands for.
-pub fn write_verdict(report: &Report, out: &mut impl Write) -> io::Result<()> {
+pub fn write_verdict(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
+    let report = summary.report;
     if !report.floors.is_empty() {
         writeln!(out)?;
     }
@@ -72,8 +77,8 @@ pub fn write_verdict(report: &Report, out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
         "\nResult: {} (exit {})",
-        escape(&super::headline(report)),
-        report.exit().code()
+        escape(&summary.headline),
+        summary.exit.code()
     )
 }
 
@@ -96,7 +101,8 @@ fn write_agent_log(report: &Report, out: &mut impl Write) -> io::Result<()> {
 /// The seed's table: one row per case, then the totals line. Pass and Fail count turns, so a
 /// case that did not pass is marked after its score: a conversation-level check (gecx,
 /// Regtrace) can fail a case whose turns all passed.
-fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+fn write_results(summary: &Summary, out: &mut impl Write, paint: Paint) -> io::Result<()> {
+    let report = summary.report;
     let names: Vec<Cow<str>> = report.cases.iter().map(|c| escape(&c.name)).collect();
     let width = names
         .iter()
@@ -142,30 +148,27 @@ fn write_results(report: &Report, out: &mut impl Write, paint: Paint) -> io::Res
         "Total: {} conversations, {turns} turns, {passed} pass, {failed} fail",
         report.cases.len()
     )?;
-    let cases = &report.aggregates.cases;
-    writeln!(
-        out,
-        "Cases: {} passed, {} failed, {} errors, {} skipped",
-        cases.passed, cases.failed, cases.errors, cases.skipped
-    )
+    writeln!(out, "Cases: {}", summary.counts)
 }
 
 const HEADER: &str = "Conversation";
 
 /// The aggregates, one per line, with what was left out of the rates.
-fn write_aggregates(report: &Report, elapsed: Duration, out: &mut impl Write) -> io::Result<()> {
+fn write_aggregates(summary: &Summary, elapsed: Duration, out: &mut impl Write) -> io::Result<()> {
+    let report = summary.report;
     if let Some(scope) = &report.scope {
         writeln!(out, "Selected: {}", escape(&scope.describe()))?;
     }
     writeln!(out, "Agent: {}", escape(&report.agent))?;
-    write_rates(report, out)?;
+    write_rates(summary, out)?;
     write_judges(report, out)?;
     write_run_notes(report, out)?;
     writeln!(out, "Duration: {}", duration(elapsed))
 }
 
 /// The measured rates and percentiles, one line each.
-fn write_rates(report: &Report, out: &mut impl Write) -> io::Result<()> {
+fn write_rates(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
+    let report = summary.report;
     let aggregates = &report.aggregates;
     let cases = &aggregates.cases;
     writeln!(
@@ -196,14 +199,13 @@ fn write_rates(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let hallucination = rate(aggregates.hallucination_rate);
     writeln!(out, "Hallucination rate: {hallucination}")?;
     writeln!(out, "Suite score: {}", rate(aggregates.suite_score))?;
-    if let Some(flake_rate) = aggregates.flake_rate {
-        let repeated = report.cases.iter().filter_map(|c| c.repeats.as_ref());
-        let flaky = repeated.clone().filter(|r| r.flaky).count();
+    if let (Some(flake_rate), Some((flaky, repeated))) =
+        (aggregates.flake_rate, summary.counts.flaky)
+    {
         writeln!(
             out,
-            "Flake rate: {} ({flaky} of {} repeated cases flaky)",
+            "Flake rate: {} ({flaky} of {repeated} repeated cases flaky)",
             rate(Some(flake_rate)),
-            repeated.count()
         )?;
     }
     let tokens = &aggregates.tokens;

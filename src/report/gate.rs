@@ -21,21 +21,25 @@
 
 use std::io::{self, Write};
 
+use super::Summary;
 use super::console::escape;
 use crate::gate::LATENCY_FLOOR;
 use crate::results::Status;
 use crate::results::{CaseFlip, CasesCombined, Comparison, Decision, MetricDelta, Threshold, Unit};
 
-/// The rendering after a blank line, as it follows the table; says so when a regression
-/// does not decide the exit status (`run` without `--fail-on-regress`).
-pub fn write_after_table(
-    comparison: &Comparison,
-    advisory: bool,
-    out: &mut impl Write,
-) -> io::Result<()> {
+/// The rendering of a run's gate after a blank line, as it follows the table, ending with the
+/// gate's line as the summary words it; says so when a regression does not decide the exit
+/// status (`run` without `--fail-on-regress`).
+pub fn write_after_table(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
+    let Some(comparison) = &summary.report.gate else {
+        return Ok(());
+    };
     writeln!(out)?;
-    write(comparison, out)?;
-    if advisory && comparison.regressed() {
+    write_body(comparison, out)?;
+    if let Some(line) = summary.gate_line() {
+        writeln!(out, "Gate: {line}")?;
+    }
+    if !summary.report.policy.fail_on_regress && comparison.regressed() {
         writeln!(
             out,
             "(without --fail-on-regress the gate does not decide the exit status; failed cases do)"
@@ -44,8 +48,15 @@ pub fn write_after_table(
     Ok(())
 }
 
-/// Writes the whole rendering of `comparison`.
+/// Writes the whole rendering of `comparison`, with the gate's own verdict (`compare`: two
+/// reports and no run).
 pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
+    write_body(comparison, out)?;
+    writeln!(out, "Gate: {}", verdict(comparison))
+}
+
+/// Everything but the gate's line.
+fn write_body(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
     let title = format!(
         "Regression gate (baseline: {}; false-alarm rate {})",
         escape(&comparison.baseline),
@@ -130,7 +141,7 @@ pub fn write(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
             escape(&comparison.missing.join(", "))
         )?;
     }
-    writeln!(out, "Gate: {}", verdict(comparison))
+    Ok(())
 }
 
 /// One line: the two values, the change against the limit, and whether it tripped.
@@ -180,7 +191,7 @@ fn combined_line(combined: &CasesCombined) -> String {
 }
 
 /// The change in words: `dropped 12.5 pp`, `rose 66.7%`, `unchanged`.
-fn describe(threshold: Threshold, worsening: f64) -> String {
+pub(super) fn describe(threshold: Threshold, worsening: f64) -> String {
     if worsening.abs() < 1e-9 {
         return "unchanged".to_owned();
     }
@@ -236,7 +247,7 @@ fn write_flips(title: &str, flips: &[CaseFlip], out: &mut impl Write) -> io::Res
 }
 
 /// `REGRESSED: what tripped` or `no regression`.
-fn verdict(comparison: &Comparison) -> String {
+pub(super) fn verdict(comparison: &Comparison) -> String {
     if !comparison.regressed() {
         return match comparison.undecided_count() {
             0 => "no regression (no threshold tripped, no case newly failing)".to_owned(),

@@ -18,7 +18,7 @@
 //! The static CSS and JavaScript live next to this file (`html/page.css`, `html/page.js`).
 
 mod charts;
-mod escape;
+pub(crate) mod escape;
 mod summary;
 
 use std::io::{self, Write};
@@ -28,13 +28,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use ring::digest::{SHA256, digest};
 
-use crate::results::Report;
+use crate::report::Summary;
 
 const CSS: &str = include_str!("html/page.css");
 const JS: &str = include_str!("html/page.js");
 
 /// The whole page. The same report always makes the same page (no time, no random nonce).
-pub fn render(report: &Report) -> serde_json::Result<String> {
+pub fn render(summary: &Summary) -> serde_json::Result<String> {
+    let report = summary.report;
     let json = crate::results::json::to_string(report)?;
     let mut page = String::with_capacity(json.len() + CSS.len() + JS.len() + 16_384);
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -50,10 +51,10 @@ pub fn render(report: &Report) -> serde_json::Result<String> {
     ));
     page.push_str(&format!(
         "<title>goldgate: {}</title>\n",
-        escape::text(&super::headline(report))
+        escape::text(&summary.headline)
     ));
     page.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
-    summary::write(&mut page, report);
+    summary::write(&mut page, summary);
     page.push_str(&charts::section(report));
     page.push_str(CASES);
     page.push_str(&format!(
@@ -65,8 +66,8 @@ pub fn render(report: &Report) -> serde_json::Result<String> {
 }
 
 /// Writes the page to `path` atomically (see [`crate::atomic`]).
-pub fn write_file(path: &Path, report: &Report) -> io::Result<()> {
-    let page = render(report).map_err(io::Error::other)?;
+pub fn write_file(path: &Path, summary: &Summary) -> io::Result<()> {
+    let page = render(summary).map_err(io::Error::other)?;
     crate::atomic::write(path, |out: &mut dyn Write| out.write_all(page.as_bytes()))
 }
 

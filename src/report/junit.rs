@@ -55,7 +55,8 @@ use quick_junit::{
 };
 
 use crate::report::console::{case_details, escape, shown_run};
-use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
+use crate::report::{Standing, Summary};
+use crate::results::{CaseResult, CheckCategory, Status, millis};
 
 mod not_run;
 pub use not_run::not_run_xml;
@@ -68,7 +69,8 @@ pub struct Options {
 }
 
 /// The JUnit report of a run's JSON report.
-pub fn build(report: &Report, options: &Options) -> JunitReport {
+pub fn build(summary: &Summary, options: &Options) -> JunitReport {
+    let report = summary.report;
     let mut suites: Vec<TestSuite> = Vec::new();
     // Each suite's place: searching the suites per case was quadratic in files.
     let mut places: HashMap<String, usize> = HashMap::new();
@@ -85,8 +87,24 @@ pub fn build(report: &Report, options: &Options) -> JunitReport {
             }
         };
         let suite = &mut suites[index];
-        suite.add_test_case(test_case(case, path, options.locations));
+        suite.add_test_case(test_case(
+            case,
+            path,
+            summary.standing(case),
+            options.locations,
+        ));
         suite.time = Some(suite.time.unwrap_or_default() + time(case.duration));
+    }
+    // A reader that counts failures cannot tell a failure the gate excused from one that
+    // failed the run: every suite carries the verdict the exit code stands for.
+    for suite in &mut suites {
+        suite.add_property(Property::new("goldgate.verdict", summary.verdict.name()));
+        let exit = summary.exit.code().to_string();
+        suite.add_property(Property::new("goldgate.exit", exit.as_str()));
+        suite.add_property(Property::new(
+            "goldgate.headline",
+            summary.headline.as_str(),
+        ));
     }
     // A stopped run must not read green in a reader that only counts failures: every suite
     // says so (the cases that never ran are there, skipped with why).
@@ -115,25 +133,25 @@ pub fn build(report: &Report, options: &Options) -> JunitReport {
 }
 
 /// The XML of [`build`], valid for the schemas as the module doc says.
-pub fn to_xml(report: &Report, options: &Options) -> Result<String, SerializeError> {
-    let junit = build(report, options);
+pub fn to_xml(summary: &Summary, options: &Options) -> Result<String, SerializeError> {
+    let junit = build(summary, options);
     let xml = junit.to_string()?;
     Ok(without_root_skipped(xml, junit.skipped))
 }
 
 /// Writes the XML of [`build`].
 pub fn write(
-    report: &Report,
+    summary: &Summary,
     options: &Options,
     out: &mut impl Write,
 ) -> Result<(), SerializeError> {
-    out.write_all(to_xml(report, options)?.as_bytes())
+    out.write_all(to_xml(summary, options)?.as_bytes())
         .map_err(SerializeError::from)
 }
 
 /// Writes the XML of [`build`] to a file.
-pub fn write_file(path: &Path, report: &Report, options: &Options) -> io::Result<()> {
-    let xml = to_xml(report, options).map_err(io::Error::other)?;
+pub fn write_file(path: &Path, summary: &Summary, options: &Options) -> io::Result<()> {
+    let xml = to_xml(summary, options).map_err(io::Error::other)?;
     crate::atomic::write(path, |out| out.write_all(xml.as_bytes()))
 }
 
@@ -166,8 +184,8 @@ fn time(duration: Duration) -> Duration {
     Duration::from_millis(millis::of(&duration))
 }
 
-fn test_case(case: &CaseResult, path: &str, locations: bool) -> TestCase {
-    let mut test = TestCase::new(case.id.as_str(), status(case, path));
+fn test_case(case: &CaseResult, path: &str, standing: Standing, locations: bool) -> TestCase {
+    let mut test = TestCase::new(case.id.as_str(), status(case, path, standing));
     test.set_classname(classname(path))
         .set_time(time(case.duration))
         .set_system_out(format!("{}{}", about(case), transcript(case, path)));
@@ -280,7 +298,7 @@ fn other_runs(case: &CaseResult) -> impl Iterator<Item = (NonSuccessKind, String
         })
 }
 
-fn status(case: &CaseResult, path: &str) -> TestCaseStatus {
+fn status(case: &CaseResult, path: &str, standing: Standing) -> TestCaseStatus {
     let (kind, ty, message) = match case.status {
         Status::Passed => {
             let mut status = TestCaseStatus::success();
@@ -311,6 +329,11 @@ fn status(case: &CaseResult, path: &str) -> TestCaseStatus {
             "run-error".to_owned(),
             error_message(case),
         ),
+    };
+    // A failure that did not fail the run says so first: a reader shows it red all the same.
+    let message = match standing {
+        Standing::Excused(excuse) => format!("not blocking ({}): {message}", excuse.describe()),
+        _ => message,
     };
     // Readers that show only the body (GitLab) still see the verdict on its first line.
     let message = escape(&message);

@@ -14,7 +14,7 @@
 //!   instead, so a cut never lands inside a code fence or an open `<details>`.
 
 mod body;
-mod escape;
+pub(crate) mod escape;
 mod gate;
 mod not_run;
 
@@ -23,9 +23,9 @@ use std::fmt::Write as _;
 use self::body::Body;
 use self::gate::{baseline_value, change, flips, gate};
 pub use self::not_run::render_not_run;
+use crate::report::{Standing, Summary};
 use crate::report::{agent_log_tail, metric_rows, p50_p90_p99};
-use crate::results::Status;
-use crate::results::{CaseResult, CheckResult, Report, TurnResult, Verdict};
+use crate::results::{CaseResult, CheckResult, Report, TurnResult};
 use crate::results::{CasesCombined, Comparison, Decision, MetricDelta, Threshold, Unit};
 
 /// GitHub refuses an issue comment longer than this many characters.
@@ -73,13 +73,15 @@ pub fn marker(suite: &str) -> String {
     format!("<!-- goldgate:suite={name} -->")
 }
 
-/// The whole body, at most [`COMMENT_LIMIT`] characters, starting with [`marker`].
-pub fn render(report: &Report, options: &Options) -> String {
+/// The whole body, at most [`COMMENT_LIMIT`] characters, starting with the suite's
+/// [`marker`].
+pub fn render(summary: &Summary, options: &Options) -> String {
+    let report = summary.report;
     let comparison = report.gate.as_ref();
     let mut body = Body::new(BUDGET);
     body.head.push_str(&marker(options.suite));
     body.head.push('\n');
-    verdict(&mut body.head, report, comparison, options.suite);
+    verdict(&mut body.head, summary, options.suite);
     scope(&mut body.head, report, comparison);
     metrics(&mut body.head, report, comparison);
     // The foot first: the sections are budgeted around it.
@@ -87,7 +89,7 @@ pub fn render(report: &Report, options: &Options) -> String {
     if let Some(comparison) = comparison {
         flips(&mut body, comparison, options.path);
     }
-    failures(&mut body, report, comparison, options.path);
+    failures(&mut body, summary, options.path);
     agent_log(&mut body, report);
     body.finish()
 }
@@ -104,22 +106,24 @@ fn title(suite: &str) -> String {
     }
 }
 
-fn verdict(out: &mut String, report: &Report, comparison: Option<&Comparison>, suite: &str) {
-    let cases = &report.aggregates.cases;
+fn verdict(out: &mut String, summary: &Summary, suite: &str) {
+    let (report, cases) = (summary.report, &summary.counts);
+    let comparison = report.gate.as_ref();
     let title = title(suite);
-    let sign = match report.verdict() {
-        v if v.is_error() => "⚠️",
-        Verdict::Regressed | Verdict::BelowFloor | Verdict::Failed => "❌",
-        Verdict::Inconclusive => "🟡",
-        _ => "✅",
-    };
-    let headline = format!("{sign} {}", escape::prose(&crate::report::headline(report)));
-    let _ = writeln!(out, "### {title}: {headline}\n");
-    let _ = writeln!(
-        out,
-        "**{}** passed · **{}** failed · **{}** errors · **{}** skipped · {} turns\n",
-        cases.passed, cases.failed, cases.errors, cases.skipped, report.aggregates.turns.total
+    let headline = format!(
+        "{} {}",
+        summary.severity.sign(),
+        escape::prose(&summary.headline)
     );
+    let _ = writeln!(out, "### {title}: {headline}\n");
+    let mut counts = format!(
+        "**{}** passed · **{}** failed · **{}** errors · **{}** skipped · {} turns",
+        cases.passed, cases.failed, cases.errors, cases.skipped, cases.turns
+    );
+    for aside in cases.asides() {
+        let _ = write!(counts, " · {aside}");
+    }
+    let _ = writeln!(out, "{counts}\n");
     for floor in &report.floors {
         let sign = if floor.met { "✅" } else { "❌" };
         let _ = writeln!(out, "- {sign} floor: {}", escape::prose(&floor.describe()));
@@ -287,30 +291,25 @@ fn spending_rows<'c>(
     rows
 }
 
-/// One folded block per failing or errored case; newly failing ones first.
-fn failures(
-    body: &mut Body,
-    report: &Report,
-    comparison: Option<&Comparison>,
-    path: &dyn Fn(&str) -> String,
-) {
-    let newly = |case: &CaseResult| {
-        comparison.is_some_and(|c| {
-            c.newly_failing
-                .iter()
-                .any(|f| f.id == case.id && f.file == case.file)
-        })
-    };
-    let mut bad: Vec<&CaseResult> = report
-        .cases
-        .iter()
-        .filter(|c| matches!(c.status, Status::Failed | Status::Error))
+/// One folded block per failing or errored case; those that fail the run first.
+fn failures(body: &mut Body, summary: &Summary, path: &dyn Fn(&str) -> String) {
+    let mut bad: Vec<(&CaseResult, Standing)> = (summary.report.cases.iter())
+        .filter(|c| c.status.is_bad())
+        .map(|c| (c, summary.standing(c)))
         .collect();
     // Stable: within each group the report's order is kept.
-    bad.sort_by_key(|c| (!newly(c), c.status == Status::Error));
+    bad.sort_by_key(|&(_, standing)| match standing {
+        Standing::Blocks => 0,
+        Standing::Errored => 1,
+        _ => 2,
+    });
+    let newly = |case: &CaseResult| {
+        (summary.report.gate.as_ref())
+            .is_some_and(|g| g.newly_failing.iter().any(|f| f.key() == case.key()))
+    };
     let items = bad
         .iter()
-        .map(|c| failure(c, &path(&c.file), newly(c)))
+        .map(|&(c, standing)| failure(c, &path(&c.file), standing, newly(c)))
         .collect();
     body.section(
         format!("#### Failures ({})\n\n", bad.len()),
@@ -319,12 +318,12 @@ fn failures(
     );
 }
 
-fn failure(case: &CaseResult, file: &str, newly: bool) -> String {
+fn failure(case: &CaseResult, file: &str, standing: Standing, newly: bool) -> String {
     let mut out = String::new();
-    let icon = if case.status == Status::Error {
-        "⚠️"
-    } else {
-        "❌"
+    let icon = match standing {
+        Standing::Errored => "⚠️",
+        Standing::Excused(_) => "🟡",
+        _ => "❌",
     };
     let _ = write!(
         out,
@@ -334,6 +333,9 @@ fn failure(case: &CaseResult, file: &str, newly: bool) -> String {
     );
     if newly {
         out.push_str(" · newly failing");
+    }
+    if let Standing::Excused(excuse) = standing {
+        let _ = write!(out, " · not blocking: {}", excuse.describe());
     }
     out.push_str("</summary>\n\n");
     if case.name != case.id {

@@ -7,13 +7,15 @@ pub mod html;
 pub mod junit;
 pub mod lint;
 pub mod markdown;
+pub mod summary;
+
+pub use summary::{Severity, Standing, Summary};
 
 use std::fmt::Write;
 use std::time::Duration;
 
 use crate::results::{
-    Aggregates, CaseResult, Comparison, FloorResult, Measure, Percentiles, Report, Status,
-    Threshold, ToolLatency, Verdict,
+    Aggregates, CaseResult, Measure, Percentiles, Report, Status, Threshold, ToolLatency,
 };
 use crate::transcript::{Cost, dollars};
 
@@ -117,127 +119,6 @@ pub(crate) fn agent_log_tail(report: &Report) -> Option<(Vec<&str>, usize)> {
         lines[total.saturating_sub(AGENT_LOG_LINES)..].to_vec(),
         total,
     ))
-}
-
-/// The run's verdict in a few words, the same in every output (terminal, Markdown, comment,
-/// page): what the exit code stands for, and what does not block but is worth a look.
-pub fn headline(report: &Report) -> String {
-    let cases = &report.aggregates.cases;
-    let gate = report.gate.as_ref();
-    let verdict = report.verdict();
-    let mut text = match verdict {
-        Verdict::Interrupted => "stopped early: some cases did not run".to_owned(),
-        Verdict::OverBudget => format!(
-            "stopped at the budget: spent {} of {}; {} cases skipped",
-            report.spending().total,
-            crate::transcript::dollars(report.budget.map_or(0.0, |b| b.limit_usd)),
-            cases.skipped
-        ),
-        Verdict::TooManyErrors => format!(
-            "could not be judged: {} of {} cases errored (--max-errors {})",
-            cases.errors, cases.total, report.max_errors
-        ),
-        Verdict::NothingJudged => format!(
-            "nothing was judged: of {} cases, {} skipped and {} errored",
-            cases.total, cases.skipped, cases.errors
-        ),
-        Verdict::Ungated => "not gated: the run was gated on a baseline, and this report holds \
-                              no comparison with it (give --baseline FILE --fail-on-regress)"
-            .to_owned(),
-        Verdict::Regressed => format!("regressed: {}", gate.map(regressions).unwrap_or_default()),
-        Verdict::BelowFloor => {
-            let unmet: Vec<String> = report
-                .floors
-                .iter()
-                .filter(|f| !f.met)
-                .map(FloorResult::describe)
-                .collect();
-            format!("below the floor: {}", unmet.join("; "))
-        }
-        Verdict::Failed => format!("{} of {} cases failed", cases.failed, cases.total),
-        Verdict::Inconclusive => "no regression shown".to_owned(),
-        Verdict::Pass if cases.total == 0 => match &report.scope {
-            Some(scope) => format!("nothing to run: {}", scope.describe()),
-            None => "no case ran".to_owned(),
-        },
-        Verdict::Pass if gate.is_some() && report.policy.fail_on_regress => {
-            "no regression".to_owned()
-        }
-        Verdict::Pass if cases.failed > 0 => {
-            format!("passed, {} of {} cases failed", cases.failed, cases.total)
-        }
-        Verdict::Pass if cases.passed == 1 => "the 1 case passed".to_owned(),
-        Verdict::Pass => format!("all {} cases passed", cases.passed),
-    };
-    let aside = asides(report);
-    if !aside.is_empty() && !verdict.is_error() {
-        text = format!("{text} ({})", aside.join(", "));
-    }
-    // An error of the run outranks the gate, but a regression it found is no flake of the
-    // infrastructure: rerunning the job will not clear it.
-    if verdict.is_error() && gate.is_some_and(Comparison::regressed) {
-        text.push_str("; the gate found a regression too");
-    }
-    text
-}
-
-/// What does not block but is worth a look, beside the verdict: undecided comparisons, known
-/// failures, quarantined cases, errors within `--max-errors`, checks nobody judged.
-fn asides(report: &Report) -> Vec<String> {
-    let cases = &report.aggregates.cases;
-    let gate = report.gate.as_ref();
-    let mut aside = Vec::new();
-    if let Some(comparison) = gate {
-        let undecided = comparison.undecided_count();
-        if undecided > 0 {
-            aside.push(format!("{undecided} undecided"));
-        }
-        if !comparison.known_failures.is_empty() {
-            aside.push(plural(comparison.known_failures.len(), "known failure"));
-        }
-        if !report.policy.fail_on_regress && comparison.regressed() {
-            aside.push("the gate (advisory) found a regression".to_owned());
-        }
-    }
-    let quarantined = report
-        .cases
-        .iter()
-        .filter(|c| c.is_quarantined() && c.status.is_bad())
-        .count();
-    if quarantined > 0 {
-        aside.push(format!("{quarantined} quarantined"));
-    }
-    // Errors within --max-errors do not fail the run, but the cases were not judged.
-    if cases.errors > 0 {
-        aside.push(format!("{} errored", cases.errors));
-    }
-    // A green verdict with checks nobody judged (a judge's key missing, as on a fork's pull
-    // request) is weaker than it reads: say so where the verdict is read.
-    let skipped = report.aggregates.checks.skipped;
-    if skipped > 0 {
-        aside.push(format!("{} not judged", plural(skipped, "check")));
-    }
-    aside
-}
-
-/// What tripped the gate: `2 cases newly failing, p95 latency`.
-fn regressions(comparison: &Comparison) -> String {
-    let mut parts = Vec::new();
-    if !comparison.newly_failing.is_empty() {
-        parts.push(format!(
-            "{} newly failing",
-            plural(comparison.newly_failing.len(), "case")
-        ));
-    }
-    parts.extend(
-        comparison
-            .tripped()
-            .map(|m| m.threshold.metric().to_owned()),
-    );
-    if comparison.combined_decision() == Some(crate::results::Decision::Regressed) {
-        parts.push(crate::results::CasesCombined::NAME.to_owned());
-    }
-    parts.join(", ")
 }
 
 /// `1 case`, `2 cases`.

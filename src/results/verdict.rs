@@ -137,21 +137,6 @@ impl Report {
             .iter()
             .filter(|c| c.status == Status::Failed && !c.is_quarantined())
     }
-
-    /// Whether `case` fails the run, rather than being reported only: under an enforced gate,
-    /// a case the gate decided regressed (or any case the run could not judge); otherwise a
-    /// failing case that is not quarantined, and every errored one.
-    pub fn blocks(&self, case: &super::CaseResult) -> bool {
-        match (&self.gate, case.status) {
-            (_, Status::Error) => true,
-            (Some(gate), Status::Failed) if self.policy.fail_on_regress => {
-                let key = case.key();
-                gate.newly_failing.iter().any(|f| f.key() == key)
-            }
-            (_, Status::Failed) => !case.is_quarantined(),
-            _ => false,
-        }
-    }
 }
 
 /// A floor, checked against the run.

@@ -373,6 +373,7 @@ pub fn report_of(cases: Vec<CaseResult>) -> Report {
             fingerprint: "0123456789abcdef".into(),
             cases: cases.len(),
             shard: None,
+            name: None,
         },
         scope: None,
         judges: Vec::new(),

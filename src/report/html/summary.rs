@@ -6,28 +6,26 @@
 use std::fmt::Write as _;
 
 use super::escape::text;
-use crate::report::{agent_log_tail, headline, metric_rows, metric_value, p50_p90_p99, rate};
+use crate::report::{Summary, agent_log_tail, metric_rows, metric_value, p50_p90_p99, rate};
 use crate::results::{CaseFlip, CasesCombined, Comparison, MetricDelta};
-use crate::results::{Decision, Report, Unit, Verdict};
+use crate::results::{Decision, Report, Unit};
 
 /// The header, the aggregates and the gate panel.
-pub fn write(page: &mut String, report: &Report) {
-    let cases = &report.aggregates.cases;
-    let class = match report.verdict() {
-        v if v.is_error() => "error",
-        Verdict::Regressed | Verdict::BelowFloor | Verdict::Failed => "failed",
-        Verdict::Inconclusive => "inconclusive",
-        _ => "passed",
-    };
+pub fn write(page: &mut String, summary: &Summary) {
+    let (report, cases) = (summary.report, &summary.counts);
     let _ = write!(
         page,
-        "<header class=\"verdict {class}\" id=\"verdict\">\n<h1>goldgate: {}</h1>\n",
-        text(&headline(report))
+        "<header class=\"verdict {}\" id=\"verdict\">\n<h1>goldgate: {}</h1>\n",
+        summary.severity.name(),
+        text(&summary.headline)
     );
+    let asides: String = (cases.asides().iter())
+        .map(|aside| format!(" · {}", text(aside)))
+        .collect();
     let _ = writeln!(
         page,
-        "<p class=\"counts\"><b>{}</b> passed · <b>{}</b> failed · <b>{}</b> errors · <b>{}</b> skipped · {} turns</p>",
-        cases.passed, cases.failed, cases.errors, cases.skipped, report.aggregates.turns.total
+        "<p class=\"counts\"><b>{}</b> passed · <b>{}</b> failed · <b>{}</b> errors · <b>{}</b> skipped · {} turns{asides}</p>",
+        cases.passed, cases.failed, cases.errors, cases.skipped, cases.turns
     );
     let mut about = vec![
         format!("agent {}", text(&report.agent)),
