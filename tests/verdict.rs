@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::script::{Shared, start_agent};
+use common::script::{order_suite as setup, run_suite as run};
 use common::{Outcome, goldgate};
 
 use std::collections::HashSet;
@@ -16,26 +16,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-
-/// A suite of `cases` one-turn conversations `c01`.. and its loopback agent.
-fn setup(cases: usize) -> (tempfile::TempDir, SocketAddr, Shared) {
-    let dir = tempfile::tempdir().unwrap();
-    let conversations: String = (1..=cases)
-        .map(|i| common::order_conversation(&format!("c{i:02}")))
-        .collect();
-    common::order_golden(dir.path(), &conversations);
-    let (addr, script) = start_agent();
-    (dir, addr, script)
-}
-
-/// `goldgate run` of the suite against the agent, with `extra` flags.
-fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> Outcome {
-    let url = format!("http://{addr}/turn");
-    let mut args = vec!["run", "--agent-url", &url, "--retries", "0"];
-    args.extend_from_slice(extra);
-    args.push(".");
-    goldgate(dir, &args)
-}
 
 const GATED: &[&str] = &[
     "--baseline",

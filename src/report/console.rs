@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::Duration;
 
+use crate::report::summary::Excuse;
 use crate::report::{Standing, Summary, agent_log_tail, duration, rate};
 use crate::results::Percentiles;
 use crate::results::{CaseResult, CheckResult, Report};
@@ -130,10 +131,11 @@ fn write_results(summary: &Summary, out: &mut impl Write, paint: Paint) -> io::R
         if case.status != Status::Passed {
             let _ = write!(row, "  {}", status_word(case.status));
         }
-        match &case.quarantine {
-            Some(q) if q.expired => row.push_str(" (quarantine expired)"),
-            Some(_) => row.push_str(" (quarantined)"),
-            None => {}
+        // A quarantine excuses a failure, never an error of the run.
+        match (&case.quarantine, summary.standing(case)) {
+            (Some(q), _) if q.expired => row.push_str(" (quarantine expired)"),
+            (Some(_), Standing::Excused(Excuse::Quarantined)) => row.push_str(" (quarantined)"),
+            _ => {}
         }
         if let Some(repeats) = case.repeats.as_ref().filter(|r| r.flaky) {
             let _ = write!(row, "  flaky ({}/{})", repeats.passed, repeats.runs.len());

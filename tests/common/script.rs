@@ -93,3 +93,23 @@ pub fn start_agent() -> (SocketAddr, Shared) {
     let script = Shared::default();
     (super::serve_turn(agent, Arc::clone(&script)), script)
 }
+
+/// A suite of `cases` one-turn conversations `c01`.. in a new directory, and its agent.
+pub fn order_suite(cases: usize) -> (tempfile::TempDir, SocketAddr, Shared) {
+    let dir = tempfile::tempdir().unwrap();
+    let conversations: String = (1..=cases)
+        .map(|i| super::order_conversation(&format!("c{i:02}")))
+        .collect();
+    super::order_golden(dir.path(), &conversations);
+    let (addr, script) = start_agent();
+    (dir, addr, script)
+}
+
+/// `goldgate run` of the suite in `dir` against the agent, with `extra` flags.
+pub fn run_suite(dir: &std::path::Path, addr: SocketAddr, extra: &[&str]) -> super::Outcome {
+    let url = format!("http://{addr}/turn");
+    let mut args = vec!["run", "--agent-url", &url, "--retries", "0"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    super::goldgate(dir, &args)
+}
