@@ -14,3 +14,7 @@ pub mod annotate;
 pub mod comment;
 pub mod context;
 pub mod outputs;
+
+// Every sink over one summary: the report's and this layer's.
+#[cfg(test)]
+mod sinks_tests;

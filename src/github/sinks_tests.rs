@@ -2,10 +2,10 @@
 //! errors × an excused flaky failure, each output shows the summary's severity and headline,
 //! and the severity is the exit code's.
 
-use super::{Excuse, Severity, Standing, Summary};
 use crate::exit::Exit;
 use crate::github::annotate;
 use crate::github::outputs::Outputs;
+use crate::report::summary::{Excuse, Severity, Standing, Summary};
 use crate::report::{console, gate, html, junit, markdown};
 use crate::results::testing::{case, report};
 use crate::results::{
