@@ -258,6 +258,17 @@ fn method(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<Method> {
 /// `body:` a mapping or list (JSON with placeholders in its strings), or a string: JSON when
 /// it starts with `{` or `[` (placeholders in its strings or as whole values), else text.
 fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplate> {
+    if let Some((at, reference)) = env_reference(node) {
+        diags
+            .at(at)
+            .error(
+                Code::G107,
+                format!("`{reference}` in the body would be sent as written: `${{VAR}}` is read only in `url` and `headers`"),
+            )
+            .field(field)
+            .hint("send the value in a header (`headers: { Authorization: \"Bearer ${AGENT_TOKEN}\" }`), where it is expanded and masked");
+        return None;
+    }
     let compiled = match &node.value {
         Value::Str(text) if looks_like_json(text) => match json_text(text) {
             Ok(json) => JsonTemplate::of_json(&json).map(BodyTemplate::Json),
@@ -282,6 +293,21 @@ fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplat
             report(&error, node, field, diags);
             None
         }
+    }
+}
+
+/// The first `${NAME}` written in a string of the body, with the node that holds it.
+fn env_reference(node: &Node) -> Option<(&Node, String)> {
+    match &node.value {
+        Value::Str(text) => text.match_indices("${").find_map(|(start, _)| {
+            let name_len = text[start + 2..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|&len| len > 0 && text[start + 2 + len..].starts_with('}'))?;
+            Some((node, text[start..start + 3 + name_len].to_owned()))
+        }),
+        Value::Seq(items) => items.iter().find_map(env_reference),
+        Value::Map(entries) => entries.iter().find_map(|(_, value)| env_reference(value)),
+        _ => None,
     }
 }
 

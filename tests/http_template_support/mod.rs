@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::common;
 
 /// A stream of `(delay in ms, chunk)` as the body of a reply with `content_type`.
+#[allow(dead_code)] // Not every test crate streams.
 pub fn streamed(content_type: &'static str, chunks: Vec<(u64, String)>) -> Response {
     let stream = futures_util::stream::iter(chunks).then(|(delay, chunk)| async move {
         tokio::time::sleep(Duration::from_millis(delay)).await;

@@ -42,6 +42,28 @@ struct Conversation {
     variables: Map<String, Json>,
 }
 
+/// A jar holds at most this many cookies, the newest, each of at most [`COOKIE_BYTES`] (name
+/// and value; a larger one is ignored): browsers' limits per site. Without them a server
+/// setting new cookies every turn grew the `Cookie` header and the memory held without bound.
+const JAR_COOKIES: usize = 180;
+const COOKIE_BYTES: usize = 4096;
+
+impl Conversation {
+    /// Sets or removes the cookies a reply set, within the jar's limits.
+    fn keep(&mut self, cookies: Vec<SetCookie>) {
+        for cookie in cookies {
+            self.cookies.retain(|(name, _)| *name != cookie.name);
+            if let Some(value) = cookie.value
+                && cookie.name.len() + value.len() <= COOKIE_BYTES
+            {
+                self.cookies.push((cookie.name, value));
+            }
+        }
+        let over = self.cookies.len().saturating_sub(JAR_COOKIES);
+        self.cookies.drain(..over);
+    }
+}
+
 impl Templated {
     pub fn new(
         template: HttpTemplate,
@@ -94,14 +116,7 @@ impl Templated {
         if server_session.is_some() {
             conversation.server_session = server_session;
         }
-        for cookie in cookies {
-            conversation
-                .cookies
-                .retain(|(name, _)| *name != cookie.name);
-            if let Some(value) = cookie.value {
-                conversation.cookies.push((cookie.name, value));
-            }
-        }
+        conversation.keep(cookies);
     }
 
     pub fn end_session(&self, session: &str) {
@@ -306,6 +321,30 @@ fn set_cookies(headers: &HeaderMap, now: SystemTime) -> Vec<SetCookie> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Defect #15: a server setting 90 new 4 KB cookies a reply made the jar send a 6.85 MB
+    /// `Cookie` header by turn 20. The jar keeps the newest 180, and none over 4 KiB.
+    #[test]
+    fn the_jar_keeps_the_newest_cookies_within_browsers_limits() {
+        let mut conversation = Conversation::default();
+        for turn in 0..20 {
+            let cookies = (0..90)
+                .map(|i| SetCookie {
+                    name: format!("c{turn}-{i}"),
+                    value: Some("v".repeat(4000)),
+                })
+                .collect();
+            conversation.keep(cookies);
+        }
+        assert_eq!(conversation.cookies.len(), JAR_COOKIES);
+        assert_eq!(conversation.cookies[0].0, "c18-0");
+        assert_eq!(conversation.cookies[179].0, "c19-89");
+        conversation.keep(vec![SetCookie {
+            name: "huge".to_owned(),
+            value: Some("v".repeat(COOKIE_BYTES)),
+        }]);
+        assert!(conversation.cookies.iter().all(|(name, _)| name != "huge"));
+    }
 
     #[test]
     fn cookies_are_set_and_removed() {
