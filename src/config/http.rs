@@ -7,6 +7,7 @@
 //! here, so that a typo is an error with its line and a "did you mean" before any request is
 //! sent; the agent renders the compiled template each turn (`agent::http::template`).
 
+mod preset;
 mod response;
 mod template;
 
@@ -95,6 +96,13 @@ pub struct HttpTemplate {
 const TEMPLATE_KEYS: [&str; 5] = ["method", "body", "response", "stream", "cookies"];
 
 pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option<AgentConfig> {
+    let with_preset;
+    let value = if value.get("preset").is_some() {
+        with_preset = preset::apply(value, path, diags)?;
+        &with_preset
+    } else {
+        value
+    };
     let mut fields = Fields::of(value, path, diags)?;
     let url_node = fields.require("url", "a string", diags);
     let url = url_node.and_then(|node| yaml::expect_text(node, &format!("{path}.url"), diags));
@@ -113,6 +121,7 @@ pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option
     } else {
         // Not asked for here, yet keys of this mapping: a misspelt one is suggested.
         TEMPLATE_KEYS.iter().for_each(|key| fields.know(key));
+        fields.know("preset");
         None
     };
     fields.finish(diags);

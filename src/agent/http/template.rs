@@ -19,6 +19,8 @@ pub struct TurnValues<'a> {
     pub turn: usize,
     pub conversation: &'a str,
     pub input: &'a Map<String, Json>,
+    /// The conversation so far as chat messages, this turn's last.
+    pub messages: &'a [Json],
 }
 
 /// A rendered body and the content type it is sent as.
@@ -40,6 +42,7 @@ impl TurnValues<'_> {
             Placeholder::Event => self.input_part("event"),
             Placeholder::TurnVariables => self.input_part("variables"),
             Placeholder::ToolResponses => self.input_part("tool_responses"),
+            Placeholder::Messages => Json::Array(self.messages.to_vec()),
         }
     }
 
@@ -137,6 +140,7 @@ mod tests {
             turn: 2,
             conversation: "order",
             input: variables,
+            messages: &[],
         }
     }
 

@@ -12,7 +12,7 @@ use std::time::{Instant, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue, SET_COOKIE};
 use reqwest::{Method as HttpMethod, Response, Url};
-use serde_json::{Map, Value as Json};
+use serde_json::{Map, Value as Json, json};
 
 use super::gather::{Flow, Gathered};
 use super::template::TurnValues;
@@ -22,7 +22,7 @@ use crate::config::http::{HttpTemplate, Method, StreamFormat, TextTemplate};
 use crate::net::{
     EndpointError, EndpointErrorKind, parse_imf_fixdate, read_body, status_error, transport_error,
 };
-use crate::transcript::Exchange;
+use crate::transcript::{Exchange, Reply};
 
 /// How the turns of a template agent are asked and read.
 pub struct Templated {
@@ -40,6 +40,8 @@ struct Conversation {
     server_session: Option<Json>,
     cookies: Vec<(String, String)>,
     variables: Map<String, Json>,
+    /// The turns so far as chat messages, for `{{messages}}`.
+    history: Vec<Json>,
 }
 
 /// A jar holds at most this many cookies, the newest, each of at most [`COOKIE_BYTES`] (name
@@ -110,9 +112,22 @@ impl Templated {
     }
 
     /// Keeps what the turn's reply set for the turns after it.
-    fn carry(&self, session: &str, server_session: Option<Json>, cookies: Vec<SetCookie>) {
+    fn carry(
+        &self,
+        request: &TurnRequest,
+        server_session: Option<Json>,
+        cookies: Vec<SetCookie>,
+        reply: &Reply,
+    ) {
         let mut all = self.conversations();
-        let conversation = all.entry(session.to_owned()).or_default();
+        let conversation = all.entry(request.session.clone()).or_default();
+        conversation.history.extend(user_message(&request.input));
+        let said = reply.text();
+        if !said.is_empty() {
+            conversation
+                .history
+                .push(json!({ "role": "assistant", "content": said }));
+        }
         if server_session.is_some() {
             conversation.server_session = server_session;
         }
@@ -163,7 +178,7 @@ impl HttpAgent {
             Some(format) => read_stream(response, format, &mut gathered).await?,
         }
         let (reply, server_session) = gathered.finish()?;
-        templated.carry(&request.session, server_session, cookies);
+        templated.carry(request, server_session, cookies, &reply);
         Ok(Exchange {
             reply,
             latency: start.elapsed(),
@@ -187,6 +202,8 @@ impl HttpAgent {
             (true, Some(assigned)) => assigned,
             (true, None) => &Json::Null,
         };
+        let mut messages = conversation.history.clone();
+        messages.extend(user_message(&request.input));
         let values = TurnValues {
             text: request
                 .input
@@ -198,6 +215,7 @@ impl HttpAgent {
             turn: request.turn,
             conversation: &request.conversation,
             input: &request.input,
+            messages: &messages,
         };
         let setup = |what: String| EndpointError::new(EndpointErrorKind::NotStarted, what);
         let url = Url::parse(&values.url(&templated.url))
@@ -231,6 +249,17 @@ impl HttpAgent {
         }
         Ok(builder.headers(headers))
     }
+}
+
+/// The turn's user message for `{{messages}}`: its text, or its event as SCRAPI writes one
+/// in text (`<event>welcome</event>`); none for a turn that sends neither.
+fn user_message(input: &Map<String, Json>) -> Option<Json> {
+    let content = match (input.get("text"), input.get("event")) {
+        (Some(Json::String(text)), _) => text.clone(),
+        (_, Some(Json::String(event))) => format!("<event>{event}</event>"),
+        _ => return None,
+    };
+    Some(json!({ "role": "user", "content": content }))
 }
 
 fn method(method: Method) -> HttpMethod {

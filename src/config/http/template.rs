@@ -26,10 +26,13 @@ pub enum Placeholder {
     TurnVariables,
     /// The turn's tool responses, a list of `{name, response}`, or null when it sends none.
     ToolResponses,
+    /// The conversation so far as chat messages (`{role, content}`), this turn's user text
+    /// (or `<event>NAME</event>`) last: for APIs that keep no state between requests.
+    Messages,
 }
 
 impl Placeholder {
-    pub const ALL: [Placeholder; 9] = [
+    pub const ALL: [Placeholder; 10] = [
         Placeholder::Text,
         Placeholder::Session,
         Placeholder::Variables,
@@ -39,6 +42,7 @@ impl Placeholder {
         Placeholder::Event,
         Placeholder::TurnVariables,
         Placeholder::ToolResponses,
+        Placeholder::Messages,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +56,7 @@ impl Placeholder {
             Placeholder::Event => "event",
             Placeholder::TurnVariables => "turn_variables",
             Placeholder::ToolResponses => "tool_responses",
+            Placeholder::Messages => "messages",
         }
     }
 

@@ -1,0 +1,294 @@
+//! `agent: { http: { preset: ... } }` against loopback fakes of each API's documented wire
+//! format, as one JSON reply and as the API's own event stream. The fakes keep no state, as the
+//! APIs do not: the second turn is answered well only when `{{messages}}` carried the first.
+//!
+//! - OpenAI Chat Completions: https://platform.openai.com/docs/api-reference/chat/create (the
+//!   chat completion object, `choices[].message.tool_calls` with `arguments` a JSON string) and
+//!   https://platform.openai.com/docs/api-reference/chat-streaming (chunks of `delta`s, tool
+//!   calls streamed by `index`, `data: [DONE]`).
+//! - Anthropic Messages: https://docs.anthropic.com/en/api/messages (`content` blocks of
+//!   `text` and `tool_use`, `x-api-key` and `anthropic-version` headers) and
+//!   https://docs.anthropic.com/en/docs/build-with-claude/streaming (`message_start`,
+//!   `content_block_start`/`_delta`/`_stop` with `text_delta` and `input_json_delta`, `ping`,
+//!   `message_delta`, `message_stop`).
+
+mod common;
+mod http_template_support;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+use http_template_support::{run_paths, streamed};
+
+const GOLDEN: &str = r#"conversations:
+  - conversation: order
+    turns:
+      - user: Where is ORD-12345?
+        tool_calls:
+          - action: lookup_order
+            args: { order_id: ORD-12345 }
+        agent: Your order ORD-12345 has shipped.
+      - user: When will it arrive?
+        agent: It should arrive by April 18th.
+  - conversation: welcome
+    turns:
+      - event: welcome
+        agent: Welcome to Acme Support! How can I help you today?
+"#;
+
+/// What the agent behind every fake answers to a conversation: its text, and its tool calls
+/// (name and arguments).
+fn brain(messages: &[Value]) -> (String, Vec<(&'static str, Value)>) {
+    let last = messages.last().expect("at least one message");
+    assert_eq!(last["role"], "user", "{messages:?}");
+    let said = last["content"].as_str().unwrap();
+    let earlier = |word: &str| {
+        messages.iter().any(|m| {
+            m["role"] == "assistant" && m["content"].as_str().is_some_and(|c| c.contains(word))
+        })
+    };
+    match said {
+        "<event>welcome</event>" => (
+            "Welcome to Acme Support! How can I help you today?".into(),
+            vec![],
+        ),
+        s if s.contains("ORD-12345") => (
+            "Your order ORD-12345 has shipped.".into(),
+            vec![("lookup_order", json!({ "order_id": "ORD-12345" }))],
+        ),
+        _ if earlier("shipped") => ("It should arrive by April 18th.".into(), vec![]),
+        _ => ("Which order do you mean?".into(), vec![]),
+    }
+}
+
+/// Runs the golden against a project with `config`; it must pass.
+fn assert_passes(config: &str, env: &[(&str, &str)]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "goldgate.yaml", config);
+    common::write(dir.path(), "goldens/orders.yaml", GOLDEN);
+    let (outcome, report) = run_paths(dir.path(), env, &[], &["goldens"]);
+    let outcome = outcome.exits(0);
+    let statuses = common::case_statuses(&report);
+    assert!(
+        statuses.values().all(|s| s == "passed"),
+        "{statuses:?}\n{}",
+        outcome.stdout
+    );
+    report
+}
+
+/// The model each fake expects to be asked for.
+type Model = &'static str;
+
+async fn openai_chat(
+    State(model): State<Model>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer sk-test-1") {
+        return (StatusCode::UNAUTHORIZED, Json(json!({ "error": { "message": "Incorrect API key provided", "type": "invalid_request_error" } }))).into_response();
+    }
+    assert_eq!(body["model"], model, "{body}");
+    let (text, calls) = brain(body["messages"].as_array().unwrap());
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| json!({ "id": format!("call_{i}"), "type": "function", "function": { "name": name, "arguments": args.to_string() } }))
+        .collect();
+    let chunk = |delta: Value, finish: Value| {
+        let chunk = json!({ "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [{ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish }] });
+        (5, format!("data: {chunk}\n\n"))
+    };
+    if body["stream"] == true {
+        let mut chunks = vec![chunk(
+            json!({ "role": "assistant", "content": "" }),
+            Value::Null,
+        )];
+        let (head, tail) = text.split_at(text.len() / 2);
+        chunks.push(chunk(json!({ "content": head }), Value::Null));
+        chunks.push(chunk(json!({ "content": tail }), Value::Null));
+        for (i, call) in tool_calls.iter().enumerate() {
+            let arguments = call["function"]["arguments"].as_str().unwrap();
+            let (a, b) = arguments.split_at(arguments.len() / 2);
+            let start = json!({ "index": i, "id": call["id"], "type": "function", "function": { "name": call["function"]["name"], "arguments": "" } });
+            chunks.push(chunk(json!({ "tool_calls": [start] }), Value::Null));
+            for piece in [a, b] {
+                chunks.push(chunk(
+                    json!({ "tool_calls": [{ "index": i, "function": { "arguments": piece } }] }),
+                    Value::Null,
+                ));
+            }
+        }
+        chunks.push(chunk(
+            json!({}),
+            json!(if tool_calls.is_empty() {
+                "stop"
+            } else {
+                "tool_calls"
+            }),
+        ));
+        chunks.push((0, "data: [DONE]\n\n".to_owned()));
+        return streamed("text/event-stream", chunks);
+    }
+    let message =
+        json!({ "role": "assistant", "content": text, "tool_calls": tool_calls, "refusal": null });
+    Json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": model,
+        "choices": [{ "index": 0, "message": message, "logprobs": null, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30 },
+    }))
+    .into_response()
+}
+
+async fn anthropic(
+    State(model): State<Model>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    if header("x-api-key").as_deref() != Some("sk-ant-test")
+        || header("anthropic-version").as_deref() != Some("2023-06-01")
+    {
+        return (StatusCode::UNAUTHORIZED, Json(json!({ "type": "error", "error": { "type": "authentication_error", "message": "invalid x-api-key" } }))).into_response();
+    }
+    assert_eq!(body["model"], model, "{body}");
+    assert!(body["max_tokens"].is_u64(), "{body}");
+    let (text, calls) = brain(body["messages"].as_array().unwrap());
+    if body["stream"] != true {
+        let mut content = vec![json!({ "type": "text", "text": text })];
+        for (i, (name, args)) in calls.iter().enumerate() {
+            content.push(json!({ "type": "tool_use", "id": format!("toolu_{i}"), "name": name, "input": args }));
+        }
+        return Json(json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": if calls.is_empty() { "end_turn" } else { "tool_use" }, "stop_sequence": null,
+            "usage": { "input_tokens": 20, "output_tokens": 10 },
+        }))
+        .into_response();
+    }
+    let event = |name: &str, data: Value| (5, format!("event: {name}\ndata: {data}\n\n"));
+    let start = json!({ "type": "message_start", "message": { "id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": model, "stop_reason": null, "stop_sequence": null, "usage": { "input_tokens": 20, "output_tokens": 1 } } });
+    let mut chunks = vec![event("message_start", start)];
+    chunks.push(event("content_block_start", json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } })));
+    chunks.push(event("ping", json!({ "type": "ping" })));
+    let (head, tail) = text.split_at(text.len() / 2);
+    for piece in [head, tail] {
+        chunks.push(event("content_block_delta", json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": piece } })));
+    }
+    chunks.push(event(
+        "content_block_stop",
+        json!({ "type": "content_block_stop", "index": 0 }),
+    ));
+    for (i, (name, args)) in calls.iter().enumerate() {
+        let index = i + 1;
+        chunks.push(event("content_block_start", json!({ "type": "content_block_start", "index": index, "content_block": { "type": "tool_use", "id": format!("toolu_{i}"), "name": name, "input": {} } })));
+        let json = args.to_string();
+        let (a, b) = json.split_at(json.len() / 2);
+        for piece in [a, b] {
+            chunks.push(event("content_block_delta", json!({ "type": "content_block_delta", "index": index, "delta": { "type": "input_json_delta", "partial_json": piece } })));
+        }
+        chunks.push(event(
+            "content_block_stop",
+            json!({ "type": "content_block_stop", "index": index }),
+        ));
+    }
+    chunks.push(event("message_delta", json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn", "stop_sequence": null }, "usage": { "output_tokens": 10 } })));
+    chunks.push(event("message_stop", json!({ "type": "message_stop" })));
+    streamed("text/event-stream", chunks)
+}
+
+fn serve(path: &str, handler: axum::routing::MethodRouter<Model>, model: Model) -> String {
+    let addr = common::serve(axum::Router::new().route(path, handler).with_state(model));
+    format!("http://{addr}{path}")
+}
+
+#[test]
+fn openai_chat_completions_in_three_lines_whole_and_streamed() {
+    let url = serve("/v1/chat/completions", post(openai_chat), "support-bot");
+    let env = [("OPENAI_API_KEY", "sk-test-1")];
+    for stream in ["", ", stream: sse"] {
+        let config = format!(
+            "agent:\n  http: {{ preset: openai-chat, url: \"{url}\", model: support-bot{stream},\n          headers: {{ Authorization: \"Bearer ${{OPENAI_API_KEY}}\" }} }}\n"
+        );
+        let report = assert_passes(&config, &env);
+        let call = &report["cases"][0]["turns"][0]["reply"]["tool_calls"][0];
+        assert_eq!(call["args"], json!({ "order_id": "ORD-12345" }), "{stream}");
+    }
+}
+
+#[test]
+fn anthropic_messages_in_three_lines_whole_and_streamed() {
+    let url = serve("/v1/messages", post(anthropic), "claude-sonnet-4-5");
+    let env = [("ANTHROPIC_API_KEY", "sk-ant-test")];
+    for stream in ["", ", stream: sse"] {
+        let config = format!(
+            "agent:\n  http: {{ preset: anthropic-messages, url: \"{url}\", model: claude-sonnet-4-5{stream},\n          headers: {{ x-api-key: \"${{ANTHROPIC_API_KEY}}\" }} }}\n"
+        );
+        let report = assert_passes(&config, &env);
+        let turn = &report["cases"][0]["turns"][0];
+        assert_eq!(
+            turn["reply"]["tool_calls"][0]["args"],
+            json!({ "order_id": "ORD-12345" }),
+            "{stream}"
+        );
+        assert_eq!(
+            turn["ttft_ms"].is_u64(),
+            !stream.is_empty(),
+            "{stream}: {turn}"
+        );
+    }
+}
+
+/// A preset is a template underneath: any key overrides the preset's (the body whole, a header
+/// or a response path by name), the rest stays the preset's.
+#[test]
+fn a_presets_keys_can_be_overridden() {
+    let url = serve("/v1/chat/completions", post(openai_chat), "override-bot");
+    let config = format!(
+        r#"agent:
+  http:
+    preset: openai-chat
+    url: "{url}"
+    model: support-bot
+    headers: {{ Authorization: "Bearer sk-test-1" }}
+    body: {{ model: override-bot, messages: "{{{{messages}}}}", temperature: 0 }}
+    response: {{ tool_calls: "$.choices[0].message.tool_calls[?@.type == 'function']" }}
+"#
+    );
+    assert_passes(&config, &[]);
+    // An unknown preset, and one without its model, are errors of goldgate.yaml.
+    let dir = tempfile::tempdir().unwrap();
+    for (http, expected) in [
+        (
+            "{ preset: openai-chats, url: 'http://127.0.0.1:9/', model: m }",
+            "did you mean `openai-chat`?",
+        ),
+        (
+            "{ preset: anthropic-messages, url: 'http://127.0.0.1:9/' }",
+            "the preset `anthropic-messages` needs `model`",
+        ),
+    ] {
+        common::write(
+            dir.path(),
+            "goldgate.yaml",
+            format!("agent:\n  http: {http}\n"),
+        );
+        common::write(dir.path(), "goldens/orders.yaml", GOLDEN);
+        let outcome = common::goldgate(
+            dir.path(),
+            &["lint", "--config", "goldgate.yaml", "goldens"],
+        );
+        let said = format!("{}{}", outcome.stdout, outcome.stderr);
+        assert_eq!(outcome.code, Some(1), "{said}");
+        common::assert_contains(&said, &["goldgate.yaml:2:", expected]);
+    }
+}
