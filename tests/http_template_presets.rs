@@ -11,6 +11,11 @@
 //!   https://docs.anthropic.com/en/docs/build-with-claude/streaming (`message_start`,
 //!   `content_block_start`/`_delta`/`_stop` with `text_delta` and `input_json_delta`, `ping`,
 //!   `message_delta`, `message_stop`).
+//! - OpenAI Responses: https://platform.openai.com/docs/api-reference/responses/object (`output`
+//!   items of type `message`, with `output_text` parts, and `function_call`) and
+//!   https://platform.openai.com/docs/api-reference/responses-streaming (typed events with a
+//!   `sequence_number`, `response.output_text.delta`, `response.output_item.done`,
+//!   `response.completed`; no `[DONE]`).
 
 mod common;
 mod http_template_support;
@@ -206,6 +211,83 @@ async fn anthropic(
     streamed("text/event-stream", chunks)
 }
 
+async fn openai_responses(
+    State(model): State<Model>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer sk-test-1") {
+        return (StatusCode::UNAUTHORIZED, Json(json!({ "error": { "message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key" } }))).into_response();
+    }
+    assert_eq!(body["model"], model, "{body}");
+    let (text, calls) = brain(body["input"].as_array().unwrap());
+    let message = json!({ "type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "content": [{ "type": "output_text", "text": text, "annotations": [] }] });
+    let mut output = vec![message.clone()];
+    for (i, (name, args)) in calls.iter().enumerate() {
+        output.push(json!({ "type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"), "name": name, "arguments": args.to_string(), "status": "completed" }));
+    }
+    let response = |status: &str, output: &[Value]| json!({ "id": "resp_1", "object": "response", "created_at": 1_741_476_542, "status": status, "error": null, "model": model, "output": output });
+    if body["stream"] != true {
+        return Json(response("completed", &output)).into_response();
+    }
+    let mut sequence = 0;
+    let mut event = |name: &str, mut data: Value| {
+        data["type"] = json!(name);
+        data["sequence_number"] = json!(sequence);
+        sequence += 1;
+        (5, format!("event: {name}\ndata: {data}\n\n"))
+    };
+    let mut chunks = vec![event(
+        "response.created",
+        json!({ "response": response("in_progress", &[]) }),
+    )];
+    chunks.push(event("response.output_item.added", json!({ "output_index": 0, "item": { "type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": [] } })));
+    let (head, tail) = text.split_at(text.len() / 2);
+    for delta in [head, tail] {
+        chunks.push(event(
+            "response.output_text.delta",
+            json!({ "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": delta }),
+        ));
+    }
+    chunks.push(event(
+        "response.output_text.done",
+        json!({ "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": text }),
+    ));
+    chunks.push(event(
+        "response.output_item.done",
+        json!({ "output_index": 0, "item": message }),
+    ));
+    for (i, item) in output.iter().enumerate().skip(1) {
+        let arguments = item["arguments"].as_str().unwrap();
+        let (a, b) = arguments.split_at(arguments.len() / 2);
+        let mut added = item.clone();
+        added["arguments"] = json!("");
+        chunks.push(event(
+            "response.output_item.added",
+            json!({ "output_index": i, "item": added }),
+        ));
+        for delta in [a, b] {
+            chunks.push(event(
+                "response.function_call_arguments.delta",
+                json!({ "item_id": item["id"], "output_index": i, "delta": delta }),
+            ));
+        }
+        chunks.push(event(
+            "response.function_call_arguments.done",
+            json!({ "item_id": item["id"], "output_index": i, "arguments": arguments }),
+        ));
+        chunks.push(event(
+            "response.output_item.done",
+            json!({ "output_index": i, "item": item }),
+        ));
+    }
+    chunks.push(event(
+        "response.completed",
+        json!({ "response": response("completed", &output) }),
+    ));
+    streamed("text/event-stream", chunks)
+}
+
 fn serve(path: &str, handler: axum::routing::MethodRouter<Model>, model: Model) -> String {
     let addr = common::serve(axum::Router::new().route(path, handler).with_state(model));
     format!("http://{addr}{path}")
@@ -244,6 +326,24 @@ fn anthropic_messages_in_three_lines_whole_and_streamed() {
             turn["ttft_ms"].is_u64(),
             !stream.is_empty(),
             "{stream}: {turn}"
+        );
+    }
+}
+
+#[test]
+fn openai_responses_in_three_lines_whole_and_streamed() {
+    let url = serve("/v1/responses", post(openai_responses), "gpt-4o-mini");
+    let env = [("OPENAI_API_KEY", "sk-test-1")];
+    for stream in ["", ", stream: sse"] {
+        let config = format!(
+            "agent:\n  http: {{ preset: openai-responses, url: \"{url}\", model: gpt-4o-mini{stream},\n          headers: {{ Authorization: \"Bearer ${{OPENAI_API_KEY}}\" }} }}\n"
+        );
+        let report = assert_passes(&config, &env);
+        let calls = &report["cases"][0]["turns"][0]["reply"]["tool_calls"];
+        assert_eq!(
+            calls,
+            &json!([{ "name": "lookup_order", "args": { "order_id": "ORD-12345" } }]),
+            "{stream}"
         );
     }
 }

@@ -14,15 +14,18 @@ enum Preset {
     OpenAiChat,
     /// Anthropic Messages.
     AnthropicMessages,
+    /// The OpenAI Responses API.
+    OpenAiResponses,
 }
 
 impl Preset {
-    const NAMES: [&str; 2] = ["openai-chat", "anthropic-messages"];
+    const NAMES: [&str; 3] = ["openai-chat", "anthropic-messages", "openai-responses"];
 
     fn parse(name: &str) -> Option<Self> {
         match name {
             "openai-chat" => Some(Preset::OpenAiChat),
             "anthropic-messages" => Some(Preset::AnthropicMessages),
+            "openai-responses" => Some(Preset::OpenAiResponses),
             _ => None,
         }
     }
@@ -83,6 +86,30 @@ response:
       tool_args: $.delta.partial_json
     - { event: error, error: $.error, error_code: $.type }
     - { event: message_stop, end: true }
+"#
+            }
+            // https://platform.openai.com/docs/api-reference/responses/object
+            (Preset::OpenAiResponses, false) => {
+                r#"body: { model: MODEL, input: "{{messages}}" }
+response:
+  text: "$.output[?@.type == 'message'].content[?@.type == 'output_text'].text"
+  tool_calls: "$.output[?@.type == 'function_call']"
+  error: $.error
+"#
+            }
+            // https://platform.openai.com/docs/api-reference/responses-streaming
+            (Preset::OpenAiResponses, true) => {
+                r#"body: { model: MODEL, input: "{{messages}}", stream: true }
+response:
+  events:
+    - { event: response.output_text.delta, text: $.delta }
+    - event: response.output_item.done
+      match: "@.item.type == 'function_call'"
+      tool_calls: $.item
+    - { event: response.failed, error: $.response.error, end: true }
+    - { event: error, error: $, end: true }
+    - { event: response.completed, end: true }
+    - { event: response.incomplete, end: true }
 "#
             }
         }
