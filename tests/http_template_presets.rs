@@ -16,9 +16,15 @@
 //!   https://platform.openai.com/docs/api-reference/responses-streaming (typed events with a
 //!   `sequence_number`, `response.output_text.delta`, `response.output_item.done`,
 //!   `response.completed`; no `[DONE]`).
+//! - Rasa's REST channel: https://rasa.com/docs/rasa/connectors/your-own-website/#rest-channels
+//!   (`POST /webhooks/rest/webhook` with `{sender, message}`, answered by a list of the bot's
+//!   messages, `{recipient_id, text}` or `{recipient_id, image}`; the tracker kept per sender).
 
 mod common;
 mod http_template_support;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::extract::State;
@@ -288,6 +294,27 @@ async fn openai_responses(
     streamed("text/event-stream", chunks)
 }
 
+/// Rasa keeps each sender's tracker: the second question is understood only from the same
+/// sender, and the bot says nothing (`[]`) while the user looks.
+async fn rasa(
+    State(trackers): State<Arc<Mutex<HashSet<String>>>>,
+    Json(body): Json<Value>,
+) -> Json<Value> {
+    let sender = body["sender"].as_str().expect("a sender").to_owned();
+    let message = body["message"].as_str().unwrap();
+    let to = |text: &str| json!({ "recipient_id": sender, "text": text });
+    let known = trackers.lock().unwrap().contains(&sender);
+    Json(match message {
+        m if m.contains("ORD-12345") => {
+            trackers.lock().unwrap().insert(sender.clone());
+            json!([to("Your order ORD-12345 has shipped."), { "recipient_id": sender, "image": "https://example.invalid/parcel.png" }])
+        }
+        "Just a moment." => json!([]),
+        _ if known => json!([to("It should arrive by April 18th.")]),
+        _ => json!([to("Which order do you mean?")]),
+    })
+}
+
 fn serve(path: &str, handler: axum::routing::MethodRouter<Model>, model: Model) -> String {
     let addr = common::serve(axum::Router::new().route(path, handler).with_state(model));
     format!("http://{addr}{path}")
@@ -346,6 +373,24 @@ fn openai_responses_in_three_lines_whole_and_streamed() {
             "{stream}"
         );
     }
+}
+
+#[test]
+fn rasas_rest_channel_in_two_lines_with_a_silent_turn() {
+    let app = axum::Router::new()
+        .route("/webhooks/rest/webhook", post(rasa))
+        .with_state(Arc::default());
+    let addr = common::serve(app);
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "agent:\n  http: {{ preset: rasa-rest, url: \"http://{addr}/webhooks/rest/webhook\" }}\n"
+    );
+    common::write(dir.path(), "goldgate.yaml", config);
+    let golden = "conversations:\n  - conversation: order\n    turns:\n      - user: Where is ORD-12345?\n        agent: Your order ORD-12345 has shipped.\n      - user: When will it arrive?\n        agent: It should arrive by April 18th.\n      - user: Just a moment.\n        agent: null\n";
+    common::write(dir.path(), "goldens/orders.yaml", golden);
+    let (outcome, report) = run_paths(dir.path(), &[], &[], &["goldens"]);
+    outcome.exits(0);
+    assert_eq!(common::case_statuses(&report)["order"], "passed");
 }
 
 /// A preset is a template underneath: any key overrides the preset's (the body whole, a header

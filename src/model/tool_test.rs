@@ -166,6 +166,15 @@ impl JsonPath {
             .collect()
     }
 
+    /// Whether the path's first step takes items of a list (`$[*]`, `$[0]`, `$.*`): then an
+    /// empty list is the shape it expects, with nothing in it.
+    pub fn starts_with_items(&self) -> bool {
+        let canonical = self.compiled.to_string();
+        let rest = canonical.strip_prefix('$').unwrap_or_default();
+        rest.starts_with(".*")
+            || (rest.starts_with('[') && !rest[1..].starts_with(['\'', '"', '?']))
+    }
+
     /// How many descendant segments (`..`) the path holds, its filters' included: each one
     /// after the first multiplies the nodes evaluation visits by up to the document's depth.
     pub fn descendant_segments(&self) -> usize {
@@ -249,6 +258,12 @@ mod tests {
         assert!(parents.iter().any(|p| !p.nodes(&found).is_empty()));
         assert_eq!(parents.len(), 3, "{:?}", sources(parents));
         assert!(JsonPath::parse("$.answer").unwrap().parents().is_empty());
+        assert!(JsonPath::parse("$[*].text").unwrap().starts_with_items());
+        assert!(
+            !JsonPath::parse("$['answer'][*]")
+                .unwrap()
+                .starts_with_items()
+        );
         let quoted = JsonPath::parse("$['a.b']['c[d']").unwrap();
         assert_eq!(quoted.parents().len(), 1);
         assert_eq!(quoted.descendant_segments(), 0);

@@ -162,6 +162,7 @@ pub fn read(paths: &ResponsePaths, value: &Json) -> Result<Fragment, Unread> {
     if let Some(text) = &paths.text {
         let found = doc.nodes(text)?;
         if found.is_empty() {
+            fragment.shaped = value.is_array() && text.starts_with_items();
             for parent in &paths.text_parents {
                 if !doc.nodes(parent)?.is_empty() {
                     fragment.shaped = true;

@@ -16,18 +16,31 @@ enum Preset {
     AnthropicMessages,
     /// The OpenAI Responses API.
     OpenAiResponses,
+    /// Rasa's REST channel.
+    RasaRest,
 }
 
 impl Preset {
-    const NAMES: [&str; 3] = ["openai-chat", "anthropic-messages", "openai-responses"];
+    const NAMES: [&str; 4] = [
+        "openai-chat",
+        "anthropic-messages",
+        "openai-responses",
+        "rasa-rest",
+    ];
 
     fn parse(name: &str) -> Option<Self> {
         match name {
             "openai-chat" => Some(Preset::OpenAiChat),
             "anthropic-messages" => Some(Preset::AnthropicMessages),
             "openai-responses" => Some(Preset::OpenAiResponses),
+            "rasa-rest" => Some(Preset::RasaRest),
             _ => None,
         }
+    }
+
+    /// Whether the API is asked for a model by name.
+    fn needs_model(self) -> bool {
+        self != Preset::RasaRest
     }
 
     /// The template, for one JSON reply or for the API's event stream.
@@ -88,6 +101,14 @@ response:
     - { event: message_stop, end: true }
 "#
             }
+            // https://rasa.com/docs/rasa/connectors/your-own-website/#rest-channels: the bot's
+            // messages as a list, one conversation per `sender`; it does not stream.
+            (Preset::RasaRest, _) => {
+                r#"body: { sender: "{{session}}", message: "{{text}}" }
+response:
+  text: $[*].text
+"#
+            }
             // https://platform.openai.com/docs/api-reference/responses/object
             (Preset::OpenAiResponses, false) => {
                 r#"body: { model: MODEL, input: "{{messages}}" }
@@ -131,15 +152,26 @@ pub(super) fn apply(http: &Node, path: &str, diags: &mut Diagnostics) -> Option<
             .hint(suggestion(&name, &Preset::NAMES));
         return None;
     };
-    let Some(model_node) = http.get("model") else {
-        diags
-            .at(http)
-            .error(Code::G102, format!("the preset `{name}` needs `model`"))
-            .field(format!("{path}.model"))
-            .hint("the model (or agent) name the API is asked for, e.g. `model: gpt-4o-mini`");
-        return None;
+    let model = match (http.get("model"), preset.needs_model()) {
+        (Some(node), true) => yaml::expect_text(node, &format!("{path}.model"), diags)?,
+        (None, true) => {
+            diags
+                .at(http)
+                .error(Code::G102, format!("the preset `{name}` needs `model`"))
+                .field(format!("{path}.model"))
+                .hint("the model (or agent) name the API is asked for, e.g. `model: gpt-4o-mini`");
+            return None;
+        }
+        (Some(node), false) => {
+            diags
+                .at(node)
+                .error(Code::G101, format!("the preset `{name}` asks for no model"))
+                .field(format!("{path}.model"))
+                .hint("remove `model`");
+            return None;
+        }
+        (None, false) => String::new(),
     };
-    let model = yaml::expect_text(model_node, &format!("{path}.model"), diags)?;
     let streamed = http.get("stream").and_then(Node::as_str) == Some("sse");
     let quoted = serde_json::Value::String(model).to_string();
     let text = preset.template(streamed).replace("MODEL", &quoted);
