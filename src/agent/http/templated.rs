@@ -3,8 +3,9 @@
 //!
 //! What a conversation carries from turn to turn is kept per session (one per case) and
 //! dropped when the case ends: the session id the server assigned, the cookies it set (with
-//! `cookies: true`: a jar per conversation, so that concurrent cases never share one), and the
-//! variables sent so far.
+//! `cookies: true`: a jar per conversation, so that concurrent cases never share one), the
+//! variables sent so far, and the turns as chat messages (`{{messages}}`, for APIs that keep
+//! no conversation).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
