@@ -4,20 +4,18 @@
 //! belongs) and answers so that the golden passes only when it did.
 
 mod common;
+mod http_template_support;
 
-use std::convert::Infallible;
 use std::fs;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use axum::Json;
-use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use futures_util::StreamExt;
+use http_template_support::streamed;
 use serde_json::{Value, json};
 
 /// Two conversations of the two-turn golden every server here answers: the second turn is
@@ -67,20 +65,9 @@ fn project(app: axum::Router, keys: &str) -> tempfile::TempDir {
     dir
 }
 
-/// `goldgate run` in `dir` with a JSON report; the outcome and the report.
+/// `goldgate run` of the goldens in `dir` with a JSON report; the outcome and the report.
 fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Value) {
-    let outcome = common::goldgate(
-        dir,
-        &[
-            &["run", "--timeout", "5s", "--output", "report.json"],
-            extra,
-            &["goldens"],
-        ]
-        .concat(),
-    );
-    let report = fs::read(dir.join("report.json")).unwrap_or_default();
-    let report = serde_json::from_slice(&report).unwrap_or(Value::Null);
-    (outcome, report)
+    http_template_support::run_paths(dir, &[], extra, &["goldens"])
 }
 
 fn assert_passed(outcome: &common::Outcome, report: &Value) {
@@ -233,19 +220,6 @@ fn cookies_are_kept_per_conversation() {
     write_project(dir.path(), &config(false));
     let (outcome, _) = run(dir.path(), &[]);
     assert_eq!(outcome.code, Some(1), "{}", outcome.stdout);
-}
-
-/// A stream of `(delay, chunk)` as the body of a reply with `content_type`.
-fn streamed(content_type: &'static str, chunks: Vec<(u64, String)>) -> Response {
-    let stream = futures_util::stream::iter(chunks).then(|(delay, chunk)| async move {
-        tokio::time::sleep(Duration::from_millis(delay)).await;
-        Ok::<_, Infallible>(Bytes::from(chunk))
-    });
-    (
-        [(header::CONTENT_TYPE, content_type)],
-        Body::from_stream(stream),
-    )
-        .into_response()
 }
 
 /// Server-sent events: a tool call, the text in two deltas 300 ms apart, and `[DONE]`.

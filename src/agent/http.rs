@@ -19,6 +19,7 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Client, Response, Url};
 
+mod gather;
 mod mapping;
 mod sse;
 mod template;
@@ -31,6 +32,7 @@ use crate::net::{
 use crate::results::{Threshold, Unmeasured};
 use crate::secrets::Secrets;
 use crate::transcript::{Exchange, Message, Reply, ToolCall};
+use gather::Flow;
 
 /// Posts each turn to one URL. Cheap to share: the [`Client`] holds the connection pool.
 pub struct HttpAgent {
@@ -144,17 +146,17 @@ impl Agent for HttpAgent {
     }
 
     fn unmeasured(&self) -> Vec<Unmeasured> {
-        // A template's `response:` has paths for text, tool calls and a transfer, and none
-        // for a handoff: every case would read as deflected, whatever the agent did.
-        if self.templated.is_none() {
-            return Vec::new();
+        // A template whose `response:` has no path for a handoff: every case would read as
+        // deflected, whatever the agent did.
+        match &self.templated {
+            Some(templated) if !templated.reads_handoffs() => vec![Unmeasured {
+                metric: Threshold::DeflectionDropPp,
+                why: "the HTTP template's `response:` has no path for a handoff, so no reply \
+                      can show one"
+                    .to_owned(),
+            }],
+            _ => Vec::new(),
         }
-        vec![Unmeasured {
-            metric: Threshold::DeflectionDropPp,
-            why: "the HTTP template's `response:` has no path for a handoff, so no reply can \
-                  show one"
-                .to_owned(),
-        }]
     }
 
     fn describe(&self) -> String {
@@ -181,7 +183,7 @@ fn is_stream(headers: &HeaderMap) -> bool {
 /// Reads newline-delimited reply fragments as they arrive.
 async fn read_stream(response: Response, start: Instant) -> Result<Exchange, EndpointError> {
     let mut stream = Stream::new(start);
-    each_line(response, |line| stream.absorb(line)).await?;
+    each_line(response, |line| stream.absorb(line).map(Flow::Continue)).await?;
     Ok(Exchange {
         reply: stream.reply,
         latency: start.elapsed(),
@@ -191,11 +193,12 @@ async fn read_stream(response: Response, start: Instant) -> Result<Exchange, End
 
 /// Hands each line of a streamed body to `line` as it arrives (without its `\n`; the last
 /// line need not end with one), within the reply memory bound: `line` returns what parsing it
-/// holds beyond the line's bytes, counted too.
+/// holds beyond the line's bytes, counted too, and `Break` when the reply ended there (the rest
+/// is not read). Returns whether it did.
 async fn each_line(
     response: Response,
-    mut line: impl FnMut(&[u8]) -> Result<usize, EndpointError>,
-) -> Result<(), EndpointError> {
+    mut line: impl FnMut(&[u8]) -> Result<Flow, EndpointError>,
+) -> Result<bool, EndpointError> {
     let mut pending = Vec::new();
     let mut memory = ReplyMemory::default();
     let mut chunks = response.bytes_stream();
@@ -212,14 +215,16 @@ async fn each_line(
         let (mut from, mut held) = (0, 0);
         while let Some(offset) = pending[searched..].iter().position(|&b| b == b'\n') {
             let end = searched + offset;
-            held += line(&pending[from..end])?;
+            match line(&pending[from..end])? {
+                Flow::Continue(more) => held += more,
+                Flow::Break(_) => return Ok(true),
+            }
             (from, searched) = (end + 1, end + 1);
         }
         pending.drain(..from);
         memory.grow(held).await?;
     }
-    line(&pending)?;
-    Ok(())
+    Ok(line(&pending)?.is_break())
 }
 
 /// A streamed reply as its lines come in.

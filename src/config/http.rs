@@ -7,19 +7,17 @@
 //! here, so that a typo is an error with its line and a "did you mean" before any request is
 //! sent; the agent renders the compiled template each turn (`agent::http::template`).
 
+mod preset;
+mod response;
 mod template;
 
 use super::AgentConfig;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
-use crate::model::JsonPath;
 use crate::yaml::{self, Fields, Node, Value};
 
+pub use response::{EventRule, Response, ResponsePaths};
 use template::json_text;
 pub use template::{JsonTemplate, Piece, Placeholder, TemplateError, TextTemplate};
-
-/// Where a tool call's name and arguments are read when `response` does not say.
-pub const DEFAULT_TOOL_NAME: &str = "$.name";
-pub const DEFAULT_TOOL_ARGS: &str = "$.arguments";
 
 /// The request body of a template agent.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,22 +26,6 @@ pub enum BodyTemplate {
     Json(JsonTemplate),
     /// Sent as `text/plain` with the placeholders' text in place.
     Text(TextTemplate),
-}
-
-/// Where in the reply (or in each streamed event) the turn's parts are.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ResponsePaths {
-    /// Every node found is a message; finding none is an error of the turn.
-    pub text: JsonPath,
-    /// Every node found is a tool call; none: no tool calls.
-    pub tool_calls: Option<JsonPath>,
-    /// Within each tool call.
-    pub tool_name: JsonPath,
-    pub tool_args: JsonPath,
-    /// The agent transferred to; none: no transfer.
-    pub transfer: Option<JsonPath>,
-    /// A session id the server assigns, sent back as `{{session}}` in later turns.
-    pub session: Option<JsonPath>,
 }
 
 /// How a streamed reply is framed.
@@ -102,7 +84,7 @@ pub struct HttpTemplate {
     pub method: Method,
     /// `None`: the request has no body.
     pub body: Option<BodyTemplate>,
-    pub response: ResponsePaths,
+    pub response: Response,
     /// `None`: one JSON reply.
     pub stream: Option<StreamFormat>,
     /// Cookies the server sets are sent back for the rest of the case.
@@ -114,6 +96,13 @@ pub struct HttpTemplate {
 const TEMPLATE_KEYS: [&str; 5] = ["method", "body", "response", "stream", "cookies"];
 
 pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option<AgentConfig> {
+    let with_preset;
+    let value = if value.get("preset").is_some() {
+        with_preset = preset::apply(value, path, diags)?;
+        &with_preset
+    } else {
+        value
+    };
     let mut fields = Fields::of(value, path, diags)?;
     let url_node = fields.require("url", "a string", diags);
     let url = url_node.and_then(|node| yaml::expect_text(node, &format!("{path}.url"), diags));
@@ -132,6 +121,7 @@ pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option
     } else {
         // Not asked for here, yet keys of this mapping: a misspelt one is suggested.
         TEMPLATE_KEYS.iter().for_each(|key| fields.know(key));
+        fields.know("preset");
         None
     };
     fields.finish(diags);
@@ -209,7 +199,7 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
             .hint("put what the server reads in the URL (`?q={{text}}`), or use `method: POST`");
     }
     let response = match fields.require("response", "where the reply's text is", diags) {
-        Some(node) => response(node, &format!("{path}.response"), diags),
+        Some(node) => response::parse(node, &format!("{path}.response"), diags),
         None => None,
     };
     let stream = fields.take("stream").and_then(|node| {
@@ -236,6 +226,15 @@ fn template(fields: &mut Fields, path: &str, diags: &mut Diagnostics) -> Option<
         }
         None => false,
     };
+    if let (Some(response), None, Some(node)) = (&response, stream, fields.node().get("response"))
+        && !response.events.is_empty()
+    {
+        diags
+            .at(node)
+            .error(Code::G101, "`events` tells apart the events of a stream, and the reply is not one")
+            .field(format!("{path}.response.events"))
+            .hint("add `stream: sse` or `stream: ndjson`, or read the reply with `response`'s own paths");
+    }
     if diags.error_count() > errors {
         return None;
     }
@@ -268,6 +267,17 @@ fn method(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<Method> {
 /// `body:` a mapping or list (JSON with placeholders in its strings), or a string: JSON when
 /// it starts with `{` or `[` (placeholders in its strings or as whole values), else text.
 fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplate> {
+    if let Some((at, reference)) = env_reference(node) {
+        diags
+            .at(at)
+            .error(
+                Code::G107,
+                format!("`{reference}` in the body would be sent as written: `${{VAR}}` is read only in `url` and `headers`"),
+            )
+            .field(field)
+            .hint("send the value in a header (`headers: { Authorization: \"Bearer ${AGENT_TOKEN}\" }`), where it is expanded and masked");
+        return None;
+    }
     let compiled = match &node.value {
         Value::Str(text) if looks_like_json(text) => match json_text(text) {
             Ok(json) => JsonTemplate::of_json(&json).map(BodyTemplate::Json),
@@ -295,58 +305,21 @@ fn body(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<BodyTemplat
     }
 }
 
-fn looks_like_json(text: &str) -> bool {
-    text.trim_start().starts_with(['{', '['])
+/// The first `${NAME}` written in a string of the body, with the node that holds it.
+fn env_reference(node: &Node) -> Option<(&Node, String)> {
+    match &node.value {
+        Value::Str(text) => text.match_indices("${").find_map(|(start, _)| {
+            let name_len = text[start + 2..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|&len| len > 0 && text[start + 2 + len..].starts_with('}'))?;
+            Some((node, text[start..start + 3 + name_len].to_owned()))
+        }),
+        Value::Seq(items) => items.iter().find_map(env_reference),
+        Value::Map(entries) => entries.iter().find_map(|(_, value)| env_reference(value)),
+        _ => None,
+    }
 }
 
-/// `response: { text, tool_calls, tool_name, tool_args, transfer, session }`.
-fn response(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<ResponsePaths> {
-    let mut fields = Fields::of(node, path, diags)?;
-    let mut json_path = |key: &'static str, default: Option<&str>, diags: &mut Diagnostics| {
-        let field = format!("{path}.{key}");
-        let Some(node) = fields.take(key) else {
-            return Ok(default.map(|d| JsonPath::parse(d).expect("a default path compiles")));
-        };
-        let text = yaml::expect_text(node, &field, diags).ok_or(())?;
-        match JsonPath::parse(&text) {
-            Ok(compiled) => Ok(Some(compiled)),
-            Err(error) => {
-                diags
-                    .at(node)
-                    .error(Code::G104, format!("`{text}` is not a JSONPath: {error}"))
-                    .field(field)
-                    .hint("an RFC 9535 JSONPath such as `$.reply` or `$.messages[*].text`");
-                Err(())
-            }
-        }
-    };
-    let text = match json_path("text", None, diags) {
-        // No default: absent, it is missing.
-        Ok(None) => {
-            diags
-                .at(node)
-                .error(
-                    Code::G102,
-                    "missing required key `text` (the JSONPath of the reply's text)",
-                )
-                .field(format!("{path}.text"))
-                .hint("e.g. `text: $.reply`");
-            Err(())
-        }
-        found => found,
-    };
-    let tool_calls = json_path("tool_calls", None, diags);
-    let tool_name = json_path("tool_name", Some(DEFAULT_TOOL_NAME), diags);
-    let tool_args = json_path("tool_args", Some(DEFAULT_TOOL_ARGS), diags);
-    let transfer = json_path("transfer", None, diags);
-    let session = json_path("session", None, diags);
-    fields.finish(diags);
-    Some(ResponsePaths {
-        text: text.ok()??,
-        tool_calls: tool_calls.ok()?,
-        tool_name: tool_name.ok()??,
-        tool_args: tool_args.ok()??,
-        transfer: transfer.ok()?,
-        session: session.ok()?,
-    })
+fn looks_like_json(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '['])
 }

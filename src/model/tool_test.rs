@@ -145,6 +145,42 @@ impl JsonPath {
         self.compiled.query(value).all()
     }
 
+    /// The paths this one goes through, longest first and the root left out: `$.a.b[*]` goes
+    /// through `$.a.b` and `$.a`. A path that finds nothing where one of these finds something
+    /// met a reply of the expected shape with nothing at its end.
+    pub fn parents(&self) -> Vec<JsonPath> {
+        let canonical = self.compiled.to_string();
+        let (starts, _) = segments(&canonical);
+        starts
+            .iter()
+            .skip(1)
+            .rev()
+            .filter_map(|&end| {
+                let prefix = &canonical[..end];
+                let compiled = serde_json_path::JsonPath::parse(prefix).ok()?;
+                Some(JsonPath {
+                    source: prefix.to_owned(),
+                    compiled,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the path's first step takes items of a list (`$[*]`, `$[0]`, `$.*`): then an
+    /// empty list is the shape it expects, with nothing in it.
+    pub fn starts_with_items(&self) -> bool {
+        let canonical = self.compiled.to_string();
+        let rest = canonical.strip_prefix('$').unwrap_or_default();
+        rest.starts_with(".*")
+            || (rest.starts_with('[') && !rest[1..].starts_with(['\'', '"', '?']))
+    }
+
+    /// How many descendant segments (`..`) the path holds, its filters' included: each one
+    /// after the first multiplies the nodes evaluation visits by up to the document's depth.
+    pub fn descendant_segments(&self) -> usize {
+        segments(&self.compiled.to_string()).1
+    }
+
     /// The value at the path as SCRAPI reads it: nothing when no node matches, the node when
     /// one does, a list of the nodes when several do.
     pub fn select(&self, value: &Value) -> Option<Value> {
@@ -152,6 +188,93 @@ impl JsonPath {
             [] => None,
             [one] => Some((*one).clone()),
             many => Some(Value::Array(many.iter().map(|v| (*v).clone()).collect())),
+        }
+    }
+}
+
+/// Where each top-level segment of a canonical RFC 9535 path starts, and how many descendant
+/// segments (`..`) it holds anywhere, filters included. Quoted names are read past.
+fn segments(canonical: &str) -> (Vec<usize>, usize) {
+    let bytes = canonical.as_bytes();
+    let (mut starts, mut descendants) = (Vec::new(), 0);
+    let (mut depth, mut quote, mut escaped) = (0usize, None::<u8>, false);
+    let mut i = 0;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match byte {
+            b'\'' | b'"' => quote = Some(byte),
+            b'.' if bytes.get(i + 1) == Some(&b'.') => {
+                descendants += 1;
+                if depth == 0 {
+                    starts.push(i);
+                }
+                // `..[0]` is one segment: its bracket starts none of its own.
+                if bytes.get(i + 2) == Some(&b'[') {
+                    depth += 1;
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            b'.' if depth == 0 => starts.push(i),
+            b'[' => {
+                if depth == 0 {
+                    starts.push(i);
+                }
+                depth += 1;
+            }
+            b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    (starts, descendants)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(paths: Vec<JsonPath>) -> Vec<String> {
+        paths.into_iter().map(|p| p.source).collect()
+    }
+
+    #[test]
+    fn a_paths_parents_and_descendant_segments() {
+        let path = JsonPath::parse("$.reply.parts[*].text").unwrap();
+        let parents = path.parents();
+        let found = serde_json::json!({ "reply": { "parts": [] } });
+        assert!(parents.iter().any(|p| !p.nodes(&found).is_empty()));
+        assert_eq!(parents.len(), 3, "{:?}", sources(parents));
+        assert!(JsonPath::parse("$.answer").unwrap().parents().is_empty());
+        assert!(JsonPath::parse("$[*].text").unwrap().starts_with_items());
+        assert!(
+            !JsonPath::parse("$['answer'][*]")
+                .unwrap()
+                .starts_with_items()
+        );
+        let quoted = JsonPath::parse("$['a.b']['c[d']").unwrap();
+        assert_eq!(quoted.parents().len(), 1);
+        assert_eq!(quoted.descendant_segments(), 0);
+        for (source, descendants) in [
+            ("$..*..*..*", 3),
+            ("$..[0]", 1),
+            ("$.a[?@..b]", 1),
+            ("$['..']", 0),
+        ] {
+            let path = JsonPath::parse(source).unwrap();
+            assert_eq!(path.descendant_segments(), descendants, "{source}");
         }
     }
 }

@@ -19,6 +19,8 @@ pub struct TurnValues<'a> {
     pub turn: usize,
     pub conversation: &'a str,
     pub input: &'a Map<String, Json>,
+    /// The conversation so far as chat messages, this turn's last.
+    pub messages: &'a [Json],
 }
 
 /// A rendered body and the content type it is sent as.
@@ -37,7 +39,16 @@ impl TurnValues<'_> {
             Placeholder::Turn => Json::from(self.turn),
             Placeholder::Conversation => Json::String(self.conversation.to_owned()),
             Placeholder::Input => Json::Object(self.input.clone()),
+            Placeholder::Event => self.input_part("event"),
+            Placeholder::TurnVariables => self.input_part("variables"),
+            Placeholder::ToolResponses => self.input_part("tool_responses"),
+            Placeholder::Messages => Json::Array(self.messages.to_vec()),
         }
+    }
+
+    /// One key of the turn's input, null when the turn does not send it.
+    fn input_part(&self, key: &str) -> Json {
+        self.input.get(key).cloned().unwrap_or(Json::Null)
     }
 
     /// A placeholder's value among other text: a string as it is, null as nothing, anything
@@ -129,6 +140,7 @@ mod tests {
             turn: 2,
             conversation: "order",
             input: variables,
+            messages: &[],
         }
     }
 
@@ -160,6 +172,36 @@ mod tests {
             })
         );
         assert_eq!(body.content_type, "application/json");
+    }
+
+    #[test]
+    fn the_turns_event_variables_and_tool_responses_are_placeholders_of_their_own() {
+        let Json::Object(input) = json!({
+            "event": "welcome",
+            "variables": { "tier": "gold" },
+            "tool_responses": [{ "name": "lookup", "response": { "ok": true } }],
+        }) else {
+            unreachable!()
+        };
+        let (session, none) = (Json::Null, Map::new());
+        let turn = TurnValues {
+            input: &input,
+            ..values(&session, &none)
+        };
+        assert_eq!(turn.value(Placeholder::Event), json!("welcome"));
+        assert_eq!(
+            turn.value(Placeholder::TurnVariables),
+            json!({ "tier": "gold" })
+        );
+        assert_eq!(
+            turn.value(Placeholder::ToolResponses),
+            json!([{ "name": "lookup", "response": { "ok": true } }])
+        );
+        // A turn that sends no event: null as a value, nothing among text.
+        let silent = values(&session, &none);
+        assert_eq!(silent.value(Placeholder::Event), Json::Null);
+        let label = TextTemplate::compile("event={{event}}").unwrap();
+        assert_eq!(silent.text(&label), "event=");
     }
 
     #[test]

@@ -3,28 +3,27 @@
 //!
 //! What a conversation carries from turn to turn is kept per session (one per case) and
 //! dropped when the case ends: the session id the server assigned, the cookies it set (with
-//! `cookies: true`: a jar per conversation, so that concurrent cases never share one), and the
-//! variables sent so far.
+//! `cookies: true`: a jar per conversation, so that concurrent cases never share one), the
+//! variables sent so far, and the turns as chat messages (`{{messages}}`, for APIs that keep
+//! no conversation).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue, SET_COOKIE};
 use reqwest::{Method as HttpMethod, Response, Url};
-use serde_json::{Map, Value as Json};
+use serde_json::{Map, Value as Json, json};
 
-use super::mapping::{self, NothingFound};
+use super::gather::{Flow, Gathered};
 use super::template::TurnValues;
 use super::{HttpAgent, each_line, sse};
 use crate::agent::TurnRequest;
-use crate::config::http::{HttpTemplate, Method, ResponsePaths, StreamFormat, TextTemplate};
+use crate::config::http::{HttpTemplate, Method, StreamFormat, TextTemplate};
 use crate::net::{
-    EndpointError, EndpointErrorKind, parse_imf_fixdate, quote, read_body, status_error,
-    transport_error,
+    EndpointError, EndpointErrorKind, parse_imf_fixdate, read_body, status_error, transport_error,
 };
-use crate::secrets::Secrets;
-use crate::transcript::{Exchange, Message, Reply, ToolCall};
+use crate::transcript::{Exchange, Reply};
 
 /// How the turns of a template agent are asked and read.
 pub struct Templated {
@@ -42,6 +41,30 @@ struct Conversation {
     server_session: Option<Json>,
     cookies: Vec<(String, String)>,
     variables: Map<String, Json>,
+    /// The turns so far as chat messages, for `{{messages}}`.
+    history: Vec<Json>,
+}
+
+/// A jar holds at most this many cookies, the newest, each of at most [`COOKIE_BYTES`] (name
+/// and value; a larger one is ignored): browsers' limits per site. Without them a server
+/// setting new cookies every turn grew the `Cookie` header and the memory held without bound.
+const JAR_COOKIES: usize = 180;
+const COOKIE_BYTES: usize = 4096;
+
+impl Conversation {
+    /// Sets or removes the cookies a reply set, within the jar's limits.
+    fn keep(&mut self, cookies: Vec<SetCookie>) {
+        for cookie in cookies {
+            self.cookies.retain(|(name, _)| *name != cookie.name);
+            if let Some(value) = cookie.value
+                && cookie.name.len() + value.len() <= COOKIE_BYTES
+            {
+                self.cookies.push((cookie.name, value));
+            }
+        }
+        let over = self.cookies.len().saturating_sub(JAR_COOKIES);
+        self.cookies.drain(..over);
+    }
 }
 
 impl Templated {
@@ -60,11 +83,14 @@ impl Templated {
 
     /// The `Accept` header the template's replies call for.
     pub fn accept(&self) -> &'static str {
-        match self.template.stream {
-            Some(StreamFormat::Sse) => "text/event-stream",
-            Some(StreamFormat::Ndjson) => "application/x-ndjson",
-            None => "application/json",
-        }
+        self.template
+            .stream
+            .map_or("application/json", content_type)
+    }
+
+    /// Whether a reply can show a handoff.
+    pub fn reads_handoffs(&self) -> bool {
+        self.template.response.reads_handoffs()
     }
 
     fn conversations(&self) -> MutexGuard<'_, HashMap<String, Conversation>> {
@@ -87,20 +113,26 @@ impl Templated {
     }
 
     /// Keeps what the turn's reply set for the turns after it.
-    fn carry(&self, session: &str, server_session: Option<Json>, cookies: Vec<SetCookie>) {
+    fn carry(
+        &self,
+        request: &TurnRequest,
+        server_session: Option<Json>,
+        cookies: Vec<SetCookie>,
+        reply: &Reply,
+    ) {
         let mut all = self.conversations();
-        let conversation = all.entry(session.to_owned()).or_default();
+        let conversation = all.entry(request.session.clone()).or_default();
+        conversation.history.extend(user_message(&request.input));
+        let said = reply.text();
+        if !said.is_empty() {
+            conversation
+                .history
+                .push(json!({ "role": "assistant", "content": said }));
+        }
         if server_session.is_some() {
             conversation.server_session = server_session;
         }
-        for cookie in cookies {
-            conversation
-                .cookies
-                .retain(|(name, _)| *name != cookie.name);
-            if let Some(value) = cookie.value {
-                conversation.cookies.push((cookie.name, value));
-            }
-        }
+        conversation.keep(cookies);
     }
 
     pub fn end_session(&self, session: &str) {
@@ -130,15 +162,24 @@ impl HttpAgent {
         } else {
             Vec::new()
         };
+        let stream = templated.template.stream.map(|format| {
+            let declared = response.headers().get(CONTENT_TYPE);
+            let declared = declared.and_then(|v| v.to_str().ok()).unwrap_or_default();
+            (content_type(format), declared.to_owned())
+        });
+        let streamed = stream.is_some();
         let paths = &templated.template.response;
-        let streamed = templated.template.stream.is_some();
-        let mut gathered = Gathered::new(paths, &self.secrets, start, streamed);
+        let mut gathered = Gathered::new(paths, &self.secrets, start, stream);
         match templated.template.stream {
-            None => gathered.absorb(&read_body(response).await?).map(drop)?,
+            None => {
+                let body = read_body(response).await?;
+                gathered.note(&body);
+                gathered.absorb(None, &body).map(drop)?;
+            }
             Some(format) => read_stream(response, format, &mut gathered).await?,
         }
         let (reply, server_session) = gathered.finish()?;
-        templated.carry(&request.session, server_session, cookies);
+        templated.carry(request, server_session, cookies, &reply);
         Ok(Exchange {
             reply,
             latency: start.elapsed(),
@@ -155,13 +196,15 @@ impl HttpAgent {
     ) -> Result<reqwest::RequestBuilder, EndpointError> {
         let own_session = Json::String(request.session.clone());
         let session = match (
-            &templated.template.response.session,
+            templated.template.response.reads_session(),
             &conversation.server_session,
         ) {
-            (None, _) => &own_session,
-            (Some(_), Some(assigned)) => assigned,
-            (Some(_), None) => &Json::Null,
+            (false, _) => &own_session,
+            (true, Some(assigned)) => assigned,
+            (true, None) => &Json::Null,
         };
+        let mut messages = conversation.history.clone();
+        messages.extend(user_message(&request.input));
         let values = TurnValues {
             text: request
                 .input
@@ -173,6 +216,7 @@ impl HttpAgent {
             turn: request.turn,
             conversation: &request.conversation,
             input: &request.input,
+            messages: &messages,
         };
         let setup = |what: String| EndpointError::new(EndpointErrorKind::NotStarted, what);
         let url = Url::parse(&values.url(&templated.url))
@@ -208,6 +252,17 @@ impl HttpAgent {
     }
 }
 
+/// The turn's user message for `{{messages}}`: its text, or its event as SCRAPI writes one
+/// in text (`<event>welcome</event>`); none for a turn that sends neither.
+fn user_message(input: &Map<String, Json>) -> Option<Json> {
+    let content = match (input.get("text"), input.get("event")) {
+        (Some(Json::String(text)), _) => text.clone(),
+        (_, Some(Json::String(event))) => format!("<event>{event}</event>"),
+        _ => return None,
+    };
+    Some(json!({ "role": "user", "content": content }))
+}
+
 fn method(method: Method) -> HttpMethod {
     match method {
         Method::Get => HttpMethod::GET,
@@ -218,137 +273,42 @@ fn method(method: Method) -> HttpMethod {
     }
 }
 
-/// Reads a streamed reply event by event as it arrives.
+/// The content type of a stream of `format`.
+fn content_type(format: StreamFormat) -> &'static str {
+    match format {
+        StreamFormat::Sse => "text/event-stream",
+        StreamFormat::Ndjson => "application/x-ndjson",
+    }
+}
+
+/// Reads a streamed reply event by event as it arrives, until it ends or an event ends the turn.
 async fn read_stream(
     response: Response,
     format: StreamFormat,
     gathered: &mut Gathered<'_>,
 ) -> Result<(), EndpointError> {
     match format {
-        StreamFormat::Ndjson => each_line(response, |line| gathered.absorb(line)).await,
+        StreamFormat::Ndjson => each_line(response, |line| {
+            gathered.note(line);
+            gathered.absorb(None, line)
+        })
+        .await
+        .map(drop),
         StreamFormat::Sse => {
             let mut events = sse::Events::default();
-            each_line(response, |line| match events.line(line) {
-                Some(data) => gathered.absorb(&data),
-                None => Ok(0),
+            let ended = each_line(response, |line| {
+                gathered.note(line);
+                match events.line(line) {
+                    Some(event) => gathered.absorb(Some(&event.name), &event.data),
+                    None => Ok(Flow::Continue(0)),
+                }
             })
             .await?;
             match events.finish() {
-                Some(data) => gathered.absorb(&data).map(drop),
-                None => Ok(()),
+                Some(event) if !ended => gathered.absorb(Some(&event.name), &event.data).map(drop),
+                _ => Ok(()),
             }
         }
-    }
-}
-
-/// How much of a reply is kept to quote when a path finds nothing in it.
-const HEAD: usize = 4096;
-
-/// A reply's parts as its events come in (a whole reply is one event).
-struct Gathered<'a> {
-    paths: &'a ResponsePaths,
-    secrets: &'a Secrets,
-    start: Instant,
-    /// A stream's texts are joined into one message; a whole reply's are one message each.
-    streamed: bool,
-    texts: Option<Vec<String>>,
-    tool_calls: Vec<ToolCall>,
-    transfer: Option<crate::transcript::Transfer>,
-    session: Option<Json>,
-    ttft: Option<Duration>,
-    /// The start of the reply, for the error of a path that found nothing.
-    head: Vec<u8>,
-}
-
-impl<'a> Gathered<'a> {
-    fn new(paths: &'a ResponsePaths, secrets: &'a Secrets, start: Instant, streamed: bool) -> Self {
-        Self {
-            paths,
-            secrets,
-            start,
-            streamed,
-            texts: None,
-            tool_calls: Vec::new(),
-            transfer: None,
-            session: None,
-            ttft: None,
-            head: Vec::new(),
-        }
-    }
-
-    /// Reads one event (or the whole reply); returns what it holds in memory beyond its bytes.
-    fn absorb(&mut self, data: &[u8]) -> Result<usize, EndpointError> {
-        let trimmed = data.trim_ascii();
-        // Blank lines between NDJSON documents, and the `[DONE]` OpenAI-style streams end with.
-        if trimmed.is_empty() || trimmed == b"[DONE]" {
-            return Ok(0);
-        }
-        if self.head.len() < HEAD {
-            if !self.head.is_empty() {
-                self.head.push(b'\n');
-            }
-            self.head
-                .extend_from_slice(&trimmed[..trimmed.len().min(HEAD)]);
-        }
-        let fragment = mapping::read(self.paths, &mapping::parse(trimmed))
-            .map_err(|missing| self.nothing_found(&missing, trimmed))?;
-        // Each message's and call's struct, twice over for the vector's growth, and the
-        // smallest heap block its text takes (as the protocol's stream counts them).
-        const HEAP_BLOCK: usize = 32;
-        let held = fragment.texts.as_ref().map_or(0, Vec::len)
-            * (2 * size_of::<String>() + HEAP_BLOCK)
-            + fragment.tool_calls.len() * (2 * size_of::<ToolCall>() + HEAP_BLOCK);
-        if let Some(texts) = fragment.texts {
-            if self.ttft.is_none() && texts.iter().any(|t| !t.is_empty()) {
-                self.ttft = Some(self.start.elapsed());
-            }
-            self.texts.get_or_insert_with(Vec::new).extend(texts);
-        }
-        self.tool_calls.extend(fragment.tool_calls);
-        self.transfer = fragment.transfer.or(self.transfer.take());
-        self.session = fragment.session.or(self.session.take());
-        Ok(held)
-    }
-
-    /// The error of a path that found nothing in `data` (an event, or the reply's start).
-    fn nothing_found(&self, missing: &NothingFound, data: &[u8]) -> EndpointError {
-        let what = match (self.streamed, missing.tool_call) {
-            (false, _) => "the reply",
-            (true, Some(_)) => "an event of the stream",
-            (true, None) => "the stream",
-        };
-        EndpointError::new(
-            EndpointErrorKind::Protocol,
-            missing.message(what, &quote(data, self.secrets)),
-        )
-    }
-
-    /// The reply: each text found a message, or a stream's texts joined into one; and the
-    /// session id the server assigned, if it did.
-    fn finish(&mut self) -> Result<(Reply, Option<Json>), EndpointError> {
-        let Some(texts) = self.texts.take() else {
-            let missing = NothingFound {
-                path: self.paths.text.source.clone(),
-                tool_call: None,
-            };
-            return Err(self.nothing_found(&missing, &self.head));
-        };
-        let texts = if self.streamed {
-            vec![texts.concat()]
-        } else {
-            texts
-        };
-        let reply = Reply {
-            messages: texts
-                .into_iter()
-                .filter(|t| !t.is_empty())
-                .map(|text| Message { text, agent: None })
-                .collect(),
-            tool_calls: std::mem::take(&mut self.tool_calls),
-            transfer: self.transfer.take(),
-            ..Reply::default()
-        };
-        Ok((reply, self.session.take()))
     }
 }
 
@@ -391,6 +351,30 @@ fn set_cookies(headers: &HeaderMap, now: SystemTime) -> Vec<SetCookie> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Defect #15: a server setting 90 new 4 KB cookies a reply made the jar send a 6.85 MB
+    /// `Cookie` header by turn 20. The jar keeps the newest 180, and none over 4 KiB.
+    #[test]
+    fn the_jar_keeps_the_newest_cookies_within_browsers_limits() {
+        let mut conversation = Conversation::default();
+        for turn in 0..20 {
+            let cookies = (0..90)
+                .map(|i| SetCookie {
+                    name: format!("c{turn}-{i}"),
+                    value: Some("v".repeat(4000)),
+                })
+                .collect();
+            conversation.keep(cookies);
+        }
+        assert_eq!(conversation.cookies.len(), JAR_COOKIES);
+        assert_eq!(conversation.cookies[0].0, "c18-0");
+        assert_eq!(conversation.cookies[179].0, "c19-89");
+        conversation.keep(vec![SetCookie {
+            name: "huge".to_owned(),
+            value: Some("v".repeat(COOKIE_BYTES)),
+        }]);
+        assert!(conversation.cookies.iter().all(|(name, _)| name != "huge"));
+    }
 
     #[test]
     fn cookies_are_set_and_removed() {

@@ -20,16 +20,29 @@ pub enum Placeholder {
     Conversation,
     /// The turn's whole input object, as the turn protocol sends it.
     Input,
+    /// The name of the event the turn sends (SCRAPI's `event: welcome`), or null.
+    Event,
+    /// The turn's own `variables` input as a JSON object, or null when it sends none.
+    TurnVariables,
+    /// The turn's tool responses, a list of `{name, response}`, or null when it sends none.
+    ToolResponses,
+    /// The conversation so far as chat messages (`{role, content}`), this turn's user text
+    /// (or `<event>NAME</event>`) last: for APIs that keep no state between requests.
+    Messages,
 }
 
 impl Placeholder {
-    pub const ALL: [Placeholder; 6] = [
+    pub const ALL: [Placeholder; 10] = [
         Placeholder::Text,
         Placeholder::Session,
         Placeholder::Variables,
         Placeholder::Turn,
         Placeholder::Conversation,
         Placeholder::Input,
+        Placeholder::Event,
+        Placeholder::TurnVariables,
+        Placeholder::ToolResponses,
+        Placeholder::Messages,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +53,10 @@ impl Placeholder {
             Placeholder::Turn => "turn",
             Placeholder::Conversation => "conversation",
             Placeholder::Input => "input",
+            Placeholder::Event => "event",
+            Placeholder::TurnVariables => "turn_variables",
+            Placeholder::ToolResponses => "tool_responses",
+            Placeholder::Messages => "messages",
         }
     }
 
