@@ -21,6 +21,8 @@ mod results;
 mod scrapi;
 
 use crate::common::{bearer_token, google_error};
+#[allow(unused_imports)] // Only the reasons test reads what the app says unasked.
+pub use results::UNASKED;
 use results::produce_results;
 #[allow(unused_imports)] // Only the push test compares with SCRAPI's mapping.
 pub use scrapi::scrapi_turns;
@@ -58,6 +60,8 @@ pub struct Run {
     pub polls: usize,
     pub cancelled: bool,
     pub results: Vec<String>,
+    /// Its results are complete.
+    pub done: bool,
 }
 
 #[derive(Default)]
@@ -83,6 +87,14 @@ pub struct Platform {
     pub throttled_runs: usize,
     /// Every poll of a run answered 500 INTERNAL.
     pub broken_polls: bool,
+    /// Display names of evaluations whose app speaks in the turns that expect no agent
+    /// response (SCRAPI's UNEXPECTED RESPONSE).
+    pub speaking: Vec<String>,
+    /// Display names of evaluations whose app calls `lookup_order` in its first turn that
+    /// expects no tool call.
+    pub extra_call: Vec<String>,
+    /// The conversations each replayed turn recorded, by resource name.
+    pub conversations: BTreeMap<String, Value>,
 }
 
 #[derive(Clone, Default)]
@@ -205,6 +217,26 @@ fn route(
         ("GET", r) if r.starts_with(&format!("{APP}/evaluationRuns/")) => poll_run(state, r, token),
         ("GET", r) if r.starts_with(OPERATIONS) => operation(state, r),
         ("POST", r) if r.starts_with(OPERATIONS) && r.ends_with(":cancel") => cancel(state, r),
+        ("GET", r) if r.starts_with(&format!("{APP}/conversations/")) => {
+            match state.conversations.get(r) {
+                Some(conversation) => Json(conversation.clone()).into_response(),
+                None => google_error(
+                    StatusCode::NOT_FOUND,
+                    "NOT_FOUND",
+                    &format!("{r} not found"),
+                ),
+            }
+        }
+        ("GET", r) if r.starts_with(&evaluations) && r.ends_with("/results") => {
+            let prefix = format!("{r}/");
+            let mine: Vec<Value> = state
+                .results
+                .iter()
+                .filter(|(name, _)| name.starts_with(&prefix))
+                .map(|(_, result)| result.clone())
+                .collect();
+            listed("evaluationResults", &mine)
+        }
         ("GET", r) if r.contains("/results/") => match state.results.get(r) {
             Some(result) => Json(result.clone()).into_response(),
             None => google_error(
@@ -521,7 +553,7 @@ fn operation_of(run: &Run, done: bool) -> Value {
 
 fn operation(state: &mut Platform, name: &str) -> Response {
     match state.runs.iter().find(|r| r.operation == name) {
-        Some(run) => Json(operation_of(run, !run.results.is_empty())).into_response(),
+        Some(run) => Json(operation_of(run, run.done)).into_response(),
         None => google_error(StatusCode::NOT_FOUND, "NOT_FOUND", "operation not found"),
     }
 }
@@ -562,15 +594,26 @@ fn poll_run(state: &mut Platform, name: &str, token: &str) -> Response {
     if state.runs[at].cancelled {
         run["state"] = json!("CANCELLED");
     } else if running {
+        // Results exist from the start, RUNNING, with no outcome yet.
+        if state.runs[at].results.is_empty() {
+            produce_results(state, at);
+            for name in state.runs[at].results.clone() {
+                let result = &state.results[&name];
+                let running = json!({"name": name, "displayName": result["displayName"], "evaluationRun": result["evaluationRun"], "executionState": "RUNNING"});
+                state.results.insert(name, running);
+            }
+        }
         run["state"] = json!("RUNNING");
+        run["evaluationResults"] = json!(state.runs[at].results);
         run["progress"] = json!({"totalCount": total, "completedCount": 0});
     } else if state.finish == Finish::Error {
         run["state"] = json!("ERROR");
         run["progress"] = json!({"totalCount": total, "errorCount": total});
         run["errorInfo"] = json!({"errorType": "RUN_FAILED", "errorMessage": "The app's agent could not be loaded."});
     } else {
-        if state.runs[at].results.is_empty() {
+        if !state.runs[at].done {
             produce_results(state, at);
+            state.runs[at].done = true;
         }
         let run_state = &state.runs[at];
         let passed = run_state
