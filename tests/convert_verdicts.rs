@@ -159,8 +159,7 @@ fn a_contradiction_gecx_cannot_compare_is_skipped_as_a_scenario_not_passed() {
         verdict.why.as_deref().unwrap(),
         &[
             "could not carry",
-            "gecx scenarios have no session parameters",
-            "2 more",
+            "never by meaning: the expected `semantic` agent text is left out",
         ],
     );
 }

@@ -122,6 +122,9 @@ pub fn render(
     })
 }
 
+/// How many losses a [`NOT_CARRIED`] tag names (the rest are counted).
+const SAID: usize = 3;
+
 /// `case` with a [`NOT_CARRIED`] tag saying what `to` cannot hold of it, when it loses
 /// anything there: played, the converted case is then skipped with that reason rather than
 /// passed, since what was left out (a check, an input, a mock) might have failed it. A mark
@@ -131,29 +134,35 @@ fn marked(case: &Case, to: Format) -> Case {
     if case.not_carried().is_some() {
         return case;
     }
-    let mut lost = Losses::default();
+    let mut lost_all = Losses::default();
     let one = std::slice::from_ref(&case);
     match to {
         Format::ScrapiGolden => {
-            scrapi::write::write(one, &mut lost);
+            scrapi::write::write(one, &mut lost_all);
         }
         Format::CesCsv => {
-            ces_csv::write::write(one, &mut lost);
+            ces_csv::write::write(one, &mut lost_all);
         }
         Format::GecxScenario => {
-            gecx::write::write(&case, &mut lost);
+            gecx::write::write(&case, &mut lost_all);
         }
         Format::RegtraceSet => {}
     }
-    let lost: Vec<_> = lost.items.iter().filter(|loss| loss.verdict).collect();
-    if let Some(first) = lost.first() {
-        let more = match lost.len() {
-            1 => String::new(),
-            n => format!("; and {} more", n - 1),
-        };
+    // What may change a verdict, each message once.
+    let mut lost: Vec<&str> = Vec::new();
+    for loss in lost_all.items.iter().filter(|loss| loss.verdict) {
+        if !lost.contains(&loss.message.as_str()) {
+            lost.push(&loss.message);
+        }
+    }
+    if !lost.is_empty() {
+        let mut why = lost[..lost.len().min(SAID)].join(" / ");
+        if lost.len() > SAID {
+            why.push_str(&format!(" / and {} more", lost.len() - SAID));
+        }
         // CES separates tags with `;`.
-        let why = format!("{}{more}", first.message).replace(';', ",");
-        case.tags.push(format!("{NOT_CARRIED}{why}"));
+        case.tags
+            .push(format!("{NOT_CARRIED}{}", why.replace(';', ",")));
     }
     case
 }
