@@ -184,6 +184,20 @@ impl Case {
     }
 }
 
+/// How a tag that `goldgate convert` puts on a case starts when the target format could not
+/// hold all of the case: `not-carried: <what was left out>`. Tags are what every format keeps,
+/// so the mark survives the file and further conversions.
+pub const NOT_CARRIED: &str = "not-carried: ";
+
+impl Case {
+    /// What `convert` could not carry into this case's format, when it says so in a
+    /// [`NOT_CARRIED`] tag: the case then cannot pass (a check left out might have failed), its
+    /// checks that ran may still fail it.
+    pub fn not_carried(&self) -> Option<&str> {
+        self.tags.iter().find_map(|t| t.strip_prefix(NOT_CARRIED))
+    }
+}
+
 impl Turn {
     /// The tool this turn runs directly, when it is a tool test's.
     pub fn executed_tool(&self) -> Option<&ToolExecution> {

@@ -298,13 +298,24 @@ fn case_status(
             .map(|t| t.status)
             .chain(checks.iter().map(|c| c.status)),
     );
-    match simulated::ungraded(case, status, checks) {
+    match simulated::ungraded(case, status, checks).or_else(|| unproven_pass(case, status)) {
         Some(reason) => {
             *error = Some(reason);
             Status::Skipped
         }
         None => status,
     }
+}
+
+/// A pass of a case that `convert` could not carry whole ([`Case::not_carried`]) is no pass:
+/// returns why it is skipped instead (also when nothing was left to check). A check left out
+/// might have failed; one that ran and failed still fails the case.
+fn unproven_pass(case: &Case, status: Status) -> Option<String> {
+    let unproven = matches!(status, Status::Passed | Status::Skipped);
+    let lost = case.not_carried().filter(|_| unproven)?;
+    Some(format!(
+        "not judged whole: goldgate convert could not carry every check of this case into its format ({lost})"
+    ))
 }
 
 /// Writes the case's transcript under `dir` (`--record`) on a blocking thread: a file written

@@ -373,7 +373,7 @@ fn a_run_that_ends_in_error_is_an_error_of_every_case() {
     assert!(cases.iter().all(|c| c["status"] == "error"), "{report:#}");
     let error = cases[0]["error"].as_str().unwrap();
     assert!(
-        error.contains("ended in ERROR: The app's agent could not be loaded."),
+        error.contains("in ERROR (RUN_FAILED): The app's agent could not be loaded."),
         "{error}"
     );
 }
@@ -443,6 +443,17 @@ fn a_token_that_expires_mid_poll_is_fetched_again() {
 
 #[test]
 fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
+    stopping_cancels_the_evaluation_run("-INT");
+}
+
+#[test]
+fn sigterm_cancels_the_evaluation_run_goldgate_started() {
+    stopping_cancels_the_evaluation_run("-TERM");
+}
+
+/// `goldgate run` sent `signal` while it polls: it cancels its evaluation run, and each case
+/// says that goldgate cancelled it and why.
+fn stopping_cancels_the_evaluation_run(signal: &str) {
     let (dir, fake) = platform_project(local_golden, |p| p.finish = Finish::Never);
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_goldgate"));
     command.current_dir(dir.path()).env("HOME", dir.path());
@@ -473,7 +484,7 @@ fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
     }
     let pid = child.id().to_string();
     let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
+        .args([signal, &pid])
         .status()
         .unwrap();
     assert!(sent.success());
@@ -492,7 +503,13 @@ fn ctrl_c_cancels_the_evaluation_run_goldgate_started() {
     let report = common::read_json(&dir.path().join("report.json"));
     assert_eq!(report["incomplete"], true);
     let error = report["cases"][0]["error"].as_str().unwrap();
-    assert!(error.contains("cancelled"), "{error}");
+    common::assert_contains(
+        error,
+        &[
+            "goldgate cancelled the evaluation run",
+            "goldgate was stopped (Ctrl-C or SIGTERM)",
+        ],
+    );
 }
 
 #[test]

@@ -160,10 +160,31 @@ fn corpus_goldens_as_csv_come_back_row_for_row() {
             continue;
         }
         // A turn that expects no text warns on the way (SCRAPI flags any reply to it, CES
-        // does not): the rows come back all the same.
+        // does not): the rows come back all the same, but for the tag that marks the SCRAPI
+        // file's UNEXPECTED RESPONSE check (or the source's `$matchType`) as not carried into CES.
         let (_, back, _) = there_and_back(&csv, &dir);
-        assert_eq!(rows(&back), rows(&csv), "{}", golden.display());
+        assert_eq!(
+            unmarked(rows(&back)),
+            unmarked(rows(&csv)),
+            "{}",
+            golden.display()
+        );
         checked += 1;
     }
     assert!(checked > 5, "only {checked} corpus goldens had a CSV");
+}
+
+/// `rows` without the `not-carried:` tag convert adds to a case it could not carry whole.
+fn unmarked(mut rows: Vec<Vec<(String, String)>>) -> Vec<Vec<(String, String)>> {
+    for row in &mut rows {
+        for (_, value) in row.iter_mut().filter(|(column, _)| column == "tags") {
+            let kept: Vec<&str> = value
+                .split(';')
+                .take_while(|tag| !tag.starts_with("not-carried: "))
+                .collect();
+            *value = kept.join(";");
+        }
+        row.retain(|(column, value)| column != "tags" || !value.is_empty());
+    }
+    rows
 }

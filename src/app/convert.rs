@@ -16,7 +16,7 @@ use crate::discover::{self, Rules};
 use crate::formats::write::Losses;
 use crate::formats::{ces_csv, gecx, scrapi};
 use crate::load::{self, Suite};
-use crate::model::{Case, CaseKind, Format};
+use crate::model::{Case, CaseKind, Format, NOT_CARRIED};
 
 /// The formats convert writes.
 pub const TARGETS: [Format; 3] = [Format::ScrapiGolden, Format::CesCsv, Format::GecxScenario];
@@ -94,12 +94,17 @@ pub fn source_cases(suite: &Suite) -> Vec<Case> {
 }
 
 /// `cases` in `to`: one text for SCRAPI and CES, one per case for scenarios (with the case's
-/// id), and every loss.
+/// id), and every loss. A case `to` cannot hold whole is marked so ([`marked`]).
 pub fn render(
     cases: &[Case],
     to: Format,
     losses: &mut Losses,
 ) -> Result<Vec<(Option<String>, String)>, ConvertError> {
+    if to == Format::RegtraceSet {
+        return Err(ConvertError::Target { format: to });
+    }
+    let cases: Vec<Case> = cases.iter().map(|case| marked(case, to)).collect();
+    let cases = cases.as_slice();
     Ok(match to {
         Format::ScrapiGolden => vec![(None, scrapi::write::write(cases, losses))],
         Format::CesCsv => vec![(None, ces_csv::write::write(cases, losses))],
@@ -115,6 +120,51 @@ pub fn render(
         }
         Format::RegtraceSet => return Err(ConvertError::Target { format: to }),
     })
+}
+
+/// How many losses a [`NOT_CARRIED`] tag names (the rest are counted).
+const SAID: usize = 3;
+
+/// `case` with a [`NOT_CARRIED`] tag saying what `to` cannot hold of it, when it loses
+/// anything there: played, the converted case is then skipped with that reason rather than
+/// passed, since what was left out (a check, an input, a mock) might have failed it. A mark
+/// already there (an earlier conversion's) stays the only one.
+fn marked(case: &Case, to: Format) -> Case {
+    let mut case = case.clone();
+    if case.not_carried().is_some() {
+        return case;
+    }
+    let mut lost_all = Losses::default();
+    let one = std::slice::from_ref(&case);
+    match to {
+        Format::ScrapiGolden => {
+            scrapi::write::write(one, &mut lost_all);
+        }
+        Format::CesCsv => {
+            ces_csv::write::write(one, &mut lost_all);
+        }
+        Format::GecxScenario => {
+            gecx::write::write(&case, &mut lost_all);
+        }
+        Format::RegtraceSet => {}
+    }
+    // What may change a verdict, each message once.
+    let mut lost: Vec<&str> = Vec::new();
+    for loss in lost_all.items.iter().filter(|loss| loss.verdict) {
+        if !lost.contains(&loss.message.as_str()) {
+            lost.push(&loss.message);
+        }
+    }
+    if !lost.is_empty() {
+        let mut why = lost[..lost.len().min(SAID)].join(" / ");
+        if lost.len() > SAID {
+            why.push_str(&format!(" / and {} more", lost.len() - SAID));
+        }
+        // CES separates tags with `;`.
+        case.tags
+            .push(format!("{NOT_CARRIED}{}", why.replace(';', ",")));
+    }
+    case
 }
 
 /// Whether `out` can take `count` cases in `to`, decided before anything is rendered or

@@ -20,6 +20,10 @@ use crate::model::{ArgsMatcher, Case, Location, MatchType, Matcher, ValueMatcher
 pub struct Loss {
     pub location: Location,
     pub message: String,
+    /// What was left out or changed may change a verdict (a check, an input, a mock): a
+    /// converted case with such a loss cannot pass. `false` for what is written another way
+    /// with the same meaning, or does not bear on a verdict (comments, names, notes).
+    pub verdict: bool,
 }
 
 impl fmt::Display for Loss {
@@ -35,10 +39,22 @@ pub struct Losses {
 }
 
 impl Losses {
+    /// What the target cannot carry, which may change a verdict.
     pub fn add(&mut self, location: &Location, message: impl Into<String>) {
         self.items.push(Loss {
             location: location.clone(),
             message: message.into(),
+            verdict: true,
+        });
+    }
+
+    /// What the target writes another way with the same meaning, or that bears on no verdict:
+    /// warned about all the same.
+    pub fn note(&mut self, location: &Location, message: impl Into<String>) {
+        self.items.push(Loss {
+            location: location.clone(),
+            message: message.into(),
+            verdict: false,
         });
     }
 
@@ -185,9 +201,9 @@ impl Yaml {
 }
 
 /// Expected arguments as the JSON object CES and gecx write, where an object lists the keys to
-/// check and every other value is compared exactly. A `$matchType` other than exact, and an
-/// exact match of a whole object (which these formats read as a match of its listed keys), have
-/// no counterpart there and are reported at `location`.
+/// check and every other value is compared exactly. A `$matchType` other than exact (left out),
+/// and an exact match of a whole object (which these formats read as a match of its listed
+/// keys), have no counterpart there and are reported at `location`.
 pub fn exact_args_json(
     args: &ArgsMatcher,
     location: &Location,
@@ -237,13 +253,12 @@ fn fields_json(
                 MatchType::Ignore => problems.push(format!(
                     "{format} has no `$matchType: ignore`: argument `{path}` is left out (not checked)"
                 )),
-                other => {
-                    problems.push(format!(
-                        "{format} compares arguments exactly: argument `{path}`'s `$matchType: {}` becomes an exact match",
-                        other.name()
-                    ));
-                    out.insert(key.clone(), leaf.expected.clone());
-                }
+                // As an exact match it would fail where the source passes: left out, the
+                // case is marked as not carried whole (`convert`), so it cannot pass either.
+                other => problems.push(format!(
+                    "{format} compares arguments exactly: argument `{path}`'s `$matchType: {}` is left out (not checked)",
+                    other.name()
+                )),
             },
         }
     }

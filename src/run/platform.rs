@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{Event, OnEvent, RunOptions, Stop};
 use crate::agent::evaluations::{Bounds, Evaluations};
 use crate::model::Case;
-use crate::results::CaseResult;
+use crate::results::{CaseResult, Status};
 
 /// Each of `cases` run `runs` times by `evaluations`: (case index, run, result), and whether
 /// the batch ended before every run was played.
@@ -26,8 +26,12 @@ pub(super) async fn play(
         stop: &stop.scheduling,
     };
     let runs = u32::try_from(runs).unwrap_or(u32::MAX);
-    let evaluated = evaluations.evaluate(cases, runs, bounds).await;
-    for (index, _, result) in &evaluated.results {
+    let mut evaluated = evaluations.evaluate(cases, runs, bounds).await;
+    for (index, _, result) in &mut evaluated.results {
+        if let Some(why) = super::unproven_pass(&cases[*index], result.status) {
+            result.status = Status::Skipped;
+            result.error = Some(why);
+        }
         on_event(Event::CaseFinished {
             case: &cases[*index],
             status: result.status,

@@ -102,7 +102,7 @@ pub(super) fn render_call(call: &ToolCall) -> String {
 }
 
 /// Actual calls for a report: `a(...); b(...)`, or `(no tool calls)`.
-pub(super) fn render_calls(calls: &[&ToolCall]) -> String {
+pub fn render_calls(calls: &[&ToolCall]) -> String {
     if calls.is_empty() {
         return "(no tool calls)".to_owned();
     }

@@ -25,8 +25,9 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use judge::{Judge, JudgeError, JudgeQuestion, JudgeScore, JudgeVerdict, NO_JUDGE};
-pub use matchers::json_equal;
+pub use matchers::{json_equal, render_calls};
 pub use metrics::NEEDS_BASELINE;
+pub use turn::NO_TEXT;
 
 use crate::config::llm::SIMILARITY_PASS;
 use crate::model::{ArgsMatcher, Case, CheckKind, Location};

@@ -32,7 +32,8 @@ use crate::results::{CheckCategory, CheckResult, Method, Status};
 use crate::transcript::Exchange;
 use crate::transcript::{Reply, ToolCall};
 
-const NO_TEXT: &str = "(no agent text)";
+/// What reports show for a reply with no text.
+pub const NO_TEXT: &str = "(no agent text)";
 
 impl Grader {
     /// Judges what the agent did in `exchange` against the turn's expectations.

@@ -18,10 +18,13 @@ use serde_json::{Value, json};
 
 pub mod cli;
 mod results;
+mod runs;
 mod scrapi;
 
 use crate::common::{bearer_token, google_error};
-use results::produce_results;
+#[allow(unused_imports)] // Only the reasons test reads what the app says unasked.
+pub use results::UNASKED;
+use runs::{cancel, operation, poll_run, run_evaluation};
 #[allow(unused_imports)] // Only the push test compares with SCRAPI's mapping.
 pub use scrapi::scrapi_turns;
 
@@ -58,6 +61,8 @@ pub struct Run {
     pub polls: usize,
     pub cancelled: bool,
     pub results: Vec<String>,
+    /// Its results are complete.
+    pub done: bool,
 }
 
 #[derive(Default)]
@@ -83,6 +88,14 @@ pub struct Platform {
     pub throttled_runs: usize,
     /// Every poll of a run answered 500 INTERNAL.
     pub broken_polls: bool,
+    /// Display names of evaluations whose app speaks in the turns that expect no agent
+    /// response (SCRAPI's UNEXPECTED RESPONSE).
+    pub speaking: Vec<String>,
+    /// Display names of evaluations whose app calls `lookup_order` in its first turn that
+    /// expects no tool call.
+    pub extra_call: Vec<String>,
+    /// The conversations each replayed turn recorded, by resource name.
+    pub conversations: BTreeMap<String, Value>,
 }
 
 #[derive(Clone, Default)]
@@ -205,6 +218,26 @@ fn route(
         ("GET", r) if r.starts_with(&format!("{APP}/evaluationRuns/")) => poll_run(state, r, token),
         ("GET", r) if r.starts_with(OPERATIONS) => operation(state, r),
         ("POST", r) if r.starts_with(OPERATIONS) && r.ends_with(":cancel") => cancel(state, r),
+        ("GET", r) if r.starts_with(&format!("{APP}/conversations/")) => {
+            match state.conversations.get(r) {
+                Some(conversation) => Json(conversation.clone()).into_response(),
+                None => google_error(
+                    StatusCode::NOT_FOUND,
+                    "NOT_FOUND",
+                    &format!("{r} not found"),
+                ),
+            }
+        }
+        ("GET", r) if r.starts_with(&evaluations) && r.ends_with("/results") => {
+            let prefix = format!("{r}/");
+            let mine: Vec<Value> = state
+                .results
+                .iter()
+                .filter(|(name, _)| name.starts_with(&prefix))
+                .map(|(_, result)| result.clone())
+                .collect();
+            listed("evaluationResults", &mine)
+        }
         ("GET", r) if r.contains("/results/") => match state.results.get(r) {
             Some(result) => Json(result.clone()).into_response(),
             None => google_error(
@@ -327,7 +360,7 @@ fn one_of(value: &Value, oneof: &[&str], also: &[&str], what: &str) -> Vec<Strin
     broken
 }
 
-fn invalid(state: &mut Platform, broken: Vec<String>) -> Option<Response> {
+pub(super) fn invalid(state: &mut Platform, broken: Vec<String>) -> Option<Response> {
     if broken.is_empty() {
         return None;
     }
@@ -418,169 +451,4 @@ fn create_expectation(state: &mut Platform, body: &Value) -> Response {
     ));
     state.expectations.push(expectation.clone());
     Json(expectation).into_response()
-}
-
-const RUN_FIELDS: [&str; 12] = [
-    "app",
-    "evaluations",
-    "evaluationDataset",
-    "displayName",
-    "appVersion",
-    "config",
-    "runCount",
-    "personaRunConfigs",
-    "optimizationConfig",
-    "goldenRunMethod",
-    "generateLatencyReport",
-    "evaluationRunCachingSettings",
-];
-
-fn run_evaluation(state: &mut Platform, body: &Value) -> Response {
-    let mut broken: Vec<String> = body
-        .as_object()
-        .map(|m| {
-            m.keys()
-                .filter(|k| !RUN_FIELDS.contains(&k.as_str()))
-                .map(|k| format!("unknown field `{k}` in RunEvaluationRequest"))
-                .collect()
-        })
-        .unwrap_or_default();
-    if body["app"] != APP {
-        broken.push(format!("runEvaluation names app {}", body["app"]));
-    }
-    let evaluations: Vec<String> = body["evaluations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.as_str().map(str::to_owned))
-        .collect();
-    for name in &evaluations {
-        if !state.evaluations.iter().any(|e| e["name"] == name.as_str()) {
-            broken.push(format!("runEvaluation names {name}, which does not exist"));
-        }
-    }
-    let run_count = body["runCount"].as_u64().unwrap_or(1);
-    // The enums of `runEvaluation`, each optional.
-    let config = &body["config"];
-    for (field, value, allowed) in [
-        (
-            "goldenRunMethod",
-            &body["goldenRunMethod"],
-            ["STABLE", "NAIVE"],
-        ),
-        (
-            "evaluationChannel",
-            &config["evaluationChannel"],
-            ["TEXT", "AUDIO"],
-        ),
-        (
-            "toolCallBehaviour",
-            &config["toolCallBehaviour"],
-            ["REAL", "FAKE"],
-        ),
-    ] {
-        if value.as_str().is_some_and(|v| !allowed.contains(&v)) {
-            broken.push(format!("{field} {value}"));
-        }
-    }
-    if let Some(refused) = invalid(state, broken) {
-        return refused;
-    }
-    let n = state.runs.len() + 1;
-    let run = Run {
-        name: format!("{APP}/evaluationRuns/run{n}"),
-        operation: format!("{OPERATIONS}/op{n}"),
-        evaluations,
-        run_count,
-        ..Run::default()
-    };
-    let answer = operation_of(&run, false);
-    state.runs.push(run);
-    Json(answer).into_response()
-}
-
-fn operation_of(run: &Run, done: bool) -> Value {
-    let mut operation = json!({
-        "name": run.operation,
-        "metadata": {
-            "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationOperationMetadata",
-            "evaluations": run.evaluations,
-            "evaluationRun": run.name,
-            "createTime": "2026-11-27T02:00:00Z",
-        },
-    });
-    if done {
-        operation["done"] = json!(true);
-        operation["response"] = json!({
-            "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationResponse",
-            "evaluationRun": run.name,
-        });
-    }
-    operation
-}
-
-fn operation(state: &mut Platform, name: &str) -> Response {
-    match state.runs.iter().find(|r| r.operation == name) {
-        Some(run) => Json(operation_of(run, !run.results.is_empty())).into_response(),
-        None => google_error(StatusCode::NOT_FOUND, "NOT_FOUND", "operation not found"),
-    }
-}
-
-fn cancel(state: &mut Platform, path: &str) -> Response {
-    let name = path.trim_end_matches(":cancel");
-    match state.runs.iter_mut().find(|r| r.operation == name) {
-        Some(run) => {
-            run.cancelled = true;
-            Json(json!({})).into_response()
-        }
-        None => google_error(StatusCode::NOT_FOUND, "NOT_FOUND", "operation not found"),
-    }
-}
-
-fn poll_run(state: &mut Platform, name: &str, token: &str) -> Response {
-    let Some(at) = state.runs.iter().position(|r| r.name == name) else {
-        return google_error(
-            StatusCode::NOT_FOUND,
-            "NOT_FOUND",
-            &format!("{name} not found"),
-        );
-    };
-    state.runs[at].polls += 1;
-    let polls = state.runs[at].polls;
-    if state.expire_token_after == Some(polls) {
-        state.tokens.retain(|t| t != token);
-    }
-    let total = state.runs[at].evaluations.len() as u64 * state.runs[at].run_count;
-    let mut run = json!({
-        "name": name,
-        "displayName": "goldgate",
-        "evaluations": state.runs[at].evaluations,
-        "evaluationType": "GOLDEN",
-        "createTime": "2026-11-27T02:00:00Z",
-    });
-    let running = polls <= state.polls_to_finish || state.finish == Finish::Never;
-    if state.runs[at].cancelled {
-        run["state"] = json!("CANCELLED");
-    } else if running {
-        run["state"] = json!("RUNNING");
-        run["progress"] = json!({"totalCount": total, "completedCount": 0});
-    } else if state.finish == Finish::Error {
-        run["state"] = json!("ERROR");
-        run["progress"] = json!({"totalCount": total, "errorCount": total});
-        run["errorInfo"] = json!({"errorType": "RUN_FAILED", "errorMessage": "The app's agent could not be loaded."});
-    } else {
-        if state.runs[at].results.is_empty() {
-            produce_results(state, at);
-        }
-        let run_state = &state.runs[at];
-        let passed = run_state
-            .results
-            .iter()
-            .filter(|r| state.results[*r]["evaluationStatus"] == "PASS")
-            .count();
-        run["state"] = json!("COMPLETED");
-        run["evaluationResults"] = json!(run_state.results);
-        run["progress"] = json!({"totalCount": total, "completedCount": total, "passedCount": passed, "failedCount": total as usize - passed});
-    }
-    Json(run).into_response()
 }

@@ -83,7 +83,7 @@ fn comments_lost(case: &Case, losses: &mut Losses) {
     );
     for (location, comments, what) in places {
         if !comments.is_empty() {
-            losses.add(
+            losses.note(
                 location,
                 format!(
                     "CES CSV has no comments: the author's comments above this {what} are left out"
@@ -130,7 +130,7 @@ fn evaluation_row(case: &Case, losses: &mut Losses) -> Row {
         head = head.set(Column::Description, description);
     }
     for tag in case.tags.iter().filter(|tag| tag.contains(';')) {
-        losses.add(
+        losses.note(
             &case.location,
             format!("CES separates tags with `;`: the tag `{tag}` is split"),
         );
@@ -145,7 +145,7 @@ fn conversation_rows(case: &Case, losses: &mut Losses) -> Vec<Row> {
     for (position, turn) in case.turns.iter().enumerate() {
         let mut turn_rows = Vec::new();
         if position == 0 && !case.session_parameters.is_empty() {
-            losses.add(
+            losses.note(
                 &case.location,
                 "CES has no session parameters: they are sent as an INPUT_UPDATED_VARIABLES row of the first turn",
             );
@@ -379,7 +379,7 @@ impl TurnRows<'_> {
     /// CES trims every cell: surrounding spaces do not survive.
     fn cell_text(&mut self, text: &str) {
         if text.trim() != text {
-            self.losses.add(
+            self.losses.note(
                 &self.turn.location,
                 "CES trims cells: the spaces around a text are left out",
             );
@@ -414,9 +414,9 @@ fn tool_call_row(call: &ExpectedToolCall, location: &Location, losses: &mut Loss
     let row = Row::default()
         .set(Column::ActionType, "EXPECTATION_TOOL_CALL")
         .set(Column::ToolName, &call.name);
-    if call.args.fields.is_empty() {
+    let args = exact_args_json(&call.args, location, FORMAT, losses);
+    if args.is_empty() {
         return row;
     }
-    let args = exact_args_json(&call.args, location, FORMAT, losses);
     row.set(Column::ToolCallArgsJson, Value::Object(args).to_string())
 }

@@ -56,7 +56,7 @@ struct Parameters<'a> {
 fn parameters<'a>(case: &'a Case, losses: &mut Losses) -> Parameters<'a> {
     match case.turns.first().and_then(|t| t.inputs.first()) {
         Some(Input::Variables(variables)) if case.session_parameters.is_empty() => {
-            losses.add(
+            losses.note(
                 &case.turns[0].location,
                 "the variables the first turn opens with are written as SCRAPI session parameters",
             );
@@ -124,7 +124,7 @@ fn conversation(
 /// conversation ([`annotation`]).
 fn label_comments(case: &Case, out: &mut Yaml, losses: &mut Losses) {
     if case.name != case.id {
-        losses.add(
+        losses.note(
             &case.location,
             format!(
                 "SCRAPI names a conversation once: the name `{}` is kept in a goldgate comment (SCRAPI ignores it), the id `{}` is the conversation",
@@ -134,7 +134,7 @@ fn label_comments(case: &Case, out: &mut Yaml, losses: &mut Losses) {
         out.line(2, &format!("# {}", annotation::comment("name", &case.name)));
     }
     if let Some(description) = &case.description {
-        losses.add(
+        losses.note(
             &case.location,
             "SCRAPI has no description: it is kept in a goldgate comment (SCRAPI ignores it)",
         );
@@ -289,7 +289,7 @@ impl Expected {
     /// `agent`: the chunks, `null` for silence, none for an UNEXPECTED RESPONSE.
     fn agent_line(&self, turn: &Turn, losses: &mut Losses) -> Option<String> {
         if self.chunks.is_empty() && !self.silent && !self.unexpected {
-            losses.add(
+            losses.note(
                 &turn.location,
                 "the turn expects no agent text and SCRAPI checks every turn's: written without `agent`, any reply is an UNEXPECTED RESPONSE",
             );
@@ -384,13 +384,13 @@ fn note(
     };
     match place {
         Some(place) => {
-            losses.add(
+            losses.note(
                 &expectation.location,
                 format!("SCRAPI has no expectation notes: `{note}` is kept in a goldgate comment (SCRAPI ignores it)"),
             );
             comments.push(annotation::comment(&format!("{place} note"), note));
         }
-        None => losses.add(
+        None => losses.note(
             &expectation.location,
             format!("SCRAPI has no expectation notes: `{note}` is left out"),
         ),
@@ -517,7 +517,7 @@ fn agent_chunk(
 ) -> String {
     losses.semantic_only(matcher, &expectation.location, FORMAT);
     if let Some(agent) = agent {
-        losses.add(
+        losses.note(
             &expectation.location,
             format!("SCRAPI's agent text names no agent: `{agent}` is kept in a goldgate comment (SCRAPI ignores it)"),
         );

@@ -11,11 +11,13 @@
 //! only for 429 and 503), and one retry with a fresh token after a 401 (a token that expired
 //! mid-poll).
 
+mod conversation;
 mod existing;
 mod golden;
 mod push;
 mod results;
 mod run;
+mod turn_metrics;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,7 +4,11 @@
 //! hallucination check, each custom expectation (`llmCriteria`) a criterion check, and a
 //! scenario's rubrics, expectations and user-goal result checks over the conversation.
 //!
-//! The verdict is the platform's (`evaluationStatus`); the checks say why. Scores are written
+//! The verdict is the platform's (`evaluationStatus`); the checks say why, each failed one
+//! with the turn, the metric and what the agent said or called ([`super::turn_metrics`] for
+//! the failures the platform states as turn-level metrics only). A FAIL whose reason cannot be
+//! read stays a failure, with a check saying so. A result that never completed says why the run
+//! ended first (goldgate cancelled it, or the platform ended it in error). Scores are written
 //! in `0..=1` as every score of a report: semantic similarity 0-4 is divided by 4.
 
 use std::collections::BTreeMap;
@@ -12,6 +16,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::conversation::{self, Conversations};
+use super::turn_metrics::{hallucination, tool_invocation, turn_similarity};
 use crate::model::{Case, ExpectationKind, Input, Turn};
 use crate::results::{CaseResult, CheckCategory, CheckResult, Method, Status, TurnResult};
 use crate::score::Grader;
@@ -40,32 +46,30 @@ pub(super) fn error(case: &Case, why: &str) -> CaseResult {
 /// Resource names to the display names goldens use (the app's tools and agents).
 pub(super) type Labels = BTreeMap<String, String>;
 
+/// What reading a result needs besides the result itself.
+pub(super) struct Context<'a> {
+    pub labels: &'a Labels,
+    /// The conversations of the turns of failed results ([`super::conversation`]).
+    pub conversations: &'a Conversations,
+    /// Why the evaluation run ended before every result completed (goldgate cancelled it, or
+    /// the platform ended it in error); empty when it completed.
+    pub unfinished: &'a str,
+}
+
 /// The case's result from the platform's `result`.
-pub(super) fn of(case: &Case, result: &Value, labels: &Labels) -> CaseResult {
+pub(super) fn of(case: &Case, result: &Value, context: &Context) -> CaseResult {
     let state = result["executionState"].as_str().unwrap_or_default();
-    if state == "ERROR" || (state != "COMPLETED" && !result["errorInfo"].is_null()) {
-        let info = &result["errorInfo"];
-        let why = format!(
-            "the platform could not run the evaluation ({}): {}",
-            info["errorType"].as_str().unwrap_or("ERROR"),
-            info["errorMessage"].as_str().unwrap_or("no message")
-        );
-        return error(case, &why);
-    }
     if state != "COMPLETED" {
-        return error(
-            case,
-            &format!("the evaluation result is still {state} on the platform"),
-        );
+        return error(case, &unfinished(result, state, context.unfinished));
     }
     let thresholds = &result["evaluationMetricsThresholds"]["goldenEvaluationMetricsThresholds"];
     let golden = &result["goldenResult"];
-    let mut turns: Vec<TurnResult> = golden["turnReplayResults"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut turns: Vec<TurnResult> = list(&golden["turnReplayResults"])
         .enumerate()
-        .map(|(i, replay)| turn(case, i, replay, (thresholds, labels)))
+        .map(|(i, replay)| {
+            let reply = conversation::reply_of(result, i, context.conversations, context.labels);
+            turn(case, (i, replay, reply), (thresholds, context.labels))
+        })
         .collect();
     let mut checks: Vec<CheckResult> = list(&golden["evaluationExpectationResults"])
         .map(|r| expectation(case, r))
@@ -86,6 +90,11 @@ pub(super) fn of(case: &Case, result: &Value, labels: &Labels) -> CaseResult {
                 .chain(checks.iter().map(|c| c.status)),
         ),
     };
+    let said_why =
+        turns.iter().any(|t| t.status.is_bad()) || checks.iter().any(|c| c.status.is_bad());
+    if status == Status::Failed && !said_why {
+        checks.push(unexplained(case, result));
+    }
     let score = Grader::case_score(case, &turns, &checks).unwrap_or_default();
     let duration = turns.iter().filter_map(|t| t.latency).sum();
     CaseResult {
@@ -98,15 +107,62 @@ pub(super) fn of(case: &Case, result: &Value, labels: &Labels) -> CaseResult {
     }
 }
 
+/// Why a result in `state` (not COMPLETED) has no verdict: the platform's error for an ERROR,
+/// else why the run ended first (`unfinished`), else that the platform left it unfinished.
+fn unfinished(result: &Value, state: &str, unfinished: &str) -> String {
+    let info = &result["errorInfo"];
+    if state == "ERROR" || !info.is_null() {
+        let what = format!(
+            "the platform could not run the evaluation ({}): {}",
+            info["errorType"].as_str().unwrap_or("ERROR"),
+            info["errorMessage"].as_str().unwrap_or("no message")
+        );
+        return match unfinished {
+            "" => what,
+            why => format!("{why}; {what}"),
+        };
+    }
+    match unfinished {
+        "" => format!(
+            "the platform ended the evaluation run with this result still {}",
+            if state.is_empty() {
+                "unfinished"
+            } else {
+                state
+            }
+        ),
+        why => why.to_owned(),
+    }
+}
+
+/// A failed case whose result names no failed expectation, metric or error: the platform's
+/// verdict stands (fail closed), saying that its reason could not be read.
+fn unexplained(case: &Case, result: &Value) -> CheckResult {
+    let mut check = judged(
+        "evaluation status".to_owned(),
+        CheckCategory::Criterion,
+        case.location.line,
+        Some("FAIL"),
+    );
+    check.expected = "PASS".to_owned();
+    check.actual = "FAIL".to_owned();
+    check.reason = Some(format!(
+        "the platform failed the evaluation without a failed expectation, metric or error in its result {}",
+        result["name"].as_str().unwrap_or("(unnamed)")
+    ));
+    check
+}
+
 fn list(value: &Value) -> impl Iterator<Item = &Value> {
     value.as_array().into_iter().flatten()
 }
 
-/// One replayed turn: its expectation outcomes and hallucination result as checks.
+/// One replayed turn: its expectation outcomes, its turn-level metrics and its
+/// hallucination result as checks. `read` is what the app did, from the turn's conversation,
+/// when it was read (else what the outcomes observed).
 fn turn(
     case: &Case,
-    i: usize,
-    replay: &Value,
+    (i, replay, read): (usize, &Value, Option<Reply>),
     (thresholds, labels): (&Value, &Labels),
 ) -> TurnResult {
     let golden = case.turns.get(i);
@@ -118,21 +174,12 @@ fn turn(
     if let Some(golden) = golden {
         place(&mut checks, golden);
     }
-    let calls_expected = checks.iter().any(|c| c.category == CheckCategory::ToolCall);
-    let overall = &replay["overallToolInvocationResult"];
-    if let (true, Some(score)) = (calls_expected, overall["toolInvocationScore"].as_f64()) {
-        let mut check = judged(
-            "tool invocation".to_owned(),
-            CheckCategory::ToolCallAccuracy,
-            line,
-            overall["outcome"].as_str(),
-        );
-        check.score = Some(score);
-        let turn_level = &thresholds["turnLevelMetricsThresholds"];
-        let threshold = turn_level["overallToolInvocationCorrectnessThreshold"].as_f64();
-        check.reason = Some(scored(score, "1", threshold, overall));
-        checks.push(check);
-    }
+    let reply = read.unwrap_or(reply);
+    let turn_level = &thresholds["turnLevelMetricsThresholds"];
+    let unexpected = turn_similarity(&mut checks, replay, (line, turn_level), &reply);
+    checks.extend(unexpected);
+    let invocation = tool_invocation(&checks, replay, (line, turn_level), &reply);
+    checks.extend(invocation);
     if let Some(check) = hallucination(&replay["hallucinationResult"], line) {
         checks.push(check);
     }
@@ -234,22 +281,14 @@ fn observed(
         let wanted = response["response"].to_string();
         (label, CheckCategory::ToolResponse, wanted, actual)
     } else {
-        let target = |v: &Value| {
-            let resource = v["targetAgent"].as_str();
-            let known = resource.and_then(|r| labels.get(r)).map(String::as_str);
-            let name = v["displayName"].as_str().or(known).or(resource);
-            name.unwrap_or_default().to_owned()
-        };
-        let observed = &outcome["observedAgentTransfer"];
-        if !observed.is_null() {
-            reply.transfer = Some(Transfer {
-                agent: target(observed),
-                resource: observed["targetAgent"].as_str().map(str::to_owned),
-            });
+        let observed = transfer_of(&outcome["observedAgentTransfer"], labels);
+        let actual = observed.agent.clone();
+        if !outcome["observedAgentTransfer"].is_null() {
+            reply.transfer = Some(observed);
         }
-        let wanted = target(&expected["agentTransfer"]);
+        let wanted = transfer_of(&expected["agentTransfer"], labels).agent;
         let label = format!("transfer to {wanted}");
-        (label, CheckCategory::Transfer, wanted, target(observed))
+        (label, CheckCategory::Transfer, wanted, actual)
     }
 }
 
@@ -293,7 +332,7 @@ fn checks_kind(category: CheckCategory, kind: &ExpectationKind) -> bool {
 }
 
 /// `platform score 2 of 4 (threshold 3), Partially Consistent: explanation`.
-fn scored(score: f64, of: &str, threshold: Option<f64>, result: &Value) -> String {
+pub(super) fn scored(score: f64, of: &str, threshold: Option<f64>, result: &Value) -> String {
     let mut text = format!("platform score {score} of {of}");
     if let Some(threshold) = threshold {
         text.push_str(&format!(" (threshold {threshold})"));
@@ -305,27 +344,6 @@ fn scored(score: f64, of: &str, threshold: Option<f64>, result: &Value) -> Strin
         text.push_str(&format!(": {explanation}"));
     }
     text
-}
-
-/// The turn's hallucination result: 1 justified (passed), 0 not justified (failed), -1 no
-/// claim to assess (skipped).
-fn hallucination(result: &Value, line: u32) -> Option<CheckResult> {
-    let score = result["score"].as_i64()?;
-    let status = match score {
-        1 => Status::Passed,
-        0 => Status::Failed,
-        _ => Status::Skipped,
-    };
-    let mut check = judged(
-        "no hallucination".to_owned(),
-        CheckCategory::Hallucination,
-        line,
-        None,
-    );
-    check.status = status;
-    check.score = (score >= 0).then_some(score as f64);
-    check.reason = Some(scored(score as f64, "1", None, result));
-    Some(check)
 }
 
 /// A custom expectation's result (`llmCriteria`) as a criterion check.
@@ -402,7 +420,12 @@ fn scenario(case: &Case, result: &Value) -> (Option<TurnResult>, Vec<CheckResult
 }
 
 /// A check judged by the platform: PASS passed, FAIL failed, anything else skipped.
-fn judged(label: String, category: CheckCategory, line: u32, outcome: Option<&str>) -> CheckResult {
+pub(super) fn judged(
+    label: String,
+    category: CheckCategory,
+    line: u32,
+    outcome: Option<&str>,
+) -> CheckResult {
     let status = match outcome {
         Some("PASS") => Status::Passed,
         Some("FAIL") => Status::Failed,
@@ -428,8 +451,20 @@ fn chunks_text(message: &Value) -> String {
     texts.join("\n")
 }
 
+/// An `AgentTransfer`, its agent named by its display name, the app's for its resource, else
+/// the resource.
+pub(super) fn transfer_of(transfer: &Value, labels: &Labels) -> Transfer {
+    let resource = transfer["targetAgent"].as_str();
+    let known = resource.and_then(|r| labels.get(r)).map(String::as_str);
+    let agent = transfer["displayName"].as_str().or(known).or(resource);
+    Transfer {
+        agent: agent.unwrap_or_default().to_owned(),
+        resource: resource.map(str::to_owned),
+    }
+}
+
 /// A tool's display name: the call's, the app's for its resource, else the resource's id.
-fn tool_name(call: &Value, labels: &Labels) -> String {
+pub(super) fn tool_name(call: &Value, labels: &Labels) -> String {
     let resource = call["tool"]
         .as_str()
         .or(call["toolsetTool"]["toolId"].as_str());

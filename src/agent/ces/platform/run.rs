@@ -111,9 +111,10 @@ impl CesAgent {
                     wait = (wait * 2).min(MOST_POLL);
                     continue;
                 }
-                Waited::Stopped => {
-                    "cancelled: goldgate was stopped before the evaluation run ended".to_owned()
-                }
+                Waited::Stopped => format!(
+                    "goldgate cancelled the evaluation run {}: goldgate was stopped (Ctrl-C or SIGTERM) before the run ended",
+                    run_name.as_deref().unwrap_or("(not yet named)")
+                ),
                 Waited::Deadline => timed_out(run_name.as_deref(), last.as_ref(), timeout),
             };
             self.cancel(&op_name).await;
@@ -155,6 +156,12 @@ impl CesAgent {
             None => Vec::new(),
         };
         let labels = self.labels().await;
+        let conversations = self.conversations(&found).await;
+        let context = results::Context {
+            labels: &labels,
+            conversations: &conversations,
+            unfinished: &ended.why,
+        };
         let mut out = Vec::new();
         for (index, evaluation) in to_run {
             let case = &cases[*index];
@@ -162,7 +169,7 @@ impl CesAgent {
             let mine = found
                 .iter()
                 .filter(|r| r["name"].as_str().is_some_and(|n| n.starts_with(&prefix)));
-            let mut mine = mine.map(|r| results::of(case, r, &labels));
+            let mut mine = mine.map(|r| results::of(case, r, &context));
             for run in 0..runs as usize {
                 let result = mine.next().unwrap_or_else(|| {
                     let why = if ended.why.is_empty() {
@@ -282,11 +289,16 @@ fn finished(state: &str, run: Option<&Value>) -> Option<Ended> {
         "COMPLETED" => (true, String::new()),
         "ERROR" => (
             true,
-            format!("the evaluation run ended in ERROR: {}", message(run)),
+            format!(
+                "the platform ended the evaluation run in ERROR ({}): {}",
+                run.and_then(|r| r["errorInfo"]["errorType"].as_str())
+                    .unwrap_or("no error type"),
+                message(run)
+            ),
         ),
         "CANCELLED" => (
             false,
-            "the evaluation run was cancelled on the platform".to_owned(),
+            "the evaluation run was cancelled on the platform, not by goldgate".to_owned(),
         ),
         _ => return None,
     };
@@ -329,7 +341,7 @@ fn timed_out(run: Option<&str>, last: Option<&Value>, timeout: Duration) -> Stri
         )
     });
     format!(
-        "timed out: the evaluation run {} did not finish within {:?}{}; goldgate cancelled it (raise --timeout: it bounds the whole platform run)",
+        "timed out: goldgate cancelled the evaluation run {} because it did not finish within {:?}{} (raise --timeout: it bounds the whole platform run)",
         run.unwrap_or("(not yet named)"),
         timeout,
         progress.unwrap_or_default()
