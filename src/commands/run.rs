@@ -49,7 +49,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(gate) => gate,
         Err(refusal) => return refuse(args, &refusal),
     };
-    let suite = match super::load_goldens_or(&args.suite.paths, "run", app_evaluations(&config))? {
+    let suite = match super::load_goldens_to_run(&args.suite.paths, &config, "run")? {
         Ok(suite) => suite,
         Err(refusal) => return refuse(args, &refusal),
     };
@@ -371,14 +371,6 @@ fn finish(
         exit = exit.max(super::update_baseline(path, report, asked)?);
     }
     Ok(exit)
-}
-
-/// An app's own evaluations chosen in the config: cases enough without a local file.
-fn app_evaluations(config: &Config) -> bool {
-    matches!(
-        &config.agent,
-        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
-    )
 }
 
 /// The selection and `--repeat` / `--min-pass`, and the output flags, checked before anything
