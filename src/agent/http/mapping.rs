@@ -30,6 +30,8 @@ pub struct NothingFound {
     pub path: String,
     /// Where it looked: `None`, the reply; `Some(n)`, the reply's `n`th tool call (1-based).
     pub tool_call: Option<usize>,
+    /// The path that is wrong when it is not `path` itself, said after the error.
+    pub hint: Option<String>,
 }
 
 impl NothingFound {
@@ -39,10 +41,30 @@ impl NothingFound {
             Some(n) => format!("tool call {n} of {what}"),
             None => what.to_owned(),
         };
+        let hint = self
+            .hint
+            .as_deref()
+            .map_or(String::new(), |h| format!("; {h}"));
         format!(
-            "the response path `{}` found nothing in {within}: {quoted}",
+            "the response path `{}` found nothing in {within}: {quoted}{hint}",
             self.path
         )
+    }
+
+    /// Names `tool_calls` as the wrong path when the "call" it found is a whole list: a path
+    /// without `[*]` finds the list, not each call in it.
+    fn in_list(self, tool_calls: &JsonPath, call: &Json) -> NothingFound {
+        if !call.is_array() {
+            return self;
+        }
+        let source = &tool_calls.source;
+        NothingFound {
+            hint: Some(format!(
+                "`response.tool_calls: {source}` found a list, not the calls in it: write \
+                 `{source}[*]` to read each item as a tool call"
+            )),
+            ..self
+        }
     }
 }
 
@@ -68,7 +90,7 @@ pub fn read(paths: &ResponsePaths, value: &Json) -> Result<Fragment, NothingFoun
             .nodes(value)
             .into_iter()
             .enumerate()
-            .map(|(i, call)| tool_call(paths, call, i + 1))
+            .map(|(i, call)| tool_call(paths, call, i + 1).map_err(|e| e.in_list(path, call)))
             .collect::<Result<_, _>>()?,
         None => Vec::new(),
     };
@@ -104,6 +126,7 @@ fn tool_call(paths: &ResponsePaths, call: &Json, n: usize) -> Result<ToolCall, N
     let name = first(Some(&paths.tool_name), call).ok_or_else(|| NothingFound {
         path: paths.tool_name.source.clone(),
         tool_call: Some(n),
+        hint: None,
     })?;
     let args = match first(Some(&paths.tool_args), call) {
         None => Json::Object(Map::new()),
@@ -163,6 +186,18 @@ mod tests {
         assert_eq!(
             error.unwrap_err().message("the reply", "{…}"),
             "the response path `$.name` found nothing in tool call 1 of the reply: {…}"
+        );
+    }
+
+    #[test]
+    fn a_tool_calls_path_finding_the_list_itself_is_named_with_its_fix() {
+        let reply = json!({ "reply": "ok", "tools": [{ "name": "lookup" }] });
+        let error = read(&paths(Some("$.tools")), &reply).unwrap_err();
+        assert_eq!(
+            error.message("the reply", "{…}"),
+            "the response path `$.name` found nothing in tool call 1 of the reply: {…}; \
+             `response.tool_calls: $.tools` found a list, not the calls in it: write \
+             `$.tools[*]` to read each item as a tool call"
         );
     }
 }

@@ -330,6 +330,7 @@ impl<'a> Gathered<'a> {
             let missing = NothingFound {
                 path: self.paths.text.source.clone(),
                 tool_call: None,
+                hint: None,
             };
             return Err(self.nothing_found(&missing, &self.head));
         };
