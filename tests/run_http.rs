@@ -297,6 +297,8 @@ fn a_tool_calls_path_without_a_star_is_named_with_its_fix() {
     common::order_golden(dir.path(), &common::order_conversation("lookup"));
     common::goldgate(dir.path(), &["run", "goldens"])
         .exits(2)
-        .says(&["`response.tool_calls: $.tools` found a list, not the calls in it: write \
-                 `$.tools[*]` to read each item as a tool call"]);
+        .says(&[
+            "`response.tool_calls: $.tools` found a list, not the calls in it: write \
+                 `$.tools[*]` to read each item as a tool call",
+        ]);
 }
