@@ -340,3 +340,27 @@ fn an_unset_variable_is_one_error_before_anything_plays() {
     assert_eq!(said.matches("GOLDGATE_TEST_NEVER_SET").count(), 1, "{said}");
     common::assert_lacks(&said, &["case_1", "[1/3]"]);
 }
+
+/// A case checked only as a whole conversation (here Regtrace metrics over a recorded reply)
+/// reads `-` in the table's Pass and Fail, with the totals saying why, not `0 | 0 | 100%`.
+#[test]
+fn a_case_checked_as_a_whole_shows_no_turn_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite/regtrace");
+    let config = fs::read_to_string(example.join("regtrace.config.yaml")).unwrap();
+    common::write(dir.path(), "regtrace.config.yaml", config);
+    // Both replies recorded: no agent is needed.
+    let set = fs::read_to_string(example.join("golden-sets/faq.yaml"))
+        .unwrap()
+        .replace(
+            "actual_output: null",
+            "actual_output: \"I'm transferring you to the billing team, who handle refunds.\"",
+        );
+    common::write(dir.path(), "golden-sets/faq.yaml", set);
+    let out = common::goldgate(dir.path(), &["run", "regtrace.config.yaml"]).exits(0);
+    out.says(&[
+        "faq-refunds  |     1 |    - |    - |  100%",
+        "Total: 2 conversations, 2 turns, 0 pass, 0 fail (-: 2 conversations checked as a \
+         whole, not turn by turn)",
+    ]);
+}
