@@ -261,11 +261,11 @@ mod tests {
     #[test]
     fn the_runs_in_words_say_every_run_when_k_is_every_run() {
         assert_eq!(
-            Repeats::of(vec![P, F], 2).to_string(),
+            super::Repeats::of(vec![P, F], 2).to_string(),
             "1 of 2 runs passed, every run must pass"
         );
         assert_eq!(
-            Repeats::of(vec![P, F, P], 2).to_string(),
+            super::Repeats::of(vec![P, F, P], 2).to_string(),
             "2 of 3 runs passed, 2 needed"
         );
     }
