@@ -379,3 +379,44 @@ fn cases_asking_the_same_question_at_once_pay_for_it_once() {
     .says(&["Judge anthropic/claude-haiku-4-5: 1 call, 3 answers from the cache"]);
     assert_eq!(fake.requests(), 1);
 }
+
+/// A judge whose model has no price warns once, like the agent's; the total's "unpriced"
+/// counts the judge's replies (two questions here), not the one judge; and a budget says it
+/// cannot see that spend.
+#[test]
+fn an_unpriced_judge_warns_once_and_counts_its_replies() {
+    use llm_support::{FakeProvider, KEY, Provider};
+    let dir = tempfile::tempdir().unwrap();
+    let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
+    let fake = FakeProvider::start(Provider::Anthropic, same);
+    let judge = format!(
+        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: claude-acme-9\n  base_url: \"{}\"\n",
+        fake.base_url()
+    );
+    suite(dir.path(), 2, TURN, &judge);
+    let conversations: String = [18, 19]
+        .map(|day| {
+            common::order_conversation(&format!("order_{day}"))
+                .replace("April 18th", &format!("April {day}th"))
+        })
+        .concat();
+    common::order_golden(dir.path(), &conversations);
+    let ran = Outcome::of(
+        llm_support::goldgate(dir.path())
+            .env(Provider::Anthropic.key_var(), KEY)
+            .args(["run", "goldens", "--no-cache", "--budget", "5"]),
+    )
+    .exits(0);
+    ran.warns(&[
+        "no price is known for the judge's model `claude-acme-9`: its cost is unknown",
+        "the budget ($5.00) cannot see what has no price: `claude-acme-9`; it counts only the \
+         priced spend",
+    ])
+    .says(&["Cost: at least $0.42 (2 unpriced) (agent $0.42, judges unknown)"]);
+    assert_eq!(
+        ran.stderr.matches("no price is known").count(),
+        1,
+        "{}",
+        ran.stderr
+    );
+}

@@ -139,8 +139,8 @@ fn other_agent(saved: &str, now: &str) -> String {
 /// How the run plays: flags over `run:` in the config, with the credentials to mask.
 fn run_options(args: &RunArgs, config: &Config, agent: Option<&AgentConfig>) -> RunOptions {
     let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
-    let (pricing, notice) = grading::pricing(config, agent, args.budget);
-    if let Some(notice) = notice {
+    let (pricing, notices) = grading::pricing(config, agent, args.budget);
+    for notice in notices {
         eprintln!("goldgate: warning: {notice}");
     }
     RunOptions {
