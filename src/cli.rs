@@ -365,6 +365,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "USD", value_parser = parse_usd, help_heading = "Execution")]
     pub budget: Option<f64>,
 
+    /// Print what the run would play (cases, agent requests, judge questions at most, and
+    /// the cost by the `--baseline`'s cost per case) and call nothing: no agent, no model.
+    #[arg(long, help_heading = "Execution")]
+    pub dry_run: bool,
+
     /// Errors of the run tolerated before exiting 2.
     #[arg(
         long,

@@ -28,6 +28,7 @@ use super::files::ReportFiles;
 use crate::cli::RunArgs;
 use crate::cli::subset::RerunOnly;
 
+mod dry_run;
 mod progress;
 use progress::{progress_bar, rate_limit_notice};
 
@@ -71,6 +72,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         }
         Err(message) => return fail(args, &message),
     };
+    if args.dry_run {
+        return dry_run::print(&chosen, repeat, &config, grader.judge.is_some());
+    }
     // A rerun that replays nothing asks no agent: there is no agent to tell apart.
     let saved_agent = (chosen.saved.as_ref())
         .filter(|_| !chosen.selected.cases.is_empty())
