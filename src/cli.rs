@@ -365,6 +365,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "USD", value_parser = parse_usd, help_heading = "Execution")]
     pub budget: Option<f64>,
 
+    /// Print what the run would play (cases, agent requests, judge questions at most, and
+    /// the cost by the `--baseline`'s cost per case) and call nothing: no agent, no model.
+    #[arg(long, help_heading = "Execution")]
+    pub dry_run: bool,
+
     /// Errors of the run tolerated before exiting 2.
     #[arg(
         long,
@@ -488,8 +493,16 @@ pub struct InitArgs {
     pub agent: InitAgent,
 
     /// The action the workflow uses, `OWNER/REPO@REF` (a release tag, or a commit SHA to pin).
-    #[arg(long, value_name = "REF", default_value = "goldgate/goldgate@v0.1.0")]
-    pub action: String,
+    /// Default: goldgate/goldgate at the commit this goldgate was built from (its release tag
+    /// when built from a release).
+    #[arg(long, value_name = "REF")]
+    pub action: Option<String>,
+
+    /// The GitHub secret the workflow passes to the agent and goldgate: with `--agent http`
+    /// also sent as `Authorization: Bearer ${NAME}`; with a model or CES agent, the secret
+    /// holding its key or token.
+    #[arg(long, value_name = "NAME", value_parser = values::env_name)]
+    pub secret: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -11,6 +11,7 @@ pub mod ces;
 pub mod eval_config;
 pub mod floors;
 pub mod http;
+pub mod lint;
 pub mod llm;
 pub mod prices;
 pub mod quarantine;
@@ -62,6 +63,8 @@ pub struct Config {
     /// (`affects_nothing:`, such as `docs/**`): the only files besides goldens that
     /// `run --changed-since` may see changed and still play part of the suite.
     pub affects_nothing: Vec<String>,
+    /// Warnings not printed (`lint.allow`).
+    pub lint_allow: Vec<Code>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -316,6 +319,9 @@ fn parse(root: &Node, path: &Path, diags: &mut Diagnostics) -> Config {
     }
     if let Some(globs) = fields.take("affects_nothing") {
         config.affects_nothing = affects::parse(globs, "affects_nothing", diags);
+    }
+    if let Some(lint) = fields.take("lint") {
+        config.lint_allow = lint::parse(lint, diags);
     }
     fields.take("version");
     fields.finish(diags);

@@ -26,7 +26,7 @@ impl Severity {
 }
 
 /// Every rule goldgate checks. The doc comment of each is its explanation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Code {
     /// The file does not parse (YAML, CSV or JSON syntax), or is too large or too deep.
     E001,

@@ -28,6 +28,14 @@ impl Suite {
         self.files.iter().flat_map(|f| &f.floors)
     }
 
+    /// Drops the warnings under `codes` (goldgate.yaml's `lint.allow`); errors stay.
+    pub fn allow(&mut self, codes: &[crate::diagnostic::Code]) {
+        for file in &mut self.files {
+            file.diagnostics
+                .retain(|d| d.severity == Severity::Error || !codes.contains(&d.code));
+        }
+    }
+
     pub fn warning_count(&self) -> usize {
         self.count(Severity::Warning)
     }

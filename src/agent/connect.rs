@@ -30,6 +30,34 @@ const LLM_AGENT_PATIENCE: Patience = Patience {
     backoff: Duration::ZERO,
 };
 
+/// Every `${VAR}` the agent's config reads is set: checked once before anything plays, so that
+/// a variable not set is one error of the config, not one per case.
+pub fn check_variables(config: &AgentConfig) -> Result<(), String> {
+    let fields: Vec<(String, &str)> =
+        match config {
+            AgentConfig::Http { url, headers, .. } => {
+                std::iter::once(("agent.http.url".to_owned(), url.as_str()))
+                    .chain(headers.iter().map(|(name, value)| {
+                        (format!("agent.http.headers.{name}"), value.as_str())
+                    }))
+                    .collect()
+            }
+            AgentConfig::Llm(llm) => (llm.endpoint.base_url.as_deref())
+                .map(|url| (format!("agent.{}.base_url", llm.provider.name()), url))
+                .into_iter()
+                .collect(),
+            AgentConfig::Ces(ces) => (ces.base_url.as_deref())
+                .map(|url| ("agent.ces.base_url".to_owned(), url))
+                .into_iter()
+                .collect(),
+            AgentConfig::Command { .. } | AgentConfig::Replay { .. } => Vec::new(),
+        };
+    for (field, text) in fields {
+        expand_env(text).map_err(|e| format!("{field}: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Starts the agent. The error names what is wrong but never a secret value.
 pub async fn connect(config: &AgentConfig) -> Result<Arc<dyn Agent>, String> {
     connect_masking(config, &Secrets::new()).await

@@ -176,28 +176,63 @@ fn judge(
 }
 
 /// How the run prices what it spends: the agent's model (`agent.model`, or an LLM agent's
-/// own) at its price, the judges' at theirs, under `budget`; with a notice when the agent's
-/// model has no price (its tokens then cost "unknown", never zero).
+/// own) at its price, the judges' at theirs, under `budget`; with a notice for each model that
+/// has no price (its tokens then cost "unknown", never zero), and one when a budget cannot see
+/// part of the spend. A budget over unpriced spend is warned about, not refused: an HTTP agent
+/// may report its own `cost_usd`, which only the run can tell.
 pub fn pricing(
     config: &Config,
     agent: Option<&AgentConfig>,
     budget: Option<f64>,
-) -> (Pricing, Option<String>) {
+) -> (Pricing, Vec<String>) {
     let model = match agent {
         Some(AgentConfig::Llm(llm)) => Some(model_name(llm.provider, &llm.endpoint)),
         _ => config.agent_model.clone(),
     };
     let price = model.as_deref().and_then(|m| config.prices.of(m));
-    let notice = model.filter(|_| price.is_none()).map(|model| {
-        format!(
-            "no price is known for the agent's model `{model}`: its cost is unknown (add it under \
-             `prices:` in goldgate.yaml, USD per million tokens)"
+    let mut unpriced: Vec<(&str, String)> = Vec::new();
+    if let Some(model) = model.clone().filter(|_| price.is_none()) {
+        unpriced.push(("the agent's", model));
+    }
+    let judge = (config.judge.as_ref()).map(|j| ("the judge's", j.provider, &j.endpoint));
+    let simulator = SimulatorConfig::of(config);
+    let simulator = (simulator.as_ref()).map(|s| ("the simulated user's", s.provider, &s.endpoint));
+    for (whose, provider, endpoint) in judge.into_iter().chain(simulator) {
+        let model = model_name(provider, endpoint);
+        if config.prices.of(&model).is_none() && unpriced.iter().all(|(_, m)| *m != model) {
+            unpriced.push((whose, model));
+        }
+    }
+    let budget = budget.or(config.run.budget);
+    let mut notices: Vec<String> = (unpriced.iter())
+        .map(|(whose, model)| {
+            format!(
+                "no price is known for {whose} model `{model}`: its cost is unknown (add it \
+                 under `prices:` in goldgate.yaml, USD per million tokens)"
+            )
+        })
+        .collect();
+    let mut unseen: Vec<String> = unpriced.iter().map(|(_, m)| format!("`{m}`")).collect();
+    if model.is_none()
+        && matches!(
+            agent,
+            Some(AgentConfig::Http { .. } | AgentConfig::Command { .. } | AgentConfig::Ces(_))
         )
-    });
+    {
+        unseen
+            .push("the agent's tokens unless it reports `cost_usd` (no `agent.model`)".to_owned());
+    }
+    if let Some(limit) = budget.filter(|_| !unseen.is_empty()) {
+        notices.push(format!(
+            "the budget (${limit:.2}) cannot see what has no price: {}; it counts only the \
+             priced spend, so the run may spend more (docs/cost.md#a-budget)",
+            unseen.join(", ")
+        ));
+    }
     let pricing = Pricing {
         agent: price,
         prices: config.prices.clone(),
-        budget: budget.or(config.run.budget),
+        budget,
     };
-    (pricing, notice)
+    (pricing, notices)
 }

@@ -39,20 +39,85 @@ impl AgentKind {
 pub const GOLDENS: &str = "evals";
 /// The committed baseline.
 pub const BASELINE: &str = "evals/baseline.json";
+/// Where the HTTP agent of the starter config listens.
+const AGENT_URL: &str = "http://127.0.0.1:8080/turn";
 
-/// The files to write, relative to the project root, with their text.
-pub fn files(agent: AgentKind, action: &str) -> Vec<(PathBuf, String)> {
+/// The repository of goldgate's Action.
+pub const ACTION_REPOSITORY: &str = "goldgate/goldgate";
+
+/// The action a workflow uses unless told otherwise: goldgate's Action at the commit this
+/// goldgate was built from (the Action builds it from source, once per runner system, cached),
+/// else, for a build from a packaged release, that release's tag. `@vX.Y.Z` needs its tag and
+/// release to exist, which the commit does before any release.
+pub fn default_action() -> String {
+    match option_env!("GOLDGATE_COMMIT") {
+        Some(commit) => format!("{ACTION_REPOSITORY}@{commit}"),
+        None => format!("{ACTION_REPOSITORY}@v{}", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+/// What runs write and nobody commits, which `init` makes sure `.gitignore` lists (the
+/// baseline is committed, so it is not among them).
+pub const IGNORED: [&str; 5] = [
+    "goldgate-report.json",
+    "goldgate-junit.xml",
+    "goldgate-report.html",
+    "goldgate-report.md",
+    ".goldgate/",
+];
+
+/// `.gitignore`'s text with the [`IGNORED`] entries it lacks added at the end; `None` when it
+/// lists them all.
+pub fn gitignore(existing: &str) -> Option<String> {
+    let listed: std::collections::HashSet<&str> = existing.lines().map(str::trim).collect();
+    let missing: Vec<&str> = IGNORED
+        .into_iter()
+        .filter(|e| !listed.contains(e))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut text = existing.to_owned();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# goldgate's reports and judge cache, written by every run (goldgate init)\n");
+    for entry in missing {
+        text.push_str(entry);
+        text.push('\n');
+    }
+    Some(text)
+}
+
+/// The files to write, relative to the project root, with their text. `action` is the
+/// workflow's `uses:`; `secret` the GitHub secret passed to the agent and goldgate.
+pub fn files(agent: AgentKind, action: &str, secret: Option<&str>) -> Vec<(PathBuf, String)> {
     vec![
-        (PathBuf::from("goldgate.yaml"), config(agent)),
+        (PathBuf::from("goldgate.yaml"), config(agent, secret)),
         (
             PathBuf::from(GOLDENS).join("goldens/example.yaml"),
             GOLDEN.to_owned(),
         ),
         (
             PathBuf::from(".github/workflows/goldgate.yml"),
-            workflow(agent, action),
+            workflow(agent, action, secret),
         ),
     ]
+}
+
+/// The environment variable the workflow sets from the secret, and the secret's name: a
+/// model's key and a CES token keep the variable goldgate reads; any other agent's secret is
+/// passed under its own name. `None`: no secret.
+fn secret_env(agent: AgentKind, secret: Option<&str>) -> Option<(String, String)> {
+    let fixed = match agent {
+        AgentKind::Ces => Some("CXAS_OAUTH_TOKEN"),
+        _ => agent.key_var(),
+    };
+    match (fixed, secret) {
+        (Some(var), secret) => Some((var.to_owned(), secret.unwrap_or(var).to_owned())),
+        (None, Some(secret)) => Some((secret.to_owned(), secret.to_owned())),
+        (None, None) => None,
+    }
 }
 
 const GOLDEN: &str = r#"# A SCRAPI golden: scripted conversations with what the agent should answer and call.
@@ -70,27 +135,30 @@ conversations:
         agent: Hi! How can I help you today?
 "#;
 
-fn config(agent: AgentKind) -> String {
+fn config(agent: AgentKind, secret: Option<&str>) -> String {
+    let headers = match secret {
+        Some(secret) => format!("    headers: {{ Authorization: \"Bearer ${{{secret}}}\" }}"),
+        None => "    # headers: { Authorization: \"Bearer ${AGENT_TOKEN}\" }   # goldgate init --secret AGENT_TOKEN".to_owned(),
+    };
     let agent_block = match agent {
-        AgentKind::Http => {
+        AgentKind::Http => format!(
             r#"agent:
   # goldgate POSTs one JSON request per turn and reads the reply (goldgate's
-  # docs/agents.md). ${VAR}s come from the environment and are never printed.
+  # docs/agents.md). ${{VAR}}s come from the environment and are never printed.
   http:
-    url: "http://127.0.0.1:8080/turn"
-    # headers: { Authorization: "Bearer ${AGENT_TOKEN}" }
+    url: "{AGENT_URL}"
+{headers}
     # Your endpoint speaks its own JSON? Describe it instead of writing an adapter:
-    # body: { message: "{{text}}", session_id: "{{session}}" }
-    # response: { text: $.reply, session: $.session_id }"#
-        }
-        AgentKind::Command => {
-            r#"agent:
+    # body: {{ message: "{{{{text}}}}", session_id: "{{{{session}}}}" }}
+    # response: {{ text: $.reply, session: $.session_id }}"#
+        ),
+        AgentKind::Command => r#"agent:
   # goldgate starts the program once, sends one JSON request per line on stdin and reads one
   # reply per line on stdout (goldgate's docs/agents.md). Paths are relative to this file.
   command:
     argv: ["python3", "agent.py"]
     startup_timeout: 2m"#
-        }
+            .to_owned(),
         AgentKind::OpenAi | AgentKind::Anthropic | AgentKind::Gemini => {
             let (name, model) = match agent {
                 AgentKind::OpenAi => ("openai", "gpt-4o-mini"),
@@ -106,13 +174,12 @@ fn config(agent: AgentKind) -> String {
                  can help.\n{COMMON}"
             );
         }
-        AgentKind::Ces => {
-            r#"agent:
+        AgentKind::Ces => r#"agent:
   # A CX Agent Studio app, one session per case (goldgate's docs/ces.md).
   # Credentials: CXAS_OAUTH_TOKEN, GOOGLE_APPLICATION_CREDENTIALS or gcloud's.
   ces:
     app: projects/PROJECT/locations/us/apps/APP"#
-        }
+            .to_owned(),
     };
     format!(
         "# goldgate.yaml: how goldgate plays the goldens (goldgate's docs/reference.md).\n\
@@ -141,69 +208,85 @@ affects_nothing: ["**/*.md", "docs/**"]
 #   - { case: evals/goldens/example.yaml#greets_and_asks_how_to_help, owner: "@you", reason: "why", expires: 2030-01-31 }
 "#;
 
-fn workflow(agent: AgentKind, action: &str) -> String {
-    let start = match agent {
-        AgentKind::Http => {
-            "      # Start your agent in the background, then wait until it answers, e.g.:\n      \
-             #   python3 agent.py & for _ in $(seq 30); do curl -s localhost:8080 >/dev/null && break; sleep 1; done\n      \
-             - name: Start the agent\n        run: echo \"start your agent here\"\n"
-        }
-        // goldgate starts a command agent itself; models and CES apps need only their keys.
-        _ => "",
-    };
-    let secrets = match (agent, agent.key_var()) {
-        (_, Some(key_var)) => format!("          {key_var}: ${{{{ secrets.{key_var} }}}}\n"),
-        (AgentKind::Ces, None) => {
-            "          CXAS_OAUTH_TOKEN: ${{ secrets.CXAS_OAUTH_TOKEN }}\n".to_owned()
-        }
-        _ => "          AGENT_TOKEN: ${{ secrets.AGENT_TOKEN }}   # for ${AGENT_TOKEN} in goldgate.yaml\n"
+fn workflow(agent: AgentKind, action: &str, secret: Option<&str>) -> String {
+    let env = match secret_env(agent, secret) {
+        Some((var, secret)) => format!(
+            "# For the agent and goldgate.yaml's ${{VAR}}s; add what else your agent needs.\n\
+             env:\n  {var}: ${{{{ secrets.{secret} }}}}\n"
+        ),
+        None => "# For the agent and goldgate.yaml's ${VAR}s (goldgate init --secret NAME):\n\
+                 # env:\n#   AGENT_TOKEN: ${{ secrets.AGENT_TOKEN }}\n"
             .to_owned(),
     };
+    let start = match agent {
+        AgentKind::Http => format!(
+            "      # Your agent, in the background with the env above, then a wait (60 s at most)\n      \
+             # until it listens where goldgate.yaml says.\n      \
+             - name: Start the agent\n        \
+             run: |\n          \
+             nohup ./start-agent > agent.log 2>&1 &   # your agent's start command\n          \
+             curl -s -o /dev/null --retry-connrefused --retry 60 --retry-delay 1 {AGENT_URL} \\\n            \
+             || {{ echo \"::error title=goldgate::the agent does not listen at {AGENT_URL}\"; cat agent.log; exit 1; }}\n"
+        ),
+        // goldgate starts a command agent itself; models and CES apps need only their keys.
+        _ => String::new(),
+    };
     format!(
-        r#"# Pull requests: goldgate plays the goldens and fails only on a regression beyond noise
-# against {BASELINE} (known failures and undecided comparisons do not). A pull request
-# plays only the goldens it changed when everything else it changed matches affects_nothing
-# in goldgate.yaml (docs, say); any other change (the agent's source) plays every golden.
-# main: each build updates the baseline and commits it back. The baseline keeps the runs of
-# the last 20 builds (its history), which is what lets the gate tell a flaky case from a
-# broken one; committed, every change to it is reviewed in a diff like code.
+        r#"# Pull requests (job `gate`): goldgate plays the goldens and fails only on a regression
+# beyond noise against {BASELINE} (known failures and undecided comparisons do not).
+# A pull request plays only the goldens it changed when everything else it changed matches
+# affects_nothing in goldgate.yaml (docs, say); any other change plays every golden.
+# main (job `baseline`): each build updates the baseline and commits it back. The baseline
+# keeps the runs of the last 20 builds (its history), which is what lets the gate tell a
+# flaky case from a broken one; committed, every change to it is reviewed in a diff like code.
+# `uses:` pins goldgate's Action: a commit no release is tagged at builds goldgate from source
+# on its first run (a few minutes, then cached); a release tag, once there is one, installs
+# its binary in seconds (docs/github.md#pinning-before-and-after-a-release).
 name: goldgate
 on:
   pull_request: {{}}
   push: {{ branches: [main] }}
-permissions:
-  contents: write        # main commits the baseline back
-  pull-requests: write   # the one sticky PR comment
+permissions: {{}}   # each job asks for what it needs
 concurrency: {{ group: "goldgate-${{{{ github.ref }}}}", cancel-in-progress: true }}
-jobs:
-  goldens:
+{env}jobs:
+  gate:
+    if: github.event_name == 'pull_request'
     runs-on: ubuntu-latest
+    permissions:
+      contents: read
+      pull-requests: write   # the one sticky PR comment
     steps:
       - uses: actions/checkout@v7
-{start}      - name: Gate the pull request
-        if: github.event_name == 'pull_request'
-        uses: {action}
+{start}      - uses: {action}
         with:
           paths: {GOLDENS}
           # No baseline yet (before main's first build): failing cases decide.
           baseline: ${{{{ hashFiles('{BASELINE}') != '' && '{BASELINE}' || '' }}}}
-        env:
-{secrets}      - name: Update the baseline
-        if: github.event_name == 'push'
-        uses: {action}
+  baseline:
+    if: github.event_name == 'push'
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write        # commits the baseline back
+    steps:
+      - uses: actions/checkout@v7
+        with:
+          # A protected main refuses github.token's push: give a token that may push to it
+          # as the GOLDGATE_PUSH_TOKEN secret (docs/github.md#a-protected-main).
+          token: ${{{{ secrets.GOLDGATE_PUSH_TOKEN || github.token }}}}
+{start}      - uses: {action}
         with:
           paths: {GOLDENS}
           comment: "false"
           args: --update-baseline {BASELINE}
-        env:
-{secrets}      - name: Commit the baseline
-        if: ${{{{ !cancelled() && github.event_name == 'push' }}}}
+      - name: Commit the baseline
+        if: ${{{{ !cancelled() }}}}
         run: |
           git config user.name "goldgate"
           git config user.email "goldgate@users.noreply.github.com"
           git add {BASELINE}
-          git diff --cached --quiet || git commit -m "goldgate: baseline of ${{GITHUB_SHA::7}} [skip ci]"
-          git push
+          git diff --cached --quiet && exit 0
+          git commit -m "goldgate: baseline of ${{GITHUB_SHA::7}} [skip ci]"
+          git push || {{ echo "::error title=goldgate::main refused the baseline: see docs/github.md#a-protected-main"; exit 1; }}
 "#
     )
 }

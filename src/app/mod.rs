@@ -7,6 +7,7 @@ pub mod baseline;
 pub mod calibrate;
 pub mod changes;
 pub mod convert;
+pub mod dry_run;
 pub mod grading;
 pub mod init;
 pub mod list;

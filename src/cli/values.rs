@@ -46,3 +46,18 @@ pub(super) fn parse_usd(text: &str) -> Result<f64, String> {
         )),
     }
 }
+
+/// The name of a secret, which the workflow also uses as an environment variable: letters,
+/// digits and `_`, not starting with a digit (GitHub's rule for secret names).
+pub(super) fn env_name(text: &str) -> Result<String, String> {
+    let valid = text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && text.chars().next().is_some_and(|c| !c.is_ascii_digit());
+    if valid && !text.to_ascii_uppercase().starts_with("GITHUB_") {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "`{text}` is not a secret name: letters, digits and `_`, not starting with a digit \
+             or GITHUB_ (e.g. AGENT_TOKEN)"
+        ))
+    }
+}

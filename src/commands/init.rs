@@ -14,7 +14,8 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Exit> {
         InitAgent::Gemini => AgentKind::Gemini,
         InitAgent::Ces => AgentKind::Ces,
     };
-    let files = init::files(agent, &args.action);
+    let action = args.action.clone().unwrap_or_else(init::default_action);
+    let files = init::files(agent, &action, args.secret.as_deref());
     let existing: Vec<String> = files
         .iter()
         .map(|(path, _)| args.dir.join(path))
@@ -42,18 +43,40 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Exit> {
         goldgate::atomic::write(&path, |out| out.write_all(text.as_bytes()))?;
         println!("wrote {}", path.display());
     }
+    // Added to, not refused: most repositories have a .gitignore already.
+    let ignore = args.dir.join(".gitignore");
+    let existing = match std::fs::read_to_string(&ignore) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        read => read?,
+    };
+    if let Some(text) = init::gitignore(&existing) {
+        goldgate::atomic::write(&ignore, |out| out.write_all(text.as_bytes()))?;
+        let verb = if existing.is_empty() {
+            "wrote"
+        } else {
+            "added goldgate's reports to"
+        };
+        println!("{verb} {}", ignore.display());
+    }
     let start = match (agent, agent.key_var()) {
         (_, Some(key_var)) => format!("set {key_var} to the model's API key, then "),
-        (AgentKind::Http, None) => {
-            "start your agent (goldgate.yaml says where it listens), then ".to_owned()
-        }
+        (AgentKind::Http, None) => "put your agent's start command in place of \
+            `./start-agent` in the workflow, start your agent (goldgate.yaml says where it \
+            listens), then "
+            .to_owned(),
         (AgentKind::Command, None) => {
             "point goldgate.yaml's `command` at your agent, then ".to_owned()
         }
         _ => "set the app in goldgate.yaml and CXAS_OAUTH_TOKEN, then ".to_owned(),
     };
+    if let Some(secret) = &args.secret {
+        println!(
+            "\nthe workflow reads the secret {secret}: add it in the repository's Settings > \
+             Secrets and variables > Actions (or `gh secret set {secret}`)"
+        );
+    }
     println!(
-        "\nnext: {start}run `goldgate run {}`; when it passes, `goldgate run {} --update-baseline {}` and commit goldgate.yaml, {} and .github/workflows/goldgate.yml",
+        "\nnext: {start}run `goldgate run {}`; when it passes, `goldgate run {} --update-baseline {}` and commit goldgate.yaml, .gitignore, {} and .github/workflows/goldgate.yml",
         init::GOLDENS,
         init::GOLDENS,
         init::BASELINE,

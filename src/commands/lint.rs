@@ -23,6 +23,10 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
     let Some(mut suite) = super::discover_and_load(&args.paths)? else {
         return Ok(Exit::Error);
     };
+    // A config that does not load is one of the problems below; its allowances need it loaded.
+    if let Ok(config) = goldgate::app::setup::load_config(args.config.path()) {
+        suite.allow(&config.lint_allow);
+    }
     // goldgate.yaml is checked beside the goldens: a broken quarantine or threshold would
     // otherwise surface only when a run refuses it.
     suite

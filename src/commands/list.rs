@@ -23,7 +23,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     let Ok(config) = super::load_config(args.suite.config.path(), "listed") else {
         return Ok(Exit::Error);
     };
-    let Ok(suite) = super::load_goldens(&args.suite.paths, "listed")? else {
+    let Ok(suite) = super::load_goldens(&args.suite.paths, &config, "listed")? else {
         return Ok(Exit::Error);
     };
     let selected = match chosen(args, &suite, &config, selection) {

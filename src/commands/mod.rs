@@ -22,7 +22,7 @@ use goldgate::app::publish::Refusal;
 use goldgate::app::select::Selection;
 use goldgate::app::setup::{self, LoadError};
 use goldgate::app::tags::TagExpr;
-use goldgate::config::Config;
+use goldgate::config::{AgentConfig, Config};
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::load::Suite;
@@ -100,23 +100,42 @@ fn discover_and_load_or(
     }
 }
 
-/// The goldens under `paths`, their problems printed; refused when errors leave nothing to
-/// play (or nothing was found): then nothing was `done`. `run` and `list` share it, so that
-/// `list` refuses exactly what `run` refuses.
-pub fn load_goldens(paths: &[PathBuf], done: &str) -> anyhow::Result<Result<Suite, Refusal>> {
-    load_goldens_or(paths, done, false)
+/// The goldens under `paths`, their problems printed but for the warnings `config` allows;
+/// refused when errors leave nothing to play (or nothing was found): then nothing was `done`.
+/// `run` and `list` share it, so that `list` refuses exactly what `run` refuses.
+pub fn load_goldens(
+    paths: &[PathBuf],
+    config: &Config,
+    done: &str,
+) -> anyhow::Result<Result<Suite, Refusal>> {
+    load_goldens_from(paths, config, done, false)
 }
 
-/// [`load_goldens`], where no golden file at all is an empty suite when `none_is_fine`.
-pub fn load_goldens_or(
+/// [`load_goldens`] for `run`, where no golden file at all is an empty suite when the config
+/// chooses an app's own evaluations: cases enough without a local file.
+pub fn load_goldens_to_run(
     paths: &[PathBuf],
+    config: &Config,
+    done: &str,
+) -> anyhow::Result<Result<Suite, Refusal>> {
+    let app_evaluations = matches!(
+        &config.agent,
+        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
+    );
+    load_goldens_from(paths, config, done, app_evaluations)
+}
+
+fn load_goldens_from(
+    paths: &[PathBuf],
+    config: &Config,
     done: &str,
     none_is_fine: bool,
 ) -> anyhow::Result<Result<Suite, Refusal>> {
-    let suite = match discover_and_load_or(paths, none_is_fine)? {
+    let mut suite = match discover_and_load_or(paths, none_is_fine)? {
         Ok(suite) => suite,
         Err(refusal) => return Ok(Err(refusal)),
     };
+    suite.allow(&config.lint_allow);
     if suite.warning_count() + suite.error_count() > 0 {
         // Buffered: stderr is not, and a suite may have a problem per case.
         let mut err = io::BufWriter::new(io::stderr().lock());

@@ -29,6 +29,7 @@ use super::files::ReportFiles;
 use crate::cli::RunArgs;
 use crate::cli::subset::RerunOnly;
 
+mod dry_run;
 mod progress;
 use progress::{progress_bar, rate_limit_notice};
 
@@ -50,7 +51,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(gate) => gate,
         Err(refusal) => return refuse(args, &refusal),
     };
-    let suite = match super::load_goldens_or(&args.suite.paths, "run", app_evaluations(&config))? {
+    let suite = match super::load_goldens_to_run(&args.suite.paths, &config, "run")? {
         Ok(suite) => suite,
         Err(refusal) => return refuse(args, &refusal),
     };
@@ -72,6 +73,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         }
         Err(message) => return fail(args, &message),
     };
+    if args.dry_run {
+        return dry_run::print(&chosen, repeat, &config, grader.judge.is_some());
+    }
     // A rerun that replays nothing asks no agent: there is no agent to tell apart.
     let saved_agent = (chosen.saved.as_ref())
         .filter(|_| !chosen.selected.cases.is_empty())
@@ -143,8 +147,8 @@ fn other_agent(saved: &str, now: &str) -> String {
 /// How the run plays: flags over `run:` in the config, with the credentials to mask.
 fn run_options(args: &RunArgs, config: &Config, agent: Option<&AgentConfig>) -> RunOptions {
     let concurrency = args.concurrency.unwrap_or(config.run.concurrency);
-    let (pricing, notice) = grading::pricing(config, agent, args.budget);
-    if let Some(notice) = notice {
+    let (pricing, notices) = grading::pricing(config, agent, args.budget);
+    for notice in notices {
         eprintln!("goldgate: warning: {notice}");
     }
     RunOptions {
@@ -376,14 +380,6 @@ fn finish(
         exit = exit.max(super::update_baseline(path, report, asked)?);
     }
     Ok(exit)
-}
-
-/// An app's own evaluations chosen in the config: cases enough without a local file.
-fn app_evaluations(config: &Config) -> bool {
-    matches!(
-        &config.agent,
-        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
-    )
 }
 
 /// The selection and `--repeat` / `--min-pass`, and the output flags, checked before anything

@@ -13,34 +13,46 @@ use crate::results::JudgeUsage;
 use crate::transcript::Price;
 use crate::yaml::{Fields, Node};
 
-/// When the built-in table's prices were the providers' list prices.
+/// When the built-in table's prices were the providers' list prices (the entries without a
+/// date of their own).
 pub const TABLE_DATE: &str = "2025-11-01";
 
-/// USD per million tokens: (model, input, cached input, output).
+/// USD per million tokens: (model, input, cached input, output). Each group names its source
+/// and when it was read; an entry read later says so on its line. A dated snapshot priced
+/// unlike its alias comes before the alias, since the alias also names it (first match wins).
+/// `tests` checks that every model goldgate defaults to is here.
 const TABLE: &[(&str, f64, f64, f64)] = &[
-    // Anthropic: cached input is a cache read.
+    // Anthropic, https://docs.anthropic.com/en/docs/about-claude/pricing (2025-11-01); cached
+    // input is a cache read.
     ("claude-opus-4-5", 5.0, 0.5, 25.0),
     ("claude-opus-4-1", 15.0, 1.5, 75.0),
     ("claude-opus-4-0", 15.0, 1.5, 75.0),
     ("claude-opus-4", 15.0, 1.5, 75.0),
+    // goldgate's default Anthropic model: https://platform.claude.com/docs/en/models/sonnet-4-6/overview
+    // ($3 / $15, cache reads at a tenth of input as for every Claude model), read 2026-11-29.
+    ("claude-sonnet-4-6", 3.0, 0.3, 15.0),
     ("claude-sonnet-4-5", 3.0, 0.3, 15.0),
     ("claude-sonnet-4-0", 3.0, 0.3, 15.0),
     ("claude-sonnet-4", 3.0, 0.3, 15.0),
     ("claude-3-7-sonnet", 3.0, 0.3, 15.0),
     ("claude-haiku-4-5", 1.0, 0.1, 5.0),
     ("claude-3-5-haiku", 0.8, 0.08, 4.0),
-    // OpenAI.
+    // OpenAI, https://platform.openai.com/docs/pricing (2025-11-01).
     ("gpt-5", 1.25, 0.125, 10.0),
     ("gpt-5-mini", 0.25, 0.025, 2.0),
     ("gpt-5-nano", 0.05, 0.005, 0.4),
     ("gpt-4.1", 2.0, 0.5, 8.0),
     ("gpt-4.1-mini", 0.4, 0.1, 1.6),
     ("gpt-4.1-nano", 0.1, 0.025, 0.4),
+    // The first GPT-4o snapshot kept its launch price, with no cached-input discount: same
+    // page, its "gpt-4o-2024-05-13" row ($5 / $15), read 2026-11-29.
+    ("gpt-4o-2024-05-13", 5.0, 5.0, 15.0),
     ("gpt-4o", 2.5, 1.25, 10.0),
     ("gpt-4o-mini", 0.15, 0.075, 0.6),
     ("o3", 2.0, 0.5, 8.0),
     ("o4-mini", 1.1, 0.275, 4.4),
-    // Google (prompts up to 200k tokens).
+    // Google, https://ai.google.dev/gemini-api/docs/pricing (2025-11-01; prompts up to 200k
+    // tokens).
     ("gemini-2.5-pro", 1.25, 0.125, 10.0),
     ("gemini-2.5-flash", 0.3, 0.03, 2.5),
     ("gemini-2.5-flash-lite", 0.1, 0.01, 0.4),
@@ -161,6 +173,7 @@ pub(crate) fn read_dollars(node: &Node, field: &str, diags: &mut Diagnostics) ->
 #[cfg(test)]
 mod tests {
     use super::{Prices, TABLE, names_the_model};
+    use crate::model::Provider;
     use crate::transcript::Price;
 
     #[test]
@@ -176,6 +189,20 @@ mod tests {
         assert!(prices.of("gpt-5.1").is_none());
         assert!(prices.of("my-finetune").is_none());
         assert!(!names_the_model("gpt-4", "gpt-4o"));
+    }
+
+    /// goldgate's own defaults (the judge's above all) are never "cost unknown", and a dated
+    /// snapshot priced unlike its alias is priced as published, not as the alias.
+    #[test]
+    fn every_default_model_and_a_differently_priced_snapshot_are_priced() {
+        let prices = Prices::default();
+        for provider in [Provider::Anthropic, Provider::OpenAi, Provider::Gemini] {
+            let model = crate::llm::info(provider).default_model;
+            assert!(prices.of(model).is_some(), "{model} has no price");
+        }
+        let may_2024 = prices.of("gpt-4o-2024-05-13").unwrap();
+        assert_eq!((may_2024.input, may_2024.output), (5.0, 15.0));
+        assert_eq!(prices.of("gpt-4o-2024-11-20").unwrap().input, 2.5);
     }
 
     #[test]

@@ -101,7 +101,8 @@ fn write_agent_log(report: &Report, out: &mut impl Write) -> io::Result<()> {
 
 /// The seed's table: one row per case, then the totals line. Pass and Fail count turns, so a
 /// case that did not pass is marked after its score: a conversation-level check (gecx,
-/// Regtrace) can fail a case whose turns all passed.
+/// Regtrace) can fail a case whose turns all passed. A case judged only as a whole shows `-`
+/// there.
 fn write_results(summary: &Summary, out: &mut impl Write, paint: Paint) -> io::Result<()> {
     let report = summary.report;
     let names: Vec<Cow<str>> = report.cases.iter().map(|c| escape(&c.name)).collect();
@@ -119,13 +120,21 @@ fn write_results(summary: &Summary, out: &mut impl Write, paint: Paint) -> io::R
         "{}|-------|------|------|------",
         "-".repeat(width + 1)
     )?;
-    let (mut turns, mut passed, mut failed) = (0, 0, 0);
+    let (mut turns, mut passed, mut failed, mut whole) = (0, 0, 0, 0);
     for (case, name) in report.cases.iter().zip(&names) {
         let count = |status| case.turns.iter().filter(|t| t.status == status).count();
         let (pass, fail) = (count(Status::Passed), count(Status::Failed));
         let score = format!("{}%", percent(case.score));
+        // Judged with no turn judged: its checks are over the whole conversation (gecx
+        // scorers, Regtrace metrics), and "0 pass, 0 fail" would read as nothing checked.
+        let (pass_cell, fail_cell) = if pass + fail == 0 && case.status.is_judged() {
+            whole += 1;
+            ("-".to_owned(), "-".to_owned())
+        } else {
+            (pass.to_string(), fail.to_string())
+        };
         let mut row = format!(
-            "{name:<width$} | {:>5} | {pass:>4} | {fail:>4} | {score:>5}",
+            "{name:<width$} | {:>5} | {pass_cell:>4} | {fail_cell:>4} | {score:>5}",
             case.turns.len()
         );
         if case.status != Status::Passed {
@@ -145,9 +154,14 @@ fn write_results(summary: &Summary, out: &mut impl Write, paint: Paint) -> io::R
         passed += pass;
         failed += fail;
     }
+    let whole = match whole {
+        0 => String::new(),
+        1 => " (-: 1 conversation checked as a whole, not turn by turn)".to_owned(),
+        n => format!(" (-: {n} conversations checked as a whole, not turn by turn)"),
+    };
     writeln!(
         out,
-        "Total: {} conversations, {turns} turns, {passed} pass, {failed} fail",
+        "Total: {} conversations, {turns} turns, {passed} pass, {failed} fail{whole}",
         report.cases.len()
     )?;
     writeln!(out, "Cases: {}", summary.counts)

@@ -6,7 +6,7 @@
 //! Regression gate (baseline: baseline.json; false-alarm rate 1%)
 //! ==============================================================
 //! pass rate           100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  REGRESSED
-//!                     p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 runs
+//!                     p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 judged runs
 //! deflection rate     100.0% -> 100.0%    unchanged (limit 5 pp)        ok
 //! p95 latency         3 ms -> 5 ms        rose 66.7% (limit 20%)        ok: within the 50 ms noise floor
 //! p95 TTFT            not measured in the baseline or now: not compared
@@ -391,7 +391,7 @@ mod tests {
         for words in [
             "baseline: base\\u{1b}line.json; false-alarm rate 1%",
             "100.0% -> 87.5%     dropped 12.5 pp (limit 0 pp)  REGRESSED\n                    \
-             p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 runs",
+             p = 0.00040 (adjusted 0.0020); interval 4.1 pp to 20.9 pp; 40 vs 40 judged runs",
             "rose 66.7% (limit 20%)        ok: within the 50 ms noise floor",
             "p95 TTFT            not measured in the baseline: not compared",
             "Newly failing (1):\n  goldens/orders.yaml:12 order_not_found: new -> failed\n    \
@@ -430,7 +430,7 @@ mod tests {
         let text = render(&comparison);
         for words in [
             "cases combined      24 cases tested together",
-            "REGRESSED\n                    p = 0.00040 (adjusted 0.00080); 600 vs 300 runs",
+            "REGRESSED\n                    p = 0.00040 (adjusted 0.00080); 600 vs 300 judged runs",
             "Gate: REGRESSED: cases combined (several cases each worse, together beyond noise)",
         ] {
             assert!(text.contains(words), "{words:?} in {text}");

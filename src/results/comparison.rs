@@ -227,7 +227,7 @@ pub struct Evidence {
 
 impl Evidence {
     /// The evidence in words, for reports: `p = 0.0004 (adjusted 0.002); change 4.1 pp to
-    /// 20.9 pp; 100 vs 100 runs`.
+    /// 20.9 pp; 100 vs 100 judged runs`.
     pub fn describe(&self, unit: Unit) -> String {
         match self.test {
             Test::Verdicts => {
@@ -274,7 +274,7 @@ impl Evidence {
             Test::Quantile | Test::RankSum => "latencies pooled",
             Test::CaseRankSum => "latencies, case by case",
             Test::Sign => "conversations",
-            _ => "runs",
+            _ => "judged runs",
         };
         parts.push(format!("{} vs {} {what}", self.samples.0, self.samples.1));
         if let Some(detectable) = self.detectable {

@@ -33,7 +33,8 @@ pub struct JudgeUsage {
 }
 
 impl JudgeUsage {
-    /// The tokens spent and their cost (unpriced when no price was found), as a [`Usage`].
+    /// The tokens spent and their cost, as a [`Usage`]; with no price found, each request
+    /// sent counts as one unpriced reply, as each of the agent's replies does.
     pub fn spent(&self) -> Usage {
         let tokens = Usage {
             input_tokens: self.input_tokens,
@@ -43,7 +44,11 @@ impl JudgeUsage {
         };
         Usage {
             cost_usd: self.cost_usd,
-            unpriced: u64::from(self.cost_usd.is_none() && tokens.tokens() > 0),
+            unpriced: if self.cost_usd.is_none() && tokens.tokens() > 0 {
+                self.calls.max(1)
+            } else {
+                0
+            },
             ..tokens
         }
     }

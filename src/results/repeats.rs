@@ -99,15 +99,17 @@ pub fn pass_hat_k(n: u32, c: u32, k: u32) -> f64 {
     (0..k).fold(1.0, |p, i| p * f64::from(c - i) / f64::from(n - i))
 }
 
-/// `3 of 5 runs passed, 4 needed`: how every output sums up a repeated case.
+/// `3 of 5 runs passed, 4 needed`, or `1 of 2 runs passed, every run must pass` when K is
+/// every run (`--min-pass` not set): how every output sums up a repeated case.
 impl std::fmt::Display for Repeats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let runs = self.runs.len();
-        write!(
-            f,
-            "{} of {runs} runs passed, {} needed",
-            self.passed, self.min_pass
-        )
+        write!(f, "{} of {runs} runs passed, ", self.passed)?;
+        if self.min_pass as usize >= runs {
+            f.write_str("every run must pass")
+        } else {
+            write!(f, "{} needed", self.min_pass)
+        }
     }
 }
 
@@ -254,6 +256,19 @@ mod tests {
     }
 
     use Status::{Error as E, Failed as F, Passed as P, Skipped as S};
+
+    /// "2 needed" reads as a bar someone set: with K every run (no `--min-pass`), say that.
+    #[test]
+    fn the_runs_in_words_say_every_run_when_k_is_every_run() {
+        assert_eq!(
+            super::Repeats::of(vec![P, F], 2).to_string(),
+            "1 of 2 runs passed, every run must pass"
+        );
+        assert_eq!(
+            super::Repeats::of(vec![P, F, P], 2).to_string(),
+            "2 of 3 runs passed, 2 needed"
+        );
+    }
 
     #[test]
     fn the_verdict_of_runs() {

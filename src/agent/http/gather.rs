@@ -253,6 +253,7 @@ impl<'a> Gathered<'a> {
         NothingFound {
             path: path.map(|p| p.source.clone()).unwrap_or_default(),
             tool_call: None,
+            hint: None,
         }
     }
 
@@ -262,6 +263,7 @@ impl<'a> Gathered<'a> {
             let missing = NothingFound {
                 path: self.response.paths.tool_name.source.clone(),
                 tool_call: Some(n),
+                hint: None,
             };
             return Err(self.unread(&Unread::NothingFound(missing)));
         };

@@ -59,6 +59,26 @@ pub struct NothingFound {
     pub path: String,
     /// Where it looked: `None`, the reply; `Some(n)`, the reply's `n`th tool call (1-based).
     pub tool_call: Option<usize>,
+    /// The path that is wrong when it is not `path` itself, said after the error.
+    pub hint: Option<String>,
+}
+
+impl NothingFound {
+    /// Names `tool_calls` as the wrong path when the "call" it found is a whole list: a path
+    /// without `[*]` finds the list, not each call in it.
+    fn in_list(self, tool_calls: &JsonPath, call: &Json) -> NothingFound {
+        if !call.is_array() {
+            return self;
+        }
+        let source = &tool_calls.source;
+        NothingFound {
+            hint: Some(format!(
+                "`response.tool_calls: {source}` found a list, not the calls in it: write \
+                 `{source}[*]` to read each item as a tool call"
+            )),
+            ..self
+        }
+    }
 }
 
 /// The most nodes evaluating the paths may visit in one reply or event: well above what a
@@ -74,8 +94,9 @@ impl Unread {
                     Some(n) => format!("tool call {n} of {what}"),
                     None => what.to_owned(),
                 };
+                let hint = (missing.hint.as_deref()).map_or(String::new(), |h| format!("; {h}"));
                 format!(
-                    "the response path `{}` found nothing in {within}: {quoted}",
+                    "the response path `{}` found nothing in {within}: {quoted}{hint}",
                     missing.path
                 )
             }
@@ -176,7 +197,11 @@ pub fn read(paths: &ResponsePaths, value: &Json) -> Result<Fragment, Unread> {
     }
     if let Some(path) = &paths.tool_calls {
         for (i, call) in doc.nodes(path)?.into_iter().enumerate() {
-            fragment.tool_calls.push(tool_call(paths, call, i + 1)?);
+            let part = tool_call(paths, call, i + 1).map_err(|unread| match unread {
+                Unread::NothingFound(missing) => Unread::NothingFound(missing.in_list(path, call)),
+                other => other,
+            })?;
+            fragment.tool_calls.push(part);
         }
     }
     fragment.transfer = doc.first(paths.transfer.as_ref())?.map(|agent| Transfer {
@@ -210,6 +235,7 @@ fn tool_call(paths: &ResponsePaths, call: &Json, n: usize) -> Result<CallPart, U
         return Err(Unread::NothingFound(NothingFound {
             path: paths.tool_name.source.clone(),
             tool_call: Some(n),
+            hint: None,
         }));
     }
     let args = within.first(Some(&paths.tool_args))?.cloned();
@@ -317,6 +343,18 @@ mod tests {
         assert_eq!(
             error.unwrap_err().message("the reply", "{…}"),
             "the response path `$.name` found nothing in tool call 1 of the reply: {…}"
+        );
+    }
+
+    #[test]
+    fn a_tool_calls_path_finding_the_list_itself_is_named_with_its_fix() {
+        let reply = json!({ "reply": "ok", "tools": [{ "name": "lookup" }] });
+        let error = read(&paths(Some("$.tools")), &reply).unwrap_err();
+        assert_eq!(
+            error.message("the reply", "{…}"),
+            "the response path `$.name` found nothing in tool call 1 of the reply: {…}; \
+             `response.tool_calls: $.tools` found a list, not the calls in it: write \
+             `$.tools[*]` to read each item as a tool call"
         );
     }
 

@@ -153,8 +153,9 @@
         chip.title = "run " + (i + 1) + ": " + s;
         runs.appendChild(chip);
       });
-      runs.appendChild(document.createTextNode(" " + r.passed + " of " + r.runs.length + " passed (at least " +
-        r.min_pass + " needed) · pass fraction " + pct(r.pass_fraction) + " · pass^" + r.min_pass + " " +
+      var needed = r.min_pass >= r.runs.length ? "every run must pass" : "at least " + r.min_pass + " needed";
+      runs.appendChild(document.createTextNode(" " + r.passed + " of " + r.runs.length + " passed (" +
+        needed + ") · pass fraction " + pct(r.pass_fraction) + " · pass^" + r.min_pass + " " +
         r.pass_hat_k.toFixed(2)));
       if (r.flaky) runs.appendChild(el("span", "badge flaky", "flaky"));
       box.appendChild(runs);
