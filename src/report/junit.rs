@@ -383,6 +383,9 @@ fn transcript(case: &CaseResult, path: &str) -> String {
         if let Some(reply) = &turn.reply {
             reply.write_lines(&mut out);
         }
+        if let Some(cut) = &turn.cut {
+            let _ = writeln!(out, "{cut}");
+        }
         if let Some(error) = &turn.error {
             let _ = writeln!(out, "error: {error}");
         }

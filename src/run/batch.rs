@@ -97,8 +97,9 @@ impl Players {
             };
             on_event(Event::CaseStarted { case: &case });
             let asked = (agent.as_ref(), limiter.as_ref());
-            let result =
-                super::run_case(Arc::clone(&case), (asked, place), &grader, &options, &stop).await;
+            let played =
+                super::run_case(Arc::clone(&case), (asked, place), &grader, &options, &stop);
+            let result = crate::net::holding_large_replies(played).await;
             on_event(Event::CaseFinished {
                 case: &case,
                 status: result.status,

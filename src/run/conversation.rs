@@ -72,11 +72,12 @@ pub(super) async fn play_turns(
 }
 
 /// Grades every answered turn of `conversation`, all at once; judge calls stop with the turns
-/// on the second Ctrl-C, and the case then errs.
+/// on the second Ctrl-C, and the case then errs. The exchanges are kept for `recording` only:
+/// a reply may be megabytes, and a second copy of it per case in flight adds up.
 pub(super) async fn grade(
     case: &Case,
     conversation: Conversation,
-    grader: &Grader,
+    (grader, recording): (&Grader, bool),
     stop: &Stop,
 ) -> Session {
     let Conversation {
@@ -120,6 +121,9 @@ pub(super) async fn grade(
             exchange,
             attempts,
         } = answered;
+        if recording {
+            session.played.push((request, exchange.clone()));
+        }
         session.turns.push(TurnResult {
             index: turn.index,
             line: turn.location.line,
@@ -127,12 +131,12 @@ pub(super) async fn grade(
             input: super::describe_inputs(&turn.inputs),
             attempts,
             error: None,
-            reply: Some(exchange.reply.clone()),
+            reply: Some(exchange.reply),
+            cut: None,
             latency: Some(exchange.latency),
             ttft: exchange.ttft,
             checks,
         });
-        session.played.push((request, exchange));
     }
     session
 }

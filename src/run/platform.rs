@@ -26,8 +26,9 @@ pub(super) async fn play(
         stop: &stop.scheduling,
     };
     let runs = u32::try_from(runs).unwrap_or(u32::MAX);
-    let evaluated = evaluations.evaluate(cases, runs, bounds).await;
-    for (index, _, result) in &evaluated.results {
+    let mut evaluated = evaluations.evaluate(cases, runs, bounds).await;
+    for (index, _, result) in &mut evaluated.results {
+        result.clip(&options.secrets);
         on_event(Event::CaseFinished {
             case: &cases[*index],
             status: result.status,

@@ -47,6 +47,7 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
                 attempts: 0,
                 error: None,
                 reply: None,
+                cut: None,
                 latency: None,
                 ttft: None,
                 checks,

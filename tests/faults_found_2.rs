@@ -1,0 +1,145 @@
+//! More defects of the fault trial (numbered as in its write-up), each driven through the
+//! binary as a CI job would meet it: hostile replies, a budget, signals, odd outputs.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{Outcome, goldgate, read_json};
+use serde_json::{Value, json};
+
+/// A loopback protocol agent answering every turn with `reply`; its URL.
+fn agent_replying(reply: Value) -> String {
+    let addr = common::serve_turn(
+        move || {
+            let reply = reply.clone();
+            async move { axum::Json(reply) }
+        },
+        (),
+    );
+    format!("http://{addr}/turn")
+}
+
+/// `cases` one-turn order conversations `c1`.. in `dir`.
+fn suite(dir: &Path, cases: usize) {
+    let conversations: String = (1..=cases)
+        .map(|i| common::order_conversation(&format!("c{i}")))
+        .collect();
+    common::order_golden(dir, &conversations);
+}
+
+/// `goldgate run --agent-url URL --retries 0 EXTRA .` in `dir`.
+fn run(dir: &Path, url: &str, extra: &[&str]) -> Outcome {
+    let mut args = vec!["run", "--agent-url", url, "--retries", "0"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    goldgate(dir, &args)
+}
+
+/// #2: a reply's text used to be kept whole, three times over, in every report and log: a
+/// few large replies made reports of hundreds of megabytes. It is judged whole, kept in part,
+/// and every output says what was cut.
+#[test]
+fn a_huge_reply_is_judged_whole_and_kept_in_part_saying_what_was_cut() {
+    // 2 MB of text whose last words are the answer, 300 messages and 300 unexpected calls.
+    let long = format!(
+        "{} {}",
+        "filler ".repeat(300_000),
+        common::script::GOOD_TEXT
+    );
+    let mut messages = vec![json!({ "text": long })];
+    messages.extend((0..300).map(|i| json!({ "text": format!("note {i}") })));
+    let mut calls = vec![json!({ "name": "lookup_order", "args": { "order_id": "ORD-12345" } })];
+    calls.extend((0..300).map(|i| json!({ "name": "audit", "args": { "n": i } })));
+    let url = agent_replying(json!({ "messages": messages, "tool_calls": calls }));
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 2);
+    let ran = run(dir.path(), &url, &common::EVERY_REPORT).exits(1);
+
+    let report = read_json(&dir.path().join("report.json"));
+    let turn = &report["cases"][0]["turns"][0];
+    // The answer at the end of the text was found: judged whole.
+    let text_check = &turn["checks"][0];
+    assert_eq!(text_check["label"], "agent text");
+    assert_eq!(text_check["status"], "passed", "{text_check}");
+    // 300 unexpected calls: 100 checks of their own, and one that counts the rest.
+    let checks = turn["checks"].as_array().unwrap();
+    let last = checks.last().unwrap();
+    assert_eq!(last["reason"], "200 more unexpected tool calls", "{last}");
+    assert!(checks.len() < 110, "{}", checks.len());
+    // Kept: the start of the text, saying how much was left out, and the first 100 of each.
+    let kept = turn["reply"]["messages"][0]["text"].as_str().unwrap();
+    assert!(kept.starts_with("filler filler"), "{}", &kept[..40]);
+    assert!(kept.len() < 70_000, "{}", kept.len());
+    assert!(
+        kept.contains("[goldgate cut "),
+        "{}",
+        &kept[kept.len() - 80..]
+    );
+    assert_eq!(turn["reply"]["messages"].as_array().unwrap().len(), 100);
+    assert_eq!(turn["reply"]["tool_calls"].as_array().unwrap().len(), 100);
+    assert_eq!(turn["cut"]["messages"], 201, "{}", turn["cut"]);
+    assert_eq!(turn["cut"]["tool_calls"], 201, "{}", turn["cut"]);
+    // Each output stays small, and says it.
+    for file in ["report.json", "junit.xml", "report.html", "summary.md"] {
+        let size = fs::metadata(dir.path().join(file)).unwrap().len();
+        assert!(size < 1_000_000, "{file}: {size} bytes");
+    }
+    let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("goldgate kept part of this reply: 201 messages, 201 tool calls"),
+        "{junit}"
+    );
+    assert!(
+        ran.stdout.len() < 200_000,
+        "{} bytes printed",
+        ran.stdout.len()
+    );
+    // What was written reads back.
+    goldgate(dir.path(), &["report", "report.json"]).exits(1);
+}
+
+/// The most memory any child of this test process held, in MiB (Linux reports KiB).
+#[cfg(target_os = "linux")]
+fn children_peak_mib() -> f64 {
+    // SAFETY: getrusage fills the struct it is given and touches nothing else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+/// #2 and #3's reproduction, as a figure (the machines that run the tests are shared and
+/// noisy): 100 cases answered with 10 MB of text each at `--concurrency 16`, every report
+/// written. It used to abort at 3.76 GB; the goal is under 200 MB.
+#[test]
+#[cfg(target_os = "linux")]
+#[ignore = "prints figures: cargo test --release --test faults_found_2 -- --ignored --nocapture"]
+fn figures_memory_of_100_replies_of_10_mb_at_concurrency_16() {
+    let text = format!("{} {}", common::script::GOOD_TEXT, "x".repeat(10_000_000));
+    let url = agent_replying(json!({ "messages": [{ "text": text }] }));
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 100);
+    let started = std::time::Instant::now();
+    let flags = [
+        &["--concurrency", "16", "--timeout", "600s"][..],
+        &common::EVERY_REPORT,
+    ]
+    .concat();
+    let ran = run(dir.path(), &url, &flags);
+    assert!(ran.code.is_some_and(|code| code < 2), "{}", ran.stderr);
+    println!(
+        "100 replies of 10 MB at --concurrency 16: peak {:.0} MiB, {:.1} s",
+        children_peak_mib(),
+        started.elapsed().as_secs_f64()
+    );
+    for file in ["report.json", "junit.xml", "report.html", "summary.md"] {
+        let size = fs::metadata(dir.path().join(file)).unwrap().len();
+        println!("{file}: {size} bytes");
+    }
+    assert!(
+        goldgate(dir.path(), &["report", "report.json"])
+            .code
+            .is_some_and(|c| c < 2)
+    );
+}
