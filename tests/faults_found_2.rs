@@ -143,3 +143,78 @@ fn figures_memory_of_100_replies_of_10_mb_at_concurrency_16() {
             .is_some_and(|c| c < 2)
     );
 }
+
+/// #6: the budget was looked at only when a case could start, so that one long conversation
+/// spent $2.40 of a $1.00 budget with exit 0 and `reached: false`.
+#[test]
+fn the_budget_stops_a_long_conversation_at_the_turn_past_it() {
+    let url = agent_replying(json!({
+        "messages": [{ "text": "Your order ORD-12345 has shipped and should arrive by April 18th." }],
+        "usage": { "input_tokens": 1000, "output_tokens": 100, "cost_usd": 0.12 },
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let turn = "      - user: Where is ORD-12345?\n        agent: Your order ORD-12345 has shipped and should arrive by April 18th.\n";
+    common::order_golden(
+        dir.path(),
+        &format!("  - conversation: long\n    turns:\n{}", turn.repeat(20)),
+    );
+    let ran = run(
+        dir.path(),
+        &url,
+        &[
+            "--budget",
+            "1",
+            "--output",
+            "report.json",
+            "--junit",
+            "junit.xml",
+        ],
+    )
+    .exits(2);
+    // Nine turns spend $1.08: the tenth is not played.
+    ran.says(&["stopped at the budget: spent $1.08 of $1.00"]);
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(
+        report["budget"],
+        json!({ "limit_usd": 1.0, "reached": true })
+    );
+    let turns = report["cases"][0]["turns"].as_array().unwrap();
+    assert_eq!(turns[8]["status"], "passed");
+    assert_eq!(turns[9]["error"], "not played: the run reached its budget");
+}
+
+/// #9: the JUnit file of a run stopped at its budget read green (`failures="0" errors="0"`,
+/// its cases skipped), and blamed Ctrl-C for the cases it never started.
+#[test]
+fn the_junit_of_a_run_stopped_at_its_budget_has_an_error_that_says_why() {
+    let url = agent_replying(json!({
+        "messages": [{ "text": common::script::GOOD_TEXT }],
+        "tool_calls": [{ "name": "lookup_order", "args": { "order_id": "ORD-12345" } }],
+        "usage": { "input_tokens": 1000, "output_tokens": 100, "cost_usd": 0.6 },
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 3);
+    let flags = [
+        "--budget",
+        "1",
+        "--concurrency",
+        "1",
+        "--junit",
+        "junit.xml",
+    ];
+    run(dir.path(), &url, &flags).exits(2);
+    let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    let root = junit.lines().find(|l| l.contains("<testsuites")).unwrap();
+    assert!(root.contains("errors=\"1\""), "{junit}");
+    assert!(
+        junit.contains(
+            "goldgate: run incomplete: the run reached its budget of $1.00; 1 cases not run"
+        ),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("not run: the run reached its budget before this case started"),
+        "{junit}"
+    );
+    assert!(!junit.contains("Ctrl-C"), "{junit}");
+}

@@ -102,6 +102,9 @@ pub fn build(report: &Report, options: &Options) -> JunitReport {
             suite.add_property(Property::new("goldgate.incomplete", why.as_str()));
         }
     }
+    if report.incomplete || report.budget.is_some_and(|b| b.reached) {
+        suites.push(incomplete_suite(report));
+    }
     // Part of the suite (`--changed-since`, `--rerun`): a green JUnit of two cases must not
     // read as a green run of all of them.
     if let Some(scope) = &report.scope {
@@ -112,6 +115,29 @@ pub fn build(report: &Report, options: &Options) -> JunitReport {
     let mut junit = JunitReport::new("goldgate");
     junit.add_test_suites(suites);
     junit
+}
+
+/// One suite with one errored testcase for a stopped run: readers that count only failures
+/// and errors (and show skips as a pass) must not read it as green.
+fn incomplete_suite(report: &Report) -> TestSuite {
+    let not_run = report
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Skipped && c.turns.is_empty())
+        .count();
+    let why = match report.budget.filter(|b| b.reached) {
+        Some(budget) => format!(
+            "the run reached its budget of {}",
+            crate::transcript::dollars(budget.limit_usd)
+        ),
+        None => "the run was interrupted".to_owned(),
+    };
+    let message = format!("goldgate: run incomplete: {why}; {not_run} cases not run");
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_message(message.as_str());
+    let mut suite = TestSuite::new("goldgate");
+    suite.add_test_case(TestCase::new("run incomplete", status));
+    suite
 }
 
 /// The XML of [`build`], valid for the schemas as the module doc says.

@@ -25,6 +25,9 @@ struct Answered {
     attempts: u32,
 }
 
+/// Why a turn was not played once the run's spending reached `--budget`.
+const BUDGET_REACHED: &str = "not played: the run reached its budget";
+
 /// Plays the turns of `case` in order; after an error the rest are not played (a later turn
 /// depends on the earlier ones) but still listed.
 pub(super) async fn play_turns(
@@ -43,6 +46,14 @@ pub(super) async fn play_turns(
         if let Some(message) = &done.error {
             let result = unplayed(turn, format!("not played: {message}"));
             done.turns.push(Err(result));
+            continue;
+        }
+        // The budget bounds what a run spends, inside a case too: a long conversation stops
+        // at the turn that would start past it.
+        if options.spend.budget_reached() {
+            done.error = Some(BUDGET_REACHED.to_owned());
+            done.turns
+                .push(Err(unplayed(turn, BUDGET_REACHED.to_owned())));
             continue;
         }
         let request = request_for(case, turn, session);
