@@ -2,6 +2,7 @@
 //! binary as a CI job would meet it: hostile replies, a budget, signals, odd outputs.
 
 mod common;
+mod faults_support;
 
 use std::fs;
 use std::path::Path;
@@ -217,4 +218,22 @@ fn the_junit_of_a_run_stopped_at_its_budget_has_an_error_that_says_why() {
         "{junit}"
     );
     assert!(!junit.contains("Ctrl-C"), "{junit}");
+}
+
+/// #11: SIGHUP (a closed terminal or SSH session) and SIGQUIT used to end goldgate at once,
+/// with no report, leaving the agent's children running.
+#[cfg(unix)]
+#[test]
+fn sighup_and_sigquit_write_the_reports_and_stop_the_agent_with_its_children() {
+    for signal in ["HUP", "QUIT"] {
+        let dir = tempfile::tempdir().unwrap();
+        faults_support::suite(dir.path(), 3);
+        let script = format!(
+            "{}\nIFS= read -r line; reply_with_rest '\"messages\":[]'\nsleep 1000 &\necho $$ $! > pids\ncat > /dev/null",
+            faults_support::SH_REPLY
+        );
+        faults_support::command_agent(dir.path(), &script, "");
+        let stopped = faults_support::signal_goldgate(dir.path(), signal);
+        faults_support::assert_stopped_cleanly(dir.path(), stopped, 3);
+    }
 }
