@@ -237,3 +237,25 @@ fn sighup_and_sigquit_write_the_reports_and_stop_the_agent_with_its_children() {
         faults_support::assert_stopped_cleanly(dir.path(), stopped, 3);
     }
 }
+
+/// #10: an `--agent-cmd` whose shell does not `exec` the agent (`cd dir && ./agent`) left its
+/// zombie to goldgate, which counted it alive and waited the whole 3 s grace at every end.
+#[cfg(unix)]
+#[test]
+fn an_agent_command_through_a_shell_that_does_not_exec_ends_without_the_grace_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    faults_support::suite(dir.path(), 1);
+    let reply = r#""messages":[{"text":"Your order ORD-12345 has shipped and should arrive by April 18th."}],"tool_calls":[{"name":"lookup_order","args":{"order_id":"ORD-12345"}}]"#;
+    let script = format!(
+        "{}\nwhile IFS= read -r line; do reply_with_rest '{reply}'; done\n",
+        faults_support::SH_REPLY
+    );
+    fs::write(dir.path().join("agent.sh"), script).unwrap();
+    let started = std::time::Instant::now();
+    let (ran, report, _) = faults_support::run(dir.path(), &["--agent-cmd", "cd . && sh agent.sh"]);
+    let ended = started.elapsed();
+    ran.exits(0);
+    assert_eq!(report.unwrap()["verdict"], "pass");
+    // A turn on loopback takes milliseconds; the grace period alone was 3 s.
+    assert!(ended < std::time::Duration::from_millis(2500), "{ended:?}");
+}
