@@ -259,3 +259,29 @@ fn an_agent_command_through_a_shell_that_does_not_exec_ends_without_the_grace_wa
     // A turn on loopback takes milliseconds; the grace period alone was 3 s.
     assert!(ended < std::time::Duration::from_millis(2500), "{ended:?}");
 }
+
+/// #24: the event payload at `GITHUB_EVENT_PATH` was read whole on every run: `/dev/zero`
+/// took gigabytes, and a named pipe hung the run.
+#[cfg(unix)]
+#[test]
+fn an_event_payload_that_is_no_file_is_not_read() {
+    let (addr, _script) = common::script::start_agent();
+    let url = format!("http://{addr}/turn");
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    let fifo = dir.path().join("event.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for event in [Path::new("/dev/zero"), &fifo] {
+        let ran = Outcome::of(
+            common::command_in(dir.path())
+                .env("GITHUB_EVENT_PATH", event)
+                .args(["run", "--agent-url", &url, "."]),
+        );
+        ran.exits(0);
+    }
+    faults_support::assert_children_stayed_small();
+}
