@@ -285,3 +285,31 @@ fn an_event_payload_that_is_no_file_is_not_read() {
     }
     faults_support::assert_children_stayed_small();
 }
+
+/// #23: `run.budget: 0` was accepted (while `--budget 0` is refused) and ran nothing, and
+/// `run.budget: -5` read "expected a non-negative number of US dollars, found a number".
+#[test]
+fn a_budget_of_zero_or_below_in_the_config_is_refused_saying_what_it_was() {
+    let (addr, _script) = common::script::start_agent();
+    let url = format!("http://{addr}/turn");
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), 1);
+    for (budget, said) in [
+        ("0", "a budget of 0 would run nothing"),
+        (
+            "-5",
+            "expected a non-negative number of US dollars, found -5",
+        ),
+    ] {
+        common::write(
+            dir.path(),
+            "goldgate.yaml",
+            format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ budget: {budget} }}\n"),
+        );
+        goldgate(dir.path(), &["run", "goldens"]).exits(2).warns(&[
+            "goldgate.yaml",
+            "run.budget",
+            said,
+        ]);
+    }
+}
