@@ -472,6 +472,18 @@ fn parse_run(node: &Node, run: &mut RunSettings, diags: &mut Diagnostics) {
     }
     if let Some(n) = fields.take("budget") {
         run.budget = prices::read_dollars(n, "run.budget", diags);
+        // As `--budget 0` is refused: no case could start.
+        if run.budget == Some(0.0) {
+            diags
+                .at(n)
+                .error(
+                    Code::G101,
+                    "expected an amount of US dollars above 0, such as 5 or 0.50: a budget of 0 \
+                     would run nothing",
+                )
+                .field("run.budget");
+            run.budget = None;
+        }
     }
     if let Some(n) = fields.take("allow_extra_tool_calls") {
         match n.value {

@@ -22,6 +22,7 @@ use cli::{Cli, Command};
 use goldgate::exit::Exit;
 
 fn main() -> ExitCode {
+    give_large_buffers_back();
     fail_writes_past_a_file_size_limit();
     exit_2_on_a_bug();
     let cli = Cli::parse();
@@ -45,6 +46,17 @@ fn main() -> ExitCode {
             eprintln!("goldgate: error: {err:#}");
             ExitCode::from(Exit::Error.code())
         }
+    }
+}
+
+/// glibc serves a block freed past its mmap threshold from the heap the next time, raising
+/// that threshold up to 32 MiB: a run reading replies of megabytes then keeps every one it
+/// freed, per thread's arena. A fixed threshold maps each large buffer and gives it back.
+fn give_large_buffers_back() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter, before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1024 * 1024);
     }
 }
 

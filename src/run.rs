@@ -232,7 +232,10 @@ async fn run_case(
         steps,
     } = match talked {
         Talked::Simulated(session) => session,
-        Talked::Scripted(scripted) => conversation::grade(&case, scripted, grader, stop).await,
+        Talked::Scripted(scripted) => {
+            let recording = options.record.is_some();
+            conversation::grade(&case, scripted, (grader, recording), stop).await
+        }
     };
     let checks = [
         steps,
@@ -249,7 +252,7 @@ async fn run_case(
     }
     let status = case_status(&case, (&turns, &checks), &mut error);
     let score = Grader::case_score(&case, &turns, &checks).unwrap_or_default();
-    CaseResult {
+    let mut result = CaseResult {
         status,
         score,
         duration: started.elapsed(),
@@ -258,7 +261,10 @@ async fn run_case(
         turns,
         checks,
         ..CaseResult::of(&case)
-    }
+    };
+    // Judged whole; kept in part, so that what the run holds and writes stays bounded.
+    result.clip(&options.secrets);
+    result
 }
 
 /// The case-level checks of a case whose turns all played (none after an error), graded
@@ -478,6 +484,7 @@ fn unplayed(turn: &Turn, message: String) -> TurnResult {
         attempts: 0,
         error: Some(message),
         reply: None,
+        cut: None,
         latency: None,
         ttft: None,
         checks: Vec::new(),

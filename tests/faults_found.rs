@@ -197,28 +197,20 @@ fn shards_of_different_gate_policies_are_not_merged() {
 /// written all the same, and then refused by every one of them.
 #[test]
 fn a_report_too_big_to_read_back_is_not_written() {
-    // Twenty passing turns, each with a tool result of 14 MB: over 256 MiB of report.
-    let log = "shipped from the warehouse at 09:00 and handed to the carrier; ".repeat(220_000);
-    let reply = serde_json::json!({
-        "messages": [{ "text": common::script::GOOD_TEXT }],
-        "tool_calls": [{
-            "name": "lookup_order",
-            "args": { "order_id": "ORD-12345" },
-            "response": { "status": "shipped", "log": log },
-        }],
-    });
-    let addr = common::serve_turn(
-        move || {
-            let reply = reply.clone();
-            async move { axum::Json(reply) }
-        },
-        (),
-    );
+    // Replies are kept in part (#2), but what the goldens say is kept whole: twenty goldens,
+    // each a turn whose user says 14 MB, make over 256 MiB of report.
+    let (addr, _script) = common::script::start_agent();
     let dir = tempfile::tempdir().unwrap();
-    let conversations: String = (1..=20)
-        .map(|i| common::order_conversation(&format!("big{i}")))
-        .collect();
-    common::order_golden(dir.path(), &conversations);
+    let said = "Where is ORD-12345? ".repeat(700_000);
+    fs::create_dir_all(dir.path().join("goldens")).unwrap();
+    for i in 1..=20 {
+        let conversation = common::order_conversation(&format!("big{i}"))
+            .replace("user: Where is ORD-12345?", &format!("user: {said}"));
+        let golden = format!(
+            "common_session_parameters:\n  order_12345_status: shipped\nconversations:\n{conversation}"
+        );
+        fs::write(dir.path().join(format!("goldens/big{i}.yaml")), golden).unwrap();
+    }
     run(
         dir.path(),
         addr,

@@ -205,5 +205,11 @@ fn a_command_agent_line_past_the_limit_fails_its_turn_at_once_saying_so() {
                 && error.contains("over the 16 MiB a line may hold"),
             "{error}"
         );
+        // The agent's log says it once, in one sentence (#23).
+        let log = report["agent_log"].as_str().unwrap_or("");
+        assert!(
+            log.contains("[goldgate] line dropped: the agent wrote a stdout line of 2097"),
+            "{log}"
+        );
     }
 }

@@ -466,7 +466,7 @@ fn too_long(prefix: &[u8], length: u64, routes: &Routes, log: &Tail) {
         length as f64 / (1024.0 * 1024.0),
         MAX_LINE / (1024 * 1024)
     );
-    log.note(&format!("dropped a {reason}"));
+    log.note(&format!("line dropped: {reason}"));
     match id_in_prefix(prefix) {
         Some(id) => {
             let error =

@@ -27,7 +27,8 @@ pub mod templated;
 
 use super::{Agent, TurnRequest};
 use crate::net::{
-    EndpointError, EndpointErrorKind, ReplyMemory, read_body, status_error, transport_error,
+    EndpointError, EndpointErrorKind, ReplyMemory, append, read_parsed, status_error,
+    transport_error,
 };
 use crate::results::{Threshold, Unmeasured};
 use crate::secrets::Secrets;
@@ -117,13 +118,15 @@ impl HttpAgent {
         if is_stream(response.headers()) {
             read_stream(response, start).await
         } else {
-            let body = read_body(response).await?;
-            let reply = serde_json::from_slice::<Reply>(&body).map_err(|e| {
-                EndpointError::new(
-                    EndpointErrorKind::Protocol,
-                    format!("reply is not protocol JSON: {e}"),
-                )
-            })?;
+            let reply = read_parsed(response, |body| {
+                serde_json::from_slice::<Reply>(&body).map_err(|e| {
+                    EndpointError::new(
+                        EndpointErrorKind::Protocol,
+                        format!("reply is not protocol JSON: {e}"),
+                    )
+                })
+            })
+            .await?;
             Ok(Exchange {
                 reply,
                 latency: start.elapsed(),
@@ -211,7 +214,7 @@ async fn each_line(
         // over many chunks was searched again from its start for each), and the lines found
         // are taken off the front once per chunk, not once per line.
         let mut searched = pending.len();
-        pending.extend_from_slice(&chunk);
+        append(&mut pending, &chunk);
         let (mut from, mut held) = (0, 0);
         while let Some(offset) = pending[searched..].iter().position(|&b| b == b'\n') {
             let end = searched + offset;

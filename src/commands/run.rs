@@ -490,21 +490,29 @@ fn agent_config(args: &RunArgs, config: &Config) -> Option<AgentConfig> {
 
 /// Ctrl-C once: stop scheduling; twice: cancel what is in flight. Reports are written either way.
 fn watch_ctrl_c(stop: Stop) {
-    // SIGTERM is how CI cancels a job (GitHub sends it after SIGINT): the job is going away,
-    // so the cases in flight are cancelled at once and the reports written, marked incomplete.
+    // SIGTERM is how CI cancels a job (GitHub sends it after SIGINT), SIGHUP how a closed
+    // terminal or SSH session ends one: the job is going away, so the cases in flight are
+    // cancelled at once, the agent's processes stopped and the reports written, incomplete.
     #[cfg(unix)]
     {
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            use tokio::signal::unix::{SignalKind, signal};
-            if let Ok(mut terminated) = signal(SignalKind::terminate())
-                && terminated.recv().await.is_some()
-            {
-                eprintln!("\ngoldgate: terminated: cancelling the cases in flight");
-                stop.scheduling.cancel();
-                stop.in_flight.cancel();
-            }
-        });
+        use tokio::signal::unix::{SignalKind, signal};
+        let ends = [
+            (SignalKind::terminate(), "terminated"),
+            (SignalKind::hangup(), "hung up"),
+            (SignalKind::quit(), "quit"),
+        ];
+        for (kind, name) in ends {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                if let Ok(mut ended) = signal(kind)
+                    && ended.recv().await.is_some()
+                {
+                    eprintln!("\ngoldgate: {name}: cancelling the cases in flight");
+                    stop.scheduling.cancel();
+                    stop.in_flight.cancel();
+                }
+            });
+        }
     }
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {

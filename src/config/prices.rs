@@ -162,6 +162,11 @@ fn price(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<Price> {
 pub(crate) fn read_dollars(node: &Node, field: &str, diags: &mut Diagnostics) -> Option<f64> {
     match node.as_f64() {
         Some(usd) if usd >= 0.0 && usd.is_finite() => Some(usd),
+        Some(usd) => {
+            let message = format!("expected a non-negative number of US dollars, found {usd}");
+            diags.at(node).error(Code::G101, message).field(field);
+            None
+        }
         _ => {
             node.wrong_type("a non-negative number of US dollars", diags)
                 .field(field);

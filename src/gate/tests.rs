@@ -334,6 +334,7 @@ fn played(id: &str, kind: crate::model::CaseKind, handed_off: bool) -> CaseResul
             attempts: 1,
             error: None,
             reply: Some(reply),
+            cut: None,
             latency: None,
             ttft: None,
             checks: Vec::new(),

@@ -75,6 +75,23 @@ impl fmt::Debug for Token {
     }
 }
 
+/// The most of an event payload read: GitHub caps a webhook's payload at 25 MB.
+const MAX_EVENT_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The event payload at `path` when it is a regular file of at most [`MAX_EVENT_BYTES`]:
+/// read on every run, so that `/dev/zero` or a named pipe there can neither fill memory nor
+/// hang the run (a pipe is never opened). Otherwise none, as for an unreadable one.
+fn read_event(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_EVENT_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).ok()?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_EVENT_BYTES), &mut bytes).ok()?;
+    Some(bytes)
+}
+
 impl Context {
     /// From the process's environment.
     pub fn from_env() -> Self {
@@ -88,7 +105,7 @@ impl Context {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
         let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
         let event = var("GITHUB_EVENT_PATH")
-            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|path| read_event(Path::new(&path)))
             .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
         let repository = var("GITHUB_REPOSITORY").and_then(|r| {
             let (owner, name) = r.split_once('/')?;

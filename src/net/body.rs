@@ -7,6 +7,8 @@
 //! reply waits for a slot while others are read (its latency then counts the wait, which only
 //! a reply of megabytes can meet).
 
+use std::cell::RefCell;
+
 use reqwest::Response;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
@@ -22,11 +24,27 @@ const SMALL_REPLY: usize = 1024 * 1024;
 const LARGE_REPLIES: usize = 4;
 static LARGE: Semaphore = Semaphore::const_new(LARGE_REPLIES);
 
+tokio::task_local! {
+    /// The large-reply slot a case keeps from its first large reply to its end.
+    static CASE_SLOT: RefCell<Option<SemaphorePermit<'static>>>;
+}
+
+/// Runs `case` (one case played, graded and cut to what its report keeps) so that a large
+/// reply it reads keeps its slot until the case ends, not only while it is read: a reply is
+/// held whole until the case is graded. A case holding a slot needs no other for its later
+/// replies, so that no case waits for a slot while holding one.
+pub async fn holding_large_replies<F: Future>(case: F) -> F::Output {
+    CASE_SLOT.scope(RefCell::new(None), case).await
+}
+
 /// What one reply being read holds, counted against [`MAX_BODY`] and the large-reply slots.
 #[derive(Default)]
 pub struct ReplyMemory {
     held: usize,
+    /// This reply's slot, when it is read outside a case (see [`holding_large_replies`]).
     slot: Option<SemaphorePermit<'static>>,
+    /// The reply counts against a slot: its own, or its case's.
+    large: bool,
 }
 
 impl ReplyMemory {
@@ -37,16 +55,34 @@ impl ReplyMemory {
         if self.held > MAX_BODY {
             return Err(too_big());
         }
-        if self.held > SMALL_REPLY && self.slot.is_none() {
-            // The semaphore is a static that is never closed: acquiring cannot fail.
-            self.slot = LARGE.acquire().await.ok();
+        if self.held > SMALL_REPLY && !self.large {
+            let case_holds = CASE_SLOT
+                .try_with(|slot| slot.borrow().is_some())
+                .unwrap_or(false);
+            if !case_holds {
+                // The semaphore is a static that is never closed: acquiring cannot fail.
+                let mut permit = LARGE.acquire().await.ok();
+                let _ = CASE_SLOT.try_with(|slot| *slot.borrow_mut() = permit.take());
+                self.slot = permit;
+            }
+            self.large = true;
         }
         Ok(())
     }
 }
 
 /// A whole (not streamed) reply, up to [`MAX_BODY`].
-pub async fn read_body(mut response: Response) -> Result<Vec<u8>, EndpointError> {
+pub async fn read_body(response: Response) -> Result<Vec<u8>, EndpointError> {
+    read_parsed(response, Ok).await
+}
+
+/// A whole reply, up to [`MAX_BODY`], handed to `parse` while it still counts against the
+/// large-reply slots: the bytes and what is parsed from them are held at once, and released
+/// only after parsing, a large reply's slot would not bound them both.
+pub async fn read_parsed<T>(
+    mut response: Response,
+    parse: impl FnOnce(Vec<u8>) -> Result<T, EndpointError>,
+) -> Result<T, EndpointError> {
     let mut memory = ReplyMemory::default();
     let announced = response.content_length().unwrap_or(0);
     memory
@@ -58,9 +94,21 @@ pub async fn read_body(mut response: Response) -> Result<Vec<u8>, EndpointError>
         if body.len() + chunk.len() > announced as usize {
             memory.grow(chunk.len()).await?;
         }
-        body.extend_from_slice(&chunk);
+        append(&mut body, &chunk);
     }
-    Ok(body)
+    let parsed = parse(body);
+    drop(memory);
+    parsed
+}
+
+/// Appends `chunk` to `buffer`, growing it by [`SMALL_REPLY`] at most past what it needs:
+/// doubling would hold up to twice a reply of unannounced length, in each large-reply slot.
+pub fn append(buffer: &mut Vec<u8>, chunk: &[u8]) {
+    if buffer.capacity() - buffer.len() < chunk.len() {
+        let step = chunk.len().max(buffer.len().min(SMALL_REPLY));
+        buffer.reserve_exact(step);
+    }
+    buffer.extend_from_slice(chunk);
 }
 
 /// The start of a body, at least `bytes` of it when it is that long (whole chunks are kept),
@@ -99,9 +147,38 @@ mod tests {
         let mut large = ReplyMemory::default();
         large.grow(SMALL_REPLY + 1).await.unwrap();
         assert!(large.slot.is_some());
+        // Read within a case, the case keeps the slot, and its next large reply needs none.
+        drop(large);
+        let kept = holding_large_replies(async {
+            let mut first = ReplyMemory::default();
+            first.grow(SMALL_REPLY + 1).await.unwrap();
+            drop(first);
+            let mut second = ReplyMemory::default();
+            second.grow(SMALL_REPLY + 1).await.unwrap();
+            let case_holds = CASE_SLOT.with(|slot| slot.borrow().is_some());
+            (second.large, second.slot.is_none(), case_holds)
+        })
+        .await;
+        assert_eq!(kept, (true, true, true));
+        let mut large = ReplyMemory::default();
+        large.grow(SMALL_REPLY + 1).await.unwrap();
         let error = large.grow(MAX_BODY).await.unwrap_err();
         assert_eq!(error.kind, EndpointErrorKind::Protocol);
         assert!(error.message.contains("larger than 16 MiB"), "{error}");
+    }
+
+    #[test]
+    fn a_buffer_of_unknown_length_grows_by_steps_not_by_doubling() {
+        let mut buffer = Vec::new();
+        let chunk = vec![0u8; 16 * 1024];
+        while buffer.len() < 6 * SMALL_REPLY {
+            append(&mut buffer, &chunk);
+        }
+        assert!(
+            buffer.capacity() <= buffer.len() + SMALL_REPLY,
+            "{}",
+            buffer.capacity()
+        );
     }
 
     #[tokio::test]

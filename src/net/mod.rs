@@ -13,7 +13,10 @@ mod transport;
 use std::fmt;
 use std::time::Duration;
 
-pub use body::{MAX_BODY, ReplyMemory, read_body, read_start, too_big};
+pub use body::{
+    MAX_BODY, ReplyMemory, append, holding_large_replies, read_body, read_parsed, read_start,
+    too_big,
+};
 pub use retry_after::{parse_imf_fixdate, retry_after};
 pub use transport::{quote, status_error, transport_error};
 

@@ -56,7 +56,7 @@ use quick_junit::{
 
 use crate::report::console::{case_details, escape, shown_run};
 use crate::report::{Standing, Summary};
-use crate::results::{CaseResult, CheckCategory, Status, millis};
+use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
 
 mod not_run;
 pub use not_run::not_run_xml;
@@ -120,6 +120,9 @@ pub fn build(summary: &Summary, options: &Options) -> JunitReport {
             suite.add_property(Property::new("goldgate.incomplete", why.as_str()));
         }
     }
+    if report.incomplete || report.budget.is_some_and(|b| b.reached) {
+        suites.push(incomplete_suite(report));
+    }
     // Part of the suite (`--changed-since`, `--rerun`): a green JUnit of two cases must not
     // read as a green run of all of them.
     if let Some(scope) = &report.scope {
@@ -130,6 +133,29 @@ pub fn build(summary: &Summary, options: &Options) -> JunitReport {
     let mut junit = JunitReport::new("goldgate");
     junit.add_test_suites(suites);
     junit
+}
+
+/// One suite with one errored testcase for a stopped run: readers that count only failures
+/// and errors (and show skips as a pass) must not read it as green.
+fn incomplete_suite(report: &Report) -> TestSuite {
+    let not_run = report
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Skipped && c.turns.is_empty())
+        .count();
+    let why = match report.budget.filter(|b| b.reached) {
+        Some(budget) => format!(
+            "the run reached its budget of {}",
+            crate::transcript::dollars(budget.limit_usd)
+        ),
+        None => "the run was interrupted".to_owned(),
+    };
+    let message = format!("goldgate: run incomplete: {why}; {not_run} cases not run");
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_message(message.as_str());
+    let mut suite = TestSuite::new("goldgate");
+    suite.add_test_case(TestCase::new("run incomplete", status));
+    suite
 }
 
 /// The XML of [`build`], valid for the schemas as the module doc says.
@@ -405,6 +431,9 @@ fn transcript(case: &CaseResult, path: &str) -> String {
         let _ = writeln!(out, "user: {}", turn.input);
         if let Some(reply) = &turn.reply {
             reply.write_lines(&mut out);
+        }
+        if let Some(cut) = &turn.cut {
+            let _ = writeln!(out, "{cut}");
         }
         if let Some(error) = &turn.error {
             let _ = writeln!(out, "error: {error}");

@@ -91,8 +91,8 @@ impl JudgeUsage {
 pub struct Budget {
     /// US dollars.
     pub limit_usd: f64,
-    /// Scheduling stopped because the spending reached the limit: the cases not started are
-    /// skipped, and the run is an error (exit 2).
+    /// The spending reached the limit: the cases and turns not started are not played, and
+    /// the run is an error (exit 2), even when its last case was the one that spent it.
     pub reached: bool,
 }
 

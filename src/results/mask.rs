@@ -35,7 +35,7 @@ impl Report {
     }
 }
 
-fn mask_case(case: &mut CaseResult, secrets: &Secrets) {
+pub(super) fn mask_case(case: &mut CaseResult, secrets: &Secrets) {
     if let Some(error) = &mut case.error {
         secrets.mask_string(error);
     }
@@ -130,6 +130,7 @@ mod tests {
                 tool_calls: vec![ToolCall::new("lookup", json!({"key": "tok-SECRET-42"}))],
                 ..Reply::default()
             }),
+            cut: None,
             latency: None,
             ttft: None,
             checks: Vec::new(),

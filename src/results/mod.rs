@@ -9,6 +9,7 @@
 //! away, so that a reader can refuse a baseline it would misread.
 
 mod aggregates;
+mod clip;
 mod comparison;
 mod cost;
 mod history;
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use aggregates::ratio;
 pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency};
+pub use clip::{CHECK_KEPT, Cut, ITEMS_KEPT, REPLY_KEPT, char_start_before};
 pub use comparison::{
     CaseFlip, CasesCombined, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure,
     MetricDelta, Test, Threshold, Unit,
@@ -193,6 +195,9 @@ pub struct TurnResult {
     #[serde(with = "reply::report")]
     #[schemars(with = "Option<reply::ReplyRecord>")]
     pub reply: Option<Reply>,
+    /// What the report left out of the reply (see [`Cut`]); absent when nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Cut>,
     #[serde(rename = "latency_ms", with = "millis::option")]
     #[schemars(with = "Option<u64>")]
     pub latency: Option<Duration>,

@@ -34,6 +34,7 @@ pub fn timed_turn(index: usize, ms: f64) -> TurnResult {
         attempts: 1,
         error: None,
         reply: None,
+        cut: None,
         latency: Some(Duration::from_secs_f64(ms / 1000.0)),
         ttft: None,
         checks: Vec::new(),

@@ -97,8 +97,9 @@ impl Players {
             };
             on_event(Event::CaseStarted { case: &case });
             let asked = (agent.as_ref(), limiter.as_ref());
-            let result =
-                super::run_case(Arc::clone(&case), (asked, place), &grader, &options, &stop).await;
+            let played =
+                super::run_case(Arc::clone(&case), (asked, place), &grader, &options, &stop);
+            let result = crate::net::holding_large_replies(played).await;
             on_event(Event::CaseFinished {
                 case: &case,
                 status: result.status,
@@ -129,11 +130,12 @@ impl Players {
         let mut joined = join_runs(results, repeat);
         // The cases a stopped run never started are listed too, skipped with why.
         let ran: std::collections::HashSet<String> = joined.iter().map(CaseResult::key).collect();
+        let at_budget = self.options.spend.budget_reached();
         joined.extend(
             cases
                 .iter()
                 .filter(|c| !ran.contains(&crate::shard::case_key(c)))
-                .map(|c| super::skipped::not_run(c)),
+                .map(|c| super::skipped::not_run(c, at_budget)),
         );
         let mut report = Report {
             schema_version: SCHEMA_VERSION,

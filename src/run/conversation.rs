@@ -25,6 +25,9 @@ struct Answered {
     attempts: u32,
 }
 
+/// Why a turn was not played once the run's spending reached `--budget`.
+const BUDGET_REACHED: &str = "not played: the run reached its budget";
+
 /// Plays the turns of `case` in order; after an error the rest are not played (a later turn
 /// depends on the earlier ones) but still listed.
 pub(super) async fn play_turns(
@@ -43,6 +46,14 @@ pub(super) async fn play_turns(
         if let Some(message) = &done.error {
             let result = unplayed(turn, format!("not played: {message}"));
             done.turns.push(Err(result));
+            continue;
+        }
+        // The budget bounds what a run spends, inside a case too: a long conversation stops
+        // at the turn that would start past it.
+        if options.spend.budget_reached() {
+            done.error = Some(BUDGET_REACHED.to_owned());
+            done.turns
+                .push(Err(unplayed(turn, BUDGET_REACHED.to_owned())));
             continue;
         }
         let request = request_for(case, turn, session);
@@ -72,11 +83,12 @@ pub(super) async fn play_turns(
 }
 
 /// Grades every answered turn of `conversation`, all at once; judge calls stop with the turns
-/// on the second Ctrl-C, and the case then errs.
+/// on the second Ctrl-C, and the case then errs. The exchanges are kept for `recording` only:
+/// a reply may be megabytes, and a second copy of it per case in flight adds up.
 pub(super) async fn grade(
     case: &Case,
     conversation: Conversation,
-    grader: &Grader,
+    (grader, recording): (&Grader, bool),
     stop: &Stop,
 ) -> Session {
     let Conversation {
@@ -120,6 +132,9 @@ pub(super) async fn grade(
             exchange,
             attempts,
         } = answered;
+        if recording {
+            session.played.push((request, exchange.clone()));
+        }
         session.turns.push(TurnResult {
             index: turn.index,
             line: turn.location.line,
@@ -127,12 +142,12 @@ pub(super) async fn grade(
             input: super::describe_inputs(&turn.inputs),
             attempts,
             error: None,
-            reply: Some(exchange.reply.clone()),
+            reply: Some(exchange.reply),
+            cut: None,
             latency: Some(exchange.latency),
             ttft: exchange.ttft,
             checks,
         });
-        session.played.push((request, exchange));
     }
     session
 }

@@ -32,6 +32,7 @@ pub(super) async fn play(
             result.status = Status::Skipped;
             result.error = Some(why);
         }
+        result.clip(&options.secrets);
         on_event(Event::CaseFinished {
             case: &cases[*index],
             status: result.status,

@@ -82,12 +82,17 @@ pub(super) async fn play(
             attempts: *attempts,
             error: None,
             reply: Some(exchange.reply.clone()),
+            cut: None,
             latency: Some(exchange.latency),
             ttft: exchange.ttft,
             checks: Vec::new(),
         });
     }
-    let played = sent.into_iter().map(|(r, e, _)| (r, e)).collect();
+    // Kept for a recording only: a second copy of every reply otherwise.
+    let played = match options.record {
+        Some(_) => sent.into_iter().map(|(r, e, _)| (r, e)).collect(),
+        None => Vec::new(),
+    };
     Ok(match outcome {
         Ok(done) => Session {
             turns,

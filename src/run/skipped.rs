@@ -47,6 +47,7 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
                 attempts: 0,
                 error: None,
                 reply: None,
+                cut: None,
                 latency: None,
                 ttft: None,
                 checks,
@@ -59,13 +60,17 @@ pub(super) fn tool_test(case: &Case, agent: &str) -> CaseResult {
     }
 }
 
-/// A case the run never started (it was stopped first): no turn, the reason as its error, so
-/// that every report lists it rather than counting a stopped run as a short green one.
-pub fn not_run(case: &Case) -> CaseResult {
+/// A case the run never started (it was stopped first, `at_budget` or by a signal): no turn,
+/// the reason as its error, so that every report lists it rather than counting a stopped run
+/// as a short green one.
+pub fn not_run(case: &Case, at_budget: bool) -> CaseResult {
+    let why = if at_budget {
+        "not run: the run reached its budget before this case started"
+    } else {
+        "not run: the run was stopped (Ctrl-C, SIGTERM, SIGHUP) before this case started"
+    };
     CaseResult {
-        error: Some(
-            "not run: the run was stopped (Ctrl-C, SIGTERM) before this case started".to_owned(),
-        ),
+        error: Some(why.to_owned()),
         ..CaseResult::of(case)
     }
 }

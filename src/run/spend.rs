@@ -24,17 +24,27 @@ pub struct Pricing {
 pub struct Spend {
     /// The agent's priced cost, in millionths of a dollar.
     agent_micro_usd: AtomicU64,
-    /// A case was not started because the budget was reached.
+    /// The budget was reached: no case starts, and no turn.
     stopped: AtomicBool,
 }
 
 impl Spend {
-    /// A reply's usage, priced, counted towards the budget.
+    /// A reply's usage, priced, counted towards the budget: once the agent alone has spent
+    /// it, the budget is reached, whether or not a case is left to refuse (a run's last case
+    /// may spend past it).
     pub(super) fn agent_reply(&self, usage: Usage, pricing: &Pricing) -> Usage {
         let priced = usage.priced(pricing.agent);
-        let micro = (priced.cost_usd.unwrap_or(0.0) * 1e6).round();
-        self.agent_micro_usd
-            .fetch_add(micro as u64, Ordering::Relaxed);
+        let micro = (priced.cost_usd.unwrap_or(0.0) * 1e6).round() as u64;
+        let spent = self
+            .agent_micro_usd
+            .fetch_add(micro, Ordering::Relaxed)
+            .saturating_add(micro);
+        if pricing
+            .budget
+            .is_some_and(|budget| spent as f64 / 1e6 >= budget)
+        {
+            self.stopped.store(true, Ordering::Relaxed);
+        }
         priced
     }
 
@@ -59,7 +69,7 @@ impl Spend {
         within
     }
 
-    /// Scheduling stopped at the budget.
+    /// The spending reached the budget: scheduling stopped, or the agent spent it.
     pub fn budget_reached(&self) -> bool {
         self.stopped.load(Ordering::Relaxed)
     }

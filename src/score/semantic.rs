@@ -162,9 +162,13 @@ impl Analysis {
             negation: None,
             blank: true,
         };
-        for piece in words::read(text) {
-            analysis.blank = false;
-            analysis.add(piece);
+        // Read a part at a time: words as read take about twenty times their text's memory,
+        // and an agent's reply may be megabytes.
+        for part in parts(text) {
+            for piece in words::read(part) {
+                analysis.blank = false;
+                analysis.add(piece);
+            }
         }
         analysis
     }
@@ -275,6 +279,32 @@ impl Analysis {
     }
 }
 
+/// The bytes of text read at once (see [`Analysis::of`]).
+const PART: usize = 64 * 1024;
+
+/// `text` in parts of about [`PART`] bytes, each ending at a line's end or else at a space
+/// where the text has one, so that a date or an id is rarely cut in two (and only past the
+/// first [`PART`] bytes of a text).
+fn parts(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let at = if rest.len() <= PART {
+            rest.len()
+        } else {
+            let head = &rest[..crate::results::char_start_before(rest, PART)];
+            let last = |space: fn(char) -> bool| head.char_indices().rev().find(|&(_, c)| space(c));
+            let end = last(|c| c == '\n').or_else(|| last(char::is_whitespace));
+            end.map_or(head.len(), |(at, c)| at + c.len_utf8())
+        };
+        let (part, tail) = rest.split_at(at);
+        rest = tail;
+        Some(part)
+    })
+}
+
 impl Fact {
     /// Does `self` (from the answer) restate `expected`?
     fn restates(&self, expected: &Fact) -> bool {
@@ -380,3 +410,25 @@ static CONFLICT_KEYS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
         .map(|(a, b)| (normalize_word(a), normalize_word(b)))
         .collect()
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_text_is_read_in_parts_that_end_at_a_line_or_a_space() {
+        let line = "Your order ORD-12345 shipped on April 18.\n";
+        let text = format!(
+            "{}{}",
+            line.repeat(PART / line.len() + 3),
+            "\u{3000}x".repeat(PART)
+        );
+        let read: Vec<&str> = parts(&text).collect();
+        assert_eq!(read.concat(), text);
+        assert!(read.len() > 2, "{}", read.len());
+        assert!(read[0].ends_with('\n') && read[0].len() <= PART);
+        let ends = |p: &&str| p.ends_with('\n') || p.ends_with('\u{3000}');
+        assert!(read[..read.len() - 1].iter().all(ends));
+        assert!(compare("It shipped on April 18.", &text, DEFAULT_THRESHOLD).passed);
+    }
+}

@@ -28,7 +28,7 @@ use super::matchers::{
 use super::{Graded, Grader, Verdict};
 use super::{reply, tool_result};
 use crate::model::{ExpectationKind, ExpectedToolCall, MatchType, Matcher, Turn};
-use crate::results::{CheckCategory, CheckResult, Method, Status};
+use crate::results::{CheckCategory, CheckResult, ITEMS_KEPT, Method, Status};
 use crate::transcript::Exchange;
 use crate::transcript::{Reply, ToolCall};
 
@@ -180,16 +180,28 @@ fn unexpected_calls(turn: &Turn, calls: &[&ToolCall], claimed: &[bool]) -> Vec<C
         .iter()
         .any(|e| matches!(e.kind, ExpectationKind::Transfer { .. }));
     let mut results = Vec::new();
-    for (call, claimed) in calls.iter().zip(claimed) {
-        if *claimed || (transfer_expected && call.is_transfer()) {
-            continue;
-        }
+    let mut unclaimed = (calls.iter().zip(claimed))
+        .filter(|(call, claimed)| !(**claimed || transfer_expected && call.is_transfer()))
+        .map(|(call, _)| call);
+    // A reply of a million calls would be a million checks: past the calls a report keeps of
+    // a reply, one check counts the rest.
+    for call in unclaimed.by_ref().take(ITEMS_KEPT) {
         let rendered = render_call(call);
         let reason = format!("unexpected tool call {rendered}");
         let graded = Verdict::fail(Method::deterministic("tool-call"), reason).labelled(
             "unexpected tool call",
             "no other tool calls".to_owned(),
             rendered,
+        );
+        results.push(graded.at(&turn.location, CheckCategory::UnexpectedToolCall));
+    }
+    let more = unclaimed.count();
+    if more > 0 {
+        let reason = format!("{more} more unexpected tool calls");
+        let graded = Verdict::fail(Method::deterministic("tool-call"), reason.clone()).labelled(
+            "unexpected tool call",
+            "no other tool calls".to_owned(),
+            reason,
         );
         results.push(graded.at(&turn.location, CheckCategory::UnexpectedToolCall));
     }

@@ -136,14 +136,20 @@ pub fn assert_no_agent_left(dir: &Path) {
 /// one SIGTERM, as a CI cancel does; its exit status and stderr, within 15 s of the signal.
 #[cfg(unix)]
 pub fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
+    signal_goldgate(dir, "TERM")
+}
+
+/// [`terminate_goldgate`] with the signal `name` (`TERM`, `HUP`, `QUIT`).
+#[cfg(unix)]
+pub fn signal_goldgate(dir: &Path, name: &str) -> (Option<i32>, String) {
     let mut goldgate = common::process::Running::start_run(dir, &[]);
     common::process::wait_for_file(&dir.join("pids"));
     // A moment for the turns to be sent.
     std::thread::sleep(Duration::from_millis(300));
-    goldgate.signal("TERM");
+    goldgate.signal(name);
     assert!(
         goldgate.exited_within(Duration::from_secs(15)),
-        "goldgate did not stop within 15 s of SIGTERM"
+        "goldgate did not stop within 15 s of SIG{name}"
     );
     goldgate.finish()
 }
@@ -153,14 +159,22 @@ pub fn terminate_goldgate(dir: &Path) -> (Option<i32>, String) {
 #[cfg(unix)]
 pub fn assert_stopped_cleanly(dir: &Path, (code, stderr): (Option<i32>, String), cases: usize) {
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("terminated"), "{stderr}");
+    assert!(
+        stderr.contains("cancelling the cases in flight"),
+        "{stderr}"
+    );
     let report = common::read_json(&dir.join("report.json"));
     assert_eq!(report["incomplete"], true);
     assert_eq!(report["cases"].as_array().unwrap().len(), cases, "{report}");
     assert_eq!(report["verdict"], "error");
     // A reader that only counts failures must not see a green run.
     let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
-    assert!(junit.contains(&format!("tests=\"{cases}\"")), "{junit}");
+    // The cases, and one errored testcase that says the run is incomplete.
+    assert!(
+        junit.contains(&format!("tests=\"{}\"", cases + 1)),
+        "{junit}"
+    );
+    assert!(junit.contains("goldgate: run incomplete"), "{junit}");
     assert!(junit.contains("name=\"goldgate.incomplete\""), "{junit}");
     assert_no_agent_left(dir);
 }

@@ -145,6 +145,7 @@ pub fn turn(
         latency: exchange.as_ref().map(|e| e.latency),
         ttft: exchange.as_ref().and_then(|e| e.ttft),
         reply: exchange.map(|e| e.reply),
+        cut: None,
         checks,
     }
 }

@@ -119,6 +119,7 @@ pub(crate) fn played(index: usize, input: &str, reply: Reply, latency_ms: u64) -
         attempts: 1,
         error: None,
         reply: Some(reply),
+        cut: None,
         latency: Some(Duration::from_millis(latency_ms)),
         ttft: None,
         checks: Vec::new(),

@@ -21,10 +21,15 @@ pub(super) async fn terminate(child: &mut Child, pid: Option<u32>) {
     let _ = child.kill().await;
 }
 
-/// Some process of the group is still there (zombies included, until their parent reaps them).
+/// Some process of the group is still there, once the members goldgate adopted (see
+/// [`adopt_orphans`]) and that have exited are reaped: a shell that does not `exec` its agent
+/// (`sh -c 'cd dir && ./agent'`) leaves it to goldgate, and its zombie would count as alive
+/// for the whole grace period.
 fn group_alive(pid: Option<u32>) -> bool {
     #[cfg(unix)]
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: waitpid(2) with no status pointer only reaps exited children in the group.
+        while unsafe { libc::waitpid(-pid, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
         // SAFETY: kill(2) with signal 0 only checks that the group exists; no memory is touched.
         return unsafe { libc::kill(-pid, 0) } == 0;
     }

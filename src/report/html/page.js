@@ -167,6 +167,8 @@
         (t.attempts > 1 ? " · " + t.attempts + " attempts" : ""));
       var turn = el("div", "turn", head, el("div", "bubble user", el("div", "who", "user"), el("pre", null, t.input)));
       if (t.reply) turn.appendChild(reply(t.reply));
+      if (t.cut) turn.appendChild(el("div", "note", "goldgate kept part of this reply: " + t.cut.messages +
+        " messages, " + t.cut.tool_calls + " tool calls and " + t.cut.bytes + " bytes of text left out"));
       // The case's error is shown once, above.
       if (t.error && t.error !== c.error) turn.appendChild(el("pre", "bubble error-text", "error: " + t.error));
       if (t.checks.length) turn.appendChild(checksTable(t.checks));
