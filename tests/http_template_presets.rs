@@ -447,6 +447,16 @@ fn langgraph_stateless_runs_in_three_lines_whole_and_streamed() {
             "{stream}"
         );
         assert_eq!(turn["ttft_ms"].is_u64(), !stream.is_empty(), "{turn}");
+        // The reply is the agent's last word alone: neither the tool's output nor the history.
+        let second = &report["cases"][0]["turns"][1]["reply"]["text"];
+        assert_eq!(
+            (&turn["reply"]["text"], second),
+            (
+                &json!("Your order ORD-12345 has shipped."),
+                &json!("It should arrive by April 18th.")
+            ),
+            "{stream}"
+        );
     }
 }
 
