@@ -350,6 +350,12 @@ async fn langgraph(headers: HeaderMap, Json(body): Json<Value>) -> Response {
             0,
             "event: metadata\ndata: {\"run_id\": \"1ef4a9b8\", \"attempt\": 1}\n\n".to_owned(),
         )];
+        // A run that raised: the SDK's `ErrorStreamEvent`, `{error, message}`.
+        if input.last().unwrap()["content"] == "Crash." {
+            let data = json!({ "error": "ValueError", "message": "the order service is down" });
+            chunks.push((5, format!("event: error\ndata: {data}\n\n")));
+            return streamed("text/event-stream", chunks);
+        }
         for (node, message) in updates {
             let data = json!({ node: { "messages": [message] } });
             chunks.push((5, format!("event: updates\ndata: {data}\n\n")));
@@ -428,7 +434,7 @@ fn openai_responses_in_three_lines_whole_and_streamed() {
 }
 
 #[test]
-fn langgraph_stateless_runs_in_three_lines_whole_and_streamed() {
+fn langgraph_stateless_runs_in_three_lines_whole_and_streamed_and_its_errors() {
     let app = axum::Router::new()
         .route("/runs/wait", post(langgraph))
         .route("/runs/stream", post(langgraph));
@@ -458,6 +464,20 @@ fn langgraph_stateless_runs_in_three_lines_whole_and_streamed() {
             "{stream}"
         );
     }
+    // A streamed run that raised is the agent's error, with LangGraph's exception and message.
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "agent:\n  http: {{ preset: langgraph, url: \"http://{addr}/runs/stream\", model: support-agent, stream: sse,\n          headers: {{ x-api-key: lsv2-test }} }}\n"
+    );
+    common::write(dir.path(), "goldgate.yaml", config);
+    let golden = "conversations:\n  - conversation: crash\n    turns:\n      - user: Crash.\n        agent: null\n";
+    common::write(dir.path(), "goldens/crash.yaml", golden);
+    let (outcome, report) = run_paths(dir.path(), &[], &[], &["goldens"]);
+    outcome.exits(0);
+    assert_eq!(
+        report["cases"][0]["turns"][0]["reply"]["error"],
+        json!({ "code": "ValueError", "message": "the order service is down" })
+    );
 }
 
 #[test]
