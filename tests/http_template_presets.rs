@@ -25,7 +25,9 @@
 //!   the final state answered, its `messages` LangChain's, `type: human|ai|tool`, an AI
 //!   message's `tool_calls` as `{name, args, id, type: tool_call}`) and
 //!   https://langchain-ai.github.io/langgraph/cloud/concepts/streaming (`stream_mode: updates`:
-//!   a `metadata` event, then an `updates` event per node, `{node: {messages: [...]}}`).
+//!   a `metadata` event, then an `updates` event per node, `{node: {messages: [...]}}`), and
+//!   https://langchain-ai.github.io/langgraphjs/reference/types/langgraph-sdk.ErrorStreamEvent.html
+//!   (`event: error`, `{error, message}`).
 
 mod common;
 mod http_template_support;
