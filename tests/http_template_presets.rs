@@ -19,6 +19,15 @@
 //! - Rasa's REST channel: https://rasa.com/docs/rasa/connectors/your-own-website/#rest-channels
 //!   (`POST /webhooks/rest/webhook` with `{sender, message}`, answered by a list of the bot's
 //!   messages, `{recipient_id, text}` or `{recipient_id, image}`; the tracker kept per sender).
+//! - LangGraph Server's stateless runs:
+//!   https://langchain-ai.github.io/langgraph/cloud/reference/api/api_ref.html (`POST /runs/wait`
+//!   and `POST /runs/stream` with `{assistant_id, input}`, no thread, the `x-api-key` header;
+//!   the final state answered, its `messages` LangChain's, `type: human|ai|tool`, an AI
+//!   message's `tool_calls` as `{name, args, id, type: tool_call}`) and
+//!   https://langchain-ai.github.io/langgraph/cloud/concepts/streaming (`stream_mode: updates`:
+//!   a `metadata` event, then an `updates` event per node, `{node: {messages: [...]}}`), and
+//!   https://langchain-ai.github.io/langgraphjs/reference/types/langgraph-sdk.ErrorStreamEvent.html
+//!   (`event: error`, `{error, message}`).
 
 mod common;
 mod http_template_support;
@@ -315,6 +324,57 @@ async fn rasa(
     })
 }
 
+/// A stateless LangGraph ReAct agent: the input messages, coerced to LangChain's, then what its
+/// `agent` and `tools` nodes add. `/runs/stream` sends each node's update as it runs.
+async fn langgraph(headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    if headers.get("x-api-key").and_then(|v| v.to_str().ok()) != Some("lsv2-test") {
+        return (
+            StatusCode::FORBIDDEN,
+            Json(json!({ "detail": "Invalid API key" })),
+        )
+            .into_response();
+    }
+    assert_eq!(body["assistant_id"], "support-agent", "{body}");
+    let input = body["input"]["messages"].as_array().unwrap();
+    let (text, calls) = brain(input);
+    let ai = |content: &str, tool_calls: Vec<Value>| json!({ "type": "ai", "content": content, "additional_kwargs": {}, "response_metadata": {}, "name": null, "id": "run-1", "example": false, "tool_calls": tool_calls, "invalid_tool_calls": [], "usage_metadata": null });
+    let mut updates = vec![];
+    for (i, (name, args)) in calls.iter().enumerate() {
+        let id = format!("call_{i}");
+        let call = json!({ "name": name, "args": args, "id": id, "type": "tool_call" });
+        updates.push(("agent", ai("", vec![call])));
+        let result = json!({ "type": "tool", "content": "{\"status\": \"shipped\"}", "name": name, "id": format!("tool-{i}"), "tool_call_id": id, "artifact": null, "status": "success" });
+        updates.push(("tools", result));
+    }
+    updates.push(("agent", ai(&text, vec![])));
+    if body["stream_mode"] == "updates" {
+        let mut chunks = vec![(
+            0,
+            "event: metadata\ndata: {\"run_id\": \"1ef4a9b8\", \"attempt\": 1}\n\n".to_owned(),
+        )];
+        // A run that raised: the SDK's `ErrorStreamEvent`, `{error, message}`.
+        if input.last().unwrap()["content"] == "Crash." {
+            let data = json!({ "error": "ValueError", "message": "the order service is down" });
+            chunks.push((5, format!("event: error\ndata: {data}\n\n")));
+            return streamed("text/event-stream", chunks);
+        }
+        for (node, message) in updates {
+            let data = json!({ node: { "messages": [message] } });
+            chunks.push((5, format!("event: updates\ndata: {data}\n\n")));
+        }
+        return streamed("text/event-stream", chunks);
+    }
+    let mut messages: Vec<Value> = input
+        .iter()
+        .map(|m| {
+            let kind = if m["role"] == "user" { "human" } else { "ai" };
+            json!({ "type": kind, "content": m["content"], "id": "msg-in" })
+        })
+        .collect();
+    messages.extend(updates.into_iter().map(|(_, message)| message));
+    Json(json!({ "messages": messages })).into_response()
+}
+
 fn serve(path: &str, handler: axum::routing::MethodRouter<Model>, model: Model) -> String {
     let addr = common::serve(axum::Router::new().route(path, handler).with_state(model));
     format!("http://{addr}{path}")
@@ -373,6 +433,53 @@ fn openai_responses_in_three_lines_whole_and_streamed() {
             "{stream}"
         );
     }
+}
+
+#[test]
+fn langgraph_stateless_runs_in_three_lines_whole_and_streamed_and_its_errors() {
+    let app = axum::Router::new()
+        .route("/runs/wait", post(langgraph))
+        .route("/runs/stream", post(langgraph));
+    let addr = common::serve(app);
+    let env = [("LANGSMITH_API_KEY", "lsv2-test")];
+    for (endpoint, stream) in [("wait", ""), ("stream", ", stream: sse")] {
+        let config = format!(
+            "agent:\n  http: {{ preset: langgraph, url: \"http://{addr}/runs/{endpoint}\", model: support-agent{stream},\n          headers: {{ x-api-key: \"${{LANGSMITH_API_KEY}}\" }} }}\n"
+        );
+        let report = assert_passes(&config, &env);
+        let turn = &report["cases"][0]["turns"][0];
+        let calls = &turn["reply"]["tool_calls"];
+        assert_eq!(
+            calls,
+            &json!([{ "name": "lookup_order", "args": { "order_id": "ORD-12345" } }]),
+            "{stream}"
+        );
+        assert_eq!(turn["ttft_ms"].is_u64(), !stream.is_empty(), "{turn}");
+        // The reply is the agent's last word alone: neither the tool's output nor the history.
+        let second = &report["cases"][0]["turns"][1]["reply"]["text"];
+        assert_eq!(
+            (&turn["reply"]["text"], second),
+            (
+                &json!("Your order ORD-12345 has shipped."),
+                &json!("It should arrive by April 18th.")
+            ),
+            "{stream}"
+        );
+    }
+    // A streamed run that raised is the agent's error, with LangGraph's exception and message.
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "agent:\n  http: {{ preset: langgraph, url: \"http://{addr}/runs/stream\", model: support-agent, stream: sse,\n          headers: {{ x-api-key: lsv2-test }} }}\n"
+    );
+    common::write(dir.path(), "goldgate.yaml", config);
+    let golden = "conversations:\n  - conversation: crash\n    turns:\n      - user: Crash.\n        agent: null\n";
+    common::write(dir.path(), "goldens/crash.yaml", golden);
+    let (outcome, report) = run_paths(dir.path(), &[], &[], &["goldens"]);
+    outcome.exits(0);
+    assert_eq!(
+        report["cases"][0]["turns"][0]["reply"]["error"],
+        json!({ "code": "ValueError", "message": "the order service is down" })
+    );
 }
 
 #[test]

@@ -18,14 +18,17 @@ enum Preset {
     OpenAiResponses,
     /// Rasa's REST channel.
     RasaRest,
+    /// LangGraph Server's stateless runs, the assistant id (or graph name) as the model.
+    LangGraph,
 }
 
 impl Preset {
-    const NAMES: [&str; 4] = [
+    const NAMES: [&str; 5] = [
         "openai-chat",
         "anthropic-messages",
         "openai-responses",
         "rasa-rest",
+        "langgraph",
     ];
 
     fn parse(name: &str) -> Option<Self> {
@@ -34,6 +37,7 @@ impl Preset {
             "anthropic-messages" => Some(Preset::AnthropicMessages),
             "openai-responses" => Some(Preset::OpenAiResponses),
             "rasa-rest" => Some(Preset::RasaRest),
+            "langgraph" => Some(Preset::LangGraph),
             _ => None,
         }
     }
@@ -131,6 +135,33 @@ response:
     - { event: error, error: $, end: true }
     - { event: response.completed, end: true }
     - { event: response.incomplete, end: true }
+"#
+            }
+            // https://langchain-ai.github.io/langgraph/cloud/reference/api/api_ref.html
+            // (`POST /runs/wait`, a stateless run answered by the final state): the state's
+            // messages are LangChain's (`type: human|ai|tool`), the input echoed first; the last
+            // is the reply, and only this turn's AI messages carry `tool_calls`, since the
+            // history sent holds text alone.
+            (Preset::LangGraph, false) => {
+                r#"body: { assistant_id: MODEL, input: { messages: "{{messages}}" } }
+response:
+  text: $.messages[-1].content
+  tool_calls: "$.messages[?@.type == 'ai'].tool_calls[*]"
+  tool_args: $.args
+"#
+            }
+            // https://langchain-ai.github.io/langgraph/cloud/concepts/streaming (`POST
+            // /runs/stream`): in `updates` mode each event holds the messages a node added,
+            // keyed by the node's name; an `error` event ends the run.
+            (Preset::LangGraph, true) => {
+                r#"body: { assistant_id: MODEL, input: { messages: "{{messages}}" }, stream_mode: updates }
+response:
+  events:
+    - event: updates
+      text: "$.*.messages[?@.type == 'ai'].content"
+      tool_calls: "$.*.messages[?@.type == 'ai'].tool_calls[*]"
+      tool_args: $.args
+    - { event: error, error: $, error_code: $.error, end: true }
 "#
             }
         }
