@@ -296,7 +296,7 @@ pub fn suggestion(given: &str, candidates: &[&str]) -> String {
 mod tests {
     use super::*;
 
-    /// Found by tests/lint_mutants.rs: an unknown `$matchType` holding newlines printed lines
+    /// Found by tests/it/lint_mutants.rs: an unknown `$matchType` holding newlines printed lines
     /// of `goldgate lint` output that named no file.
     #[test]
     fn a_rendered_diagnostic_is_one_line_whatever_the_file_says() {
@@ -327,7 +327,7 @@ mod tests {
         assert_eq!(did_you_mean("xyz", keys), None);
     }
 
-    /// Found by tests/lint_mutants.rs: an unknown scorer a megabyte long took seconds to lint.
+    /// Found by tests/it/lint_mutants.rs: an unknown scorer a megabyte long took seconds to lint.
     #[test]
     fn junk_longer_than_any_typo_gets_no_near_miss_and_costs_nothing() {
         let junk = format!("message-contains{}", "x".repeat(1 << 20));

@@ -8,7 +8,7 @@
 //! simulations, Regtrace sets, CES CSV rows) are read by hand-written walkers (every problem reported with its line,
 //! which serde cannot do), so there are no types to generate from: their schemas are written by
 //! hand in `schemas/`, embedded here, and tested against the example files, fixtures and the
-//! shared corpus (tests/schema.rs, tests/format_schemas.rs).
+//! shared corpus (tests/it/schema.rs, tests/it/format_schemas.rs).
 
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};

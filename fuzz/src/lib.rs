@@ -1,4 +1,4 @@
-//! What every fuzz target checks beyond "no panic": the rules tests/lint_mutants.rs holds
+//! What every fuzz target checks beyond "no panic": the rules tests/it/lint_mutants.rs holds
 //! `goldgate lint` to, on the library's own results.
 
 use std::path::Path;

@@ -284,7 +284,7 @@ impl<'de> Deserialize<'de> for Raw {
 mod tests {
     use super::*;
 
-    /// Found by tests/lint_mutants.rs: a flow mapping nested past the budget overflowed the
+    /// Found by tests/it/lint_mutants.rs: a flow mapping nested past the budget overflowed the
     /// stack of a 2 MiB thread in a debug build before serde-saphyr reported the breach.
     /// Windows gives its main thread 1 MiB.
     #[test]

@@ -1,0 +1,92 @@
+//! The template agent against replies and configs that once surprised it (defects #16 and #22
+//! of docs' fault hunt): a path that would visit billions of nodes of a hostile reply, `${VAR}`
+//! written in the body, and a stream config answered with one JSON object.
+
+use crate::{common, http_template_support};
+use axum::Json;
+use axum::routing::post;
+use serde_json::json;
+
+use http_template_support::run_paths;
+
+const GOLDEN: &str = "conversations:\n  - conversation: hello\n    turns:\n      - user: hi\n        agent: Hello!\n";
+
+/// A project whose agent is `app` at `/chat`, with `keys` under `http:` after its `url`.
+fn project(app: axum::Router, keys: &str) -> tempfile::TempDir {
+    let addr = common::serve(app);
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("agent:\n  http:\n    url: http://{addr}/chat\n{keys}");
+    common::write(dir.path(), "goldgate.yaml", config);
+    common::write(dir.path(), "goldens/hello.yaml", GOLDEN);
+    dir
+}
+
+/// Defect #16: `$..*..*..*` over 1000 arrays nested 100 deep took 17.8 s and 1.39 GB with
+/// `--timeout 2s`. The turn is now an error naming the path, and nothing is evaluated.
+#[test]
+fn a_path_that_would_visit_billions_of_nodes_is_an_error_of_the_turn() {
+    let app = axum::Router::new().route(
+        "/chat",
+        post(|| async {
+            let mut nested = json!(1);
+            for _ in 0..100 {
+                nested = json!([nested]);
+            }
+            Json(json!({ "reply": "Hello!", "calls": vec![nested; 1000] }))
+        }),
+    );
+    let dir = project(
+        app,
+        "    body: { q: '{{text}}' }\n    response: { text: $.reply, tool_calls: '$..*..*..*' }\n",
+    );
+    let (outcome, report) = run_paths(dir.path(), &[], &["--retries", "0"], &["goldens"]);
+    let outcome = outcome.exits(2);
+    outcome
+        .says(&["the response path `$..*..*..*` would visit more than 5000000 nodes of the reply"]);
+    assert_eq!(common::case_statuses(&report)["hello"], "error");
+}
+
+/// Defect #22: `${AGENT_TOKEN}` in the body was sent as those characters, silently.
+#[test]
+fn an_environment_variable_in_the_body_is_a_config_error() {
+    let dir = project(
+        axum::Router::new().route(
+            "/chat",
+            post(|| async { Json(json!({ "reply": "Hello!" })) }),
+        ),
+        "    body:\n      q: '{{text}}'\n      auth: { token: '${AGENT_TOKEN}' }\n    response: { text: $.reply }\n",
+    );
+    let outcome = common::goldgate(
+        dir.path(),
+        &["lint", "--config", "goldgate.yaml", "goldens"],
+    );
+    let said = format!("{}{}", outcome.stdout, outcome.stderr);
+    assert_eq!(outcome.code, Some(1), "{said}");
+    common::assert_contains(
+        &said,
+        &[
+            "goldgate.yaml:6:",
+            "error [G107]",
+            "`${AGENT_TOKEN}` in the body would be sent as written",
+            "read only in `url` and `headers`",
+        ],
+    );
+}
+
+/// Defect #22: `stream: sse` against a server answering one JSON object said `found nothing
+/// in the stream: ` with an empty quote. It now names the content type and quotes the reply.
+#[test]
+fn a_stream_config_answered_with_json_says_what_came_instead() {
+    let dir = project(
+        axum::Router::new().route(
+            "/chat",
+            post(|| async { Json(json!({ "reply": "Hello!" })) }),
+        ),
+        "    body: { q: '{{text}}' }\n    stream: sse\n    response: { text: $.reply }\n",
+    );
+    let (outcome, _) = run_paths(dir.path(), &[], &["--retries", "0"], &["goldens"]);
+    outcome.exits(2).says(&[
+        "the reply is `application/json`, not `text/event-stream`: the response path `$.reply` \
+         found nothing in the stream: {\"reply\":\"Hello!\"}",
+    ]);
+}

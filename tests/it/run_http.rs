@@ -1,0 +1,303 @@
+//! `goldgate run` against a real HTTP agent on 127.0.0.1 whose behaviour is scripted per
+//! conversation: each known good or bad behaviour must get its verdict, and the exit code must
+//! follow (0 all passed, 1 a failure, 2 an error of the run).
+
+use crate::common;
+use std::collections::HashMap;
+use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// The order status said in other words than the golden's (a paraphrase: it passes).
+const SHIPPED: &str = "Your order ORD-12345 has shipped and should arrive by April 18th.";
+/// The order status contradicted.
+const CONTRADICTION: &str = "Your order ORD-12345 has not shipped yet.";
+
+/// How often each conversation was asked, so that "503 then success" can change its answer.
+type Calls = Arc<Mutex<HashMap<String, u32>>>;
+
+async fn agent(State(calls): State<Calls>, Json(request): Json<Value>) -> Response {
+    let conversation = request["conversation"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let call = {
+        let mut calls = calls.lock().unwrap();
+        let count = calls.entry(conversation.clone()).or_default();
+        *count += 1;
+        *count
+    };
+    let order = |id: &str| json!({"name": "lookup_order", "args": {"order_id": id}, "response": {"status": "shipped"}});
+    let said =
+        |text: &str, calls: &[Value]| json!({"messages": [{"text": text}], "tool_calls": calls});
+    let reply = match conversation.as_str() {
+        "paraphrase" => said(common::script::GOOD_TEXT, &[order("ORD-12345")]),
+        "contradiction" => said(CONTRADICTION, &[order("ORD-12345")]),
+        "wrong_argument" => said(SHIPPED, &[order("ORD-54321")]),
+        "several_wrong_arguments" => said(SHIPPED, &[order("ORD-555")]),
+        "extra_tool_call" => said(
+            SHIPPED,
+            &[
+                order("ORD-12345"),
+                json!({"name": "send_email", "args": {"to": "me"}}),
+            ],
+        ),
+        "missing_tool_call" => said(SHIPPED, &[]),
+        "transfer" => json!({"transfer": {"agent": "billing_agent"}}),
+        "wrong_transfer" => json!({"transfer": {"agent": "sales_agent"}}),
+        "handoff" => {
+            json!({"messages": [{"text": "Connecting you to a person."}], "handoff": {"status": "requested"}})
+        }
+        "agent_error" => json!({"error": {"code": "INTERNAL", "message": "tool backend down"}}),
+        "flaky_503" if call == 1 => {
+            return (StatusCode::SERVICE_UNAVAILABLE, "warming up").into_response();
+        }
+        "flaky_503" => said(SHIPPED, &[order("ORD-12345")]),
+        "hang" => {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            json!({})
+        }
+        _ => return (StatusCode::NOT_FOUND, "unknown conversation").into_response(),
+    };
+    Json(reply).into_response()
+}
+
+/// Starts the agent on a free loopback port.
+fn start_agent() -> SocketAddr {
+    common::serve_turn(agent, Calls::default())
+}
+
+fn write_suite(dir: &Path, conversations: &[&str], with_scenarios: bool) {
+    let mut golden = String::new();
+    for name in conversations {
+        match *name {
+            "transfer" | "wrong_transfer" => golden.push_str(&format!(
+                "  - conversation: {name}\n    turns:\n      - user: I want a refund\n        tool_calls:\n          - action: transfer_to_agent\n            args: {{ agent: billing_agent }}\n        agent: \"# silent — transfer\"\n"
+            )),
+            _ => golden.push_str(&common::order_conversation(name)),
+        }
+    }
+    common::order_golden(dir, &golden);
+    if with_scenarios {
+        common::write(
+            dir,
+            "handoff.scenario.yaml",
+            "id: handoff\nwhen:\n  - user: a person please\nthen:\n  - scorer: handoff-triggered\n",
+        );
+        common::write(
+            dir,
+            "agent-error.scenario.yaml",
+            "id: agent_error\nwhen:\n  - user: hello\nthen:\n  - scorer: no-error\n",
+        );
+    }
+}
+
+fn run(dir: &Path, addr: SocketAddr, extra: &[&str]) -> (Option<i32>, Value, String) {
+    let (out, report) = common::run_with_report(
+        common::command_in(dir)
+            .args(["run", "--agent-url", &format!("http://{addr}/turn")])
+            .args(["--timeout", "1s"])
+            .args(extra)
+            .arg("."),
+        &dir.join("report.json"),
+    );
+    (out.code, report, out.stdout + &out.stderr)
+}
+
+#[test]
+fn each_behaviour_gets_its_verdict_and_an_error_of_the_run_exits_2() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let conversations = [
+        "paraphrase",
+        "contradiction",
+        "wrong_argument",
+        "extra_tool_call",
+        "missing_tool_call",
+        "transfer",
+        "wrong_transfer",
+        "flaky_503",
+        "hang",
+    ];
+    write_suite(dir.path(), &conversations, true);
+    let junit = dir.path().join("junit.xml");
+    let (code, report, stdout) = run(
+        dir.path(),
+        addr,
+        &["--retries", "2", "--junit", junit.to_str().unwrap()],
+    );
+    let got = common::case_statuses(&report);
+    let want: std::collections::BTreeMap<String, String> = [
+        ("paraphrase", "passed"),
+        ("contradiction", "failed"),
+        ("wrong_argument", "failed"),
+        ("extra_tool_call", "failed"),
+        ("missing_tool_call", "failed"),
+        ("transfer", "passed"),
+        ("wrong_transfer", "failed"),
+        ("flaky_503", "passed"),
+        ("hang", "error"),
+        ("handoff", "passed"),
+        ("agent_error", "failed"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    assert_eq!(got, want, "{stdout}");
+    assert_eq!(code, Some(2), "an error of the run exits 2\n{stdout}");
+
+    // The 503 was retried: two attempts on its one turn.
+    let flaky = common::case(&report, "flaky_503");
+    assert_eq!(flaky["turns"][0]["attempts"], 2);
+    // The table names each conversation and the totals line counts every turn.
+    common::assert_contains(&stdout, &["Conversation"]);
+    common::assert_contains(&stdout, &["Total: 11 conversations, 11 turns"]);
+
+    // The JUnit file reads back with a real XML parser and keeps names and failures.
+    let xml = fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let case = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
+            .unwrap_or_else(|| panic!("no testcase {name} in\n{xml}"))
+    };
+    assert!(
+        case("contradiction")
+            .children()
+            .any(|n| n.has_tag_name("failure"))
+    );
+    assert!(case("hang").children().any(|n| n.has_tag_name("error")));
+    assert!(
+        !case("paraphrase")
+            .children()
+            .any(|n| n.has_tag_name("failure") || n.has_tag_name("error"))
+    );
+}
+
+#[test]
+fn failures_without_errors_exit_1_and_a_clean_run_exits_0() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase", "contradiction"], false);
+    let (code, report, _) = run(dir.path(), addr, &[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(common::case_statuses(&report)["contradiction"], "failed");
+
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase", "transfer"], false);
+    let (code, report, stdout) = run(dir.path(), addr, &[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(report["cases"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn filter_and_name_select_cases() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase", "contradiction"], false);
+    let (code, report, _) = run(dir.path(), addr, &["--name", "para*"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(common::case_statuses(&report).len(), 1);
+    // Every SCRAPI conversation carries its file stem as a tag.
+    let (code, report, _) = run(dir.path(), addr, &["--filter", "orders"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(common::case_statuses(&report).len(), 2);
+}
+
+#[test]
+fn an_unreachable_agent_is_exit_2_not_a_test_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase"], false);
+    // Bind then drop: nothing listens on this port any more.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (code, report, out) = run(dir.path(), addr, &["--retries", "0"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(common::case_statuses(&report)["paraphrase"], "error");
+}
+
+#[test]
+fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(
+        dir.path(),
+        "goldens/bad.yaml",
+        "conversations:\n  - conversation: x\n    turns: 5\n",
+    );
+    // No agent listens here: a call would be an error of the run, but none must be made.
+    let output = common::command_in(dir.path())
+        .args(["run", "--agent-url", "http://127.0.0.1:9/turn", "."])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    common::assert_contains(&stderr, &["bad.yaml:3: error"]);
+    common::assert_contains(&stderr, &["nothing was run"]);
+}
+
+/// A call of the expected tool with other arguments is the expected call gone wrong: one
+/// failure naming every argument that differs, not also an unexpected call, which read as a
+/// second call the agent never made.
+#[test]
+fn a_call_with_other_arguments_is_one_failure_naming_each_difference() {
+    let addr = start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    common::order_golden(
+        dir.path(),
+        "  - conversation: several_wrong_arguments\n    turns:\n      - user: Where is ORD-556?\n        \
+         tool_calls:\n          - action: lookup_order\n            args: { order_id: ORD-556, \
+         customer: { id: 7 } }\n        agent: Your order ORD-12345 has shipped and should arrive \
+         by April 18th.\n",
+    );
+    let (code, report, output) = run(dir.path(), addr, &[]);
+    assert_eq!(code, Some(1), "{output}");
+    let reason = r#"lookup_order called with other arguments: order_id: expected "ORD-556", got "ORD-555"; customer: missing"#;
+    common::assert_contains(&output, &[reason]);
+    common::assert_lacks(&output, &["unexpected tool call"]);
+    let checks = common::case(&report, "several_wrong_arguments")["turns"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["status"] == "failed").collect();
+    assert_eq!(failed.len(), 1, "{checks:#?}");
+    assert_eq!(failed[0]["label"], "tool call lookup_order");
+    assert_eq!(failed[0]["reason"], reason);
+}
+
+/// A `response.tool_calls` path without `[*]` finds the list of calls as one call: the error
+/// names that path and its fix, not only the `$.name` that then finds nothing.
+#[test]
+fn a_tool_calls_path_without_a_star_is_named_with_its_fix() {
+    let addr = common::serve(axum::Router::new().route(
+        "/chat",
+        axum::routing::post(|| async {
+            Json(json!({"reply": "Shipped.", "tools": [{"name": "lookup_order", "arguments": {}}]}))
+        }),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        format!(
+            "agent:\n  http:\n    url: http://{addr}/chat\n    body: {{ q: '{{{{text}}}}' }}\n    \
+             response: {{ text: $.reply, tool_calls: $.tools }}\nrun: {{ retries: 0 }}\n"
+        ),
+    );
+    common::order_golden(dir.path(), &common::order_conversation("lookup"));
+    common::goldgate(dir.path(), &["run", "goldens"])
+        .exits(2)
+        .says(&[
+            "`response.tool_calls: $.tools` found a list, not the calls in it: write \
+                 `$.tools[*]` to read each item as a tool call",
+        ]);
+}
