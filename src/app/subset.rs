@@ -212,9 +212,47 @@ pub struct Chosen {
     pub saved: Option<Report>,
 }
 
+/// The cases `run` plays and `list` lists: `selection`, narrowed by `subset`
+/// (`--changed-since`, `--rerun`) as it affects `agent`, with `gate` over what the report will
+/// hold. Both commands choose through this one function, so that `list` shows what `run` plays.
+/// The error is the message to stop with (exit 2).
+pub fn choose_cases(
+    (suite, config): (&Suite, &Config),
+    agent: Option<&AgentConfig>,
+    selection: Selection,
+    subset: Option<&Subset>,
+    gate: Option<Gate>,
+) -> Result<Chosen, String> {
+    let narrowed = match subset {
+        Some(subset) => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+            let context = Context {
+                suite,
+                config,
+                agent,
+                cwd: &cwd,
+            };
+            Some(narrow(subset, &context)?)
+        }
+        None => None,
+    };
+    choose(suite, selection, narrowed, gate).map_err(|e| e.to_string())
+}
+
+/// Whether `config` plays evaluations that live in a CX Agent Studio app
+/// (`agent.ces.platform.evaluations`): cases enough without a local golden, which the platform
+/// names only when a run starts.
+pub fn chooses_app_evaluations(config: &Config) -> bool {
+    matches!(
+        &config.agent,
+        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
+    )
+}
+
 /// The cases `selection` picks from `suite`, narrowed to `narrowed` (`--changed-since`,
 /// `--rerun`) when given, with `gate` over what the report will hold.
-pub fn choose(
+fn choose(
     suite: &Suite,
     selection: Selection,
     narrowed: Option<Narrowed>,

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use goldgate::app::list::Listing;
-use goldgate::app::select::{self, Selected, Selection};
+use goldgate::app::select::{Selected, Selection};
 use goldgate::app::subset::{self, Subset};
 use goldgate::config::Config;
 use goldgate::exit::Exit;
@@ -33,6 +33,12 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     if let Some(note) = selected.empty_shard_note() {
         eprintln!("goldgate: {note}");
     }
+    if subset::chooses_app_evaluations(&config) {
+        eprintln!(
+            "goldgate: a run also plays the app's evaluations chosen in goldgate.yaml \
+             (agent.ces.platform.evaluations): the platform names them when the run starts"
+        );
+    }
     let listing = Listing::of(&selected);
     let mut out = super::stdout();
     if args.json {
@@ -48,27 +54,22 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
 }
 
 /// The cases `selection` picks, narrowed as `run --changed-since` narrows them (the config's
-/// agent: `list` takes no agent flags), the selection said on stderr.
+/// agent: `list` takes no agent flags), through the function `run` chooses with; the
+/// selection said on stderr.
 fn chosen(
     args: &ListArgs,
     suite: &Suite,
     config: &Config,
     selection: Selection,
 ) -> Result<Selected, String> {
-    let Some(since) = &args.selection.changed_since else {
-        return select::select(suite, &selection).map_err(|e| e.to_string());
-    };
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let context = subset::Context {
-        suite,
-        config,
-        agent: config.agent.as_ref(),
-        cwd: &cwd,
-    };
-    let narrowed = subset::narrow(&Subset::ChangedSince(since.clone()), &context)?;
-    let chosen =
-        subset::choose(suite, selection, Some(narrowed), None).map_err(|e| e.to_string())?;
+    let changed = (args.selection.changed_since.clone()).map(Subset::ChangedSince);
+    let chosen = subset::choose_cases(
+        (suite, config),
+        config.agent.as_ref(),
+        selection,
+        changed.as_ref(),
+        None,
+    )?;
     if let Some(scope) = &chosen.scope {
         eprintln!("goldgate: {}", console::escape(&scope.describe()));
     }

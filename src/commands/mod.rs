@@ -21,8 +21,9 @@ use goldgate::app::baseline::{self, Update};
 use goldgate::app::publish::Refusal;
 use goldgate::app::select::Selection;
 use goldgate::app::setup::{self, LoadError};
+use goldgate::app::subset;
 use goldgate::app::tags::TagExpr;
-use goldgate::config::{AgentConfig, Config};
+use goldgate::config::Config;
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::load::Suite;
@@ -101,28 +102,16 @@ fn discover_and_load_or(
 }
 
 /// The goldens under `paths`, their problems printed but for the warnings `config` allows;
-/// refused when errors leave nothing to play (or nothing was found): then nothing was `done`.
-/// `run` and `list` share it, so that `list` refuses exactly what `run` refuses.
+/// refused when errors leave nothing to play, or nothing was found and the config chooses no
+/// app evaluations ([`subset::chooses_app_evaluations`]): then nothing was `done`. `run` and
+/// `list` share it, so that `list` refuses exactly what `run` refuses.
 pub fn load_goldens(
     paths: &[PathBuf],
     config: &Config,
     done: &str,
 ) -> anyhow::Result<Result<Suite, Refusal>> {
-    load_goldens_from(paths, config, done, false)
-}
-
-/// [`load_goldens`] for `run`, where no golden file at all is an empty suite when the config
-/// chooses an app's own evaluations: cases enough without a local file.
-pub fn load_goldens_to_run(
-    paths: &[PathBuf],
-    config: &Config,
-    done: &str,
-) -> anyhow::Result<Result<Suite, Refusal>> {
-    let app_evaluations = matches!(
-        &config.agent,
-        Some(AgentConfig::Ces(ces)) if ces.platform.as_ref().is_some_and(|p| p.existing.is_some())
-    );
-    load_goldens_from(paths, config, done, app_evaluations)
+    let none_is_fine = subset::chooses_app_evaluations(config);
+    load_goldens_from(paths, config, done, none_is_fine)
 }
 
 fn load_goldens_from(

@@ -11,7 +11,7 @@ use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Channels, DEFAULT_SUITE, Publish, Refusal};
 use goldgate::app::select::Selection;
 use goldgate::app::session::{self, Notice, RunPlan};
-use goldgate::app::subset::{self, Chosen, Narrowed, Subset};
+use goldgate::app::subset::{self, Chosen, Subset};
 use goldgate::config::{AgentConfig, Config};
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
@@ -51,7 +51,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(gate) => gate,
         Err(refusal) => return refuse(args, &refusal),
     };
-    let suite = match super::load_goldens_to_run(&args.suite.paths, &config, "run")? {
+    let suite = match super::load_goldens(&args.suite.paths, &config, "run")? {
         Ok(suite) => suite,
         Err(refusal) => return refuse(args, &refusal),
     };
@@ -124,8 +124,15 @@ fn choose(
     selection: Selection,
     gate: Option<Gate>,
 ) -> Result<Chosen, String> {
-    let narrowed = narrow(args, suite, config)?;
-    let chosen = subset::choose(suite, selection, narrowed, gate).map_err(|e| e.to_string())?;
+    let agent = agent_config(args, config);
+    let subset = subset_asked(args);
+    let chosen = subset::choose_cases(
+        (suite, config),
+        agent.as_ref(),
+        selection,
+        subset.as_ref(),
+        gate,
+    )?;
     if let Some(note) = chosen.selected.empty_shard_note() {
         eprintln!("goldgate: {note}");
     }
@@ -405,31 +412,21 @@ fn plan_arguments(args: &RunArgs) -> Result<(Selection, Repeat), String> {
     Ok((selection, repeat))
 }
 
-/// `--changed-since` or `--rerun` resolved; `None` when neither is given.
-fn narrow(args: &RunArgs, suite: &Suite, config: &Config) -> Result<Option<Narrowed>, String> {
+/// `--changed-since` or `--rerun`; `None` when neither is given.
+fn subset_asked(args: &RunArgs) -> Option<Subset> {
     let flags = &args.selection;
-    let subset = match (&flags.changed_since, &flags.rerun) {
-        (Some(since), _) => Subset::ChangedSince(since.clone()),
-        (None, Some(report)) => Subset::Rerun {
+    match (&flags.changed_since, &flags.rerun) {
+        (Some(since), _) => Some(Subset::ChangedSince(since.clone())),
+        (None, Some(report)) => Some(Subset::Rerun {
             report: report.clone(),
             only: match flags.only {
                 Some(RerunOnly::Failed) => vec![Status::Failed],
                 Some(RerunOnly::Errored) => vec![Status::Error],
                 None => vec![Status::Failed, Status::Error],
             },
-        },
-        (None, None) => return Ok(None),
-    };
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let agent = agent_config(args, config);
-    let context = subset::Context {
-        suite,
-        config,
-        agent: agent.as_ref(),
-        cwd: &cwd,
-    };
-    subset::narrow(&subset, &context).map(Some)
+        }),
+        (None, None) => None,
+    }
 }
 
 /// The agent the flags name, else the config's; `--startup-timeout` over a command agent's own.

@@ -12,6 +12,12 @@ use crate::results::{
     CaseFlip, CaseResult, Comparison, Decision, Policy, Quarantine, Repeats, Report, Status,
 };
 
+/// `--fail-on-regress`.
+const GATED: Policy = Policy {
+    fail_on_regress: true,
+    fail_on_inconclusive: false,
+};
+
 #[derive(Clone, Copy, Debug)]
 enum GateOutcome {
     NoBaseline,
@@ -298,13 +304,9 @@ fn an_open_decision_that_fails_the_run_reads_red_everywhere() {
 
 #[test]
 fn a_quarantine_counts_failures_never_errors() {
-    let gated = Policy {
-        fail_on_regress: true,
-        fail_on_inconclusive: false,
-    };
     let report = shaped(
         GateOutcome::Clear,
-        gated,
+        GATED,
         Quarantined::Errored,
         Errors::Allowed,
         false,
@@ -318,7 +320,7 @@ fn a_quarantine_counts_failures_never_errors() {
     );
     let report = shaped(
         GateOutcome::Clear,
-        gated,
+        GATED,
         Quarantined::Failing,
         Errors::None,
         false,
@@ -330,13 +332,9 @@ fn a_quarantine_counts_failures_never_errors() {
 
 #[test]
 fn a_failure_the_gate_saw_no_change_in_does_not_block_and_says_why() {
-    let gated = Policy {
-        fail_on_regress: true,
-        fail_on_inconclusive: false,
-    };
     let report = shaped(
         GateOutcome::Clear,
-        gated,
+        GATED,
         Quarantined::None,
         Errors::None,
         true,
@@ -363,13 +361,9 @@ fn a_failure_the_gate_saw_no_change_in_does_not_block_and_says_why() {
 
 #[test]
 fn a_run_that_could_not_be_judged_has_no_gate_verdict() {
-    let gated = Policy {
-        fail_on_regress: true,
-        fail_on_inconclusive: false,
-    };
     let report = shaped(
         GateOutcome::Clear,
-        gated,
+        GATED,
         Quarantined::None,
         Errors::TooMany,
         false,

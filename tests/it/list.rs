@@ -238,6 +238,24 @@ fn refuses_what_run_refuses() {
     assert!(broken.stdout.is_empty(), "{}", broken.stdout);
 }
 
+/// A config that plays the app's own evaluations needs no local golden: `run` plays them (the
+/// platform names them when it starts), and `list` says so where it refused ("no golden files").
+#[test]
+fn an_app_evaluations_config_lists_what_run_plays_and_says_the_platform_names_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        "agent:\n  ces:\n    app: projects/p/locations/us/apps/support\n    base_url: http://127.0.0.1:9\n    platform: { evaluations: { prefix: smoke_ } }\n",
+    );
+    let out = goldgate(dir.path(), &["list", "."]).exits(0);
+    out.warns(&["a run also plays the app's evaluations chosen in goldgate.yaml"]);
+    // With a local golden, it is listed beside them.
+    common::order_golden(dir.path(), &common::order_conversation("local"));
+    let out = goldgate(dir.path(), &["list", "."]).exits(0);
+    common::assert_contains(&out.stdout, &["local"]);
+}
+
 #[test]
 fn an_empty_shard_is_a_note_not_an_error() {
     let dir = tempfile::tempdir().unwrap();
