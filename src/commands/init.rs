@@ -1,5 +1,7 @@
 //! `goldgate init`: write the starter files, never over existing ones, and say what is next.
 
+use anyhow::Context as _;
+
 use goldgate::app::init::{self, AgentKind};
 use goldgate::exit::Exit;
 
@@ -19,7 +21,9 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Exit> {
     let existing: Vec<String> = files
         .iter()
         .map(|(path, _)| args.dir.join(path))
-        .filter(|path| path.exists())
+        // A symlink is there even when it points nowhere: writing through it would create a
+        // file wherever it points.
+        .filter(|path| std::fs::symlink_metadata(path).is_ok())
         .map(|path| path.display().to_string())
         .collect();
     if !existing.is_empty() {
@@ -35,12 +39,19 @@ pub fn run(args: &InitArgs) -> anyhow::Result<Exit> {
         );
         return Ok(Exit::Error);
     }
+    // Every folder first, so that one that cannot be made (a dangling link in its place, a
+    // read-only disk) stops init before any file is written.
+    for (path, _) in &files {
+        if let Some(parent) = args.dir.join(path).parent() {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!("cannot create {}; nothing was written", parent.display())
+            })?;
+        }
+    }
     for (path, text) in &files {
         let path = args.dir.join(path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        goldgate::atomic::write(&path, |out| out.write_all(text.as_bytes()))?;
+        goldgate::atomic::write(&path, |out| out.write_all(text.as_bytes()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
         println!("wrote {}", path.display());
     }
     // Added to, not refused: most repositories have a .gitignore already.

@@ -168,6 +168,34 @@ fn init_never_overwrites_and_writes_nothing_when_a_file_exists() {
     ]);
 }
 
+/// Defect #19 of the fault trial: a dangling symlink where init writes made it create a file
+/// wherever the link pointed, or stop half-way with an error naming no path.
+#[cfg(unix)]
+#[test]
+fn init_never_writes_through_a_symlink_nor_leaves_half_a_project() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("pwned.yaml");
+    let dir = tempfile::tempdir().unwrap();
+    symlink(&victim, dir.path().join("goldgate.yaml")).unwrap();
+    goldgate(dir.path(), &["init"])
+        .exits(2)
+        .warns(&["goldgate.yaml already exists; nothing was written"]);
+    assert!(!victim.exists(), "init wrote through the link");
+
+    // A folder init needs is a link to nowhere: refused before any file is written, naming it.
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join(".github")).unwrap();
+    symlink(
+        outside.path().join("gone"),
+        dir.path().join(".github/workflows"),
+    )
+    .unwrap();
+    let out = goldgate(dir.path(), &["init"]).exits(2);
+    out.warns(&["cannot create ", ".github/workflows; nothing was written"]);
+    assert!(!dir.path().join("goldgate.yaml").exists(), "{}", out.stdout);
+}
+
 /// The next steps name the variable the model's key goes in, as the workflow does.
 #[test]
 fn model_kinds_name_their_key_variable() {
