@@ -204,6 +204,12 @@ fn an_open_decision_is_a_warning_unless_fail_on_inconclusive() {
     )
     .exits(1);
     assert_eq!(report(dir.path())["verdict"], "inconclusive");
+    // Red wherever it is shown, as the exit code is (it read yellow before the summary).
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    let heading = summary.lines().find(|l| l.starts_with("### ")).unwrap();
+    assert!(heading.contains("❌ inconclusive"), "{heading}");
+    let page = fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(page.contains("<header class=\"verdict failed\""));
 }
 
 /// The run as GitHub Actions runs it: its annotations (stdout), with the step outputs in
