@@ -107,7 +107,7 @@ fn title(suite: &str) -> String {
 }
 
 fn verdict(out: &mut String, summary: &Summary, suite: &str) {
-    let (report, cases) = (summary.report, &summary.counts);
+    let (report, counts) = (summary.report, &summary.counts);
     let comparison = report.gate.as_ref();
     let title = title(suite);
     let headline = format!(
@@ -116,14 +116,18 @@ fn verdict(out: &mut String, summary: &Summary, suite: &str) {
         escape::prose(&summary.headline)
     );
     let _ = writeln!(out, "### {title}: {headline}\n");
-    let mut counts = format!(
+    let mut line = format!(
         "**{}** passed · **{}** failed · **{}** errors · **{}** skipped · {} turns",
-        cases.passed, cases.failed, cases.errors, cases.skipped, cases.turns
+        counts.cases.passed,
+        counts.cases.failed,
+        counts.cases.errors,
+        counts.cases.skipped,
+        counts.turns
     );
-    for aside in cases.asides() {
-        let _ = write!(counts, " · {aside}");
+    for aside in counts.asides() {
+        let _ = write!(line, " · {aside}");
     }
-    let _ = writeln!(out, "{counts}\n");
+    let _ = writeln!(out, "{line}\n");
     for floor in &report.floors {
         let sign = if floor.met { "✅" } else { "❌" };
         let _ = writeln!(out, "- {sign} floor: {}", escape::prose(&floor.describe()));

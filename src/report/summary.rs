@@ -7,6 +7,7 @@ use std::fmt::{self, Write as _};
 
 use super::plural;
 use crate::exit::Exit;
+use crate::results::Counts as CaseCounts;
 use crate::results::{
     CaseFlip, CaseResult, CasesCombined, Comparison, Decision, FloorResult, Report, Status, Verdict,
 };
@@ -68,11 +69,8 @@ impl Severity {
 /// The cases, counted once for every output.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
-    pub total: usize,
-    pub passed: usize,
-    pub failed: usize,
-    pub errors: usize,
-    pub skipped: usize,
+    /// The aggregates' cases by status, as they are.
+    pub cases: CaseCounts,
     pub turns: usize,
     /// Failed cases that do not fail the run ([`Standing::Excused`]).
     pub excused: usize,
@@ -103,7 +101,7 @@ impl fmt::Display for Counts {
         write!(
             f,
             "{} passed, {} failed, {} errors, {} skipped",
-            self.passed, self.failed, self.errors, self.skipped
+            self.cases.passed, self.cases.failed, self.cases.errors, self.cases.skipped
         )?;
         let asides = self.asides();
         if !asides.is_empty() {
@@ -234,7 +232,6 @@ impl<'r> Summary<'r> {
 
     fn count(&self) -> Counts {
         let report = self.report;
-        let cases = &report.aggregates.cases;
         let excused: Vec<Excuse> = report
             .cases
             .iter()
@@ -247,11 +244,7 @@ impl<'r> Summary<'r> {
             .filter_map(|c| c.repeats.as_ref().map(|r| r.flaky))
             .collect();
         Counts {
-            total: cases.total,
-            passed: cases.passed,
-            failed: cases.failed,
-            errors: cases.errors,
-            skipped: cases.skipped,
+            cases: report.aggregates.cases,
             turns: report.aggregates.turns.total,
             excused: excused.len(),
             quarantined: excused
@@ -266,7 +259,7 @@ impl<'r> Summary<'r> {
     /// `what the exit code stands for (what does not block but is worth a look)`.
     fn headline(&self) -> String {
         let report = self.report;
-        let cases = &self.counts;
+        let cases = &self.counts.cases;
         let gate = report.gate.as_ref();
         let mut text = match self.verdict {
             Verdict::Interrupted => "stopped early: some cases did not run".to_owned(),
@@ -334,7 +327,7 @@ impl<'r> Summary<'r> {
     /// `--max-errors`, checks nobody judged.
     fn asides(&self) -> Vec<String> {
         let report = self.report;
-        let cases = &self.counts;
+        let counts = &self.counts;
         let mut aside = Vec::new();
         if let Some(comparison) = report.gate.as_ref() {
             let undecided = comparison.undecided_count();
@@ -350,8 +343,8 @@ impl<'r> Summary<'r> {
                 aside.push("the gate (advisory) found a regression".to_owned());
             }
         }
-        if cases.quarantined > 0 {
-            aside.push(format!("{} quarantined", cases.quarantined));
+        if counts.quarantined > 0 {
+            aside.push(format!("{} quarantined", counts.quarantined));
         }
         let no_worse = (report.cases.iter())
             .filter(|c| self.standing(c) == Standing::Excused(Excuse::NoWorse))
@@ -363,8 +356,8 @@ impl<'r> Summary<'r> {
             ));
         }
         // Errors within --max-errors do not fail the run, but the cases were not judged.
-        if cases.errors > 0 {
-            aside.push(format!("{} errored", cases.errors));
+        if counts.cases.errors > 0 {
+            aside.push(format!("{} errored", counts.cases.errors));
         }
         // A green verdict with checks nobody judged (a judge's key missing, as on a fork's
         // pull request) is weaker than it reads: say so where the verdict is read.

@@ -12,20 +12,24 @@ use crate::results::{Decision, Report, Unit};
 
 /// The header, the aggregates and the gate panel.
 pub fn write(page: &mut String, summary: &Summary) {
-    let (report, cases) = (summary.report, &summary.counts);
+    let (report, counts) = (summary.report, &summary.counts);
     let _ = write!(
         page,
         "<header class=\"verdict {}\" id=\"verdict\">\n<h1>goldgate: {}</h1>\n",
         summary.severity.name(),
         text(&summary.headline)
     );
-    let asides: String = (cases.asides().iter())
+    let asides: String = (counts.asides().iter())
         .map(|aside| format!(" · {}", text(aside)))
         .collect();
     let _ = writeln!(
         page,
         "<p class=\"counts\"><b>{}</b> passed · <b>{}</b> failed · <b>{}</b> errors · <b>{}</b> skipped · {} turns{asides}</p>",
-        cases.passed, cases.failed, cases.errors, cases.skipped, cases.turns
+        counts.cases.passed,
+        counts.cases.failed,
+        counts.cases.errors,
+        counts.cases.skipped,
+        counts.turns
     );
     let mut about = vec![
         format!("agent {}", text(&report.agent)),
