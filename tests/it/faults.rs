@@ -43,13 +43,16 @@ done"#
 
 /// A fault run: exit 2, within `limit`, memory bounded; the report and all output as text.
 fn run_fault(dir: &Path, extra: &[&str], limit: Duration) -> (Option<Value>, String) {
+    #[cfg(unix)]
+    let (outcome, report, elapsed, peak_kib) = run_measured(dir, extra);
+    #[cfg(not(unix))]
     let (outcome, report, elapsed) = run(dir, extra);
     let text = format!("{}\n{}", outcome.stdout, outcome.stderr);
     assert_eq!(outcome.code, Some(2), "{text}");
     assert!(elapsed < limit, "took {elapsed:?}: {text}");
     #[cfg(unix)]
     {
-        assert_children_stayed_small();
+        assert_stayed_small(peak_kib);
         // Every agent process that noted its pid is gone with goldgate.
         if dir.join("pids").exists() {
             assert_no_agent_left(dir);

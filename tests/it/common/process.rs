@@ -149,3 +149,52 @@ reply_with_rest() {
   printf '{"id":%s,%s}\n' "$id" "$1"
 }
 "#;
+
+/// `command` run to its end with both streams read, and the most memory it held, in KiB: its
+/// own peak or that of any descendant it waited for. Measured per run with `wait4`, since the
+/// process-wide `RUSAGE_CHILDREN` would report the largest child of any test in this binary.
+/// Killed after 120 s, as [`super::command`] is, so that a hung run fails the test.
+#[cfg(unix)]
+pub fn measured(command: &mut Command) -> (super::Outcome, u64) {
+    use std::io::Read;
+    #[allow(clippy::zombie_processes)] // Reaped by wait4 below, which also gives its usage.
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let drain = |mut stream: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = stream.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let pid = child.id() as libc::pid_t;
+    let started = Instant::now();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    loop {
+        // SAFETY: wait4 writes the status and usage it is given, for the child this test owns.
+        let waited = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        assert!(waited >= 0, "wait4: {}", std::io::Error::last_os_error());
+        if waited == pid {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let outcome = super::Outcome {
+        code,
+        stdout: stdout.join().expect("stdout is read"),
+        stderr: stderr.join().expect("stderr is read"),
+    };
+    // Linux reports KiB, macOS bytes.
+    let unit = if cfg!(target_os = "macos") { 1024 } else { 1 };
+    (outcome, usage.ru_maxrss as u64 / unit)
+}

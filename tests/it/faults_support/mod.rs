@@ -26,14 +26,29 @@ pub fn suite(dir: &Path, cases: usize) {
 /// report (when written) and how long it took.
 pub fn run(dir: &Path, extra: &[&str]) -> (common::Outcome, Option<Value>, Duration) {
     let started = Instant::now();
+    let outcome = common::goldgate(dir, &run_args(extra));
+    (outcome, read_report(dir), started.elapsed())
+}
+
+/// [`run`], and the most memory goldgate or any process it waited for held, in KiB.
+#[cfg(unix)]
+pub fn run_measured(dir: &Path, extra: &[&str]) -> (common::Outcome, Option<Value>, Duration, u64) {
+    let started = Instant::now();
+    let (outcome, peak_kib) =
+        common::process::measured(common::process::command_in(dir).args(run_args(extra)));
+    (outcome, read_report(dir), started.elapsed(), peak_kib)
+}
+
+fn run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["run", "goldens", "--output", "report.json"];
     args.extend_from_slice(extra);
-    let outcome = common::goldgate(dir, &args);
-    let elapsed = started.elapsed();
-    let report = fs::read_to_string(dir.join("report.json"))
+    args
+}
+
+fn read_report(dir: &Path) -> Option<Value> {
+    fs::read_to_string(dir.join("report.json"))
         .ok()
-        .map(|text| serde_json::from_str(&text).expect("the report is JSON"));
-    (outcome, report, elapsed)
+        .map(|text| serde_json::from_str(&text).expect("the report is JSON"))
 }
 
 /// A command agent in `goldgate.yaml` of `dir`: `sh -c script`, with `settings` after it.
@@ -46,19 +61,10 @@ pub fn command_agent(dir: &Path, script: &str, settings: &str) {
     .unwrap();
 }
 
-/// The most memory any process this test binary started (goldgate, agents) ever held: Linux
-/// reports the peak of each waited-for child and grandchild, so one number covers every run.
-#[cfg(unix)]
-pub fn assert_children_stayed_small() {
-    // SAFETY: getrusage fills the struct it is given and touches nothing else.
-    let usage = unsafe {
-        let mut usage = std::mem::zeroed::<libc::rusage>();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
-    // Kilobytes on Linux, bytes on macOS: the bound holds either way.
-    let peak = usage.ru_maxrss as u64;
-    assert!(peak < 200 * 1024, "a child process peaked at {peak} KiB");
+/// Fails the test unless a run's peak memory (see [`run_measured`]) stayed under 200 MiB.
+#[track_caller]
+pub fn assert_stayed_small(peak_kib: u64) {
+    assert!(peak_kib < 200 * 1024, "a process peaked at {peak_kib} KiB");
 }
 
 #[cfg(unix)]
