@@ -151,19 +151,48 @@ reply_with_rest() {
 "#;
 
 /// `command` run to its end with both streams read, and the most memory it held, in KiB: its
-/// own peak or that of any descendant it waited for. Measured per run with `wait4`, since the
-/// process-wide `RUSAGE_CHILDREN` would report the largest child of any test in this binary.
-/// Killed after 120 s, as [`super::command`] is, so that a hung run fails the test.
+/// own peak or that of any descendant it waited for.
+///
+/// Neither `RUSAGE_CHILDREN` (the largest child of any test in this binary) nor `wait4` on a
+/// child of this process will do: a child's peak starts at its parent's at the moment it was
+/// spawned, and this test binary may hold hundreds of megabytes for another test. So a small
+/// Python process starts `command` and reports that child's own peak, from `wait4`.
+/// Killed with its process group after 120 s, as [`super::command`] is, so that a hung run
+/// fails the test.
 #[cfg(unix)]
 pub fn measured(command: &mut Command) -> (super::Outcome, u64) {
     use std::io::Read;
-    #[allow(clippy::zombie_processes)] // Reaped by wait4 below, which also gives its usage.
-    let mut child = command
+    use std::os::unix::process::CommandExt;
+    const REPORT_PEAK: &str = "import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], 'w').write(str(usage.ru_maxrss))
+os._exit(os.waitstatus_to_exitcode(status) % 256)";
+    let peak_file = tempfile::NamedTempFile::new().expect("a temporary file");
+    let mut wrapper = Command::new("python3");
+    wrapper
+        .args(["-c", REPORT_PEAK])
+        .arg(peak_file.path())
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (name, value) in command.get_envs() {
+        match value {
+            Some(value) => wrapper.env(name, value),
+            None => wrapper.env_remove(name),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapper.current_dir(dir);
+    }
+    let mut child = wrapper
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the command starts");
+        .expect("python3 starts (it measures the run's memory)");
     let drain = |mut stream: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -173,28 +202,27 @@ pub fn measured(command: &mut Command) -> (super::Outcome, u64) {
     };
     let stdout = drain(Box::new(child.stdout.take().expect("piped")));
     let stderr = drain(Box::new(child.stderr.take().expect("piped")));
-    let pid = child.id() as libc::pid_t;
     let started = Instant::now();
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    loop {
-        // SAFETY: wait4 writes the status and usage it is given, for the child this test owns.
-        let waited = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        assert!(waited >= 0, "wait4: {}", std::io::Error::last_os_error());
-        if waited == pid {
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the run can be waited for") {
+            break status;
         }
         if started.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
+            // SAFETY: kill(2) on the process group this test made; it touches no memory.
+            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    };
     let outcome = super::Outcome {
-        code,
+        code: status.code(),
         stdout: stdout.join().expect("stdout is read"),
         stderr: stderr.join().expect("stderr is read"),
     };
+    let peak: u64 = std::fs::read_to_string(peak_file.path())
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak was reported: {}", outcome.stderr));
     // Linux reports KiB, macOS bytes.
     let unit = if cfg!(target_os = "macos") { 1024 } else { 1 };
-    (outcome, usage.ru_maxrss as u64 / unit)
+    (outcome, peak / unit)
 }
