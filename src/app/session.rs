@@ -83,6 +83,16 @@ impl fmt::Display for Notice {
     }
 }
 
+/// A `--rerun` whose agent is not its saved report's: a report of both would mean neither.
+/// Found once the agent has started, before any case plays (turns may be billed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OtherAgent {
+    /// The saved report's agent, as it names it.
+    pub saved: String,
+    /// This run's, masked as a report names it.
+    pub now: String,
+}
+
 /// Plays `plan` to its complete, masked report. `stop` ends it early (the report then says
 /// it is incomplete); `on_event` hears every case start and finish, and the runs adaptive
 /// repeats add; `notice` hears what [`Notice`] lists.
@@ -91,8 +101,12 @@ pub async fn play(
     stop: &Stop,
     on_event: OnEvent,
     notice: &(dyn Fn(Notice) + Sync),
-) -> Report {
+) -> Result<Report, OtherAgent> {
     let agent = start_agent(plan.agent.as_ref(), &plan.options, stop, notice).await;
+    if let Some(other) = other_agent(&plan, agent.as_ref()) {
+        agent.shutdown().await;
+        return Err(other);
+    }
     let mut plan = with_held_cases(plan, agent.as_ref()).await;
     let grader = Arc::new(plan.grader.clone());
     let played = run::run_repeated(
@@ -123,7 +137,21 @@ pub async fn play(
     // Before the reports: no agent process outlives the run, even one ignoring SIGTERM.
     agent.shutdown().await;
     complete(&mut report, plan, notice);
-    report
+    Ok(report)
+}
+
+/// The rerun's saved report and `agent` disagree on the agent. A rerun that replays nothing
+/// asks no agent: there is no agent to tell apart.
+fn other_agent(plan: &RunPlan, agent: &dyn Agent) -> Option<OtherAgent> {
+    let saved = plan
+        .rerun_into
+        .as_ref()
+        .filter(|_| !plan.cases.is_empty())?;
+    let now = plan.options.secrets.mask(&agent.describe()).into_owned();
+    (saved.agent != now).then(|| OtherAgent {
+        saved: saved.agent.clone(),
+        now,
+    })
 }
 
 /// Reruns what `gate` leaves open, as adaptive repeats do: the comparison once settled.
