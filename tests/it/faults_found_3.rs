@@ -4,6 +4,8 @@
 
 use crate::common;
 use std::fs;
+use std::net::SocketAddr;
+use std::path::Path;
 
 use common::read_json;
 use common::script::{order_suite, run_suite, start_agent};
@@ -38,4 +40,61 @@ fn a_rerun_refuses_another_agent_before_asking_it_and_a_report_holding_a_case_tw
     ]);
     assert_eq!(script.lock().unwrap().asked["c01"], 1);
     assert!(!root.join("out.json").exists());
+}
+
+/// `goldgate.yaml` at `config` for the agent at `addr`, with the quarantine `entries` (one
+/// `case` each, the rest alike).
+fn quarantining(dir: &Path, config: &str, addr: SocketAddr, cases: &[String]) {
+    let entries: String = cases
+        .iter()
+        .map(|case| {
+            format!(
+                "  - {{ case: \"{case}\", owner: \"@maria\", reason: flaky, expires: 2999-12-31 }}\n"
+            )
+        })
+        .collect();
+    common::write(
+        dir,
+        config,
+        format!("agent:\n  http: {{ url: \"http://{addr}/turn\" }}\nquarantine:\n{entries}"),
+    );
+}
+
+/// #17: quarantine entries were told apart by how they were spelt while cases were matched
+/// normalised, so that `./goldens/a.yaml#x` after `goldens/a.yaml#x` (or the id alone) named the
+/// same case and the last one won; the warning for an entry naming no case said
+/// `goldgate.yaml` whatever the config's name, once per entry.
+#[test]
+fn quarantine_entries_for_one_case_clash_however_spelt_and_unused_ones_warn_once() {
+    let (dir, addr, _script) = order_suite(2);
+    let root = dir.path();
+    let key = "goldens/orders.yaml#c01";
+    for (other, said) in [
+        (
+            format!("./{key}"),
+            "case `./goldens/orders.yaml#c01` is quarantined twice, at lines 4 (as `goldens/orders.yaml#c01`) and 5",
+        ),
+        (
+            "c01".to_owned(),
+            "`c01` and `goldens/orders.yaml#c01` (line 4) both quarantine the case",
+        ),
+    ] {
+        quarantining(root, "q/clash.yaml", addr, &[key.to_owned(), other]);
+        let config = ["--config", "q/clash.yaml"];
+        run_suite(root, addr, &config)
+            .exits(2)
+            .warns(&["q/clash.yaml:5: error [G103] quarantine[1].case: ", said]);
+    }
+
+    let unused: Vec<String> = (0..1000).map(|i| format!("gone{i}")).collect();
+    quarantining(root, "q/unused.yaml", addr, &unused);
+    let ran = run_suite(root, addr, &["--config", "q/unused.yaml"]).exits(0);
+    ran.warns(&["warning: 1000 quarantine entries name no case of this run: `gone0` (q/unused.yaml line 4), "]);
+    ran.warns(&["and 995 more"]);
+    assert_eq!(
+        ran.stderr.matches("quarantine").count(),
+        1,
+        "{}",
+        ran.stderr
+    );
 }
