@@ -209,6 +209,14 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
                 .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
         }
     }
+    // GitHub's files, appended to once the run is over: a pipe there would hang it.
+    for variable in ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"] {
+        if let Some(path) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
+            let path = std::path::Path::new(&path);
+            goldgate::atomic::file_or_none(path)
+                .map_err(|e| format!("{variable} {}: {e}", path.display()))?;
+        }
+    }
     if let Some(dir) = &args.record {
         // The transcripts go into it: it must exist (or be made) and take files.
         std::fs::create_dir_all(dir)

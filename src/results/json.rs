@@ -141,7 +141,7 @@ fn read_capped(path: &Path) -> Result<String, ReadError> {
     if !kind.is_file() {
         return Err(ReadError::NotAFile {
             path: path.to_path_buf(),
-            kind: file_kind(kind),
+            kind: crate::atomic::file_kind(kind),
         });
     }
     let file = fs::File::open(path).map_err(io_error)?;
@@ -163,31 +163,6 @@ fn read_capped(path: &Path) -> Result<String, ReadError> {
         });
     }
     Ok(text)
-}
-
-/// What a path that is not a regular file is, in words.
-fn file_kind(kind: fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a named pipe";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if kind.is_dir() {
-        "a directory"
-    } else {
-        "not a file"
-    }
 }
 
 /// The report as written: its fields, then the verdict and the exit code it stands for, so

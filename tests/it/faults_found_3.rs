@@ -98,3 +98,46 @@ fn quarantine_entries_for_one_case_clash_however_spelt_and_unused_ones_warn_once
         ran.stderr
     );
 }
+
+/// #12: outputs that passed the check before the run but failed or hung at its end. A named
+/// pipe was opened for the check and again for the write, which blocked in `open` past SIGTERM
+/// once its reader had gone; `$GITHUB_STEP_SUMMARY` was not checked at all; a dangling link
+/// into a missing directory was checked in the link's own directory. Each is refused now
+/// before the agent is asked anything, naming the flag (or variable) and the path.
+#[cfg(unix)]
+#[test]
+fn a_pipe_a_device_or_a_dangling_link_as_an_output_is_refused_before_the_run() {
+    let (dir, addr, script) = order_suite(1);
+    let root = dir.path();
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("missing/report.json", root.join("link.json")).unwrap();
+    let url = format!("http://{addr}/turn");
+    let run = |extra: &[&str], summary: &str| {
+        let mut command = common::command_in(root);
+        command
+            .args(["run", "--agent-url", &url, "goldens"])
+            .args(extra);
+        if !summary.is_empty() {
+            command.env("GITHUB_STEP_SUMMARY", summary);
+        }
+        common::Outcome::of(&mut command)
+    };
+    let named_pipe = "is a named pipe, not a file";
+    run(&["--output", "pipe"], "")
+        .exits(2)
+        .warns(&["--output pipe: ", named_pipe]);
+    run(&["--junit", "/dev/null"], "")
+        .exits(2)
+        .warns(&["--junit /dev/null: is a character device, not a file"]);
+    run(&[], "pipe")
+        .exits(2)
+        .warns(&["GITHUB_STEP_SUMMARY pipe: ", named_pipe]);
+    run(&["--output", "link.json"], "")
+        .exits(2)
+        .warns(&["--output link.json: cannot write in ", "missing"]);
+    assert_eq!(script.lock().unwrap().asked, Default::default());
+}
