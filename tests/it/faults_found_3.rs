@@ -9,6 +9,7 @@ use std::path::Path;
 
 use common::read_json;
 use common::script::{order_suite, run_suite, start_agent};
+use serde_json::{Value, json};
 
 /// #20: a rerun of another agent's report was refused only after replaying its failed cases
 /// against the agent (turns that may be billed), and a report holding a case twice was
@@ -176,5 +177,71 @@ fn goldens_past_the_bound_on_the_whole_are_refused_unread_naming_it() {
         let ran = ran.exits(code);
         common::assert_contains(&format!("{}{}", ran.stdout, ran.stderr), &said);
         crate::faults_support::assert_stayed_small(peak_kib);
+    }
+}
+
+/// A report `name` in `dir`: the one case of `one`, copied until the file holds about
+/// `bytes`, each copy its own file and id; with `messages`, the first turn's reply holds that
+/// many empty messages (the shape that grows most when read). Written a case at a time: the
+/// test's own memory at the time it starts goldgate counts in goldgate's peak (a fork keeps
+/// it until the exec).
+fn grown_report(dir: &Path, one: &Value, name: &str, (bytes, messages): (usize, usize)) -> u64 {
+    use std::io::Write;
+    let mut case = one["cases"][0].clone();
+    if messages > 0 {
+        let empty = json!({ "text": "" });
+        case["turns"][0]["reply"]["messages"] = Value::Array(vec![empty; messages]);
+    }
+    case["file"] = "@FILE@".into();
+    case["id"] = "@ID@".into();
+    let case = serde_json::to_string_pretty(&case).unwrap();
+    let copies = (bytes / case.len()).max(1);
+    let mut report = one.clone();
+    report["cases"] = json!(["@CASES@"]);
+    report["suite"]["cases"] = copies.into();
+    let report = serde_json::to_string_pretty(&report).unwrap();
+    let (head, tail) = report.split_once("\"@CASES@\"").unwrap();
+    let path = dir.join(name);
+    let mut out = std::io::BufWriter::new(fs::File::create(&path).unwrap());
+    out.write_all(head.as_bytes()).unwrap();
+    for n in 0..copies {
+        let copy = case
+            .replace("@FILE@", &format!("goldens/g{n:06}.yaml"))
+            .replace("@ID@", &format!("case_{n}"));
+        let comma = if n + 1 < copies { "," } else { "" };
+        write!(out, "{copy}{comma}").unwrap();
+    }
+    out.write_all(tail.as_bytes()).unwrap();
+    out.flush().unwrap();
+    fs::metadata(&path).unwrap().len()
+}
+
+/// #21, as a figure (the machines that run the tests are shared and noisy): a report read
+/// back took 4.6 to 4.8 times its size in memory: `goldgate report`'s peak against the size.
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "prints figures: cargo test --release --test it faults_found_3:: -- --ignored --nocapture"]
+fn figures_memory_of_a_report_read_back() {
+    let (dir, addr, _script) = order_suite(1);
+    let root = dir.path();
+    run_suite(root, addr, &["--output", "one.json"]).exits(0);
+    let one = read_json(&root.join("one.json"));
+    for (shape, grown) in [
+        ("cases", (100 << 20, 0)),
+        ("empty messages", (50 << 20, 20_000)),
+    ] {
+        let size = grown_report(root, &one, "big.json", grown);
+        let started = std::time::Instant::now();
+        let (ran, peak_kib) = common::process::measured(
+            common::process::command_in(root).args(["report", "big.json"]),
+        );
+        assert!(ran.code.is_some_and(|code| code < 2), "{}", ran.stderr);
+        println!(
+            "a report of {} MB ({shape}) read back: peak {} MiB, {:.1} times its size, {:.1} s",
+            size / 1_000_000,
+            peak_kib / 1024,
+            (peak_kib * 1024) as f64 / size as f64,
+            started.elapsed().as_secs_f64()
+        );
     }
 }
