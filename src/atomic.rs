@@ -4,9 +4,9 @@
 //! file goldgate writes (the JSON report, the baseline, JUnit, HTML, Markdown, `--record`
 //! transcripts, the judge cache) is written this way.
 //!
-//! What is not a regular file is never replaced: a symbolic link is followed (the link stays,
-//! the file it points to is written atomically), and a device or a pipe (`/dev/stdout`,
-//! `/dev/full`, a FIFO) is written through, so that its errors reach the caller.
+//! Only regular files are written. A symbolic link is followed (the link stays, the file it
+//! points to is written atomically); a device, a pipe or a socket is refused, never opened:
+//! opening a FIFO for writing blocks until a reader comes, in a call no signal ends.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -18,18 +18,63 @@ const MAX_LINKS: u32 = 40;
 
 /// Writes `path` with what `fill` writes, atomically (see the module doc).
 pub fn write(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let target = resolved(path)?;
+    file_or_none(&target)?;
+    replace(&target, fill)
+}
+
+/// `path` with its symbolic links followed, each relative to its own directory: where a
+/// write lands, which may not exist yet (a dangling link's target).
+fn resolved(path: &Path) -> io::Result<PathBuf> {
     let mut path = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         match fs::symlink_metadata(&path) {
             Ok(meta) if meta.file_type().is_symlink() => path = link_target(&path)?,
-            Ok(meta) if !meta.is_file() && !meta.is_dir() => return write_through(&path, fill),
-            _ => return replace(&path, fill),
+            _ => return Ok(path),
         }
     }
     Err(io::Error::other(format!(
         "{}: too many levels of symbolic links",
         path.display()
     )))
+}
+
+/// Refuses `path` (links followed) when it is there and is not a regular file: what goldgate
+/// writes goes into files only. For files written in place as well (GitHub's step summary).
+pub fn file_or_none(path: &Path) -> io::Result<()> {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(io::Error::other("is a directory: name a file in it")),
+        Ok(meta) if !meta.is_file() => Err(io::Error::other(format!(
+            "is {}, not a file: goldgate writes its outputs to files only",
+            file_kind(meta.file_type())
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// What a path that is not a regular file is, in words.
+pub fn file_kind(kind: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a named pipe";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
 }
 
 /// Where the link at `path` points, relative to the link's own directory.
@@ -39,16 +84,6 @@ fn link_target(path: &Path) -> io::Result<PathBuf> {
         Some(parent) if target.is_relative() => parent.join(target),
         _ => target,
     })
-}
-
-/// A device or a pipe: opened and written as it is.
-fn write_through(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut out = BufWriter::new(OpenOptions::new().write(true).open(path)?);
-    fill(&mut out)?;
-    out.flush()
 }
 
 /// A regular file, or none yet: a temporary file renamed over it.
@@ -76,13 +111,9 @@ fn replace(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> 
 /// removed. Checked before a run, so that an output that cannot be written is an error before
 /// any agent is called rather than after the whole run. Names the directory on failure.
 pub fn check_writable(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
-        return Err(io::Error::other("is a directory: name a file in it"));
-    }
-    if fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        // A device or a pipe is written through: it must open for writing.
-        return OpenOptions::new().write(true).open(path).map(drop);
-    }
+    // The file a link points to is the one written: its directory must take the new file.
+    let path = &resolved(path)?;
+    file_or_none(path)?;
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -168,12 +199,35 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_device_is_written_through_and_its_errors_reach_the_caller() {
+    fn a_device_or_a_pipe_is_refused_never_opened() {
         use std::path::Path;
-        super::write(Path::new("/dev/null"), |out| out.write_all(b"gone")).unwrap();
-        assert!(!fs::metadata("/dev/null").unwrap().is_file());
-        let full = super::write(Path::new("/dev/full"), |out| out.write_all(&[0; 1 << 16]));
-        assert!(full.is_err(), "a full device must fail the write");
-        assert!(!fs::metadata("/dev/full").unwrap().is_file());
+        let refused = super::write(Path::new("/dev/null"), |out| out.write_all(b"gone"));
+        let error = refused.unwrap_err().to_string();
+        assert!(
+            error.contains("is a character device, not a file"),
+            "{error}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Opened, this would block: no reader ever comes.
+        let error = super::check_writable(&fifo).unwrap_err().to_string();
+        assert!(error.contains("is a named pipe, not a file"), "{error}");
+        assert!(super::write(&fifo, |out| out.write_all(b"x")).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_is_checked_where_it_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("report.json");
+        std::os::unix::fs::symlink("missing/report.json", &link).unwrap();
+        assert!(super::check_writable(&link).is_err());
+        fs::create_dir(dir.path().join("missing")).unwrap();
+        super::check_writable(&link).unwrap();
     }
 }

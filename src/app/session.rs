@@ -50,13 +50,21 @@ pub struct RunPlan {
     pub rerun_into: Option<Report>,
 }
 
+/// How many unused quarantine entries a warning names; the rest it counts (a config of
+/// thousands would otherwise print thousands of lines).
+pub const UNUSED_QUARANTINE_SHOWN: usize = 5;
+
 /// Something the run found worth telling, beside its report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
     /// The agent could not be started: every case fails with this.
     AgentNotStarted(String),
-    /// A quarantine entry names no case of the run.
-    UnusedQuarantine { case: String, line: u32 },
+    /// Quarantine entries that name no case of the run: the first few
+    /// ([`UNUSED_QUARANTINE_SHOWN`]), and how many in all.
+    UnusedQuarantine {
+        shown: Vec<quarantine::Entry>,
+        count: usize,
+    },
     /// The baseline is a report of another suite: its cases read as new or missing.
     OtherSuite {
         baseline: String,
@@ -68,10 +76,27 @@ impl fmt::Display for Notice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Notice::AgentNotStarted(why) => f.write_str(why),
-            Notice::UnusedQuarantine { case, line } => write!(
-                f,
-                "warning: quarantine entry `{case}` (goldgate.yaml line {line}) names no case of this run"
-            ),
+            Notice::UnusedQuarantine { shown, count } => {
+                let listed: Vec<String> = shown
+                    .iter()
+                    .map(|e| format!("`{}` ({} line {})", e.case, e.file.display(), e.line))
+                    .collect();
+                let listed = listed.join(", ");
+                match count - shown.len() {
+                    0 if *count == 1 => write!(
+                        f,
+                        "warning: quarantine entry {listed} names no case of this run"
+                    ),
+                    0 => write!(
+                        f,
+                        "warning: {count} quarantine entries name no case of this run: {listed}"
+                    ),
+                    more => write!(
+                        f,
+                        "warning: {count} quarantine entries name no case of this run: {listed}, and {more} more"
+                    ),
+                }
+            }
             Notice::OtherSuite {
                 baseline,
                 difference,
@@ -83,6 +108,16 @@ impl fmt::Display for Notice {
     }
 }
 
+/// A `--rerun` whose agent is not its saved report's: a report of both would mean neither.
+/// Found once the agent has started, before any case plays (turns may be billed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OtherAgent {
+    /// The saved report's agent, as it names it.
+    pub saved: String,
+    /// This run's, masked as a report names it.
+    pub now: String,
+}
+
 /// Plays `plan` to its complete, masked report. `stop` ends it early (the report then says
 /// it is incomplete); `on_event` hears every case start and finish, and the runs adaptive
 /// repeats add; `notice` hears what [`Notice`] lists.
@@ -91,8 +126,12 @@ pub async fn play(
     stop: &Stop,
     on_event: OnEvent,
     notice: &(dyn Fn(Notice) + Sync),
-) -> Report {
+) -> Result<Report, OtherAgent> {
     let agent = start_agent(plan.agent.as_ref(), &plan.options, stop, notice).await;
+    if let Some(other) = other_agent(&plan, agent.as_ref()) {
+        agent.shutdown().await;
+        return Err(other);
+    }
     let mut plan = with_held_cases(plan, agent.as_ref()).await;
     let grader = Arc::new(plan.grader.clone());
     let played = run::run_repeated(
@@ -110,10 +149,15 @@ pub async fn play(
         report = merge::rerun::merged(saved, report);
     }
     // Before the gate looks: a quarantined case takes no part in its decisions.
-    for entry in quarantine::apply(&plan.quarantine, &mut report.cases, Date::today()) {
+    let unused = quarantine::apply(&plan.quarantine, &mut report.cases, Date::today());
+    if !unused.is_empty() {
         notice(Notice::UnusedQuarantine {
-            case: entry.case.clone(),
-            line: entry.line,
+            count: unused.len(),
+            shown: unused
+                .into_iter()
+                .take(UNUSED_QUARANTINE_SHOWN)
+                .cloned()
+                .collect(),
         });
     }
     if let Some(gate) = &plan.gate {
@@ -123,7 +167,21 @@ pub async fn play(
     // Before the reports: no agent process outlives the run, even one ignoring SIGTERM.
     agent.shutdown().await;
     complete(&mut report, plan, notice);
-    report
+    Ok(report)
+}
+
+/// The rerun's saved report and `agent` disagree on the agent. A rerun that replays nothing
+/// asks no agent: there is no agent to tell apart.
+fn other_agent(plan: &RunPlan, agent: &dyn Agent) -> Option<OtherAgent> {
+    let saved = plan
+        .rerun_into
+        .as_ref()
+        .filter(|_| !plan.cases.is_empty())?;
+    let now = plan.options.secrets.mask(&agent.describe()).into_owned();
+    (saved.agent != now).then(|| OtherAgent {
+        saved: saved.agent.clone(),
+        now,
+    })
 }
 
 /// Reruns what `gate` leaves open, as adaptive repeats do: the comparison once settled.

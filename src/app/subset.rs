@@ -75,6 +75,12 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
         Subset::Rerun { report, only } => {
             let saved =
                 crate::results::json::read_file(report).map_err(|e| format!("--rerun: {e}"))?;
+            if let Some(key) = rerun::duplicated(&saved) {
+                return Err(format!(
+                    "--rerun: {} holds the case {key} more than once: it is no report goldgate wrote (edited, or joined by hand); nothing was run\nhint: rerun from the report of one run, or of `goldgate merge`",
+                    report.display()
+                ));
+            }
             let keys = rerun::to_replay(&saved, only);
             let loaded: HashSet<String> = context
                 .suite

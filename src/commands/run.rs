@@ -10,7 +10,7 @@ use goldgate::app::baseline::{Asked, History};
 use goldgate::app::grading::{self, GradingFlags};
 use goldgate::app::publish::{self, Channels, DEFAULT_SUITE, Publish, Refusal};
 use goldgate::app::select::Selection;
-use goldgate::app::session::{self, Notice, RunPlan};
+use goldgate::app::session::{self, Notice, OtherAgent, RunPlan};
 use goldgate::app::subset::{self, Chosen, Subset};
 use goldgate::config::{AgentConfig, Config};
 use goldgate::exit::Exit;
@@ -78,10 +78,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     if args.dry_run {
         return dry_run::print(&chosen, repeat, &config, grader.judge.is_some());
     }
-    // A rerun that replays nothing asks no agent: there is no agent to tell apart.
-    let saved_agent = (chosen.saved.as_ref())
-        .filter(|_| !chosen.selected.cases.is_empty())
-        .map(|s| s.agent.clone());
     let plan = RunPlan {
         cases: chosen.selected.cases,
         // A rerun's report is the saved one, with its suite; the gate looks once at it.
@@ -106,11 +102,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         rerun_into: chosen.saved,
     };
     let secrets = plan.options.secrets.clone();
-    let report = play(plan)?;
-    if let Some(saved) = saved_agent.filter(|a| *a != report.agent) {
-        eprintln!("goldgate: {}", other_agent(&saved, &report.agent));
-        return Ok(Exit::Error);
-    }
+    let report = match play(plan)? {
+        Ok(report) => report,
+        Err(other) => {
+            eprintln!("goldgate: {}", other_agent(&other));
+            return Ok(Exit::Error);
+        }
+    };
     let exit = finish(args, &report, started.elapsed(), secrets, narrowed);
     // The process ends with this run: freeing every case, turn and transcript one by one takes
     // milliseconds the user waits for, and the system takes the memory back at once.
@@ -144,12 +142,12 @@ fn choose(
     Ok(chosen)
 }
 
-/// Why a rerun against another agent than its report's is not merged.
-fn other_agent(saved: &str, now: &str) -> String {
+/// Why a rerun against another agent than its report's is not played.
+fn other_agent(other: &OtherAgent) -> String {
     format!(
-        "--rerun: the saved report is of the agent `{}`, this run's is `{}`: a report of both would mean neither; nothing was written",
-        console::escape(saved),
-        console::escape(now)
+        "--rerun: the saved report is of the agent `{}`, this run's is `{}`: a report of both would mean neither; nothing was played and nothing was written",
+        console::escape(&other.saved),
+        console::escape(&other.now)
     )
 }
 
@@ -211,6 +209,14 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
                 .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
         }
     }
+    // GitHub's files, appended to once the run is over: a pipe there would hang it.
+    for variable in ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"] {
+        if let Some(path) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
+            let path = std::path::Path::new(&path);
+            goldgate::atomic::file_or_none(path)
+                .map_err(|e| format!("{variable} {}: {e}", path.display()))?;
+        }
+    }
     if let Some(dir) = &args.record {
         // The transcripts go into it: it must exist (or be made) and take files.
         std::fs::create_dir_all(dir)
@@ -254,7 +260,7 @@ fn channels(args: &RunArgs, secrets: Secrets) -> Channels<'_> {
 
 /// Plays the plan on a fresh async runtime, with a progress bar (a line per case without a
 /// terminal) and Ctrl-C handling.
-fn play(plan: RunPlan) -> anyhow::Result<Report> {
+fn play(plan: RunPlan) -> anyhow::Result<Result<Report, OtherAgent>> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -308,15 +314,15 @@ fn play(plan: RunPlan) -> anyhow::Result<Report> {
                 console::escape_lines(&notice.to_string(), "  ")
             ),
         };
-        let report = session::play(plan, &stop, on_event, &notice).await;
+        let played = session::play(plan, &stop, on_event, &notice).await;
         progress.finish_and_clear();
-        report
+        played
     });
-    let report = runtime.block_on(run).context("the run stopped on a bug")?;
+    let played = runtime.block_on(run).context("the run stopped on a bug")?;
     // All the run started has ended (the agent is shut down, every case joined): joining the
     // runtime's idle threads one by one is only time the user waits for.
     runtime.shutdown_background();
-    Ok(report)
+    Ok(played)
 }
 
 /// Prints and writes the reports, posts the PR comment, lists the errors; then the exit code:

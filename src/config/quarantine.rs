@@ -14,6 +14,8 @@
 //! and the reports say its quarantine expired.
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostics};
 use crate::results::{CaseResult, Quarantine};
@@ -27,8 +29,40 @@ pub struct Entry {
     pub owner: String,
     pub reason: String,
     pub expires: Date,
-    /// Where the entry is written in goldgate.yaml.
+    /// The config file the entry is written in, as given, and its line there.
+    pub file: Arc<Path>,
     pub line: u32,
+}
+
+/// What an entry's `case` names: a case by its key, normalised as [`crate::shard::key`] keys
+/// cases (so that `./a.yaml#x` and `a.yaml#x` are one case), or an id alone, in any file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Named {
+    Key(String),
+    Id(String),
+}
+
+impl Named {
+    fn of(case: &str) -> Named {
+        match case.rsplit_once('#') {
+            Some((file, id)) => Named::Key(crate::shard::key(file, id)),
+            None => Named::Id(case.to_owned()),
+        }
+    }
+
+    fn id(&self) -> &str {
+        match self {
+            Named::Key(key) => key.rsplit_once('#').map_or(key.as_str(), |(_, id)| id),
+            Named::Id(id) => id,
+        }
+    }
+
+    fn names(&self, case: &CaseResult) -> bool {
+        match self {
+            Named::Key(key) => case.key() == *key,
+            Named::Id(id) => case.id == *id,
+        }
+    }
 }
 
 /// A calendar day, `YYYY-MM-DD`.
@@ -106,28 +140,44 @@ pub fn parse(node: &Node, diags: &mut Diagnostics) -> Vec<Entry> {
             .field("quarantine");
         return Vec::new();
     };
-    let mut first_line: HashMap<String, u32> = HashMap::new();
+    let mut first: HashMap<Named, (u32, String)> = HashMap::new();
+    // By id, the first entry of each kind: an id alone overlaps every `file#id` of that id.
+    let mut by_id: HashMap<(String, bool), (u32, String)> = HashMap::new();
     let mut entries = Vec::new();
     for (index, item) in items.iter().enumerate() {
         let path = format!("quarantine[{index}]");
         let Some(entry) = parse_entry(item, &path, diags) else {
             continue;
         };
-        if let Some(first) = first_line.get(&entry.case) {
+        let named = Named::of(&entry.case);
+        let alone = matches!(named, Named::Id(_));
+        let twice = first.get(&named).map(|(line, case)| {
+            format!(
+                "case `{}` is quarantined twice, at lines {line} (as `{case}`) and {}",
+                entry.case, item.line
+            )
+        });
+        let overlap = || {
+            let (line, other) = by_id.get(&(named.id().to_owned(), !alone))?;
+            let case = if alone { other } else { &entry.case };
+            Some(format!(
+                "`{}` and `{other}` (line {line}) both quarantine the case `{case}`",
+                entry.case
+            ))
+        };
+        if let Some(message) = twice.or_else(overlap) {
             diags
                 .at(item)
-                .error(
-                    Code::G103,
-                    format!(
-                        "case `{}` is quarantined twice, at lines {first} and {}",
-                        entry.case, item.line
-                    ),
-                )
+                .error(Code::G103, message)
                 .field(format!("{path}.case"))
-                .hint("keep one entry per case");
+                .hint("keep one entry per case: an id alone quarantines that id in every file");
             continue;
         }
-        first_line.insert(entry.case.clone(), item.line);
+        let seen = (item.line, entry.case.clone());
+        by_id
+            .entry((named.id().to_owned(), alone))
+            .or_insert_with(|| seen.clone());
+        first.insert(named, seen);
         entries.push(entry);
     }
     entries
@@ -172,6 +222,7 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
         owner: owner?,
         reason: reason?,
         expires: expires?,
+        file: Arc::clone(&diags.file),
         line: item.line,
     })
 }
@@ -181,16 +232,9 @@ fn parse_entry(item: &Node, path: &str, diags: &mut Diagnostics) -> Option<Entry
 pub fn apply<'a>(entries: &'a [Entry], cases: &mut [CaseResult], today: Date) -> Vec<&'a Entry> {
     let mut unused = Vec::new();
     for entry in entries {
-        let named = |case: &CaseResult| {
-            if entry.case.contains('#') {
-                let (file, id) = entry.case.rsplit_once('#').unwrap_or_default();
-                case.key() == crate::shard::key(file, id)
-            } else {
-                case.id == entry.case
-            }
-        };
+        let named = Named::of(&entry.case);
         let mut found = false;
-        for case in cases.iter_mut().filter(|c| named(c)) {
+        for case in cases.iter_mut().filter(|c| named.names(c)) {
             found = true;
             case.quarantine = Some(Quarantine {
                 owner: entry.owner.clone(),

@@ -125,6 +125,8 @@ fn entry(out: &mut String, name: &str, value: &str) {
 }
 
 fn append(path: &Path, text: &str) -> io::Result<()> {
+    // Looked at before opening: a FIFO would block the open past any signal.
+    crate::atomic::file_or_none(path)?;
     let mut file = OpenOptions::new().create(true).append(true).open(path)?;
     file.write_all(text.as_bytes())?;
     if !text.ends_with('\n') {

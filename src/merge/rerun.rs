@@ -28,6 +28,17 @@ pub fn to_replay(report: &Report, only: &[Status]) -> HashSet<String> {
         .collect()
 }
 
+/// The first case key `report` holds twice, if any: a report goldgate writes holds each case
+/// once, and a duplicate carried into the merged report would count one case twice.
+pub fn duplicated(report: &Report) -> Option<String> {
+    let mut seen = HashSet::new();
+    report
+        .cases
+        .iter()
+        .map(CaseResult::key)
+        .find(|key| !seen.insert(key.clone()))
+}
+
 /// `saved` with the cases of `replayed` merged in (see the module doc). The agent is the
 /// replay's, so that a caller can tell when it is not the saved report's.
 pub fn merged(mut saved: Report, replayed: Report) -> Report {
@@ -67,7 +78,7 @@ pub fn merged(mut saved: Report, replayed: Report) -> Report {
 
 #[cfg(test)]
 mod tests {
-    use super::{merged, to_replay};
+    use super::{duplicated, merged, to_replay};
     use crate::results::testing::{case, report};
     use crate::results::{CaseResult, Status};
 
@@ -102,6 +113,18 @@ mod tests {
         assert_eq!(merged.aggregates.cases.passed, 2);
         assert_eq!(merged.aggregates.cases.errors, 0);
         assert!(merged.gate.is_none());
+    }
+
+    #[test]
+    fn a_case_held_twice_is_found() {
+        let once = report(vec![with("a", Status::Failed), with("b", Status::Failed)]);
+        assert_eq!(duplicated(&once), None);
+        let twice = report(vec![
+            with("a", Status::Failed),
+            with("b", Status::Passed),
+            with("a", Status::Passed),
+        ]);
+        assert_eq!(duplicated(&twice).as_deref(), Some("goldens/a.yaml#a"));
     }
 
     #[test]

@@ -58,33 +58,35 @@ fn truncated_hint(error: &serde_json::Error) -> &'static str {
 }
 
 /// The largest report read back (256 MiB): a report of 100,000 cases with their replies is
-/// far smaller, and reading one takes about twice its size in memory, so a bigger file (or a
-/// device that never ends) is refused rather than read.
+/// far smaller, and reading one takes up to about three times its size in memory (parsed as it
+/// is read; `figures_memory_of_a_report_read_back` in `tests/it/faults_found_3.rs` measures
+/// it), so a bigger file (or a device that never ends) is refused rather than read.
 pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Reads a report written by [`write`], refusing another schema version before it could be
 /// misread, and anything but a regular file of at most [`MAX_REPORT_BYTES`]: `/dev/zero`
 /// would be read without end and a FIFO would block.
 pub fn read_file(path: &Path) -> Result<Report, ReadError> {
-    #[derive(Deserialize)]
-    struct Versioned {
-        schema_version: u64,
-    }
-    let parse_error = |error| ReadError::Parse {
+    let version_error = |found| ReadError::Version {
         path: path.to_path_buf(),
-        error,
+        found,
     };
-    let text = read_capped(path)?;
-    let found = serde_json::from_str::<Versioned>(&text)
-        .map_err(parse_error)?
-        .schema_version;
-    if found != u64::from(SCHEMA_VERSION) {
-        return Err(ReadError::Version {
-            path: path.to_path_buf(),
-            found,
-        });
-    }
-    let report = serde_json::from_str(&text).map_err(parse_error)?;
+    // Parsed as it is read, straight into the typed report: the whole text, as large again as
+    // the file, is never held beside it.
+    let report = match serde_json::from_reader::<_, Report>(open_capped(path)?) {
+        Ok(report) if report.schema_version == SCHEMA_VERSION => report,
+        Ok(report) => return Err(version_error(report.schema_version.into())),
+        // A report of another version may not parse as one of this version: say which.
+        Err(error) => {
+            return Err(match version_of(path) {
+                Some(found) if found != u64::from(SCHEMA_VERSION) => version_error(found),
+                _ => ReadError::Parse {
+                    path: path.to_path_buf(),
+                    error,
+                },
+            });
+        }
+    };
     check_latency_counts(&report).map_err(|(field, count, limit)| ReadError::TooManyLatencies {
         path: path.to_path_buf(),
         field,
@@ -92,6 +94,16 @@ pub fn read_file(path: &Path) -> Result<Report, ReadError> {
         limit,
     })?;
     Ok(report)
+}
+
+/// The `schema_version` of the report at `path`, when it has one.
+fn version_of(path: &Path) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Versioned {
+        schema_version: u64,
+    }
+    let versioned: Versioned = serde_json::from_reader(open_capped(path).ok()?).ok()?;
+    Some(versioned.schema_version)
 }
 
 /// The most latencies all of a report's histograms may hold together: the gate expands them
@@ -130,8 +142,9 @@ fn check_latency_counts(report: &Report) -> Result<(), (String, u64, u64)> {
     Ok(())
 }
 
-/// The text of `path`, a regular file (links followed) of at most [`MAX_REPORT_BYTES`].
-fn read_capped(path: &Path) -> Result<String, ReadError> {
+/// `path` opened for reading, buffered: a regular file (links followed) of at most
+/// [`MAX_REPORT_BYTES`], and no more read from it should it grow.
+fn open_capped(path: &Path) -> Result<impl io::Read, ReadError> {
     let io_error = |error| ReadError::Io {
         path: path.to_path_buf(),
         error,
@@ -141,7 +154,7 @@ fn read_capped(path: &Path) -> Result<String, ReadError> {
     if !kind.is_file() {
         return Err(ReadError::NotAFile {
             path: path.to_path_buf(),
-            kind: file_kind(kind),
+            kind: crate::atomic::file_kind(kind),
         });
     }
     let file = fs::File::open(path).map_err(io_error)?;
@@ -152,42 +165,10 @@ fn read_capped(path: &Path) -> Result<String, ReadError> {
             size,
         });
     }
-    // Bounded again while reading: the file may grow (or be swapped) after the look.
-    let mut text = String::with_capacity(usize::try_from(size).unwrap_or(0));
-    io::Read::read_to_string(&mut io::Read::take(file, MAX_REPORT_BYTES + 1), &mut text)
-        .map_err(io_error)?;
-    if text.len() as u64 > MAX_REPORT_BYTES {
-        return Err(ReadError::TooBig {
-            path: path.to_path_buf(),
-            size: text.len() as u64,
-        });
-    }
-    Ok(text)
-}
-
-/// What a path that is not a regular file is, in words.
-fn file_kind(kind: fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a named pipe";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    if kind.is_dir() {
-        "a directory"
-    } else {
-        "not a file"
-    }
+    Ok(io::BufReader::with_capacity(
+        1 << 16,
+        io::Read::take(file, MAX_REPORT_BYTES),
+    ))
 }
 
 /// The report as written: its fields, then the verdict and the exit code it stands for, so

@@ -38,6 +38,7 @@ mod example_suite;
 mod faults;
 mod faults_found;
 mod faults_found_2;
+mod faults_found_3;
 mod faults_limits;
 mod format_ces_csv;
 mod format_gecx;

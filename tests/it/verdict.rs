@@ -354,7 +354,7 @@ fn outputs_that_cannot_be_written_are_refused_before_the_agent_is_called() {
             "{flag}: the run went ahead"
         );
     }
-    // A device is written through, never replaced by a file.
+    // A device is refused before the run, never replaced by a file.
     #[cfg(target_os = "linux")]
     {
         let out = run(dir.path(), addr, &["--output", "/dev/full"]).exits(2);
