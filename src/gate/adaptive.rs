@@ -2,7 +2,7 @@
 //! what the gate cannot decide yet, doubling the runs of those cases at each look up to N.
 //!
 //! The looks are planned before the first run ([`Schedule`]), and the false-alarm rate is
-//! shared between them in proportion to the runs each adds (the report's `alpha_share`), so
+//! shared between them ([`Schedule::share`], the report's `alpha_share`), so
 //! looking several times cannot raise it. At each look:
 //! - a metric, or the combined test of every case, that is `inconclusive` reruns every case:
 //!   those tests count complete rounds only, so that the cases rerun for their own sake cannot
