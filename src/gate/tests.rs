@@ -414,16 +414,23 @@ fn cases_each_a_little_worse_add_up_to_a_regression_of_the_cases_combined() {
 }
 
 #[test]
-fn the_combined_test_keeps_half_the_rate_and_gives_it_back_once_it_rejects() {
+fn the_combined_test_keeps_most_of_the_rate_and_gives_it_back_once_it_rejects() {
     use super::split_adjusted;
-    // Not rejecting: the others are held to half the rate (their adjusted values double).
-    let (combined, others) = split_adjusted(&[0.004, 0.5], &[0.0; 2], Some(0.2), 0.01);
-    assert_eq!(combined, Some(0.4));
-    assert!((others[0] - 0.016).abs() < 1e-12, "{others:?}");
-    // Rejecting: the others get the whole rate, as Holm alone would.
-    let (combined, others) = split_adjusted(&[0.004, 0.5], &[0.0; 2], Some(0.001), 0.01);
-    assert_eq!(combined, Some(0.002));
+    // Not rejecting: the others are held to a tenth of the rate (their adjusted values ten
+    // times theirs).
+    let (combined, others) = split_adjusted(&[0.0004, 0.5], &[0.0; 2], Some(0.2), 0.01);
+    assert!(
+        (combined.unwrap() - 0.2 / 0.9).abs() < 1e-12,
+        "{combined:?}"
+    );
     assert!((others[0] - 0.008).abs() < 1e-12, "{others:?}");
+    // Rejecting: the others get the whole rate, as Holm alone would.
+    let (combined, others) = split_adjusted(&[0.0004, 0.5], &[0.0; 2], Some(0.001), 0.01);
+    assert!(
+        (combined.unwrap() - 0.001 / 0.9).abs() < 1e-12,
+        "{combined:?}"
+    );
+    assert!((others[0] - 0.0008).abs() < 1e-12, "{others:?}");
     // No combined test: Holm alone.
     assert_eq!(split_adjusted(&[0.004], &[0.0], None, 0.01).1, [0.004]);
 }

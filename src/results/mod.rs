@@ -419,7 +419,7 @@ pub struct Report {
     pub samples: Samples,
     /// The share of the gate's false-alarm rate that its decisions on this report spend: 1,
     /// or with adaptive repeats (`--max-repeat`) the share of the last look made (the looks
-    /// share the rate in proportion to the runs each adds).
+    /// share the rate: a fortieth for each look before the last, the rest for the last).
     #[serde(default = "whole")]
     pub alpha_share: f64,
     /// The comparison with `--baseline`; `null` without one.

@@ -81,27 +81,44 @@ fn score_law(before: Tally, now: Tally) -> Option<(Vec<(usize, f64)>, usize)> {
     if lowest == highest {
         return None;
     }
+    let weight = weight(1.0 - law.successes as f64 / law.population as f64);
     let mut below = 0.0;
     let mut scores = Vec::with_capacity((highest - lowest + 1) as usize);
     for x in lowest..=highest {
         let p_x = law.pmf(x);
         let mid_p = (below + p_x / 2.0).min(1.0);
         below += p_x;
-        scores.push((score(mid_p), p_x));
+        scores.push((score(mid_p, weight), p_x));
     }
     let observed = scores[(u64::from(now.passed) - lowest) as usize].0;
     Some((scores, observed))
 }
 
-/// `-2 ln mid_p`, capped at [`MOST`], in steps of `1 / RESOLUTION`.
-fn score(mid_p: f64) -> usize {
-    let raw = (-2.0 * mid_p.max(f64::MIN_POSITIVE).ln()).clamp(0.0, MOST);
+/// `-2 ln mid_p` times `weight`, capped at [`MOST`], in steps of `1 / RESOLUTION`.
+fn score(mid_p: f64, weight: f64) -> usize {
+    let raw = (-2.0 * mid_p.max(f64::MIN_POSITIVE).ln() * weight).clamp(0.0, MOST);
     (raw * RESOLUTION).round() as usize
 }
 
-/// The smallest p-value the combined test could give on cases of these sizes, whatever their
-/// outcomes: every run passing on main and failing now (each case's most extreme table, whose
-/// chance is `1 / C(before + now, now)`). Known before the outcome, as Tarone's pruning needs.
+/// The share of failed runs up to which a case counts nearly fully (see [`weight`]): a case
+/// wrong a quarter of the time or more is flaky on main already.
+const RARE: f64 = 0.25;
+
+/// How much a case counts, by the share of its pooled runs (main's and now's) that failed:
+/// fully while failures are rare, then less and less. A regression worth finding makes a case
+/// that rarely failed fail more; a case that fails a third of its runs on both sides moves its
+/// score just as much by chance and would only add noise. The share is fixed by the pooled
+/// runs the test conditions on, so the weighted sum's law is still exact under "nothing
+/// changed", whatever each case's rate.
+fn weight(failed_share: f64) -> f64 {
+    1.0 / (1.0 + (failed_share / RARE).powi(6))
+}
+
+/// At most the smallest p-value the combined test could give on cases of these sizes, whatever
+/// their outcomes: every run passing on main and failing now (each case's most extreme table,
+/// whose chance is `1 / C(before + now, now)`); exactly that while the cases count fully (see
+/// [`weight`]). Known before the outcome, as Tarone's pruning needs; a bound below the true
+/// smallest value only keeps a test in the family, which is conservative.
 pub fn combined_min_p(cases: &[(Tally, Tally)]) -> f64 {
     let ln: f64 = cases
         .iter()
@@ -207,17 +224,36 @@ mod tests {
 
     #[test]
     fn the_smallest_p_value_is_every_case_at_its_extreme() {
+        // Cases that rarely fail count fully: the bound is what the extreme tables give.
         let cases = [
-            (Tally::new(3, 4), Tally::new(2, 2)),
-            (Tally::new(0, 1), Tally::new(1, 1)),
+            (Tally::new(9, 10), Tally::new(1, 1)),
+            (Tally::new(20, 20), Tally::new(1, 2)),
         ];
-        // C(6, 2) = 15 and C(2, 1) = 2.
-        assert!((combined_min_p(&cases) - 1.0 / 30.0).abs() < 1e-12);
+        // C(11, 1) = 11 and C(22, 2) = 231.
+        assert!((combined_min_p(&cases) - 1.0 / 2541.0).abs() < 1e-12);
         let extreme = [
-            (Tally::new(4, 4), Tally::new(0, 2)),
-            (Tally::new(1, 1), Tally::new(0, 1)),
+            (Tally::new(10, 10), Tally::new(0, 1)),
+            (Tally::new(20, 20), Tally::new(0, 2)),
         ];
         let p = combined_worse(&extreme).unwrap().p_value;
-        assert!((p - 1.0 / 30.0).abs() < 1e-12, "{p}");
+        assert!((p - 1.0 / 2541.0).abs() < 1e-12, "{p}");
+        // A case that fails half its pooled runs counts for little: the bound stays below.
+        let flaky = [(Tally::new(1, 1), Tally::new(0, 1))];
+        let p = combined_worse(&flaky).unwrap().p_value;
+        assert!(combined_min_p(&flaky) <= p, "{p}");
+    }
+
+    #[test]
+    fn cases_flaky_on_both_sides_weigh_less_than_cases_that_rarely_failed() {
+        // Three cases that never failed now failing 2 runs of 5, alone and among ten cases
+        // that fail half their runs on both sides: the flaky ones, whose scores move as much
+        // by chance, barely dilute the evidence.
+        let rare = vec![(Tally::new(20, 20), Tally::new(3, 5)); 3];
+        let mut among_flaky = rare.clone();
+        among_flaky.extend(vec![(Tally::new(5, 10), Tally::new(3, 5)); 10]);
+        let alone = combined_worse(&rare).unwrap().p_value;
+        let diluted = combined_worse(&among_flaky).unwrap().p_value;
+        assert!(alone < 1e-3, "{alone}");
+        assert!(diluted < 2.0 * alone, "{diluted} against {alone}");
     }
 }

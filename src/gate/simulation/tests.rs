@@ -90,11 +90,13 @@ fn default_flags_a_flaky_agent_unchanged_is_green_and_one_failing_half_the_time_
         mean_calls(&unchanged),
         mean_calls(&broken)
     );
-    assert!(false_alarms <= 1, "{false_alarms} red PRs");
+    // The 1% rate, and noise: 4 of 100 or more has a chance under 2% at the rate.
+    assert!(false_alarms <= 3, "{false_alarms} red PRs");
     assert_eq!(caught, PRS);
-    // Half the agent calls of `--repeat 5` (100 a PR) at most.
+    // Half the agent calls of `--repeat 5` (100 a PR) at most, unchanged; a broken agent
+    // may take all of them.
     assert!(mean_calls(&unchanged) <= 50.0, "{}", mean_calls(&unchanged));
-    assert!(mean_calls(&broken) <= 50.0, "{}", mean_calls(&broken));
+    assert!(mean_calls(&broken) <= 100.0, "{}", mean_calls(&broken));
 }
 
 #[test]
@@ -174,13 +176,13 @@ fn planted() -> Vec<Planted> {
         Planted {
             name: "5 stable goldens now 30% wrong",
             now: suite.with_some(5, stable, 0.7),
-            red: 0.1..=1.0,
+            red: 0.3..=1.0,
         },
         // Goal: at least 90%.
         Planted {
             name: "the slightly flaky quarter 5% -> 25% wrong",
             now: suite.with_all(Flakiness::SlightlyFlaky.pass(), 0.75),
-            red: 0.6..=1.0,
+            red: 0.75..=1.0,
         },
         Planted {
             name: "one stable golden now 50% wrong",
@@ -225,8 +227,8 @@ fn mixed_suite_figures(prs_each: usize, seed: u64) {
             missed.push(format!("{}: {gate}/{prs_each} red", planted.name));
         }
         assert!(outcomes.iter().all(|o| o.most_runs <= 5));
-        if planted.name == "unchanged" {
-            assert!(calls / passes <= 2.5, "{calls} calls a PR");
+        if planted.name == "unchanged" && calls / passes > 2.5 {
+            missed.push(format!("unchanged: {calls} calls a PR"));
         }
     }
     assert!(missed.is_empty(), "{missed:?}");
@@ -256,4 +258,26 @@ fn mixed_suite_unchanged_false_alarms_over_many_prs() {
     );
     // 1% plus three standard errors.
     assert!(gate <= 19, "{gate}/1000");
+}
+
+/// The two diffuse changes, whose goals (half, and 90%) are close enough to what the gate
+/// reaches that 200 pull requests cannot tell: 1,000 each.
+#[test]
+#[ignore = "figures for docs/gate.md"]
+fn mixed_suite_diffuse_changes_over_many_prs() {
+    let suite = mixed_suite();
+    let diffuse = (900..).zip(planted()).filter(|(_, planted)| {
+        planted.name.starts_with("5 stable") || planted.name.starts_with("the slightly")
+    });
+    for (seed, planted) in diffuse {
+        let outcomes = prs(seed, 1000, (&suite, TEN_BUILDS), &planted.now, DEFAULT);
+        println!(
+            "mixed suite, default flags, 10-build baseline, {}: {}/1000 red (combined test \
+             alone on the same runs: {}/1000), {:.2} passes a PR",
+            planted.name,
+            red(&outcomes),
+            combined_alone(&outcomes),
+            mean_calls(&outcomes) / suite.cases.len() as f64
+        );
+    }
 }
