@@ -124,7 +124,8 @@ pub struct GateArgs {
     #[arg(
         long,
         value_name = "PCT",
-        default_value = "1",
+        // In percent, as typed: the library's default is a fraction.
+        default_value_t = 100.0 * goldgate::app::request::DEFAULT_FALSE_ALARM_RATE,
         value_parser = false_alarm_rate,
         help_heading = "Regression gate"
     )]

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::grading::{self, GradingFlags};
+use super::grading::{self, GradingError, GradingFlags};
 use super::publish;
 use super::request::{Env, GateRequest, Request};
 use super::select::Selection;
@@ -76,9 +76,8 @@ pub enum PlanError {
         "no agent to test\nhint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
     )]
     NoAgent,
-    /// The judge or the simulated user cannot be set up (its settings say why).
-    #[error("{0}")]
-    Grading(String),
+    #[error(transparent)]
+    Grading(#[from] GradingError),
     #[error(
         "--rerun: the saved report is of the agent `{}`, this run's is `{}`: a report of both would mean neither; nothing was written",
         console::escape(saved),

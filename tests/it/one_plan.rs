@@ -102,3 +102,49 @@ fn list_shows_the_local_cases_an_app_evaluations_run_plays_whatever_the_selectio
     assert_eq!(changed, ["order_a", "order_b", "order_c"]);
     assert_eq!(choices[5].len(), 1);
 }
+
+/// The agent a run tests comes from `--agent-url` / `--agent-cmd`, else `GOLDGATE_AGENT_URL`,
+/// else goldgate.yaml. Every address is a closed loopback port: the report names the agent the
+/// run tried, and every case errors (exit 2).
+#[test]
+fn a_flag_beats_its_environment_variable_which_beats_goldgate_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    common::order_golden(root, &common::order_conversation("shipped"));
+    common::write(
+        root,
+        "goldgate.yaml",
+        "agent:\n  http:\n    url: http://127.0.0.1:9/yaml\nrun: { retries: 0 }\n",
+    );
+    let tested = |env: Option<&str>, flags: &[&str]| {
+        let mut command = common::command_in(root);
+        if let Some(url) = env {
+            command.env("GOLDGATE_AGENT_URL", url);
+        }
+        command.args(["run", "goldens"]).args(flags);
+        let (outcome, report) = common::run_with_report(&mut command, &root.join("report.json"));
+        assert_eq!(outcome.code, Some(2), "{flags:?}: {}", outcome.stderr);
+        format!(
+            "{}\n{}",
+            report["agent"].as_str().unwrap_or_default(),
+            outcome.stderr
+        )
+    };
+    let env = Some("http://127.0.0.1:9/env");
+    let only = |said: String, used: &str| {
+        common::assert_contains(&said, &[&format!("127.0.0.1:9/{used}")]);
+        for other in ["yaml", "env", "flag"].iter().filter(|o| **o != used) {
+            assert!(!said.contains(&format!(":9/{other}")), "{said}");
+        }
+    };
+    only(tested(None, &[]), "yaml");
+    only(tested(env, &[]), "env");
+    only(
+        tested(env, &["--agent-url", "http://127.0.0.1:9/flag"]),
+        "flag",
+    );
+    // A flag that names another kind of agent wins too.
+    let command = tested(env, &["--agent-cmd", "exit 3"]);
+    common::assert_contains(&command, &["agent process exited", "exit status: 3"]);
+    assert!(!command.contains("127.0.0.1"), "{command}");
+}
