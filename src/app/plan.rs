@@ -192,16 +192,25 @@ pub struct Choice {
     pub notes: Vec<String>,
 }
 
+/// What a plan is resolved from besides the request, loaded by the front end (which says
+/// what is wrong with each as it loads it): the config, the gate the flags set up over it
+/// ([`GateRequest::gate`]: before the goldens, so that a bad baseline costs no loading), and
+/// the goldens.
+pub struct Inputs<'a> {
+    pub config: &'a Config,
+    pub gate: Option<Gate>,
+    pub suite: &'a Suite,
+}
+
 /// The cases `run` plays and `list` lists: the selection, narrowed by `--changed-since` or
 /// `--rerun` as the change affects the agent under test, with the gate over them.
-pub fn choose(
-    checked: &Checked,
-    config: &Config,
-    suite: &Suite,
-    env: &Env,
-) -> Result<Choice, PlanError> {
+pub fn choose(checked: &Checked, inputs: Inputs<'_>, env: &Env) -> Result<Choice, PlanError> {
     let request = &checked.request;
-    let gate = request.gate.gate(config)?;
+    let Inputs {
+        config,
+        gate,
+        suite,
+    } = inputs;
     let agent = agent(request, config, env);
     let chosen = subset::choose_cases(
         (suite, config),
@@ -245,14 +254,10 @@ pub struct Resolved {
 
 /// The whole run: [`choose`], then the agent, how the cases are played, the grader and the
 /// policy, each by the precedence of the module doc.
-pub fn resolve(
-    checked: &Checked,
-    config: &Config,
-    suite: &Suite,
-    env: &Env,
-) -> Result<Resolved, PlanError> {
+pub fn resolve(checked: &Checked, inputs: Inputs<'_>, env: &Env) -> Result<Resolved, PlanError> {
     let request = &checked.request;
-    let Choice { chosen, mut notes } = choose(checked, config, suite, env)?;
+    let (config, suite) = (inputs.config, inputs.suite);
+    let Choice { chosen, mut notes } = choose(checked, inputs, env)?;
     let agent = agent_needed(agent(request, config, env), &chosen.selected.cases)?;
     let (options, warnings) = run_options(request, config, agent.as_ref());
     notes.extend(warnings.into_iter().map(|w| format!("warning: {w}")));

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use goldgate::app::list::Listing;
-use goldgate::app::plan::{self, Choice};
+use goldgate::app::plan::{self, Choice, Inputs};
 use goldgate::app::request::Env;
 use goldgate::app::subset;
 use goldgate::exit::Exit;
@@ -26,11 +26,16 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     };
     // The cases `run` plays with the same flags, chosen by the function `run` resolves its
     // plan with (the agent under test as `run` finds it without agent flags).
-    let Choice { chosen, notes } =
-        match plan::choose(&checked, &config, &suite, &Env::from_process()) {
-            Ok(choice) => choice,
-            Err(error) => return Ok(fail(&error)),
-        };
+    let inputs = Inputs {
+        config: &config,
+        // `list` takes no gate flags: no baseline to fit to the cases.
+        gate: None,
+        suite: &suite,
+    };
+    let Choice { chosen, notes } = match plan::choose(&checked, inputs, &Env::from_process()) {
+        Ok(choice) => choice,
+        Err(error) => return Ok(fail(&error)),
+    };
     for note in &notes {
         eprintln!("goldgate: {note}");
     }

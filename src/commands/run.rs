@@ -1,7 +1,7 @@
 //! `goldgate run`: the flags into a request, which the library resolves into a plan
 //! ([`goldgate::app::plan`]); the plan played with progress shown, then the reports.
 
-use goldgate::app::plan::{self, PlanError, Resolved};
+use goldgate::app::plan::{self, Inputs, PlanError, Resolved};
 use goldgate::app::publish::{self, Refusal};
 use goldgate::app::request::Env;
 use goldgate::exit::Exit;
@@ -28,11 +28,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
     // An HTTP agent, a judge or a simulated user needs the root certificates: they are read
     // while the goldens load, not after (a run that needs none only spends a thread on them).
     goldgate::net::tls::prepare();
+    let gate = match checked.request.gate.gate(&config) {
+        Ok(gate) => gate,
+        Err(error) => return fail(args, &error.into()),
+    };
     let suite = match super::load_goldens(&args.suite.paths, &config, "run")? {
         Ok(suite) => suite,
         Err(refusal) => return refuse(args, &refusal),
     };
-    let resolved = match plan::resolve(&checked, &config, &suite, &Env::from_process()) {
+    let inputs = Inputs {
+        config: &config,
+        gate,
+        suite: &suite,
+    };
+    let resolved = match plan::resolve(&checked, inputs, &Env::from_process()) {
         Ok(resolved) => resolved,
         Err(error) => return fail(args, &error),
     };

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{BACKOFF, PlanError, Resolved, check, grading_flags, resolve};
+use super::{BACKOFF, Inputs, PlanError, Resolved, check, grading_flags, resolve};
 use crate::app::request::{AgentRequest, Env, Execution, GateRequest, Request, SelectionRequest};
 use crate::config::{AgentConfig, Config, DEFAULT_STARTUP_TIMEOUT, RunSettings};
 use crate::load::Suite;
@@ -35,7 +35,13 @@ fn config() -> Config {
 
 fn resolved(request: Request, config: &Config, env: &Env) -> Resolved {
     let checked = check(request).expect("the flags hold together");
-    resolve(&checked, config, &Suite::default(), env).expect("the plan resolves")
+    let suite = Suite::default();
+    let inputs = Inputs {
+        config,
+        gate: None,
+        suite: &suite,
+    };
+    resolve(&checked, inputs, env).expect("the plan resolves")
 }
 
 fn url(agent: Option<&AgentConfig>) -> &str {
@@ -254,7 +260,13 @@ fn no_agent_anywhere_is_refused_with_how_to_name_one() {
     std::fs::write(&golden, scenario).unwrap();
     let suite = crate::app::setup::discover_and_load(&[golden]).expect("the golden loads");
     let checked = check(Request::default()).unwrap();
-    let error = resolve(&checked, &Config::default(), &suite, &Env::default())
+    let config = Config::default();
+    let inputs = Inputs {
+        config: &config,
+        gate: None,
+        suite: &suite,
+    };
+    let error = resolve(&checked, inputs, &Env::default())
         .err()
         .expect("no agent");
     assert!(matches!(error, PlanError::NoAgent));

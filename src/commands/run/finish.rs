@@ -12,8 +12,8 @@ use goldgate::results::json;
 use goldgate::results::{CaseResult, Report, Verdict};
 use goldgate::secrets::Secrets;
 
-use super::super::files::ReportFiles;
 use crate::cli::RunArgs;
+use crate::commands::files::ReportFiles;
 
 /// Prints and writes the reports, posts the PR comment, lists the errors; then the exit code:
 /// the verdict, or worse when the baseline cannot be updated.
@@ -29,7 +29,7 @@ pub(super) fn finish(
     let summary = Summary::new(report, &channels.suite);
     let mut failed = write_outputs(args, &summary, duration);
     failed.extend(
-        super::super::publish(args.json && args.output.is_none(), |annotations| {
+        crate::commands::publish(args.json && args.output.is_none(), |annotations| {
             publish::publish(
                 &Publish {
                     summary: &summary,
@@ -83,7 +83,7 @@ pub(super) fn finish(
             history,
             narrowed,
         };
-        exit = exit.max(super::super::update_baseline(path, report, asked)?);
+        exit = exit.max(crate::commands::update_baseline(path, report, asked)?);
     }
     Ok(exit)
 }
@@ -140,14 +140,14 @@ fn print_outputs(args: &RunArgs, summary: &Summary, duration: Duration) -> anyho
     if args.json && args.output.is_none() {
         print(
             &mut io::stderr().lock(),
-            super::super::use_color(&io::stderr()),
+            crate::commands::use_color(&io::stderr()),
         )?;
-        let mut out = super::super::stdout();
+        let mut out = crate::commands::stdout();
         json::write(report, &mut out)?;
         out.flush()?;
     } else if let Err(e) = print(
-        &mut super::super::stdout(),
-        super::super::use_color(&io::stdout()),
+        &mut crate::commands::stdout(),
+        crate::commands::use_color(&io::stdout()),
     ) {
         // The table is for people: whatever becomes of stdout (a full disk), the exit code
         // stays the verdict that the reports written say.
