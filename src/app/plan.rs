@@ -262,7 +262,7 @@ pub fn resolve(checked: &Checked, inputs: Inputs<'_>, env: &Env) -> Result<Resol
     let (options, warnings) = run_options(request, config, agent.as_ref());
     notes.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
     let flags = grading_flags(request, agent.as_ref(), env);
-    let (grader, said) = grading::grader(&flags, config, &options).map_err(PlanError::Grading)?;
+    let (grader, said) = grading::grader(&flags, config, &options)?;
     notes.extend(said);
     // A rerun that replays nothing asks no agent: there is no agent to tell apart.
     let rerun_agent = (chosen.saved.as_ref())

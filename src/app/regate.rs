@@ -71,3 +71,58 @@ pub fn regate<'r>(
         notes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Mode, policy};
+    use crate::app::plan::PlanError;
+    use crate::app::request::GateRequest;
+    use crate::results::Policy;
+
+    fn asked(baseline: bool, fail_on_regress: bool, fail_on_inconclusive: bool) -> GateRequest {
+        GateRequest {
+            baseline: baseline.then(|| "baseline.json".into()),
+            fail_on_regress,
+            fail_on_inconclusive,
+            ..GateRequest::default()
+        }
+    }
+
+    #[test]
+    fn report_and_merge_keep_the_saved_policy_unless_the_gate_is_asked_to_decide() {
+        assert_eq!(
+            policy(&asked(true, false, false), Mode::IfAsked).unwrap(),
+            None
+        );
+        assert_eq!(
+            policy(&asked(true, true, true), Mode::IfAsked).unwrap(),
+            Some(Policy {
+                fail_on_regress: true,
+                fail_on_inconclusive: true
+            })
+        );
+        assert!(matches!(
+            policy(&asked(true, false, true), Mode::IfAsked),
+            Err(PlanError::InconclusiveWithoutRegress)
+        ));
+    }
+
+    #[test]
+    fn compare_always_lets_the_gate_decide_and_needs_a_baseline() {
+        assert_eq!(
+            policy(&asked(true, false, true), Mode::Always).unwrap(),
+            Some(Policy {
+                fail_on_regress: true,
+                fail_on_inconclusive: true
+            })
+        );
+        assert!(matches!(
+            policy(&asked(true, true, false), Mode::Always),
+            Err(PlanError::AlwaysGated)
+        ));
+        assert!(matches!(
+            policy(&asked(false, false, false), Mode::Always),
+            Err(PlanError::NoBaseline)
+        ));
+    }
+}
