@@ -8,6 +8,7 @@ use goldgate::llm::cache;
 use values::{at_least_one, false_alarm_rate, from_run_settings, parse_duration, parse_usd};
 
 mod calibrate;
+mod request;
 pub mod subset;
 mod values;
 
@@ -123,7 +124,8 @@ pub struct GateArgs {
     #[arg(
         long,
         value_name = "PCT",
-        default_value = "1",
+        // In percent, as typed: the library's default is a fraction.
+        default_value_t = 100.0 * goldgate::app::request::DEFAULT_FALSE_ALARM_RATE,
         value_parser = false_alarm_rate,
         help_heading = "Regression gate"
     )]
@@ -231,11 +233,11 @@ pub struct RunArgs {
     pub selection: subset::RunSelectionArgs,
 
     /// Test the agent at this URL (the HTTP protocol), instead of the config's agent; when the
-    /// config's agent is an HTTP template, only its URL is replaced.
+    /// config's agent is an HTTP template, only its URL is replaced [env: GOLDGATE_AGENT_URL,
+    /// which --agent-cmd overrides too].
     #[arg(
         long,
         value_name = "URL",
-        env = "GOLDGATE_AGENT_URL",
         help_heading = "Agent",
         conflicts_with = "agent_cmd"
     )]
@@ -301,10 +303,12 @@ pub struct RunArgs {
     pub no_cache: bool,
 
     #[arg(
-        help = format!("Keep the judge's answers in DIR [default: {}]", cache::DEFAULT_DIR),
+        help = format!(
+            "Keep the judge's answers in DIR [env: GOLDGATE_CACHE_DIR] [default: {}]",
+            cache::DEFAULT_DIR
+        ),
         long,
         value_name = "DIR",
-        env = "GOLDGATE_CACHE_DIR",
         help_heading = "Judge"
     )]
     pub cache_dir: Option<PathBuf>,

@@ -31,12 +31,25 @@ pub struct GradingFlags {
     pub replay: Option<PathBuf>,
 }
 
+/// Why the judge or the simulated user cannot be set up: their settings are wrong (a key they
+/// lack is no error: their checks are skipped, with why).
+#[derive(Debug, thiserror::Error)]
+pub enum GradingError {
+    #[error("judge: {0}")]
+    Judge(String),
+    #[error("simulator: {0}")]
+    Simulator(String),
+    /// A setting that names itself (`simulator.base_url: ...`), or the HTTP client.
+    #[error("{0}")]
+    Setup(String),
+}
+
 /// The grader, and the notices a person should read (a judge skipped for want of its key).
 pub fn grader(
     flags: &GradingFlags,
     config: &Config,
     options: &RunOptions,
-) -> Result<(Grader, Vec<String>), String> {
+) -> Result<(Grader, Vec<String>), GradingError> {
     let mut notices = Vec::new();
     let mut grader = Grader::new(
         None,
@@ -69,7 +82,7 @@ pub fn grader(
             ));
             grader.no_judge = Some(reason);
         }
-        Err(SetupError::Invalid(message)) => return Err(format!("judge: {message}")),
+        Err(SetupError::Invalid(message)) => return Err(GradingError::Judge(message)),
     }
     Ok((grader, notices))
 }
@@ -102,7 +115,7 @@ fn simulator(
     flags: &GradingFlags,
     config: &Config,
     options: &RunOptions,
-) -> Result<(Option<Simulator>, Option<String>), String> {
+) -> Result<(Option<Simulator>, Option<String>), GradingError> {
     let Some(wanted) = SimulatorConfig::of(config) else {
         return Ok((None, None));
     };
@@ -110,10 +123,11 @@ fn simulator(
         base_url: crate::config::expanded_base_url(
             wanted.endpoint.base_url.as_deref(),
             "simulator",
-        )?,
+        )
+        .map_err(GradingError::Setup)?,
         model: wanted.endpoint.model.clone(),
     };
-    let http = crate::net::http_client()?;
+    let http = crate::net::http_client().map_err(GradingError::Setup)?;
     match LlmClient::from_env(wanted.provider, &endpoint, http.clone(), patience(options)) {
         Ok(client) => {
             let client = client.masking(options.secrets.clone());
@@ -140,7 +154,7 @@ fn simulator(
             let recorded = JudgeCache::new(dir.join(RECORDED_USER));
             Simulator::replaying(wanted.provider, &endpoint, recorded, http)
                 .map(|simulator| (Some(simulator), None))
-                .map_err(|e| format!("simulator: {e}"))
+                .map_err(|e| GradingError::Simulator(e.to_string()))
         }
         Err(SetupError::MissingKey { var }) => Ok((
             None,
@@ -149,7 +163,7 @@ fn simulator(
                 wanted.provider.name()
             )),
         )),
-        Err(SetupError::Invalid(message)) => Err(format!("simulator: {message}")),
+        Err(SetupError::Invalid(message)) => Err(GradingError::Simulator(message)),
     }
 }
 

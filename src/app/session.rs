@@ -299,30 +299,3 @@ async fn start_agent(
         () = stop.scheduling.cancelled() => Arc::new(StandIn::Interrupted),
     }
 }
-
-/// The agent to test: the one given, or none when every turn of `cases` has its reply
-/// recorded in its golden (Regtrace `actual_output`). Refused when a `${VAR}` it reads is not
-/// set.
-pub fn agent_needed(
-    agent: Option<AgentConfig>,
-    cases: &[Arc<Case>],
-) -> Result<Option<AgentConfig>, String> {
-    let recorded = || {
-        cases
-            .iter()
-            .all(|c| c.turns.iter().all(|t| t.recorded_reply.is_some()))
-    };
-    match agent {
-        Some(agent) => match connect::check_variables(&agent) {
-            Ok(()) => Ok(Some(agent)),
-            Err(why) => Err(format!(
-                "the agent reads a variable that is not set: {why}; nothing was run\n\
-                 hint: set it in the environment (in a workflow, as `env:` from a secret)"
-            )),
-        },
-        None if recorded() => Ok(None),
-        None => Err("no agent to test\n\
-             hint: pass --agent-url URL or --agent-cmd CMD, or set `agent:` in goldgate.yaml (see `goldgate run --help`)"
-            .to_owned()),
-    }
-}

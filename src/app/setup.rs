@@ -88,6 +88,15 @@ pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
     Ok(suite)
 }
 
+/// Why the gate cannot be set up: the run stops before anything is played.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("the regression thresholds do not load\n{0}")]
+    Thresholds(config::ConfigError),
+    #[error("cannot use the baseline: {0}")]
+    Baseline(crate::results::json::ReadError),
+}
+
 /// The gate against `baseline`: thresholds merged from every source (see
 /// [`crate::config::thresholds`]) and the baseline read; `None` without a baseline. Set up
 /// before anything runs, so that a typo in a threshold does not cost a whole run.
@@ -96,7 +105,7 @@ pub fn gate(
     regression_config: Option<&Path>,
     false_alarm_rate: f64,
     config: &Config,
-) -> Result<Option<Gate>, String> {
+) -> Result<Option<Gate>, GateError> {
     let Some(path) = baseline else {
         return Ok(None);
     };
@@ -105,13 +114,10 @@ pub fn gate(
         &config.eval_config.thresholds,
         regression_config,
     )
-    .map_err(|err| format!("{err}\ngoldgate: the regression thresholds do not load"))?;
-    Gate::load(path, thresholds)
-        .map(|gate| {
-            Some(Gate {
-                false_alarm_rate,
-                ..gate
-            })
-        })
-        .map_err(|err| format!("goldgate: cannot use the baseline: {err}"))
+    .map_err(GateError::Thresholds)?;
+    let gate = Gate::load(path, thresholds).map_err(GateError::Baseline)?;
+    Ok(Some(Gate {
+        false_alarm_rate,
+        ..gate
+    }))
 }

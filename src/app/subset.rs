@@ -45,12 +45,35 @@ pub struct Context<'a> {
     pub cwd: &'a Path,
 }
 
+/// Why the part of the suite asked for cannot be played: the run stops (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SubsetError {
+    #[error(transparent)]
+    Changes(#[from] changes::ChangesError),
+    #[error("--rerun: {0}")]
+    Rerun(#[from] crate::results::json::ReadError),
+    #[error(
+        "--rerun: {} names cases that are not among the goldens loaded: {}\nhint: give the paths the report was run with; a golden renamed or removed since needs a run of its own",
+        report.display(),
+        gone.join(", ")
+    )]
+    Gone { report: PathBuf, gone: Vec<String> },
+    #[error(
+        "--rerun: {} holds the case {key} more than once: it is no report goldgate wrote (edited, or joined by hand); nothing was run\nhint: rerun from the report of one run, or of `goldgate merge`",
+        report.display()
+    )]
+    Duplicated { report: PathBuf, key: String },
+    #[error("cannot read the current directory: {0}")]
+    Cwd(std::io::Error),
+    #[error(transparent)]
+    Select(#[from] SelectError),
+}
+
 /// Resolves `subset`: runs git, or reads the saved report and checks its cases still load.
-/// The error is the message to stop with (exit 2).
-pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
+pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, SubsetError> {
     match subset {
         Subset::ChangedSince(since) => {
-            let changes = changes::since(since, context.cwd).map_err(|e| e.to_string())?;
+            let changes = changes::since(since, context.cwd)?;
             let affected =
                 changes.affected(context.suite, context.config, context.agent, context.cwd);
             let (keys, whole, affecting_nothing) = match affected {
@@ -73,13 +96,12 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
             })
         }
         Subset::Rerun { report, only } => {
-            let saved =
-                crate::results::json::read_file(report).map_err(|e| format!("--rerun: {e}"))?;
+            let saved = crate::results::json::read_file(report)?;
             if let Some(key) = rerun::duplicated(&saved) {
-                return Err(format!(
-                    "--rerun: {} holds the case {key} more than once: it is no report goldgate wrote (edited, or joined by hand); nothing was run\nhint: rerun from the report of one run, or of `goldgate merge`",
-                    report.display()
-                ));
+                return Err(SubsetError::Duplicated {
+                    report: report.clone(),
+                    key,
+                });
             }
             let keys = rerun::to_replay(&saved, only);
             let loaded: HashSet<String> = context
@@ -88,17 +110,13 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, String> {
                 .iter()
                 .flat_map(|f| f.cases.iter().map(case_key))
                 .collect();
-            let mut gone: Vec<&String> = keys.difference(&loaded).collect();
+            let mut gone: Vec<String> = keys.difference(&loaded).cloned().collect();
             if !gone.is_empty() {
                 gone.sort();
-                return Err(format!(
-                    "--rerun: {} names cases that are not among the goldens loaded: {}\nhint: give the paths the report was run with; a golden renamed or removed since needs a run of its own",
-                    report.display(),
-                    gone.iter()
-                        .map(|k| k.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+                return Err(SubsetError::Gone {
+                    report: report.clone(),
+                    gone,
+                });
             }
             Ok(Narrowed {
                 keys: Some(keys),
@@ -220,19 +238,18 @@ pub struct Chosen {
 
 /// The cases `run` plays and `list` lists: `selection`, narrowed by `subset`
 /// (`--changed-since`, `--rerun`) as it affects `agent`, with `gate` over what the report will
-/// hold. Both commands choose through this one function, so that `list` shows what `run` plays.
-/// The error is the message to stop with (exit 2).
+/// hold. Both commands choose through this one function (by way of
+/// [`super::plan::choose`]), so that `list` shows what `run` plays.
 pub fn choose_cases(
     (suite, config): (&Suite, &Config),
     agent: Option<&AgentConfig>,
     selection: Selection,
     subset: Option<&Subset>,
     gate: Option<Gate>,
-) -> Result<Chosen, String> {
+) -> Result<Chosen, SubsetError> {
     let narrowed = match subset {
         Some(subset) => {
-            let cwd = std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?;
+            let cwd = std::env::current_dir().map_err(SubsetError::Cwd)?;
             let context = Context {
                 suite,
                 config,
@@ -243,7 +260,7 @@ pub fn choose_cases(
         }
         None => None,
     };
-    choose(suite, selection, narrowed, gate).map_err(|e| e.to_string())
+    Ok(choose(suite, selection, narrowed, gate)?)
 }
 
 /// Whether `config` plays evaluations that live in a CX Agent Studio app

@@ -34,7 +34,7 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<Exit> {
         }
         Ok(None) => return Ok(Exit::Error),
         Err(message) => {
-            eprintln!("{message}");
+            eprintln!("goldgate: {message}");
             return Ok(Exit::Error);
         }
     };

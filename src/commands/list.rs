@@ -4,19 +4,17 @@
 use std::io::Write;
 
 use goldgate::app::list::Listing;
-use goldgate::app::select::{Selected, Selection};
-use goldgate::app::subset::{self, Subset};
-use goldgate::config::Config;
+use goldgate::app::plan::{self, Choice, Inputs};
+use goldgate::app::request::Env;
+use goldgate::app::subset;
 use goldgate::exit::Exit;
-use goldgate::load::Suite;
-use goldgate::report::console;
 
 use crate::cli::ListArgs;
 
 pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
-    let selection = match super::selection_of(&args.selection.common) {
-        Ok(selection) => selection,
-        Err(message) => return Ok(fail(&message)),
+    let checked = match plan::check(args.request()) {
+        Ok(checked) => checked,
+        Err(error) => return Ok(fail(&error)),
     };
     // Loaded to refuse what `run` refuses (a config that does not load), and for what
     // `--changed-since` makes every case depend on.
@@ -26,11 +24,19 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     let Ok(suite) = super::load_goldens(&args.suite.paths, &config, "listed")? else {
         return Ok(Exit::Error);
     };
-    let selected = match chosen(args, &suite, &config, selection) {
-        Ok(selected) => selected,
-        Err(message) => return Ok(fail(&message)),
+    // The cases `run` plays with the same flags, chosen by the function `run` resolves its
+    // plan with (the agent under test as `run` finds it without agent flags).
+    let inputs = Inputs {
+        config: &config,
+        // `list` takes no gate flags: no baseline to fit to the cases.
+        gate: None,
+        suite: &suite,
     };
-    if let Some(note) = selected.empty_shard_note() {
+    let Choice { chosen, notes } = match plan::choose(&checked, inputs, &Env::from_process()) {
+        Ok(choice) => choice,
+        Err(error) => return Ok(fail(&error)),
+    };
+    for note in &notes {
         eprintln!("goldgate: {note}");
     }
     if subset::chooses_app_evaluations(&config) {
@@ -39,7 +45,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
              (agent.ces.platform.evaluations): the platform names them when the run starts"
         );
     }
-    let listing = Listing::of(&selected);
+    let listing = Listing::of(&chosen.selected);
     let mut out = super::stdout();
     if args.json {
         // Rendered first, so that a closed pipe is an io::Error that main recognises.
@@ -53,30 +59,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// The cases `selection` picks, narrowed as `run --changed-since` narrows them (the config's
-/// agent: `list` takes no agent flags), through the function `run` chooses with; the
-/// selection said on stderr.
-fn chosen(
-    args: &ListArgs,
-    suite: &Suite,
-    config: &Config,
-    selection: Selection,
-) -> Result<Selected, String> {
-    let changed = (args.selection.changed_since.clone()).map(Subset::ChangedSince);
-    let chosen = subset::choose_cases(
-        (suite, config),
-        config.agent.as_ref(),
-        selection,
-        changed.as_ref(),
-        None,
-    )?;
-    if let Some(scope) = &chosen.scope {
-        eprintln!("goldgate: {}", console::escape(&scope.describe()));
-    }
-    Ok(chosen.selected)
-}
-
-fn fail(message: &str) -> Exit {
-    eprintln!("goldgate: {message}");
+fn fail(error: &plan::PlanError) -> Exit {
+    eprintln!("goldgate: {error}");
     Exit::Error
 }

@@ -5,16 +5,20 @@
 
 use std::io::Write;
 
-use goldgate::app::publish::DEFAULT_SUITE;
+use goldgate::app::regate::Mode;
 use goldgate::exit::Exit;
 use goldgate::merge;
-use goldgate::report::{Summary, console};
+use goldgate::report::console;
 use goldgate::results::Verdict;
 
 use super::files::ReportFiles;
 use crate::cli::MergeArgs;
 
 pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
+    let regate = match super::regate((&args.gate, &args.config), Mode::IfAsked, "merge") {
+        Ok(regate) => regate,
+        Err(exit) => return Ok(exit),
+    };
     let parts: Result<Vec<_>, _> = args.reports.iter().map(|p| merge::read_part(p)).collect();
     let mut merged = match parts.and_then(merge::merge) {
         Ok(merged) => merged,
@@ -23,11 +27,8 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    if let Err(exit) = super::regate(&mut merged.report, &args.gate, &args.config, "merge") {
-        return Ok(exit);
-    }
-    let report = &merged.report;
-    let summary = Summary::new(report, DEFAULT_SUITE);
+    let summary = regate.apply(&mut merged.report, "the merged report");
+    let report = summary.report;
     let failed = ReportFiles {
         json: Some(&args.output),
         ..ReportFiles::default()

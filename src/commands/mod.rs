@@ -18,21 +18,20 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use goldgate::app::baseline::{self, Update};
-use goldgate::app::publish::Refusal;
-use goldgate::app::select::Selection;
+use goldgate::app::publish::{self, DEFAULT_SUITE, Refusal};
+use goldgate::app::regate;
 use goldgate::app::setup::{self, LoadError};
 use goldgate::app::subset;
-use goldgate::app::tags::TagExpr;
 use goldgate::config::Config;
 use goldgate::exit::Exit;
 use goldgate::gate::Gate;
 use goldgate::load::Suite;
+use goldgate::report::Summary;
 use goldgate::results::{Policy, Report};
 
 use goldgate::report::lint as problems;
-use goldgate::shard::Shard;
 
-use crate::cli::{ConfigArg, GateArgs, SelectionArgs};
+use crate::cli::{ConfigArg, GateArgs};
 
 /// Colour when writing to a terminal and `NO_COLOR` is not set (https://no-color.org).
 /// Standard output that a reader may close early (`goldgate run | head`, a log collector that
@@ -148,26 +147,6 @@ fn load_goldens_from(
     Ok(Ok(suite))
 }
 
-/// The selection flags, checked before anything is loaded.
-pub fn selection_of(args: &SelectionArgs) -> Result<Selection, String> {
-    let shard = match &args.shard {
-        Some(text) => Some(text.parse::<Shard>().map_err(|e| format!("--shard: {e}"))?),
-        None => None,
-    };
-    let filters = args
-        .filters
-        .iter()
-        .map(|text| TagExpr::parse(text).map_err(|e| format!("--filter {e}")))
-        .collect::<Result<_, _>>()?;
-    Ok(Selection {
-        filters,
-        excludes: args.excludes.clone(),
-        name: args.name.clone(),
-        keys: None,
-        shard,
-    })
-}
-
 /// The config of `--config` (or `GOLDGATE_CONFIG`, or ./goldgate.yaml); refused after saying
 /// why it does not load and that `nothing` was done.
 pub fn load_config(path: Option<&Path>, nothing: &str) -> Result<Config, Refusal> {
@@ -183,53 +162,61 @@ pub fn load_config(path: Option<&Path>, nothing: &str) -> Result<Config, Refusal
     })
 }
 
-/// The gate the flags ask for; `None` without `--baseline`. When a file does not load, says
-/// why.
-pub fn gate_of(args: &GateArgs, config: &Config) -> Result<Option<Gate>, Refusal> {
-    if args.baseline.is_none() && args.regression_config.is_some() {
-        eprintln!("goldgate: warning: --regression-config has no effect without --baseline");
+/// What the gate flags ask of a saved report (`report`, `merge`, `compare`: see
+/// [`regate::Mode`]): the baseline with the config's thresholds, the policy and the suite's
+/// name, set up before the report is read; [`Regate::apply`] then gates it through the
+/// library's one re-gate step.
+pub struct Regate {
+    gate: Option<Gate>,
+    policy: Option<Policy>,
+    suite: String,
+    command: &'static str,
+}
+
+/// [`Regate`] from the flags; `Err` (exit 2) once the reason is printed.
+pub fn regate(
+    (args, config): (&GateArgs, &ConfigArg),
+    mode: regate::Mode,
+    command: &'static str,
+) -> Result<Regate, Exit> {
+    let said = |error: &dyn std::fmt::Display| {
+        eprintln!("goldgate {command}: {error}");
+        Exit::Error
+    };
+    let request = args.request();
+    let policy = regate::policy(&request, mode).map_err(|e| said(&e))?;
+    if let Some(note) = request.unused() {
+        eprintln!("goldgate {command}: {note}");
     }
-    setup::gate(
-        args.baseline.as_deref(),
-        args.regression_config.as_deref(),
-        args.false_alarm_rate,
-        config,
-    )
-    .map_err(|message| {
-        eprintln!("{message}");
-        Refusal::new(&message)
+    let gate = match &request.baseline {
+        None => None,
+        // The thresholds of the config apply, as they do to `run`.
+        Some(_) => {
+            let nothing = match mode {
+                regate::Mode::Always => "compared",
+                regate::Mode::IfAsked => "written",
+            };
+            let config = load_config(config.path(), nothing).map_err(|_| Exit::Error)?;
+            request.gate(&config).map_err(|e| said(&e))?
+        }
+    };
+    Ok(Regate {
+        gate,
+        policy,
+        suite: publish::suite_name(config.path()).unwrap_or_else(|| DEFAULT_SUITE.to_owned()),
+        command,
     })
 }
 
-/// The gate flags over a saved report (`report`, `merge`): with `--baseline` its comparison is
-/// made anew, and with `--fail-on-regress` the gate decides its exit as it would have in the
-/// run. `Err` (exit 2) once the reason is printed. `command` names the command in messages.
-pub fn regate(
-    report: &mut Report,
-    args: &GateArgs,
-    config: &ConfigArg,
-    command: &str,
-) -> Result<(), Exit> {
-    if args.fail_on_inconclusive && !args.fail_on_regress {
-        eprintln!(
-            "goldgate {command}: --fail-on-inconclusive needs --fail-on-regress: without it the gate does not decide the exit code"
-        );
-        return Err(Exit::Error);
+impl Regate {
+    /// `report` (called `name` in warnings) gated, and its summary.
+    pub fn apply<'r>(self, report: &'r mut Report, name: &str) -> Summary<'r> {
+        let regated = regate::regate(report, self.gate, self.policy, (name, &self.suite));
+        for note in &regated.notes {
+            eprintln!("goldgate {}: {note}", self.command);
+        }
+        regated.summary
     }
-    if args.baseline.is_none() {
-        return Ok(());
-    }
-    // The thresholds of the config apply, as they do to `run` and `compare`.
-    let config = load_config(config.path(), "written").map_err(|_| Exit::Error)?;
-    let gate = gate_of(args, &config).map_err(|_| Exit::Error)?;
-    report.gate = gate.map(|gate| gate.fitted(report).compare(report));
-    if args.fail_on_regress {
-        report.policy = Policy {
-            fail_on_regress: true,
-            fail_on_inconclusive: args.fail_on_inconclusive,
-        };
-    }
-    Ok(())
 }
 
 /// `--update-baseline FILE`, saying what happened; exit 2 when refused.

@@ -2,15 +2,19 @@
 //! that a trusted job can publish for an untrusted one. It exits as the run did (see
 //! [`goldgate::results::Report::exit`]).
 
-use goldgate::app::publish::{Channels, DEFAULT_SUITE, Publish, publish, suite_name};
+use goldgate::app::publish::{Channels, Publish, publish};
+use goldgate::app::regate::Mode;
 use goldgate::exit::Exit;
-use goldgate::report::Summary;
 use goldgate::results::json;
 
 use super::files::ReportFiles;
 use crate::cli::ReportArgs;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
+    let regate = match super::regate((&args.gate, &args.config), Mode::IfAsked, "report") {
+        Ok(regate) => regate,
+        Err(exit) => return Ok(exit),
+    };
     let mut report = match json::read_file(&args.report) {
         Ok(report) => report,
         Err(err) => {
@@ -18,11 +22,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    if let Err(exit) = super::regate(&mut report, &args.gate, &args.config, "report") {
-        return Ok(exit);
-    }
-    let suite = suite_name(args.config.path()).unwrap_or_else(|| DEFAULT_SUITE.to_owned());
-    let summary = Summary::new(&report, &suite);
+    let summary = regate.apply(&mut report, &args.report.display().to_string());
     let failed = ReportFiles {
         junit: args.junit.as_deref(),
         junit_strict: args.junit_strict,
@@ -36,7 +36,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
                 summary: &summary,
                 report_path: Some(&args.report),
                 channels: Channels {
-                    suite,
+                    suite: summary.suite.clone(),
                     markdown: args.github.markdown.as_deref(),
                     comment: args.github.comment,
                     secrets: Default::default(),

@@ -66,6 +66,7 @@ mod llm_agent;
 mod llm_judge;
 mod llm_simulator;
 mod one_meaning;
+mod one_plan;
 mod processes;
 mod rate_limits;
 mod repeats;

@@ -4,22 +4,18 @@
 use std::io::Write;
 
 use goldgate::app::dry_run::{self, DryRun};
-use goldgate::app::subset::Chosen;
+use goldgate::app::session::RunPlan;
 use goldgate::config::Config;
 use goldgate::exit::Exit;
-use goldgate::run::Repeat;
 use goldgate::transcript::dollars;
 
-/// Prints the dry run of the chosen cases; `judge`: a judge is configured and has its key.
-pub fn print(
-    chosen: &Chosen,
-    repeat: Repeat,
-    config: &Config,
-    judge: bool,
-) -> anyhow::Result<Exit> {
+/// Prints the dry run of the plan's cases; the judge counts when it is configured and has
+/// its key.
+pub fn print(plan: &RunPlan, config: &Config) -> anyhow::Result<Exit> {
+    let judge = plan.grader.judge.is_some();
     let votes = config.judge.as_ref().filter(|_| judge).map(|j| j.votes);
-    let baseline = chosen.gate.as_ref().map(|g| &g.baseline);
-    let dry = dry_run::estimate(&chosen.selected.cases, repeat.runs(), votes, baseline);
+    let baseline = plan.gate.as_ref().map(|g| &g.baseline);
+    let dry = dry_run::estimate(&plan.cases, plan.repeat.runs(), votes, baseline);
     let mut out = super::super::stdout();
     write(&dry, &mut out)?;
     out.flush()?;
