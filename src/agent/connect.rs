@@ -134,8 +134,15 @@ fn http_agent(
         .map(|_| TextTemplate::compile(&url))
         .transpose()
         .map_err(|e| format!("agent.http.url: {e}"))?;
-    let parsed =
-        reqwest::Url::parse(&url).map_err(|e| format!("agent.http.url: not a URL ({e})"))?;
+    let parsed = reqwest::Url::parse(&url).map_err(|e| {
+        // goldgate is built without Unicode host names (Cargo.toml, `idna_adapter`).
+        let hint = if url.is_ascii() {
+            ""
+        } else {
+            "; host names are read in ASCII only: write an international one in its `xn--` form"
+        };
+        format!("agent.http.url: not a URL ({e}){hint}")
+    })?;
     let mut map = HeaderMap::new();
     let mut templated_headers = Vec::new();
     for (name, value) in headers {

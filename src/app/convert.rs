@@ -39,8 +39,6 @@ pub enum ConvertError {
     },
     #[error("{0} holds no case to convert")]
     NoCases(String),
-    #[error("no case has anything {format} can hold (see the warnings)")]
-    NothingWritable { format: Format },
     #[error("{format} cannot be written by convert (it writes scrapi, ces-csv and scenario)")]
     Target { format: Format },
     #[error("refusing to overwrite {0}, which is being converted\nhint: give -o another path")]
@@ -108,16 +106,10 @@ pub fn render(
     Ok(match to {
         Format::ScrapiGolden => vec![(None, scrapi::write::write(cases, losses))],
         Format::CesCsv => vec![(None, ces_csv::write::write(cases, losses))],
-        Format::GecxScenario => {
-            let scenarios: Vec<_> = cases
-                .iter()
-                .filter_map(|case| Some((Some(case.id.clone()), gecx::write::write(case, losses)?)))
-                .collect();
-            if scenarios.is_empty() {
-                return Err(ConvertError::NothingWritable { format: to });
-            }
-            scenarios
-        }
+        Format::GecxScenario => cases
+            .iter()
+            .map(|case| (Some(case.id.clone()), gecx::write::write(case, losses)))
+            .collect(),
         Format::RegtraceSet => return Err(ConvertError::Target { format: to }),
     })
 }

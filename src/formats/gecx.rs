@@ -10,7 +10,7 @@ pub mod scorers;
 pub mod write;
 
 use crate::diagnostic::{Code, Diagnostics, suggestion};
-use crate::model::{Case, Format, Input, Turn};
+use crate::model::{Case, Format, Input, NOT_CARRIED, Turn};
 use crate::yaml::{Fields, Node, expect_text, indexed};
 
 /// The keys of a `when` item; each item holds exactly one.
@@ -42,7 +42,10 @@ pub fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let then = fields.take("then");
     fields.finish(diags);
 
-    let turns = when.map_or_else(Vec::new, |when| load_turns(when, diags));
+    // `convert` writes a case none of whose inputs a scenario can send with no turns and its
+    // `not-carried` tag: it loads, and is played as skipped with that reason.
+    let not_carried = tags.iter().any(|tag| tag.starts_with(NOT_CARRIED));
+    let turns = when.map_or_else(Vec::new, |when| load_turns(when, not_carried, diags));
     let checks = then.map_or_else(Vec::new, |then| scorers::load_checks(then, diags));
     if then.is_none_or(|then| then.as_seq().is_some_and(<[Node]>::is_empty)) {
         diags
@@ -82,15 +85,16 @@ fn scenario_id(node: &Node, diags: &mut Diagnostics) -> Option<String> {
     Some(id)
 }
 
-/// The `when` list: one [`Turn`] per item that names a valid input.
-fn load_turns(when: &Node, diags: &mut Diagnostics) -> Vec<Turn> {
+/// The `when` list: one [`Turn`] per item that names a valid input; empty only when the case
+/// is `not_carried`.
+fn load_turns(when: &Node, not_carried: bool, diags: &mut Diagnostics) -> Vec<Turn> {
     let Some(items) = when.as_seq() else {
         when.wrong_type("a list of turns", diags)
             .field("when")
             .hint("write `when:` then `- user: hello` items");
         return Vec::new();
     };
-    if items.is_empty() {
+    if items.is_empty() && !not_carried {
         diags
             .at(when)
             .error(Code::G111, "the scenario has no turns")

@@ -92,7 +92,9 @@ pub enum EndpointErrorKind {
     Timeout,
     /// A non-2xx HTTP status.
     Status(u16),
-    /// A reply that is not the protocol's JSON.
+    /// A reply that is not the protocol's JSON, or that a template's response paths do not fit
+    /// (a path that finds nothing, or would visit too much). Not retried: the agent answering
+    /// the same way, the same config would read it the same way.
     Protocol,
     /// An endpoint goldgate will not follow or trust: a redirect loop, a TLS certificate that
     /// is not trusted. A second try cannot pass.

@@ -1,8 +1,12 @@
 //! The template agent against replies and configs that once surprised it (defects #16 and #22
 //! of docs' fault hunt): a path that would visit billions of nodes of a hostile reply, `${VAR}`
-//! written in the body, and a stream config answered with one JSON object.
+//! written in the body, and a stream config answered with one JSON object; and paths that do
+//! not fit the reply, which a retry cannot mend.
 
 use crate::{common, http_template_support};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use axum::Json;
 use axum::routing::post;
 use serde_json::json;
@@ -89,4 +93,41 @@ fn a_stream_config_answered_with_json_says_what_came_instead() {
         "the reply is `application/json`, not `text/event-stream`: the response path `$.reply` \
          found nothing in the stream: {\"reply\":\"Hello!\"}",
     ]);
+}
+
+/// A response path that finds nothing, or would visit too much, fails the same way on the same
+/// reply: it is an error of the config's shape, not a passing fault, and `--retries` does not
+/// ask the agent again.
+#[test]
+fn a_path_that_does_not_fit_the_reply_is_not_retried() {
+    for (paths, says) in [
+        (
+            "{ text: $.answer.text }",
+            "the response path `$.answer.text` found nothing in the reply",
+        ),
+        (
+            "{ text: $.reply, tool_calls: '$..*..*..*' }",
+            "would visit more than 5000000 nodes of the reply",
+        ),
+    ] {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        let app = axum::Router::new().route(
+            "/chat",
+            post(move || async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let mut nested = json!(1);
+                for _ in 0..100 {
+                    nested = json!([nested]);
+                }
+                Json(json!({ "reply": "Hello!", "calls": vec![nested; 1000] }))
+            }),
+        );
+        let keys = format!("    body: {{ q: '{{{{text}}}}' }}\n    response: {paths}\n");
+        let dir = project(app, &keys);
+        let (outcome, report) = run_paths(dir.path(), &[], &["--retries", "2"], &["goldens"]);
+        outcome.exits(2).says(&[says]);
+        assert_eq!(common::case_statuses(&report)["hello"], "error");
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "{paths}: asked again");
+    }
 }

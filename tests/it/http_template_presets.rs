@@ -302,7 +302,9 @@ async fn openai_responses(
 }
 
 /// Rasa keeps each sender's tracker: the second question is understood only from the same
-/// sender, and the bot says nothing (`[]`) while the user looks.
+/// sender, and the bot says nothing (`[]`) while the user looks. A message `/NAME` is the
+/// intent NAME, told without NLU (https://rasa.com/docs/rasa/reference/rasa/nlu/classifiers/
+/// regex_message_handler); an empty message gets Rasa's fallback.
 async fn rasa(
     State(trackers): State<Arc<Mutex<HashSet<String>>>>,
     Json(body): Json<Value>,
@@ -317,6 +319,8 @@ async fn rasa(
             json!([to("Your order ORD-12345 has shipped."), { "recipient_id": sender, "image": "https://example.invalid/parcel.png" }])
         }
         "Just a moment." => json!([]),
+        "/welcome" => json!([to("Welcome to Acme Support! How can I help you today?")]),
+        "" => json!([to("Sorry, I didn't get that.")]),
         _ if known => json!([to("It should arrive by April 18th.")]),
         _ => json!([to("Which order do you mean?")]),
     })
@@ -481,7 +485,7 @@ fn langgraph_stateless_runs_in_three_lines_whole_and_streamed_and_its_errors() {
 }
 
 #[test]
-fn rasas_rest_channel_in_two_lines_with_a_silent_turn() {
+fn rasas_rest_channel_in_two_lines_with_an_event_and_a_silent_turn() {
     let app = axum::Router::new()
         .route("/webhooks/rest/webhook", post(rasa))
         .with_state(Arc::default());
@@ -491,7 +495,7 @@ fn rasas_rest_channel_in_two_lines_with_a_silent_turn() {
         "agent:\n  http: {{ preset: rasa-rest, url: \"http://{addr}/webhooks/rest/webhook\" }}\n"
     );
     common::write(dir.path(), "goldgate.yaml", config);
-    let golden = "conversations:\n  - conversation: order\n    turns:\n      - user: Where is ORD-12345?\n        agent: Your order ORD-12345 has shipped.\n      - user: When will it arrive?\n        agent: It should arrive by April 18th.\n      - user: Just a moment.\n        agent: null\n";
+    let golden = "conversations:\n  - conversation: order\n    turns:\n      - event: welcome\n        agent: Welcome to Acme Support! How can I help you today?\n      - user: Where is ORD-12345?\n        agent: Your order ORD-12345 has shipped.\n      - user: When will it arrive?\n        agent: It should arrive by April 18th.\n      - user: Just a moment.\n        agent: null\n";
     common::write(dir.path(), "goldens/orders.yaml", golden);
     let (outcome, report) = run_paths(dir.path(), &[], &[], &["goldens"]);
     outcome.exits(0);

@@ -1,10 +1,10 @@
 //! One agent behind five HTTP shapes: goldgate's own protocol, and four APIs of its own JSON
 //! (a chat endpoint behind a Bearer token, a REST conversation API with a session cookie, a
 //! stream of named server-sent events, an NDJSON stream whose lines say what they are). The
-//! same suite (SCRAPI goldens and gecx scenarios with events, transfers, handoffs, the agent's
-//! own errors, silent turns and tool calls alone) must reach the same verdicts through every
-//! template config as through the protocol: a template that loses a handoff, an error or a
-//! silence turns a verdict, and this test sees it.
+//! same suite (SCRAPI goldens, gecx scenarios and a Regtrace golden set with events, transfers,
+//! handoffs, the agent's own errors, silent turns and tool calls alone) must reach the same
+//! verdicts through every template config as through the protocol: a template that loses a
+//! handoff, an error or a silence turns a verdict, and this test sees it.
 
 use crate::{common, http_template_support};
 use std::collections::{BTreeMap, HashSet};
@@ -79,8 +79,62 @@ const SCENARIOS: [(&str, &str); 5] = [
     ),
 ];
 
+/// A Regtrace golden set (seed 003) whose answers the agent is asked for (`actual_output:
+/// null`), scored by the deterministic metrics: an answer, a silence, the agent's own error and
+/// a tool call alone, each against the answer expected.
+const REGTRACE_SET: &str = r#"name: support-answers
+version: "1.0.0"
+description: The support agent's answers, asked of it
+interaction_type: single_turn
+tags: [support]
+author: qa@example.org
+created_at: "2026-11-01T09:00:00Z"
+updated_at: "2026-11-01"
+test_cases:
+  - id: rt-order
+    description: Says where the order is
+    tags: []
+    input: "Where is ORD-12345?"
+    system_prompt: null
+    expected_output: "Your order ORD-12345 has shipped."
+    actual_output: null
+    metrics: [factuality, format]
+  - id: rt-refund
+    description: Sends refunds to billing
+    tags: []
+    input: "I'd like a refund"
+    system_prompt: null
+    expected_output: "I'm transferring you to our billing team, who handle refunds."
+    actual_output: null
+    metrics: [factuality, format]
+  - id: rt-silence
+    description: Answers a vague message
+    tags: []
+    input: "hmm"
+    system_prompt: null
+    expected_output: "Could you tell me more?"
+    actual_output: null
+    metrics: [format]
+  - id: rt-error
+    description: Apologises when it breaks
+    tags: []
+    input: "Break please"
+    system_prompt: null
+    expected_output: "Sorry, something went wrong on our side."
+    actual_output: null
+    metrics: [format]
+  - id: rt-tool-alone
+    description: Confirms the refresh
+    tags: []
+    input: "Refresh my profile"
+    system_prompt: null
+    expected_output: "Your profile is refreshed."
+    actual_output: null
+    metrics: [factuality]
+"#;
+
 /// What the suite must come to, through every shape.
-const VERDICTS: [(&str, &str); 10] = [
+const VERDICTS: [(&str, &str); 15] = [
     ("welcome_then_order", "passed"),
     ("refund_goes_to_billing", "passed"),
     ("silent_while_the_user_looks", "passed"),
@@ -91,6 +145,11 @@ const VERDICTS: [(&str, &str); 10] = [
     ("error-expected", "passed"),
     ("error-unexpected", "failed"),
     ("handoff-unwanted", "failed"),
+    ("rt-order", "passed"),
+    ("rt-refund", "passed"),
+    ("rt-silence", "failed"),
+    ("rt-error", "failed"),
+    ("rt-tool-alone", "failed"),
 ];
 
 /// The agent's answer to a turn, in goldgate's protocol: every shape below says the same.
@@ -405,6 +464,7 @@ fn write_suite(dir: &Path) {
         let scenario = format!("id: {id}\n{body}");
         common::write(dir, &format!("scenarios/{id}.scenario.yaml"), scenario);
     }
+    common::write(dir, "regtrace/support-answers.yaml", REGTRACE_SET);
 }
 
 /// Plays the suite with `config`; the verdict of each case and the deflection rate.
@@ -414,7 +474,12 @@ fn play(config: &str) -> (BTreeMap<String, String>, Value, common::Outcome) {
     common::write(dir.path(), "goldgate.yaml", config);
     let env = [("SHAPES_TOKEN", "tok-42")];
     let extra = ["--concurrency", "4"];
-    let (outcome, report) = run_paths(dir.path(), &env, &extra, &["goldens", "scenarios"]);
+    let (outcome, report) = run_paths(
+        dir.path(),
+        &env,
+        &extra,
+        &["goldens", "scenarios", "regtrace/support-answers.yaml"],
+    );
     let verdicts = common::case_statuses(&report);
     (
         verdicts,

@@ -245,6 +245,31 @@ fn a_golden_that_does_not_load_stops_the_run_before_any_agent_call() {
     common::assert_contains(&stderr, &["nothing was run"]);
 }
 
+/// goldgate reads host names in ASCII only (built without Unicode host names, for its size):
+/// an international one is refused before any call, saying how to write it.
+#[test]
+fn an_international_host_name_is_refused_with_its_ascii_form_named() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase"], false);
+    let outcome = common::goldgate(
+        dir.path(),
+        &[
+            "run",
+            "--agent-url",
+            "http://bücher.invalid/turn",
+            "goldens",
+        ],
+    );
+    assert_eq!(outcome.code, Some(2), "{}", outcome.stderr);
+    common::assert_contains(
+        &outcome.stderr,
+        &[
+            "agent.http.url: not a URL",
+            "write an international one in its `xn--` form",
+        ],
+    );
+}
+
 /// A call of the expected tool with other arguments is the expected call gone wrong: one
 /// failure naming every argument that differs, not also an unexpected call, which read as a
 /// second call the agent never made.

@@ -43,6 +43,10 @@ impl TurnValues<'_> {
             Placeholder::TurnVariables => self.input_part("variables"),
             Placeholder::ToolResponses => self.input_part("tool_responses"),
             Placeholder::Messages => Json::Array(self.messages.to_vec()),
+            Placeholder::TextOrIntent => match self.input.get("event") {
+                Some(Json::String(event)) => Json::String(format!("/{event}")),
+                _ => Json::String(self.text.to_owned()),
+            },
         }
     }
 
@@ -197,9 +201,14 @@ mod tests {
             turn.value(Placeholder::ToolResponses),
             json!([{ "name": "lookup", "response": { "ok": true } }])
         );
+        assert_eq!(turn.value(Placeholder::TextOrIntent), json!("/welcome"));
         // A turn that sends no event: null as a value, nothing among text.
         let silent = values(&session, &none);
         assert_eq!(silent.value(Placeholder::Event), Json::Null);
+        assert_eq!(
+            silent.value(Placeholder::TextOrIntent),
+            json!("say \"hi\"\n{{turn}} & more")
+        );
         let label = TextTemplate::compile("event={{event}}").unwrap();
         assert_eq!(silent.text(&label), "event=");
     }

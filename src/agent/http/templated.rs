@@ -21,7 +21,7 @@ use super::{HttpAgent, each_line, sse};
 use crate::agent::TurnRequest;
 use crate::config::http::{HttpTemplate, Method, StreamFormat, TextTemplate};
 use crate::net::{
-    EndpointError, EndpointErrorKind, parse_imf_fixdate, read_body, status_error, transport_error,
+    EndpointError, EndpointErrorKind, parse_imf_fixdate, read_parsed, status_error, transport_error,
 };
 use crate::transcript::{Exchange, Reply};
 
@@ -171,10 +171,14 @@ impl HttpAgent {
         let paths = &templated.template.response;
         let mut gathered = Gathered::new(paths, &self.secrets, start, stream);
         match templated.template.stream {
+            // Parsed while the reply still counts against the large-reply slots: its bytes
+            // and the JSON made of them are held at once.
             None => {
-                let body = read_body(response).await?;
-                gathered.note(&body);
-                gathered.absorb(None, &body).map(drop)?;
+                read_parsed(response, |body| {
+                    gathered.note(&body);
+                    gathered.absorb(None, &body).map(drop)
+                })
+                .await?
             }
             Some(format) => read_stream(response, format, &mut gathered).await?,
         }

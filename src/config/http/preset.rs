@@ -106,9 +106,12 @@ response:
 "#
             }
             // https://rasa.com/docs/rasa/connectors/your-own-website/#rest-channels: the bot's
-            // messages as a list, one conversation per `sender`; it does not stream.
+            // messages as a list, one conversation per `sender`; it does not stream. The
+            // channel takes text only: an event is sent as `/NAME`, the message Rasa reads as
+            // that intent with no NLU (https://rasa.com/docs/rasa/reference/rasa/nlu/
+            // classifiers/regex_message_handler).
             (Preset::RasaRest, _) => {
-                r#"body: { sender: "{{session}}", message: "{{text}}" }
+                r#"body: { sender: "{{session}}", message: "{{text_or_intent}}" }
 response:
   text: $[*].text
 "#

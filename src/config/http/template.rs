@@ -29,10 +29,13 @@ pub enum Placeholder {
     /// The conversation so far as chat messages (`{role, content}`), this turn's user text
     /// (or `<event>NAME</event>`) last: for APIs that keep no state between requests.
     Messages,
+    /// `/NAME` for a turn that sends an event, else the user's text: how an NLU server such as
+    /// Rasa is told an intent directly, with no text to parse.
+    TextOrIntent,
 }
 
 impl Placeholder {
-    pub const ALL: [Placeholder; 10] = [
+    pub const ALL: [Placeholder; 11] = [
         Placeholder::Text,
         Placeholder::Session,
         Placeholder::Variables,
@@ -43,6 +46,7 @@ impl Placeholder {
         Placeholder::TurnVariables,
         Placeholder::ToolResponses,
         Placeholder::Messages,
+        Placeholder::TextOrIntent,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Placeholder {
             Placeholder::TurnVariables => "turn_variables",
             Placeholder::ToolResponses => "tool_responses",
             Placeholder::Messages => "messages",
+            Placeholder::TextOrIntent => "text_or_intent",
         }
     }
 

@@ -19,16 +19,17 @@ use crate::model::{
 
 const FORMAT: &str = "gecx";
 
-/// The scenario file of `case`; `None` (reported) when none of its turns sends anything gecx
-/// can send, since a scenario needs a turn.
-pub fn write(case: &Case, losses: &mut Losses) -> Option<String> {
+/// The scenario file of `case`. A case none of whose turns sends anything gecx can send is
+/// written with no turns (reported): it is marked as not carried (`convert`), and played as
+/// skipped with that reason rather than left out of the run.
+pub fn write(case: &Case, losses: &mut Losses) -> String {
     let mut out = Yaml::default();
     header(case, &mut out, losses);
-    out.open(0, "when");
+    let mut when = Yaml::default();
     let mut turns_written = 0;
     let mut from_turns: Vec<Scorer> = Vec::new();
     for (position, turn) in case.turns.iter().enumerate() {
-        turns_written += turn_items(turn, &mut out, losses);
+        turns_written += turn_items(turn, &mut when, losses);
         report_mocks(turn, losses);
         let last = position + 1 == case.turns.len();
         from_turns.extend(turn_scorers(turn, last, losses));
@@ -37,11 +38,14 @@ pub fn write(case: &Case, losses: &mut Losses) -> Option<String> {
         losses.add(
             &case.location,
             format!(
-                "a gecx scenario needs a turn, and no turn of `{}` has one: the case is left out",
+                "a gecx scenario sends user text or tool-call approvals, and no turn of `{}` does: it is written with no turns, to be skipped",
                 case.id
             ),
         );
-        return None;
+        out.line(0, "when: []");
+    } else {
+        out.open(0, "when");
+        out.text.push_str(&when.text);
     }
     let mut then = case_scorers(case, losses);
     then.extend(from_turns.iter().map(entry));
@@ -53,7 +57,7 @@ pub fn write(case: &Case, losses: &mut Losses) -> Option<String> {
             out.line(2, &format!("- {item}"));
         }
     }
-    Some(out.text)
+    out.text
 }
 
 /// `id`, `name`, `description` and `tags`.

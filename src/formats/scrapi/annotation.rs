@@ -18,7 +18,10 @@
 //! ```
 //!
 //! A turn whose calls come before its texts (SCRAPI reads texts first) says so with
-//! `# goldgate order: tool_calls first`. `agent[i]` is the turn's i-th expected text, `tool_calls[i]` its i-th tool call or
+//! `# goldgate order: tool_calls first`. A turn that checks no agent text at all (a scenario's
+//! turn, a CES turn without an expected text) says so with `# goldgate agent: not checked`:
+//! SCRAPI has no key for it, and without `agent` it flags any reply as an UNEXPECTED RESPONSE,
+//! which would fail the converted case where its source passed. `agent[i]` is the turn's i-th expected text, `tool_calls[i]` its i-th tool call or
 //! transfer; the value is a YAML scalar (quoted as JSON where a plain one would read otherwise).
 
 use crate::formats::write::yaml_str;
@@ -38,6 +41,16 @@ pub(crate) fn authors(comments: &[String]) -> Vec<String> {
 
 /// `order`'s value for a turn whose calls come before its texts, as CES rows may say.
 pub(super) const CALLS_FIRST: &str = "tool_calls first";
+
+/// The `agent` annotation of a turn that checks no agent text.
+pub(super) const AGENT_NOT_CHECKED: (&str, &str) = ("agent", "not checked");
+
+/// Whether the goldgate comments among `comments` say the turn checks no agent text.
+pub(super) fn agent_not_checked(comments: &[String]) -> bool {
+    read(comments)
+        .iter()
+        .any(|(field, value)| (*field, value.as_str()) == AGENT_NOT_CHECKED)
+}
 
 /// The comment text (without `# `) that keeps `value` as `field`.
 pub(super) fn comment(field: &str, value: &str) -> String {

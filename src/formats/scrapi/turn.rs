@@ -1,7 +1,8 @@
 //! One turn of a dataset golden (`user` / `event`, `agent`, `tool_calls`, `variables`) into a
 //! [`Turn`], with SCRAPI's readings: a null or missing `user` is the `welcome` event,
 //! `<event>NAME</event>` is the event NAME, `# silent` or a null `agent` expects no text, a
-//! missing `agent` makes any reply an UNEXPECTED RESPONSE, and `transfer_to_agent` is a transfer.
+//! missing `agent` makes any reply an UNEXPECTED RESPONSE (unless a `# goldgate agent: not
+//! checked` comment says the turn checks no text), and `transfer_to_agent` is a transfer.
 
 use serde_json::Value as Json;
 
@@ -49,10 +50,13 @@ pub(super) fn parse(
     inputs.extend(user_input(&mut fields, diags));
 
     let mut expectations = Vec::new();
+    let comments = crate::formats::first_key_comments(node);
     match fields.take("agent") {
         Some(agent) => {
             agent_expectations(agent, &fields.path_of("agent"), &mut expectations, diags);
         }
+        // `convert` wrote a turn that checked no agent text: goldgate reads it as it was.
+        None if annotation::agent_not_checked(comments) => {}
         None => {
             diags
                 .at(node)

@@ -114,7 +114,12 @@ fn conversation(
         out.field(4, "session_parameters", &yaml_value(&Value::Object(own)));
     }
     criteria(case, out, losses);
-    out.open(4, "turns");
+    if case.turns.is_empty() {
+        // A case convert could not carry any input of (a scenario of events only, marked).
+        out.field(4, "turns", "[]");
+    } else {
+        out.open(4, "turns");
+    }
     for (i, turn) in case.turns.iter().enumerate() {
         write_turn(turn, i == 0 && parameters.lifted, out, losses);
     }
@@ -189,7 +194,7 @@ fn criteria(case: &Case, out: &mut Yaml, losses: &mut Losses) {
 fn write_turn(turn: &Turn, skip_first: bool, out: &mut Yaml, losses: &mut Losses) {
     let responses = tool_responses_as_outputs(turn);
     let mut lines = input_lines(turn, skip_first, &responses, losses);
-    let expected = expected_of(turn, &responses, losses);
+    let mut expected = expected_of(turn, &responses, losses);
     unused_mocks(turn, &expected.used_mocks, losses);
     if let Some(agent) = expected.agent_line(turn, losses) {
         lines.push(("agent".into(), agent));
@@ -286,13 +291,16 @@ struct Expected {
 }
 
 impl Expected {
-    /// `agent`: the chunks, `null` for silence, none for an UNEXPECTED RESPONSE.
-    fn agent_line(&self, turn: &Turn, losses: &mut Losses) -> Option<String> {
+    /// `agent`: the chunks, `null` for silence, none for an UNEXPECTED RESPONSE, and none
+    /// with a goldgate comment for a turn that checks no agent text.
+    fn agent_line(&mut self, turn: &Turn, losses: &mut Losses) -> Option<String> {
         if self.chunks.is_empty() && !self.silent && !self.unexpected {
             losses.note(
                 &turn.location,
-                "the turn expects no agent text and SCRAPI checks every turn's: written without `agent`, any reply is an UNEXPECTED RESPONSE",
+                "the turn checks no agent text, and SCRAPI flags any reply to a turn without `agent` as an UNEXPECTED RESPONSE: it is written with a `# goldgate agent: not checked` comment, which goldgate reads back (SCRAPI itself ignores it)",
             );
+            let (field, value) = annotation::AGENT_NOT_CHECKED;
+            self.comments.push(annotation::comment(field, value));
         }
         match self.chunks.as_slice() {
             [] if self.silent => Some("null".into()),
