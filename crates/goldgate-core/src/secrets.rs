@@ -127,7 +127,7 @@ impl Secrets {
     /// `user:password` as `Basic` sends it) and its query values, percent-decoded. A token in
     /// its path comes from a `${VAR}`, added with the other expanded values.
     pub fn add_url(&self, url: &str) {
-        let Ok(url) = reqwest::Url::parse(url) else {
+        let Ok(url) = url::Url::parse(url) else {
             self.add(url);
             return;
         };

@@ -11,7 +11,7 @@ use crate::stats::quantile;
 use crate::transcript::Usage;
 
 /// `part / whole`, `None` when nothing counted.
-pub(crate) fn ratio(part: usize, whole: usize) -> Option<f64> {
+pub fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 

@@ -29,12 +29,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use aggregates::ratio;
-pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency};
+pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency, ratio};
 pub use clip::{CHECK_KEPT, Cut, ITEMS_KEPT, REPLY_KEPT, char_start_before};
 pub use comparison::{
     CaseFlip, CasesCombined, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure,
-    MetricDelta, Test, Threshold, Unit,
+    MetricDelta, Test, Threshold, Unit, beyond,
 };
 pub use cost::{Budget, JudgeUsage, Spending};
 pub use history::{Samples, TurnTimes};
@@ -213,7 +212,7 @@ pub struct CaseResult {
     pub id: String,
     pub name: String,
     /// The golden file, relative to its project root with `/` separators
-    /// ([`crate::project`]): the same whatever directory goldgate ran in. Text rather than a
+    /// (`goldgate::project`): the same whatever directory goldgate ran in. Text rather than a
     /// path so that a name that is not UTF-8 cannot fail the report.
     pub file: String,
     pub line: u32,
@@ -240,7 +239,7 @@ pub struct CaseResult {
     /// Checks over the whole conversation.
     pub checks: Vec<CheckResult>,
     /// In a baseline: the case's runs in earlier builds of main, oldest first (see
-    /// [`crate::gate::baseline`]); empty in the report of a run.
+    /// `goldgate::gate::baseline`); empty in the report of a run.
     #[serde(default)]
     #[schemars(with = "Vec<serde_json::Value>")]
     pub history: Vec<crate::stats::Tally>,

@@ -16,7 +16,7 @@
 //!   cases each a little worse.
 //! - The p-values of a run are combined by Holm's procedure ([`holm_adjusted`]), which bounds
 //!   the chance of *any* false alarm under any dependence between cases.
-//! - Adaptive reruns share `alpha` between planned looks ([`crate::gate::adaptive`]).
+//! - Adaptive reruns share `alpha` between planned looks (`goldgate::gate::adaptive`).
 //! - Intervals ([`worsening_interval`], [`QuantileEvidence::ratio_interval`]) are for the
 //!   report: they say how large a change is; the p-values decide.
 //!
