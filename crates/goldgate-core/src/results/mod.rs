@@ -21,6 +21,7 @@ mod repeats;
 mod reply;
 mod scope;
 mod sight;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod verdict;
 
@@ -278,6 +279,26 @@ impl Quarantine {
     }
 }
 
+impl TurnResult {
+    /// Turn `index` (from 1), passed, that took `latency`, with nothing else recorded: a
+    /// simulated turn.
+    pub fn timed(index: usize, latency: Duration) -> TurnResult {
+        TurnResult {
+            index,
+            line: 1,
+            status: Status::Passed,
+            input: String::new(),
+            attempts: 1,
+            error: None,
+            reply: None,
+            cut: None,
+            latency: Some(latency),
+            ttft: None,
+            checks: Vec::new(),
+        }
+    }
+}
+
 impl CaseResult {
     /// `case` as a result knows it (id, name, file, line, format, tags, weight), with nothing
     /// played or judged yet: skipped, no turns, no checks.
@@ -443,6 +464,34 @@ pub struct Unmeasured {
 }
 
 impl Report {
+    /// A report of `cases` alone, as a simulation plays them (`goldgate calibrate`): no
+    /// agent, judges, budget, scope or gate; the aggregates computed from the cases.
+    pub fn of_cases(cases: Vec<CaseResult>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            goldgate_version: String::new(),
+            agent: String::new(),
+            suite: SuiteId::of([], None),
+            scope: None,
+            judges: Vec::new(),
+            judge_usage: Vec::new(),
+            budget: None,
+            incomplete: false,
+            max_errors: 0,
+            policy: Policy::default(),
+            agent_log: None,
+            agent_startup: None,
+            rate_limits: Vec::new(),
+            aggregates: Aggregates::of(&cases),
+            unmeasured: Vec::new(),
+            samples: Samples::default(),
+            alpha_share: 1.0,
+            gate: None,
+            floors: Vec::new(),
+            cases,
+        }
+    }
+
     /// Why `metric` was not measured in this run, when the run knows.
     pub fn why_unmeasured(&self, metric: Threshold) -> Option<&str> {
         self.unmeasured
