@@ -31,7 +31,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency, ratio};
-pub use clip::{CHECK_KEPT, Cut, ITEMS_KEPT, REPLY_KEPT, char_start_before};
+pub use clip::{Cut, ITEMS_KEPT, char_start_before};
 pub use comparison::{
     CaseFlip, CasesCombined, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure,
     MetricDelta, Test, Threshold, Unit, beyond,

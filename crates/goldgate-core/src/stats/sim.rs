@@ -9,7 +9,7 @@ use fastrand::Rng;
 use super::Tally;
 
 /// A standard normal draw (Box–Muller, one value of the pair).
-pub fn standard_normal(rng: &mut Rng) -> f64 {
+fn standard_normal(rng: &mut Rng) -> f64 {
     // 1 - [0, 1) is (0, 1]: the logarithm stays finite.
     let radius = (-2.0 * (1.0 - rng.f64()).ln()).sqrt();
     radius * (std::f64::consts::TAU * rng.f64()).cos()

@@ -33,15 +33,15 @@ pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 /// The most YAML nodes (scalars, lists, mappings) one file may hold: eight times serde-saphyr's
 /// default, so that a golden of 100,000 plain turns (about 8 MB) loads, while a file at the
 /// 16 MiB cap still parses in bounded memory.
-pub const MAX_NODES: usize = 2_000_000;
+pub(crate) const MAX_NODES: usize = 2_000_000;
 
 /// The parser events that allows (each node opens and closes).
-pub const MAX_EVENTS: usize = 4 * MAX_NODES;
+pub(crate) const MAX_EVENTS: usize = 4 * MAX_NODES;
 
 /// The most events that anchors may record and aliases replay: a tenth of serde-saphyr's
 /// default. Goldens share small blocks by anchor; a billion-laughs file then stops after
 /// milliseconds, not after expanding a million events.
-pub const MAX_ALIAS_EVENTS: usize = 100_000;
+pub(crate) const MAX_ALIAS_EVENTS: usize = 100_000;
 
 /// A YAML node with its position.
 #[derive(Clone, Debug, PartialEq)]
