@@ -30,8 +30,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::results::{
-    Aggregates, CaseFlip, CaseResult, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence,
-    Measure, MetricDelta, MetricSight, Percentiles, Report, Sight, Status, Threshold,
+    CaseFlip, CaseResult, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure,
+    MetricDelta, MetricSight, Report, Sight, Status, beyond,
 };
 use crate::stats::tarone_holm_adjusted;
 
@@ -41,63 +41,6 @@ pub use crate::config::thresholds::Thresholds;
 /// scheduling noise of a shared CI machine, not the agent (a local agent answering in 1 ms one
 /// run and 2 ms the next has not slowed down by 100%).
 pub const LATENCY_FLOOR: Duration = Duration::from_millis(50);
-
-impl Threshold {
-    /// The metric in a report's aggregates: a rate in `0..=1`, milliseconds, dollars or
-    /// tokens per conversation.
-    fn value(self, aggregates: &Aggregates) -> Option<f64> {
-        let p95_ms = |p: Percentiles| p.p95.as_millis() as f64;
-        match self {
-            Threshold::PassRateDropPp => aggregates.pass_rate,
-            Threshold::DeflectionDropPp => aggregates.deflection_rate,
-            Threshold::P95LatencyIncreasePct => aggregates.latency.map(p95_ms),
-            Threshold::TtftP95IncreasePct => aggregates.ttft.map(p95_ms),
-            Threshold::HallucinationRateIncreasePp => aggregates.hallucination_rate,
-            Threshold::CostIncreasePct => aggregates.cost_per_conversation,
-            Threshold::TokensIncreasePct => aggregates.tokens_per_conversation,
-        }
-    }
-
-    /// How much worse `current` is than `baseline`, in the threshold's unit. A latency is
-    /// divided by at least 1 ms (the report's resolution), so that the percentage stays
-    /// finite; the difference itself is never clamped, so the change keeps its sign. A cost
-    /// of nothing that became something is worse by the whole of it.
-    fn worsening(self, baseline: f64, current: f64) -> f64 {
-        match self {
-            Threshold::PassRateDropPp | Threshold::DeflectionDropPp => (baseline - current) * 100.0,
-            Threshold::HallucinationRateIncreasePp => (current - baseline) * 100.0,
-            Threshold::P95LatencyIncreasePct | Threshold::TtftP95IncreasePct => {
-                (current - baseline) / baseline.max(1.0) * 100.0
-            }
-            Threshold::CostIncreasePct | Threshold::TokensIncreasePct => {
-                (current - baseline) / baseline.max(f64::MIN_POSITIVE) * 100.0
-            }
-        }
-    }
-}
-
-/// Rates are ratios of counts: equal rates computed from different counts may differ in the
-/// last bits, and must not read as worse than a limit of 0.
-const EPSILON: f64 = 1e-9;
-
-/// `change` is worse than `limit` (both in the threshold's unit).
-fn beyond(change: f64, limit: f64) -> bool {
-    change > limit + EPSILON
-}
-
-impl MetricDelta {
-    /// The measured change is worse than the limit, whatever the tests say.
-    pub fn measured_beyond_limit(&self) -> bool {
-        self.change.is_some_and(|c| beyond(c, self.limit))
-    }
-
-    /// Worse by more than the limit, but a latency change within [`LATENCY_FLOOR`].
-    pub fn within_latency_floor(&self) -> bool {
-        self.threshold.measure() == Measure::Milliseconds
-            && self.decision == Decision::Clear
-            && self.measured_beyond_limit()
-    }
-}
 
 /// What each measure's test of a threshold reads besides the threshold's [`MetricDelta`]: the
 /// gate (with its baseline), the report now, the runs of adaptive repeats still to come, and

@@ -24,7 +24,7 @@ pub(super) fn compare(
     runs_left: u32,
     alpha: f64,
 ) -> (MetricDelta, Tested) {
-    let mut delta = MetricDelta::of_aggregates(threshold, &gate.baseline, current, limit);
+    let mut delta = unjudged(threshold, &gate.baseline, current, limit);
     let look = Look {
         gate,
         current,
@@ -73,35 +73,28 @@ pub(super) fn beyond_floor(delta: &MetricDelta) -> bool {
     }
 }
 
-impl MetricDelta {
-    /// The metric as the two reports' aggregates give it, not yet decided.
-    fn of_aggregates(
-        threshold: Threshold,
-        baseline: &Report,
-        current: &Report,
-        limit: f64,
-    ) -> Self {
-        let (before, now) = (
-            threshold.value(&baseline.aggregates),
-            threshold.value(&current.aggregates),
-        );
-        Self {
-            threshold,
-            baseline: before,
-            current: now,
-            change: before.zip(now).map(|(b, n)| threshold.worsening(b, n)),
-            limit,
-            tripped: false,
-            decision: Default::default(),
-            evidence: None,
-            unmeasured: [(current, ""), (baseline, " (in the baseline)")]
-                .iter()
-                .find_map(|(report, side)| {
-                    report
-                        .why_unmeasured(threshold)
-                        .map(|why| format!("{why}{side}"))
-                }),
-        }
+/// The metric as the two reports' aggregates give it, not yet decided.
+fn unjudged(threshold: Threshold, baseline: &Report, current: &Report, limit: f64) -> MetricDelta {
+    let (before, now) = (
+        threshold.value(&baseline.aggregates),
+        threshold.value(&current.aggregates),
+    );
+    MetricDelta {
+        threshold,
+        baseline: before,
+        current: now,
+        change: before.zip(now).map(|(b, n)| threshold.worsening(b, n)),
+        limit,
+        tripped: false,
+        decision: Default::default(),
+        evidence: None,
+        unmeasured: [(current, ""), (baseline, " (in the baseline)")]
+            .iter()
+            .find_map(|(report, side)| {
+                report
+                    .why_unmeasured(threshold)
+                    .map(|why| format!("{why}{side}"))
+            }),
     }
 }
 

@@ -8,6 +8,9 @@
 mod model;
 
 use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use fastrand::Rng;
 
@@ -15,7 +18,7 @@ use super::adaptive::{self, Schedule};
 use super::baseline::fold_history;
 use super::{Gate, Thresholds};
 use crate::exit::Exit;
-use crate::results::testing::{case, report, timed_turn};
+use crate::model::{Case, Format, Location};
 use crate::results::{CaseResult, Report, Status, TurnResult, TurnTimes};
 use crate::stats::sim::{bernoulli, log_normal};
 
@@ -75,7 +78,8 @@ impl Simulation {
             if only.is_some_and(|only| !only.contains(&SuiteModel::key(index))) {
                 continue;
             }
-            let id = SuiteModel::id(index);
+            let location = Location::new(&Arc::from(Path::new(SuiteModel::FILE)), 1, 1);
+            let case = Case::named(SuiteModel::id(index), Format::ScrapiGolden, location);
             let mut of_case: Vec<CaseResult> = (0..runs)
                 .map(|_| {
                     let turns: Vec<TurnResult> = (1..=simulated.turns as usize)
@@ -83,7 +87,7 @@ impl Simulation {
                             let ms =
                                 log_normal(&mut self.rng, simulated.median_ms, simulated.sigma);
                             latencies.push(ms);
-                            timed_turn(index, ms)
+                            TurnResult::timed(index, Duration::from_secs_f64(ms / 1000.0))
                         })
                         .collect();
                     let status = if bernoulli(&mut self.rng, simulated.pass) {
@@ -94,9 +98,11 @@ impl Simulation {
                     // Each case keeps its turns' times, as a real run's does: the gate compares
                     // latency case by case.
                     CaseResult {
+                        status,
+                        score: if status == Status::Passed { 1.0 } else { 0.0 },
                         turn_times: TurnTimes::of(&turns),
                         turns,
-                        ..case(SuiteModel::FILE, &id, status)
+                        ..CaseResult::of(&case)
                     }
                 })
                 .collect();
@@ -107,7 +113,7 @@ impl Simulation {
             };
             cases.extend(joined);
         }
-        let mut played = report(cases);
+        let mut played = Report::of_cases(cases);
         played.samples.builds = 1;
         latencies
             .into_iter()

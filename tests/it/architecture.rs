@@ -1,24 +1,29 @@
-//! The layer table of ARCHITECTURE.md ("Layers"), enforced: every file of `src/` belongs to a
-//! top-level module, each module sits in one layer, and code may name only its own layer or
-//! the layers below it, with no circle inside a layer. The binary (`main.rs`, `cli.rs`,
-//! `commands/`) is the top layer.
+//! The layer table of ARCHITECTURE.md ("Layers"), enforced in both crates. Cargo keeps
+//! goldgate-core (crates/goldgate-core) below goldgate: it does not depend on goldgate, which
+//! a test here checks. Inside each crate every file of `src/` belongs to a top-level module,
+//! each module sits in one layer, and code may name only its own layer or the layers below it,
+//! with no circle inside a layer, whatever the path syntax (see `scan`). The binary
+//! (`main.rs`, `cli.rs`, `commands/`) is goldgate's top layer; goldgate-core's modules,
+//! re-exported by goldgate at their old paths, are its bottom one.
 //!
-//! The reader blanks strings and comments first (a path in a string or a doc link is not a
-//! dependency) and drops each `#[cfg(test)]` item by its braces, so code after a test module
-//! is read too. `LAYERS` is the table; a test checks that the document says the same.
+//! `LAYERS` and `CORE_LAYERS` are the table; a test checks that the document says the same.
+
+mod scan;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// ARCHITECTURE.md's layers, top first. `binary` stands for `main.rs`, `cli.rs` (and `cli/`),
-/// `commands/`.
+use scan::{Place, code_of, named_modules, uses_macro_use};
+
+/// ARCHITECTURE.md's layers of goldgate, top first. `binary` stands for `main.rs`, `cli.rs`
+/// (and `cli/`), `commands/`.
 const LAYERS: &[&[&str]] = &[
     &["binary"],
     &["app", "schema"],
     &["github"],
     &["report"],
-    &["run", "metrics", "gate", "merge", "simulate"],
+    &["run", "gate", "merge", "simulate"],
     &["agent"],
     &["llm"],
     &["score"],
@@ -26,6 +31,11 @@ const LAYERS: &[&[&str]] = &[
     &["net"],
     &["discover", "formats", "load", "project"],
     &["config"],
+];
+
+/// ARCHITECTURE.md's layers of goldgate-core, top first: below all of goldgate's.
+const CORE_LAYERS: &[&[&str]] = &[
+    &["metrics"],
     &["results"],
     &["stats", "shard", "diagnostic", "yaml"],
     &["model", "transcript", "atomic", "exit", "secrets"],
@@ -33,22 +43,133 @@ const LAYERS: &[&[&str]] = &[
 
 const BINARY: [&str; 4] = ["main.rs", "cli.rs", "cli", "commands"];
 
-/// Height of `module` in the table (0 is the bottom).
-fn height(module: &str) -> Option<usize> {
-    LAYERS
-        .iter()
-        .rev()
-        .position(|layer| layer.contains(&module))
+/// One crate: where its sources are, the layers its files may name (top first), whether it
+/// has goldgate's binary.
+struct Crate {
+    src: &'static str,
+    layers: Vec<Vec<&'static str>>,
+    binary: bool,
 }
 
-/// The top-level module a file of `src/` belongs to (`None` for the crate root).
-fn top_level(relative: &Path) -> Option<String> {
-    let first = relative.components().next()?.as_os_str().to_str()?;
-    if BINARY.contains(&first) {
-        return Some("binary".to_owned());
+impl Crate {
+    /// goldgate: its own layers, then goldgate-core's modules (re-exported at the crate root)
+    /// as one layer at the bottom, with the crate itself.
+    fn goldgate() -> Crate {
+        let mut layers: Vec<Vec<&str>> = LAYERS.iter().map(|l| l.to_vec()).collect();
+        let mut core: Vec<&str> = CORE_LAYERS.concat();
+        core.push("goldgate_core");
+        layers.push(core);
+        Crate {
+            src: "src",
+            layers,
+            binary: true,
+        }
     }
-    let name = first.strip_suffix(".rs").unwrap_or(first);
-    (name != "lib").then(|| name.to_owned())
+
+    fn core() -> Crate {
+        Crate {
+            src: "crates/goldgate-core/src",
+            layers: CORE_LAYERS.iter().map(|l| l.to_vec()).collect(),
+            binary: false,
+        }
+    }
+
+    /// Height of `module` in the table (0 is the bottom).
+    fn height(&self, module: &str) -> Option<usize> {
+        self.layers
+            .iter()
+            .rev()
+            .position(|layer| layer.contains(&module))
+    }
+
+    /// The top-level module a file of `src/` belongs to (`None` for the crate root).
+    fn top_level(&self, relative: &Path) -> Option<String> {
+        let first = relative.components().next()?.as_os_str().to_str()?;
+        if self.binary && BINARY.contains(&first) {
+            return Some("binary".to_owned());
+        }
+        let name = first.strip_suffix(".rs").unwrap_or(first);
+        (name != "lib").then(|| name.to_owned())
+    }
+
+    /// Every file of `src/`, as its path under `src/` and its text.
+    fn sources(&self) -> Vec<(PathBuf, String)> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(self.src);
+        let mut paths = Vec::new();
+        rust_files(&src, &mut paths);
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|path| {
+                let text = fs::read_to_string(&path).unwrap();
+                (path.strip_prefix(&src).unwrap().to_path_buf(), text)
+            })
+            .collect()
+    }
+
+    /// Edges between top-level modules, and the files that cannot be read into them (a module
+    /// the table does not place, `#[macro_use]`).
+    fn edges(&self, sources: &[(PathBuf, String)]) -> (Edges, Vec<String>) {
+        let mut edges = Edges::new();
+        let mut problems = Vec::new();
+        for (path, text) in sources {
+            let code = code_of(text);
+            let shown = format!("{}/{}", self.src, path.display());
+            if uses_macro_use(&code) {
+                problems.push(format!(
+                    "{shown} uses #[macro_use], whose macros are named without a path: name them by path"
+                ));
+            }
+            let Some(from) = self.top_level(path) else {
+                continue;
+            };
+            if self.height(&from).is_none() {
+                problems.push(format!(
+                    "{shown} is in module `{from}`, which ARCHITECTURE.md's layer table does not place"
+                ));
+                continue;
+            }
+            let relative = path.to_string_lossy().replace('\\', "/");
+            let place = Place::of(&relative, from == "binary");
+            for to in named_modules(&code, &place) {
+                if to != from {
+                    edges.entry((from.clone(), to)).or_insert(shown.clone());
+                }
+            }
+        }
+        (edges, problems)
+    }
+
+    /// Every upward edge and every circle, worded for the person who made it.
+    fn problems(&self, sources: &[(PathBuf, String)]) -> Vec<String> {
+        let (edges, mut problems) = self.edges(sources);
+        for ((from, to), shown) in &edges {
+            match (self.height(from), self.height(to)) {
+                (_, None) => problems.push(format!(
+                    "{shown} names `{to}`, which is not a module of the crate's layer table"
+                )),
+                (Some(low), Some(high)) if high > low => {
+                    problems.push(format!("{shown} ({from}) imports {to}, a layer above it"))
+                }
+                _ => {}
+            }
+        }
+        problems.extend(circles(&edges));
+        problems
+    }
+
+    /// The problems of the real sources with `line` added at the end of `file`.
+    fn planted(&self, plants: &[(&str, &str)]) -> Vec<String> {
+        let mut sources = self.sources();
+        for (file, line) in plants {
+            let (_, text) = sources
+                .iter_mut()
+                .find(|(path, _)| path == Path::new(file))
+                .unwrap_or_else(|| panic!("no {}/{file}", self.src));
+            text.push_str(line);
+        }
+        self.problems(&sources)
+    }
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -62,254 +183,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every file of `src/`, as its path under `src/` and its text.
-fn sources() -> Vec<(PathBuf, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|path| {
-            let text = fs::read_to_string(&path).unwrap();
-            (path.strip_prefix(&src).unwrap().to_path_buf(), text)
-        })
-        .collect()
-}
-
-/// `code` with comments removed and the insides of string and character literals blanked,
-/// line breaks kept.
-fn blank(code: &str) -> String {
-    let chars: Vec<char> = code.chars().collect();
-    let mut out = String::with_capacity(code.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let rest = &chars[i..];
-        let raw_hashes = raw_string_start(rest);
-        if rest.starts_with(&['/', '/']) {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if rest.starts_with(&['/', '*']) {
-            let end = find(&chars, i + 2, &['*', '/']).map_or(chars.len(), |at| at + 2);
-            out.extend(chars[i..end].iter().filter(|&&c| c == '\n'));
-            i = end;
-        } else if let Some((prefix, hashes)) = raw_hashes {
-            let mut close = vec!['"'];
-            close.extend(std::iter::repeat_n('#', hashes));
-            let start = i + prefix;
-            let end = find(&chars, start, &close).map_or(chars.len(), |at| at + close.len());
-            out.push('"');
-            out.extend(
-                chars[start..end]
-                    .iter()
-                    .map(|&c| if c == '\n' { c } else { ' ' }),
-            );
-            i = end;
-        } else if chars[i] == '"' {
-            out.push('"');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                let step = if chars[i] == '\\' { 2 } else { 1 };
-                out.extend(
-                    chars[i..(i + step).min(chars.len())]
-                        .iter()
-                        .map(|&c| if c == '\n' { c } else { ' ' }),
-                );
-                i += step;
-            }
-            out.push('"');
-            i += 1;
-        } else if chars[i] == '\'' {
-            // A character literal ('x', '\n', '{'); otherwise a lifetime ('a).
-            let end = match rest.get(1) {
-                Some('\\') => find(&chars, i + 2, &['\'']).map(|at| at + 1),
-                Some(_) if rest.get(2) == Some(&'\'') => Some(i + 3),
-                _ => None,
-            };
-            out.push('\'');
-            match end {
-                Some(end) => {
-                    out.push_str(&" ".repeat(end - i - 1));
-                    i = end;
-                }
-                None => i += 1,
-            }
-        } else {
-            out.push(chars[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// `r"`, `r#"`, `br##"` ...: how many characters open it, and its number of `#`.
-fn raw_string_start(rest: &[char]) -> Option<(usize, usize)> {
-    let after_b = usize::from(rest.first() == Some(&'b'));
-    if rest.get(after_b) != Some(&'r') {
-        return None;
-    }
-    let hashes = rest[after_b + 1..]
-        .iter()
-        .take_while(|&&c| c == '#')
-        .count();
-    (rest.get(after_b + 1 + hashes) == Some(&'"')).then_some((after_b + 2 + hashes, hashes))
-}
-
-fn find(chars: &[char], from: usize, needle: &[char]) -> Option<usize> {
-    (from..chars.len()).find(|&at| chars[at..].starts_with(needle))
-}
-
-/// `code` (blanked) without its `#[cfg(test)]` items: each attribute, and the item after it
-/// up to its `;` or the brace that closes it.
-fn without_tests(code: &str) -> String {
-    const ATTRIBUTE: &str = "#[cfg(test)]";
-    let mut out = String::with_capacity(code.len());
-    let mut rest = code;
-    while let Some(at) = rest.find(ATTRIBUTE) {
-        out.push_str(&rest[..at]);
-        let item = &rest[at + ATTRIBUTE.len()..];
-        let end = match (item.find('{'), item.find(';')) {
-            (Some(open), Some(semi)) if semi < open => semi + 1,
-            (Some(open), _) => closing_brace(item, open).map_or(item.len(), |close| close + 1),
-            (None, Some(semi)) => semi + 1,
-            (None, None) => item.len(),
-        };
-        rest = &item[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-fn closing_brace(text: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (at, c) in text[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + at);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The top-level modules of the library `code` names: through `crate::` in the library,
-/// through `goldgate::` in the binary (whose `crate::` is the binary itself).
-fn named_modules(code: &str, in_binary: bool) -> BTreeSet<String> {
-    let root = if in_binary { "goldgate::" } else { "crate::" };
-    let bytes = code.as_bytes();
-    let mut found = BTreeSet::new();
-    let mut from = 0;
-    while let Some(at) = code[from..].find(root) {
-        let index = from + at;
-        from = index + root.len();
-        let boundary = index == 0
-            || !(bytes[index - 1].is_ascii_alphanumeric()
-                || bytes[index - 1] == b'_'
-                || bytes[index - 1] == b':');
-        if !boundary {
-            continue;
-        }
-        let rest = &code[from..];
-        if rest.starts_with('{') {
-            // `crate::{a::X, b::{c, d}}`: the first segment of each item of the group.
-            let end = closing_brace(rest, 0).unwrap_or(rest.len());
-            found.extend(items(&rest[1..end]).map(first_segment));
-        } else {
-            found.insert(first_segment(rest));
-        }
-    }
-    found.retain(|m| !m.is_empty() && m != "self");
-    found
-}
-
-/// The items of a `use` group, split at its top-level commas.
-fn items(group: &str) -> impl Iterator<Item = &str> {
-    let mut depth = 0;
-    let mut start = 0;
-    let mut cuts = Vec::new();
-    for (at, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                cuts.push(&group[start..at]);
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    cuts.push(&group[start..]);
-    cuts.into_iter().map(str::trim)
-}
-
-fn first_segment(path: &str) -> String {
-    path.chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect()
-}
-
-/// Edges between top-level modules, each with a file that makes it.
-type Edges = BTreeMap<(String, String), PathBuf>;
-
-fn edges(sources: &[(PathBuf, String)]) -> Result<Edges, Vec<String>> {
-    let mut edges = Edges::new();
-    let mut problems = Vec::new();
-    for (path, text) in sources {
-        let Some(from) = top_level(path) else {
-            continue;
-        };
-        if height(&from).is_none() {
-            problems.push(format!(
-                "src/{} is in module `{from}`, which ARCHITECTURE.md's layer table does not place",
-                path.display()
-            ));
-            continue;
-        }
-        let code = without_tests(&blank(text));
-        for to in named_modules(&code, from == "binary") {
-            if to != from {
-                edges
-                    .entry((from.clone(), to))
-                    .or_insert_with(|| path.clone());
-            }
-        }
-    }
-    if problems.is_empty() {
-        Ok(edges)
-    } else {
-        Err(problems)
-    }
-}
-
-/// Every upward edge and every circle, worded for the person who made it.
-fn problems(sources: &[(PathBuf, String)]) -> Vec<String> {
-    let edges = match edges(sources) {
-        Ok(edges) => edges,
-        Err(problems) => return problems,
-    };
-    let mut problems = Vec::new();
-    for ((from, to), path) in &edges {
-        match (height(from), height(to)) {
-            (_, None) => problems.push(format!(
-                "src/{} names `{to}`, which is not a module of the library's layer table",
-                path.display()
-            )),
-            (Some(low), Some(high)) if high > low => problems.push(format!(
-                "src/{} ({from}) imports {to}, a layer above it",
-                path.display()
-            )),
-            _ => {}
-        }
-    }
-    problems.extend(circles(&edges));
-    problems
-}
+/// Edges between top-level modules, each with the file (as shown) that makes it.
+type Edges = BTreeMap<(String, String), String>;
 
 /// Circles among modules of one layer (edges between layers only go down).
 fn circles(edges: &Edges) -> Vec<String> {
@@ -338,11 +213,13 @@ fn circles(edges: &Edges) -> Vec<String> {
 
 #[test]
 fn every_import_goes_down_the_layer_table_without_circles() {
-    let sources = sources();
-    let edges = edges(&sources).unwrap_or_else(|problems| panic!("{problems:#?}"));
-    assert!(edges.len() > 60, "read too few imports: {edges:?}");
-    let problems = problems(&sources);
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for (krate, least) in [(Crate::goldgate(), 60), (Crate::core(), 10)] {
+        let sources = krate.sources();
+        let (edges, _) = krate.edges(&sources);
+        assert!(edges.len() > least, "read too few imports: {edges:?}");
+        let problems = krate.problems(&sources);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }
 
 #[test]
@@ -377,57 +254,53 @@ fn architecture_md_draws_the_same_layers() {
     }
     let expected: Vec<Vec<String>> = LAYERS
         .iter()
+        .chain(CORE_LAYERS)
         .map(|layer| layer.iter().map(|m| (*m).to_owned()).collect())
         .collect();
     assert_eq!(drawn, expected);
 }
 
-/// The real sources with `line` added at the end of `file`.
-fn planted(file: &str, line: &str) -> Vec<String> {
-    let mut sources = sources();
-    let (_, text) = sources
-        .iter_mut()
-        .find(|(path, _)| path == Path::new(file))
-        .unwrap_or_else(|| panic!("no src/{file}"));
-    text.push_str(line);
-    problems(&sources)
-}
-
 #[test]
 fn each_planted_violation_fails_the_check() {
-    for (file, line, expected) in [
+    for (krate, file, line, expected) in [
         (
+            Crate::core(),
             "results/mod.rs",
-            "\nuse crate::config::Config;\n",
-            "src/results/mod.rs (results) imports config, a layer above it",
+            "\nuse crate::metrics::X;\n",
+            "crates/goldgate-core/src/results/mod.rs (results) imports metrics, a layer above it",
         ),
         (
+            Crate::core(),
             "model.rs",
             "\nfn f() -> crate::run::RunOptions { todo!() }\n",
-            "src/model.rs (model) imports run, a layer above it",
+            "crates/goldgate-core/src/model.rs names `run`, which is not a module of the crate's",
         ),
         (
+            Crate::goldgate(),
             "llm/mod.rs",
             "\nuse crate::agent::Agent;\n",
             "src/llm/mod.rs (llm) imports agent, a layer above it",
         ),
         (
-            "stats/mod.rs",
-            "\n#[cfg(test)]\nmod more { use crate::config::X; }\nuse crate::report::Y;\n",
-            "src/stats/mod.rs (stats) imports report, a layer above it",
+            Crate::goldgate(),
+            "config.rs",
+            "\n#[cfg(test)]\nmod more { use crate::gate::X; }\nuse crate::report::Y;\n",
+            "src/config.rs (config) imports report, a layer above it",
         ),
         (
+            Crate::goldgate(),
             "app/mod.rs",
             "\nuse crate::commands::run;\n",
-            "names `commands`, which is not a module of the library's layer table",
+            "names `commands`, which is not a module of the crate's layer table",
         ),
         (
+            Crate::goldgate(),
             "main.rs",
             "\nuse goldgate::nowhere::X;\n",
             "src/main.rs names `nowhere`",
         ),
     ] {
-        let problems = planted(file, line);
+        let problems = krate.planted(&[(file, line)]);
         assert!(
             problems.iter().any(|p| p.contains(expected)),
             "planting {line:?} in {file}: expected {expected:?} in {problems:#?}"
@@ -435,20 +308,50 @@ fn each_planted_violation_fails_the_check() {
     }
 }
 
+/// Five upward imports at once, each in another path syntax, in five files: each is caught,
+/// and nothing else is but the circles they close.
+#[test]
+fn upward_imports_in_every_path_syntax_are_caught() {
+    let plants = [
+        (
+            "net/body.rs",
+            "\nfn f() -> super::super::agent::Agent { todo!() }\n",
+        ),
+        (
+            "limit.rs",
+            "\nuse crate as c;\nfn f(_: c::run::RunOptions) {}\n",
+        ),
+        ("discover.rs", "\nuse super::app::Plan;\n"),
+        ("score/mod.rs", "\nfn f(_: ::goldgate::gate::Gate) {}\n"),
+        ("llm/mod.rs", "\n#[macro_use]\nmod upper;\n"),
+    ];
+    let problems = Crate::goldgate().planted(&plants);
+    let expected = [
+        "src/net/body.rs (net) imports agent, a layer above it",
+        "src/limit.rs (limit) imports run, a layer above it",
+        "src/discover.rs (discover) imports app, a layer above it",
+        "src/score/mod.rs (score) imports gate, a layer above it",
+        "src/llm/mod.rs uses #[macro_use]",
+    ];
+    for expected in expected {
+        assert!(
+            problems.iter().any(|p| p.starts_with(expected)),
+            "expected {expected:?} in {problems:#?}"
+        );
+    }
+    let upward = problems
+        .iter()
+        .filter(|p| !p.starts_with("import circle: "))
+        .count();
+    assert_eq!(upward, expected.len(), "{problems:#?}");
+}
+
 #[test]
 fn a_circle_inside_a_layer_fails_the_check() {
-    let mut sources = sources();
-    for (file, line) in [
+    let problems = Crate::goldgate().planted(&[
         ("gate.rs", "\nuse crate::merge::X;\n"),
         ("merge.rs", "\nuse crate::gate::Y;\n"),
-    ] {
-        let (_, text) = sources
-            .iter_mut()
-            .find(|(p, _)| p == Path::new(file))
-            .unwrap();
-        text.push_str(line);
-    }
-    let problems = problems(&sources);
+    ]);
     assert!(
         problems
             .iter()
@@ -462,6 +365,67 @@ fn tests_strings_and_comments_are_not_imports() {
     let code = "use crate::a::X;\n// crate::b\nlet s = \"crate::c {\";\nlet c = '{';\n\
         #[cfg(test)]\nmod tests { fn f<'a>() { let _ = \"}\"; use crate::d; } }\nuse crate::{e::Y, f::{g, h}};\n\
         let r = r#\"crate::i\"#;\n";
-    let found = named_modules(&without_tests(&blank(code)), false);
+    let found = named_modules(&code_of(code), &Place::of("gate/latency.rs", false));
     assert_eq!(found, BTreeSet::from(["a", "e", "f"].map(String::from)));
+}
+
+#[test]
+fn paths_inside_a_module_and_aliases_of_the_root_name_what_they_reach() {
+    let read = |code: &str| named_modules(&code_of(code), &Place::of("gate/latency.rs", false));
+    let names = |modules: &[&str]| modules.iter().map(|m| (*m).to_owned()).collect();
+    // `super::` stays in the module; `super::super::` reaches the crate root from here.
+    assert_eq!(read("use super::baseline::X;"), names(&[]));
+    assert_eq!(
+        read("use super::super::{run::A, agent};"),
+        names(&["agent", "run"])
+    );
+    // An inline module is one step deeper.
+    assert_eq!(
+        read("mod inner { use super::super::super::llm::X; }"),
+        names(&["llm"])
+    );
+    assert_eq!(
+        read("use crate::{self as root}; fn f(_: root::net::X, _: other::crate_x::Y) {}"),
+        names(&["net"])
+    );
+    assert_eq!(
+        read("extern crate self as me; fn f(_: me::config::X, _: $crate::load::Y) {}"),
+        names(&["config", "load"])
+    );
+    // From a top-level file, `super::` is the crate root.
+    let top = named_modules(
+        &code_of("use super::gate::Gate;"),
+        &Place::of("limit.rs", false),
+    );
+    assert_eq!(top, names(&["gate"]));
+}
+
+/// Cargo keeps goldgate-core below goldgate only as long as it does not depend on goldgate:
+/// without that dependency an upward `use` in it does not compile.
+#[test]
+fn the_core_crate_does_not_depend_on_goldgate() {
+    let manifest = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/goldgate-core/Cargo.toml"),
+    )
+    .unwrap();
+    let mut section = "";
+    let mut dependencies = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+        } else if section.contains("dependencies") && !line.is_empty() && !line.starts_with('#') {
+            dependencies.push(line);
+        }
+    }
+    assert!(
+        dependencies.iter().any(|d| d.starts_with("serde ")),
+        "read no dependencies: {manifest}"
+    );
+    for line in dependencies {
+        let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
+        assert!(
+            name != "goldgate" && !line.replace(' ', "").contains("package=\"goldgate\""),
+            "goldgate-core depends on goldgate: {line}"
+        );
+    }
 }

@@ -21,6 +21,7 @@ mod repeats;
 mod reply;
 mod scope;
 mod sight;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod verdict;
 
@@ -29,12 +30,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use aggregates::ratio;
-pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency};
-pub use clip::{CHECK_KEPT, Cut, ITEMS_KEPT, REPLY_KEPT, char_start_before};
+pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency, ratio};
+pub use clip::{Cut, ITEMS_KEPT, char_start_before};
 pub use comparison::{
     CaseFlip, CasesCombined, Comparison, DEFAULT_FALSE_ALARM_RATE, Decision, Evidence, Measure,
-    MetricDelta, Test, Threshold, Unit,
+    MetricDelta, Test, Threshold, Unit, beyond,
 };
 pub use cost::{Budget, JudgeUsage, Spending};
 pub use history::{Samples, TurnTimes};
@@ -213,7 +213,7 @@ pub struct CaseResult {
     pub id: String,
     pub name: String,
     /// The golden file, relative to its project root with `/` separators
-    /// ([`crate::project`]): the same whatever directory goldgate ran in. Text rather than a
+    /// (`goldgate::project`): the same whatever directory goldgate ran in. Text rather than a
     /// path so that a name that is not UTF-8 cannot fail the report.
     pub file: String,
     pub line: u32,
@@ -240,7 +240,7 @@ pub struct CaseResult {
     /// Checks over the whole conversation.
     pub checks: Vec<CheckResult>,
     /// In a baseline: the case's runs in earlier builds of main, oldest first (see
-    /// [`crate::gate::baseline`]); empty in the report of a run.
+    /// `goldgate::gate::baseline`); empty in the report of a run.
     #[serde(default)]
     #[schemars(with = "Vec<serde_json::Value>")]
     pub history: Vec<crate::stats::Tally>,
@@ -276,6 +276,26 @@ impl Quarantine {
             format!("quarantined until {}", self.expires)
         };
         format!("{state}, owner {}: {}", self.owner, self.reason)
+    }
+}
+
+impl TurnResult {
+    /// Turn `index` (from 1), passed, that took `latency`, with nothing else recorded: a
+    /// simulated turn.
+    pub fn timed(index: usize, latency: Duration) -> TurnResult {
+        TurnResult {
+            index,
+            line: 1,
+            status: Status::Passed,
+            input: String::new(),
+            attempts: 1,
+            error: None,
+            reply: None,
+            cut: None,
+            latency: Some(latency),
+            ttft: None,
+            checks: Vec::new(),
+        }
     }
 }
 
@@ -444,6 +464,34 @@ pub struct Unmeasured {
 }
 
 impl Report {
+    /// A report of `cases` alone, as a simulation plays them (`goldgate calibrate`): no
+    /// agent, judges, budget, scope or gate; the aggregates computed from the cases.
+    pub fn of_cases(cases: Vec<CaseResult>) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            goldgate_version: String::new(),
+            agent: String::new(),
+            suite: SuiteId::of([], None),
+            scope: None,
+            judges: Vec::new(),
+            judge_usage: Vec::new(),
+            budget: None,
+            incomplete: false,
+            max_errors: 0,
+            policy: Policy::default(),
+            agent_log: None,
+            agent_startup: None,
+            rate_limits: Vec::new(),
+            aggregates: Aggregates::of(&cases),
+            unmeasured: Vec::new(),
+            samples: Samples::default(),
+            alpha_share: 1.0,
+            gate: None,
+            floors: Vec::new(),
+            cases,
+        }
+    }
+
     /// Why `metric` was not measured in this run, when the run knows.
     pub fn why_unmeasured(&self, metric: Threshold) -> Option<&str> {
         self.unmeasured

@@ -18,8 +18,8 @@
 use std::time::Duration;
 
 use crate::results::{
-    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, Report, ToolLatency, TurnResult,
-    ratio,
+    Aggregates, CaseResult, CheckCategory, Counts, Percentiles, Report, Threshold, ToolLatency,
+    TurnResult, ratio,
 };
 use crate::stats::LatencyHistogram;
 
@@ -30,6 +30,40 @@ impl Report {
         self.aggregates = Aggregates::of(&self.cases);
         for unmeasured in &self.unmeasured {
             self.aggregates.forget(unmeasured.metric);
+        }
+    }
+}
+
+impl Threshold {
+    /// The metric in a report's aggregates: a rate in `0..=1`, milliseconds, dollars or
+    /// tokens per conversation.
+    pub fn value(self, aggregates: &Aggregates) -> Option<f64> {
+        let p95_ms = |p: Percentiles| p.p95.as_millis() as f64;
+        match self {
+            Threshold::PassRateDropPp => aggregates.pass_rate,
+            Threshold::DeflectionDropPp => aggregates.deflection_rate,
+            Threshold::P95LatencyIncreasePct => aggregates.latency.map(p95_ms),
+            Threshold::TtftP95IncreasePct => aggregates.ttft.map(p95_ms),
+            Threshold::HallucinationRateIncreasePp => aggregates.hallucination_rate,
+            Threshold::CostIncreasePct => aggregates.cost_per_conversation,
+            Threshold::TokensIncreasePct => aggregates.tokens_per_conversation,
+        }
+    }
+
+    /// How much worse `current` is than `baseline`, in the threshold's unit. A latency is
+    /// divided by at least 1 ms (the report's resolution), so that the percentage stays
+    /// finite; the difference itself is never clamped, so the change keeps its sign. A cost
+    /// of nothing that became something is worse by the whole of it.
+    pub fn worsening(self, baseline: f64, current: f64) -> f64 {
+        match self {
+            Threshold::PassRateDropPp | Threshold::DeflectionDropPp => (baseline - current) * 100.0,
+            Threshold::HallucinationRateIncreasePp => (current - baseline) * 100.0,
+            Threshold::P95LatencyIncreasePct | Threshold::TtftP95IncreasePct => {
+                (current - baseline) / baseline.max(1.0) * 100.0
+            }
+            Threshold::CostIncreasePct | Threshold::TokensIncreasePct => {
+                (current - baseline) / baseline.max(f64::MIN_POSITIVE) * 100.0
+            }
         }
     }
 }

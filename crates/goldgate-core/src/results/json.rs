@@ -61,7 +61,7 @@ fn truncated_hint(error: &serde_json::Error) -> &'static str {
 /// far smaller, and reading one takes up to about three times its size in memory (parsed as it
 /// is read; `figures_memory_of_a_report_read_back` in `tests/it/faults_found_3.rs` measures
 /// it), so a bigger file (or a device that never ends) is refused rather than read.
-pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+pub(crate) const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Reads a report written by [`write`], refusing another schema version before it could be
 /// misread, and anything but a regular file of at most [`MAX_REPORT_BYTES`]: `/dev/zero`
@@ -109,7 +109,7 @@ fn version_of(path: &Path) -> Option<u64> {
 /// The most latencies all of a report's histograms may hold together: the gate expands them
 /// into one number each (256 MB at most), and a baseline of 8,000 cases, each with the
 /// window of times a baseline keeps, stays under it.
-pub const MAX_REPORT_LATENCIES: u64 = 32 * MAX_HISTOGRAM_COUNT;
+pub(crate) const MAX_REPORT_LATENCIES: u64 = 32 * MAX_HISTOGRAM_COUNT;
 
 /// Refuses a histogram counting more than [`MAX_HISTOGRAM_COUNT`] latencies, or all of them
 /// more than [`MAX_REPORT_LATENCIES`]: the field, its count and the

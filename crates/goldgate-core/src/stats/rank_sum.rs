@@ -51,7 +51,7 @@ pub(super) struct Ranked {
 
 impl Ranked {
     /// `None` when a side is empty. Non-finite values are ignored.
-    pub fn of(before: &[f64], now: &[f64]) -> Option<Self> {
+    pub(super) fn of(before: &[f64], now: &[f64]) -> Option<Self> {
         let before: Vec<f64> = before.iter().copied().filter(|x| x.is_finite()).collect();
         let now: Vec<f64> = now.iter().copied().filter(|x| x.is_finite()).collect();
         if before.is_empty() || now.is_empty() {
@@ -95,13 +95,13 @@ impl Ranked {
     }
 
     /// The rank sum's mean when both samples come from one distribution.
-    pub fn mean(&self) -> f64 {
+    pub(super) fn mean(&self) -> f64 {
         let (all, m) = (self.ranks2.len() as f64, self.now as f64);
         m * (all + 1.0) / 2.0
     }
 
     /// The rank sum's variance then, tie-corrected.
-    pub fn variance(&self) -> f64 {
+    pub(super) fn variance(&self) -> f64 {
         let (all, m) = (self.ranks2.len() as f64, self.now as f64);
         let n = all - m;
         if all < 2.0 {

@@ -17,7 +17,7 @@ const GROWTH: f64 = 1.02;
 /// under the read cap can hold. A count past it is an edited file, not a measurement.
 ///
 /// [`samples`]: LatencyHistogram::samples
-pub const MAX_COUNT: u64 = 1_000_000;
+pub(crate) const MAX_COUNT: u64 = 1_000_000;
 
 /// Latencies in milliseconds, bucketed (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]

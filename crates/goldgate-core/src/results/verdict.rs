@@ -132,7 +132,7 @@ impl Report {
     }
 
     /// Failed cases that fail a run without an enforced gate: all but the quarantined.
-    pub fn blocking_failures(&self) -> impl Iterator<Item = &super::CaseResult> {
+    pub(crate) fn blocking_failures(&self) -> impl Iterator<Item = &super::CaseResult> {
         self.cases
             .iter()
             .filter(|c| c.status == Status::Failed && !c.is_quarantined())

@@ -26,11 +26,11 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use serde_json::Value;
 
 /// What a masked secret becomes.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Shorter values are not masked: words of 5 letters or fewer (a user name such as `admin`,
 /// `Bearer`) are too common in ordinary text, and masking them would shred the reports.
-pub const MIN_CHARS: usize = 6;
+pub(crate) const MIN_CHARS: usize = 6;
 
 /// At the end of a text cut short, this many characters that begin a secret are masked: fewer
 /// tell nothing of it, and would mask ordinary endings.
@@ -39,7 +39,7 @@ const MIN_TAIL_CHARS: usize = 3;
 /// The environment variables holding credentials goldgate reads, wherever it reads them: the
 /// LLM providers' keys (judges, simulated users, LLM agents), Google tokens for CX Agent
 /// Studio, and GitHub's (the PR comment).
-pub const CREDENTIAL_VARS: [&str; 6] = [
+pub(crate) const CREDENTIAL_VARS: [&str; 6] = [
     "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
     "GEMINI_API_KEY",
@@ -127,7 +127,7 @@ impl Secrets {
     /// `user:password` as `Basic` sends it) and its query values, percent-decoded. A token in
     /// its path comes from a `${VAR}`, added with the other expanded values.
     pub fn add_url(&self, url: &str) {
-        let Ok(url) = reqwest::Url::parse(url) else {
+        let Ok(url) = url::Url::parse(url) else {
             self.add(url);
             return;
         };

@@ -2,7 +2,7 @@
 //! N jobs, and every report records which suite and which shard it covers, so that
 //! `goldgate merge` joins the shards of one suite and refuses anything else.
 //!
-//! A case's key is its file as loaded (relative to its project root, see [`crate::project`]),
+//! A case's key is its file as loaded (relative to its project root, see `goldgate::project`),
 //! with `\` and `/` both read as separators and `.` segments dropped (older reports named files
 //! as typed), then `#` and the case id. A case belongs to shard `hash(key) mod N + 1`, where the hash is FNV-1a
 //! 64: it depends on the key alone, never on the case's position, so every case falls in

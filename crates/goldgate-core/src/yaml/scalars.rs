@@ -43,7 +43,7 @@ pub enum Schema {
 
 impl Schema {
     /// The loaders goldens are read by, in the order lint messages name them.
-    pub const REFERENCE: [Schema; 3] = [Schema::PyYaml, Schema::JsYaml, Schema::YamlCore];
+    pub(crate) const REFERENCE: [Schema; 3] = [Schema::PyYaml, Schema::JsYaml, Schema::YamlCore];
 
     /// The loader and the formats it reads, for messages.
     pub fn describe(self) -> &'static str {
@@ -59,7 +59,7 @@ impl Schema {
     /// The schema a document of `text` is read by: the `yaml` package switches from its core
     /// schema to `yaml-1.1` when the document opens with a `%YAML 1.1` directive. PyYAML reads
     /// YAML 1.1 anyway, and js-yaml and serde-saphyr keep their schema under any version.
-    pub fn for_document(self, text: &str) -> Schema {
+    pub(crate) fn for_document(self, text: &str) -> Schema {
         if self != Schema::YamlCore {
             return self;
         }
@@ -105,7 +105,7 @@ pub enum Reading {
 impl Reading {
     /// Whether two loaders agree: numbers by value (JavaScript has no integer type), NaN
     /// agreeing with NaN.
-    pub fn agrees_with(self, other: Reading) -> bool {
+    pub(crate) fn agrees_with(self, other: Reading) -> bool {
         match (self.number(), other.number()) {
             (Some(a), Some(b)) => a == b || (a.is_nan() && b.is_nan()),
             _ => self == other,

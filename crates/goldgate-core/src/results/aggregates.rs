@@ -11,7 +11,7 @@ use crate::stats::quantile;
 use crate::transcript::Usage;
 
 /// `part / whole`, `None` when nothing counted.
-pub(crate) fn ratio(part: usize, whole: usize) -> Option<f64> {
+pub fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
@@ -83,7 +83,7 @@ impl Percentiles {
     /// The percentiles of durations that weigh differently, `(duration, weight)`: the
     /// smallest duration whose cumulative weight reaches the share (nearest rank when every
     /// weight is 1). `None` when nothing weighs.
-    pub fn of_weighted(mut sample: Vec<(Duration, f64)>) -> Option<Self> {
+    pub(crate) fn of_weighted(mut sample: Vec<(Duration, f64)>) -> Option<Self> {
         sample.retain(|&(_, w)| w > 0.0 && w.is_finite());
         sample.sort_unstable_by_key(|&(d, _)| d);
         let total: f64 = sample.iter().map(|&(_, w)| w).sum();

@@ -1,5 +1,5 @@
 //! What the regression gate found, as the report keeps it: each threshold's metric before
-//! and now, and the cases whose verdict changed. [`crate::gate`] decides them.
+//! and now, and the cases whose verdict changed. `goldgate::gate` decides them.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -345,6 +345,28 @@ impl MetricDelta {
             None => format!("not measured {side}: not compared"),
         })
     }
+
+    /// The measured change is worse than the limit, whatever the tests say.
+    pub fn measured_beyond_limit(&self) -> bool {
+        self.change.is_some_and(|c| beyond(c, self.limit))
+    }
+
+    /// Worse by more than the limit, but a latency change within the gate's latency floor
+    /// (`goldgate::gate::LATENCY_FLOOR`).
+    pub fn within_latency_floor(&self) -> bool {
+        self.threshold.measure() == Measure::Milliseconds
+            && self.decision == Decision::Clear
+            && self.measured_beyond_limit()
+    }
+}
+
+/// Rates are ratios of counts: equal rates computed from different counts may differ in the
+/// last bits, and must not read as worse than a limit of 0.
+const EPSILON: f64 = 1e-9;
+
+/// `change` is worse than `limit` (both in the threshold's unit).
+pub fn beyond(change: f64, limit: f64) -> bool {
+    change > limit + EPSILON
 }
 
 /// Every case's runs against its baseline's, combined into one test: several cases each a

@@ -16,7 +16,7 @@
 //!   cases each a little worse.
 //! - The p-values of a run are combined by Holm's procedure ([`holm_adjusted`]), which bounds
 //!   the chance of *any* false alarm under any dependence between cases.
-//! - Adaptive reruns share `alpha` between planned looks ([`crate::gate::adaptive`]).
+//! - Adaptive reruns share `alpha` between planned looks (`goldgate::gate::adaptive`).
 //! - Intervals ([`worsening_interval`], [`QuantileEvidence::ratio_interval`]) are for the
 //!   report: they say how large a change is; the p-values decide.
 //!
@@ -46,8 +46,9 @@ use serde::{Deserialize, Serialize};
 pub use bound::{rate_lower_bound, rate_upper_bound};
 pub use combined::{CombinedTest, combined_min_p, combined_worse};
 pub use fisher::fisher_worse;
-pub use histogram::{LatencyHistogram, MAX_COUNT as MAX_HISTOGRAM_COUNT};
-pub use holm::{holm_adjusted, tarone_holm_adjusted};
+pub use histogram::LatencyHistogram;
+pub(crate) use histogram::MAX_COUNT as MAX_HISTOGRAM_COUNT;
+pub use holm::tarone_holm_adjusted;
 pub use quantile::{QuantileEvidence, QuantileTest, quantile, quantile_worse};
 pub use rank_sum::rank_sum_worse;
 pub use rate::worsening_interval;

@@ -18,9 +18,9 @@ use crate::transcript::Reply;
 
 /// The bytes of text a reply keeps: its messages, then its tool calls' arguments and
 /// responses, its variables and its error, in that order, share them.
-pub const REPLY_KEPT: usize = 64 * 1024;
+const REPLY_KEPT: usize = 64 * 1024;
 /// The bytes each text of a check (expected, actual, why) and each error keep.
-pub const CHECK_KEPT: usize = 8 * 1024;
+const CHECK_KEPT: usize = 8 * 1024;
 /// The messages, and the tool calls, a reply keeps.
 pub const ITEMS_KEPT: usize = 100;
 

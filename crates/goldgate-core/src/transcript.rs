@@ -192,7 +192,7 @@ impl Handoff {
     /// A handoff happened unless its status is empty or `none` (any case): agents that always
     /// send the field write one of those when they kept the conversation. The `no-handoff`
     /// scorer and the deflection rate both decide by this rule.
-    pub fn is_handoff(&self) -> bool {
+    pub(crate) fn is_handoff(&self) -> bool {
         let status = self.status.trim();
         !status.is_empty() && !status.eq_ignore_ascii_case("none")
     }

@@ -159,7 +159,7 @@ impl Case {
     }
 
     /// Names `file` in every location of the case: loading names a case's file as reports do
-    /// (see [`crate::project`]), while diagnostics keep the path the file was opened by.
+    /// (see `goldgate::project`), while diagnostics keep the path the file was opened by.
     pub fn set_file(&mut self, file: &Arc<Path>) {
         let locations = std::iter::once(&mut self.location)
             .chain(self.checks.iter_mut().map(|c| &mut c.location))
@@ -547,7 +547,7 @@ pub enum Metric {
 
 /// A SCRAPI simulation: an LLM plays the user towards the goals of its steps, in order, and
 /// the conversation is judged by whether every step completed and every expectation is met.
-/// Loaded by [`crate::formats::scrapi::simulation`], played by [`crate::simulate`].
+/// Loaded by `goldgate::formats::scrapi::simulation`, played by `goldgate::simulate`.
 #[derive(Clone, Debug)]
 pub struct Simulation {
     pub name: String,

@@ -13,7 +13,7 @@
 /// Holm-adjusted p-values, in input order: the smallest `alpha` at which each test would be
 /// rejected. Monotone in the raw p-values and capped at 1. A `NaN` counts as 1 and values
 /// outside `[0, 1]` are clamped.
-pub fn holm_adjusted(p_values: &[f64]) -> Vec<f64> {
+fn holm_adjusted(p_values: &[f64]) -> Vec<f64> {
     let clean = |p: f64| if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
     let mut order: Vec<usize> = (0..p_values.len()).collect();
     order.sort_by(|&a, &b| clean(p_values[a]).total_cmp(&clean(p_values[b])));

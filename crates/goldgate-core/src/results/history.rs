@@ -9,7 +9,7 @@ use crate::stats::{LatencyHistogram, Tally};
 
 /// Every turn's latency and time to first token, of every run of every case (adaptive reruns
 /// included). In a baseline written by `--update-baseline` they are a window over the recent
-/// builds of main (see [`crate::gate::baseline`]).
+/// builds of main (see `goldgate::gate::baseline`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Samples {
     /// How many runs of the suite the samples come from (1 for a report of one run).
@@ -42,7 +42,7 @@ impl Samples {
 
 /// Every turn's latency and time to first token of every run of one case (adaptive reruns
 /// included). The gate compares each case's latencies with its own in the baseline, where they
-/// are a window over the recent builds of main (see [`crate::gate::baseline`]): a suite mixing
+/// are a window over the recent builds of main (see `goldgate::gate::baseline`): a suite mixing
 /// fast and slow cases, or rerunning some of them, then cannot fake or hide a slowdown.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnTimes {

@@ -1,14 +1,15 @@
-//! Seeded samplers for simulations: the calibration tests here, the project's simulation
-//! tests and benchmarks, and the bootstrap of [`quantile_worse`](super::quantile_worse).
+//! Seeded samplers: the bootstrap of [`quantile_worse`](super::quantile_worse), the simulated
+//! agents of `goldgate calibrate` (`goldgate::gate::simulation`), and the calibration tests.
 //!
 //! Each takes the caller's [`fastrand::Rng`], so a fixed seed replays the same draws.
 
 use fastrand::Rng;
 
+#[cfg(test)]
 use super::Tally;
 
 /// A standard normal draw (Box–Muller, one value of the pair).
-pub fn standard_normal(rng: &mut Rng) -> f64 {
+fn standard_normal(rng: &mut Rng) -> f64 {
     // 1 - [0, 1) is (0, 1]: the logarithm stays finite.
     let radius = (-2.0 * (1.0 - rng.f64()).ln()).sqrt();
     radius * (std::f64::consts::TAU * rng.f64()).cos()
@@ -26,6 +27,7 @@ pub fn bernoulli(rng: &mut Rng, p: f64) -> bool {
 }
 
 /// The tally of `runs` runs that each pass with probability `p`.
+#[cfg(test)]
 pub fn tally(rng: &mut Rng, p: f64, runs: u32) -> Tally {
     let passed = (0..runs).filter(|_| bernoulli(rng, p)).count();
     Tally {

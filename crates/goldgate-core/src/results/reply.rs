@@ -8,7 +8,7 @@ use crate::transcript::{Handoff, Message, ReplyError, ToolCall, Transfer, Usage}
 
 /// The agent's reply as a report writes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ReplyRecord {
+pub(super) struct ReplyRecord {
     /// All agent text, messages joined by a newline.
     pub text: String,
     pub messages: Vec<Message>,
@@ -27,13 +27,13 @@ pub struct ReplyRecord {
 }
 
 /// `#[serde(with)]` for `Option<Reply>` fields.
-pub mod report {
+pub(super) mod report {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::ReplyRecord;
     use crate::transcript::Reply;
 
-    pub fn serialize<S: Serializer>(reply: &Option<Reply>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(reply: &Option<Reply>, s: S) -> Result<S::Ok, S::Error> {
         reply
             .as_ref()
             .map(|reply| ReplyRecord {
@@ -49,7 +49,7 @@ pub mod report {
             .serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Reply>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Reply>, D::Error> {
         Ok(Option::<ReplyRecord>::deserialize(d)?.map(|record| Reply {
             messages: record.messages,
             tool_calls: record.tool_calls,

@@ -36,12 +36,12 @@ pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_NODES: usize = 2_000_000;
 
 /// The parser events that allows (each node opens and closes).
-pub const MAX_EVENTS: usize = 4 * MAX_NODES;
+pub(crate) const MAX_EVENTS: usize = 4 * MAX_NODES;
 
 /// The most events that anchors may record and aliases replay: a tenth of serde-saphyr's
 /// default. Goldens share small blocks by anchor; a billion-laughs file then stops after
 /// milliseconds, not after expanding a million events.
-pub const MAX_ALIAS_EVENTS: usize = 100_000;
+pub(crate) const MAX_ALIAS_EVENTS: usize = 100_000;
 
 /// A YAML node with its position.
 #[derive(Clone, Debug, PartialEq)]
