@@ -66,52 +66,10 @@ impl Suite {
     }
 }
 
-/// The most bytes all golden files together may hold: four files at the per-file limit
-/// ([`MAX_FILE_BYTES`]). Each case stays in memory for the whole run, so the per-file limits
-/// alone bound nothing: ten files within them took `list` to 3.2 GB.
-pub const MAX_SUITE_BYTES: u64 = 4 * MAX_FILE_BYTES as u64;
-
-/// The most YAML nodes all golden files together may hold (Regtrace sets included): four
-/// files at the per-file limit ([`yaml::MAX_NODES`]), about 1.3 GB of memory at the most.
-pub const MAX_SUITE_NODES: usize = 4 * yaml::MAX_NODES;
-
-/// How to stay within [`MAX_SUITE_BYTES`] and [`MAX_SUITE_NODES`].
-const SUITE_HINT: &str = "run the suite in parts, each under 64 MiB and 8,000,000 YAML nodes of goldens: \
-     a job per folder of goldens (see the limits in docs/reliability.md)";
-
-/// Loads every found file. Problems never abort the others; they are in each file's
-/// diagnostics. Goldens past the bound on the whole ([`MAX_SUITE_BYTES`], [`MAX_SUITE_NODES`])
-/// are an error at the file that passes it, and nothing after it is loaded.
+/// Loads every found file. Problems never abort the others; they are in each file's diagnostics.
 pub fn load(found: &[Found]) -> Suite {
-    load_within(found, (MAX_SUITE_BYTES, MAX_SUITE_NODES))
-}
-
-fn load_within(found: &[Found], (max_bytes, max_nodes): (u64, usize)) -> Suite {
     let mut suite = Suite::default();
-    // Sizes first: a suite too large is refused before a byte of it is read.
-    let mut bytes = 0;
-    for item in found {
-        bytes += fs::metadata(&item.path).map_or(0, |m| m.len());
-        if bytes > max_bytes {
-            let message = format!(
-                "the goldens up to this file hold {} MiB, past the {} MiB goldgate loads in all; nothing was loaded",
-                bytes / (1024 * 1024),
-                max_bytes / (1024 * 1024)
-            );
-            let file: Arc<Path> = Arc::from(item.path.as_path());
-            let over = (Code::E001, (1, 1));
-            suite.files = vec![formats::failed(
-                &file,
-                None,
-                over,
-                message,
-                Some(SUITE_HINT),
-            )];
-            return suite;
-        }
-    }
     let mut seen: HashSet<PathBuf> = HashSet::new();
-    let mut nodes = 0;
     for item in found {
         for file in load_one(&item.path, item.hint) {
             // A golden set listed by a config may also be named directly: load it once. Only
@@ -122,13 +80,8 @@ fn load_within(found: &[Found], (max_bytes, max_nodes): (u64, usize)) -> Suite {
                 file.path.to_path_buf()
             };
             if seen.insert(key) {
-                nodes += file.nodes;
                 suite.files.push(file);
             }
-        }
-        if nodes > max_nodes {
-            past_the_nodes(&mut suite, nodes, max_nodes);
-            break;
         }
     }
     check_unique_scenario_ids(&mut suite.files);
@@ -136,24 +89,6 @@ fn load_within(found: &[Found], (max_bytes, max_nodes): (u64, usize)) -> Suite {
         file.sort_diagnostics();
     }
     suite
-}
-
-/// The error on the file that took the goldens past [`MAX_SUITE_NODES`]: loading stops there.
-fn past_the_nodes(suite: &mut Suite, nodes: usize, max_nodes: usize) {
-    let Some(last) = suite.files.last_mut() else {
-        return;
-    };
-    let mut diags = Diagnostics::new(&last.path);
-    diags
-        .at(Position::START)
-        .error(
-            Code::E001,
-            format!(
-                "the goldens up to this file hold {nodes} YAML nodes, past the {max_nodes} goldgate loads in all; the files after it were not loaded"
-            ),
-        )
-        .hint(SUITE_HINT);
-    last.diagnostics.extend(diags.items);
 }
 
 fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
@@ -229,10 +164,6 @@ fn load_yaml_text(file: Arc<Path>, text: &str, hint: Hint) -> Vec<LoadedFile> {
         }
     };
     let mut files = load_yaml(file, &root, kind);
-    // A Regtrace config's sets, after it, counted their own.
-    if let Some(first) = files.first_mut() {
-        first.nodes = root.count();
-    }
     if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) = (kind, files.first_mut()) {
         let mut diags = Diagnostics::new(&golden.path);
         yaml::report_ambiguous(&ambiguous, &mut diags);
@@ -288,7 +219,6 @@ fn load_yaml(file: Arc<Path>, root: &Node, kind: FileKind) -> Vec<LoadedFile> {
                 cases: Vec::new(),
                 diagnostics: diags.items,
                 floors: Vec::new(),
-                nodes: 0,
             }]
         }
         FileKind::ScenarioTs | FileKind::Unknown => vec![not_a_golden(&file, root)],
@@ -385,50 +315,5 @@ fn check_unique_scenario_ids(files: &mut [LoadedFile]) {
             }
         }
         file.diagnostics.append(&mut diags.items);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::load_within;
-    use crate::discover::{Found, Hint};
-
-    /// Three one-case goldens, as found.
-    fn three_goldens(dir: &std::path::Path) -> Vec<Found> {
-        let golden = "conversations:\n  - conversation: c\n    turns:\n      - user: hi\n        agent: hello\n";
-        ["a.yaml", "b.yaml", "c.yaml"]
-            .iter()
-            .map(|name| {
-                std::fs::write(dir.join(name), golden).unwrap();
-                Found {
-                    path: dir.join(name),
-                    hint: Hint::Sniff,
-                }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn goldens_past_the_bound_on_their_nodes_stop_loading_at_the_file_past_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let found = three_goldens(dir.path());
-        let whole = load_within(&found, (1 << 20, 1000));
-        assert_eq!((whole.files.len(), whole.error_count()), (3, 0));
-        let per_file = whole.files[0].nodes;
-        let cut = load_within(&found, (1 << 20, 2 * per_file - 1));
-        assert_eq!((cut.files.len(), cut.error_count()), (2, 1));
-        let error = &cut.files[1].diagnostics[0].message;
-        assert!(error.contains("past the"), "{error}");
-    }
-
-    #[test]
-    fn goldens_past_the_bound_on_their_bytes_are_refused_unread() {
-        let dir = tempfile::tempdir().unwrap();
-        let found = three_goldens(dir.path());
-        let size = std::fs::metadata(&found[0].path).unwrap().len();
-        let refused = load_within(&found, (2 * size, 1000));
-        assert_eq!((refused.files.len(), refused.case_count()), (1, 0));
-        assert_eq!(refused.files[0].path.as_ref(), found[2].path);
-        assert_eq!(refused.error_count(), 1);
     }
 }

@@ -85,9 +85,6 @@ pub struct LoadedFile {
     /// Bars the whole run must clear, stated by this file (a Regtrace config's
     /// `quality_gates`).
     pub floors: Vec<crate::model::Floor>,
-    /// The YAML nodes its text parsed into (none for CSV), counted against the bound on the
-    /// goldens as a whole ([`crate::load::MAX_SUITE_NODES`]).
-    pub nodes: usize,
 }
 
 impl LoadedFile {
@@ -99,7 +96,6 @@ impl LoadedFile {
             cases: Vec::new(),
             diagnostics,
             floors: Vec::new(),
-            nodes: 0,
         }
     }
 
@@ -231,7 +227,6 @@ fn loaded(path: &Arc<Path>, format: Format, cases: Vec<Case>, diags: Diagnostics
         cases,
         diagnostics: diags.items,
         floors: Vec::new(),
-        nodes: 0,
     }
 }
 

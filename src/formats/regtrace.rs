@@ -78,7 +78,6 @@ pub fn load_config_file(config_path: &Arc<Path>, root: &Node) -> Vec<LoadedFile>
         cases: Vec::new(),
         diagnostics: diags.items,
         floors,
-        nodes: 0,
     }];
     files.append(&mut sets);
     files
@@ -137,15 +136,15 @@ fn quality_floors(config_path: &Arc<Path>, root: &Node, diags: &mut Diagnostics)
 /// Parses and loads one set file with the defaults of its config entry.
 fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> LoadedFile {
     let mut diags = Diagnostics::new(path);
-    let (cases, nodes) = match yaml::parse_golden(text, super::schema(Format::RegtraceSet)) {
+    let cases = match yaml::parse_golden(text, super::schema(Format::RegtraceSet)) {
         Ok((root, ambiguous)) => {
             let cases = load_set(&root, defaults, &mut diags);
             yaml::report_ambiguous(&ambiguous, &mut diags);
-            (cases, root.count())
+            cases
         }
         Err(err) => {
             yaml::report_parse_error(&err, &mut diags);
-            (Vec::new(), 0)
+            Vec::new()
         }
     };
     LoadedFile {
@@ -154,7 +153,6 @@ fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> Loaded
         cases,
         diagnostics: diags.items,
         floors: Vec::new(),
-        nodes,
     }
 }
 

@@ -143,43 +143,6 @@ fn a_pipe_a_device_or_a_dangling_link_as_an_output_is_refused_before_the_run() {
     assert_eq!(script.lock().unwrap().asked, Default::default());
 }
 
-/// #8: each golden file is bounded, the goldens as a whole were not: ten files within every
-/// per-file limit took `list` to 3.2 GB. Past 64 MiB in all they are refused unread, naming
-/// the bound and what to do; past 8,000,000 YAML nodes in all loading stops at the file past
-/// it (a unit test of `load` shows that one: millions of nodes take minutes in a debug build).
-#[cfg(unix)]
-#[test]
-fn goldens_past_the_bound_on_the_whole_are_refused_unread_naming_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    // Ten files of 7 MiB, each well within the 16 MiB a file may hold.
-    let padding = format!("# {}\n", "x".repeat(7 << 20));
-    for i in 0..10 {
-        common::write(
-            root,
-            &format!("goldens/g{i}.yaml"),
-            format!("{padding}{}", common::order_conversation(&format!("c{i}"))).replacen(
-                "  - conversation",
-                "conversations:\n  - conversation",
-                1,
-            ),
-        );
-    }
-    let said = [
-        "error [E001]",
-        "past the 64 MiB goldgate loads in all; nothing was loaded",
-        "run the suite in parts, each under 64 MiB and 8,000,000 YAML nodes of goldens",
-    ];
-    // `lint` exits 1 on problems in the files it checks, as on any error of a golden.
-    for (command, code) in [(&["list", "goldens"][..], 2), (&["lint", "goldens"], 1)] {
-        let (ran, peak_kib) =
-            common::process::measured(common::process::command_in(root).args(command));
-        let ran = ran.exits(code);
-        common::assert_contains(&format!("{}{}", ran.stdout, ran.stderr), &said);
-        crate::faults_support::assert_stayed_small(peak_kib);
-    }
-}
-
 /// A report `name` in `dir`: the one case of `one`, copied until the file holds about
 /// `bytes`, each copy its own file and id; with `messages`, the first turn's reply holds that
 /// many empty messages (the shape that grows most when read). Written a case at a time: the

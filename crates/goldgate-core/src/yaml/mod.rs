@@ -94,15 +94,6 @@ impl From<&Node> for Position {
 }
 
 impl Node {
-    /// How many nodes this one is, itself and everything under it, a key counting as one.
-    pub fn count(&self) -> usize {
-        1 + match &self.value {
-            Value::Seq(items) => items.iter().map(Node::count).sum(),
-            Value::Map(entries) => entries.iter().map(|(_, value)| 1 + value.count()).sum(),
-            _ => 0,
-        }
-    }
-
     /// The YAML type name used in messages ("expected a string, found a list").
     pub fn kind(&self) -> &'static str {
         match &self.value {
