@@ -272,7 +272,7 @@ fn each_planted_violation_fails_the_check() {
         (
             Crate::core(),
             "model.rs",
-            "\nfn f() -> crate::run::RunOptions { todo!() }\n",
+            "\nfn f() -> crate::run::RunOptions { loop {} }\n",
             "crates/goldgate-core/src/model.rs names `run`, which is not a module of the crate's",
         ),
         (
@@ -315,7 +315,7 @@ fn upward_imports_in_every_path_syntax_are_caught() {
     let plants = [
         (
             "net/body.rs",
-            "\nfn f() -> super::super::agent::Agent { todo!() }\n",
+            "\nfn f() -> super::super::agent::Agent { loop {} }\n",
         ),
         (
             "limit.rs",
