@@ -84,25 +84,7 @@ fn convert(from: &Path, to: &str, dir: &Path) -> Option<(PathBuf, Vec<(PathBuf, 
 
 /// Each case's verdict when the binary plays `path` against the example agent.
 fn verdicts(path: &Path, agent: &Path, report: &Path) -> BTreeMap<String, String> {
-    let done = common::Outcome::of(
-        common::command_in(&root())
-            .args(["run", path.to_str().unwrap(), "--agent-cmd"])
-            .arg(agent)
-            .arg("--output")
-            .arg(report),
-    );
-    let Ok(text) = std::fs::read(report) else {
-        panic!(
-            "{} was not run: {}{}",
-            path.display(),
-            done.stdout,
-            done.stderr
-        );
-    };
-    let report: serde_json::Value = serde_json::from_slice(&text).unwrap();
-    report["cases"]
-        .as_array()
-        .unwrap()
+    common::played_cases(path, agent, report)
         .iter()
         .map(|case| {
             let id = case["id"].as_str().unwrap().to_owned();

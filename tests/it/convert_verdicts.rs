@@ -10,8 +10,6 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -25,24 +23,7 @@ struct Verdict {
 
 /// Each case's verdict when the binary plays `path` against the example agent.
 fn play(path: &Path, agent: &Path, report: &Path) -> BTreeMap<String, Verdict> {
-    let done = common::Outcome::of(
-        common::command_in(&root())
-            .args(["run", path.to_str().unwrap(), "--agent-cmd"])
-            .arg(agent)
-            .arg("--output")
-            .arg(report),
-    );
-    let Ok(text) = std::fs::read(report) else {
-        panic!(
-            "{} was not run: {}{}",
-            path.display(),
-            done.stdout,
-            done.stderr
-        );
-    };
-    let report: Value = serde_json::from_slice(&text).unwrap();
-    let cases = report["cases"].as_array().unwrap();
-    cases
+    common::played_cases(path, agent, report)
         .iter()
         .map(|case| {
             let verdict = Verdict {

@@ -307,19 +307,18 @@ fn bad_prices_and_budgets_are_errors_that_say_where() {
     }
 }
 
-#[test]
-fn judges_are_priced_and_what_their_cache_saved_is_reported() {
-    use llm_support::{FakeProvider, KEY, Provider};
+/// A suite of two goldens judged by an Anthropic `model` on a fake provider, with two expected
+/// replies of their own: two questions (the same question twice is paid for once).
+fn two_judged_questions(model: &str) -> (tempfile::TempDir, llm_support::FakeProvider) {
+    use llm_support::{FakeProvider, Provider};
     let dir = tempfile::tempdir().unwrap();
     let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
     let fake = FakeProvider::start(Provider::Anthropic, same);
     let judge = format!(
-        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: claude-haiku-4-5\n  base_url: \"{}\"\n",
+        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: {model}\n  base_url: \"{}\"\n",
         fake.base_url()
     );
     suite(dir.path(), 2, TURN, &judge);
-    // Two expected replies of their own: two questions (the same question twice is paid for
-    // once, as the next test shows).
     let conversations: String = [18, 19]
         .map(|day| {
             common::order_conversation(&format!("order_{day}"))
@@ -327,6 +326,13 @@ fn judges_are_priced_and_what_their_cache_saved_is_reported() {
         })
         .concat();
     common::order_golden(dir.path(), &conversations);
+    (dir, fake)
+}
+
+#[test]
+fn judges_are_priced_and_what_their_cache_saved_is_reported() {
+    use llm_support::{KEY, Provider};
+    let (dir, _fake) = two_judged_questions("claude-haiku-4-5");
     let run = || {
         Outcome::of(
             llm_support::goldgate(dir.path())
@@ -383,22 +389,8 @@ fn cases_asking_the_same_question_at_once_pay_for_it_once() {
 /// cannot see that spend.
 #[test]
 fn an_unpriced_judge_warns_once_and_counts_its_replies() {
-    use llm_support::{FakeProvider, KEY, Provider};
-    let dir = tempfile::tempdir().unwrap();
-    let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
-    let fake = FakeProvider::start(Provider::Anthropic, same);
-    let judge = format!(
-        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: claude-acme-9\n  base_url: \"{}\"\n",
-        fake.base_url()
-    );
-    suite(dir.path(), 2, TURN, &judge);
-    let conversations: String = [18, 19]
-        .map(|day| {
-            common::order_conversation(&format!("order_{day}"))
-                .replace("April 18th", &format!("April {day}th"))
-        })
-        .concat();
-    common::order_golden(dir.path(), &conversations);
+    use llm_support::{KEY, Provider};
+    let (dir, _fake) = two_judged_questions("claude-acme-9");
     let ran = Outcome::of(
         llm_support::goldgate(dir.path())
             .env(Provider::Anthropic.key_var(), KEY)

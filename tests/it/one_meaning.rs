@@ -9,21 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use common::script::{order_suite, run_suite};
-
-const GATED: &[&str] = &[
-    "--baseline",
-    "baseline.json",
-    "--fail-on-regress",
-    "--output",
-    "report.json",
-    "--markdown",
-    "summary.md",
-    "--html",
-    "report.html",
-    "--junit",
-    "junit.xml",
-];
+use common::script::{GATED_WITH_OUTPUTS as GATED, order_suite, run_suite};
 
 fn read(dir: &Path, file: &str) -> String {
     fs::read_to_string(dir.join(file)).unwrap()

@@ -5,7 +5,7 @@
 //! opens with the same verdict as the exit code.
 
 use crate::common;
-use common::script::{order_suite as setup, run_suite as run};
+use common::script::{GATED_WITH_OUTPUTS as GATED, order_suite as setup, run_suite as run};
 use common::{Outcome, goldgate};
 
 use std::collections::HashSet;
@@ -15,18 +15,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
-
-const GATED: &[&str] = &[
-    "--baseline",
-    "baseline.json",
-    "--fail-on-regress",
-    "--output",
-    "report.json",
-    "--markdown",
-    "summary.md",
-    "--html",
-    "report.html",
-];
 
 fn baseline(dir: &Path, addr: SocketAddr) {
     let out = run(dir, addr, &["--update-baseline", "baseline.json"]);

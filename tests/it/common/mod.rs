@@ -164,6 +164,31 @@ pub fn convert(dir: &Path, from: impl AsRef<Path>, to: &str, out: impl AsRef<Pat
     goldgate(dir, &["convert", &from, "--to", to, "-o", &out])
 }
 
+/// The cases of the report `goldgate run PATH --agent-cmd AGENT --output REPORT` writes, run in
+/// the checkout; a run that wrote no report fails the test with what it printed.
+pub fn played_cases(path: &Path, agent: &Path, report: &Path) -> Vec<Value> {
+    let done = Outcome::of(
+        command_in(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .args(["run", path.to_str().unwrap(), "--agent-cmd"])
+            .arg(agent)
+            .arg("--output")
+            .arg(report),
+    );
+    let Ok(text) = std::fs::read(report) else {
+        panic!(
+            "{} was not run: {}{}",
+            path.display(),
+            done.stdout,
+            done.stderr
+        );
+    };
+    let mut parsed: Value = serde_json::from_slice(&text).unwrap();
+    match parsed["cases"].take() {
+        Value::Array(cases) => cases,
+        other => panic!("{}: `cases` is not a list: {other}", report.display()),
+    }
+}
+
 /// The shared corpus of real-world files beside the checkout, read in place (never copied into
 /// this repository), as its manifest.json lists them.
 #[allow(dead_code)] // Not every test crate reads the corpus.

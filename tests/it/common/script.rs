@@ -105,6 +105,22 @@ pub fn order_suite(cases: usize) -> (tempfile::TempDir, SocketAddr, Shared) {
     (dir, addr, script)
 }
 
+/// A gated run's flags against `baseline.json`, writing every file output: the JSON report,
+/// the Markdown summary, the page and JUnit.
+pub const GATED_WITH_OUTPUTS: &[&str] = &[
+    "--baseline",
+    "baseline.json",
+    "--fail-on-regress",
+    "--output",
+    "report.json",
+    "--markdown",
+    "summary.md",
+    "--html",
+    "report.html",
+    "--junit",
+    "junit.xml",
+];
+
 /// `goldgate run` of the suite in `dir` against the agent, with `extra` flags.
 pub fn run_suite(dir: &std::path::Path, addr: SocketAddr, extra: &[&str]) -> super::Outcome {
     let url = format!("http://{addr}/turn");
