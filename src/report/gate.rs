@@ -21,8 +21,8 @@
 
 use std::io::{self, Write};
 
-use super::Summary;
 use super::console::escape;
+use super::{MetricStanding, Summary};
 use crate::gate::LATENCY_FLOOR;
 use crate::results::Status;
 use crate::results::{CaseFlip, CasesCombined, Comparison, Decision, MetricDelta, Threshold, Unit};
@@ -162,17 +162,17 @@ fn metric_line(delta: &MetricDelta) -> String {
         describe(delta.threshold, change),
         Unit::amount(unit, delta.limit)
     );
-    let verdict = if delta.decision == Decision::Regressed {
-        "REGRESSED".to_owned()
-    } else if delta.decision.is_undecided() {
-        delta.decision.name().to_uppercase()
-    } else if delta.within_latency_floor() {
-        format!(
+    let verdict = match MetricStanding::of(delta) {
+        MetricStanding::Regressed => "REGRESSED".to_owned(),
+        MetricStanding::Open(decision) => decision.name().to_uppercase(),
+        MetricStanding::WithinLatencyFloor => format!(
             "ok: within the {} ms noise floor",
             LATENCY_FLOOR.as_millis()
-        )
-    } else {
-        "ok".to_owned()
+        ),
+        MetricStanding::WithinCaseByCase => "ok: within the limit, case by case".to_owned(),
+        MetricStanding::WorseWithin | MetricStanding::Within | MetricStanding::NotCompared => {
+            "ok".to_owned()
+        }
     };
     format!("{values:<18}  {change:<28}  {verdict}")
 }

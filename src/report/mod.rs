@@ -9,7 +9,7 @@ pub mod lint;
 pub mod markdown;
 pub mod summary;
 
-pub use summary::{Severity, Standing, Summary};
+pub use summary::{MetricStanding, RowTone, Severity, Standing, Summary};
 
 use std::fmt::Write;
 use std::time::Duration;

@@ -6,7 +6,9 @@
 use std::fmt::Write as _;
 
 use super::escape::text;
-use crate::report::{Summary, agent_log_tail, metric_rows, metric_value, p50_p90_p99, rate};
+use crate::report::{
+    MetricStanding, Summary, agent_log_tail, metric_rows, metric_value, p50_p90_p99, rate,
+};
 use crate::results::{CaseFlip, CasesCombined, Comparison, MetricDelta};
 use crate::results::{Decision, Report, Unit};
 
@@ -176,16 +178,8 @@ fn metric_row(page: &mut String, delta: &MetricDelta) {
             |v| metric_value(delta.threshold.measure(), v),
         )
     };
-    let (decision, class) = match (delta.change, delta.decision) {
-        (None, _) => ("not compared", "skipped"),
-        (_, Decision::Regressed) => ("regressed", "failed"),
-        (_, Decision::Inconclusive) => ("inconclusive: could be noise", "warn"),
-        (_, Decision::NotEnoughRuns) => ("not enough runs to tell", "warn"),
-        _ if delta.within_latency_floor() => ("within the latency noise floor", "warn"),
-        _ if delta.measured_beyond_limit() => ("within the limit, case by case", "warn"),
-        (Some(change), _) if change > 0.0 => ("worse, within the limit", "warn"),
-        (Some(_), _) => ("within the limit", "passed"),
-    };
+    let standing = MetricStanding::of(delta);
+    let (decision, class) = (standing.words(), standing.tone().name());
     let evidence = delta
         .evidence
         .as_ref()

@@ -3,7 +3,7 @@
 
 use super::body::Body;
 use super::{FLIPS_SHOWN, escape};
-use crate::report::metric_value;
+use crate::report::{MetricStanding, metric_value};
 use crate::results::{CaseFlip, CasesCombined, Comparison, Decision, Measure, MetricDelta, Unit};
 
 /// A gated metric's value as the comparison holds it: a rate, or the p95 in milliseconds.
@@ -47,31 +47,19 @@ pub(super) fn gate(delta: &MetricDelta) -> String {
         .map_or_else(String::new, |e| {
             format!(" ({})", escape::prose(&e.describe(delta.threshold.unit())))
         });
-    let mark = if delta.decision == Decision::Regressed {
-        "❌ regressed, beyond"
-    } else if delta.decision.is_undecided() {
-        return format!(
-            "⚠️ {}: worse than {}, could be noise{evidence}",
-            delta.decision.name(),
-            Unit::amount(delta.threshold.unit(), delta.limit)
-        );
-    } else if delta.within_latency_floor() {
-        "✅ within the noise floor, limit"
-    } else if delta.measured_beyond_limit() {
-        // Worse overall, yet not case by case: other cases ran (new ones, fewer ones).
-        return format!(
-            "✅ within {}, case by case",
-            Unit::amount(delta.threshold.unit(), delta.limit)
-        );
-    } else if delta.change.is_some_and(|c| c > 0.0) {
-        "⚠️ worse, within"
-    } else {
-        "✅ within"
+    let standing = MetricStanding::of(delta);
+    let limit = Unit::amount(delta.threshold.unit(), delta.limit);
+    let words = match standing {
+        MetricStanding::Regressed => format!("regressed, beyond {limit}"),
+        MetricStanding::Open(decision) => {
+            format!("{}: worse than {limit}, could be noise", decision.name())
+        }
+        MetricStanding::WithinLatencyFloor => format!("within the noise floor, limit {limit}"),
+        MetricStanding::WithinCaseByCase => format!("within {limit}, case by case"),
+        MetricStanding::WorseWithin => format!("worse, within {limit}"),
+        MetricStanding::Within | MetricStanding::NotCompared => format!("within {limit}"),
     };
-    format!(
-        "{mark} {}{evidence}",
-        Unit::amount(delta.threshold.unit(), delta.limit)
-    )
+    format!("{} {words}{evidence}", standing.tone().sign())
 }
 
 /// The combined test of every case: its decision and, unless clear, its evidence.
