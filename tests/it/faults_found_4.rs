@@ -1,0 +1,85 @@
+//! Defect #8 of the fault trial (numbered as in its write-up) and what it brought up, driven
+//! through the binary as a CI job would meet them: goldens with no bound as a whole (ten files
+//! within every per-file limit took `list` to 3.2 GB), and a small file whose aliases replay a
+//! large text.
+
+use crate::common;
+use crate::faults_support::assert_stayed_small;
+
+/// A SCRAPI golden of one conversation `id` whose tags are `tags` (YAML flow items).
+fn tagged_golden(id: &str, tags: &str) -> String {
+    format!(
+        "conversations:\n  - conversation: {id}\n    tags: [{tags}]\n    turns:\n      - user: hi\n        agent: hello\n"
+    )
+}
+
+/// A golden of about 1 MiB on disk whose tags replay one text of 1 MiB through `aliases`
+/// aliases: in memory it holds `aliases + 1` copies.
+fn replaying_golden(id: &str, aliases: usize) -> String {
+    let text = "x".repeat(1 << 20);
+    let replays = vec!["*t"; aliases].join(", ");
+    tagged_golden(id, &format!("&t \"{text}\", {replays}"))
+}
+
+/// #8: twenty files of 1 MiB, each within every limit of a file (63 MiB of text with its
+/// aliases expanded, under the 64 MiB a file may expand to), expand to 1.2 GiB in all. A bound
+/// on the files' bytes would let them through (20 MiB); the bound on what they expand to
+/// (512 MiB) stops loading at the ninth, naming it, before any agent is asked, with the
+/// memory held well under what the twenty expand to.
+#[cfg(unix)]
+#[test]
+fn goldens_expanding_past_the_bound_on_the_whole_stop_at_the_file_past_it() {
+    let (addr, script) = common::script::start_agent();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for i in 0..20 {
+        common::write(
+            root,
+            &format!("goldens/g{i:02}.yaml"),
+            replaying_golden(&format!("c{i}"), 62),
+        );
+    }
+    let url = format!("http://{addr}/turn");
+    let said = [
+        "MiB in memory up to goldens/g08.yaml, past the 512 MiB goldgate loads in all",
+        "run the suite in parts",
+    ];
+    for command in [
+        &["list", "goldens"][..],
+        &["lint", "goldens"],
+        &["run", "--agent-url", &url, "goldens"],
+    ] {
+        let (ran, peak_kib) =
+            common::process::measured(common::process::command_in(root).args(command));
+        ran.exits(2).warns(&said);
+        // Eight files loaded hold 504 MiB of tags; all twenty would hold 1.2 GiB.
+        assert!(
+            peak_kib < 1024 * 1024,
+            "{command:?} peaked at {peak_kib} KiB"
+        );
+    }
+    assert_eq!(script.lock().unwrap().asked, Default::default());
+}
+
+/// #8's second half: one small file whose aliases replay a large text far past the bound on
+/// the whole (a quarter of a MiB replayed 4,000 times is 1,000 MiB) is stopped by a limit of
+/// its own file first: its text, aliases expanded, may be 64 MiB. Stopped there, quickly and
+/// small, with the file and the limit named; the bound on the whole never sees it.
+#[cfg(unix)]
+#[test]
+fn a_small_file_whose_aliases_expand_past_the_bound_is_stopped_by_its_own_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let text = "x".repeat(256 << 10);
+    let replays = vec!["*t"; 4000].join(", ");
+    let golden = tagged_golden("bomb", &format!("&t \"{text}\", {replays}"));
+    assert!(golden.len() < 300 << 10);
+    common::write(root, "goldens/bomb.yaml", golden);
+    let (ran, peak_kib) =
+        common::process::measured(common::process::command_in(root).args(["list", "goldens"]));
+    ran.exits(2).warns(&[
+        "goldens/bomb.yaml:3: error [E001] its text, aliases expanded, is more than 64 MiB",
+        "64 MiB of text with aliases expanded",
+    ]);
+    assert_stayed_small(peak_kib);
+}
