@@ -1,7 +1,7 @@
 //! Defect #8 of the fault trial (numbered as in its write-up) and what it brought up, driven
 //! through the binary as a CI job would meet them: goldens with no bound as a whole (ten files
-//! within every per-file limit took `list` to 3.2 GB), and a small file whose aliases replay a
-//! large text.
+//! within every per-file limit took `list` to 3.2 GB), a small file whose aliases replay a
+//! large text, and `list` printing every one of a case's tags.
 
 use crate::common;
 use crate::faults_support::assert_stayed_small;
@@ -82,4 +82,38 @@ fn a_small_file_whose_aliases_expand_past_the_bound_is_stopped_by_its_own_limit(
         "64 MiB of text with aliases expanded",
     ]);
     assert_stayed_small(peak_kib);
+}
+
+/// `list` printed every tag of a case: a case with a million tags printed megabytes on one
+/// line, and a long tag whole. Now a line shows ten tags, each cut at 64 bytes, and how many
+/// more there are; `--json` keeps them all, for machines.
+#[test]
+fn list_shows_the_first_tags_of_a_case_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let long = "l".repeat(100);
+    let tags: Vec<String> = (0..1000)
+        .map(|n| format!("t{n}"))
+        .chain([long.clone()])
+        .collect();
+    let mut shown = tags.clone();
+    shown.swap(3, 1000);
+    common::write(
+        root,
+        "goldens/many.yaml",
+        tagged_golden("many", &shown.join(", ")),
+    );
+    let listed = common::goldgate(root, &["list", "goldens"]).exits(0);
+    let cut = format!("{}… (36 more characters)", "l".repeat(64));
+    let line = format!("tags: t0, t1, t2, {cut}, t4, t5, t6, t7, t8, t9, … and 992 more");
+    listed.says(&[&line]);
+    listed.never_prints(&["t10,", &long]);
+    assert!(listed.stdout.len() < 400, "{}", listed.stdout);
+
+    let json = common::goldgate(root, &["list", "--json", "goldens"]).exits(0);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let tags = json["cases"][0]["tags"].as_array().unwrap();
+    // SCRAPI adds the file's stem as a tag.
+    assert_eq!(tags.len(), 1002);
+    assert!(tags.contains(&long.into()));
 }
