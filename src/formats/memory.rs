@@ -7,18 +7,18 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::yaml::Node;
+use crate::yaml::{self, Node};
 
 /// The most the goldens may expand to, in all: 512 MiB. A CI runner has 7 GB (GitHub's
 /// standard Linux runner), shared with the agent under test, which often runs on it, and with
 /// the replies and reports of the run. Peak memory was at most 3.6 times this count (`list`
 /// of a golden of two million one-letter tags, 57 bytes each here; the worst shape measured),
-/// so goldens at the bound keep goldgate under 2 GB, under a third of the runner. A suite of 10,000 cases
-/// of ten plain turns counts about 50 MiB.
+/// so goldens at the bound keep goldgate under 2 GB, under a third of the runner. A suite of
+/// 10,000 cases of ten plain turns of 50 characters a side counts about 40 MiB.
 pub const MAX_GOLDENS_BYTES: usize = 512 * 1024 * 1024;
 
 /// What a parsed CSV field costs beyond its text: the string that holds it, and an allocation.
-const CSV_FIELD_BYTES: usize = std::mem::size_of::<String>() + 16;
+const CSV_FIELD_BYTES: usize = std::mem::size_of::<String>() + yaml::ALLOCATION_BYTES;
 
 /// What the goldens loaded so far expand to, against [`MAX_GOLDENS_BYTES`].
 #[derive(Debug)]
@@ -68,8 +68,8 @@ impl Tally {
 #[derive(Debug, thiserror::Error)]
 #[error(
     "the goldens expand to {} MiB in memory up to {}, past the {} MiB goldgate loads in all: \
-     it stopped there, before playing or checking any golden\nhint: run the suite in parts, a job per folder of goldens, \
-     each under the bound (see the limits in docs/reliability.md)",
+     it stopped there, before playing or checking any golden\nhint: run the suite in parts, \
+     a job per folder of goldens, each under the bound (see the limits in docs/reliability.md)",
     mib(*.held),
     .file.display(),
     mib(*.max)

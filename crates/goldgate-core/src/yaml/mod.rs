@@ -45,7 +45,7 @@ pub const MAX_SCALAR_BYTES: usize = 64 * 1024 * 1024;
 
 /// What one heap allocation costs beyond the bytes it holds (glibc's header and rounding),
 /// counted by [`Node::footprint`] for every text.
-const ALLOCATION_BYTES: usize = 16;
+pub const ALLOCATION_BYTES: usize = 16;
 
 /// The most events that anchors may record and aliases replay: a tenth of serde-saphyr's
 /// default. Goldens share small blocks by anchor; a billion-laughs file then stops after
