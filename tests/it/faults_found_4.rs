@@ -47,7 +47,14 @@ fn goldens_expanding_past_the_bound_on_the_whole_stop_at_the_file_past_it() {
     for command in [
         &["list", "goldens"][..],
         &["lint", "goldens"],
-        &["run", "--agent-url", &url, "goldens"],
+        &[
+            "run",
+            "--agent-url",
+            &url,
+            "--junit",
+            "junit.xml",
+            "goldens",
+        ],
     ] {
         let (ran, peak_kib) =
             common::process::measured(common::process::command_in(root).args(command));
@@ -59,6 +66,9 @@ fn goldens_expanding_past_the_bound_on_the_whole_stop_at_the_file_past_it() {
         );
     }
     assert_eq!(script.lock().unwrap().asked, Default::default());
+    // CI readers of the JUnit file see the error, not a missing file.
+    let junit = std::fs::read_to_string(root.join("junit.xml")).unwrap();
+    common::assert_contains(&junit, &["past the 512 MiB goldgate loads in all"]);
 }
 
 /// #8's second half: one small file whose aliases replay a large text far past the bound on
