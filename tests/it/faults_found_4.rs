@@ -13,12 +13,12 @@ fn tagged_golden(id: &str, tags: &str) -> String {
     )
 }
 
-/// A golden of about 1 MiB on disk whose tags replay one text of 1 MiB through `aliases`
-/// aliases: in memory it holds `aliases + 1` copies.
-fn replaying_golden(id: &str, aliases: usize) -> String {
+/// Tags (YAML flow items) of about 1 MiB on disk that replay one text of 1 MiB through 62
+/// aliases: in memory they hold 63 copies, within the 64 MiB a file may expand to.
+fn replayed_tags() -> String {
     let text = "x".repeat(1 << 20);
-    let replays = vec!["*t"; aliases].join(", ");
-    tagged_golden(id, &format!("&t \"{text}\", {replays}"))
+    let replays = vec!["*t"; 62].join(", ");
+    format!("&t \"{text}\", {replays}")
 }
 
 /// #8: twenty files of 1 MiB, each within every limit of a file (63 MiB of text with its
@@ -36,7 +36,7 @@ fn goldens_expanding_past_the_bound_on_the_whole_stop_at_the_file_past_it() {
         common::write(
             root,
             &format!("goldens/g{i:02}.yaml"),
-            replaying_golden(&format!("c{i}"), 62),
+            tagged_golden(&format!("c{i}"), &replayed_tags()),
         );
     }
     let url = format!("http://{addr}/turn");
@@ -69,6 +69,31 @@ fn goldens_expanding_past_the_bound_on_the_whole_stop_at_the_file_past_it() {
     // CI readers of the JUnit file see the error, not a missing file.
     let junit = std::fs::read_to_string(root.join("junit.xml")).unwrap();
     common::assert_contains(&junit, &["past the 512 MiB goldgate loads in all"]);
+}
+
+/// #8 through a Regtrace config: its sets are counted as they are read, and loading stops at
+/// the set past the bound, not after every set the config names.
+#[cfg(unix)]
+#[test]
+fn regtrace_sets_past_the_bound_on_the_whole_stop_at_the_set_past_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut config = String::from("golden_sets:\n");
+    for i in 0..20 {
+        let set = format!(
+            "name: s{i}\ntags: [{}]\ntest_cases:\n  - id: c{i}\n    input: hi\n    expected_output: hello\n",
+            replayed_tags()
+        );
+        common::write(root, &format!("sets/s{i:02}.yaml"), set);
+        config.push_str(&format!("  - path: sets/s{i:02}.yaml\n"));
+    }
+    common::write(root, "regtrace.config.yaml", config);
+    let (ran, peak_kib) = common::process::measured(
+        common::process::command_in(root).args(["list", "regtrace.config.yaml"]),
+    );
+    ran.exits(2)
+        .warns(&["MiB in memory up to sets/s08.yaml, past the 512 MiB goldgate loads in all"]);
+    assert!(peak_kib < 1024 * 1024, "peaked at {peak_kib} KiB");
 }
 
 /// #8's second half: one small file whose aliases replay a large text far past the bound on
