@@ -130,7 +130,7 @@ fn load_each_format(root: &Path) {
     ] {
         let start = Instant::now();
         let found = discover::discover(&[root.join(dir)], &Rules::default()).expect("discover");
-        let suite = load::load(&found);
+        let suite = load::load(&found).expect("the generated files are within the bound");
         let elapsed = start.elapsed().as_secs_f64();
         assert_eq!(suite.error_count(), 0, "generated {label} files are valid");
         println!(
@@ -147,7 +147,7 @@ fn load_everything(root: &Path, bytes: u64) {
     let start = Instant::now();
     let found = discover::discover(&[root.to_path_buf()], &Rules::default()).expect("discover");
     let discovered = start.elapsed();
-    let suite = load::load(&found);
+    let suite = load::load(&found).expect("the generated files are within the bound");
     let total = start.elapsed();
 
     assert_eq!(found.len(), 4 * PER_FORMAT, "every generated file is found");

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostics, Position, Severity};
 use crate::discover::{Found, Hint};
+use crate::formats::memory::{Tally, TooLarge};
 use crate::formats::{self, FileKind, LoadedFile};
 use crate::model::Format;
 use crate::yaml::{self, MAX_FILE_BYTES, Node};
@@ -67,11 +68,14 @@ impl Suite {
 }
 
 /// Loads every found file. Problems never abort the others; they are in each file's diagnostics.
-pub fn load(found: &[Found]) -> Suite {
+/// Goldens that expand past the bound on the whole ([`formats::memory::MAX_GOLDENS_BYTES`])
+/// are an error that stops loading at the file past it.
+pub fn load(found: &[Found]) -> Result<Suite, TooLarge> {
     let mut suite = Suite::default();
     let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut tally = Tally::default();
     for item in found {
-        for file in load_one(&item.path, item.hint) {
+        for file in load_one(&item.path, item.hint, &mut tally)? {
             // A golden set listed by a config may also be named directly: load it once. Only
             // sets can be reached twice, so only they pay for canonicalizing.
             let key = if file.format == Some(Format::RegtraceSet) {
@@ -88,25 +92,26 @@ pub fn load(found: &[Found]) -> Suite {
     for file in &mut suite.files {
         file.sort_diagnostics();
     }
-    suite
+    Ok(suite)
 }
 
-fn load_one(path: &Path, hint: Hint) -> Vec<LoadedFile> {
+fn load_one(path: &Path, hint: Hint, tally: &mut Tally) -> Result<Vec<LoadedFile>, TooLarge> {
     let file: Arc<Path> = Arc::from(path);
     if hint == Hint::ScenarioTs {
-        return vec![typescript_scenario(file)];
+        return Ok(vec![typescript_scenario(file)]);
     }
     let text = match read(path) {
         Ok(text) => text,
-        Err(unreadable) => return vec![unread(&file, unreadable)],
+        Err(unreadable) => return Ok(vec![unread(&file, unreadable)]),
     };
     let is_csv = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     if is_csv || hint == Hint::Format(Format::CesCsv) {
-        return vec![load_csv(&file, &text)];
+        tally.add_csv(path, &text)?;
+        return Ok(vec![load_csv(&file, &text)]);
     }
-    load_yaml_text(file, &text, hint)
+    load_yaml_text(file, &text, hint, tally)
 }
 
 /// A gecx TypeScript scenario: named, with a warning, and nothing loaded.
@@ -133,8 +138,14 @@ fn unread(file: &Arc<Path>, (message, at): (String, Option<(u32, u32)>)) -> Load
     }
 }
 
-/// A YAML file loaded as its name or its keys say, with its ambiguous plain scalars flagged.
-fn load_yaml_text(file: Arc<Path>, text: &str, hint: Hint) -> Vec<LoadedFile> {
+/// A YAML file loaded as its name or its keys say, with its ambiguous plain scalars flagged;
+/// its tree counted in `tally` before any case is built from it.
+fn load_yaml_text(
+    file: Arc<Path>,
+    text: &str,
+    hint: Hint,
+    tally: &mut Tally,
+) -> Result<Vec<LoadedFile>, TooLarge> {
     // A golden's plain scalars are read by its format's loader's rules: the format is known
     // from the name, or else from the keys, which read alike under every schema. A sniffed
     // file is read as SCRAPI's, the most common, and read again only when it is another.
@@ -160,16 +171,17 @@ fn load_yaml_text(file: Arc<Path>, text: &str, hint: Hint) -> Vec<LoadedFile> {
                 Hint::Format(format) => Some(format),
                 _ => None,
             };
-            return vec![LoadedFile::problems(file, format, diags.items)];
+            return Ok(vec![LoadedFile::problems(file, format, diags.items)]);
         }
     };
-    let mut files = load_yaml(file, &root, kind);
+    tally.add_tree(&file, &root)?;
+    let mut files = load_yaml(file, &root, kind, tally)?;
     if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) = (kind, files.first_mut()) {
         let mut diags = Diagnostics::new(&golden.path);
         yaml::report_ambiguous(&ambiguous, &mut diags);
         golden.diagnostics.extend(diags.items);
     }
-    files
+    Ok(files)
 }
 
 /// What a parsed YAML file is: as its name says, else as its keys say.
@@ -198,11 +210,17 @@ fn load_csv(file: &Arc<Path>, text: &str) -> LoadedFile {
     )
 }
 
-/// Parsed YAML, handed to the loader of what the hint or the document's keys say it is.
-fn load_yaml(file: Arc<Path>, root: &Node, kind: FileKind) -> Vec<LoadedFile> {
-    match kind {
+/// Parsed YAML, handed to the loader of what the hint or the document's keys say it is (a
+/// Regtrace config's sets counted in `tally` as they are read).
+fn load_yaml(
+    file: Arc<Path>,
+    root: &Node,
+    kind: FileKind,
+    tally: &mut Tally,
+) -> Result<Vec<LoadedFile>, TooLarge> {
+    Ok(match kind {
         FileKind::Golden(format) => vec![formats::load_root(&file, root, format)],
-        FileKind::RegtraceConfig => formats::regtrace::load_config_file(&file, root),
+        FileKind::RegtraceConfig => formats::regtrace::load_config_file(&file, root, tally)?,
         FileKind::Simulations => vec![formats::load_simulations(&file, root)],
         FileKind::OtherEval(what) => {
             let mut diags = Diagnostics::new(&file);
@@ -222,7 +240,7 @@ fn load_yaml(file: Arc<Path>, root: &Node, kind: FileKind) -> Vec<LoadedFile> {
             }]
         }
         FileKind::ScenarioTs | FileKind::Unknown => vec![not_a_golden(&file, root)],
-    }
+    })
 }
 
 /// A YAML file that is none of the formats: empty (E002) or something else (G108).

@@ -39,6 +39,8 @@ pub enum ConvertError {
     },
     #[error("{0} holds no case to convert")]
     NoCases(String),
+    #[error(transparent)]
+    TooLarge(#[from] crate::formats::memory::TooLarge),
     #[error("{format} cannot be written by convert (it writes scrapi, ces-csv and scenario)")]
     Target { format: Format },
     #[error("refusing to overwrite {0}, which is being converted\nhint: give -o another path")]
@@ -65,7 +67,7 @@ pub fn load(input: &Path) -> Result<Suite, ConvertError> {
                 source,
             }
         })?;
-    Ok(load::load(&found))
+    Ok(load::load(&found)?)
 }
 
 /// The cases of a loaded suite as they were written: without the file stem SCRAPI adds to

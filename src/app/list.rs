@@ -24,6 +24,7 @@
 //! tool a tool test runs (its `checks` are then its expectations).
 
 use crate::report::console::escape;
+use crate::report::markdown::escape::cut;
 use crate::report::plural;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -33,6 +34,13 @@ use serde::Serialize;
 use crate::app::select::Selected;
 use crate::model::{Case, CaseKind, Format};
 use crate::shard::{Shard, SuiteId};
+
+/// How many of a case's tags its line shows: a case may have a million, and the line is for
+/// reading (`--json` has them all).
+const SHOWN_TAGS: usize = 10;
+
+/// The bytes of a tag its line shows, cut beyond with the count of characters left out.
+const SHOWN_TAG_BYTES: usize = 64;
 
 /// What `goldgate list --json` prints.
 #[derive(Debug, Serialize)]
@@ -107,8 +115,7 @@ impl Listing {
             for ((case, id), count) in cases.iter().zip(&ids).zip(&counts) {
                 write!(out, "    {id:<width$}  {count:<count_width$}")?;
                 if !case.tags.is_empty() {
-                    let tags: Vec<_> = case.tags.iter().map(|t| escape(t)).collect();
-                    write!(out, "  tags: {}", tags.join(", "))?;
+                    write!(out, "  tags: {}", shown_tags(&case.tags))?;
                 }
                 if let Some(shard) = case.shard {
                     write!(out, "  shard {shard}")?;
@@ -135,6 +142,22 @@ impl Listing {
         }
         line
     }
+}
+
+/// The first [`SHOWN_TAGS`] tags, each cut to [`SHOWN_TAG_BYTES`], then how many more there are.
+fn shown_tags(tags: &[String]) -> String {
+    let mut shown: Vec<String> = tags
+        .iter()
+        .take(SHOWN_TAGS)
+        .map(|tag| match cut(tag, SHOWN_TAG_BYTES) {
+            (whole, 0) => escape(whole).into_owned(),
+            (part, left) => format!("{}… ({left} more characters)", escape(part)),
+        })
+        .collect();
+    if tags.len() > SHOWN_TAGS {
+        shown.push(format!("… and {} more", tags.len() - SHOWN_TAGS));
+    }
+    shown.join(", ")
 }
 
 impl Listed {

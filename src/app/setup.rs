@@ -70,6 +70,8 @@ pub enum LoadError {
     Discover(#[from] discover::DiscoverError),
     #[error("cannot read the current directory: {0}")]
     Cwd(std::io::Error),
+    #[error(transparent)]
+    TooLarge(#[from] crate::formats::memory::TooLarge),
 }
 
 /// Finds and loads the goldens under `paths` (problems in them are in the suite's
@@ -83,7 +85,7 @@ pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
             paths: names.join(", "),
         });
     }
-    let mut suite = load::load(&found);
+    let mut suite = load::load(&found)?;
     suite.name_for_reports(&std::env::current_dir().map_err(LoadError::Cwd)?);
     Ok(suite)
 }

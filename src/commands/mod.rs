@@ -92,7 +92,8 @@ fn discover_and_load_or(
     match setup::discover_and_load(paths) {
         Ok(suite) => Ok(Ok(suite)),
         Err(LoadError::NothingFound { .. }) if none_is_fine => Ok(Ok(Suite::default())),
-        Err(err @ LoadError::NothingFound { .. }) => {
+        // Said as a refusal, so that a run still writes the JUnit file that tells its readers.
+        Err(err @ (LoadError::NothingFound { .. } | LoadError::TooLarge(_))) => {
             eprintln!("goldgate: {err}");
             Ok(Err(Refusal::new(&err.to_string())))
         }

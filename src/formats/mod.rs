@@ -7,6 +7,7 @@
 
 pub mod ces_csv;
 pub mod gecx;
+pub mod memory;
 pub mod regtrace;
 pub mod scrapi;
 pub mod write;

@@ -20,6 +20,7 @@ pub use set::load_set;
 
 use crate::diagnostic::{Code, Diagnostics, Position};
 use crate::formats::LoadedFile;
+use crate::formats::memory::{Tally, TooLarge};
 use crate::model::{Floor, FloorKind, Format, Location, Metric};
 use crate::yaml::{self, MAX_FILE_BYTES, Node};
 
@@ -47,7 +48,11 @@ impl Default for SetDefaults {
 /// The first file is the config itself (its own diagnostics, no cases); one file follows per
 /// enabled set that could be read. A set file that cannot be read is reported on the config, at
 /// the line of its `path`.
-pub fn load_config_file(config_path: &Arc<Path>, root: &Node) -> Vec<LoadedFile> {
+pub fn load_config_file(
+    config_path: &Arc<Path>,
+    root: &Node,
+    tally: &mut Tally,
+) -> Result<Vec<LoadedFile>, TooLarge> {
     let mut diags = Diagnostics::new(config_path);
     let config = load_config(root, &mut diags);
     let dir = config_path.parent().unwrap_or(Path::new(""));
@@ -58,7 +63,10 @@ pub fn load_config_file(config_path: &Arc<Path>, root: &Node) -> Vec<LoadedFile>
         }
         let set_path: Arc<Path> = Arc::from(dir.join(&entry.path));
         match read(&set_path) {
-            Ok(text) => sets.push(load_set_text(&set_path, &text, &config.set_defaults(entry))),
+            Ok(text) => {
+                let defaults = config.set_defaults(entry);
+                sets.push(load_set_text(&set_path, &text, &defaults, tally)?);
+            }
             Err(message) => {
                 diags
                     .at(Position::new(entry.line, entry.column))
@@ -80,7 +88,7 @@ pub fn load_config_file(config_path: &Arc<Path>, root: &Node) -> Vec<LoadedFile>
         floors,
     }];
     files.append(&mut sets);
-    files
+    Ok(files)
 }
 
 /// The `quality_gates` a run must meet, as written: `suite_score_minimum` and
@@ -133,11 +141,18 @@ fn quality_floors(config_path: &Arc<Path>, root: &Node, diags: &mut Diagnostics)
     floors
 }
 
-/// Parses and loads one set file with the defaults of its config entry.
-fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> LoadedFile {
+/// Parses and loads one set file with the defaults of its config entry, its tree counted in
+/// `tally` before any case is built from it.
+fn load_set_text(
+    path: &Arc<Path>,
+    text: &str,
+    defaults: &SetDefaults,
+    tally: &mut Tally,
+) -> Result<LoadedFile, TooLarge> {
     let mut diags = Diagnostics::new(path);
     let cases = match yaml::parse_golden(text, super::schema(Format::RegtraceSet)) {
         Ok((root, ambiguous)) => {
+            tally.add_tree(path, &root)?;
             let cases = load_set(&root, defaults, &mut diags);
             yaml::report_ambiguous(&ambiguous, &mut diags);
             cases
@@ -147,13 +162,13 @@ fn load_set_text(path: &Arc<Path>, text: &str, defaults: &SetDefaults) -> Loaded
             Vec::new()
         }
     };
-    LoadedFile {
+    Ok(LoadedFile {
         path: Arc::clone(path),
         format: Some(Format::RegtraceSet),
         cases,
         diagnostics: diags.items,
         floors: Vec::new(),
-    }
+    })
 }
 
 /// Reads a set file as text, refusing huge files before reading them.

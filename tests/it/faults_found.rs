@@ -197,7 +197,8 @@ fn shards_of_different_gate_policies_are_not_merged() {
 #[test]
 fn a_report_too_big_to_read_back_is_not_written() {
     // Replies are kept in part (#2), but what the goldens say is kept whole: twenty goldens,
-    // each a turn whose user says 14 MB, make over 256 MiB of report.
+    // each a turn whose user says 14 MB, make over 256 MiB of report. They expand to 267 MiB
+    // in memory, under the 512 MiB the goldens may expand to in all (#8).
     let (addr, _script) = common::script::start_agent();
     let dir = tempfile::tempdir().unwrap();
     let said = "Where is ORD-12345? ".repeat(700_000);

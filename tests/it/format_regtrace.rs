@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use goldgate::diagnostic::{Code, Diagnostics};
+use goldgate::formats::memory::Tally;
 use goldgate::formats::regtrace::{self, SetDefaults};
 use goldgate::formats::{LoadedFile, load_golden};
 use goldgate::model::{Case, CheckKind, ContextDocument, FloorKind, Format, Input, Metric};
@@ -242,7 +243,7 @@ fn config_lists_sets_defaults_and_quality_gates() {
 fn config_file_loads_its_enabled_sets_with_their_defaults() {
     let path: Arc<Path> = Arc::from(Path::new("fixtures/regtrace/regtrace.config.yaml"));
     let root = yaml::parse(&fs::read_to_string(&path).unwrap()).unwrap();
-    let files = regtrace::load_config_file(&path, &root);
+    let files = regtrace::load_config_file(&path, &root, &mut Tally::default()).unwrap();
 
     let summary: Vec<(&Path, usize, usize)> = files
         .iter()
@@ -308,7 +309,7 @@ fn minimal_config_takes_regtraces_defaults() {
 fn missing_set_file_is_reported_at_its_path_entry() {
     let path: Arc<Path> = Arc::from(Path::new("fixtures/regtrace/nowhere/regtrace.config.yaml"));
     let root = yaml::parse(MINIMAL_CONFIG).unwrap();
-    let files = regtrace::load_config_file(&path, &root);
+    let files = regtrace::load_config_file(&path, &root, &mut Tally::default()).unwrap();
     assert_eq!(
         files.len(),
         1,
@@ -333,7 +334,7 @@ fn missing_set_file_is_reported_at_its_path_entry() {
 fn quality_gates_become_floors_of_the_run_and_the_rest_are_said_to_be_ignored() {
     let path: Arc<Path> = Arc::from(Path::new("fixtures/regtrace/regtrace.config.yaml"));
     let root = yaml::parse(&fs::read_to_string(&path).unwrap()).unwrap();
-    let files = regtrace::load_config_file(&path, &root);
+    let files = regtrace::load_config_file(&path, &root, &mut Tally::default()).unwrap();
     let floors: Vec<(FloorKind, f64, u32)> = files[0]
         .floors
         .iter()

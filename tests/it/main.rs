@@ -39,6 +39,7 @@ mod faults;
 mod faults_found;
 mod faults_found_2;
 mod faults_found_3;
+mod faults_found_4;
 mod faults_limits;
 mod format_ces_csv;
 mod format_gecx;

@@ -22,7 +22,7 @@ use super::{Key, Node, Value};
 const MAX_DEPTH: usize = 64;
 const MAX_NODES: usize = super::MAX_NODES;
 const MAX_EVENTS: usize = super::MAX_EVENTS;
-const MAX_SCALAR_BYTES: usize = 64 * 1024 * 1024;
+const MAX_SCALAR_BYTES: usize = super::MAX_SCALAR_BYTES;
 
 /// Builds the tree of a non-empty document with plain scalars read by `schema`, or `None` when
 /// serde-saphyr must decide; with `loaders`, also the plain values they read differently (in

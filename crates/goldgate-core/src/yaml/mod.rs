@@ -38,6 +38,15 @@ pub const MAX_NODES: usize = 2_000_000;
 /// The parser events that allows (each node opens and closes).
 pub(crate) const MAX_EVENTS: usize = 4 * MAX_NODES;
 
+/// The most bytes of text a file's scalars may hold, each replay of an alias counted again
+/// (serde-saphyr's default, set here so that it cannot move with it): an alias repeats its
+/// text in the tree, so a small file that replays a large scalar stops here, at 64 MiB.
+pub const MAX_SCALAR_BYTES: usize = 64 * 1024 * 1024;
+
+/// What one heap allocation costs beyond the bytes it holds (glibc's header and rounding),
+/// counted by [`Node::footprint`] for every text.
+pub const ALLOCATION_BYTES: usize = 16;
+
 /// The most events that anchors may record and aliases replay: a tenth of serde-saphyr's
 /// default. Goldens share small blocks by anchor; a billion-laughs file then stops after
 /// milliseconds, not after expanding a million events.
@@ -94,6 +103,29 @@ impl From<&Node> for Position {
 }
 
 impl Node {
+    /// The bytes this node and everything under it hold in memory: each node's and key's own
+    /// size, each text's bytes and its allocation. An alias is counted as often as it is
+    /// replayed, since the tree holds a copy each time. What loading keeps of a file grows
+    /// with it (the bound on the goldens as a whole counts it).
+    pub fn footprint(&self) -> usize {
+        let own = std::mem::size_of::<Node>();
+        own + match &self.value {
+            Value::Str(text) => text_footprint(text),
+            Value::Seq(items) => items.iter().map(Node::footprint).sum(),
+            Value::Map(entries) => entries
+                .iter()
+                .map(|(key, value)| {
+                    let comments: usize = key.comments.iter().map(|c| text_footprint(c)).sum();
+                    std::mem::size_of::<Key>()
+                        + text_footprint(&key.name)
+                        + comments
+                        + value.footprint()
+                })
+                .sum(),
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => 0,
+        }
+    }
+
     /// The YAML type name used in messages ("expected a string, found a list").
     pub fn kind(&self) -> &'static str {
         match &self.value {
@@ -185,6 +217,15 @@ impl Node {
                     .collect(),
             ),
         }
+    }
+}
+
+/// What a text holds on the heap: its bytes and an allocation (none when empty).
+fn text_footprint(text: &str) -> usize {
+    if text.is_empty() {
+        0
+    } else {
+        text.len() + ALLOCATION_BYTES
     }
 }
 
@@ -453,8 +494,9 @@ pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
     {
         Some(format!(
             "the file is past goldgate's YAML limits ({MAX_NODES} nodes, 64 levels of nesting, \
-             50,000 aliases, {MAX_ALIAS_EVENTS} events expanded from aliases); split it into \
-             several files"
+             50,000 aliases, {MAX_ALIAS_EVENTS} events expanded from aliases, {} MiB of text \
+             with aliases expanded); split it into several files",
+            MAX_SCALAR_BYTES / (1024 * 1024)
         ))
     } else {
         None

@@ -51,6 +51,7 @@ fn parse_here(text: &str, schema: Schema) -> Result<Node, ParseError> {
             max_nodes: super::MAX_NODES,
             max_events: super::MAX_EVENTS,
             max_recorded_anchor_events: super::MAX_ALIAS_EVENTS,
+            max_total_scalar_bytes: super::MAX_SCALAR_BYTES,
         },
         alias_limits: alias_limits,
     };
@@ -104,6 +105,11 @@ fn worded_breach(message: &str) -> Option<String> {
         format!(
             "anchors and aliases expand to more than {} events",
             super::MAX_ALIAS_EVENTS
+        )
+    } else if breach.starts_with("ScalarBytes") {
+        format!(
+            "its text, aliases expanded, is more than {} MiB",
+            super::MAX_SCALAR_BYTES / (1024 * 1024)
         )
     } else if breach.starts_with("Nodes") {
         format!("more than {} nodes", super::MAX_NODES)
