@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -47,9 +46,8 @@ impl fmt::Display for Location {
 }
 
 /// The four input formats goldgate reads. Written in reports by [`Format::name`].
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Format {
     /// SCRAPI / CX Agent Studio platform golden YAML (`conversations:`).
     #[serde(rename = "scrapi")]
@@ -92,7 +90,8 @@ impl fmt::Display for Format {
 
 /// What kind of test a case is: the runner plays each kind its own way, and the aggregates
 /// keep the latency of tool executions apart from the turns of conversations.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum CaseKind {
     /// Scripted turns.

@@ -16,17 +16,15 @@
 use std::fmt;
 use std::str::FromStr;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Case;
 
 /// Shard K of N (both 1-based), written `K/N`.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "String", into = "String")]
-#[schemars(extend("pattern" = "^[1-9][0-9]*/[1-9][0-9]*$"))]
+#[cfg_attr(feature = "schema", schemars(extend("pattern" = "^[1-9][0-9]*/[1-9][0-9]*$")))]
 pub struct Shard {
     index: u32,
     count: u32,
@@ -108,7 +106,8 @@ impl From<Shard> for String {
 }
 
 /// Which cases a report covers: the suite they were selected from, and the shard.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SuiteId {
     /// 16 hex digits: FNV-1a 64 over the sorted keys of every case selected before sharding.
     pub fingerprint: String,

@@ -122,7 +122,8 @@ impl Reply {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Message {
     pub text: String,
     /// The (sub-)agent that spoke.
@@ -144,7 +145,8 @@ impl std::fmt::Display for Message {
 /// The tool call through which some agents (and SCRAPI goldens) express a transfer.
 pub const TRANSFER_TOOL: &str = "transfer_to_agent";
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     pub name: String,
     #[serde(default)]
@@ -174,7 +176,8 @@ impl ToolCall {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Transfer {
     pub agent: String,
     /// The platform's name for the agent, beside the display name goldens match (a CX Agent
@@ -183,7 +186,8 @@ pub struct Transfer {
     pub resource: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Handoff {
     pub status: String,
 }
@@ -199,7 +203,8 @@ impl Handoff {
 }
 
 /// An error the agent reports as part of its behaviour (scored by `error-code`, `no-error`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReplyError {
     pub code: String,
     #[serde(default)]
@@ -209,7 +214,8 @@ pub struct ReplyError {
 /// Tokens spent, and what they cost where that is known. The agent reports its own in a
 /// reply's `usage` (tokens, and its own `cost_usd` if it knows it); goldgate prices the rest
 /// from the price table (`config::prices`) and counts what it could not price.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     #[serde(default)]
     pub input_tokens: u64,

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::Location;
 
 /// What a floor bounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum FloorKind {
     /// The share of judged cases that passed, at least `limit` (in `0..=1`).

@@ -16,9 +16,8 @@ pub fn ratio(part: usize, whole: usize) -> Option<f64> {
 }
 
 /// How many cases, turns or checks ended in each status.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Counts {
     pub total: usize,
     pub passed: usize,
@@ -58,13 +57,14 @@ impl FromIterator<Status> for Counts {
 }
 
 /// The median and 95th percentile of a set of durations, by nearest rank.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Percentiles {
     #[serde(rename = "p50_ms", with = "millis")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub p50: Duration,
     #[serde(rename = "p95_ms", with = "millis")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub p95: Duration,
 }
 
@@ -108,18 +108,19 @@ impl Percentiles {
 
 /// The latency of directly executed tools (SCRAPI tool tests), at the percentiles SCRAPI
 /// reports, by nearest rank like every percentile here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolLatency {
     /// How many executions were timed.
     pub count: usize,
     #[serde(rename = "p50_ms", with = "millis")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub p50: Duration,
     #[serde(rename = "p90_ms", with = "millis")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub p90: Duration,
     #[serde(rename = "p99_ms", with = "millis")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub p99: Duration,
 }
 
@@ -137,7 +138,8 @@ impl ToolLatency {
 }
 
 /// Everything measured over one run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Aggregates {
     pub cases: Counts,
     pub turns: Counts,
@@ -181,7 +183,8 @@ pub struct Aggregates {
 }
 
 /// How a run waited on one endpoint's rate limit.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RateLimitWaits {
     /// `agent`, `judge anthropic`, ...
     pub endpoint: String,
@@ -189,7 +192,7 @@ pub struct RateLimitWaits {
     pub waits: u64,
     /// Wall time during which requests to the endpoint were paused.
     #[serde(rename = "waited_ms", with = "millis")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub waited: Duration,
 }
 

@@ -8,7 +8,6 @@
 
 use std::io::Write;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -25,7 +24,8 @@ const CHECK_KEPT: usize = 8 * 1024;
 pub const ITEMS_KEPT: usize = 100;
 
 /// What a report left out of a turn's reply. Absent when nothing was.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cut {
     /// Bytes of text left out, from the kept items' texts and the items not kept.
     pub bytes: u64,

@@ -1,15 +1,13 @@
 //! What the regression gate found, as the report keeps it: each threshold's metric before
 //! and now, and the cases whose verdict changed. `goldgate::gate` decides them.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Status;
 
 /// The five regression thresholds, by their seed names.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Threshold {
     #[serde(rename = "passRateDropPp")]
     PassRateDropPp,
@@ -136,7 +134,8 @@ impl Threshold {
 }
 
 /// What the gate concluded about one comparison (a threshold's metric, or a case).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Decision {
     /// Worse by more than the limit, and beyond the noise at the suite's false-alarm rate (or,
@@ -170,7 +169,8 @@ impl Decision {
 }
 
 /// How a decision was reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     /// No test: one run a side and no history, so the verdicts decide, as gecx does.
@@ -202,7 +202,8 @@ pub enum Test {
 }
 
 /// The evidence behind a decision.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Evidence {
     pub test: Test,
     /// The one-sided p-value: the chance of data at least this bad from an unchanged agent.
@@ -304,7 +305,8 @@ fn p_value(p: f64) -> String {
 }
 
 /// One metric of the run against the baseline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MetricDelta {
     pub threshold: Threshold,
     /// The metric in the baseline and now: a rate in 0..=1, or milliseconds for latencies.
@@ -371,7 +373,8 @@ pub fn beyond(change: f64, limit: f64) -> bool {
 
 /// Every case's runs against its baseline's, combined into one test: several cases each a
 /// little worse add up (see [`Test::Combined`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CasesCombined {
     /// Cases that took part: judged on both sides, quarantined ones aside, with more than one
     /// possible outcome.
@@ -387,7 +390,8 @@ impl CasesCombined {
 }
 
 /// A case whose verdict differs from the baseline's.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CaseFlip {
     pub id: String,
     pub name: String,
@@ -449,7 +453,8 @@ impl CaseFlip {
 
 /// Everything the gate found. It is part of the JSON report (`gate`), so that `compare`, the
 /// Markdown summary and the PR comment render the same facts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Comparison {
     /// The baseline file compared with, as given.
     pub baseline: String,

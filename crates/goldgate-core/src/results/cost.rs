@@ -7,7 +7,8 @@ use super::{CaseResult, Report};
 use crate::transcript::{Cost, Usage};
 
 /// What one judge or simulated user (a provider and model) cost in a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JudgeUsage {
     /// `provider/model`.
     pub judge: String,
@@ -87,7 +88,8 @@ impl JudgeUsage {
 }
 
 /// The most a run may spend (`--budget`), and whether it stopped for it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Budget {
     /// US dollars.
     pub limit_usd: f64,

@@ -10,16 +10,17 @@ use crate::stats::{LatencyHistogram, Tally};
 /// Every turn's latency and time to first token, of every run of every case (adaptive reruns
 /// included). In a baseline written by `--update-baseline` they are a window over the recent
 /// builds of main (see `goldgate::gate::baseline`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Samples {
     /// How many runs of the suite the samples come from (1 for a report of one run).
     pub builds: u32,
     /// Latencies in milliseconds, as `bucket:count` pairs: bucket `b` holds the values
     /// within 1% of `1.02^b - 1` ms (see [`LatencyHistogram`]).
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub latency: LatencyHistogram,
     /// Times to first token, the same way.
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub ttft: LatencyHistogram,
 }
 
@@ -44,13 +45,14 @@ impl Samples {
 /// included). The gate compares each case's latencies with its own in the baseline, where they
 /// are a window over the recent builds of main (see `goldgate::gate::baseline`): a suite mixing
 /// fast and slow cases, or rerunning some of them, then cannot fake or hide a slowdown.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TurnTimes {
     /// Latencies in milliseconds, as `bucket:count` pairs (see [`Samples::latency`]).
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub latency: LatencyHistogram,
     /// Times to first token, the same way.
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub ttft: LatencyHistogram,
 }
 

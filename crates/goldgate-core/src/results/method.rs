@@ -82,6 +82,7 @@ impl<'de> Deserialize<'de> for Method {
     }
 }
 
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for Method {
     fn schema_name() -> Cow<'static, str> {
         "Method".into()

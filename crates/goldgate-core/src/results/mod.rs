@@ -19,6 +19,8 @@ mod method;
 pub mod millis;
 mod repeats;
 mod reply;
+#[cfg(feature = "schema")]
+pub mod schema;
 mod scope;
 mod sight;
 #[cfg(any(test, feature = "testing"))]
@@ -27,7 +29,6 @@ mod verdict;
 
 use std::time::Duration;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use aggregates::{Aggregates, Counts, Percentiles, RateLimitWaits, ToolLatency, ratio};
@@ -54,9 +55,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The verdict of one check, turn or case. Ordered from best to worst so that the status of a
 /// whole is the maximum of its parts (skipped parts do not count). Written as a lowercase word.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Skipped,
@@ -96,7 +96,8 @@ impl Status {
 /// aggregates are computed from it, so that they can be recomputed from a saved report alone
 /// (`goldgate merge`). Written as a kebab-case word; a new variant is a new word, never a
 /// renamed one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckCategory {
     /// A turn's expected agent text, or a scorer over the messages (`message-contains`,
@@ -134,7 +135,8 @@ pub enum CheckCategory {
 }
 
 /// One expectation or case-level check, judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CheckResult {
     /// What was checked, for people: `agent text`, `tool call lookup_order`, `no-handoff`.
     pub label: String,
@@ -178,7 +180,8 @@ impl CheckResult {
 }
 
 /// One turn of a case, played and judged.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TurnResult {
     /// 1-based.
     pub index: usize,
@@ -193,22 +196,23 @@ pub struct TurnResult {
     /// What the agent did; `null` when the turn could not be played. Written with every
     /// field present and the text of all messages joined (see [`reply`]).
     #[serde(with = "reply::report")]
-    #[schemars(with = "Option<reply::ReplyRecord>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<reply::ReplyRecord>"))]
     pub reply: Option<Reply>,
     /// What the report left out of the reply (see [`Cut`]); absent when nothing was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Cut>,
     #[serde(rename = "latency_ms", with = "millis::option")]
-    #[schemars(with = "Option<u64>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<u64>"))]
     pub latency: Option<Duration>,
     #[serde(rename = "ttft_ms", with = "millis::option")]
-    #[schemars(with = "Option<u64>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<u64>"))]
     pub ttft: Option<Duration>,
     pub checks: Vec<CheckResult>,
 }
 
 /// One case: its identity, verdict, turns and conversation-level checks.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CaseResult {
     pub id: String,
     pub name: String,
@@ -228,7 +232,7 @@ pub struct CaseResult {
     /// Share of passed checks, in `0..=1` (the mean metric score for graded cases).
     pub score: f64,
     #[serde(rename = "duration_ms", with = "millis")]
-    #[schemars(with = "u64")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub duration: Duration,
     /// The error of the run that stopped the case; for a skipped case that ran (a simulation
     /// whose expectations could not be graded), why it could not be judged.
@@ -242,7 +246,7 @@ pub struct CaseResult {
     /// In a baseline: the case's runs in earlier builds of main, oldest first (see
     /// `goldgate::gate::baseline`); empty in the report of a run.
     #[serde(default)]
-    #[schemars(with = "Vec<serde_json::Value>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<serde_json::Value>"))]
     pub history: Vec<crate::stats::Tally>,
     /// Every turn's latency and TTFT of every run of the case (a conversation's), which the
     /// gate compares case by case; in a baseline, those of the recent builds of main. Absent
@@ -256,7 +260,8 @@ pub struct CaseResult {
 }
 
 /// A case a team has said must not block, with who owns it, why, and until when.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Quarantine {
     pub owner: String,
     pub reason: String,
@@ -384,7 +389,8 @@ impl CaseResult {
 }
 
 /// Everything a run produced: the JSON report, and the baseline the gate compares against.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Report {
     pub schema_version: u32,
     pub goldgate_version: String,
@@ -422,7 +428,7 @@ pub struct Report {
     /// How long the agent took to start and answer its start-up ping (command agents), timed
     /// apart from every turn's latency. Absent from older reports.
     #[serde(rename = "agent_startup_ms", default, with = "millis::option")]
-    #[schemars(with = "Option<u64>")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<u64>"))]
     pub agent_startup: Option<Duration>,
     /// Each endpoint (the agent, a judge provider) that answered 429 or 503: how often, and how
     /// long its requests were paused for it. Empty when none did; absent from older reports.
@@ -455,7 +461,8 @@ fn whole() -> f64 {
 }
 
 /// A metric a run could not measure, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Unmeasured {
     /// The threshold whose metric it is.
     pub metric: Threshold,

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::{CaseResult, Status, TurnTimes};
 
 /// How the runs of one case went.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Repeats {
     /// Each finished run's status, in the order they were scheduled.
     pub runs: Vec<Status>,

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::transcript::{Handoff, Message, ReplyError, ToolCall, Transfer, Usage};
 
 /// The agent's reply as a report writes it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(super) struct ReplyRecord {
     /// All agent text, messages joined by a newline.
     pub text: String,

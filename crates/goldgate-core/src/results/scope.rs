@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::Status;
 
 /// How many cases were selected out of how many, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Scope {
     pub reason: ScopeReason,
     /// The cases played: selected by the change, or replayed from the saved report.
@@ -20,7 +21,8 @@ pub struct Scope {
 }
 
 /// Why those cases.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "by", rename_all = "kebab-case")]
 pub enum ScopeReason {
     /// `--changed-since REF`: the goldens whose files changed between the merge base of REF

@@ -3,20 +3,21 @@
 //! much it looked at ("would catch: a golden that never failed on main failing every run; the
 //! pass rate down 6 pp; p95 latency up 40%"), so green is never read as more than it is.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Threshold, Unit};
 
 /// The smallest change a run could have caught.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Sight {
     /// Each gated metric, in the order the gate lists them.
     pub metrics: Vec<MetricSight>,
 }
 
 /// One metric's smallest worsening these runs could show beyond noise.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MetricSight {
     pub threshold: Threshold,
     /// In the threshold's unit (points, percent), never below the threshold's limit (a change

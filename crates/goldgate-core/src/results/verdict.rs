@@ -15,9 +15,8 @@ use crate::shard::Shard;
 
 /// What decides the exit code besides whether the run could be judged. Kept in the report so
 /// that every command reading it (`report`, `merge`) exits as the run did.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Policy {
     /// The gate decides (`--fail-on-regress`): failing cases alone do not fail the run.
     pub fail_on_regress: bool,
@@ -27,7 +26,8 @@ pub struct Policy {
 }
 
 /// What a run came to, from worst to best.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Stopped before every case ran (Ctrl-C, SIGTERM, an agent lost mid-run).
@@ -140,7 +140,8 @@ impl Report {
 }
 
 /// A floor, checked against the run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FloorResult {
     pub kind: FloorKind,
     pub limit: f64,
