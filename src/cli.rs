@@ -352,7 +352,7 @@ pub struct RunArgs {
     /// With --baseline: adaptive repeats. Run each case --repeat times, then rerun only what
     /// the gate cannot decide yet (a case that looks worse but could be noise; every case
     /// when a metric is undecided), doubling the runs up to N per case. On by default with a
-    /// baseline, up to 5 runs a case (or --repeat, when higher); `--max-repeat 1` turns it off.
+    /// baseline, up to 8 runs a case (or --repeat, when higher); `--max-repeat 1` turns it off.
     #[arg(
         long,
         value_name = "N",

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::ConfigArg;
 use super::values::{at_least_one, false_alarm_rate};
+use goldgate::gate::adaptive::DEFAULT_MAX_REPEAT;
 
 /// `goldgate calibrate [--baseline FILE]`.
 #[derive(Debug, Args)]
@@ -30,7 +31,7 @@ pub struct CalibrateArgs {
     pub prs: usize,
 
     /// The gated runs' `--max-repeat` (adaptive repeats up to N runs of a case).
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = at_least_one)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_REPEAT as usize, value_parser = at_least_one)]
     pub max_repeat: usize,
 
     /// Seed of the simulation: the same seed, baseline and flags give the same figures.

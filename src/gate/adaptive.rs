@@ -19,13 +19,16 @@ use super::Gate;
 use crate::results::{CaseFlip, CaseResult, Comparison, Decision, JudgeUsage, Report};
 
 /// The most runs a case gets when a gated run leaves its decision open and `--max-repeat` is
-/// not given: with the looks `1, 2, 5`, an unchanged agent costs about half the agent calls
-/// of `--repeat 5` (the simulation in [`super::simulation`] measures it).
-pub const DEFAULT_MAX_REPEAT: u32 = 5;
+/// not given. With the looks `1, 2, 4, 8` and the bars of [`worth_a_round`], an unchanged
+/// agent costs about 2.3 passes of the suite, while a subtle change (five goldens a little
+/// worse) reaches the last look, and its eight runs a case, most of the time: five runs a case
+/// held too little evidence to catch it half the time (the simulation in
+/// [`super::simulation`] measures both).
+pub const DEFAULT_MAX_REPEAT: u32 = 8;
 
 /// The runs every case has had by each look: `repeat`, doubling, then `max_repeat`
-/// (`1, 2, 5` for `--max-repeat 5`): few looks, since each takes a share of the false-alarm
-/// rate.
+/// (`1, 2, 4, 8` for `--max-repeat 8`, `1, 2, 5` for 5): few looks, since each takes a share of
+/// the false-alarm rate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
     runs: Vec<u32>,
@@ -70,9 +73,10 @@ impl Schedule {
 }
 
 /// The share of the false-alarm rate each look before the last spends (see
-/// [`Schedule::share`]): the simulation of a mixed suite (`super::simulation`) caught
-/// concentrated and diffuse regressions most often with the early looks at a fortieth each.
-pub const EARLY_SHARE: f64 = 0.025;
+/// [`Schedule::share`]): a hundredth. A break is decided by its verdicts, which spend no rate,
+/// so the early looks need little; the simulation of a mixed suite (`super::simulation`)
+/// caught diffuse regressions more often with them at a hundredth each than at a fortieth.
+pub const EARLY_SHARE: f64 = 0.01;
 
 /// Where the gate stands at one look.
 #[derive(Clone, Debug, Default)]
@@ -102,16 +106,21 @@ pub enum Rerun {
     Cases(HashSet<String>),
 }
 
+/// The p-value at or below which an open metric, or the combined test, is worth another round
+/// of every case after each look (the last bar for any later look): `1/2`, `1/5`, `3/40`.
+/// The metrics are tested on complete rounds, and a round costs every case, the later ones
+/// more (1, 2, then 4 passes of the suite with the looks `1, 2, 4, 8`), so the bars tighten
+/// as the rounds grow: an unchanged suite then costs about 2.3 passes, within the 2.5 the
+/// gate promises, while a regression that leans the right way at each look reaches the last
+/// most of the time. (Latency is held to them too, since the rank-sum test sees a whole
+/// distribution move from the first round.)
+const ROUND_BARS: [f64; 3] = [0.5, 0.2, 0.075];
+
 /// Whether a metric with p-value `p` at look `index` (from 0) is worth another round of
-/// every case: the metrics are tested on complete rounds, and a round costs every case, the
-/// later ones more. The bar is `p <= 1/2` after the first look and `1/5` after the later ones:
-/// an unchanged suite then costs about 2.3 passes, within the 2.5 the gate promises, while a
-/// regression that leans the right way at the first look almost always reaches the last.
-/// (Latency is held to it too now that the rank-sum test sees a whole distribution move from
-/// the first round.) Stopping only forgoes chances to reject, so it cannot raise the
-/// false-alarm rate.
+/// every case ([`ROUND_BARS`]). Stopping only forgoes chances to reject, so no bar can raise
+/// the false-alarm rate.
 pub fn worth_a_round(p: f64, index: usize) -> bool {
-    p <= if index == 0 { 0.5 } else { 0.2 }
+    p <= ROUND_BARS[index.min(ROUND_BARS.len() - 1)]
 }
 
 /// What `comparison` (made at `look`) leaves open, settling in `look` every case it does

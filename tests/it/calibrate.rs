@@ -3,6 +3,7 @@
 //! own simulation of the same suite within noise; a missing baseline exits 2 saying so.
 
 use crate::common;
+use goldgate::gate::adaptive::DEFAULT_MAX_REPEAT;
 use goldgate::gate::simulation::{Flakiness, Policy, Simulation, SuiteModel};
 use goldgate::results::json;
 use serde_json::Value;
@@ -26,7 +27,13 @@ fn simulated_red(now: &SuiteModel, prs: usize, seed: u64) -> f64 {
     let red = (0..prs)
         .filter(|_| {
             let gate = simulation.gate(&suite(), 1, 10);
-            let outcome = simulation.gated_run(&gate, now, Policy::Adaptive { max_repeat: 5 });
+            let outcome = simulation.gated_run(
+                &gate,
+                now,
+                Policy::Adaptive {
+                    max_repeat: DEFAULT_MAX_REPEAT,
+                },
+            );
             outcome.exit == goldgate::exit::Exit::Failure
         })
         .count();

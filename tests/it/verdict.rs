@@ -101,7 +101,7 @@ fn a_new_failing_case_and_a_deterministic_break_are_red() {
     // A case that passed on main now fails in every run: red, and the report says why.
     script.lock().unwrap().wrong = HashSet::from(["c03".to_owned()]);
     let out = run(dir.path(), addr, GATED).exits(1);
-    out.says(&["failed all 5 runs here"]);
+    out.says(&["failed all 8 runs here"]);
 }
 
 #[test]

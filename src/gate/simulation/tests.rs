@@ -5,6 +5,7 @@
 
 use super::{Flakiness, Outcome, Policy, SimulatedCase, Simulation, SuiteModel};
 use crate::exit::Exit;
+use crate::gate::adaptive::DEFAULT_MAX_REPEAT;
 
 const PRS: usize = 100;
 /// `--repeat 5 --min-pass 3 --max-repeat 5`: five runs, no adaptive ones on top.
@@ -12,8 +13,10 @@ const FIXED: Policy = Policy::Fixed {
     runs: 5,
     min_pass: 3,
 };
-/// The default flags: one run, adaptive repeats up to 5.
-const DEFAULT: Policy = Policy::Adaptive { max_repeat: 5 };
+/// The default flags: one run, adaptive repeats up to [`DEFAULT_MAX_REPEAT`].
+const DEFAULT: Policy = Policy::Adaptive {
+    max_repeat: DEFAULT_MAX_REPEAT,
+};
 
 /// How main keeps the baseline: `builds` builds, each run `--repeat runs`.
 #[derive(Clone, Copy)]
@@ -94,9 +97,10 @@ fn default_flags_a_flaky_agent_unchanged_is_green_and_one_failing_half_the_time_
     assert!(false_alarms <= 3, "{false_alarms} red PRs");
     assert_eq!(caught, PRS);
     // Half the agent calls of `--repeat 5` (100 a PR) at most, unchanged; a broken agent
-    // may take all of them.
+    // may take every run adaptive repeats allow.
+    let most = f64::from(20 * DEFAULT_MAX_REPEAT);
     assert!(mean_calls(&unchanged) <= 50.0, "{}", mean_calls(&unchanged));
-    assert!(mean_calls(&broken) <= 100.0, "{}", mean_calls(&broken));
+    assert!(mean_calls(&broken) <= most, "{}", mean_calls(&broken));
 }
 
 #[test]
@@ -150,8 +154,8 @@ fn mixed_suite() -> SuiteModel {
 }
 
 /// One planted change of the mixed suite: what it is called, the suite now, and the share of
-/// pull requests the gate shows red (within these bounds: a guard of what it reaches now; the
-/// issue's goals and the gap to them are in docs/gate.md).
+/// pull requests the gate shows red (within these bounds: a guard of what it reaches now, on
+/// few pull requests; the goals, and the figures over 1,000, are in docs/gate.md).
 struct Planted {
     name: &'static str,
     now: SuiteModel,
@@ -172,17 +176,17 @@ fn planted() -> Vec<Planted> {
             now: suite.with_some(1, stable, 0.0),
             red: 1.0..=1.0,
         },
-        // Goal: at least half (docs/gate.md says how far it is).
+        // Goal: at least half (53% over 1,000 PRs).
         Planted {
             name: "5 stable goldens now 30% wrong",
             now: suite.with_some(5, stable, 0.7),
-            red: 0.3..=1.0,
+            red: 0.35..=1.0,
         },
-        // Goal: at least 90%.
+        // Goal: at least 90% (91% over 1,000 PRs).
         Planted {
             name: "the slightly flaky quarter 5% -> 25% wrong",
             now: suite.with_all(Flakiness::SlightlyFlaky.pass(), 0.75),
-            red: 0.75..=1.0,
+            red: 0.8..=1.0,
         },
         Planted {
             name: "one stable golden now 50% wrong",
@@ -226,7 +230,11 @@ fn mixed_suite_figures(prs_each: usize, seed: u64) {
         if !planted.red.contains(&share) {
             missed.push(format!("{}: {gate}/{prs_each} red", planted.name));
         }
-        assert!(outcomes.iter().all(|o| o.most_runs <= 5));
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| o.most_runs <= DEFAULT_MAX_REPEAT as usize)
+        );
         if planted.name == "unchanged" && calls / passes > 2.5 {
             missed.push(format!("unchanged: {calls} calls a PR"));
         }
