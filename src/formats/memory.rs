@@ -35,7 +35,7 @@ impl Default for Tally {
 
 impl Tally {
     /// A tally against `max` bytes instead of [`MAX_GOLDENS_BYTES`] (for tests).
-    pub fn within(max: usize) -> Self {
+    fn within(max: usize) -> Self {
         Self { held: 0, max }
     }
 

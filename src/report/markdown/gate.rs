@@ -37,9 +37,7 @@ pub(super) fn change(delta: &MetricDelta) -> String {
 }
 
 pub(super) fn gate(delta: &MetricDelta) -> String {
-    if let Some(why) = delta.not_compared() {
-        return escape::prose(&why);
-    }
+    let standing = MetricStanding::of(delta);
     let evidence = delta
         .evidence
         .as_ref()
@@ -47,7 +45,6 @@ pub(super) fn gate(delta: &MetricDelta) -> String {
         .map_or_else(String::new, |e| {
             format!(" ({})", escape::prose(&e.describe(delta.threshold.unit())))
         });
-    let standing = MetricStanding::of(delta);
     let limit = Unit::amount(delta.threshold.unit(), delta.limit);
     let words = match standing {
         MetricStanding::Regressed => format!("regressed, beyond {limit}"),
@@ -57,7 +54,10 @@ pub(super) fn gate(delta: &MetricDelta) -> String {
         MetricStanding::WithinLatencyFloor => format!("within the noise floor, limit {limit}"),
         MetricStanding::WithinCaseByCase => format!("within {limit}, case by case"),
         MetricStanding::WorseWithin => format!("worse, within {limit}"),
-        MetricStanding::Within | MetricStanding::NotCompared => format!("within {limit}"),
+        MetricStanding::Within => format!("within {limit}"),
+        MetricStanding::NotCompared => {
+            return escape::prose(&delta.not_compared().unwrap_or_default());
+        }
     };
     format!("{} {words}{evidence}", standing.tone().sign())
 }
