@@ -176,17 +176,16 @@ impl Analysis {
     fn add(&mut self, piece: Piece) {
         match piece {
             Piece::Word(word) => {
-                if lexicon::NEGATIONS.contains(&word.as_str()) {
+                let roles = lexicon::roles(&word);
+                if roles.negation {
                     self.negation.get_or_insert(word);
                     return;
                 }
-                if lexicon::STOPWORDS.contains(&word.as_str())
-                    || lexicon::FILLER.contains(&word.as_str())
-                {
+                if roles.empty {
                     return;
                 }
                 let key = normalize_word(&word);
-                if lexicon::STATUSES.contains(&word.as_str()) {
+                if roles.status {
                     self.facts.push(Fact::Status {
                         key: key.clone(),
                         surface: word.clone(),

@@ -2,6 +2,9 @@
 //! that a reader can see every word that changes a verdict. Entries are written as people
 //! write them; `semantic` stems them the same way it stems the texts it compares.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 /// Words that carry no content: articles, pronouns, auxiliaries, prepositions, and the
 /// fragments left by splitting contractions (`what's` -> `what`, `s`).
 pub const STOPWORDS: &[&str] = &[
@@ -216,3 +219,57 @@ pub const NUMBER_WORDS: [(&str, u32); 11] = [
     ("eleven", 11),
     ("twelve", 12),
 ];
+
+/// What a word is in the lists above. Every word of every compared text is looked up in
+/// them, so they are read once into one map ([`roles`]) instead of scanned a list at a time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Roles {
+    pub negation: bool,
+    /// A stopword or a courtesy word ([`FILLER`]): no content.
+    pub empty: bool,
+    pub status: bool,
+    /// 1-based.
+    pub month: Option<usize>,
+    /// Index into [`WEEKDAYS`].
+    pub weekday: Option<usize>,
+    pub number: Option<u32>,
+}
+
+/// The roles of `word` (lowercase, as read).
+pub fn roles(word: &str) -> Roles {
+    ROLES.get(word).copied().unwrap_or_default()
+}
+
+static ROLES: LazyLock<HashMap<&'static str, Roles>> = LazyLock::new(|| {
+    let mut roles: HashMap<&'static str, Roles> = HashMap::new();
+    let mut mark = |words: &[&'static str], set: &dyn Fn(&mut Roles)| {
+        for &word in words {
+            set(roles.entry(word).or_default());
+        }
+    };
+    mark(NEGATIONS, &|r| r.negation = true);
+    mark(STOPWORDS, &|r| r.empty = true);
+    mark(FILLER, &|r| r.empty = true);
+    mark(STATUSES, &|r| r.status = true);
+    for (month, names) in MONTHS.iter().enumerate() {
+        mark(names, &|r| r.month = Some(month + 1));
+    }
+    for (day, name) in WEEKDAYS.iter().enumerate() {
+        mark(&[name], &|r| r.weekday = Some(day));
+    }
+    for &(name, value) in &NUMBER_WORDS {
+        mark(&[name], &|r| r.number = Some(value));
+    }
+    roles
+});
+
+/// [`PHRASES`] split into words once.
+pub fn phrases() -> &'static [(Vec<&'static str>, &'static str)] {
+    static SPLIT: LazyLock<Vec<(Vec<&'static str>, &'static str)>> = LazyLock::new(|| {
+        PHRASES
+            .iter()
+            .map(|&(phrase, replacement)| (phrase.split(' ').collect(), replacement))
+            .collect()
+    });
+    &SPLIT
+}

@@ -9,7 +9,7 @@ use super::lexicon;
 /// Reads `text` into pieces, in order.
 pub(super) fn read(text: &str) -> Vec<Piece> {
     let words = rewrite_phrases(raw_words(&expand_contractions(text)));
-    join_dates(words.iter().map(|w| classify(w)).collect())
+    join_dates(words.into_iter().map(classify).collect())
 }
 
 #[derive(Clone, Debug)]
@@ -47,12 +47,22 @@ enum Raw {
 
 /// Lowercases and expands the contractions that carry a negation.
 fn expand_contractions(text: &str) -> String {
-    text.to_lowercase()
-        .replace(['\u{2019}', '\u{2018}'], "'")
-        .replace("won't", "will not")
-        .replace("can't", "can not")
-        .replace("cannot", "can not")
-        .replace("n't", " not")
+    let mut text = text.to_lowercase();
+    if text.contains(['\u{2019}', '\u{2018}']) {
+        text = text.replace(['\u{2019}', '\u{2018}'], "'");
+    }
+    // Most texts have none of these: copy the text only when one is there.
+    for (from, to) in [
+        ("won't", "will not"),
+        ("can't", "can not"),
+        ("cannot", "can not"),
+        ("n't", " not"),
+    ] {
+        if text.contains(from) {
+            text = text.replace(from, to);
+        }
+    }
+    text
 }
 
 /// Splits into words. Hyphens join letters and digits (`ord-12345`, `follow-up`); `.`, `/`
@@ -91,53 +101,50 @@ fn raw_words(text: &str) -> Vec<String> {
 }
 
 /// Applies `lexicon::PHRASES` on whole words.
-fn rewrite_phrases(words: Vec<String>) -> Vec<String> {
+fn rewrite_phrases(mut words: Vec<String>) -> Vec<String> {
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;
     'words: while i < words.len() {
-        for (phrase, replacement) in lexicon::PHRASES {
-            let phrase: Vec<&str> = phrase.split(' ').collect();
+        for (phrase, replacement) in lexicon::phrases() {
             let matches = words
                 .get(i..i + phrase.len())
-                .is_some_and(|window| window.iter().zip(&phrase).all(|(w, p)| w == p));
+                .is_some_and(|window| window.iter().zip(phrase).all(|(w, p)| w == p));
             if matches {
                 out.extend(replacement.split_whitespace().map(str::to_owned));
                 i += phrase.len();
                 continue 'words;
             }
         }
-        out.push(words[i].clone());
+        out.push(std::mem::take(&mut words[i]));
         i += 1;
     }
     out
 }
 
-fn classify(word: &str) -> Raw {
-    if let Some(date) = numeric_date(word) {
-        return Raw::Piece(Piece::Date(date));
+fn classify(word: String) -> Raw {
+    if word.bytes().any(|b| b.is_ascii_digit()) {
+        if let Some(date) = numeric_date(&word) {
+            return Raw::Piece(Piece::Date(date));
+        }
+        if let Some(number) = number(&word) {
+            return Raw::Piece(Piece::Number(number));
+        }
+        return Raw::Piece(Piece::Id(word));
     }
-    if let Some(number) = number(word) {
-        return Raw::Piece(Piece::Number(number));
+    let roles = lexicon::roles(&word);
+    if let Some(month) = roles.month {
+        return Raw::Month(month, word);
     }
-    if word.chars().any(|c| c.is_ascii_digit()) {
-        return Raw::Piece(Piece::Id(word.to_owned()));
-    }
-    if let Some(month) = lexicon::MONTHS
-        .iter()
-        .position(|names| names.contains(&word))
-    {
-        return Raw::Month(month + 1, word.to_owned());
-    }
-    if let Some(day) = lexicon::WEEKDAYS.iter().position(|&name| name == word) {
+    if let Some(day) = roles.weekday {
         return Raw::Piece(Piece::Weekday(day));
     }
-    if let Some(&(_, value)) = lexicon::NUMBER_WORDS.iter().find(|(name, _)| *name == word) {
+    if let Some(value) = roles.number {
         return Raw::Piece(Piece::Number(Number {
             text: value.to_string(),
             value: f64::from(value),
         }));
     }
-    Raw::Piece(Piece::Word(word.to_owned()))
+    Raw::Piece(Piece::Word(word))
 }
 
 /// `2026-04-18`, `4/18`, `4/18/2026`, `18/4/26` (day first only when it cannot be a month).
