@@ -61,7 +61,7 @@ impl Suite {
         for file in &mut self.files {
             let name: Arc<Path> = Arc::from(Path::new(&crate::project::name(&file.path, cwd)));
             for case in &mut file.cases {
-                case.set_file(&name);
+                Arc::make_mut(case).set_file(&name);
             }
         }
     }

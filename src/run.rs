@@ -175,7 +175,7 @@ pub async fn run_repeated(
         }
         None => (players.play(&cases, runs, stop).await, false),
     };
-    results.sort_by_key(|(index, run, _)| (*index, *run));
+    results.sort_unstable_by_key(|(index, run, _)| (*index, *run));
     // Cases stopped in flight ended as errors; the run is incomplete either way.
     let incomplete =
         cut_short || results.len() < cases.len() * runs || stop.in_flight.is_cancelled();

@@ -198,7 +198,7 @@ impl Changes {
             .files
             .iter()
             .filter(|file| changed_goldens.contains(&resolved(&cwd.join(&file.path))))
-            .flat_map(|file| file.cases.iter().map(case_key))
+            .flat_map(|file| file.cases.iter().map(|c| case_key(c)))
             .collect();
         Affected::Cases {
             keys,

@@ -82,7 +82,7 @@ pub fn source_cases(suite: &Suite) -> Vec<Case> {
             .iter()
             .filter(|c| c.kind() == CaseKind::Conversation)
         {
-            let mut case = case.clone();
+            let mut case = Case::clone(case);
             if case.format == Format::ScrapiGolden {
                 let stem = file.path.file_stem().unwrap_or_default().to_string_lossy();
                 case.tags.retain(|tag| *tag != stem);

@@ -102,7 +102,7 @@ pub fn select(suite: &Suite, selection: &Selection) -> Result<Selected, SelectEr
             name.as_ref()
                 .is_none_or(|m| m.is_match(&c.id) || m.is_match(&c.name))
         })
-        .map(|c| Arc::new(c.clone()))
+        .map(Arc::clone)
         .collect();
     // A suite of no file at all is a run whose cases come from elsewhere (a CX Agent Studio
     // app's own evaluations): there was nothing to match.

@@ -108,7 +108,7 @@ pub fn narrow(subset: &Subset, context: &Context) -> Result<Narrowed, SubsetErro
                 .suite
                 .files
                 .iter()
-                .flat_map(|f| f.cases.iter().map(case_key))
+                .flat_map(|f| f.cases.iter().map(|c| case_key(c)))
                 .collect();
             let mut gone: Vec<String> = keys.difference(&loaded).cloned().collect();
             if !gone.is_empty() {

@@ -81,7 +81,7 @@ pub(crate) fn first_key_comments(node: &Node) -> &[String] {
 pub struct LoadedFile {
     pub path: Arc<Path>,
     pub format: Option<Format>,
-    pub cases: Vec<Case>,
+    pub cases: Vec<Arc<Case>>,
     pub diagnostics: Vec<Diagnostic>,
     /// Bars the whole run must clear, stated by this file (a Regtrace config's
     /// `quality_gates`).
@@ -225,7 +225,7 @@ fn loaded(path: &Arc<Path>, format: Format, cases: Vec<Case>, diags: Diagnostics
     LoadedFile {
         path: Arc::clone(path),
         format: Some(format),
-        cases,
+        cases: cases.into_iter().map(Arc::new).collect(),
         diagnostics: diags.items,
         floors: Vec::new(),
     }

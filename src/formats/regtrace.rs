@@ -165,7 +165,7 @@ fn load_set_text(
     Ok(LoadedFile {
         path: Arc::clone(path),
         format: Some(Format::RegtraceSet),
-        cases,
+        cases: cases.into_iter().map(Arc::new).collect(),
         diagnostics: diags.items,
         floors: Vec::new(),
     })

@@ -72,7 +72,12 @@ fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<Case>) {
             path.display(),
             std::fs::read_to_string(path).unwrap_or_default()
         );
-        loaded.extend(suite.files.iter().flat_map(|f| f.cases.clone()));
+        loaded.extend(
+            suite
+                .files
+                .iter()
+                .flat_map(|f| f.cases.iter().map(|c| Case::clone(c))),
+        );
         source.extend(convert::source_cases(&suite));
     }
     (loaded, source)
@@ -130,7 +135,11 @@ fn sources() -> Vec<Source> {
         let Some(from) = suite.files.iter().find_map(|f| f.format) else {
             continue;
         };
-        let original: Vec<Case> = suite.files.iter().flat_map(|f| f.cases.clone()).collect();
+        let original: Vec<Case> = suite
+            .files
+            .iter()
+            .flat_map(|f| f.cases.iter().map(|c| Case::clone(c)))
+            .collect();
         let cases = convert::source_cases(&suite);
         if cases.is_empty() {
             // SCRAPI simulations: no scripted turns for another format to hold.

@@ -25,7 +25,7 @@ fn load_clean(name: &str) -> Vec<Case> {
     assert!(sniff_csv(&text), "{name} sniffs as CES CSV");
     let loaded = load_golden(&Arc::from(path.as_path()), &text, Format::CesCsv);
     assert_eq!(messages(&loaded), Vec::<String>::new(), "{name}");
-    loaded.cases
+    loaded.cases.into_iter().map(Arc::unwrap_or_clone).collect()
 }
 
 /// The only case of the fixture `name`, which loads cleanly.

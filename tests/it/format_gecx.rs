@@ -28,7 +28,7 @@ fn load_case(path: &str) -> Case {
     let lines: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
     assert!(lines.is_empty(), "{path}:\n{}", lines.join("\n"));
     assert_eq!(loaded.cases.len(), 1, "{path}");
-    loaded.cases.into_iter().next().expect("one case")
+    Arc::unwrap_or_clone(loaded.cases.into_iter().next().expect("one case"))
 }
 
 fn scorers(case: &Case) -> Vec<&Scorer> {

@@ -15,7 +15,11 @@ use goldgate::yaml;
 /// The `N` cases of the set at `path`, which loads cleanly.
 #[track_caller]
 fn load_cases<const N: usize>(path: &str) -> [Case; N] {
-    let cases = load(path).cases;
+    let cases: Vec<Case> = load(path)
+        .cases
+        .into_iter()
+        .map(std::sync::Arc::unwrap_or_clone)
+        .collect();
     cases.try_into().unwrap_or_else(|cases: Vec<Case>| {
         panic!("{path}: {N} cases expected, {} found", cases.len())
     })

@@ -24,7 +24,11 @@ fn cases(name: &str) -> Vec<Case> {
     let loaded = load(name);
     let shown: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
     assert!(shown.is_empty(), "{name}: {shown:#?}");
-    loaded.cases
+    loaded
+        .cases
+        .into_iter()
+        .map(std::sync::Arc::unwrap_or_clone)
+        .collect()
 }
 
 fn ids(cases: &[Case]) -> Vec<&str> {

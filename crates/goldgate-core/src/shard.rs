@@ -162,16 +162,23 @@ impl SuiteId {
 
 /// The key a case is sharded and identified by: its normalised file, `#`, its id.
 pub fn key(file: &str, id: &str) -> String {
-    let absolute = file.starts_with(['/', '\\']);
-    let segments: Vec<&str> = file
+    // Built in one buffer: a run asks for every case's key several times.
+    let mut key = String::with_capacity(file.len() + id.len() + 1);
+    if file.starts_with(['/', '\\']) {
+        key.push('/');
+    }
+    for segment in file
         .split(['/', '\\'])
         .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    format!(
-        "{}{}#{id}",
-        if absolute { "/" } else { "" },
-        segments.join("/")
-    )
+    {
+        if !key.is_empty() && !key.ends_with('/') {
+            key.push('/');
+        }
+        key.push_str(segment);
+    }
+    key.push('#');
+    key.push_str(id);
+    key
 }
 
 /// [`key`] of a loaded case.
