@@ -1,7 +1,7 @@
 //! From found files to loaded cases: read each file once, sniff what it is, hand it to its
 //! format's loader, then check what only the whole suite can tell (duplicate scenario ids).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,19 +72,34 @@ impl Suite {
 /// are an error that stops loading at the file past it.
 pub fn load(found: &[Found]) -> Result<Suite, TooLarge> {
     let mut suite = Suite::default();
-    let mut seen: HashSet<PathBuf> = HashSet::new();
+    // Where each file went in `suite.files`, and whether a config listed it.
+    let mut seen: HashMap<PathBuf, (usize, bool)> = HashMap::new();
     let mut tally = Tally::default();
     for item in found {
-        for file in load_one(&item.path, item.hint, &mut tally)? {
-            // A golden set listed by a config may also be named directly: load it once. Only
+        // Only a Regtrace config loads more than one file: itself, then the sets it lists.
+        for (index, file) in load_one(&item.path, item.hint, &mut tally)?
+            .into_iter()
+            .enumerate()
+        {
+            let listed = index > 0;
+            // A golden set listed by a config may also be named directly: load it once, and as
+            // its config reads it (its thresholds and weights), whichever was found first. Only
             // sets can be reached twice, so only they pay for canonicalizing.
             let key = if file.format == Some(Format::RegtraceSet) {
                 fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.to_path_buf())
             } else {
                 file.path.to_path_buf()
             };
-            if seen.insert(key) {
-                suite.files.push(file);
+            match seen.get(&key) {
+                None => {
+                    seen.insert(key, (suite.files.len(), listed));
+                    suite.files.push(file);
+                }
+                Some(&(at, false)) if listed => {
+                    seen.insert(key, (at, true));
+                    suite.files[at] = file;
+                }
+                Some(_) => {}
             }
         }
     }

@@ -363,3 +363,44 @@ fn a_case_checked_as_a_whole_shows_no_turn_counts() {
          whole, not turn by turn)",
     ]);
 }
+
+/// A golden set named next to the config that lists it is played once, and as the config
+/// reads it: the set's file sorts first, and was loaded with Regtrace's own defaults instead
+/// (threshold 0.7 where the config says 0.99).
+#[test]
+fn a_set_named_with_its_config_keeps_the_configs_thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite/regtrace");
+    let config = fs::read_to_string(example.join("regtrace.config.yaml"))
+        .unwrap()
+        .replace("default_threshold: 0.7", "default_threshold: 0.99");
+    common::write(dir.path(), "regtrace.config.yaml", config);
+    // Both replies recorded, the greeting's close enough for 0.7 and not for 0.99.
+    let set = fs::read_to_string(example.join("golden-sets/faq.yaml"))
+        .unwrap()
+        .replace(
+            "actual_output: null",
+            "actual_output: \"I'm transferring you to the billing team, who handle refunds.\"",
+        )
+        .replace(
+            "actual_output: \"Hello! How can I help you today?\"",
+            "actual_output: \"Hello! How can I help you?\"",
+        );
+    common::write(dir.path(), "golden-sets/faq.yaml", set);
+    for args in [
+        ["regtrace.config.yaml", "golden-sets/faq.yaml"],
+        ["golden-sets/faq.yaml", "regtrace.config.yaml"],
+    ] {
+        let out = common::goldgate(dir.path(), &[&["run", "--json"][..], &args].concat()).exits(1);
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        let cases = report["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 2, "{args:?}: each case once");
+        let greeting = common::case(&report, "faq-greeting");
+        let factuality = &greeting["checks"][0];
+        assert_eq!(factuality["status"], "failed", "{args:?}: {greeting:#}");
+        common::assert_contains(
+            factuality["reason"].as_str().unwrap(),
+            &["below the threshold 0.99"],
+        );
+    }
+}
