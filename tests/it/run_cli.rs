@@ -345,17 +345,7 @@ fn an_unset_variable_is_one_error_before_anything_plays() {
 #[test]
 fn a_case_checked_as_a_whole_shows_no_turn_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite/regtrace");
-    let config = fs::read_to_string(example.join("regtrace.config.yaml")).unwrap();
-    common::write(dir.path(), "regtrace.config.yaml", config);
-    // Both replies recorded: no agent is needed.
-    let set = fs::read_to_string(example.join("golden-sets/faq.yaml"))
-        .unwrap()
-        .replace(
-            "actual_output: null",
-            "actual_output: \"I'm transferring you to the billing team, who handle refunds.\"",
-        );
-    common::write(dir.path(), "golden-sets/faq.yaml", set);
+    recorded_regtrace_example(dir.path(), |config| config, |set| set);
     let out = common::goldgate(dir.path(), &["run", "regtrace.config.yaml"]).exits(0);
     out.says(&[
         "faq-refunds  |     1 |    - |    - |  100%",
@@ -370,23 +360,17 @@ fn a_case_checked_as_a_whole_shows_no_turn_counts() {
 #[test]
 fn a_set_named_with_its_config_keeps_the_configs_thresholds() {
     let dir = tempfile::tempdir().unwrap();
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite/regtrace");
-    let config = fs::read_to_string(example.join("regtrace.config.yaml"))
-        .unwrap()
-        .replace("default_threshold: 0.7", "default_threshold: 0.99");
-    common::write(dir.path(), "regtrace.config.yaml", config);
-    // Both replies recorded, the greeting's close enough for 0.7 and not for 0.99.
-    let set = fs::read_to_string(example.join("golden-sets/faq.yaml"))
-        .unwrap()
-        .replace(
-            "actual_output: null",
-            "actual_output: \"I'm transferring you to the billing team, who handle refunds.\"",
-        )
-        .replace(
-            "actual_output: \"Hello! How can I help you today?\"",
-            "actual_output: \"Hello! How can I help you?\"",
-        );
-    common::write(dir.path(), "golden-sets/faq.yaml", set);
+    recorded_regtrace_example(
+        dir.path(),
+        |config| config.replace("default_threshold: 0.7", "default_threshold: 0.99"),
+        // The greeting's reply close enough for 0.7 and not for 0.99.
+        |set| {
+            set.replace(
+                "actual_output: \"Hello! How can I help you today?\"",
+                "actual_output: \"Hello! How can I help you?\"",
+            )
+        },
+    );
     for args in [
         ["regtrace.config.yaml", "golden-sets/faq.yaml"],
         ["golden-sets/faq.yaml", "regtrace.config.yaml"],
@@ -403,4 +387,25 @@ fn a_set_named_with_its_config_keeps_the_configs_thresholds() {
             &["below the threshold 0.99"],
         );
     }
+}
+
+/// The example suite's Regtrace config and set in `dir`, edited, with both replies recorded so
+/// that no agent is needed.
+fn recorded_regtrace_example(
+    dir: &Path,
+    config: impl FnOnce(String) -> String,
+    set: impl FnOnce(String) -> String,
+) {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite/regtrace");
+    let read = |path: &str| fs::read_to_string(example.join(path)).unwrap();
+    common::write(
+        dir,
+        "regtrace.config.yaml",
+        config(read("regtrace.config.yaml")),
+    );
+    let recorded = read("golden-sets/faq.yaml").replace(
+        "actual_output: null",
+        "actual_output: \"I'm transferring you to the billing team, who handle refunds.\"",
+    );
+    common::write(dir, "golden-sets/faq.yaml", set(recorded));
 }
