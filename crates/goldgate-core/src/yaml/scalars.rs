@@ -80,6 +80,13 @@ impl Schema {
     /// What the plain scalar `text` reads as under these rules. Not for [`Schema::Goldgate`],
     /// whose rules (serde-saphyr's) live beside its parser in `events`.
     pub fn read(self, text: &str) -> Reading {
+        if plainly_text(text) {
+            return Reading::Text;
+        }
+        self.read_by_patterns(text)
+    }
+
+    fn read_by_patterns(self, text: &str) -> Reading {
         match self {
             Schema::PyYaml => pyyaml(text),
             Schema::JsYaml => js_yaml(text),
@@ -87,6 +94,16 @@ impl Schema {
             Schema::Yaml11 => yaml_11(text),
         }
     }
+}
+
+/// Whether `text` reads as text under every schema whatever its rest: each of their patterns
+/// for anything else (null, booleans, numbers, dates, and `e5`, a float to the yaml package
+/// under YAML 1.1) starts with one of these characters. Most plain scalars of a golden are
+/// sentences, and skip the patterns.
+fn plainly_text(text: &str) -> bool {
+    text.bytes()
+        .next()
+        .is_some_and(|first| !b"~nNyYtTfFoOeE+-.0123456789".contains(&first))
 }
 
 /// A plain scalar's meaning under one schema.

@@ -139,3 +139,55 @@ fn only_a_leading_yaml_1_1_directive_switches_the_yaml_package() {
         Schema::PyYaml
     );
 }
+
+/// The shortcut for text agrees with the patterns on every short scalar it takes, whatever
+/// follows the first character (`inf`, `No`, `e5`, `:`, dates' digits and separators).
+#[test]
+fn scalars_read_as_text_without_the_patterns_are_text_by_the_patterns() {
+    let alphabet = [
+        "", "a", "e", "E", "x", "b", "0", "1", "7", "_", ".", ":", "-", "+", " ",
+    ];
+    let firsts = ["a", "i", "I", "x", "Z", "_", "<", "=", "é", " ", ":"];
+    let mut taken = 0;
+    for first in firsts {
+        for second in alphabet {
+            for third in alphabet {
+                let text = format!("{first}{second}{third}");
+                assert!(super::plainly_text(&text), "{text:?}");
+                taken += 1;
+                for schema in [
+                    Schema::PyYaml,
+                    Schema::JsYaml,
+                    Schema::YamlCore,
+                    Schema::Yaml11,
+                ] {
+                    assert_eq!(
+                        schema.read_by_patterns(&text),
+                        Reading::Text,
+                        "{schema:?} {text:?}"
+                    );
+                }
+            }
+        }
+    }
+    for word in ["inf", "Infinity", "nan", "x10", "Z", "<<", "="] {
+        for schema in [
+            Schema::PyYaml,
+            Schema::JsYaml,
+            Schema::YamlCore,
+            Schema::Yaml11,
+        ] {
+            assert_eq!(
+                schema.read_by_patterns(word),
+                Reading::Text,
+                "{schema:?} {word:?}"
+            );
+        }
+    }
+    for not_plain in [
+        "", "~", "no", "Yes", "true", "off", "e5", "0", "+1", ".5", "-.inf",
+    ] {
+        assert!(!super::plainly_text(not_plain), "{not_plain:?}");
+    }
+    assert!(taken > 2000, "{taken}");
+}
