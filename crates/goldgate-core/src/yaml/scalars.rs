@@ -96,15 +96,28 @@ impl Schema {
     }
 }
 
-/// Whether `text` reads as text under every schema whatever its rest: each of their patterns
-/// for anything else (null, booleans, numbers, dates, and `e5`, a float to the yaml package
-/// under YAML 1.1) starts with one of these characters. Most plain scalars of a golden are
-/// sentences, and skip the patterns.
+/// Whether `text` is text under every schema, told without their patterns: most plain scalars
+/// of a golden are sentences or ids. The patterns for anything else (null, booleans, numbers,
+/// dates) start with a digit, a sign, `.` or `~`, or are one of [`WORDS`], or an exponent
+/// alone (`e5`: a float to the yaml package under YAML 1.1).
 fn plainly_text(text: &str) -> bool {
-    text.bytes()
-        .next()
-        .is_some_and(|first| !b"~nNyYtTfFoOeE+-.0123456789".contains(&first))
+    let exponent = |rest: &str| {
+        let digits = rest.strip_prefix(['-', '+']).unwrap_or(rest);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    match text.as_bytes().first() {
+        None | Some(b'~' | b'+' | b'-' | b'.' | b'0'..=b'9') => false,
+        Some(b'e' | b'E') => !exponent(&text[1..]),
+        Some(_) => !WORDS.contains(&text),
+    }
 }
+
+/// The nulls and booleans of every schema: PyYAML's, js-yaml's, the yaml package's core and
+/// YAML 1.1 ones.
+const WORDS: [&str; 26] = [
+    "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y", "Y", "yes",
+    "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "~",
+];
 
 /// A plain scalar's meaning under one schema.
 #[derive(Clone, Copy, Debug, PartialEq)]
