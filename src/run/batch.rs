@@ -108,7 +108,8 @@ impl Players {
         }
     }
 
-    /// The report of `cases` from the `results` of their runs (sorted by case and run).
+    /// The report of `cases` from the `results` of their runs: (index into `cases`, run,
+    /// result), sorted by case and run.
     pub fn report(
         &self,
         cases: &[Arc<Case>],
@@ -120,7 +121,9 @@ impl Players {
             builds: 1,
             ..Samples::default()
         };
-        for (_, _, case) in &mut results {
+        let mut ran = vec![false; cases.len()];
+        for (index, _, case) in &mut results {
+            ran[*index] = true;
             samples.record(case);
             // Every run's times, before the runs of a case are joined into the one shown.
             if case.is_conversation() {
@@ -129,13 +132,13 @@ impl Players {
         }
         let mut joined = join_runs(results, repeat);
         // The cases a stopped run never started are listed too, skipped with why.
-        let ran: std::collections::HashSet<String> = joined.iter().map(CaseResult::key).collect();
         let at_budget = self.options.spend.budget_reached();
         joined.extend(
             cases
                 .iter()
-                .filter(|c| !ran.contains(&crate::shard::case_key(c)))
-                .map(|c| super::skipped::not_run(c, at_budget)),
+                .zip(ran)
+                .filter(|(_, ran)| !ran)
+                .map(|(c, _)| super::skipped::not_run(c, at_budget)),
         );
         let mut report = Report {
             schema_version: SCHEMA_VERSION,
