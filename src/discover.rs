@@ -67,7 +67,10 @@ impl Default for Rules {
 /// Compiled [`Rules`]; the first matching kind wins, in the order of the fields. Paths are
 /// matched as walked from the directory the user named.
 struct Matchers {
-    sets: Vec<(GlobSet, Hint)>,
+    /// Every kind's globs in one set (one regex to build, not one a kind), the kinds in order.
+    globs: GlobSet,
+    /// The kind of each glob of `globs`, by index.
+    hints: Vec<Hint>,
     /// The globs that name a SCRAPI project's own folder (`evals/...`), which mark a project
     /// wherever it sits: matched against the absolute path too, so that `goldgate run
     /// tool_tests` from inside `evals/` finds the tool tests without a `.git` above.
@@ -76,42 +79,40 @@ struct Matchers {
 
 impl Matchers {
     fn new(rules: &Rules) -> Result<Self, globset::Error> {
-        let build = |globs: &[String]| -> Result<GlobSet, globset::Error> {
-            let mut set = GlobSetBuilder::new();
-            for glob in globs {
-                set.add(
-                    globset::GlobBuilder::new(glob)
-                        .literal_separator(true)
-                        .build()?,
-                );
-            }
-            set.build()
+        let glob = |glob: &str| {
+            globset::GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
         };
+        let kinds = [
+            (&rules.scenario_ts, Hint::ScenarioTs),
+            (&rules.scenario, Hint::Format(Format::GecxScenario)),
+            (&rules.regtrace_config, Hint::RegtraceConfig),
+            (&rules.ces_csv, Hint::Format(Format::CesCsv)),
+            // YAML under goldens/ may be any of the YAML formats: sniff it.
+            (&rules.scrapi, Hint::Sniff),
+        ];
+        let (mut globs, mut hints) = (GlobSetBuilder::new(), Vec::new());
+        for (patterns, hint) in kinds {
+            for pattern in patterns {
+                globs.add(glob(pattern)?);
+                hints.push(hint);
+            }
+        }
+        let mut scrapi_project = GlobSetBuilder::new();
+        for pattern in rules.scrapi.iter().filter(|g| g.starts_with("**/evals/")) {
+            scrapi_project.add(glob(pattern)?);
+        }
         Ok(Self {
-            sets: vec![
-                (build(&rules.scenario_ts)?, Hint::ScenarioTs),
-                (build(&rules.scenario)?, Hint::Format(Format::GecxScenario)),
-                (build(&rules.regtrace_config)?, Hint::RegtraceConfig),
-                (build(&rules.ces_csv)?, Hint::Format(Format::CesCsv)),
-                // YAML under goldens/ may be any of the YAML formats: sniff it.
-                (build(&rules.scrapi)?, Hint::Sniff),
-            ],
-            scrapi_project: build(
-                &rules
-                    .scrapi
-                    .iter()
-                    .filter(|g| g.starts_with("**/evals/"))
-                    .cloned()
-                    .collect::<Vec<_>>(),
-            )?,
+            globs: globs.build()?,
+            hints,
+            scrapi_project: scrapi_project.build()?,
         })
     }
 
     fn hint(&self, path: &Path) -> Option<Hint> {
-        self.sets
-            .iter()
-            .find(|(set, _)| set.is_match(path))
-            .map(|(_, hint)| *hint)
+        let first = self.globs.matches(path).into_iter().min()?;
+        Some(self.hints[first])
     }
 }
 
