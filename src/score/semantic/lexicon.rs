@@ -273,3 +273,24 @@ pub fn phrases() -> &'static [(Vec<&'static str>, &'static str)] {
     });
     &SPLIT
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Roles, roles};
+
+    #[test]
+    fn a_word_has_every_role_its_lists_give_it() {
+        let may = roles("may");
+        assert_eq!(
+            (may.empty, may.month),
+            (true, Some(5)),
+            "a stopword and a month"
+        );
+        assert!(roles("never").negation && !roles("never").empty);
+        assert!(roles("shipped").status);
+        assert_eq!(roles("sunday").weekday, Some(6));
+        assert_eq!(roles("twelve").number, Some(12));
+        assert!(roles("thanks").empty, "a courtesy word");
+        assert_eq!(roles("parcel"), Roles::default());
+    }
+}
