@@ -175,8 +175,7 @@ impl Analysis {
 
     fn add(&mut self, piece: Piece) {
         match piece {
-            Piece::Word(word) => {
-                let roles = lexicon::roles(&word);
+            Piece::Word(word, roles) => {
                 if roles.negation {
                     self.negation.get_or_insert(word);
                     return;

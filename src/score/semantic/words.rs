@@ -29,7 +29,8 @@ pub(super) struct Date {
 /// A word as read: a plain word, or one that states a fact.
 #[derive(Clone, Debug)]
 pub(super) enum Piece {
-    Word(String),
+    /// A plain word, with what the word lists make of it (read once, when it was classified).
+    Word(String, lexicon::Roles),
     Number(Number),
     /// Letters and digits together: `ord-12345`, `10:30`.
     Id(String),
@@ -144,7 +145,7 @@ fn classify(word: String) -> Raw {
             value: f64::from(value),
         }));
     }
-    Raw::Piece(Piece::Word(word))
+    Raw::Piece(Piece::Word(word, roles))
 }
 
 /// `2026-04-18`, `4/18`, `4/18/2026`, `18/4/26` (day first only when it cannot be a month).
@@ -223,7 +224,7 @@ fn join_dates(raw: Vec<Raw>) -> Vec<Piece> {
                 let after_day = i + 1 + usize::from(day.is_some());
                 let year = year_at(after_day);
                 out.push(if day.is_none() && year.is_none() && word == "may" {
-                    Piece::Word(word.clone())
+                    Piece::Word(word.clone(), lexicon::roles(word))
                 } else {
                     Piece::Date(Date {
                         year,
@@ -234,7 +235,7 @@ fn join_dates(raw: Vec<Raw>) -> Vec<Piece> {
                 i = after_day + usize::from(year.is_some());
             }
             Raw::Piece(piece) => {
-                let of = matches!(raw.get(i + 1), Some(Raw::Piece(Piece::Word(w))) if w == "of");
+                let of = matches!(raw.get(i + 1), Some(Raw::Piece(Piece::Word(w, _))) if w == "of");
                 let at = i + 1 + usize::from(of);
                 match (day_at(i), raw.get(at)) {
                     (Some(day), Some(Raw::Month(month, _))) => {
