@@ -10,37 +10,50 @@
 //! which serde cannot do), so there are no types to generate from: their schemas are written by
 //! hand in `schemas/`, embedded here, and tested against the example files, fixtures and the
 //! shared corpus (tests/it/schema.rs, tests/it/format_schemas.rs).
+//!
+//! Each is embedded without its indentation (build.rs): [`indented`] gives it back as written.
 
 /// `goldgate.yaml` (see [`crate::config`]).
-pub const CONFIG_SCHEMA: &str = include_str!("../schemas/config.schema.json");
+pub const CONFIG_SCHEMA: &str = include_str!(concat!(env!("OUT_DIR"), "/config.schema.json"));
 
 /// A gecx `*.scenario.yaml` (see [`crate::formats::gecx`]).
-pub const SCENARIO_SCHEMA: &str = include_str!("../schemas/scenario.schema.json");
+pub const SCENARIO_SCHEMA: &str = include_str!(concat!(env!("OUT_DIR"), "/scenario.schema.json"));
 
 /// A SCRAPI platform golden, hand-written or exported (see [`crate::formats::scrapi`]).
-pub const SCRAPI_GOLDEN_SCHEMA: &str = include_str!("../schemas/scrapi-golden.schema.json");
+pub const SCRAPI_GOLDEN_SCHEMA: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/scrapi-golden.schema.json"));
 
 /// A SCRAPI turn-eval file (see [`crate::formats::scrapi::turn_eval`]).
-pub const TURN_EVAL_SCHEMA: &str = include_str!("../schemas/turn-eval.schema.json");
+pub const TURN_EVAL_SCHEMA: &str = include_str!(concat!(env!("OUT_DIR"), "/turn-eval.schema.json"));
 
 /// A SCRAPI tool-test file (see [`crate::formats::scrapi::tool_test`]).
-pub const TOOL_TEST_SCHEMA: &str = include_str!("../schemas/tool-test.schema.json");
+pub const TOOL_TEST_SCHEMA: &str = include_str!(concat!(env!("OUT_DIR"), "/tool-test.schema.json"));
 
 /// A SCRAPI simulation file (see [`crate::formats::scrapi::simulation`]).
-pub const SIMULATION_SCHEMA: &str = include_str!("../schemas/simulation.schema.json");
+pub const SIMULATION_SCHEMA: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/simulation.schema.json"));
 
 /// A Regtrace golden set (see [`crate::formats::regtrace`]).
-pub const REGTRACE_SCHEMA: &str = include_str!("../schemas/regtrace.schema.json");
+pub const REGTRACE_SCHEMA: &str = include_str!(concat!(env!("OUT_DIR"), "/regtrace.schema.json"));
 
 /// One row of a CX Agent Studio golden CSV, as an object keyed by column (see
 /// [`crate::formats::ces_csv`]): a CSV has no JSON form, so this documents the columns and the
 /// values they take rather than validating a file.
-pub const CES_CSV_SCHEMA: &str = include_str!("../schemas/ces-csv.schema.json");
+pub const CES_CSV_SCHEMA: &str = include_str!(concat!(env!("OUT_DIR"), "/ces-csv.schema.json"));
 
 /// The JSON report written by `--output` and `--update-baseline`, of this build's
 /// [`crate::results::SCHEMA_VERSION`]: generated from the report's types
-/// (`goldgate_core::results::schema`), checked in, and embedded as written.
-pub const REPORT_SCHEMA: &str = include_str!("../schemas/report.schema.json");
+/// (`goldgate_core::results::schema`) and checked in.
+pub const REPORT_SCHEMA: &str = include_str!(concat!(env!("OUT_DIR"), "/report.schema.json"));
+
+/// A schema as checked in under `schemas/`: indented by two spaces, with a final newline.
+pub fn indented(schema: &str) -> String {
+    let value: serde_json::Value =
+        serde_json::from_str(schema).expect("build.rs embeds each schema as valid JSON");
+    let mut text = serde_json::to_string_pretty(&value).expect("a JSON value serializes");
+    text.push('\n');
+    text
+}
 
 /// The help after `goldgate schema --help`'s options: the kinds, and how editors use them.
 pub const KINDS_HELP: &str = "\

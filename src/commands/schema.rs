@@ -22,7 +22,7 @@ pub fn run(args: &SchemaArgs) -> anyhow::Result<Exit> {
         SchemaName::Report => schema::REPORT_SCHEMA,
     };
     let mut out = super::stdout();
-    out.write_all(text.as_bytes())?;
+    out.write_all(schema::indented(text).as_bytes())?;
     out.flush()?;
     Ok(Exit::Success)
 }
