@@ -10,6 +10,7 @@ macro_rules! eprintln {
     }};
 }
 
+mod allocator;
 mod cli;
 mod commands;
 
@@ -20,6 +21,9 @@ use clap::Parser;
 
 use cli::{Cli, Command};
 use goldgate::exit::Exit;
+
+#[global_allocator]
+static ALLOCATOR: allocator::Split = allocator::Split;
 
 fn main() -> ExitCode {
     give_large_buffers_back();
@@ -51,12 +55,13 @@ fn main() -> ExitCode {
 
 /// glibc serves a block freed past its mmap threshold from the heap the next time, raising
 /// that threshold up to 32 MiB: a run reading replies of megabytes then keeps every one it
-/// freed, per thread's arena. A fixed threshold maps each large buffer and gives it back.
+/// freed, per thread's arena. A fixed threshold maps each large buffer (those
+/// [`allocator::Split`] hands to glibc) and gives it back.
 fn give_large_buffers_back() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter, before any thread starts.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1024 * 1024);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, allocator::LARGE as libc::c_int);
     }
 }
 

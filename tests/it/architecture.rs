@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use scan::{Place, code_of, named_modules, uses_macro_use};
 
-/// ARCHITECTURE.md's layers of goldgate, top first. `binary` stands for `main.rs`, `cli.rs`
-/// (and `cli/`), `commands/`.
+/// ARCHITECTURE.md's layers of goldgate, top first. `binary` stands for `main.rs`,
+/// `allocator.rs`, `cli.rs` (and `cli/`), `commands/`.
 const LAYERS: &[&[&str]] = &[
     &["binary"],
     &["app", "schema"],
@@ -41,7 +41,7 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["model", "transcript", "atomic", "exit", "secrets"],
 ];
 
-const BINARY: [&str; 4] = ["main.rs", "cli.rs", "cli", "commands"];
+const BINARY: [&str; 5] = ["main.rs", "allocator.rs", "cli.rs", "cli", "commands"];
 
 /// One crate: where its sources are, the layers its files may name (top first), whether it
 /// has goldgate's binary.
