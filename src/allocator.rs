@@ -1,11 +1,12 @@
 //! The process's allocator: mimalloc for small blocks, the system's for large ones.
 //!
 //! A run allocates and frees a great many small blocks (parsed goldens, requests, replies,
-//! scores), which mimalloc serves with a fifth less CPU than glibc's malloc. But mimalloc keeps
-//! freed memory a while to serve the next request from it, and replies of megabytes then add
-//! up: 100 replies of 10 MB at `--concurrency 16` peaked at 212 MB with mimalloc alone, 106 MB
-//! with glibc alone. glibc maps each block past its mmap threshold (1 MiB, set in `main`) on
-//! its own and unmaps it when freed, so blocks that large go to it: split, 142 MB.
+//! scores), which mimalloc serves with a fifth less CPU than glibc's malloc (a third less than
+//! musl's, in the static release binary). But mimalloc keeps freed memory a while to serve the
+//! next request from it, and replies of megabytes then add up: 100 replies of 10 MB at
+//! `--concurrency 16` peaked at 212 MB with mimalloc alone, 106 MB with glibc alone. glibc
+//! maps each block past its mmap threshold (1 MiB, set in `main`) on its own and unmaps it when
+//! freed, as musl does past 128 KiB, so blocks that large go to them: split, 142 MB.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
