@@ -218,7 +218,7 @@ fn variable_defaults(app: &Value) -> Map<String, Value> {
 
 /// The operationIds of an OpenAPI schema (YAML or JSON), in the order written.
 fn operation_ids(schema: &str) -> Vec<String> {
-    let Ok(schema) = serde_saphyr::from_str::<Value>(schema) else {
+    let Ok(schema) = crate::yaml::parse(schema).map(|root| root.to_json()) else {
         return Vec::new();
     };
     let paths = schema["paths"].as_object().into_iter().flatten();

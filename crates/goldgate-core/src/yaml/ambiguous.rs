@@ -3,8 +3,6 @@
 //! goldens move between tools (`goldgate convert`, copy and paste): quoted, the value is the
 //! same text everywhere.
 
-use granit_parser::{Event, Parser, ScalarStyle, StrInput};
-
 use super::scalars::{Reading, Schema};
 use crate::diagnostic::{Code, Diagnostics, Position};
 
@@ -41,10 +39,12 @@ pub(super) fn check(
     })
 }
 
-/// The ambiguous plain values of `text`, by a parse of their own: for the documents the
-/// tree builder leaves to serde-saphyr (anchors, tags), whose events it does not see.
-/// Keys are left alone: the formats read every key as a name.
-pub(super) fn scan(text: &str) -> Vec<Ambiguous> {
+/// The ambiguous plain values of `text`, by a parse of their own: what the tree builder must
+/// find in its one pass. Keys are left alone: the formats read every key as a name.
+#[cfg(test)]
+fn scan(text: &str) -> Vec<Ambiguous> {
+    use granit_parser::{Event, Parser, ScalarStyle, StrInput};
+
     let loaders = loaders(text);
     let mut found = Vec::new();
     // Per open collection: `None` for a sequence, `Some(awaiting a key)` for a mapping.
@@ -190,8 +190,8 @@ mod tests {
     }
 
     #[test]
-    fn a_document_left_to_serde_saphyr_is_scanned_alike() {
-        // An anchor sends the document down serde-saphyr's path, which sees no events.
+    fn a_document_with_anchors_and_aliases_is_scanned_alike() {
+        // A value replayed by an alias is warned about once, where it is written.
         let text = "base: &b {opt_in: on}\nturns:\n  - args: *b\n    when: 2024-01-31\n";
         let at: Vec<(u32, u32)> = warnings(text).iter().map(|(l, c, _)| (*l, *c)).collect();
         assert_eq!(at, [(1, 19), (4, 11)]);

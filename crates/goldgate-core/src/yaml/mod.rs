@@ -6,15 +6,17 @@
 //! [`Node`] tree, and [`Fields`] walks each mapping, taking known keys and reporting unknown ones
 //! with a "did you mean".
 //!
-//! serde-saphyr defines what a document means: its alias and nesting budget guard against
-//! billion-laughs and deep nesting, duplicate keys are an error, and its messages are the ones
-//! users see. Going through serde costs a map per node for the positions, so the documents
-//! goldens are made of (no tags, anchors or merge keys, no errors) are built straight from the
-//! parser's events by `events`, about three times faster, and anything else goes to serde-saphyr.
+//! `build` makes the tree from granit-parser's events in one pass: anchors, aliases, merge
+//! keys and tags expanded, duplicate keys an error, and limits on nodes, nesting, text and
+//! alias replays that refuse billion-laughs and pathological nesting in milliseconds. The
+//! documents it accepts and the trees it builds are those of serde-saphyr, which goldgate used
+//! before and which its tests still compare against.
 
 mod ambiguous;
+mod build;
 mod comments;
-mod events;
+mod resolve;
+#[cfg(test)]
 mod saphyr;
 pub mod scalars;
 
@@ -279,11 +281,7 @@ fn parse_document(
             code: Code::E001,
         });
     }
-    if text.trim().is_empty()
-        || text
-            .lines()
-            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
-    {
+    if is_blank(text) {
         let empty = Node {
             value: Value::Null,
             line: 1,
@@ -293,16 +291,15 @@ fn parse_document(
     }
     let loaders = scan.then(|| ambiguous::loaders(text));
     let schema = schema.for_document(text);
-    let (mut root, found) = match events::parse(text, schema, loaders) {
-        Some(parsed) => parsed,
-        // serde-saphyr's tree comes without events: a scan of its own finds the values.
-        None => (
-            saphyr::parse(text, schema)?,
-            loaders.map_or_else(Vec::new, |_| ambiguous::scan(text)),
-        ),
-    };
+    let (mut root, found) = build::parse(text, schema, loaders)?;
     comments::attach(&mut root, text);
     Ok((root, found))
+}
+
+/// Whether a text holds no document: nothing but blank and comment lines.
+fn is_blank(text: &str) -> bool {
+    text.lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
 }
 
 /// Walks one mapping: take keys by name, then [`Fields::finish`] reports the ones nobody took.
@@ -494,8 +491,8 @@ pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
     {
         Some(format!(
             "the file is past goldgate's YAML limits ({MAX_NODES} nodes, 64 levels of nesting, \
-             50,000 aliases, {MAX_ALIAS_EVENTS} events expanded from aliases, {} MiB of text \
-             with aliases expanded); split it into several files",
+             {MAX_ALIAS_EVENTS} events recorded under anchors and as many replayed by aliases, \
+             {} MiB of text with aliases expanded); split it into several files",
             MAX_SCALAR_BYTES / (1024 * 1024)
         ))
     } else {

@@ -1,11 +1,10 @@
-//! The reference path of [`super::parse`]: serde-saphyr deserializes into [`Node`] and defines
-//! what goldgate accepts. Its alias and nesting budget guard against billion-laughs and deep
-//! nesting, duplicate keys are an error, and its messages are the ones `goldgate lint` prints.
-
+//! serde-saphyr, the parser goldgate read YAML with before `build`, kept for the tests as the
+//! reference: the documents `build` accepts and the trees it builds, positions included, are
+//! serde-saphyr's under the same limits.
 //!
-//! serde-saphyr resolves plain scalars by its own rules (serde-saphyr's, which goldgate's own
-//! files are read by). For a golden, whose format's loader has other rules, each plain untagged
-//! scalar is read again from its text, found by the byte offset serde-saphyr's span gives.
+//! serde-saphyr resolves plain scalars by its own rules (goldgate's own files are read by
+//! them). For a golden, whose format's loader has other rules, each plain untagged scalar is
+//! read again from its text, found by the byte offset serde-saphyr's span gives.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -84,8 +83,6 @@ fn parse_here(text: &str, schema: Schema) -> Result<Node, ParseError> {
             } else {
                 Code::E001
             };
-            let message = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
-            let message = worded_breach(&message).unwrap_or(message);
             Err(ParseError {
                 line,
                 column,
@@ -94,31 +91,6 @@ fn parse_here(text: &str, schema: Schema) -> Result<Node, ParseError> {
             })
         }
     }
-}
-
-/// serde-saphyr names a breached budget by its Rust name (`budget breached:
-/// RecordedAnchorEvents { .. }`); the user gets the limit in words, and where it was met.
-fn worded_breach(message: &str) -> Option<String> {
-    let breach = message.strip_prefix("budget breached: ")?;
-    let place = breach.find(" at line ").map_or("", |at| &breach[at..]);
-    let what = if breach.starts_with("RecordedAnchorEvents") || breach.starts_with("alias replay") {
-        format!(
-            "anchors and aliases expand to more than {} events",
-            super::MAX_ALIAS_EVENTS
-        )
-    } else if breach.starts_with("ScalarBytes") {
-        format!(
-            "its text, aliases expanded, is more than {} MiB",
-            super::MAX_SCALAR_BYTES / (1024 * 1024)
-        )
-    } else if breach.starts_with("Nodes") {
-        format!("more than {} nodes", super::MAX_NODES)
-    } else if breach.starts_with("Depth") {
-        "nested deeper than 64 levels".to_owned()
-    } else {
-        return None;
-    };
-    Some(format!("{what}{place}"))
 }
 
 /// How a golden's plain scalars are read again: its format's schema, and the text of every
@@ -156,17 +128,14 @@ impl Reread {
         else {
             return Ok(value);
         };
-        let reading = self.schema.read(text);
-        super::events::value_of(reading, text.into()).ok_or_else(|| ParseError {
-            line: at.0,
-            column: at.1,
-            message: format!(
-                "`{text}` is {} to {}, which JSON cannot hold; quote it to keep the text",
-                reading.describe(),
-                self.schema.describe()
-            ),
-            code: Code::E001,
-        })
+        super::resolve::scalar(text.into(), ScalarStyle::Plain, None, self.schema).map_err(
+            |message| ParseError {
+                line: at.0,
+                column: at.1,
+                message,
+                code: Code::E001,
+            },
+        )
     }
 }
 
@@ -283,34 +252,5 @@ impl<'de> Deserialize<'de> for Raw {
             }
         }
         deserializer.deserialize_any(RawVisitor)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Found by tests/it/lint_mutants.rs: a flow mapping nested past the budget overflowed the
-    /// stack of a 2 MiB thread in a debug build before serde-saphyr reported the breach.
-    /// Windows gives its main thread 1 MiB.
-    #[test]
-    fn nesting_past_the_budget_is_an_error_on_a_small_stack() {
-        let text = format!(
-            "id: x\nwhen: {}1{}\n",
-            "{a: ".repeat(10_000),
-            "}".repeat(10_000)
-        );
-        let err = std::thread::Builder::new()
-            .stack_size(1 << 20)
-            .spawn(move || parse(&text, Schema::Goldgate).unwrap_err())
-            .unwrap()
-            .join()
-            .unwrap();
-        assert_eq!((err.code, err.line), (Code::E001, 2));
-        assert!(
-            err.message.starts_with("nested deeper than 64 levels"),
-            "{}",
-            err.message
-        );
     }
 }

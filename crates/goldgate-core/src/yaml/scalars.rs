@@ -78,7 +78,7 @@ impl Schema {
     }
 
     /// What the plain scalar `text` reads as under these rules. Not for [`Schema::Goldgate`],
-    /// whose rules (serde-saphyr's) live beside its parser in `events`.
+    /// whose rules (serde-saphyr's) are in `resolve`.
     pub fn read(self, text: &str) -> Reading {
         if plainly_text(text) {
             return Reading::Text;

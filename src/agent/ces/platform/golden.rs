@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 use crate::formats::scrapi::write;
 use crate::formats::write::Losses;
 use crate::model::{Case, Format};
+use crate::yaml::{self, Schema};
 
 /// An evaluation before its expectations are resolved into resource names.
 #[derive(Debug, PartialEq)]
@@ -167,7 +168,8 @@ fn source<'s>(case: &Case, sources: &'s mut Sources) -> Option<&'s Value> {
         [cwd.join(&file), root.join(&file)]
             .iter()
             .find_map(|path| std::fs::read_to_string(path).ok())
-            .and_then(|text| serde_saphyr::from_str::<Value>(&text).ok())
+            .and_then(|text| yaml::parse_as(&text, Schema::PyYaml).ok())
+            .map(|root| root.to_json())
     });
     source.as_ref()
 }
@@ -194,9 +196,10 @@ fn as_written(case: &Case, sources: &mut Sources) -> Option<(Value, Value)> {
 
 /// The case written as a one-conversation SCRAPI golden, that conversation.
 fn rewritten(case: &Case) -> Result<Value, String> {
-    let yaml = write::write(std::slice::from_ref(case), &mut Losses::default());
-    let golden: Value = serde_saphyr::from_str(&yaml)
-        .map_err(|e| format!("the case could not be written as a SCRAPI golden: {e}"))?;
+    let text = write::write(std::slice::from_ref(case), &mut Losses::default());
+    let golden = yaml::parse_as(&text, Schema::PyYaml)
+        .map_err(|e| format!("the case could not be written as a SCRAPI golden: {e}"))?
+        .to_json();
     Ok(golden["conversations"][0].clone())
 }
 

@@ -1,0 +1,572 @@
+//! The [`Node`] tree built from granit-parser's events, in one pass and without recursion:
+//! anchors and aliases, merge keys (`<<`), tags, duplicate keys, and the limits that keep a
+//! hostile file small and quick to refuse (nodes, nesting, text and alias replays).
+//!
+//! A replayed alias is a copy placed where the alias is written, as serde-saphyr placed it;
+//! merged entries come after a mapping's own, which win over them.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use granit_parser::{Event, Parser, ScalarStyle, ScanError, Span, StrInput, Tag};
+
+use super::ambiguous::{self, Ambiguous};
+use super::scalars::Schema;
+use super::{Key, Node, ParseError, Value, resolve};
+use crate::diagnostic::Code;
+
+/// The deepest nesting of lists and mappings a document may have.
+pub(super) const MAX_DEPTH: usize = 64;
+
+/// Builds the tree of a non-empty document with plain scalars read by `schema`; with
+/// `loaders`, also the plain values they read differently (in the same pass: a second parse
+/// would double a golden's load time).
+pub(super) fn parse(
+    text: &str,
+    schema: Schema,
+    loaders: Option<[Schema; 3]>,
+) -> Result<(Node, Vec<Ambiguous>), ParseError> {
+    // Few comments buffered while looking ahead: too many is a parse error.
+    let options = granit_parser::options! { max_buffered_comment_events: 32 };
+    let mut builder = Builder {
+        schema,
+        loaders,
+        ..Builder::default()
+    };
+    for item in Parser::with_options(StrInput::new(text), options) {
+        let (event, span) = item.map_err(syntax_error)?;
+        if builder.event(event, &span)? {
+            break;
+        }
+    }
+    let root = builder.root.expect("the parser ends every stream");
+    Ok((root, builder.ambiguous))
+}
+
+fn syntax_error(err: ScanError) -> ParseError {
+    let mark = err.marker();
+    refuse((mark.line() as u32, mark.col() as u32 + 1), err.info())
+}
+
+/// A YAML error at `at`.
+fn refuse(at: (u32, u32), message: String) -> ParseError {
+    located(at, message, Code::E001)
+}
+
+/// An error at `at`, whose message ends with the place: a diagnostic's prefix names the line
+/// only.
+fn located((line, column): (u32, u32), message: String, code: Code) -> ParseError {
+    ParseError {
+        line,
+        column,
+        message: format!("{message} at line {line}, column {column}"),
+        code,
+    }
+}
+
+/// Line and column (1-based, in characters) of the event's start.
+fn position(span: &Span) -> (u32, u32) {
+    (span.start.line() as u32, span.start.col() as u32 + 1)
+}
+
+#[derive(Default)]
+struct Builder {
+    schema: Schema,
+    /// The reference loaders whose disagreements are collected, if asked.
+    loaders: Option<[Schema; 3]>,
+    ambiguous: Vec<Ambiguous>,
+    /// The open collections, outermost first.
+    stack: Vec<Open>,
+    root: Option<Node>,
+    anchors: HashMap<usize, Anchored>,
+    spent: Size,
+    /// Events recorded under anchors, and replayed by aliases: each at most
+    /// [`super::MAX_ALIAS_EVENTS`].
+    recorded: usize,
+    replayed: usize,
+}
+
+struct Open {
+    line: u32,
+    column: u32,
+    anchor: usize,
+    container: Container,
+}
+
+enum Container {
+    Seq(Vec<Node>),
+    Map(Mapping),
+}
+
+#[derive(Default)]
+struct Mapping {
+    entries: Vec<(Key, Node)>,
+    pending: Option<Pending>,
+    /// What `<<` keys merge in, in order.
+    merged: Vec<Node>,
+    /// Keys compared by another identity than their text (see [`resolve::key_identity`]), by
+    /// entry index.
+    identities: Vec<(usize, String)>,
+}
+
+/// What a mapping's next value belongs to.
+enum Pending {
+    Key(Key),
+    Merge,
+}
+
+/// A node an anchor names, and what replaying it costs.
+struct Anchored {
+    node: Node,
+    size: Size,
+}
+
+/// What a document holds, for its limits.
+#[derive(Clone, Copy, Default)]
+struct Size {
+    nodes: usize,
+    events: usize,
+    scalar_bytes: usize,
+    /// Levels of lists and mappings (0 for a scalar).
+    height: usize,
+}
+
+impl Size {
+    fn of(node: &Node) -> Size {
+        let mut size = Size::default();
+        let mut stack = vec![(node, 0)];
+        while let Some((node, depth)) = stack.pop() {
+            size.nodes += 1;
+            size.events += 1;
+            match &node.value {
+                Value::Str(text) => size.scalar_bytes += text.len(),
+                Value::Seq(items) => {
+                    size.events += 1;
+                    size.height = size.height.max(depth + 1);
+                    stack.extend(items.iter().map(|item| (item, depth + 1)));
+                }
+                Value::Map(entries) => {
+                    size.events += 1;
+                    size.height = size.height.max(depth + 1);
+                    for (key, value) in entries {
+                        size.nodes += 1;
+                        size.events += 1;
+                        size.scalar_bytes += key.name.len();
+                        stack.push((value, depth + 1));
+                    }
+                }
+                Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}
+            }
+        }
+        size
+    }
+}
+
+impl Builder {
+    /// Takes one event; `true` at the end of the stream.
+    fn event(&mut self, event: Event<'_>, span: &Span) -> Result<bool, ParseError> {
+        self.spent.events += 1;
+        if self.spent.events > super::MAX_EVENTS {
+            let message = format!("more than {} YAML events", super::MAX_EVENTS);
+            return Err(refuse(position(span), message));
+        }
+        let opens_node = matches!(
+            event,
+            Event::Scalar(..)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+                | Event::Alias(_)
+        );
+        if opens_node && self.root.is_some() {
+            let message = "multiple YAML documents in one file; goldgate reads one a file";
+            return Err(refuse(position(span), message.to_owned()));
+        }
+        match event {
+            Event::StreamStart | Event::DocumentEnd | Event::Comment(..) | Event::Anchor(..) => {}
+            Event::DocumentStart(..) => {}
+            Event::StreamEnd => {
+                // A stream of markers alone is a null document, where the stream ends.
+                let (line, column) = position(span);
+                self.root.get_or_insert(Node {
+                    value: Value::Null,
+                    line,
+                    column,
+                });
+                return Ok(true);
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                self.scalar(value, style, anchor, tag.as_deref(), span)?;
+            }
+            Event::SequenceStart(_, anchor, tag) => {
+                resolve::collection(tag.as_deref(), false)
+                    .map_err(|message| refuse(position(span), message))?;
+                self.open(Container::Seq(Vec::new()), anchor, span)?;
+            }
+            Event::MappingStart(_, anchor, tag) => {
+                resolve::collection(tag.as_deref(), true)
+                    .map_err(|message| refuse(position(span), message))?;
+                self.open(Container::Map(Mapping::default()), anchor, span)?;
+            }
+            Event::SequenceEnd | Event::MappingEnd => self.close()?,
+            Event::Alias(id) => self.alias(id, span)?,
+            Event::UnresolvedAlias(name) => {
+                return Err(refuse(position(span), format!("unknown anchor `{name}`")));
+            }
+            // A kind of event newer than this builder: refused rather than skipped.
+            other => {
+                let message = format!("a YAML construct goldgate cannot read ({other:?})");
+                return Err(refuse(position(span), message));
+            }
+        }
+        Ok(false)
+    }
+
+    fn count(&mut self, size: Size, at: (u32, u32)) -> Result<(), ParseError> {
+        self.spent.nodes += size.nodes;
+        self.spent.scalar_bytes += size.scalar_bytes;
+        if self.spent.nodes > super::MAX_NODES {
+            return Err(refuse(at, over_nodes()));
+        }
+        if self.spent.scalar_bytes > super::MAX_SCALAR_BYTES {
+            return Err(refuse(
+                at,
+                format!(
+                    "its text, aliases expanded, is more than {} MiB",
+                    super::MAX_SCALAR_BYTES / (1024 * 1024)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn awaits_key(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Open {
+                container: Container::Map(Mapping { pending: None, .. }),
+                ..
+            })
+        )
+    }
+
+    fn scalar(
+        &mut self,
+        value: Cow<'_, str>,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<&Tag>,
+        span: &Span,
+    ) -> Result<(), ParseError> {
+        let at = position(span);
+        let size = Size {
+            nodes: 1,
+            scalar_bytes: value.len(),
+            ..Size::default()
+        };
+        self.count(size, at)?;
+        if self.awaits_key() {
+            resolve::key(tag).map_err(|message| refuse(at, message))?;
+            let node = Node {
+                value: Value::Str(value.as_ref().to_owned()),
+                line: at.0,
+                column: at.1,
+            };
+            if anchor != 0 {
+                self.record(anchor, &node)?;
+            }
+            if resolve::is_null_key(&value, style, tag) {
+                return Err(refuse(at, "a mapping key may not be null".to_owned()));
+            }
+            let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
+            return self.key(value, style, merge, at);
+        }
+        if let (Some(loaders), ScalarStyle::Plain, None) = (self.loaders, style, tag) {
+            self.ambiguous.extend(ambiguous::check(&value, loaders, at));
+        }
+        let value = resolve::scalar(value, style, tag, self.schema)
+            .map_err(|message| refuse(at, message))?;
+        let node = Node {
+            value,
+            line: at.0,
+            column: at.1,
+        };
+        self.finish(node, anchor)
+    }
+
+    /// Takes a scalar as the key of the innermost mapping, or as a merge (`<<`).
+    fn key(
+        &mut self,
+        name: Cow<'_, str>,
+        style: ScalarStyle,
+        merge: bool,
+        at: (u32, u32),
+    ) -> Result<(), ParseError> {
+        let Some(Open {
+            container: Container::Map(mapping),
+            ..
+        }) = self.stack.last_mut()
+        else {
+            unreachable!("a key is awaited only in a mapping");
+        };
+        if merge {
+            mapping.pending = Some(Pending::Merge);
+            return Ok(());
+        }
+        if let Some(identity) = resolve::key_identity(&name, style) {
+            mapping.identities.push((mapping.entries.len(), identity));
+        }
+        mapping.pending = Some(Pending::Key(Key {
+            name: name.into_owned(),
+            line: at.0,
+            column: at.1,
+            comments: Vec::new(),
+        }));
+        Ok(())
+    }
+
+    fn open(&mut self, container: Container, anchor: usize, span: &Span) -> Result<(), ParseError> {
+        let at = position(span);
+        self.count(
+            Size {
+                nodes: 1,
+                ..Size::default()
+            },
+            at,
+        )?;
+        if self.awaits_key() {
+            return Err(refuse(at, not_a_key(&container)));
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(refuse(at, nested_too_deep()));
+        }
+        self.stack.push(Open {
+            line: at.0,
+            column: at.1,
+            anchor,
+            container,
+        });
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), ParseError> {
+        let open = self
+            .stack
+            .pop()
+            .expect("the parser closes only what it opened");
+        let value = match open.container {
+            Container::Seq(items) => Value::Seq(items),
+            Container::Map(mapping) => Value::Map(mapping.finish()?),
+        };
+        let node = Node {
+            value,
+            line: open.line,
+            column: open.column,
+        };
+        self.finish(node, open.anchor)
+    }
+
+    /// A finished node: recorded under its anchor, then handed to its parent.
+    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), ParseError> {
+        if anchor != 0 {
+            self.record(anchor, &node)?;
+        }
+        self.push(node)
+    }
+
+    fn record(&mut self, anchor: usize, node: &Node) -> Result<(), ParseError> {
+        let size = Size::of(node);
+        self.recorded += size.events;
+        if self.recorded > super::MAX_ALIAS_EVENTS {
+            return Err(refuse((node.line, node.column), over_aliases()));
+        }
+        let anchored = Anchored {
+            node: node.clone(),
+            size,
+        };
+        self.anchors.insert(anchor, anchored);
+        Ok(())
+    }
+
+    fn alias(&mut self, id: usize, span: &Span) -> Result<(), ParseError> {
+        let at = position(span);
+        let Some(anchored) = self.anchors.get(&id) else {
+            return Err(refuse(
+                at,
+                "an alias inside the node its anchor names (a cycle)".to_owned(),
+            ));
+        };
+        let size = anchored.size;
+        self.replayed += size.events;
+        if self.replayed > super::MAX_ALIAS_EVENTS {
+            return Err(refuse(at, over_aliases()));
+        }
+        self.spent.events += size.events;
+        if self.stack.len() + size.height > MAX_DEPTH {
+            return Err(refuse(at, nested_too_deep()));
+        }
+        let mut node = anchored.node.clone();
+        self.count(size, at)?;
+        relocate(&mut node, at);
+        if self.awaits_key() {
+            return match node.value {
+                Value::Str(name) => self.key(Cow::Owned(name), ScalarStyle::Plain, false, at),
+                Value::Null => Err(refuse(at, "a mapping key may not be null".to_owned())),
+                _ => Err(refuse(
+                    at,
+                    format!("a mapping key must be text, not {}", node.kind()),
+                )),
+            };
+        }
+        self.push(node)
+    }
+
+    /// Hands a finished node to the collection it belongs to, or makes it the root.
+    fn push(&mut self, node: Node) -> Result<(), ParseError> {
+        match self.stack.last_mut() {
+            Some(Open {
+                container: Container::Seq(items),
+                ..
+            }) => items.push(node),
+            Some(Open {
+                container: Container::Map(mapping),
+                ..
+            }) => match mapping.pending.take() {
+                Some(Pending::Key(key)) => mapping.entries.push((key, node)),
+                Some(Pending::Merge) => mapping.merge(node)?,
+                None => unreachable!("a scalar key is taken by `key`, a collection refused"),
+            },
+            None => self.root = Some(node),
+        }
+        Ok(())
+    }
+}
+
+impl Mapping {
+    /// Takes the value of a `<<` key: a mapping, or a list of mappings. Each merged entry is
+    /// placed where its mapping is written in the merge.
+    fn merge(&mut self, mut node: Node) -> Result<(), ParseError> {
+        let at = (node.line, node.column);
+        match node.value {
+            // `<<:` alone merges nothing.
+            Value::Null => {}
+            Value::Map(_) => {
+                relocate(&mut node, at);
+                self.merged.push(node);
+            }
+            Value::Seq(items) if items.iter().all(|item| item.as_map().is_some()) => {
+                self.merged.extend(items.into_iter().map(|mut item| {
+                    let at = (item.line, item.column);
+                    relocate(&mut item, at);
+                    item
+                }));
+            }
+            _ => {
+                return Err(refuse(
+                    at,
+                    "a merge key (`<<`) takes a mapping or a list of mappings".to_owned(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The entries: its own, refusing a repeated key, then the merged ones it lacks.
+    fn finish(self) -> Result<Vec<(Key, Node)>, ParseError> {
+        let Mapping {
+            mut entries,
+            merged,
+            identities,
+            ..
+        } = self;
+        if let Some((first, again)) = repeated_key(&entries, &identities) {
+            let (key, first) = (&entries[again].0, &entries[first].0);
+            let mut err = located(
+                (key.line, key.column),
+                format!("duplicate mapping key `{}`", key.name),
+                Code::E005,
+            );
+            err.message
+                .push_str(&format!(" (first at line {})", first.line));
+            return Err(err);
+        }
+        if merged.is_empty() {
+            return Ok(entries);
+        }
+        let mut present: std::collections::HashSet<String> =
+            entries.iter().map(|(key, _)| key.name.clone()).collect();
+        for source in merged {
+            let Value::Map(from) = source.value else {
+                unreachable!("only mappings are merged");
+            };
+            for (key, value) in from {
+                if present.insert(key.name.clone()) {
+                    entries.push((key, value));
+                }
+            }
+        }
+        Ok(entries)
+    }
+}
+
+/// The first key a mapping repeats, as the indices of its first and second occurrence.
+fn repeated_key(entries: &[(Key, Node)], identities: &[(usize, String)]) -> Option<(usize, usize)> {
+    let identity = |i: usize| {
+        identities
+            .iter()
+            .find(|(index, _)| *index == i)
+            .map_or(entries[i].0.name.as_str(), |(_, identity)| {
+                identity.as_str()
+            })
+    };
+    // Mappings are small: compare pairs, else remember what was seen.
+    if entries.len() <= 16 {
+        return (0..entries.len())
+            .find_map(|i| (0..i).find(|&j| identity(j) == identity(i)).map(|j| (j, i)));
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    (0..entries.len()).find_map(|i| seen.insert(identity(i), i).map(|j| (j, i)))
+}
+
+/// Places a replayed copy where its alias is written, every node and key of it.
+fn relocate(node: &mut Node, (line, column): (u32, u32)) {
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        (node.line, node.column) = (line, column);
+        match &mut node.value {
+            Value::Seq(items) => stack.extend(items.iter_mut()),
+            Value::Map(entries) => {
+                for (key, value) in entries.iter_mut() {
+                    (key.line, key.column) = (line, column);
+                    stack.push(value);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn not_a_key(container: &Container) -> String {
+    let kind = match container {
+        Container::Seq(_) => "a list",
+        Container::Map(_) => "a mapping",
+    };
+    format!("a mapping key must be text, not {kind}")
+}
+
+fn nested_too_deep() -> String {
+    format!("nested deeper than {MAX_DEPTH} levels")
+}
+
+fn over_nodes() -> String {
+    format!("more than {} nodes", super::MAX_NODES)
+}
+
+fn over_aliases() -> String {
+    format!(
+        "anchors and aliases expand to more than {} events",
+        super::MAX_ALIAS_EVENTS
+    )
+}
+
+#[cfg(test)]
+mod tests;
