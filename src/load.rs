@@ -83,10 +83,9 @@ pub fn load(found: &[Found]) -> Result<Suite, TooLarge> {
         {
             let listed = index > 0;
             // A golden set listed by a config may also be named directly: load it once, and as
-            // its config reads it (its thresholds and weights), whichever was found first. Only
-            // sets can be reached twice, so only they pay for canonicalizing.
+            // its config reads it (its thresholds and weights), whichever was found first.
             let key = if file.format == Some(Format::RegtraceSet) {
-                fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.to_path_buf())
+                formats::regtrace::set_identity(&file.path)
             } else {
                 file.path.to_path_buf()
             };
@@ -189,7 +188,13 @@ fn load_yaml_text(
             return Ok(vec![LoadedFile::problems(file, format, diags.items)]);
         }
     };
-    tally.add_tree(&file, &root)?;
+    match kind {
+        FileKind::Golden(Format::RegtraceSet) => {
+            let identity = formats::regtrace::set_identity(&file);
+            tally.add_set(identity, &file, &root)?;
+        }
+        _ => tally.add_tree(&file, &root)?,
+    }
     let mut files = load_yaml(file, &root, kind, tally)?;
     if let (FileKind::Golden(_) | FileKind::Simulations, Some(golden)) = (kind, files.first_mut()) {
         let mut diags = Diagnostics::new(&golden.path);

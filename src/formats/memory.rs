@@ -5,6 +5,7 @@
 //! the parsed tree ([`crate::yaml::Node::footprint`]), not the files' bytes, since a small
 //! file whose aliases replay a large scalar holds a copy per replay.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::yaml::{self, Node};
@@ -25,6 +26,8 @@ const CSV_FIELD_BYTES: usize = std::mem::size_of::<String>() + yaml::ALLOCATION_
 pub struct Tally {
     held: usize,
     max: usize,
+    /// The golden sets counted, by [`super::regtrace::set_identity`].
+    sets: HashSet<PathBuf>,
 }
 
 impl Default for Tally {
@@ -36,13 +39,27 @@ impl Default for Tally {
 impl Tally {
     /// A tally against `max` bytes instead of [`MAX_GOLDENS_BYTES`] (for tests).
     fn within(max: usize) -> Self {
-        Self { held: 0, max }
+        Self {
+            held: 0,
+            max,
+            sets: HashSet::new(),
+        }
     }
 
     /// Counts the parsed tree of `file`; past the bound, the error names `file`, and nothing
     /// more should be loaded (its cases included).
     pub fn add_tree(&mut self, file: &Path, root: &Node) -> Result<(), TooLarge> {
         self.add(file, root.footprint())
+    }
+
+    /// Counts a Regtrace golden set's tree once however often it is reached: a set named
+    /// directly and listed by its config is read twice, but the suite keeps one of them.
+    /// `identity` is the set's [`super::regtrace::set_identity`].
+    pub fn add_set(&mut self, identity: PathBuf, file: &Path, root: &Node) -> Result<(), TooLarge> {
+        if !self.sets.insert(identity) {
+            return Ok(());
+        }
+        self.add_tree(file, root)
     }
 
     /// Counts a CSV file's text: it has no aliases, so what it holds is its text and its fields.
@@ -105,6 +122,18 @@ mod tests {
         let over = tally.add_tree(Path::new("three.yaml"), &root).unwrap_err();
         assert_eq!(over.file, Path::new("three.yaml"));
         assert_eq!((over.held, over.max), (3 * per_file, 2 * per_file));
+    }
+
+    #[test]
+    fn a_set_reached_twice_is_counted_once() {
+        let root = yaml::parse("tags: [a, b, c]\n").unwrap();
+        let mut tally = Tally::within(root.footprint());
+        let set = Path::new("sets/s.yaml");
+        assert!(tally.add_set(set.to_path_buf(), set, &root).is_ok());
+        let again = Path::new("./sets/s.yaml");
+        assert!(tally.add_set(set.to_path_buf(), again, &root).is_ok());
+        let other = Path::new("sets/t.yaml");
+        assert!(tally.add_set(other.to_path_buf(), other, &root).is_err());
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod shape;
 
 use std::fs;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use config::{GoldenSetEntry, QualityGates, RegtraceConfig, load_config};
@@ -152,7 +152,7 @@ fn load_set_text(
     let mut diags = Diagnostics::new(path);
     let cases = match yaml::parse_golden(text, super::schema(Format::RegtraceSet)) {
         Ok((root, ambiguous)) => {
-            tally.add_tree(path, &root)?;
+            tally.add_set(set_identity(path), path, &root)?;
             let cases = load_set(&root, defaults, &mut diags);
             yaml::report_ambiguous(&ambiguous, &mut diags);
             cases
@@ -169,6 +169,13 @@ fn load_set_text(
         diagnostics: diags.items,
         floors: Vec::new(),
     })
+}
+
+/// The one path of a golden set however it was reached (named directly, or listed by its
+/// config relative to it): only sets can be reached twice, so only they pay for
+/// canonicalizing.
+pub fn set_identity(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Reads a set file as text, refusing huge files before reading them.
