@@ -442,8 +442,8 @@ impl Builder {
 }
 
 impl Mapping {
-    /// Takes the value of a `<<` key: a mapping, or a list of mappings. Each merged entry is
-    /// placed where its mapping is written in the merge.
+    /// Takes the value of a `<<` key: a mapping, or a list of mappings (a null in either place
+    /// merges nothing). Each merged entry is placed where its mapping is written in the merge.
     fn merge(&mut self, mut node: Node) -> Result<(), ParseError> {
         let at = (node.line, node.column);
         match node.value {
@@ -453,8 +453,13 @@ impl Mapping {
                 relocate(&mut node, at);
                 self.merged.push(node);
             }
-            Value::Seq(items) if items.iter().all(|item| item.as_map().is_some()) => {
-                self.merged.extend(items.into_iter().map(|mut item| {
+            Value::Seq(items)
+                if items
+                    .iter()
+                    .all(|item| item.is_null() || item.as_map().is_some()) =>
+            {
+                let maps = items.into_iter().filter(|item| !item.is_null());
+                self.merged.extend(maps.map(|mut item| {
                     let at = (item.line, item.column);
                     relocate(&mut item, at);
                     item

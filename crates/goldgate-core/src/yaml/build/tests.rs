@@ -77,6 +77,9 @@ fn builds_what_serde_saphyr_builds() {
         "u:\n  <<: {x: 1}\n  x: 2\n",
         "u:\n  x: 1\n  <<: {x: 2}\n  <<: {y: 3}\n",
         "u:\n  <<: {x: 1, y: [2]}\n  z: 3\n",
+        // `<<` with no value, or a null in its list, merges nothing.
+        "u:\n  <<: [~, {a: 1}]\n",
+        "?\t2024-01-01&a<<<<\t?<<-é\n<<: ",
         // Tags: YAML's own types, the non-specific `!`, and tags without a meaning.
         "[!!str 1, !!int '12', !!float 1, !!bool yes, !!null '', ! 12, !!binary aGVsbG8=]",
         "a: !<tag:yaml.org,2002:str> 5\nb: !!map {c: 1}\nd: !!seq [1]\n",
@@ -290,8 +293,12 @@ fn random_documents_agree_with_serde_saphyr() {
         }
         let schema = SCHEMAS[next(SCHEMAS.len())];
         // serde-saphyr reads a plain scalar under a tag without a meaning (`!foo N`) by its
-        // own rules; the builder by the file's, as it reads it without the tag.
-        if schema != Schema::Goldgate && text.contains('!') {
+        // own rules, the builder by the file's, as without the tag; and serde-saphyr reads
+        // some local tags as YAML's own types (`!null`), which the builder leaves alone.
+        let local_tag = text
+            .match_indices('!')
+            .any(|(at, _)| text[at + 1..].starts_with(|c: char| c.is_ascii_alphabetic()));
+        if local_tag || (schema != Schema::Goldgate && text.contains('!')) {
             continue;
         }
         match (build(&text, schema), reference(&text, schema)) {
