@@ -3,8 +3,9 @@
 //! YAML gives comments no meaning, but a golden's comments are what its author wrote for the
 //! next reader, and goldgate's own writers keep what a format has no key for in comments
 //! (`# goldgate name: ...`) that its readers read back. The comments are taken from the text
-//! after parsing, by line, so that both parse paths get them alike: the `#` lines right above
-//! a key that opens its line (after any `- ` of a sequence item), at that line's indentation.
+//! after parsing, by line (the parser's comment events place them only as a hint): the `#`
+//! lines right above a key that opens its line (after any `- ` of a sequence item), at that
+//! line's indentation.
 
 use super::{Key, Node, Value};
 

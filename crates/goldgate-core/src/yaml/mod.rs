@@ -567,7 +567,7 @@ mod tests {
 
     #[test]
     fn a_goldens_plain_scalars_read_as_its_formats_loader_reads_them() {
-        // The fast path, then serde-saphyr's (an anchor sends it there): the same reading.
+        // Without an anchor, then with one: the same reading.
         for doc in [
             "[N, yes, yEs, 010, 1e3, 0o17, '010', \"yes\"]",
             "[&a N, yes, yEs, 010, 1e3, 0o17, '010', \"yes\"]",
