@@ -8,11 +8,11 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use granit_parser::{Event, Parser, ScalarStyle, ScanError, Span, StrInput, Tag};
+use granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanError, Span, StrInput, Tag};
 
 use super::ambiguous::{self, Ambiguous};
 use super::scalars::Schema;
-use super::{Key, Node, ParseError, Value, resolve};
+use super::{Cause, Key, Node, ParseError, Value, resolve};
 use crate::diagnostic::Code;
 
 /// The deepest nesting of lists and mappings a document may have.
@@ -45,22 +45,37 @@ pub(super) fn parse(
 
 fn syntax_error(err: ScanError) -> ParseError {
     let mark = err.marker();
-    refuse((mark.line() as u32, mark.col() as u32 + 1), err.info())
+    let at = (mark.line() as u32, mark.col() as u32 + 1);
+    match err.kind() {
+        ErrorKind::MappingValueNotAllowed => {
+            located(at, err.info(), Code::E001, Cause::ColonInPlainScalar)
+        }
+        ErrorKind::UnknownAnchor => {
+            refuse(at, "an alias names no anchor defined before it".to_owned())
+        }
+        _ => refuse(at, err.info()),
+    }
 }
 
 /// A YAML error at `at`.
 fn refuse(at: (u32, u32), message: String) -> ParseError {
-    located(at, message, Code::E001)
+    located(at, message, Code::E001, Cause::Invalid)
+}
+
+/// One of goldgate's limits on a file, met at `at`.
+fn past_limit(at: (u32, u32), message: String) -> ParseError {
+    located(at, message, Code::E001, Cause::Limit)
 }
 
 /// An error at `at`, whose message ends with the place: a diagnostic's prefix names the line
 /// only.
-fn located((line, column): (u32, u32), message: String, code: Code) -> ParseError {
+fn located((line, column): (u32, u32), message: String, code: Code, cause: Cause) -> ParseError {
     ParseError {
         line,
         column,
         message: format!("{message} at line {line}, column {column}"),
         code,
+        cause,
     }
 }
 
@@ -168,7 +183,7 @@ impl Builder {
         self.spent.events += 1;
         if self.spent.events > super::MAX_EVENTS {
             let message = format!("more than {} YAML events", super::MAX_EVENTS);
-            return Err(refuse(position(span), message));
+            return Err(past_limit(position(span), message));
         }
         let opens_node = matches!(
             event,
@@ -178,7 +193,8 @@ impl Builder {
                 | Event::Alias(_)
         );
         if opens_node && self.root.is_some() {
-            let message = "multiple YAML documents in one file; goldgate reads one a file";
+            let message = "a second YAML document in the file; goldgate reads one a file, so \
+                 split them into files of their own";
             return Err(refuse(position(span), message.to_owned()));
         }
         match event {
@@ -225,10 +241,10 @@ impl Builder {
         self.spent.nodes += size.nodes;
         self.spent.scalar_bytes += size.scalar_bytes;
         if self.spent.nodes > super::MAX_NODES {
-            return Err(refuse(at, over_nodes()));
+            return Err(past_limit(at, over_nodes()));
         }
         if self.spent.scalar_bytes > super::MAX_SCALAR_BYTES {
-            return Err(refuse(
+            return Err(past_limit(
                 at,
                 format!(
                     "its text, aliases expanded, is more than {} MiB",
@@ -337,7 +353,7 @@ impl Builder {
             return Err(refuse(at, not_a_key(&container)));
         }
         if self.stack.len() >= MAX_DEPTH {
-            return Err(refuse(at, nested_too_deep()));
+            return Err(past_limit(at, nested_too_deep()));
         }
         self.stack.push(Open {
             line: at.0,
@@ -377,7 +393,7 @@ impl Builder {
         let size = Size::of(node);
         self.recorded += size.events;
         if self.recorded > super::MAX_ALIAS_EVENTS {
-            return Err(refuse((node.line, node.column), over_aliases()));
+            return Err(past_limit((node.line, node.column), over_aliases()));
         }
         let anchored = Anchored {
             node: node.clone(),
@@ -398,11 +414,11 @@ impl Builder {
         let size = anchored.size;
         self.replayed += size.events;
         if self.replayed > super::MAX_ALIAS_EVENTS {
-            return Err(refuse(at, over_aliases()));
+            return Err(past_limit(at, over_aliases()));
         }
         self.spent.events += size.events;
         if self.stack.len() + size.height > MAX_DEPTH {
-            return Err(refuse(at, nested_too_deep()));
+            return Err(past_limit(at, nested_too_deep()));
         }
         let mut node = anchored.node.clone();
         self.count(size, at)?;
@@ -489,6 +505,7 @@ impl Mapping {
                 (key.line, key.column),
                 format!("duplicate mapping key `{}`", key.name),
                 Code::E005,
+                Cause::Invalid,
             );
             err.message
                 .push_str(&format!(" (first at line {})", first.line));

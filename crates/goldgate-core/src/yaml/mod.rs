@@ -238,6 +238,18 @@ pub struct ParseError {
     pub column: u32,
     pub message: String,
     pub code: Code,
+    pub cause: Cause,
+}
+
+/// What kind of problem stopped a parse, for the hint that goes with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// YAML's syntax, or a value YAML or goldgate refuses.
+    Invalid,
+    /// `: ` inside a plain scalar, which YAML reads as a mapping.
+    ColonInPlainScalar,
+    /// One of goldgate's limits on a file: nodes, nesting, aliases, text.
+    Limit,
 }
 
 impl fmt::Display for ParseError {
@@ -279,6 +291,7 @@ fn parse_document(
                 MAX_FILE_BYTES / (1024 * 1024)
             ),
             code: Code::E001,
+            cause: Cause::Invalid,
         });
     }
     if is_blank(text) {
@@ -483,20 +496,17 @@ pub fn expect_text(node: &Node, path: &str, diags: &mut Diagnostics) -> Option<S
 
 /// Reports a parse failure as the file's one diagnostic.
 pub fn report_parse_error(err: &ParseError, diags: &mut Diagnostics) {
-    let hint = if err.message.contains("mapping values are not allowed") {
-        Some("a plain scalar may not contain `: `; quote the value".to_owned())
-    } else if ["budget", "alias", "nested deeper than", "more than"]
-        .iter()
-        .any(|words| err.message.contains(words))
-    {
-        Some(format!(
+    let hint = match err.cause {
+        Cause::Invalid => None,
+        Cause::ColonInPlainScalar => {
+            Some("a plain scalar may not contain `: `; quote the value".to_owned())
+        }
+        Cause::Limit => Some(format!(
             "the file is past goldgate's YAML limits ({MAX_NODES} nodes, 64 levels of nesting, \
              {MAX_ALIAS_EVENTS} events recorded under anchors and as many replayed by aliases, \
              {} MiB of text with aliases expanded); split it into several files",
             MAX_SCALAR_BYTES / (1024 * 1024)
-        ))
-    } else {
-        None
+        )),
     };
     let builder = diags
         .at(Position::new(err.line, err.column))
@@ -593,7 +603,23 @@ mod tests {
     fn a_second_document_is_refused() {
         let err = parse("a: 1\n---\nb: 2\n").unwrap_err();
         assert_eq!((err.code, err.line), (Code::E001, 3));
-        assert_says(&err, "multiple YAML documents");
+        assert_says(&err, "a second YAML document");
+    }
+
+    /// The hint says what the error is: a limit met, a colon in a plain scalar, or nothing.
+    #[test]
+    fn only_a_limit_met_hints_at_the_limits() {
+        let hint_of = |text: &str| {
+            let err = parse(text).unwrap_err();
+            let mut diags = Diagnostics::new(&std::sync::Arc::from(std::path::Path::new("g")));
+            report_parse_error(&err, &mut diags);
+            diags.items.remove(0).hint.unwrap_or_default()
+        };
+        let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(hint_of(&deep).contains("past goldgate's YAML limits"));
+        assert_eq!(hint_of("a: &a [1, *a]\n"), "");
+        assert_eq!(hint_of("a: *missing\n"), "");
+        assert!(hint_of("a: b: c\n").contains("quote the value"));
     }
 
     #[test]

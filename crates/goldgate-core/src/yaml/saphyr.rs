@@ -14,7 +14,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
 use super::scalars::Schema;
-use super::{Key, Node, ParseError, Value};
+use super::{Cause, Key, Node, ParseError, Value};
 use crate::diagnostic::Code;
 
 /// serde-saphyr recurses once per nesting level up to its budget (64 levels), and a level
@@ -88,6 +88,7 @@ fn parse_here(text: &str, schema: Schema) -> Result<Node, ParseError> {
                 column,
                 message,
                 code,
+                cause: Cause::Invalid,
             })
         }
     }
@@ -139,6 +140,7 @@ impl Reread {
                 column: at.1,
                 message,
                 code: Code::E001,
+                cause: Cause::Invalid,
             },
         )
     }
