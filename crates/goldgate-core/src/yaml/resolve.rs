@@ -16,24 +16,14 @@ use super::scalars::{Reading, Schema};
 /// The namespace of the tags YAML defines (`!!str` is `tag:yaml.org,2002:str`).
 const YAML_TAGS: &str = "tag:yaml.org,2002:";
 
-/// The types of YAML's namespace goldgate reads a tag of; the others are ignored, as a tag of
-/// another namespace is.
-const CORE: [&str; 9] = [
-    "str",
-    "int",
-    "float",
-    "bool",
-    "null",
-    "binary",
-    "map",
-    "seq",
-    "timestamp",
+/// The types of YAML's namespace goldgate reads a tag of.
+const CORE: [&str; 8] = [
+    "str", "int", "float", "bool", "null", "binary", "map", "seq",
 ];
 
 /// What a tag asks of its node.
 enum Tagged {
-    /// No tag, or one goldgate gives no meaning (`!Ref`, `!!omap`): the node reads as
-    /// untagged.
+    /// No tag: a plain scalar reads by the file's schema.
     Untagged,
     /// The non-specific `!`: a scalar is text.
     Text,
@@ -41,23 +31,34 @@ enum Tagged {
     Core(String),
 }
 
-fn tagged(tag: Option<&Tag>) -> Tagged {
+/// What `tag` asks; any tag but YAML's own types and `!` is refused, since goldgate cannot
+/// tell what it would mean (`!include`, `!Ref`): read as text, the golden would check
+/// something its author did not write. PyYAML's `safe_load` and js-yaml refuse them too.
+fn tagged(tag: Option<&Tag>) -> Result<Tagged, String> {
     let Some(tag) = tag else {
-        return Tagged::Untagged;
+        return Ok(Tagged::Untagged);
     };
-    if let Some(name) = tag.suffix_in_namespace(YAML_TAGS)
+    let core = tag.suffix_in_namespace(YAML_TAGS);
+    if let Some(name) = &core
         && CORE.contains(&name.as_ref())
     {
-        return Tagged::Core(name.into_owned());
+        return Ok(Tagged::Core(name.clone().into_owned()));
     }
     if tag
         .suffix_in_namespace("!")
         .is_some_and(|suffix| suffix.is_empty() || suffix == "!")
     {
-        Tagged::Text
-    } else {
-        Tagged::Untagged
+        return Ok(Tagged::Text);
     }
+    let written = tag.original();
+    Err(if core.is_some_and(|name| name == "timestamp") {
+        format!("goldgate keeps dates as text: remove the tag `{written}`")
+    } else {
+        format!(
+            "goldgate reads no tag `{written}`: remove it (it reads YAML's `!!str`, `!!int`, \
+             `!!float`, `!!bool`, `!!null`, `!!binary`, `!!map` and `!!seq`)"
+        )
+    })
 }
 
 /// The value of a scalar, or why it has none (the caller places the message).
@@ -67,7 +68,7 @@ pub(super) fn scalar(
     tag: Option<&Tag>,
     schema: Schema,
 ) -> Result<Value, String> {
-    match tagged(tag) {
+    match tagged(tag)? {
         Tagged::Untagged if style == ScalarStyle::Plain => plain(value, schema),
         Tagged::Untagged | Tagged::Text => Ok(Value::Str(value.into_owned())),
         Tagged::Core(name) => core(&value, &name, tag.map_or_else(String::new, Tag::original)),
@@ -77,7 +78,7 @@ pub(super) fn scalar(
 /// Whether a tag fits a collection: none, one without meaning, or YAML's own `map` or `seq`
 /// on a mapping or a list.
 pub(super) fn collection(tag: Option<&Tag>, is_map: bool) -> Result<(), String> {
-    match tagged(tag) {
+    match tagged(tag)? {
         Tagged::Untagged | Tagged::Text => Ok(()),
         Tagged::Core(name) if name == if is_map { "map" } else { "seq" } => Ok(()),
         Tagged::Core(_) => Err(format!(
@@ -90,7 +91,7 @@ pub(super) fn collection(tag: Option<&Tag>, is_map: bool) -> Result<(), String> 
 
 /// Whether a tag fits a mapping key, which is text: none, one without meaning, or `!!str`.
 pub(super) fn key(tag: Option<&Tag>) -> Result<(), String> {
-    match tagged(tag) {
+    match tagged(tag)? {
         Tagged::Core(name) if name != "str" => Err(format!(
             "a mapping key must be text, not tagged `{}`",
             tag.map_or_else(String::new, Tag::original)
@@ -103,9 +104,9 @@ pub(super) fn key(tag: Option<&Tag>) -> Result<(), String> {
 /// without meaning, or tagged `!!null`.
 pub(super) fn is_null_key(name: &str, style: ScalarStyle, tag: Option<&Tag>) -> bool {
     match tagged(tag) {
-        Tagged::Untagged => style == ScalarStyle::Plain && is_null(name),
-        Tagged::Core(core) => core == "null",
-        Tagged::Text => false,
+        Ok(Tagged::Untagged) => style == ScalarStyle::Plain && is_null(name),
+        Ok(Tagged::Core(core)) => core == "null",
+        Ok(Tagged::Text) | Err(_) => false,
     }
 }
 
@@ -219,10 +220,7 @@ fn core(value: &str, name: &str, written: String) -> Result<Value, String> {
                 .ok_or_else(|| refused("base64 of UTF-8 text"))
         }
         "map" | "seq" => Err(format!("the tag `{written}` does not fit a scalar")),
-        "timestamp" => Err(format!(
-            "goldgate keeps dates as text: write `{value}` without the tag `{written}`"
-        )),
-        _ => unreachable!("`tagged` leaves other names untagged"),
+        _ => unreachable!("`tagged` refuses other names"),
     }
 }
 
