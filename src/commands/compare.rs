@@ -5,22 +5,16 @@ use std::io::{self, Write};
 use goldgate::app::regate::Mode;
 use goldgate::exit::Exit;
 use goldgate::report::gate;
-use goldgate::results::json;
 
 use crate::cli::CompareArgs;
 
 pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
-    let regate = match super::regate((&args.gate, &args.config), Mode::Always, "compare") {
-        Ok(regate) => regate,
-        Err(exit) => return Ok(exit),
-    };
-    let mut report = match json::read_file(&args.report) {
-        Ok(report) => report,
-        Err(err) => {
-            eprintln!("goldgate: {err}");
-            return Ok(Exit::Error);
-        }
-    };
+    let gate = (&args.gate, &args.config);
+    let (regate, mut report) =
+        match super::regate_saved(gate, Mode::Always, "compare", &args.report) {
+            Ok(both) => both,
+            Err(exit) => return Ok(exit),
+        };
     let summary = regate.apply(&mut report, &args.report.display().to_string());
     if args.json {
         gate::write_after_table(&summary, &mut io::stderr().lock())?;

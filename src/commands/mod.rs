@@ -174,6 +174,22 @@ pub struct Regate {
     command: &'static str,
 }
 
+/// The re-gate step of `report` and `compare`, and the saved report it applies to: exit 2,
+/// said on stderr, when either cannot be had.
+pub fn regate_saved(
+    gate: (&GateArgs, &ConfigArg),
+    mode: regate::Mode,
+    command: &'static str,
+    report: &Path,
+) -> Result<(Regate, Report), Exit> {
+    let regate = regate(gate, mode, command)?;
+    let report = goldgate::results::json::read_file(report).map_err(|err| {
+        eprintln!("goldgate: {err}");
+        Exit::Error
+    })?;
+    Ok((regate, report))
+}
+
 /// [`Regate`] from the flags; `Err` (exit 2) once the reason is printed.
 pub fn regate(
     (args, config): (&GateArgs, &ConfigArg),

@@ -5,23 +5,17 @@
 use goldgate::app::publish::{Channels, Publish, publish};
 use goldgate::app::regate::Mode;
 use goldgate::exit::Exit;
-use goldgate::results::json;
 
 use super::files::ReportFiles;
 use crate::cli::ReportArgs;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
-    let regate = match super::regate((&args.gate, &args.config), Mode::IfAsked, "report") {
-        Ok(regate) => regate,
-        Err(exit) => return Ok(exit),
-    };
-    let mut report = match json::read_file(&args.report) {
-        Ok(report) => report,
-        Err(err) => {
-            eprintln!("goldgate: {err}");
-            return Ok(Exit::Error);
-        }
-    };
+    let gate = (&args.gate, &args.config);
+    let (regate, mut report) =
+        match super::regate_saved(gate, Mode::IfAsked, "report", &args.report) {
+            Ok(both) => both,
+            Err(exit) => return Ok(exit),
+        };
     let summary = regate.apply(&mut report, &args.report.display().to_string());
     let failed = ReportFiles {
         junit: args.junit.as_deref(),
