@@ -93,14 +93,7 @@ fn case_by_case(
             .then(|| detectable_case_rise(&strata, allowed, look.alpha))
             .flatten(),
     });
-    Some(Tested {
-        p_value: Some(p_value),
-        worse,
-        open,
-        // More runs bring more latencies, which can reach any level.
-        reachable: best_p_value <= look.alpha || look.runs_left > 0,
-        min_p: 0.0,
-    })
+    Some(tested(&look, (p_value, best_p_value), worse, open))
 }
 
 /// What "beyond the limit and the floor" takes of each case's latencies now: the limit's ratio
@@ -225,14 +218,7 @@ fn pooled(look: Look<'_>, delta: &mut MetricDelta, test: &QuantileTest) -> Optio
     {
         evidence.detectable = detectable_rise(&before, now.len(), test, look.alpha);
     }
-    Some(Tested {
-        p_value: Some(p_value),
-        worse,
-        open,
-        // More runs bring more latencies, which can reach any level.
-        reachable: best_p_value <= look.alpha || look.runs_left > 0,
-        min_p: 0.0,
-    })
+    Some(tested(&look, (p_value, best_p_value), worse, open))
 }
 
 /// The rank-sum test of the whole sample: each latency now, divided by the limit's ratio and
@@ -279,4 +265,17 @@ fn detectable_rise(before: &[f64], runs: usize, test: &QuantileTest, alpha: f64)
         rank_sum_worse(before, &scaled(&slower, test)).is_some_and(|(p, _)| 2.0 * p <= alpha)
     };
     smallest(shows, 10_000.0)
+}
+
+/// What a latency test found at `look`, its p-value and the best one the latencies could
+/// have given.
+fn tested(look: &Look<'_>, (p_value, best_p_value): (f64, f64), worse: bool, open: bool) -> Tested {
+    Tested {
+        p_value: Some(p_value),
+        worse,
+        open,
+        // More runs bring more latencies, which can reach any level.
+        reachable: best_p_value <= look.alpha || look.runs_left > 0,
+        min_p: 0.0,
+    }
 }
