@@ -39,7 +39,12 @@ pub(super) fn parse(
             break;
         }
     }
-    let root = builder.root.expect("the parser ends every stream");
+    // The parser ends every stream it does not refuse, which sets the root.
+    let root = builder.root.unwrap_or(Node {
+        value: Value::Null,
+        line: 1,
+        column: 1,
+    });
     Ok((root, builder.ambiguous))
 }
 
@@ -198,8 +203,11 @@ impl Builder {
             return Err(refuse(position(span), message.to_owned()));
         }
         match event {
-            Event::StreamStart | Event::DocumentEnd | Event::Comment(..) | Event::Anchor(..) => {}
-            Event::DocumentStart(..) => {}
+            Event::StreamStart
+            | Event::DocumentStart(..)
+            | Event::DocumentEnd
+            | Event::Comment(..)
+            | Event::Anchor(..) => {}
             Event::StreamEnd => {
                 // A stream of markers alone is a null document, where the stream ends.
                 let (line, column) = position(span);
@@ -226,7 +234,8 @@ impl Builder {
             Event::SequenceEnd | Event::MappingEnd => self.close()?,
             Event::Alias(id) => self.alias(id, span)?,
             Event::UnresolvedAlias(name) => {
-                return Err(refuse(position(span), format!("unknown anchor `{name}`")));
+                let message = format!("the alias `*{name}` names no anchor defined before it");
+                return Err(refuse(position(span), message));
             }
             // A kind of event newer than this builder: refused rather than skipped.
             other => {
