@@ -139,6 +139,8 @@ enum Pending {
 struct Anchored {
     node: Node,
     size: Size,
+    /// A scalar as written, the name an alias to it gives a key (`*port: ...`).
+    text: Option<String>,
 }
 
 /// What a document holds, for its limits.
@@ -289,18 +291,16 @@ impl Builder {
             ..Size::default()
         };
         self.count(size, at)?;
+        let written = (anchor != 0).then(|| value.as_ref().to_owned());
         if self.awaits_key() {
-            resolve::key(tag).map_err(|message| refuse(at, message))?;
-            let node = Node {
-                value: Value::Str(value.as_ref().to_owned()),
-                line: at.0,
-                column: at.1,
-            };
-            if anchor != 0 {
-                self.record(anchor, &node)?;
-            }
-            if resolve::is_null_key(&value, style, tag) {
-                return Err(refuse(at, "a mapping key may not be null".to_owned()));
+            resolve::key(&value, style, tag).map_err(|message| refuse(at, message))?;
+            if let Some(text) = written {
+                let node = Node {
+                    value: Value::Str(text.clone()),
+                    line: at.0,
+                    column: at.1,
+                };
+                self.record(anchor, &node, Some(text))?;
             }
             let merge = style == ScalarStyle::Plain && tag.is_none() && value == "<<";
             return self.key(value, style, merge, at);
@@ -315,7 +315,10 @@ impl Builder {
             line: at.0,
             column: at.1,
         };
-        self.finish(node, anchor)
+        if let Some(text) = written {
+            self.record(anchor, &node, Some(text))?;
+        }
+        self.push(node)
     }
 
     /// Takes a scalar as the key of the innermost mapping, or as a merge (`<<`).
@@ -359,7 +362,11 @@ impl Builder {
             at,
         )?;
         if self.awaits_key() {
-            return Err(refuse(at, not_a_key(&container)));
+            let kind = match container {
+                Container::Seq(_) => "a list",
+                Container::Map(_) => "a mapping",
+            };
+            return Err(refuse(at, not_a_key(kind)));
         }
         if self.stack.len() >= MAX_DEPTH {
             return Err(past_limit(at, nested_too_deep()));
@@ -387,18 +394,19 @@ impl Builder {
             line: open.line,
             column: open.column,
         };
-        self.finish(node, open.anchor)
-    }
-
-    /// A finished node: recorded under its anchor, then handed to its parent.
-    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), ParseError> {
-        if anchor != 0 {
-            self.record(anchor, &node)?;
+        if open.anchor != 0 {
+            self.record(open.anchor, &node, None)?;
         }
         self.push(node)
     }
 
-    fn record(&mut self, anchor: usize, node: &Node) -> Result<(), ParseError> {
+    /// Keeps a copy of a finished node under its anchor, and the scalar's text as written.
+    fn record(
+        &mut self,
+        anchor: usize,
+        node: &Node,
+        text: Option<String>,
+    ) -> Result<(), ParseError> {
         let size = Size::of(node);
         self.recorded += size.events;
         if self.recorded > super::MAX_ALIAS_EVENTS {
@@ -407,6 +415,7 @@ impl Builder {
         let anchored = Anchored {
             node: node.clone(),
             size,
+            text,
         };
         self.anchors.insert(anchor, anchored);
         Ok(())
@@ -429,19 +438,19 @@ impl Builder {
         if self.stack.len() + size.height > MAX_DEPTH {
             return Err(past_limit(at, nested_too_deep()));
         }
+        if self.awaits_key() {
+            // A key names its entry by the scalar's text as written: `*x` of `&x 0x1` is `0x1`.
+            let name = match (&anchored.node.value, &anchored.text) {
+                (Value::Null, _) => return Err(refuse(at, resolve::NULL_KEY.to_owned())),
+                (_, Some(text)) => text.clone(),
+                _ => return Err(refuse(at, not_a_key(anchored.node.kind()))),
+            };
+            self.count(size, at)?;
+            return self.key(Cow::Owned(name), ScalarStyle::Plain, false, at);
+        }
         let mut node = anchored.node.clone();
         self.count(size, at)?;
         relocate(&mut node, at);
-        if self.awaits_key() {
-            return match node.value {
-                Value::Str(name) => self.key(Cow::Owned(name), ScalarStyle::Plain, false, at),
-                Value::Null => Err(refuse(at, "a mapping key may not be null".to_owned())),
-                _ => Err(refuse(
-                    at,
-                    format!("a mapping key must be text, not {}", node.kind()),
-                )),
-            };
-        }
         self.push(node)
     }
 
@@ -576,11 +585,7 @@ fn relocate(node: &mut Node, (line, column): (u32, u32)) {
     }
 }
 
-fn not_a_key(container: &Container) -> String {
-    let kind = match container {
-        Container::Seq(_) => "a list",
-        Container::Map(_) => "a mapping",
-    };
+fn not_a_key(kind: &str) -> String {
     format!("a mapping key must be text, not {kind}")
 }
 

@@ -75,8 +75,8 @@ pub(super) fn scalar(
     }
 }
 
-/// Whether a tag fits a collection: none, one without meaning, or YAML's own `map` or `seq`
-/// on a mapping or a list.
+/// Whether a tag fits a collection: none, `!`, or YAML's own `map` or `seq` on a mapping or a
+/// list.
 pub(super) fn collection(tag: Option<&Tag>, is_map: bool) -> Result<(), String> {
     match tagged(tag)? {
         Tagged::Untagged | Tagged::Text => Ok(()),
@@ -89,24 +89,21 @@ pub(super) fn collection(tag: Option<&Tag>, is_map: bool) -> Result<(), String> 
     }
 }
 
-/// Whether a tag fits a mapping key, which is text: none, one without meaning, or `!!str`.
-pub(super) fn key(tag: Option<&Tag>) -> Result<(), String> {
+/// Why a null scalar cannot be a key.
+pub(super) const NULL_KEY: &str = "a mapping key may not be null";
+
+/// Whether a scalar may be a mapping key, which is text: untagged, `!` or `!!str`, and not
+/// null.
+pub(super) fn key(name: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<(), String> {
     match tagged(tag)? {
-        Tagged::Core(name) if name != "str" => Err(format!(
+        Tagged::Core(core) if core != "str" => Err(format!(
             "a mapping key must be text, not tagged `{}`",
             tag.map_or_else(String::new, Tag::original)
         )),
+        Tagged::Untagged if style == ScalarStyle::Plain && is_null(name) => {
+            Err(NULL_KEY.to_owned())
+        }
         _ => Ok(()),
-    }
-}
-
-/// Whether a key reads as null, which a key may not be: plain and null, with no tag or one
-/// without meaning, or tagged `!!null`.
-pub(super) fn is_null_key(name: &str, style: ScalarStyle, tag: Option<&Tag>) -> bool {
-    match tagged(tag) {
-        Ok(Tagged::Untagged) => style == ScalarStyle::Plain && is_null(name),
-        Ok(Tagged::Core(core)) => core == "null",
-        Ok(Tagged::Text) | Err(_) => false,
     }
 }
 

@@ -71,6 +71,11 @@ fn builds_what_serde_saphyr_builds() {
         "- &a a\n- &a b\n- *a\n",
         "a: &x\nb: *x\n",
         "a: &x !!str 1\nb: *x\n",
+        // An alias as a key names it by the scalar as written.
+        "a: &x 1\n*x : 2\n",
+        "a: &x 0x1\nb: {*x : 2}\n",
+        "a: &t yes\nb: {*t : 1}\n",
+        "&k a: 1\nb: {*k : 2}\n",
         // Merge keys: the mapping's own entries first and winning, then the merged ones.
         "b: &b {x: 1, y: 2}\nu:\n  z: 0\n  <<: *b\n  y: 3\n",
         "b: &b {x: 1}\nc: &c {x: 2, w: 1}\nu:\n  <<: [*b, *c]\n",
