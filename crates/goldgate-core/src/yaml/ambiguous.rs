@@ -49,8 +49,7 @@ fn scan(text: &str) -> Vec<Ambiguous> {
     let mut found = Vec::new();
     // Per open collection: `None` for a sequence, `Some(awaiting a key)` for a mapping.
     let mut open: Vec<Option<bool>> = Vec::new();
-    let options = granit_parser::options! { max_buffered_comment_events: 32 };
-    for (event, span) in Parser::with_options(StrInput::new(text), options).map_while(Result::ok) {
+    for (event, span) in Parser::new(StrInput::new(text)).map_while(Result::ok) {
         let is_key = matches!(open.last(), Some(Some(true)));
         let starts_node = matches!(
             event,

@@ -26,14 +26,12 @@ pub(super) fn parse(
     schema: Schema,
     loaders: Option<[Schema; 3]>,
 ) -> Result<(Node, Vec<Ambiguous>), ParseError> {
-    // Few comments buffered while looking ahead: too many is a parse error.
-    let options = granit_parser::options! { max_buffered_comment_events: 32 };
     let mut builder = Builder {
         schema,
         loaders,
         ..Builder::default()
     };
-    for item in Parser::with_options(StrInput::new(text), options) {
+    for item in Parser::new(StrInput::new(text)) {
         let (event, span) = item.map_err(syntax_error)?;
         if builder.event(event, &span)? {
             break;
@@ -208,7 +206,6 @@ impl Builder {
             Event::StreamStart
             | Event::DocumentStart(..)
             | Event::DocumentEnd
-            | Event::Comment(..)
             | Event::Anchor(..) => {}
             Event::StreamEnd => {
                 // A stream of markers alone is a null document, where the stream ends.

@@ -103,8 +103,7 @@ struct Reread {
 
 /// The plain untagged scalars of a document serde-saphyr accepted, by byte offset.
 fn plain_scalars(text: &str) -> HashMap<usize, String> {
-    let options = granit_parser::options! { max_buffered_comment_events: 32 };
-    Parser::with_options(StrInput::new(text), options)
+    Parser::new(StrInput::new(text))
         .map_while(Result::ok)
         .filter_map(|(event, span)| match event {
             Event::Scalar(value, ScalarStyle::Plain, _, None) => {

@@ -350,3 +350,19 @@ fn random_documents_agree_with_serde_saphyr() {
         disagreements[..disagreements.len().min(10)].join("\n")
     );
 }
+
+/// A commented golden: however many comment lines stand between a key and its value, or
+/// between the items of a list, the tree is the one of the text without them (the parser
+/// buffered at most 32 comments while looking ahead, and refused the file past that).
+#[test]
+fn comments_between_a_key_and_its_value_are_skipped_however_many() {
+    let comments = "    # a note\n".repeat(200);
+    let text = format!("a:\n{comments}    hello\nb:\n{comments}  - first\n{comments}  - second\n");
+    let root = build(&text, Schema::Goldgate).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(root.get("a").and_then(Node::as_str), Some("hello"));
+    let Some(Value::Seq(items)) = root.get("b").map(|b| &b.value) else {
+        panic!("b is not a list: {root:?}");
+    };
+    let items: Vec<_> = items.iter().filter_map(Node::as_str).collect();
+    assert_eq!(items, ["first", "second"]);
+}
