@@ -26,9 +26,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Exit> {
         Ok(config) => config,
         Err(refusal) => return refuse(args, &refusal),
     };
-    // An HTTP agent, a judge or a simulated user needs the root certificates: they are read
-    // while the goldens load, not after (a run that needs none only spends a thread on them).
-    goldgate::net::tls::prepare();
     let gate = match checked.request.gate.gate(&config) {
         Ok(gate) => gate,
         Err(error) => return fail(args, &error.into()),

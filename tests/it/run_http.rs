@@ -326,3 +326,125 @@ fn a_tool_calls_path_without_a_star_is_named_with_its_fix() {
                  `$.tools[*]` to read each item as a tool call",
         ]);
 }
+
+/// An agent over HTTPS whose certificate the system trusts is played. The system's roots are
+/// read when the first certificate is verified; `SSL_CERT_FILE` names them here, as it does
+/// for OpenSSL, so that the test's own CA is the one trusted.
+#[test]
+fn an_https_agent_with_a_trusted_certificate_is_played() {
+    let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let addr = serve_tls(
+        &tls.join("trusted-server.pem"),
+        &tls.join("trusted-server.key"),
+    );
+    let outcome = play_with_roots(&format!("https://{addr}/turn"), &tls.join("trusted-ca.pem"));
+    assert_eq!(outcome.code, Some(0), "{outcome:?}");
+    common::assert_contains(&outcome.stdout, &["Cases: 1 passed, 0 failed, 0 errors"]);
+}
+
+/// A machine without root certificates (a slim container) plays a plain-HTTP agent: only an
+/// HTTPS one needs them, and its case then says they could not be read.
+#[test]
+fn without_root_certificates_only_an_https_agent_errs() {
+    let tls = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let none = tls.join("no-such-file.pem");
+    let addr = common::serve_turn(
+        || async {
+            Json(json!({
+                "messages": [{"text": SHIPPED}],
+                "tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}}],
+            }))
+        },
+        (),
+    );
+    let outcome = play_with_roots(&format!("http://{addr}/turn"), &none);
+    assert_eq!(outcome.code, Some(0), "{outcome:?}");
+
+    let addr = serve_tls(
+        &tls.join("trusted-server.pem"),
+        &tls.join("trusted-server.key"),
+    );
+    let outcome = play_with_roots(&format!("https://{addr}/turn"), &none);
+    assert_eq!(outcome.code, Some(2), "{outcome:?}");
+    common::assert_contains(
+        &outcome.stdout,
+        &["cannot read the system's root certificates"],
+    );
+}
+
+/// `goldgate run` of one shipped-order case against the agent at `url`, with the system's
+/// root certificates read from `roots` alone.
+fn play_with_roots(url: &str, roots: &Path) -> common::Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        format!("agent:\n  http: {{ url: \"{url}\" }}\nrun: {{ retries: 0 }}\n"),
+    );
+    common::order_golden(dir.path(), &common::order_conversation("over_tls"));
+    common::Outcome::of(
+        common::command_in(dir.path())
+            .env("SSL_CERT_FILE", roots)
+            .env("SSL_CERT_DIR", dir.path())
+            .args(["run", "goldens"]),
+    )
+}
+
+/// A loopback HTTPS server answering every request with the shipped order, the connection
+/// closed after each answer.
+fn serve_tls(certificate: &Path, key: &Path) -> SocketAddr {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let certificates: Vec<_> = CertificateDer::pem_file_iter(certificate)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let config = Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certificates, PrivateKeyDer::from_pem_file(key).unwrap())
+            .unwrap(),
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let reply = json!({
+        "messages": [{"text": SHIPPED}],
+        "tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}}],
+    })
+    .to_string();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let connection = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
+            let mut reader = BufReader::new(rustls::StreamOwned::new(connection, tcp));
+            let mut length = 0;
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|read| read > 2) {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let mut stream = reader.into_inner();
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+            stream.conn.send_close_notify();
+            let _ = stream.flush();
+        }
+    });
+    addr
+}
