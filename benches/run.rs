@@ -10,8 +10,10 @@
 //!
 //! - The binary, end to end: `goldgate run` on 1,000 one-turn SCRAPI goldens at
 //!   `--concurrency 8`, as a user runs it (start-up, loading, the limiter, scoring, the reports
-//!   and the terminal table included); the median of five runs. Goals: under 0.15 s against
-//!   the agent that answers at once, within 1.05x of the ideal against the 20 ms one.
+//!   and the terminal table included); the median of five runs. Goals (issue 36): at most
+//!   0.10 s against the agent that answers at once; against the 20 ms one, within 1.05x of
+//!   what the agent really held (a thread's sleep overshoots 20 ms; the ratio to the ideal
+//!   20 ms is printed too).
 //!
 //! The agent is a blocking server with a thread per connection, as a separate process would be
 //! (`support/agent.rs`), and listens on 127.0.0.1 only. It reports how long it held each turn,
@@ -46,6 +48,8 @@ const LATENCY_CASES: usize = 1_000;
 const AGENT_LATENCY: Duration = Duration::from_millis(20);
 const THROUGHPUT_CASES: usize = 5_000;
 const CONCURRENCIES: [usize; 2] = [8, 32];
+/// The binary's goal against the agent that answers at once (issue 36).
+const AT_ONCE_GOAL: Duration = Duration::from_millis(100);
 
 /// The one reply the agent gives: one message, one tool call, both expected by every case.
 fn reply() -> Reply {
@@ -321,27 +325,28 @@ fn binary_section(fast: SocketAddr, slow: &LoopbackAgent) {
     println!("binary: `goldgate run` on {CASES} one-turn goldens at --concurrency {CONCURRENCY}");
     let at_once = binary_run(golden_suite(fast, CASES).path(), CONCURRENCY);
     println!(
-        "  agent answers at once:  {:.3} s  goal < 0.150 s  {}",
+        "  agent answers at once:  {:.3} s  goal <= {:.3} s  {}",
         at_once.as_secs_f64(),
-        verdict(at_once < Duration::from_millis(150))
+        AT_ONCE_GOAL.as_secs_f64(),
+        verdict(at_once <= AT_ONCE_GOAL)
     );
     let wall = binary_run(golden_suite(slow.addr, CASES).path(), CONCURRENCY);
     let ideal = AGENT_LATENCY.mul_f64(CASES as f64 / CONCURRENCY as f64);
     let ratio = wall.as_secs_f64() / ideal.as_secs_f64();
     println!(
-        "  agent holds 20 ms:      {:.3} s  ideal {:.3} s  ratio {ratio:.3}  goal <= 1.05  {}",
+        "  agent holds 20 ms:      {:.3} s  ideal {:.3} s  ratio {ratio:.3}",
         wall.as_secs_f64(),
         ideal.as_secs_f64(),
-        verdict(ratio <= 1.05)
     );
     // The agent's own hold runs over 20 ms (a thread's sleep overshoots): the wall against
     // what it really held is goldgate's share alone.
     let rounds = u32::try_from(CASES.div_ceil(CONCURRENCY)).expect("few rounds");
     let held = slow.held.take_mean() * rounds;
+    let held_ratio = wall.as_secs_f64() / held.as_secs_f64();
     println!(
-        "  against the agent's own hold ({:.2} ms a turn): ratio {:.3}",
+        "  against the agent's own hold ({:.2} ms a turn): ratio {held_ratio:.3}  goal <= 1.05  {}",
         held.as_secs_f64() * 1e3 / f64::from(rounds),
-        wall.as_secs_f64() / held.as_secs_f64()
+        verdict(held_ratio <= 1.05)
     );
 }
 
