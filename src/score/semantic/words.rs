@@ -69,34 +69,38 @@ fn expand_contractions(text: &str) -> String {
 /// Splits into words. Hyphens join letters and digits (`ord-12345`, `follow-up`); `.`, `/`
 /// and `:` join digits (`49.99`, `4/18`, `10:30`); `,` joins thousands (`1,200`).
 fn raw_words(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let between = |i: usize, test: fn(&char) -> bool| {
-        i > 0 && chars.get(i - 1).is_some_and(test) && chars.get(i + 1).is_some_and(test)
-    };
     let mut words = Vec::new();
-    let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
+    // A word is a run of the text: where the one being read starts, if one is.
+    let mut start = None;
+    let mut before = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let after = chars.peek().map(|&(_, next)| next);
+        let between = |test: fn(&char) -> bool| {
+            before.as_ref().is_some_and(test) && after.as_ref().is_some_and(test)
+        };
         let joins = match c {
-            '-' => between(i, |c| c.is_alphanumeric()),
-            '.' | '/' | ':' => between(i, char::is_ascii_digit),
+            '-' => between(|c| c.is_alphanumeric()),
+            '.' | '/' | ':' => between(char::is_ascii_digit),
             ',' => {
-                between(i, char::is_ascii_digit)
-                    && chars[i + 1..]
-                        .iter()
-                        .take_while(|c| c.is_ascii_digit())
+                between(char::is_ascii_digit)
+                    && text[at + 1..]
+                        .bytes()
+                        .take_while(u8::is_ascii_digit)
                         .count()
                         == 3
             }
             _ => false,
         };
-        if c.is_alphanumeric() || (joins && !word.is_empty()) {
-            word.push(c);
-        } else if !word.is_empty() {
-            words.push(std::mem::take(&mut word));
+        if c.is_alphanumeric() || (joins && start.is_some()) {
+            start.get_or_insert(at);
+        } else if let Some(from) = start.take() {
+            words.push(text[from..at].to_owned());
         }
+        before = Some(c);
     }
-    if !word.is_empty() {
-        words.push(word);
+    if let Some(from) = start {
+        words.push(text[from..].to_owned());
     }
     words
 }
