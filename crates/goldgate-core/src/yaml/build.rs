@@ -31,7 +31,12 @@ pub(super) fn parse(
         loaders,
         ..Builder::default()
     };
-    for item in Parser::new(StrInput::new(text)) {
+    // A block scalar cut off by the end of the file ends without a line feed to PyYAML (SCRAPI's
+    // loader); js-yaml and the `yaml` package add one, as the YAML test suite does.
+    let options = granit_parser::options! {
+        block_scalar_eof_without_line_feed: schema == Schema::PyYaml,
+    };
+    for item in Parser::with_options(StrInput::new(text), options) {
         let (event, span) = item.map_err(syntax_error)?;
         if builder.event(event, &span)? {
             break;

@@ -20,10 +20,20 @@ fn reference(text: &str, schema: Schema) -> Result<Node, ParseError> {
     saphyr::parse(text, schema)
 }
 
+/// Does serde-saphyr read `text` as `schema`'s loader does? Not PyYAML's block scalar cut off by
+/// the end of the file, which ends without a line feed there (see
+/// `a_block_scalar_at_the_end_of_the_file_ends_as_each_loader_ends_it`).
+fn comparable(text: &str, schema: Schema) -> bool {
+    schema != Schema::PyYaml || text.ends_with(['\n', '\r'])
+}
+
 /// Asserts that `text` builds into serde-saphyr's tree, positions included, under every schema.
 #[track_caller]
 fn assert_built_as_serde_saphyr_builds(text: &str) {
-    for schema in SCHEMAS {
+    for schema in SCHEMAS
+        .into_iter()
+        .filter(|&schema| comparable(text, schema))
+    {
         let built = build(text, schema).unwrap_or_else(|e| panic!("{e}: {text:?} ({schema:?})"));
         let reference = reference(text, schema).unwrap_or_else(|e| panic!("{e}: {text:?}"));
         // Debug output tells -0.0 from 0.0.
@@ -324,6 +334,9 @@ fn random_documents_agree_with_serde_saphyr() {
             continue;
         }
         let schema = SCHEMAS[next(SCHEMAS.len())];
+        if !comparable(&text, schema) {
+            continue;
+        }
         // serde-saphyr reads a value under a tag without a meaning (`!foo N`) as if untagged,
         // by its own rules; the builder refuses the tag. Only YAML's own tags and `!` compare.
         let others = text.replace("!!str", "").replace("!!int", "");
@@ -365,4 +378,30 @@ fn comments_between_a_key_and_its_value_are_skipped_however_many() {
     };
     let items: Vec<_> = items.iter().filter_map(Node::as_str).collect();
     assert_eq!(items, ["first", "second"]);
+}
+
+/// A block scalar cut off by the end of the file, as each format's loader reads it: PyYAML
+/// (SCRAPI) without a final line feed, js-yaml (Regtrace) and the `yaml` package (gecx) with one.
+#[test]
+fn a_block_scalar_at_the_end_of_the_file_ends_as_each_loader_ends_it() {
+    for (text, pyyaml, others) in [
+        ("a: |\n  text", "text", "text\n"),
+        ("a: >\n  some\n  text", "some text", "some text\n"),
+        ("a: |+\n  text", "text", "text\n"),
+        ("a: |-\n  text", "text", "text"),
+        ("a: |\n  text\n", "text\n", "text\n"),
+    ] {
+        for (schema, expected) in [
+            (Schema::PyYaml, pyyaml),
+            (Schema::JsYaml, others),
+            (Schema::YamlCore, others),
+        ] {
+            let root = build(text, schema).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                root.get("a").and_then(Node::as_str),
+                Some(expected),
+                "{text:?} ({schema:?})"
+            );
+        }
+    }
 }
