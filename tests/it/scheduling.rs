@@ -73,3 +73,70 @@ fn the_next_conversation_starts_while_the_last_case_is_judged() {
         "the second conversation waited {gap:?} for the first case's judge"
     );
 }
+
+/// How long the agent holds the slow case's turn.
+const SLOW_TURN: Duration = Duration::from_secs(4);
+
+/// In a CI log (stderr not a terminal) each case's line is written soon after it finishes,
+/// whatever is still playing: the lines are batched, but a slow case does not hold back the
+/// line of one that finished before it.
+#[test]
+fn a_finished_cases_line_is_in_the_log_while_a_slow_case_plays() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().unwrap();
+    let agent = common::serve_turn(
+        |Json(turn): Json<Value>| async move {
+            if turn.to_string().contains("slowly") {
+                tokio::time::sleep(SLOW_TURN).await;
+            }
+            Json(json!({ "messages": [{ "text": "Orders ship within two days." }] }))
+        },
+        (),
+    );
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        format!("agent:\n  http: {{ url: \"http://{agent}/turn\" }}\n"),
+    );
+    for (name, asks) in [
+        ("quick", "how fast do you ship?"),
+        ("slow", "ship it slowly?"),
+    ] {
+        common::write(
+            dir.path(),
+            &format!("{name}.scenario.yaml"),
+            format!("id: {name}\nwhen:\n  - user: {asks}\nthen:\n  - scorer: no-error\n"),
+        );
+    }
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_goldgate"))
+        .current_dir(dir.path())
+        .args(["run", "--concurrency", "2", "."])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut quick_line_at = None;
+    let mut log = String::new();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if line.contains("] passed quick") {
+            quick_line_at = Some(Instant::now());
+        }
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let ended_at = Instant::now();
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{log}");
+    let quick_line_at = quick_line_at.unwrap_or_else(|| panic!("no line for `quick`:\n{log}"));
+    // The quick case's line came while the slow case was still being played.
+    assert!(
+        ended_at - quick_line_at > SLOW_TURN / 2,
+        "the line of the quick case came {:?} before the run ended:\n{log}",
+        ended_at - quick_line_at
+    );
+}

@@ -1,7 +1,6 @@
 //! Plays a resolved plan, showing it live: a progress bar on a terminal (a line per case in a
 //! CI log), the notices of the run, and Ctrl-C or a signal from CI ending it with its reports.
 
-use std::io::{self, Write};
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -11,7 +10,7 @@ use goldgate::report::console;
 use goldgate::results::{Report, Scope, Status};
 use goldgate::run::{Event, OnEvent, Stop};
 
-use super::progress::{progress_bar, rate_limit_notice};
+use super::progress::{CaseLog, progress_bar, rate_limit_notice};
 
 /// Plays the plan on a fresh async runtime, with a progress bar (a line per case without a
 /// terminal) and Ctrl-C handling.
@@ -26,24 +25,26 @@ pub(super) fn play(plan: RunPlan) -> anyhow::Result<Result<Report, OtherAgent>> 
         let stop = Stop::default();
         watch_ctrl_c(stop.clone());
         let progress = progress_bar(plan.cases.len() * plan.repeat.runs() as usize);
+        let log = Arc::new(CaseLog::default());
         if let Some(limits) = &plan.options.limits {
             limits.observe(
-                rate_limit_notice(progress.clone()),
+                rate_limit_notice(progress.clone(), Arc::clone(&log)),
                 plan.options.secrets.clone(),
             );
         }
+        let flushing = progress.is_hidden().then(|| log.keep_flushing());
         let shown = progress.clone();
         let finished = std::sync::atomic::AtomicU64::new(0);
+        let case_log = Arc::clone(&log);
         let on_event: OnEvent = Arc::new(move |event: Event<'_>| match event {
             Event::CaseFinished { case, status } => {
                 shown.inc(1);
                 if status != Status::Passed {
                     shown.set_message(format!("{} {}", status.name(), case.id));
                 }
-                // No bar in a CI log: a line per case, so a long run shows it is alive. One
-                // write per line: stderr is unbuffered, and each piece of a format is a write.
+                // No bar in a CI log: a line per case, so a long run shows it is alive.
                 if shown.is_hidden() {
-                    let line = format!(
+                    case_log.line(&format!(
                         "goldgate: [{}/{}] {} {} ({}:{})\n",
                         finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
                         shown.length().unwrap_or_default(),
@@ -51,8 +52,7 @@ pub(super) fn play(plan: RunPlan) -> anyhow::Result<Result<Report, OtherAgent>> 
                         console::escape(&case.id),
                         console::escape(&case.location.file.to_string_lossy()),
                         case.location.line
-                    );
-                    let _ = io::stderr().write_all(line.as_bytes());
+                    ));
                 }
             }
             Event::RunsAdded { runs } => shown.inc_length(runs as u64),
@@ -64,12 +64,16 @@ pub(super) fn play(plan: RunPlan) -> anyhow::Result<Result<Report, OtherAgent>> 
         let notice = |notice: Notice| match notice {
             Notice::UnusedQuarantine { .. } if partial => {}
             // A notice may quote the agent (why it did not start: its last words on stderr).
-            notice => eprintln!(
-                "goldgate: {}",
+            notice => log.now(&format!(
+                "goldgate: {}\n",
                 console::escape_lines(&notice.to_string(), "  ")
-            ),
+            )),
         };
         let played = session::play(plan, &stop, on_event, &notice).await;
+        if let Some(flushing) = flushing {
+            flushing.abort();
+        }
+        log.flush();
         progress.finish_and_clear();
         played
     });

@@ -1,8 +1,9 @@
-//! What a run shows while it plays: a bar on a terminal, and in a CI log one line when an
-//! endpoint first makes it wait.
+//! What a run shows while it plays: a bar on a terminal; in a CI log a line per case, and one
+//! line when an endpoint first makes it wait.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -10,7 +11,7 @@ use goldgate::limit;
 
 /// Says when an endpoint makes the run wait: on the progress bar on a terminal; in a CI log,
 /// one line the first time (the report sums every wait).
-pub(super) fn rate_limit_notice(progress: ProgressBar) -> limit::OnWait {
+pub(super) fn rate_limit_notice(progress: ProgressBar, log: Arc<CaseLog>) -> limit::OnWait {
     let told = std::sync::atomic::AtomicBool::new(false);
     Arc::new(move |endpoint: &str, wait: Duration, why: &str| {
         let line = format!(
@@ -19,7 +20,9 @@ pub(super) fn rate_limit_notice(progress: ProgressBar) -> limit::OnWait {
         );
         if progress.is_hidden() {
             if !told.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!("goldgate: {line}; further waits are summed at the end");
+                log.now(&format!(
+                    "goldgate: {line}; further waits are summed at the end\n"
+                ));
             }
         } else {
             progress.set_message(line);
@@ -37,4 +40,82 @@ pub(super) fn progress_bar(total: usize) -> ProgressBar {
     }
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
+}
+
+/// How long a finished case's line may wait in a CI log before it is written.
+const LOG_DELAY: Duration = Duration::from_millis(100);
+
+/// The lines of a CI log, written in batches: a run that finishes hundreds of cases a second
+/// would otherwise make a write, and wake whatever reads the log, for each one. A line waits at
+/// most [`LOG_DELAY`] (see [`CaseLog::keep_flushing`]), and everything is written when the log
+/// is flushed or dropped.
+#[derive(Default)]
+pub(super) struct CaseLog {
+    pending: Mutex<Pending>,
+}
+
+#[derive(Default)]
+struct Pending {
+    text: String,
+    /// When the oldest line in `text` was added.
+    since: Option<Instant>,
+}
+
+impl CaseLog {
+    /// Adds a line (ending in a line feed), written at once if the oldest one waiting is due.
+    pub(super) fn line(&self, line: &str) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let since = *pending.since.get_or_insert(now);
+        pending.text.push_str(line);
+        if now.duration_since(since) >= LOG_DELAY {
+            write_out(&mut pending);
+        }
+    }
+
+    /// Writes `line` at once, after every line waiting.
+    pub(super) fn now(&self, line: &str) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        pending.text.push_str(line);
+        write_out(&mut pending);
+    }
+
+    /// Writes every line waiting.
+    pub(super) fn flush(&self) {
+        write_out(&mut self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Writes the lines that are due while the run goes on, so that a case that takes long
+    /// does not hold back the lines of the cases before it.
+    pub(super) fn keep_flushing(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let log = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(LOG_DELAY);
+            loop {
+                ticks.tick().await;
+                let mut pending = log.pending.lock().unwrap_or_else(PoisonError::into_inner);
+                if pending
+                    .since
+                    .is_some_and(|since| since.elapsed() >= LOG_DELAY)
+                {
+                    write_out(&mut pending);
+                }
+            }
+        })
+    }
+}
+
+impl Drop for CaseLog {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// One write, as stderr is unbuffered and each piece of a format would be a write of its own.
+fn write_out(pending: &mut Pending) {
+    if !pending.text.is_empty() {
+        let _ = io::stderr().write_all(pending.text.as_bytes());
+        pending.text.clear();
+    }
+    pending.since = None;
 }
