@@ -36,11 +36,15 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
 
     // Name -> line of its first definition, for G103.
     let mut seen = Names::of("conversation");
-    conversations
-        .iter()
-        .enumerate()
-        .filter_map(|(i, node)| conversation(node, i, &common, &mut seen, diags))
-        .collect()
+    // Room for every case at once: a case is large, and growing the list copies it.
+    let mut cases = Vec::with_capacity(conversations.len());
+    cases.extend(
+        conversations
+            .iter()
+            .enumerate()
+            .filter_map(|(i, node)| conversation(node, i, &common, &mut seen, diags)),
+    );
+    cases
 }
 
 /// The `conversations` list; E002 when it is missing, null or empty.
