@@ -76,6 +76,57 @@ pub(crate) fn first_key_comments(node: &Node) -> &[String] {
         .map_or(&[], |(key, _)| &key.comments)
 }
 
+/// Below this many items a list is read on one thread: starting another costs more.
+const ITEMS_PER_THREAD: usize = 128;
+
+/// Reads each item of `items` (with its index) into what `read` makes of it, keeping the
+/// items' order and their diagnostics' alike. A long list (a golden of a thousand
+/// conversations) is read in parts, one per thread, as the items do not depend on each other.
+pub(crate) fn read_items<'a, T, R>(items: &'a [Node], diags: &mut Diagnostics, read: R) -> Vec<T>
+where
+    T: Send,
+    R: Fn(usize, &'a Node, &mut Diagnostics) -> Option<T> + Sync,
+{
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len() / ITEMS_PER_THREAD)
+        .max(1);
+    let read_part = |first: usize, part: &'a [Node], diags: &mut Diagnostics| -> Vec<T> {
+        let mut read_items = Vec::with_capacity(part.len());
+        let read_one = |(i, item)| read(first + i, item, diags);
+        read_items.extend(part.iter().enumerate().filter_map(read_one));
+        read_items
+    };
+    if threads == 1 {
+        return read_part(0, items, diags);
+    }
+    let part_len = items.len().div_ceil(threads);
+    let parts: Vec<(Vec<T>, Diagnostics)> = std::thread::scope(|scope| {
+        let running: Vec<_> = items
+            .chunks(part_len)
+            .enumerate()
+            .map(|(n, part)| {
+                let mut part_diags = Diagnostics::new(&diags.file);
+                let read_part = &read_part;
+                scope.spawn(move || (read_part(n * part_len, part, &mut part_diags), part_diags))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|part| {
+                part.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut all = Vec::with_capacity(items.len());
+    for (read_items, part_diags) in parts {
+        all.extend(read_items);
+        diags.items.extend(part_diags.items);
+    }
+    all
+}
+
 /// The cases and problems of one file.
 #[derive(Debug)]
 pub struct LoadedFile {

@@ -314,3 +314,65 @@ fn tag_expressions_and_exclusions_select_what_they_say() {
         .exits(2)
         .warns(&["a tag is missing at the end"]);
 }
+
+/// A golden of hundreds of conversations is read in parts at once; it reads as a short one
+/// does: its cases in the file's order, each problem at its line and in line order, and of a
+/// name defined twice the first definition.
+#[test]
+fn a_long_golden_reads_in_the_files_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let conversation = |i: usize, name: &str| {
+        format!(
+            "  - conversation: {name}\n    turns:\n      - user: hi {i}\n        agent: hello\n"
+        )
+    };
+    let names: Vec<String> = (0..400).map(|i| format!("c{i}")).collect();
+    let golden: String = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| conversation(i, n))
+        .collect();
+    common::write(
+        dir.path(),
+        "goldens/long.yaml",
+        format!("conversations:\n{golden}"),
+    );
+    let listing = list_json(dir.path(), &[]);
+    let ids: Vec<&str> = listing.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, names);
+
+    // Each conversation is four lines: the one at index i starts at line 2 + 4i.
+    let broken: String = (0..400)
+        .map(|i| match i {
+            10 | 390 => format!("  - conversation: c{i}\n    tags: [x]\n    x: 1\n    y: 2\n"),
+            350 => conversation(i, "c3"),
+            _ => conversation(i, &format!("c{i}")),
+        })
+        .collect();
+    common::write(
+        dir.path(),
+        "goldens/long.yaml",
+        format!("conversations:\n{broken}"),
+    );
+    let out = goldgate(dir.path(), &["lint", "goldens"]).exits(1);
+    let problems: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(problems.len(), 7, "{}", out.stdout);
+    for (line, code) in [(42, "G102"), (1402, "G103"), (1562, "G102")] {
+        let at = format!("goldens/long.yaml:{line}: error [{code}]");
+        assert!(
+            problems.iter().any(|p| p.starts_with(&at)),
+            "no {at}:\n{}",
+            out.stdout
+        );
+    }
+    let lines: Vec<u32> = problems
+        .iter()
+        .map(|p| p.split(':').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(lines.is_sorted(), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("defined twice, at lines 14 and 1402"),
+        "{}",
+        out.stdout
+    );
+}

@@ -34,17 +34,25 @@ pub(super) fn load(root: &Node, diags: &mut Diagnostics) -> Vec<Case> {
     let conversations = conversation_nodes(&mut fields, diags);
     fields.finish(diags);
 
-    // Name -> line of its first definition, for G103.
+    let named = super::super::read_items(conversations, diags, |i, node, diags| {
+        conversation(node, i, &common, diags)
+    });
+    // Name -> line of its first definition, for G103: the first of each name is played.
     let mut seen = Names::of("conversation");
-    // Room for every case at once: a case is large, and growing the list copies it.
-    let mut cases = Vec::with_capacity(conversations.len());
-    cases.extend(
-        conversations
-            .iter()
-            .enumerate()
-            .filter_map(|(i, node)| conversation(node, i, &common, &mut seen, diags)),
-    );
-    cases
+    named
+        .into_iter()
+        .filter_map(|named| {
+            seen.first_definition(&named.case.id, (named.name_node, &named.name_path), diags)
+                .then_some(named.case)
+        })
+        .collect()
+}
+
+/// A conversation read, with where its name stands.
+struct Named<'a> {
+    case: Case,
+    name_node: &'a Node,
+    name_path: String,
 }
 
 /// The `conversations` list; E002 when it is missing, null or empty.
@@ -65,13 +73,12 @@ fn conversation_nodes<'a>(fields: &mut Fields<'a>, diags: &mut Diagnostics) -> &
     &[]
 }
 
-fn conversation(
-    node: &Node,
+fn conversation<'a>(
+    node: &'a Node,
     index: usize,
     common: &Common,
-    seen: &mut Names,
     diags: &mut Diagnostics,
-) -> Option<Case> {
+) -> Option<Named<'a>> {
     let path = format!("conversations[{index}]");
     let mut fields = Fields::of(node, &path, diags)?;
     let name_path = fields.path_of("conversation");
@@ -105,10 +112,6 @@ fn conversation(
 
     let name = name?;
     let name_node = name_node?;
-    if !seen.first_definition(&name, (name_node, &name_path), diags) {
-        return None;
-    }
-
     let mut case = super::golden_case(
         name,
         diags.location(node.line, node.column),
@@ -118,7 +121,11 @@ fn conversation(
         checks,
     );
     label(&mut case, node);
-    Some(case)
+    Some(Named {
+        case,
+        name_node,
+        name_path,
+    })
 }
 
 /// The author's comments above the conversation, and the name and description goldgate keeps
