@@ -132,7 +132,7 @@ impl SuiteId {
     pub fn of_keys(keys: impl IntoIterator<Item = String>, shard: Option<Shard>) -> Self {
         let mut keys: Vec<String> = keys.into_iter().collect();
         keys.sort_unstable();
-        let mut bytes = Vec::new();
+        let mut bytes = Vec::with_capacity(keys.iter().map(|key| 8 + key.len()).sum());
         for key in &keys {
             // Length-prefixed, so that no two lists of keys give the same bytes.
             bytes.extend_from_slice(&(key.len() as u64).to_le_bytes());
