@@ -8,12 +8,14 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanError, Span, StrInput, Tag};
+use granit_parser::{ErrorKind, Event, ScalarStyle, ScanError, Span, Tag};
 
 use super::ambiguous::{self, Ambiguous};
 use super::scalars::Schema;
 use super::{Cause, Key, Node, ParseError, Value, resolve};
 use crate::diagnostic::Code;
+
+mod events;
 
 /// The deepest nesting of lists and mappings a document may have.
 pub(super) const MAX_DEPTH: usize = 64;
@@ -36,12 +38,10 @@ pub(super) fn parse(
     let options = granit_parser::options! {
         block_scalar_eof_without_line_feed: schema == Schema::PyYaml,
     };
-    for item in Parser::with_options(StrInput::new(text), options) {
+    events::each(text, options, |item| {
         let (event, span) = item.map_err(syntax_error)?;
-        if builder.event(event, &span)? {
-            break;
-        }
-    }
+        builder.event(event, &span)
+    })?;
     // The parser ends every stream it does not refuse, which sets the root.
     let root = builder.root.unwrap_or(Node {
         value: Value::Null,

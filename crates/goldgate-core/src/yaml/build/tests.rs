@@ -405,3 +405,29 @@ fn a_block_scalar_at_the_end_of_the_file_ends_as_each_loader_ends_it() {
         }
     }
 }
+
+/// A text of more than 64 KiB is parsed on a thread of its own, ahead of the builder: the
+/// same tree, the same error at the same place, and a builder that stops early stops it.
+#[test]
+fn a_long_text_parsed_ahead_builds_as_a_short_one() {
+    let entry = |i: usize| {
+        format!(
+            "- name: case_{i}\n  turns: [{{user: hi {i}, agent: &a{i} hello}}]\n  again: *a{i}\n"
+        )
+    };
+    let text: String = (0..1000).map(entry).collect();
+    assert!(text.len() > 64 * 1024, "{}", text.len());
+    assert_built_as_serde_saphyr_builds(&text);
+
+    let err = build(&format!("{text}- name: [unclosed\n"), Schema::Goldgate).unwrap_err();
+    assert_eq!((err.code, err.line), (Code::E001, 3001), "{err}");
+    let err = build(&format!("{text}---\n- again\n"), Schema::Goldgate).unwrap_err();
+    assert!(err.message.contains("a second YAML document"), "{err}");
+    // Stopped at a limit long before the end: the parser's thread ends with the builder.
+    let err = build(
+        &format!("{}{text}", "[".repeat(MAX_DEPTH + 1)),
+        Schema::Goldgate,
+    )
+    .unwrap_err();
+    assert_eq!(err.line, 1, "{err}");
+}
