@@ -87,10 +87,13 @@ where
     T: Send,
     R: Fn(usize, &'a Node, &mut Diagnostics) -> Option<T> + Sync,
 {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(items.len() / ITEMS_PER_THREAD)
-        .max(1);
+    let parts = items.len() / ITEMS_PER_THREAD;
+    // Asked only of a long list: the answer takes a few system calls (cgroup quotas).
+    let threads = if parts < 2 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |cores| parts.min(cores.get()))
+    };
     let read_part = |first: usize, part: &'a [Node], diags: &mut Diagnostics| -> Vec<T> {
         let mut read_items = Vec::with_capacity(part.len());
         let read_one = |(i, item)| read(first + i, item, diags);
