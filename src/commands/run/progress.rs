@@ -85,21 +85,15 @@ impl CaseLog {
         write_out(&mut self.pending.lock().unwrap_or_else(PoisonError::into_inner));
     }
 
-    /// Writes the lines that are due while the run goes on, so that a case that takes long
-    /// does not hold back the lines of the cases before it.
+    /// Writes the lines waiting every [`LOG_DELAY`] while the run goes on, so that a case that
+    /// takes long does not hold back the lines of the cases before it.
     pub(super) fn keep_flushing(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let log = Arc::clone(self);
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(LOG_DELAY);
             loop {
                 ticks.tick().await;
-                let mut pending = log.pending.lock().unwrap_or_else(PoisonError::into_inner);
-                if pending
-                    .since
-                    .is_some_and(|since| since.elapsed() >= LOG_DELAY)
-                {
-                    write_out(&mut pending);
-                }
+                log.flush();
             }
         })
     }
