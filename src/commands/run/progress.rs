@@ -2,8 +2,8 @@
 //! line when an endpoint first makes it wait.
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -51,42 +51,29 @@ const LOG_DELAY: Duration = Duration::from_millis(100);
 /// is flushed or dropped.
 #[derive(Default)]
 pub(super) struct CaseLog {
-    pending: Mutex<Pending>,
-}
-
-#[derive(Default)]
-struct Pending {
-    text: String,
-    /// When the oldest line in `text` was added.
-    since: Option<Instant>,
+    pending: Mutex<String>,
 }
 
 impl CaseLog {
-    /// Adds a line (ending in a line feed), written at once if the oldest one waiting is due.
+    /// Adds a line (ending in a line feed), written at the next tick of
+    /// [`CaseLog::keep_flushing`].
     pub(super) fn line(&self, line: &str) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        let since = *pending.since.get_or_insert(now);
-        pending.text.push_str(line);
-        if now.duration_since(since) >= LOG_DELAY {
-            write_out(&mut pending);
-        }
+        self.pending().push_str(line);
     }
 
     /// Writes `line` at once, after every line waiting.
     pub(super) fn now(&self, line: &str) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        pending.text.push_str(line);
+        let mut pending = self.pending();
+        pending.push_str(line);
         write_out(&mut pending);
     }
 
     /// Writes every line waiting.
     pub(super) fn flush(&self) {
-        write_out(&mut self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        write_out(&mut self.pending());
     }
 
-    /// Writes the lines waiting every [`LOG_DELAY`] while the run goes on, so that a case that
-    /// takes long does not hold back the lines of the cases before it.
+    /// Writes the lines waiting every [`LOG_DELAY`] while the run goes on.
     pub(super) fn keep_flushing(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let log = Arc::clone(self);
         tokio::spawn(async move {
@@ -97,6 +84,10 @@ impl CaseLog {
             }
         })
     }
+
+    fn pending(&self) -> MutexGuard<'_, String> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Drop for CaseLog {
@@ -106,10 +97,9 @@ impl Drop for CaseLog {
 }
 
 /// One write, as stderr is unbuffered and each piece of a format would be a write of its own.
-fn write_out(pending: &mut Pending) {
-    if !pending.text.is_empty() {
-        let _ = io::stderr().write_all(pending.text.as_bytes());
-        pending.text.clear();
+fn write_out(pending: &mut String) {
+    if !pending.is_empty() {
+        let _ = io::stderr().write_all(pending.as_bytes());
+        pending.clear();
     }
-    pending.since = None;
 }
