@@ -308,8 +308,9 @@ fn bad_prices_and_budgets_are_errors_that_say_where() {
 }
 
 /// A suite of two goldens judged by an Anthropic `model` on a fake provider, with two expected
-/// replies of their own: two questions (the same question twice is paid for once).
-fn two_judged_questions(model: &str) -> (tempfile::TempDir, llm_support::FakeProvider) {
+/// replies of their own: two questions (the same question twice is paid for once). Also the
+/// config's judge lines, for a test that moves the agent.
+fn two_judged_questions(model: &str) -> (tempfile::TempDir, llm_support::FakeProvider, String) {
     use llm_support::{FakeProvider, Provider};
     let dir = tempfile::tempdir().unwrap();
     let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
@@ -326,13 +327,13 @@ fn two_judged_questions(model: &str) -> (tempfile::TempDir, llm_support::FakePro
         })
         .concat();
     common::order_golden(dir.path(), &conversations);
-    (dir, fake)
+    (dir, fake, judge)
 }
 
 #[test]
 fn judges_are_priced_and_what_their_cache_saved_is_reported() {
     use llm_support::{KEY, Provider};
-    let (dir, _fake) = two_judged_questions("claude-haiku-4-5");
+    let (dir, _fake, _) = two_judged_questions("claude-haiku-4-5");
     let run = || {
         Outcome::of(
             llm_support::goldgate(dir.path())
@@ -390,7 +391,7 @@ fn cases_asking_the_same_question_at_once_pay_for_it_once() {
 #[test]
 fn an_unpriced_judge_warns_once_and_counts_its_replies() {
     use llm_support::{KEY, Provider};
-    let (dir, _fake) = two_judged_questions("claude-acme-9");
+    let (dir, _fake, _) = two_judged_questions("claude-acme-9");
     let ran = Outcome::of(
         llm_support::goldgate(dir.path())
             .env(Provider::Anthropic.key_var(), KEY)
@@ -415,22 +416,8 @@ fn an_unpriced_judge_warns_once_and_counts_its_replies() {
 /// calls nothing: the judge is asked no question and the agent gets no request.
 #[test]
 fn a_dry_run_prints_the_plan_and_its_cost_and_calls_nothing() {
-    use llm_support::{FakeProvider, KEY, Provider};
-    let dir = tempfile::tempdir().unwrap();
-    let same = llm_support::judge(|_| json!({ "score": 4, "explanation": "the same" }));
-    let fake = FakeProvider::start(Provider::Anthropic, same);
-    let judge = format!(
-        "  model: gpt-4o-mini\njudge:\n  provider: anthropic\n  model: claude-haiku-4-5\n  base_url: \"{}\"\n",
-        fake.base_url()
-    );
-    suite(dir.path(), 2, TURN, &judge);
-    let conversations: String = [18, 19]
-        .map(|day| {
-            common::order_conversation(&format!("order_{day}"))
-                .replace("April 18th", &format!("April {day}th"))
-        })
-        .concat();
-    common::order_golden(dir.path(), &conversations);
+    use llm_support::{KEY, Provider};
+    let (dir, fake, judge) = two_judged_questions("claude-haiku-4-5");
     let run = |args: &[&str]| {
         Outcome::of(
             llm_support::goldgate(dir.path())
