@@ -98,7 +98,7 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
     let mut commands = Vec::new();
     if place.context.actions {
         commands = annotate::failing_checks(summary, &path);
-        commands.extend(annotate::open_decisions(report, &path));
+        commands.extend(annotate::run_findings(summary, &path));
     }
     let outputs = Outputs::of(summary, publish.report_path);
     place.deliver(&body, outputs, commands, annotations)

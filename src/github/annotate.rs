@@ -1,7 +1,7 @@
 //! Annotations for the pull request: one on the line of each failing check, so the "Files
 //! changed" tab shows each failure on the expectation that found it (the tool-call argument,
-//! the scorer), not on the first line of its conversation; and one warning for each decision
-//! the gate left open.
+//! the scorer), not on the first line of its conversation; one for each floor not met and
+//! each threshold the gate tripped; and one for each decision the gate left open.
 //!
 //! A failure that fails the run is an `::error`; one that does not (a known failure, a
 //! quarantined case, a case the gate did not decide against) is a `::warning`, so the
@@ -15,8 +15,10 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Severity;
 use crate::report::annotations::Annotation;
-use crate::report::{Standing, Summary, console};
-use crate::results::{CaseResult, CasesCombined, CheckResult, Report, Unit};
+use crate::report::{Standing, Summary, console, gate};
+use crate::results::{
+    CaseResult, CasesCombined, CheckResult, Comparison, Decision, MetricDelta, Unit,
+};
 
 /// GitHub shows at most this many annotations of each severity per step; more only fill the
 /// log.
@@ -100,30 +102,96 @@ fn command(severity: Severity, file: &Path, line: u32, title: &str, message: &st
     annotation(severity, Some(file), line, title, message)
 }
 
-/// One warning per decision the gate left open (`inconclusive`, `not enough runs`): on the
-/// case's line, or for a metric on the run as a whole. Open decisions do not fail the run
-/// (unless `--fail-on-inconclusive`), so they must not go unseen.
-pub fn open_decisions(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<String> {
+/// What fails or warns about the run as a whole, beside the cases' checks: each floor not met,
+/// on the line that writes it (it always fails the run); then the gate's findings
+/// ([`gate_findings`]). A floor or a metric has no golden line to fail on, so without these
+/// the annotations would say nothing of what failed the run.
+pub fn run_findings(summary: &Summary, path: &dyn Fn(&str) -> String) -> Vec<String> {
+    let floors = summary
+        .report
+        .floors
+        .iter()
+        .filter(|f| !f.met)
+        .map(|floor| {
+            let file = PathBuf::from(path(&floor.file));
+            let message = floor.describe();
+            annotation(
+                Severity::Error,
+                Some(&file),
+                floor.line,
+                "goldgate: floor not met",
+                &message,
+            )
+        });
+    floors.chain(gate_findings(summary, path)).collect()
+}
+
+/// The gate's own findings against the baseline: its regressions, then the decisions it left
+/// open.
+fn gate_findings(summary: &Summary, path: &dyn Fn(&str) -> String) -> Vec<String> {
+    let report = summary.report;
     let Some(comparison) = &report.gate else {
         return Vec::new();
     };
-    let severity = if report.policy.fail_on_inconclusive {
-        Severity::Error
-    } else {
-        Severity::Warning
+    let severity_if = |blocks: bool| {
+        if blocks {
+            Severity::Error
+        } else {
+            Severity::Warning
+        }
     };
+    let mut commands = regressions(comparison, severity_if(report.policy.fail_on_regress));
+    let open = severity_if(report.policy.fail_on_inconclusive);
+    commands.extend(open_decisions(comparison, open, path));
+    commands
+}
+
+/// One annotation per tripped threshold, and one for the cases combined when they regressed:
+/// on the run as a whole, `severity` an error when the gate decides the exit status
+/// (`--fail-on-regress`), else a warning (an advisory gate's regression does not fail the run).
+fn regressions(comparison: &Comparison, severity: Severity) -> Vec<String> {
+    let tripped = comparison.tripped().map(|m| {
+        let title = format!("goldgate: {} regressed", m.threshold.metric());
+        let message = format!(
+            "{}: worse than its limit beyond noise, against {}. {}",
+            gate::tripped_words(m),
+            comparison.baseline,
+            evidence(m)
+        );
+        annotation(severity, None, 0, &title, message.trim_end())
+    });
+    let combined = comparison
+        .combined
+        .as_ref()
+        .filter(|c| c.decision == Decision::Regressed)
+        .map(|c| {
+            let title = format!("goldgate: {} regressed", CasesCombined::NAME);
+            let message = format!(
+                "{}: {}",
+                gate::combined_regressed_words(),
+                c.evidence.describe(Unit::PercentagePoints)
+            );
+            annotation(severity, None, 0, &title, &message)
+        });
+    tripped.chain(combined).collect()
+}
+
+/// One annotation per decision the gate left open (`inconclusive`, `not enough runs`): on the
+/// case's line, or for a metric on the run as a whole. Open decisions do not fail the run
+/// (unless `--fail-on-inconclusive`, when `severity` is an error), so they must not go unseen.
+fn open_decisions(
+    comparison: &Comparison,
+    severity: Severity,
+    path: &dyn Fn(&str) -> String,
+) -> Vec<String> {
     let metrics = comparison.undecided_metrics().map(|m| {
         let title = format!("goldgate: {} {}", m.threshold.metric(), m.decision.name());
-        let evidence = m
-            .evidence
-            .as_ref()
-            .map(|e| e.describe(m.threshold.unit()))
-            .unwrap_or_default();
         let message = format!(
             "{} looks worse than its limit ({}) against the baseline, but the runs could not \
-             tell it from noise: {evidence}",
+             tell it from noise: {}",
             m.threshold.metric(),
-            m.threshold.name()
+            m.threshold.name(),
+            evidence(m)
         );
         annotation(severity, None, 0, &title, &message)
     });
@@ -151,6 +219,15 @@ pub fn open_decisions(report: &Report, path: &dyn Fn(&str) -> String) -> Vec<Str
             annotation(severity, None, 0, &title, &message)
         });
     metrics.chain(combined).chain(cases).collect()
+}
+
+/// A metric's evidence in words, or nothing when the report has none.
+fn evidence(delta: &MetricDelta) -> String {
+    delta
+        .evidence
+        .as_ref()
+        .map(|e| e.describe(delta.threshold.unit()))
+        .unwrap_or_default()
 }
 
 fn annotation(

@@ -9,7 +9,8 @@ use crate::report::summary::{Excuse, Severity, Standing, Summary};
 use crate::report::{console, gate, html, junit, markdown};
 use crate::results::testing::{case, report};
 use crate::results::{
-    CaseFlip, CaseResult, Comparison, Decision, Policy, Quarantine, Repeats, Report, Status,
+    CaseFlip, CaseResult, Comparison, Decision, MetricDelta, Policy, Quarantine, Repeats, Report,
+    Status, Threshold,
 };
 
 /// `--fail-on-regress`.
@@ -22,7 +23,10 @@ const GATED: Policy = Policy {
 enum GateOutcome {
     NoBaseline,
     Clear,
+    /// A case newly failing.
     Regressed,
+    /// A threshold tripped (p95 latency), every case passing.
+    MetricRegressed,
     Undecided,
 }
 
@@ -82,6 +86,17 @@ fn shaped(
                 .push(flip(&broken, Decision::Regressed));
             cases.push(broken);
         }
+        GateOutcome::MetricRegressed => comparison.metrics.push(MetricDelta {
+            threshold: Threshold::P95LatencyIncreasePct,
+            baseline: Some(100.0),
+            current: Some(150.0),
+            change: Some(50.0),
+            limit: 20.0,
+            tripped: true,
+            decision: Decision::Regressed,
+            evidence: None,
+            unmeasured: None,
+        }),
         GateOutcome::Undecided => {
             let open = case("goldens/a.yaml", "open", Status::Failed);
             comparison
@@ -153,7 +168,11 @@ fn render(summary: &Summary) -> Rendered {
         markdown: markdown::render(summary, &options),
         page: html::render(summary).unwrap(),
         junit: junit::to_xml(summary, &junit::Options { locations: true }).unwrap(),
-        annotations: annotate::failing_checks(summary, &path),
+        annotations: [
+            annotate::failing_checks(summary, &path),
+            annotate::run_findings(summary, &path),
+        ]
+        .concat(),
         outputs: Outputs::of(summary, None).render(),
     }
 }
@@ -203,6 +222,19 @@ fn assert_every_sink_says(summary: &Summary, shape: &str) {
         summary.verdict.name()
     );
     assert!(out.outputs.contains(&output), "{shape}: {}", out.outputs);
+    // The annotations are red when the exit is 1, and when it is 0 only for a case that
+    // errored (allowed by --max-errors): a run that fails on a metric, a floor or an open
+    // decision says so there too.
+    let errored = |a: &&String| {
+        (summary.report.cases.iter())
+            .any(|c| c.status == Status::Error && a.contains(&format!("goldgate%3A {} ", c.id)))
+    };
+    let mut red = out.annotations.iter().filter(|a| a.starts_with("::error"));
+    match summary.exit {
+        Exit::Success => assert!(red.all(|a| errored(&a)), "{shape}: {:?}", out.annotations),
+        Exit::Failure => assert!(red.next().is_some(), "{shape}: no error annotation"),
+        Exit::Error => {}
+    }
     for case in &summary.report.cases {
         let on_case = |a: &&String| a.contains(&format!("goldgate%3A {} ", case.id));
         let annotation = out.annotations.iter().find(on_case);
@@ -229,6 +261,7 @@ fn every_sink_shows_the_summary_severity_and_headline() {
         GateOutcome::NoBaseline,
         GateOutcome::Clear,
         GateOutcome::Regressed,
+        GateOutcome::MetricRegressed,
         GateOutcome::Undecided,
     ];
     let policies =
@@ -258,7 +291,7 @@ fn every_sink_shows_the_summary_severity_and_headline() {
             }
         }
     }
-    assert_eq!(shapes, 4 * 3 * 3 * 3 * 2);
+    assert_eq!(shapes, 5 * 3 * 3 * 3 * 2);
 }
 
 #[test]

@@ -256,30 +256,37 @@ pub(super) fn verdict(comparison: &Comparison) -> String {
             ),
         };
     }
-    let mut reasons: Vec<String> = comparison
-        .tripped()
-        .map(|m| {
-            format!(
-                "{} ({} {}, limit {})",
-                m.threshold.name(),
-                m.threshold.metric(),
-                m.change
-                    .map_or_else(String::new, |c| describe(m.threshold, c)),
-                Unit::amount(m.threshold.unit(), m.limit)
-            )
-        })
-        .collect();
+    let mut reasons: Vec<String> = comparison.tripped().map(tripped_words).collect();
     if comparison.combined_decision() == Some(Decision::Regressed) {
-        reasons.push(format!(
-            "{} (several cases each worse, together beyond noise)",
-            CasesCombined::NAME
-        ));
+        reasons.push(combined_regressed_words());
     }
     let failing = comparison.newly_failing.len();
     if failing > 0 {
         reasons.push(format!("{} newly failing", super::plural(failing, "case")));
     }
     format!("REGRESSED: {}", reasons.join("; "))
+}
+
+/// A tripped threshold in words, as the gate's line names it: `p95LatencyIncreasePct (p95
+/// latency rose 193.1%, limit 20%)`.
+pub fn tripped_words(delta: &MetricDelta) -> String {
+    format!(
+        "{} ({} {}, limit {})",
+        delta.threshold.name(),
+        delta.threshold.metric(),
+        delta
+            .change
+            .map_or_else(String::new, |c| describe(delta.threshold, c)),
+        Unit::amount(delta.threshold.unit(), delta.limit)
+    )
+}
+
+/// The combined test's regression in words, as the gate's line names it.
+pub fn combined_regressed_words() -> String {
+    format!(
+        "{} (several cases each worse, together beyond noise)",
+        CasesCombined::NAME
+    )
 }
 
 #[cfg(test)]

@@ -112,6 +112,24 @@ fn a_fivefold_slowdown_on_five_turns_is_red_with_a_one_run_baseline() {
     let out = run(dir.path(), addr, GATED).exits(1);
     out.says(&["p95 latency"]);
     assert_eq!(report(dir.path())["verdict"], "regressed");
+    // The regression has no golden line to fail on: the run's annotation names it, red as the
+    // exit code is; an advisory gate's (without --fail-on-regress) is a warning, as its exit 0.
+    let actions = run_in_actions(dir.path(), addr, GATED);
+    common::assert_contains(
+        &actions,
+        &[
+            "::error title=goldgate%3A p95 latency regressed::p95LatencyIncreasePct (p95 latency rose ",
+        ],
+    );
+    let advisory: Vec<&str> = (GATED.iter().copied())
+        .filter(|flag| *flag != "--fail-on-regress")
+        .collect();
+    let actions = run_in_actions(dir.path(), addr, &advisory);
+    common::assert_contains(
+        &actions,
+        &["::warning title=goldgate%3A p95 latency regressed::"],
+    );
+    common::assert_lacks(&actions, &["::error"]);
 }
 
 #[test]
@@ -281,6 +299,16 @@ fn a_floor_holds_whatever_the_baseline_says() {
         "below the floor: pass rate at least 90%: 75.0% (goldgate.yaml:2)",
     );
     out.says(&["Floor: at most 1 failed cases: 1 failed (goldgate.yaml:3) met"]);
+    // The known failure is a warning; what fails the run is the floor, annotated where it is
+    // written.
+    let actions = run_in_actions(dir.path(), addr, GATED);
+    common::assert_contains(
+        &actions,
+        &[
+            "::error file=goldgate.yaml,line=2,title=goldgate%3A floor not met::pass rate at least 90%",
+            "::warning file=goldens/orders.yaml,",
+        ],
+    );
 
     refused_config(
         dir.path(),
