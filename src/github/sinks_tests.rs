@@ -249,6 +249,7 @@ fn assert_every_sink_says(summary: &Summary, shape: &str) {
             let note = format!("not blocking: {}", excuse.describe());
             assert!(out.terminal.contains(&note), "{shape}: {}", out.terminal);
             assert!(out.markdown.contains(&note), "{shape}");
+            assert!(out.page.contains(&format!("[\"{note}\"]")), "{shape}");
             let message = format!("not blocking ({})", excuse.describe());
             assert!(out.junit.contains(&xml_attribute(&message)), "{shape}");
         }

@@ -5,7 +5,8 @@
 //! the gate's evidence (each threshold's metric before and now against its limit, the cases
 //! that flipped, the ones not run) and two inline SVG charts (latency distribution, rates
 //! against the baseline). The cases below are drawn by the page's own script from the report,
-//! embedded as JSON, because they are filtered and sorted in the browser.
+//! embedded as JSON, because they are filtered and sorted in the browser; beside it, what the
+//! summary says of each case (whether a failure blocks), which the script shows as it is.
 //!
 //! Agent text is hostile, so the page can neither run it nor load anything:
 //! - Everything the Rust side writes goes through [`escape::text`]; the report goes in as JSON
@@ -61,8 +62,22 @@ pub fn render(summary: &Summary) -> serde_json::Result<String> {
         "<script type=\"application/json\" id=\"goldgate-data\">{}</script>\n",
         escape::script_json(&json)
     ));
+    page.push_str(&format!(
+        "<script type=\"application/json\" id=\"goldgate-notes\">{}</script>\n",
+        escape::script_json(&case_notes(summary)?)
+    ));
     page.push_str(&format!("<script>{JS}</script>\n</body>\n</html>\n"));
     Ok(page)
+}
+
+/// What the summary says of each case beside its status ([`Summary::case_notes`]), in the
+/// report's order: the script shows them in the case's row, so that the page, like every
+/// output, says which failures do not block without working it out again.
+fn case_notes(summary: &Summary) -> serde_json::Result<String> {
+    let notes: Vec<Vec<String>> = (summary.report.cases.iter())
+        .map(|case| summary.case_notes(case))
+        .collect();
+    serde_json::to_string(&notes)
 }
 
 /// Writes the page to `path` atomically (see [`crate::atomic`]).

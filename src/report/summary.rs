@@ -223,6 +223,17 @@ impl<'r> Summary<'r> {
         }
     }
 
+    /// What an output says of `case` beside its status: that its failure does not fail the
+    /// run, and why; that its quarantine has expired.
+    pub fn case_notes(&self, case: &CaseResult) -> Vec<String> {
+        let excused = match self.standing(case) {
+            Standing::Excused(excuse) => Some(format!("not blocking: {}", excuse.describe())),
+            _ => None,
+        };
+        let expired = case.expired_quarantine().map(|q| q.describe());
+        excused.into_iter().chain(expired).collect()
+    }
+
     /// The last line of the gate's part of an output: what the gate found, which the
     /// verdict then decides on. A run that could not be judged has no gate verdict, whatever
     /// its comparison found among the cases that were.

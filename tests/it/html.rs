@@ -126,11 +126,11 @@ fn run_writes_one_self_contained_page_where_hostile_text_is_data() {
         .expect("a CSP");
     assert!(csp < page.find("<style").unwrap() && csp < page.find("<script").unwrap());
     assert!(!page.contains("unsafe-inline") && !page.contains("unsafe-eval"));
-    // Self-contained: the page's own two scripts, no source to fetch, one data: icon.
+    // Self-contained: the page's own scripts, no source to fetch, one data: icon.
     assert_eq!(
         page.matches("<script").count(),
-        2,
-        "only the data and the page's script"
+        3,
+        "only the data, the case notes and the page's script"
     );
     let markup = without_data(&page);
     assert!(!markup.contains(" src="), "nothing to load");
@@ -332,6 +332,7 @@ fn the_page_works_in_headless_chromium_and_runs_nothing_from_the_agent() {
     browser.wait_for("Page.loadEventFired");
 
     the_status_filter_and_the_flaky_runs_work(&mut browser);
+    a_failure_that_does_not_block_says_so(&mut browser);
     the_file_search_tag_filters_and_sorting_work(&mut browser);
     unfolded_cases_show_hostile_text_as_text_and_the_differing_words(&mut browser);
     nothing_from_the_agent_ran_or_loaded(&mut browser);
@@ -356,6 +357,11 @@ fn write_a_flaky_run_page(out: &Path) -> PathBuf {
         Some(0)
     );
     good.store(false, Ordering::SeqCst);
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        "quarantine:\n  - case: goldens/orders.yaml#order_wrong\n    owner: \"@maria\"\n    reason: INC-2211\n    expires: 2999-12-31\n",
+    );
     common::write(
         dir.path(),
         "goldens/flaky.yaml",
@@ -425,6 +431,23 @@ fn the_status_filter_and_the_flaky_runs_work(browser: &mut chromium::Chromium) {
     );
     browser.eval(&click(".status-filter button[data-status='']"));
     assert_eq!(browser.eval(ROWS), 5);
+}
+
+/// The status cell of the case `id`'s row, as shown.
+fn status_of(browser: &mut chromium::Chromium, id: &str) -> String {
+    let script = format!(
+        "[...document.querySelectorAll('tr.case')].find(r => r.querySelector('code').textContent === {id:?}).cells[0].textContent"
+    );
+    browser.eval(&script).as_str().unwrap().to_owned()
+}
+
+fn a_failure_that_does_not_block_says_so(browser: &mut chromium::Chromium) {
+    // Quarantined, it fails without failing the run, as the terminal and the Markdown say.
+    assert_eq!(
+        status_of(browser, "order_wrong"),
+        "failednot blocking: quarantined"
+    );
+    assert_eq!(status_of(browser, "hostile"), "failednewly failing");
 }
 
 fn the_file_search_tag_filters_and_sorting_work(browser: &mut chromium::Chromium) {
@@ -503,7 +526,7 @@ fn nothing_from_the_agent_ran_or_loaded(browser: &mut chromium::Chromium) {
         browser.eval("document.querySelectorAll('img, iframe, object, embed').length"),
         0
     );
-    assert_eq!(browser.eval("document.scripts.length"), 2);
+    assert_eq!(browser.eval("document.scripts.length"), 3);
 }
 
 fn take_a_screenshot(browser: &mut chromium::Chromium, out: &Path) {

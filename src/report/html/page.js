@@ -5,6 +5,8 @@
   var report = JSON.parse(document.getElementById("goldgate-data").textContent);
   var cases = report.cases || [];
   var gate = report.gate;
+  // What the summary says of each case beside its status, by the case's index.
+  var notes = JSON.parse(document.getElementById("goldgate-notes").textContent);
 
   // Control, zero-width and bidi characters shown as escapes, as the terminal shows them, so
   // that a reply cannot hide or reorder text.
@@ -187,6 +189,7 @@
     var status = el("td", null, badge(c.status));
     if (newlyFailing[k]) status.appendChild(el("span", "badge new", "newly failing"));
     if (newlyPassing[k]) status.appendChild(el("span", "badge passed", "newly passing"));
+    (notes[item.index] || []).forEach(function (n) { status.appendChild(el("span", "badge note", n)); });
     var tags = el("td");
     c.tags.forEach(function (t) { tags.appendChild(el("span", "tag", t)); });
     var runs = el("td", "runs");
