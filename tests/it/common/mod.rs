@@ -319,13 +319,19 @@ pub fn require_tool(name: &str, version_arg: &str, install: &str) {
     assert!(runs, "{name} does not run here: {install}");
 }
 
+/// `GOLDGATE_BLESS=1`: snapshots are written with what the binary does now, to be reviewed
+/// as a diff, instead of compared.
+pub fn blessing() -> bool {
+    std::env::var("GOLDGATE_BLESS").is_ok_and(|v| v == "1")
+}
+
 /// Compares `actual` byte for byte with the checked-in snapshot `path` (from the crate root,
 /// like fixtures/bad/*.expected). With `GOLDGATE_BLESS=1` it writes `actual` there instead, to
 /// be reviewed as a diff.
 #[allow(dead_code)] // Not every test crate has snapshots.
 pub fn assert_snapshot(path: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    if std::env::var("GOLDGATE_BLESS").is_ok_and(|v| v == "1") {
+    if blessing() {
         std::fs::create_dir_all(path.parent().expect("a folder")).expect("the folder");
         std::fs::write(&path, actual).expect("the snapshot is written");
         return;
