@@ -170,7 +170,7 @@ fn turns(
             )
             .field(call.path)
             .hint(
-                "add `common_session_parameters` or `session_parameters`, or an `output` per call; an agent that runs its own tools needs none: `lint: { allow: [E006] }` in goldgate.yaml silences this (SCRAPI lints this alike)",
+                "add `common_session_parameters` or `session_parameters`, or an `output` per call (the mock the agent gets, and the response its reply must show for the call); an agent that runs its own tools needs none: `lint: { allow: [E006] }` in goldgate.yaml silences this (SCRAPI lints this alike)",
             );
     }
     turns
