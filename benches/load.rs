@@ -94,6 +94,7 @@ fn parse_in_memory(root: &Path) {
     let texts: Vec<(std::sync::Arc<Path>, String, Format)> =
         discover::discover(&[root.to_path_buf()], &Rules::default())
             .expect("discover")
+            .found
             .into_iter()
             .map(|f| {
                 let format = match f.path.extension().and_then(|e| e.to_str()) {
@@ -129,7 +130,9 @@ fn load_each_format(root: &Path) {
         ("regtrace", "sets"),
     ] {
         let start = Instant::now();
-        let found = discover::discover(&[root.join(dir)], &Rules::default()).expect("discover");
+        let found = discover::discover(&[root.join(dir)], &Rules::default())
+            .expect("discover")
+            .found;
         let suite = load::load(&found).expect("the generated files are within the bound");
         let elapsed = start.elapsed().as_secs_f64();
         assert_eq!(suite.error_count(), 0, "generated {label} files are valid");
@@ -145,7 +148,9 @@ fn load_each_format(root: &Path) {
 /// Everything together, as `goldgate lint .` would.
 fn load_everything(root: &Path, bytes: u64) {
     let start = Instant::now();
-    let found = discover::discover(&[root.to_path_buf()], &Rules::default()).expect("discover");
+    let found = discover::discover(&[root.to_path_buf()], &Rules::default())
+        .expect("discover")
+        .found;
     let discovered = start.elapsed();
     let suite = load::load(&found).expect("the generated files are within the bound");
     let total = start.elapsed();

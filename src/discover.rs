@@ -31,6 +31,24 @@ pub struct Found {
     pub hint: Hint,
 }
 
+/// A file a walk passed by that reads like a golden, though no glob takes it (`evals/refunds.yaml`
+/// beside `evals/goldens/`): not loaded, but said, so that a golden put in the wrong place
+/// does not leave a run green without having been played.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlooked {
+    pub path: PathBuf,
+    /// The line that makes it look like one (`conversations:`, a golden CSV's header).
+    pub line: u32,
+    pub format: Format,
+}
+
+/// What a discovery found: the goldens, and the files it passed by that look like goldens.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Discovered {
+    pub found: Vec<Found>,
+    pub overlooked: Vec<Overlooked>,
+}
+
 /// The globs for each kind of file, matched against paths as walked from the directory named.
 #[derive(Clone, Debug)]
 pub struct Rules {
@@ -134,10 +152,11 @@ pub enum DiscoverError {
 /// Finds the golden files under `targets` (files or directories), sorted, without duplicates:
 /// a file reached twice (`evals ./evals`, a folder and a file in it, a link and its target) is
 /// found once, under the first path that reached it, so that its cases are not run twice.
-pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, DiscoverError> {
+pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Discovered, DiscoverError> {
     let matchers = Matchers::new(rules)?;
     let cwd = std::env::current_dir().ok();
     let mut found = FoundSet::default();
+    let mut overlooked = Vec::new();
     for target in targets {
         if target.is_file() {
             found.add(target, Hint::Sniff);
@@ -181,12 +200,50 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Vec<Found>, Discov
                             .then_some(Hint::Sniff)
                     })
             });
-            if let Some(hint) = hint {
-                found.add(path, hint);
+            match hint {
+                Some(hint) => found.add(path, hint),
+                None => overlooked.extend(looks_like_a_golden(path)),
             }
         }
     }
-    Ok(found.into_sorted())
+    Ok(Discovered {
+        found: found.into_sorted(),
+        overlooked,
+    })
+}
+
+/// How much of a file the walk reads to tell whether it looks like a golden.
+const SNIFFED_BYTES: u64 = 16 * 1024;
+
+/// `path` as an [`Overlooked`] golden, when its first bytes say it is one: a YAML file with a
+/// top-level `conversations:` (a SCRAPI golden) or a CSV file with a CES golden's header.
+/// Other YAML (workflows, configs) has no such key, so only a golden out of place is named.
+fn looks_like_a_golden(path: &Path) -> Option<Overlooked> {
+    let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+    let (format, starts): (Format, fn(&str) -> bool) = match extension.as_str() {
+        "yaml" | "yml" => (Format::ScrapiGolden, |line| {
+            line.strip_prefix("conversations:")
+                .is_some_and(|rest| rest.trim_start().is_empty() || rest.starts_with(' '))
+        }),
+        "csv" => (Format::CesCsv, |line| {
+            line.trim_start_matches('\u{feff}')
+                .starts_with("display_name,turn_index,action_type")
+        }),
+        _ => return None,
+    };
+    let mut head = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(fs::File::open(path).ok()?, SNIFFED_BYTES),
+        &mut head,
+    )
+    .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let line = text.lines().position(starts)?;
+    Some(Overlooked {
+        path: path.to_path_buf(),
+        line: u32::try_from(line + 1).ok()?,
+        format,
+    })
 }
 
 /// The files found so far, by the path that first reached each, and every file's canonical
@@ -244,7 +301,9 @@ mod tests {
             touch(root, file);
         }
         fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
-        let found = discover(&[root.to_path_buf()], &Rules::default()).unwrap();
+        let found = discover(&[root.to_path_buf()], &Rules::default())
+            .unwrap()
+            .found;
         let got: Vec<(String, Hint)> = found
             .iter()
             .map(|f| {
@@ -281,9 +340,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         touch(dir.path(), "goldens/orders.yaml");
         touch(dir.path(), "goldens/sub/other.yaml");
-        let found = discover(&[dir.path().join("goldens")], &Rules::default()).unwrap();
+        let found = discover(&[dir.path().join("goldens")], &Rules::default())
+            .unwrap()
+            .found;
         assert_eq!(found.len(), 2);
-        let found = discover(&[dir.path().join("goldens/sub")], &Rules::default()).unwrap();
+        let found = discover(&[dir.path().join("goldens/sub")], &Rules::default())
+            .unwrap()
+            .found;
         assert_eq!(found.len(), 1, "a folder inside goldens/ is still goldens");
     }
 
@@ -301,7 +364,9 @@ mod tests {
         // The folder's link reaches orders.yaml again: found once, where the sorted walk
         // meets it first (`dir/` before `linked.yaml`).
         link("real", "suite/goldens/dir");
-        let found = discover(&[dir.path().join("suite")], &Rules::default()).unwrap();
+        let found = discover(&[dir.path().join("suite")], &Rules::default())
+            .unwrap()
+            .found;
         let names: Vec<_> = found
             .iter()
             .map(|f| f.path.strip_prefix(dir.path()).unwrap())
@@ -323,7 +388,7 @@ mod tests {
             dir.path().join("./evals"),
             evals.join("goldens/../goldens/orders.yaml"),
         ];
-        let found = discover(&targets, &Rules::default()).unwrap();
+        let found = discover(&targets, &Rules::default()).unwrap().found;
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, evals.join("goldens/orders.yaml"));
     }
@@ -333,7 +398,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         touch(dir.path(), "anything.txt");
         let path = dir.path().join("anything.txt");
-        let found = discover(std::slice::from_ref(&path), &Rules::default()).unwrap();
+        let found = discover(std::slice::from_ref(&path), &Rules::default())
+            .unwrap()
+            .found;
         assert_eq!(
             found,
             vec![Found {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::diagnostic::{Code, Diagnostics, Position, Severity};
-use crate::discover::{Found, Hint};
+use crate::discover::{Found, Hint, Overlooked};
 use crate::formats::memory::{Tally, TooLarge};
 use crate::formats::{self, FileKind, LoadedFile};
 use crate::model::Format;
@@ -65,6 +65,27 @@ impl Suite {
             }
         }
     }
+}
+
+/// A file discovery passed by that looks like a golden ([`Overlooked`]): a warning on
+/// the line that makes it look like one, and nothing loaded.
+pub fn overlooked(file: &Overlooked) -> LoadedFile {
+    let path: Arc<Path> = Arc::from(file.path.as_path());
+    let mut diags = Diagnostics::new(&path);
+    let (what, named) = match file.format {
+        Format::CesCsv => ("a CX Agent Studio golden CSV", "`*.golden.csv`"),
+        _ => ("a SCRAPI golden (`conversations:`)", "`*.golden.yaml`"),
+    };
+    diags
+        .at(Position::new(file.line, 1))
+        .warning(
+            Code::G114,
+            format!("this file looks like {what}, but is not where goldgate looks for goldens: it is not loaded"),
+        )
+        .hint(format!(
+            "move it under a `goldens/` folder or name it {named}; a file named on the command line is read whatever its name"
+        ));
+    LoadedFile::problems(path, None, diags.items)
 }
 
 /// Loads every found file. Problems never abort the others; they are in each file's diagnostics.

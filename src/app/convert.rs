@@ -67,7 +67,7 @@ pub fn load(input: &Path) -> Result<Suite, ConvertError> {
                 source,
             }
         })?;
-    Ok(load::load(&found)?)
+    Ok(load::load(&found.found)?)
 }
 
 /// The cases of a loaded suite as they were written: without the file stem SCRAPI adds to

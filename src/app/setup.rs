@@ -63,9 +63,13 @@ pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(
-        "no golden files found under {paths}\nhint: goldgate looks for *.scenario.yaml, goldens/**/*.yaml, SCRAPI tool tests in evals/tool_tests/*.yaml, *.golden.yaml, *.golden.csv and regtrace.config.yaml; a file named on the command line is read whatever its name"
+        "no golden files found under {paths}{overlooked}\nhint: goldgate looks for *.scenario.yaml, goldens/**/*.yaml, SCRAPI tool tests in evals/tool_tests/*.yaml, *.golden.yaml, *.golden.csv and regtrace.config.yaml; a file named on the command line is read whatever its name"
     )]
-    NothingFound { paths: String },
+    NothingFound {
+        paths: String,
+        /// A note per file that looks like a golden out of place, each on its own line.
+        overlooked: String,
+    },
     #[error(transparent)]
     Discover(#[from] discover::DiscoverError),
     #[error("cannot read the current directory: {0}")]
@@ -78,14 +82,21 @@ pub enum LoadError {
 /// diagnostics, not errors here), each case's file named as reports name it
 /// ([`Suite::name_for_reports`]).
 pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
-    let found = discover::discover(paths, &Rules::default())?;
-    if found.is_empty() {
+    let discovered = discover::discover(paths, &Rules::default())?;
+    if discovered.found.is_empty() {
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        let overlooked: String = (discovered.overlooked.iter())
+            .map(|o| format!("\nnote: {}:{} looks like a golden, but is not where goldgate looks for one (a goldens/ folder, or named *.golden.yaml / *.golden.csv)", o.path.display(), o.line))
+            .collect();
         return Err(LoadError::NothingFound {
             paths: names.join(", "),
+            overlooked,
         });
     }
-    let mut suite = load::load(&found)?;
+    let mut suite = load::load(&discovered.found)?;
+    suite
+        .files
+        .extend(discovered.overlooked.iter().map(load::overlooked));
     suite.name_for_reports(&std::env::current_dir().map_err(LoadError::Cwd)?);
     Ok(suite)
 }

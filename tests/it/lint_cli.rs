@@ -103,6 +103,51 @@ fn nothing_to_check_is_exit_2_with_a_hint() {
         .warns(&["no golden files found"]);
 }
 
+/// A golden beside `goldens/` rather than in it, and a CES CSV without its `.golden` name: not
+/// loaded, but named where the file says it is one, by `lint`, `list` and `run` alike.
+#[test]
+fn goldens_out_of_place_are_named_not_skipped_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "evals/goldens/orders.yaml", GOOD_GOLDEN);
+    write(
+        root,
+        "evals/refunds.yaml",
+        format!("# Refunds\n{GOOD_GOLDEN}"),
+    );
+    write(
+        root,
+        "evals/orders.csv",
+        "display_name,turn_index,action_type,text\n",
+    );
+    // Other YAML and CSV are not goldens: nothing is said of them.
+    write(root, "evals/ci.yaml", "on: push\njobs: {}\n");
+    write(root, "evals/data.csv", "a,b\n1,2\n");
+    let warning = "looks like a SCRAPI golden (`conversations:`), but is not where goldgate looks for goldens: it is not loaded";
+    let out = common::Outcome::of(common::command_in(root).args(["lint", "evals"])).exits(0);
+    out.says(&[
+        &format!("evals/refunds.yaml:4: warning [G114] this file {warning}"),
+        "evals/orders.csv:1: warning [G114] this file looks like a CX Agent Studio golden CSV",
+        "move it under a `goldens/` folder or name it `*.golden.yaml`",
+    ]);
+    common::assert_lacks(&out.stdout, &["ci.yaml", "data.csv"]);
+    let listed = common::Outcome::of(common::command_in(root).args(["list", "evals"])).exits(0);
+    listed.warns(&["evals/refunds.yaml:4: warning [G114]"]);
+    // With no golden where goldgate looks, the run cannot go on, and says what it passed by.
+    std::fs::remove_dir_all(root.join("evals/goldens")).unwrap();
+    let ran = common::Outcome::of(common::command_in(root).args([
+        "run",
+        "--agent-url",
+        "http://127.0.0.1:9/turn",
+        "evals",
+    ]))
+    .exits(2);
+    ran.warns(&[
+        "no golden files found under evals",
+        "note: evals/refunds.yaml:4 looks like a golden, but is not where goldgate looks for one",
+    ]);
+}
+
 #[test]
 fn a_missing_path_is_exit_2_naming_it() {
     lint(Path::new("no/such/place"))

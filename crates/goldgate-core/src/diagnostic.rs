@@ -71,6 +71,8 @@ pub enum Code {
     /// A plain scalar the reference loaders read differently (`yes`, `010`, `1e3`, a date):
     /// quote it.
     G113,
+    /// A file that looks like a golden where discovery does not look for one: not loaded.
+    G114,
 }
 
 impl fmt::Display for Code {
