@@ -44,7 +44,8 @@ pub struct Regated<'r> {
 
 /// Gates `report` (called `name` in warnings) against `gate` when given, under `policy` when
 /// given (see [`policy`]), and sums it up for `suite`'s outputs. The report's cases were
-/// judged when it ran; whether it could be judged at all still counts.
+/// judged when it ran; whether it could be judged at all still counts. So do the runs its
+/// adaptive repeats played: they are in its cases, which the new comparison judges.
 pub fn regate<'r>(
     report: &'r mut Report,
     gate: Option<Gate>,
@@ -61,7 +62,10 @@ pub fn regate<'r>(
                 gate.baseline_name
             ));
         }
-        report.gate = Some(gate.compare(report));
+        let played = report.gate.as_ref().map_or(0, |run| run.extra_runs);
+        let mut comparison = gate.compare(report);
+        comparison.extra_runs = played;
+        report.gate = Some(comparison);
     }
     if let Some(policy) = policy {
         report.policy = policy;

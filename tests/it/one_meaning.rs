@@ -175,3 +175,44 @@ fn a_failure_the_gate_excused_says_it_did_not_block() {
     let summary = read(dir.path(), "summary.md");
     common::assert_contains(&summary, &["not blocking: "]);
 }
+
+#[test]
+fn a_report_gated_again_keeps_the_adaptive_repeats_its_run_played() {
+    let (dir, addr, script) = order_suite(3);
+    // Verdicts only: a slow turn on a busy machine must not trip latency at the first look.
+    common::write(
+        dir.path(),
+        "goldgate.yaml",
+        "thresholds: { p95LatencyIncreasePct: 100000, ttftP95IncreasePct: 100000 }\n",
+    );
+    run_suite(dir.path(), addr, &["--update-baseline", "baseline.json"]).exits(0);
+    // One failed run could be a flake: the gate plays c02 again before it decides.
+    script.lock().unwrap().wrong.insert("c02".to_owned());
+    run_suite(dir.path(), addr, GATED).exits(1);
+    let json: serde_json::Value = serde_json::from_str(&read(dir.path(), "report.json")).unwrap();
+    let played = json["gate"]["extra_runs"].as_u64().unwrap();
+    assert!(played > 0, "{}", json["gate"]);
+    let markdown = format!("{played} extra runs (adaptive repeats)");
+    let page = format!("Adaptive repeats: {played} extra run(s)");
+    common::assert_contains(&read(dir.path(), "summary.md"), &[&markdown]);
+
+    // Gated again, from the saved report: the runs were played all the same.
+    let again = [
+        "report",
+        "report.json",
+        "--baseline",
+        "baseline.json",
+        "--fail-on-regress",
+        "--markdown",
+        "again.md",
+        "--html",
+        "again.html",
+    ];
+    common::goldgate(dir.path(), &again).exits(1);
+    common::assert_contains(&read(dir.path(), "again.md"), &[&markdown]);
+    common::assert_contains(&read(dir.path(), "again.html"), &[&page]);
+    let compare = ["compare", "report.json", "--baseline", "baseline.json"];
+    common::goldgate(dir.path(), &compare)
+        .exits(1)
+        .says(&[&page]);
+}
