@@ -34,6 +34,10 @@ pub struct Part {
 pub struct Merged {
     pub report: Report,
     pub missing_shards: Vec<Shard>,
+    /// The runs the shards' adaptive repeats played, as their gates recorded them: facts of
+    /// the run, in the merged cases, which a gate of the whole keeps though it joins none of
+    /// the shards' comparisons.
+    pub extra_runs: u64,
 }
 
 /// Why reports cannot be merged. Every message names the files concerned.
@@ -97,9 +101,14 @@ pub fn merge(parts: Vec<Part>) -> Result<Merged, MergeError> {
         .map(|f| f.recheck(&report))
         .collect();
     let report = Report { floors, ..report };
+    let extra_runs = (parts.iter())
+        .filter_map(|p| p.report.gate.as_ref())
+        .map(|gate| gate.extra_runs)
+        .sum();
     Ok(Merged {
         report,
         missing_shards,
+        extra_runs,
     })
 }
 

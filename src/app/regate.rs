@@ -42,13 +42,20 @@ pub struct Regated<'r> {
     pub notes: Vec<String>,
 }
 
+/// The runs beyond `--repeat` that adaptive repeats played for `report`, as its run's gate
+/// recorded them (a merged report has no gate: see [`crate::merge::Merged::extra_runs`]).
+pub fn played(report: &Report) -> u64 {
+    report.gate.as_ref().map_or(0, |run| run.extra_runs)
+}
+
 /// Gates `report` (called `name` in warnings) against `gate` when given, under `policy` when
 /// given (see [`policy`]), and sums it up for `suite`'s outputs. The report's cases were
-/// judged when it ran; whether it could be judged at all still counts. So do the runs its
-/// adaptive repeats played: they are in its cases, which the new comparison judges.
+/// judged when it ran; whether it could be judged at all still counts. So do the `played`
+/// runs of its adaptive repeats (see [`played`]): they are in its cases, which the new
+/// comparison judges.
 pub fn regate<'r>(
     report: &'r mut Report,
-    gate: Option<Gate>,
+    (gate, played): (Option<Gate>, u64),
     policy: Option<Policy>,
     (name, suite): (&str, &str),
 ) -> Regated<'r> {
@@ -62,7 +69,6 @@ pub fn regate<'r>(
                 gate.baseline_name
             ));
         }
-        let played = report.gate.as_ref().map_or(0, |run| run.extra_runs);
         let mut comparison = gate.compare(report);
         comparison.extra_runs = played;
         report.gate = Some(comparison);

@@ -27,7 +27,8 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Error);
         }
     };
-    let summary = regate.apply(&mut merged.report, "the merged report");
+    let played = merged.extra_runs;
+    let summary = regate.apply_played(&mut merged.report, "the merged report", played);
     let report = summary.report;
     let failed = ReportFiles {
         json: Some(&args.output),

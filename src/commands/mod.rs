@@ -228,7 +228,15 @@ pub fn regate(
 impl Regate {
     /// `report` (called `name` in warnings) gated, and its summary.
     pub fn apply<'r>(self, report: &'r mut Report, name: &str) -> Summary<'r> {
-        let regated = regate::regate(report, self.gate, self.policy, (name, &self.suite));
+        let played = regate::played(report);
+        self.apply_played(report, name, played)
+    }
+
+    /// [`Regate::apply`] to a report whose adaptive repeats played `played` runs that its own
+    /// gate does not record (a merged report's, played in its shards).
+    pub fn apply_played<'r>(self, report: &'r mut Report, name: &str, played: u64) -> Summary<'r> {
+        let gate = (self.gate, played);
+        let regated = regate::regate(report, gate, self.policy, (name, &self.suite));
         for note in &regated.notes {
             eprintln!("goldgate {}: {note}", self.command);
         }

@@ -392,6 +392,17 @@ fn gated_shards_merge_to_a_gated_run_only_given_the_baseline() {
         merged["gate"]["known_failures"].as_array().unwrap().len(),
         4
     );
+    // The shards' gates played a-1 again before deciding: the whole's gate keeps those runs.
+    let played: Vec<u64> = ["part-1.json", "part-2.json"]
+        .iter()
+        .map(|part| {
+            read(&dir.join(part))["gate"]["extra_runs"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert!(played.iter().sum::<u64>() > 0, "{played:?}");
+    assert_eq!(merged["gate"]["extra_runs"], played.iter().sum::<u64>());
 }
 
 /// Part of the suite never replaces the baseline of the whole unless forced: a shard, or a
