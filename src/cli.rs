@@ -51,6 +51,9 @@ pub enum Command {
     /// E001-E011 are SCRAPI's linter rules; G100 and above are goldgate's own.
     Lint(LintArgs),
     /// Apply the regression gate to a saved report against a baseline; no agent is called.
+    ///
+    /// The gate always decides the exit code: 1 only for a regression beyond noise (with
+    /// --fail-on-inconclusive, also for a comparison still undecided), as in a gated run.
     Compare(CompareArgs),
     /// Measure what the gate can see on your own suite: false alarms and the power to catch
     /// planted regressions.
@@ -94,13 +97,10 @@ pub enum Command {
     Init(InitArgs),
 }
 
-/// The regression gate's flags, shared by `run` and `compare`.
+/// [`GateArgs`] and `--fail-on-regress`, for `run`, `report` and `merge`, whose gate decides
+/// the exit code only when asked. `compare`'s always does: it has no such flag to offer.
 #[derive(Debug, Args)]
-pub struct GateArgs {
-    /// A previous JSON report to compare with (the committed baseline).
-    #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
-    pub baseline: Option<PathBuf>,
-
+pub struct OptInGateArgs {
     /// Let the gate decide the exit code: 1 only for a regression beyond noise (a threshold
     /// tripped; a case that passed on main failing beyond noise, or in every run when the
     /// baseline holds one run; a new case failing). Known failures (failing on main too),
@@ -108,9 +108,20 @@ pub struct GateArgs {
     #[arg(long, requires = "baseline", help_heading = "Regression gate")]
     pub fail_on_regress: bool,
 
-    /// With the gate deciding (`run --fail-on-regress`, `compare`): also exit 1 when a
-    /// comparison is still undecided after the adaptive repeats (inconclusive, or not enough
-    /// runs).
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// The regression gate's flags, shared by `run`, `report`, `merge` and `compare`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// A previous JSON report to compare with (the committed baseline).
+    #[arg(long, value_name = "FILE", help_heading = "Regression gate")]
+    pub baseline: Option<PathBuf>,
+
+    /// When the gate decides the exit code (always in `compare`, elsewhere when asked to): also
+    /// exit 1 when a comparison is still undecided after the adaptive repeats (inconclusive,
+    /// or not enough runs).
     #[arg(long, requires = "baseline", help_heading = "Regression gate")]
     pub fail_on_inconclusive: bool,
 
@@ -265,7 +276,7 @@ pub struct MergeArgs {
     /// `--fail-on-regress` need it here too: a comparison belongs to one run against one
     /// baseline, so the shards' own are not joined, and the merged report is gated anew.
     #[command(flatten)]
-    pub gate: GateArgs,
+    pub gate: OptInGateArgs,
 
     #[command(flatten)]
     pub config: ConfigArg,
@@ -292,7 +303,7 @@ pub struct ReportArgs {
     /// The gate against a baseline, as `goldgate run` has it: the deltas in the Markdown and
     /// the comment, and with --fail-on-regress the exit code.
     #[command(flatten)]
-    pub gate: GateArgs,
+    pub gate: OptInGateArgs,
 
     #[command(flatten)]
     pub config: ConfigArg,

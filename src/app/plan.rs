@@ -56,10 +56,6 @@ pub enum PlanError {
         "--fail-on-inconclusive needs --fail-on-regress: without it the gate does not decide the exit code"
     )]
     InconclusiveWithoutRegress,
-    #[error(
-        "--fail-on-regress is what compare always does (it exits 1 on a regression); drop the flag, or add --fail-on-inconclusive to fail on undecided comparisons too"
-    )]
-    AlwaysGated,
     #[error("--baseline FILE is required (the report to compare with)")]
     NoBaseline,
     #[error("--max-repeat {max} is below --repeat {repeat}: adaptive repeats add runs to those")]

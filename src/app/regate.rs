@@ -15,7 +15,8 @@ pub enum Mode {
     /// `--fail-on-regress` the gate decides the exit, as it would have in the run; without
     /// them the report keeps its own.
     IfAsked,
-    /// `compare`: the gate always decides; that is all the command is for.
+    /// `compare`: the gate always decides; that is all the command is for (and why it has no
+    /// `--fail-on-regress`).
     Always,
 }
 
@@ -26,7 +27,6 @@ pub fn policy(request: &GateRequest, mode: Mode) -> Result<Option<Policy>, PlanE
             let policy = request.policy()?;
             Ok(policy.fail_on_regress.then_some(policy))
         }
-        Mode::Always if request.fail_on_regress => Err(PlanError::AlwaysGated),
         Mode::Always if request.baseline.is_none() => Err(PlanError::NoBaseline),
         Mode::Always => Ok(Some(Policy {
             fail_on_regress: true,
@@ -126,10 +126,6 @@ mod tests {
                 fail_on_inconclusive: true
             })
         );
-        assert!(matches!(
-            policy(&asked(true, true, false), Mode::Always),
-            Err(PlanError::AlwaysGated)
-        ));
         assert!(matches!(
             policy(&asked(false, false, false), Mode::Always),
             Err(PlanError::NoBaseline)

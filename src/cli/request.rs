@@ -8,7 +8,7 @@ use goldgate::app::request::{
 use goldgate::results::Status;
 
 use super::subset::RerunOnly;
-use super::{GateArgs, ListArgs, RunArgs, SelectionArgs, SuiteArgs};
+use super::{GateArgs, ListArgs, OptInGateArgs, RunArgs, SelectionArgs, SuiteArgs};
 
 impl RunArgs {
     /// What `run` was asked.
@@ -86,11 +86,22 @@ impl ListArgs {
     }
 }
 
+impl OptInGateArgs {
+    pub fn request(&self) -> GateRequest {
+        GateRequest {
+            fail_on_regress: self.fail_on_regress,
+            ..self.gate.request()
+        }
+    }
+}
+
 impl GateArgs {
+    /// The request of a gate that decides the exit code only when asked (`--fail-on-regress`,
+    /// see [`OptInGateArgs`]), or always (`compare`).
     pub fn request(&self) -> GateRequest {
         GateRequest {
             baseline: self.baseline.clone(),
-            fail_on_regress: self.fail_on_regress,
+            fail_on_regress: false,
             fail_on_inconclusive: self.fail_on_inconclusive,
             regression_config: self.regression_config.clone(),
             false_alarm_rate: self.false_alarm_rate,

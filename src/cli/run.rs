@@ -8,7 +8,7 @@ use goldgate::config::RunSettings;
 use goldgate::llm::cache;
 
 use super::values::{at_least_one, from_run_settings, parse_duration, parse_usd};
-use super::{GateArgs, GithubArgs, HTML_HELP, SuiteArgs, subset};
+use super::{GithubArgs, HTML_HELP, OptInGateArgs, SuiteArgs, subset};
 
 /// `goldgate run`: discover, play, score, report.
 ///
@@ -188,7 +188,7 @@ pub struct RunArgs {
     pub no_history: bool,
 
     #[command(flatten)]
-    pub gate: GateArgs,
+    pub gate: OptInGateArgs,
 
     #[command(flatten)]
     pub github: GithubArgs,

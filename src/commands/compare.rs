@@ -9,7 +9,7 @@ use goldgate::report::gate;
 use crate::cli::CompareArgs;
 
 pub fn run(args: &CompareArgs) -> anyhow::Result<Exit> {
-    let gate = (&args.gate, &args.config);
+    let gate = (args.gate.request(), &args.config);
     let (regate, mut report) =
         match super::regate_saved(gate, Mode::Always, "compare", &args.report) {
             Ok(both) => both,

@@ -15,7 +15,7 @@ use super::files::ReportFiles;
 use crate::cli::MergeArgs;
 
 pub fn run(args: &MergeArgs) -> anyhow::Result<Exit> {
-    let regate = match super::regate((&args.gate, &args.config), Mode::IfAsked, "merge") {
+    let regate = match super::regate((args.gate.request(), &args.config), Mode::IfAsked, "merge") {
         Ok(regate) => regate,
         Err(exit) => return Ok(exit),
     };

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use goldgate::app::baseline::{self, Update};
 use goldgate::app::publish::{self, DEFAULT_SUITE, Refusal};
 use goldgate::app::regate;
+use goldgate::app::request::GateRequest;
 use goldgate::app::setup::{self, LoadError};
 use goldgate::app::subset;
 use goldgate::config::Config;
@@ -31,7 +32,7 @@ use goldgate::results::{Policy, Report};
 
 use goldgate::report::lint as problems;
 
-use crate::cli::{ConfigArg, GateArgs};
+use crate::cli::ConfigArg;
 
 /// Colour when writing to a terminal and `NO_COLOR` is not set (https://no-color.org).
 /// Standard output that a reader may close early (`goldgate run | head`, a log collector that
@@ -177,7 +178,7 @@ pub struct Regate {
 /// The re-gate step of `report` and `compare`, and the saved report it applies to: exit 2,
 /// said on stderr, when either cannot be had.
 pub fn regate_saved(
-    gate: (&GateArgs, &ConfigArg),
+    gate: (GateRequest, &ConfigArg),
     mode: regate::Mode,
     command: &'static str,
     report: &Path,
@@ -190,9 +191,9 @@ pub fn regate_saved(
     Ok((regate, report))
 }
 
-/// [`Regate`] from the flags; `Err` (exit 2) once the reason is printed.
+/// [`Regate`] from the gate's flags (`request`); `Err` (exit 2) once the reason is printed.
 pub fn regate(
-    (args, config): (&GateArgs, &ConfigArg),
+    (request, config): (GateRequest, &ConfigArg),
     mode: regate::Mode,
     command: &'static str,
 ) -> Result<Regate, Exit> {
@@ -200,7 +201,6 @@ pub fn regate(
         eprintln!("goldgate {command}: {error}");
         Exit::Error
     };
-    let request = args.request();
     let policy = regate::policy(&request, mode).map_err(|e| said(&e))?;
     if let Some(note) = request.unused() {
         eprintln!("goldgate {command}: {note}");

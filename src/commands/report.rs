@@ -10,7 +10,7 @@ use super::files::ReportFiles;
 use crate::cli::ReportArgs;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<Exit> {
-    let gate = (&args.gate, &args.config);
+    let gate = (args.gate.request(), &args.config);
     let (regate, mut report) =
         match super::regate_saved(gate, Mode::IfAsked, "report", &args.report) {
             Ok(both) => both,

@@ -431,6 +431,32 @@ fn report_gates_a_saved_run_as_the_run_would() {
     }
 }
 
+/// `compare`'s gate always decides its exit code: its help offers no `--fail-on-regress`, a
+/// flag it could only refuse, while `run`, `report` and `merge`, whose gate decides only when
+/// asked, offer it.
+#[test]
+fn compare_offers_no_fail_on_regress_and_the_others_do() {
+    let here = Path::new(".");
+    for help in ["--help", "-h"] {
+        let out = goldgate(here, &["compare", help]).exits(0);
+        out.never_prints(&["--fail-on-regress"]);
+        out.says(&["--fail-on-inconclusive"]);
+    }
+    goldgate(here, &["compare", "--help"]).says(&["The gate always decides the exit code"]);
+    for command in ["run", "report", "merge"] {
+        (goldgate(here, &[command, "--help"]).exits(0)).says(&["--fail-on-regress"]);
+    }
+    let given = [
+        "compare",
+        "r.json",
+        "--baseline",
+        "b.json",
+        "--fail-on-regress",
+    ];
+    let out = goldgate(here, &given).exits(2);
+    out.warns(&["unexpected argument '--fail-on-regress'"]);
+}
+
 /// `--filter` or `--name` against the whole suite's baseline gates the chosen cases only, as
 /// `--changed-since` does: the others are not "not run now", and the whole suite's pooled
 /// latencies are not held against a few cases'.
