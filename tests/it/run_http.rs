@@ -352,7 +352,7 @@ fn without_root_certificates_only_an_https_agent_errs() {
         || async {
             Json(json!({
                 "messages": [{"text": SHIPPED}],
-                "tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}}],
+                "tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}, "response": {"status": "shipped"}}],
             }))
         },
         (),
@@ -447,4 +447,63 @@ fn serve_tls(certificate: &Path, key: &Path) -> SocketAddr {
         }
     });
     addr
+}
+
+/// The golden docs/agents.md describes its requests with.
+const DOCUMENTED_GOLDEN: &str = "common_session_parameters:
+  order_12345_status: shipped
+conversations:
+  - conversation: happy_path_order_lookup
+    turns:
+      - user: Hi, I'd like to check on my order
+        agent: Of course! Could you share your order ID?
+      - user: It's ORD-12345
+        tool_calls:
+          - action: lookup_order
+            args: { order_id: ORD-12345 }
+            output: { status: shipped }
+        agent: Your order ORD-12345 has shipped.
+";
+
+type Sent = Arc<Mutex<Vec<Value>>>;
+
+/// Keeps every request and answers as the golden expects.
+async fn recording(State(sent): State<Sent>, Json(request): Json<Value>) -> Json<Value> {
+    sent.lock().unwrap().push(request.clone());
+    Json(match request["turn"].as_u64() {
+        Some(1) => json!({"messages": [{"text": "Of course! Could you share your order ID?"}]}),
+        _ => json!({
+            "messages": [{"text": "Your order ORD-12345 has shipped."}],
+            "tool_calls": [{"name": "lookup_order", "args": {"order_id": "ORD-12345"}, "response": {"status": "shipped"}}],
+        }),
+    })
+}
+
+/// The requests docs/agents.md shows an HTTP agent are the ones it is sent, field for field but
+/// the session id (new every run): no `id`, which only command agents' lines carry. An agent
+/// written from the docs that read `id` crashed.
+#[test]
+fn an_http_agent_is_sent_the_requests_the_docs_show() {
+    let docs = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agents.md"));
+    let docs = docs.unwrap();
+    // The requests are the JSON examples with a turn; the reply has none.
+    let shown: Vec<Value> = (docs.split("```json\n").skip(1))
+        .filter_map(|block| block.split("```").next())
+        .map(|text| serde_json::from_str::<Value>(text).unwrap())
+        .filter(|example| example.get("turn").is_some())
+        .collect();
+    assert!(!shown.is_empty(), "docs/agents.md shows no request");
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "goldens/orders.yaml", DOCUMENTED_GOLDEN);
+    let sent = Sent::default();
+    let addr = common::serve_turn(recording, Arc::clone(&sent));
+    let url = format!("http://{addr}/turn");
+    common::goldgate(dir.path(), &["run", "--agent-url", &url, "goldens"]).exits(0);
+    let sent = sent.lock().unwrap().clone();
+    for mut shown in shown {
+        let turn = (sent.iter().find(|sent| sent["turn"] == shown["turn"]))
+            .unwrap_or_else(|| panic!("no request of turn {}: {sent:#?}", shown["turn"]));
+        shown["session"] = turn["session"].clone();
+        assert_eq!(&shown, turn);
+    }
 }
