@@ -2,10 +2,11 @@
 //! read by the first `response.events` rule that selects it, else by `response`'s own paths,
 //! and the parts found are gathered into one [`Reply`].
 //!
-//! A reply may hold no text: a silent turn, an error turn, a tool call alone. That is only an
-//! error when nothing shows the reply was understood (no tool call, transfer, handoff or
-//! error; no event a rule selected; no part of the text path found): then the text path does
-//! not fit the reply, and a typo in it must not read as an agent that said nothing.
+//! A reply may hold no text: a silent turn, an error turn, a tool call alone. But the text
+//! path must still fit it (find a node, null included, or a path it goes through; in a stream,
+//! in some event, or a rule selected one), whatever else the reply holds: a tool call found
+//! beside a misspelt text path would otherwise read as an agent that said nothing. The agent's
+//! own error is the exception: an error reply is often the error object alone.
 
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -218,15 +219,15 @@ impl<'a> Gathered<'a> {
             .enumerate()
             .map(|(i, call)| self.tool_call(call, i + 1))
             .collect::<Result<Vec<_>, _>>()?;
-        let shown = !tool_calls.is_empty()
-            || self.transfer.is_some()
-            || self.handoff.is_some()
-            || self.error.is_some();
         let texts = match self.texts.take() {
             Some(texts) if self.stream.is_some() => vec![texts.concat()],
             Some(texts) => texts,
-            None if shown || self.understood => Vec::new(),
-            None => return Err(self.unread(&Unread::NothingFound(self.text_path()))),
+            None if self.understood || self.error.is_some() => Vec::new(),
+            None => {
+                let read =
+                    !tool_calls.is_empty() || self.transfer.is_some() || self.handoff.is_some();
+                return Err(self.unread(&Unread::NothingFound(self.text_path(read))));
+            }
         };
         let reply = Reply {
             messages: texts
@@ -243,8 +244,10 @@ impl<'a> Gathered<'a> {
         Ok((reply, self.session.take()))
     }
 
-    /// The text path that found nothing: `response.text`, else the first rule's.
-    fn text_path(&self) -> NothingFound {
+    /// The text path that found nothing: `response.text`, else the first rule's. `read`: the
+    /// other paths found something, which does not excuse it (said, so that the error is not
+    /// taken for a misreading of those).
+    fn text_path(&self, read: bool) -> NothingFound {
         let rules = self.response.events.iter().map(|rule| &rule.paths.text);
         let path = std::iter::once(&self.response.paths.text)
             .chain(rules)
@@ -253,7 +256,11 @@ impl<'a> Gathered<'a> {
         NothingFound {
             path: path.map(|p| p.source.clone()).unwrap_or_default(),
             tool_call: None,
-            hint: None,
+            hint: read.then(|| {
+                "a tool call, transfer or handoff found does not excuse it: a reply without \
+                 text holds the path as null or \"\", or a path it goes through"
+                    .to_owned()
+            }),
         }
     }
 
