@@ -15,7 +15,7 @@ use super::http::HttpAgent;
 use super::http::templated::Templated;
 use super::llm::LlmAgent;
 use super::replay::ReplayAgent;
-use crate::config::http::{HttpTemplate, TextTemplate};
+use crate::config::http::{HttpTemplate, TextTemplate, parse_url};
 use crate::config::{AgentConfig, Endpoint, LlmAgentConfig, expand_env, expanded_base_url};
 use crate::llm::LlmClient;
 use crate::llm::client::Patience;
@@ -129,19 +129,22 @@ fn http_agent(
     headers: &[(String, String)],
     template: Option<&HttpTemplate>,
 ) -> Result<HttpAgent, String> {
-    let url = expand_env(url).map_err(|e| format!("agent.http.url: {e}"))?;
+    let written = url;
+    let url = expand_env(written).map_err(|e| format!("agent.http.url: {e}"))?;
     let url_template = template
         .map(|_| TextTemplate::compile(&url))
         .transpose()
         .map_err(|e| format!("agent.http.url: {e}"))?;
-    let parsed = reqwest::Url::parse(&url).map_err(|e| {
-        // goldgate is built without Unicode host names (Cargo.toml, `idna_adapter`).
-        let hint = if url.is_ascii() {
-            ""
+    // Checked as written when it was given; what is left to find is in what `${VAR}` held,
+    // which may be a secret: the error does not quote it.
+    let parsed = parse_url(&url).map_err(|e| {
+        let hint = e.hint(None).map_or(String::new(), |h| format!("; {h}"));
+        let field = if written.contains("${") {
+            "agent.http.url, its `${VAR}`s expanded,"
         } else {
-            "; host names are read in ASCII only: write an international one in its `xn--` form"
+            "agent.http.url"
         };
-        format!("agent.http.url: not a URL ({e}){hint}")
+        format!("{field} {e}{hint}")
     })?;
     let mut map = HeaderMap::new();
     let mut templated_headers = Vec::new();

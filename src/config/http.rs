@@ -10,6 +10,7 @@
 mod preset;
 mod response;
 mod template;
+mod url;
 
 use super::AgentConfig;
 use crate::diagnostic::{Code, Diagnostics, suggestion};
@@ -18,6 +19,7 @@ use crate::yaml::{self, Fields, Node, Value};
 pub use response::{EventRule, Response, ResponsePaths};
 use template::json_text;
 pub use template::{JsonTemplate, Piece, Placeholder, TemplateError, TextTemplate};
+pub use url::{UrlError, check_url, parse_url, shown};
 
 /// The request body of a template agent.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,6 +108,16 @@ pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option
     let mut fields = Fields::of(value, path, diags)?;
     let url_node = fields.require("url", "a string", diags);
     let url = url_node.and_then(|node| yaml::expect_text(node, &format!("{path}.url"), diags));
+    if let (Some(node), Some(url)) = (url_node, &url)
+        && let Err(error) = check_url(url)
+    {
+        let message = format!("`{}` {error}", shown(url));
+        let diag = diags.at(node).error(Code::G101, message);
+        let diag = diag.field(format!("{path}.url"));
+        if let Some(hint) = error.hint(Some(url)) {
+            diag.hint(hint);
+        }
+    }
     let header_nodes = headers(&mut fields, path, diags);
     let is_template = TEMPLATE_KEYS
         .iter()

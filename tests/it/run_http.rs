@@ -264,10 +264,46 @@ fn an_international_host_name_is_refused_with_its_ascii_form_named() {
     common::assert_contains(
         &outcome.stderr,
         &[
-            "agent.http.url: not a URL",
+            "agent.http.url is not a URL",
             "write an international one in its `xn--` form",
         ],
     );
+}
+
+/// A user's report: `url: "localhost:8080/turn"` passed `lint`, then every case of `run` erred
+/// with "URL scheme is not allowed", naming no line. goldgate.yaml is refused as it loads, by
+/// both, at the line and field, with the URL it was likely meant to be.
+#[test]
+fn a_url_without_a_scheme_in_goldgate_yaml_is_refused_by_lint_and_run_at_its_line() {
+    for (url, keys) in [
+        ("localhost:8080/turn", ""),
+        (
+            "127.0.0.1:8080/turn",
+            "    body: { q: '{{text}}' }\n    response: { text: $.reply }\n",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write_suite(dir.path(), &["paraphrase"], false);
+        let config = format!("agent:\n  http:\n    url: \"{url}\"\n{keys}");
+        common::write(dir.path(), "goldgate.yaml", config);
+        let said = [
+            "goldgate.yaml:3:".to_owned(),
+            format!("agent.http.url: `{url}` has no scheme: a URL needs `http://` or `https://`"),
+            format!("did you mean `http://{url}`?"),
+        ];
+        let said: Vec<&str> = said.iter().map(String::as_str).collect();
+        // A lint error exits 1 (docs/reference.md); a run that cannot be judged, 2.
+        for (args, code) in [
+            (&["lint", "--config", "goldgate.yaml", "goldens"][..], 1),
+            (&["run", "goldens"], 2),
+        ] {
+            let outcome = common::goldgate(dir.path(), args);
+            let all = format!("{}{}", outcome.stdout, outcome.stderr);
+            assert_eq!(outcome.code, Some(code), "{args:?}: {all}");
+            common::assert_contains(&all, &said);
+            common::assert_lacks(&all, &["URL scheme is not allowed", "did not start"]);
+        }
+    }
 }
 
 /// A call of the expected tool with other arguments is the expected call gone wrong: one
