@@ -24,6 +24,7 @@ use super::setup::{self, GateError};
 use super::subset::{self, Chosen, Subset, SubsetError};
 use super::tags::{TagExpr, TagExprError};
 use crate::agent::connect;
+use crate::config::http::{UrlError, check_url, shown};
 use crate::config::{AgentConfig, Config};
 use crate::gate::Gate;
 use crate::limit::{self, Limits};
@@ -80,6 +81,19 @@ pub enum PlanError {
         console::escape(now)
     )]
     OtherAgent { saved: String, now: String },
+    #[error("{given} `{}` {error}{}", console::escape(&shown(url)), hint_line(error.hint(Some(url))))]
+    AgentUrl {
+        given: &'static str,
+        url: String,
+        error: UrlError,
+    },
+}
+
+/// A hint on a line of its own, as the errors above write theirs.
+fn hint_line(hint: Option<String>) -> String {
+    hint.map_or(String::new(), |hint| {
+        format!("\nhint: {}", console::escape(&hint))
+    })
 }
 
 /// A request whose flags hold together on their own, checked before anything is loaded.
@@ -207,7 +221,7 @@ pub fn choose(checked: &Checked, inputs: Inputs<'_>, env: &Env) -> Result<Choice
         gate,
         suite,
     } = inputs;
-    let agent = agent(request, config, env);
+    let agent = agent(request, config, env)?;
     let chosen = subset::choose_cases(
         (suite, config),
         agent.as_ref(),
@@ -260,7 +274,7 @@ pub fn resolve(checked: &Checked, inputs: Inputs<'_>, env: &Env) -> Result<Resol
     let request = &checked.request;
     let (config, suite) = (inputs.config, inputs.suite);
     let Choice { chosen, mut notes } = choose(checked, inputs, env)?;
-    let agent = agent_needed(agent(request, config, env), &chosen.selected.cases)?;
+    let agent = agent_needed(agent(request, config, env)?, &chosen.selected.cases)?;
     let (options, warnings) = run_options(request, config, agent.as_ref());
     notes.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
     let flags = grading_flags(request, agent.as_ref(), env);
@@ -300,15 +314,20 @@ pub fn resolve(checked: &Checked, inputs: Inputs<'_>, env: &Env) -> Result<Resol
 }
 
 /// The agent the flags name, else the environment's URL, else the config's;
-/// `--startup-timeout` over a command agent's own.
-fn agent(request: &Request, config: &Config, env: &Env) -> Option<AgentConfig> {
+/// `--startup-timeout` over a command agent's own. A URL that cannot be asked is refused
+/// naming where it came from.
+fn agent(request: &Request, config: &Config, env: &Env) -> Result<Option<AgentConfig>, PlanError> {
     let asked = &request.agent;
     let chosen = match (&asked.url, &asked.command, &env.agent_url) {
-        (Some(url), _, _) | (None, None, Some(url)) => http_agent(url, config),
+        (Some(url), _, _) => http_agent(url, "--agent-url", config)?,
+        (None, None, Some(url)) => http_agent(url, "GOLDGATE_AGENT_URL", config)?,
         (None, Some(command), _) => command_agent(command),
-        (None, None, None) => config.agent.clone()?,
+        (None, None, None) => match &config.agent {
+            Some(agent) => agent.clone(),
+            None => return Ok(None),
+        },
     };
-    Some(match (chosen, asked.startup_timeout) {
+    Ok(Some(match (chosen, asked.startup_timeout) {
         (
             AgentConfig::Command {
                 argv,
@@ -324,13 +343,19 @@ fn agent(request: &Request, config: &Config, env: &Env) -> Option<AgentConfig> {
             startup_timeout,
         },
         (chosen, _) => chosen,
-    })
+    }))
 }
 
-/// The agent at `url`. A template describes the endpoint's JSON, wherever it runs (a
-/// preview URL in CI): only the URL is replaced. A protocol agent is replaced whole.
-fn http_agent(url: &str, config: &Config) -> AgentConfig {
-    match &config.agent {
+/// The agent at `url`, which `given` (the flag or the variable) gave. A template describes
+/// the endpoint's JSON, wherever it runs (a preview URL in CI): only the URL is replaced. A
+/// protocol agent is replaced whole.
+fn http_agent(url: &str, given: &'static str, config: &Config) -> Result<AgentConfig, PlanError> {
+    check_url(url).map_err(|error| PlanError::AgentUrl {
+        given,
+        url: url.to_owned(),
+        error,
+    })?;
+    Ok(match &config.agent {
         Some(AgentConfig::Http {
             headers,
             template: Some(template),
@@ -345,7 +370,7 @@ fn http_agent(url: &str, config: &Config) -> AgentConfig {
             headers: Vec::new(),
             template: None,
         },
-    }
+    })
 }
 
 /// `--agent-cmd`, through the shell, so that quoting and paths work as the user typed them.

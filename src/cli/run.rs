@@ -23,9 +23,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub selection: subset::RunSelectionArgs,
 
-    /// Test the agent at this URL (the HTTP protocol), instead of the config's agent; when the
-    /// config's agent is an HTTP template, only its URL is replaced [env: GOLDGATE_AGENT_URL,
-    /// which --agent-cmd overrides too].
+    /// Test the agent at this `http://` or `https://` URL (the HTTP protocol), instead of the
+    /// config's agent; when the config's agent is an HTTP template, only its URL is replaced
+    /// [env: GOLDGATE_AGENT_URL, which --agent-cmd overrides too].
     #[arg(
         long,
         value_name = "URL",

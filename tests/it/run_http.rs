@@ -264,7 +264,7 @@ fn an_international_host_name_is_refused_with_its_ascii_form_named() {
     common::assert_contains(
         &outcome.stderr,
         &[
-            "agent.http.url is not a URL",
+            "--agent-url `http://bücher.invalid/turn` is not a URL",
             "write an international one in its `xn--` form",
         ],
     );
@@ -303,6 +303,31 @@ fn a_url_without_a_scheme_in_goldgate_yaml_is_refused_by_lint_and_run_at_its_lin
             common::assert_contains(&all, &said);
             common::assert_lacks(&all, &["URL scheme is not allowed", "did not start"]);
         }
+    }
+}
+
+/// `--agent-url 127.0.0.1:8080/turn` said "agent.http.url: not a URL" in every case, naming
+/// a key of goldgate.yaml the value did not come from. The flag, or its variable, is named.
+#[test]
+fn a_url_without_a_scheme_from_the_flag_or_its_variable_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase"], false);
+    let url = "127.0.0.1:8080/turn";
+    let flag = common::goldgate(dir.path(), &["run", "--agent-url", url, "goldens"]);
+    let variable = common::Outcome::of(
+        common::command_in(dir.path())
+            .env("GOLDGATE_AGENT_URL", url)
+            .args(["run", "goldens"]),
+    );
+    for (outcome, given) in [(flag, "--agent-url"), (variable, "GOLDGATE_AGENT_URL")] {
+        let outcome = outcome.exits(2);
+        outcome.warns(&[
+            &format!(
+                "goldgate: {given} `{url}` has no scheme: a URL needs `http://` or `https://`"
+            ),
+            &format!("hint: did you mean `http://{url}`?"),
+        ]);
+        common::assert_lacks(&outcome.stderr, &["agent.http.url", "did not start"]);
     }
 }
 

@@ -271,3 +271,56 @@ fn no_agent_anywhere_is_refused_with_how_to_name_one() {
         .expect("no agent");
     assert!(matches!(error, PlanError::NoAgent));
 }
+
+#[test]
+fn a_url_without_a_scheme_is_refused_naming_the_flag_or_the_variable_it_came_from() {
+    let refused = |request: Request, env: &Env| {
+        let checked = check(request).expect("the flags hold together");
+        let suite = Suite::default();
+        let inputs = Inputs {
+            config: &config(),
+            gate: None,
+            suite: &suite,
+        };
+        resolve(&checked, inputs, env).err().expect("refused")
+    };
+    let flag = with_agent(AgentRequest {
+        url: Some("localhost:8080/turn".into()),
+        ..AgentRequest::default()
+    });
+    let error = refused(flag, &Env::default());
+    assert!(
+        matches!(
+            error,
+            PlanError::AgentUrl {
+                given: "--agent-url",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "--agent-url `localhost:8080/turn` has no scheme: a URL needs `http://` or `https://`\n\
+         hint: did you mean `http://localhost:8080/turn`?"
+    );
+    let error = refused(Request::default(), &env_url("127.0.0.1:8080/turn"));
+    assert!(
+        matches!(
+            error,
+            PlanError::AgentUrl {
+                given: "GOLDGATE_AGENT_URL",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+
+    // A variable a flag overrides is not read, so not refused either.
+    let command_flag = with_agent(AgentRequest {
+        command: Some("./flagged".into()),
+        ..AgentRequest::default()
+    });
+    let plan = resolved(command_flag, &config(), &env_url("127.0.0.1:8080/turn")).plan;
+    assert!(matches!(plan.agent, Some(AgentConfig::Command { .. })));
+}
