@@ -27,7 +27,7 @@ pub mod templated;
 
 use super::{Agent, TurnRequest};
 use crate::net::{
-    EndpointError, EndpointErrorKind, ReplyMemory, append, read_parsed, status_error,
+    EndpointError, EndpointErrorKind, ReplyMemory, append, quote, read_parsed, status_error,
     transport_error,
 };
 use crate::results::{Threshold, Unmeasured};
@@ -118,13 +118,10 @@ impl HttpAgent {
         if is_stream(response.headers()) {
             read_stream(response, start).await
         } else {
+            let declared = content_type(response.headers());
             let reply = read_parsed(response, |body| {
-                serde_json::from_slice::<Reply>(&body).map_err(|e| {
-                    EndpointError::new(
-                        EndpointErrorKind::Protocol,
-                        format!("reply is not protocol JSON: {e}"),
-                    )
-                })
+                serde_json::from_slice::<Reply>(&body)
+                    .map_err(|e| not_protocol_json(&e, &declared, &quote(&body, &self.secrets)))
             })
             .await?;
             Ok(Exchange {
@@ -171,6 +168,36 @@ impl Agent for HttpAgent {
         shown.set_fragment(None);
         shown.to_string()
     }
+}
+
+/// The reply's declared content type, without its parameters; empty when it declares none.
+fn content_type(headers: &HeaderMap) -> String {
+    let value = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let essence = value
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default();
+    essence.trim().to_owned()
+}
+
+/// A reply the protocol cannot read, with what the server said it was and the start of what
+/// it sent: a proxy's HTML page or a framework's own error shape is then plain at a glance.
+fn not_protocol_json(error: &serde_json::Error, declared: &str, quoted: &str) -> EndpointError {
+    let declared = if declared.is_empty() {
+        "no content type".to_owned()
+    } else {
+        format!("`{declared}`")
+    };
+    let sent = if quoted.is_empty() {
+        "an empty body".to_owned()
+    } else {
+        format!("`{quoted}`")
+    };
+    EndpointError::new(
+        EndpointErrorKind::Protocol,
+        format!("reply is not protocol JSON ({error}); it is {declared}: {sent}"),
+    )
 }
 
 fn is_stream(headers: &HeaderMap) -> bool {

@@ -212,6 +212,32 @@ fn http_invalid_utf8_is_a_protocol_error() {
     );
 }
 
+/// A 200 that is not the protocol (a proxy's login page): the error says what the server
+/// declared and quotes the start of what it sent.
+#[test]
+fn http_a_reply_that_is_not_the_protocol_is_quoted_with_its_content_type() {
+    let error = http_fault(
+        |stream| {
+            let body = "<html><title>Sign in to the proxy</title></html>";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            write_all(&stream, head.as_bytes());
+            write_all(&stream, body.as_bytes());
+        },
+        "5s",
+        20,
+    );
+    common::assert_contains(
+        &error,
+        &[
+            "reply is not protocol JSON (expected value at line 1 column 1)",
+            "it is `text/html`: `<html><title>Sign in to the proxy</title></html>`",
+        ],
+    );
+}
+
 #[test]
 fn http_ndjson_stream_that_never_ends_times_out() {
     let error = http_fault(
