@@ -71,10 +71,11 @@ Only the goldens whose files changed since REF: a pull request pays for what it 
 
 The change is what `git diff --name-only REF...HEAD` lists (from the merge base of REF and \
 HEAD, so commits that landed on the base since do not count), plus uncommitted and untracked \
-files. Every case runs when a file the whole suite depends on changed: the config file, the \
-agent's system prompt and tools files, the files a command agent's command line names, a \
-replay agent's transcripts, a regtrace.config.yaml, or a path matching a glob of `affects:` \
-in goldgate.yaml (list there what goldgate cannot see, such as an HTTP agent's source).
+files. Only goldens are selected when every changed file is a golden or matches a glob of \
+`affects_nothing:` in goldgate.yaml (docs, say); any other change plays every case, since \
+goldgate cannot tell what it affects (the config, the agent's prompt, tools or source). A path \
+matching a glob of `affects:` plays every case even where `affects_nothing:` matches too (an \
+agent's prompt kept as Markdown).
 
 The gate compares the selected cases only: the baseline's other cases are neither missing \
 nor counted, and every report says `N of M goldens selected: changed since REF`. Nothing \
