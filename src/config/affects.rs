@@ -1,7 +1,8 @@
-//! `affects:` in goldgate.yaml: globs of the files every golden depends on that goldgate cannot
-//! see for itself (an HTTP agent's source, a shared fixture). `run --changed-since REF` runs
-//! the whole suite when one of them changed, as it does for the config and the agent's prompt,
-//! tools and program, which it knows without being told.
+//! `affects:` in goldgate.yaml: globs of the files every golden depends on. `run
+//! --changed-since REF` runs the whole suite when one of them changed, even where
+//! `affects_nothing:` matches it too (an agent's prompt kept as Markdown under a `**/*.md`);
+//! any changed file that is neither a golden nor matched by `affects_nothing:` does the same
+//! without being listed.
 //!
 //! Globs are relative to the config file's directory, `/`-separated; `*` stops at a `/` and
 //! `**` crosses any number of them (`src/**`, `prompts/*.md`).
