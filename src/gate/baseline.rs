@@ -40,7 +40,7 @@ use super::{Gate, Thresholds};
 use crate::metrics::{Timing, suite_percentiles};
 use crate::results::json::{self, ReadError};
 use crate::results::{CheckCategory, Samples, Status, TurnTimes};
-use crate::results::{CheckResult, Report};
+use crate::results::{CheckResult, Report, Threshold, Unmeasured};
 use crate::shard::SuiteId;
 
 /// The builds of main a baseline remembers for each case, the latest included.
@@ -111,6 +111,11 @@ impl Gate {
     /// as before cases kept their times.
     pub fn only(mut self, keys: &HashSet<String>) -> Gate {
         let baseline = &mut self.baseline;
+        let timed = [
+            Threshold::P95LatencyIncreasePct,
+            Threshold::TtftP95IncreasePct,
+        ];
+        let measured = timed.map(|t| t.value(&baseline.aggregates).is_some());
         baseline.cases.retain(|case| keys.contains(&case.key()));
         baseline.suite = SuiteId::of_keys(baseline.cases.iter().map(|c| c.key()), None);
         baseline.samples = Samples::default();
@@ -119,6 +124,16 @@ impl Gate {
             .iter_mut()
             .for_each(|c| c.turn_times = TurnTimes::default());
         baseline.aggregate();
+        // Measured on the whole suite, gone with its samples: every output says why, rather
+        // than that the baseline never measured it.
+        for (metric, measured) in timed.into_iter().zip(measured) {
+            if measured && metric.value(&baseline.aggregates).is_none() {
+                baseline.unmeasured.push(Unmeasured {
+                    metric,
+                    why: "kept for the whole suite only, and the run played part of it".to_owned(),
+                });
+            }
+        }
         self
     }
 

@@ -475,6 +475,11 @@ fn a_run_of_chosen_cases_is_gated_on_those_cases() {
         .find(|m| m["threshold"] == "p95LatencyIncreasePct")
         .unwrap();
     assert_eq!(p95["baseline"], Value::Null, "{p95}");
+    // Why, in every output: the baseline measured it, over the whole suite.
+    let why = "kept for the whole suite only, and the run played part of it";
+    chosen.says(&[&format!("p95 latency         not measured: {why}")]);
+    let summary = fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    common::assert_contains(&summary, &[why]);
 }
 
 /// More errors than allowed outrank the gate (exit 2), but a regression it found is said on
