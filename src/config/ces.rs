@@ -8,6 +8,7 @@
 
 pub mod platform;
 
+use super::http::optional_url;
 use crate::diagnostic::{Code, Diagnostics};
 use crate::yaml::{Fields, Node};
 
@@ -61,7 +62,7 @@ pub(crate) fn parse_agent(node: &Node, path: &str, diags: &mut Diagnostics) -> O
         };
     let deployment = child(&mut fields, "deployment", "deployments", diags);
     let entry_agent = child(&mut fields, "entry_agent", "agents", diags);
-    let base_url = fields.string("base_url", diags);
+    let base_url = optional_url(&mut fields, "base_url", diags);
     let api_version = match fields.take("api_version") {
         Some(n) => {
             let text = crate::yaml::expect_text(n, &format!("{path}.api_version"), diags)?;

@@ -19,7 +19,7 @@ use crate::yaml::{self, Fields, Node, Value};
 pub use response::{EventRule, Response, ResponsePaths};
 use template::json_text;
 pub use template::{JsonTemplate, Piece, Placeholder, TemplateError, TextTemplate};
-pub use url::{UrlError, check_url, parse_url, shown};
+pub use url::{UrlError, check_url, optional_url, parse_url, report_unaskable, shown};
 
 /// The request body of a template agent.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,15 +108,8 @@ pub(super) fn parse(value: &Node, path: &str, diags: &mut Diagnostics) -> Option
     let mut fields = Fields::of(value, path, diags)?;
     let url_node = fields.require("url", "a string", diags);
     let url = url_node.and_then(|node| yaml::expect_text(node, &format!("{path}.url"), diags));
-    if let (Some(node), Some(url)) = (url_node, &url)
-        && let Err(error) = check_url(url)
-    {
-        let message = format!("`{}` {error}", shown(url));
-        let diag = diags.at(node).error(Code::G101, message);
-        let diag = diag.field(format!("{path}.url"));
-        if let Some(hint) = error.hint(Some(url)) {
-            diag.hint(hint);
-        }
+    if let (Some(node), Some(url)) = (url_node, &url) {
+        report_unaskable(url, node, &format!("{path}.url"), diags);
     }
     let header_nodes = headers(&mut fields, path, diags);
     let is_template = TEMPLATE_KEYS

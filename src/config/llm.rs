@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::http::optional_url;
 use super::tools;
 use super::{
     DEFAULT_MAX_TOOL_ROUNDS, Endpoint, JudgeConfig, LlmAgentConfig, LlmAgentSettings,
@@ -38,7 +39,7 @@ pub(crate) fn parse_agent(
     let mut fields = Fields::of(node, path, diags)?;
     let endpoint = Endpoint {
         model: fields.string("model", diags),
-        base_url: fields.string("base_url", diags),
+        base_url: optional_url(&mut fields, "base_url", diags),
     };
     let mut files = Vec::new();
     let system_prompt = fields.take("system_prompt").and_then(|n| {
@@ -211,7 +212,7 @@ fn provider_and_endpoint<'a>(
     let provider = fields.require("provider", "anthropic, openai or gemini", diags);
     let endpoint = Endpoint {
         model: fields.string("model", diags),
-        base_url: fields.string("base_url", diags),
+        base_url: optional_url(fields, "base_url", diags),
     };
     (provider, endpoint)
 }

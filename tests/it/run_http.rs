@@ -306,6 +306,29 @@ fn a_url_without_a_scheme_in_goldgate_yaml_is_refused_by_lint_and_run_at_its_lin
     }
 }
 
+/// An LLM agent's, a judge's and a CX Agent Studio app's `base_url` are checked as the HTTP
+/// agent's URL is, each at its line.
+#[test]
+fn a_base_url_without_a_scheme_is_a_lint_error_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), &["paraphrase"], false);
+    let config = "agent:\n  openai: { model: gpt-4o-mini, base_url: \"localhost:11434/v1\" }\n\
+                  judge:\n  provider: anthropic\n  model: claude-haiku-4-5\n  base_url: \"ws://127.0.0.1:9/x\"\n";
+    common::write(dir.path(), "goldgate.yaml", config);
+    let linted = common::goldgate(dir.path(), &["lint", "goldens"]).exits(1);
+    linted.says(&[
+        "goldgate.yaml:2: error [G101] agent.openai.base_url: `localhost:11434/v1` has no scheme",
+        "did you mean `http://localhost:11434/v1`?",
+        "goldgate.yaml:6: error [G101] judge.base_url: `ws://127.0.0.1:9/x` has the scheme `ws://`",
+    ]);
+    let config =
+        "agent:\n  ces:\n    app: projects/p/locations/us/apps/a\n    base_url: \"127.0.0.1:9\"\n";
+    common::write(dir.path(), "goldgate.yaml", config);
+    common::goldgate(dir.path(), &["lint", "goldens"])
+        .exits(1)
+        .says(&["goldgate.yaml:4: error [G101] agent.ces.base_url: `127.0.0.1:9` has no scheme"]);
+}
+
 /// `--agent-url 127.0.0.1:8080/turn` said "agent.http.url: not a URL" in every case, naming
 /// a key of goldgate.yaml the value did not come from. The flag, or its variable, is named.
 #[test]

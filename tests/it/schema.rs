@@ -367,6 +367,9 @@ const BROKEN_CONFIGS: &[&str] = &[
     "agents: { http: { url: 'http://x' } }",
     "agent: { http: { url: 'localhost:8080/turn' } }",
     "agent: { http: { url: 8080 } }",
+    "agent: { openai: { model: gpt, base_url: 'localhost:11434/v1' } }",
+    "judge: { provider: openai, model: gpt, base_url: '127.0.0.1:9' }",
+    "agent: { ces: { app: projects/p/locations/us/apps/a, base_url: 'ces.googleapis.com' } }",
     "[agent]",
 ];
 

@@ -6,6 +6,9 @@
 
 use reqwest::Url;
 
+use crate::diagnostic::{Code, Diagnostics};
+use crate::yaml::{self, Fields, Node};
+
 /// Why a text is not a URL goldgate can ask. Displayed as a predicate of the URL, which the
 /// caller names (`` `localhost:8080/turn` has no scheme: ... ``).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -53,6 +56,33 @@ pub fn check_url(written: &str) -> Result<(), UrlError> {
         Some(_) => check_scheme(text),
         None => parse_url(text).map(drop),
     }
+}
+
+/// Reports `url`, written at `node` as `field`, when it is not a URL goldgate can ask: a G101
+/// that quotes it (query and credentials hidden, [`shown`]) with the URL as it was likely
+/// meant.
+pub fn report_unaskable(url: &str, node: &Node, field: &str, diags: &mut Diagnostics) {
+    if let Err(error) = check_url(url) {
+        let message = format!("`{}` {error}", shown(url));
+        let diag = diags.at(node).error(Code::G101, message).field(field);
+        if let Some(hint) = error.hint(Some(url)) {
+            diag.hint(hint);
+        }
+    }
+}
+
+/// The optional URL at `key` of a mapping (an LLM's or CX Agent Studio's `base_url`),
+/// checked as `agent.http.url` is ([`report_unaskable`]).
+pub fn optional_url(
+    fields: &mut Fields<'_>,
+    key: &'static str,
+    diags: &mut Diagnostics,
+) -> Option<String> {
+    let node = fields.take(key)?;
+    let field = fields.path_of(key);
+    let url = yaml::expect_text(node, &field, diags)?;
+    report_unaskable(&url, node, &field, diags);
+    Some(url)
 }
 
 /// A whole URL (`${VAR}`s expanded), parsed.
