@@ -289,7 +289,7 @@ fn nothing_changed_runs_nothing_and_passes() {
     let (outcome, report, markdown) = run(repo.path(), &["--fail-on-regress"]);
     outcome
         .exits(0)
-        .says(&["nothing to run: 0 of 6 goldens selected: no golden changed since main"]);
+        .says(&["nothing to run: 0 of 6 goldens selected: none changed since main"]);
     assert_eq!(ids(&report).len(), 0);
     // A floor of the whole run has nothing to hold a run of nothing to.
     assert_eq!(report["floors"][0]["met"], true, "{}", report["floors"]);
@@ -386,7 +386,7 @@ fn in_a_repository_goldgate_init_made_an_agent_change_plays_every_golden() {
     common::assert_contains(
         &said,
         &[
-            "0 of 1 goldens selected: no golden changed since main; README.md matches affects_nothing",
+            "0 of 1 goldens selected: none changed since main; README.md matches affects_nothing",
         ],
     );
     // One golden changed (and the docs): that golden plays.

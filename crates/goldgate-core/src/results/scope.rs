@@ -78,7 +78,7 @@ impl Scope {
                     _ => format!("; {} match affects_nothing", some_of(affecting_nothing)),
                 };
                 let goldens = if selected == 0 {
-                    "no golden changed"
+                    "none changed"
                 } else {
                     "changed"
                 };
@@ -161,7 +161,7 @@ mod tests {
         // A run that played nothing says which rule left every golden out.
         assert_eq!(
             changed_beside(&[], &["README.md", "docs/a.md"], 0).describe(),
-            "0 of 6 goldens selected: no golden changed since origin/main; README.md, docs/a.md \
+            "0 of 6 goldens selected: none changed since origin/main; README.md, docs/a.md \
              match affects_nothing"
         );
         assert_eq!(
