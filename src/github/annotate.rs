@@ -15,10 +15,8 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Severity;
 use crate::report::annotations::Annotation;
-use crate::report::{Standing, Summary, console, gate};
-use crate::results::{
-    CaseResult, CasesCombined, CheckResult, Comparison, Decision, MetricDelta, Unit,
-};
+use crate::report::{Standing, Summary, console};
+use crate::results::{CaseResult, CheckResult};
 
 /// GitHub shows at most this many annotations of each severity per step; more only fill the
 /// log.
@@ -102,99 +100,31 @@ fn command(severity: Severity, file: &Path, line: u32, title: &str, message: &st
     annotation(severity, Some(file), line, title, message)
 }
 
-/// What fails or warns about the run as a whole, beside the cases' checks: each floor not met,
-/// on the line that writes it (it always fails the run); then the gate's findings
-/// ([`gate_findings`]). A floor or a metric has no golden line to fail on, so without these
-/// the annotations would say nothing of what failed the run.
+/// The run's findings with no case to point at ([`Summary::run_findings`]): a floor on the
+/// line that writes it, the rest on the run as a whole; an error when it fails the run, else a
+/// warning. Then one per case the gate left undecided, on the case's line, a warning unless
+/// `--fail-on-inconclusive`. A floor or a metric has no golden line to fail on, so without
+/// these the annotations would say nothing of what failed the run.
 pub fn run_findings(summary: &Summary, path: &dyn Fn(&str) -> String) -> Vec<String> {
-    let floors = summary
-        .report
-        .floors
-        .iter()
-        .filter(|f| !f.met)
-        .map(|floor| {
-            let file = PathBuf::from(path(&floor.file));
-            let message = floor.describe();
-            annotation(
-                Severity::Error,
-                Some(&file),
-                floor.line,
-                "goldgate: floor not met",
-                &message,
-            )
-        });
-    floors.chain(gate_findings(summary, path)).collect()
-}
-
-/// The gate's own findings against the baseline: its regressions, then the decisions it left
-/// open.
-fn gate_findings(summary: &Summary, path: &dyn Fn(&str) -> String) -> Vec<String> {
-    let report = summary.report;
-    let Some(comparison) = &report.gate else {
-        return Vec::new();
-    };
-    let severity_if = |blocks: bool| {
+    let severity = |blocks: bool| {
         if blocks {
             Severity::Error
         } else {
             Severity::Warning
         }
     };
-    let mut commands = regressions(comparison, severity_if(report.policy.fail_on_regress));
-    let open = severity_if(report.policy.fail_on_inconclusive);
-    commands.extend(open_decisions(comparison, open, path));
-    commands
-}
-
-/// One annotation per tripped threshold, and one for the cases combined when they regressed:
-/// on the run as a whole, `severity` an error when the gate decides the exit status
-/// (`--fail-on-regress`), else a warning (an advisory gate's regression does not fail the run).
-fn regressions(comparison: &Comparison, severity: Severity) -> Vec<String> {
-    let tripped = comparison.tripped().map(|m| {
-        let title = format!("goldgate: {} regressed", m.threshold.metric());
-        let message = format!(
-            "{}: worse than its limit beyond noise, against {}. {}",
-            gate::tripped_words(m),
-            comparison.baseline,
-            evidence(m)
-        );
-        annotation(severity, None, 0, &title, message.trim_end())
+    let findings = summary.run_findings().into_iter().map(|finding| {
+        let file = (finding.place.as_ref()).map(|(file, _)| PathBuf::from(path(file)));
+        let line = finding.place.as_ref().map_or(0, |(_, line)| *line);
+        let title = format!("goldgate: {}", finding.title);
+        let blocks = severity(finding.blocks);
+        annotation(blocks, file.as_deref(), line, &title, &finding.message)
     });
-    let combined = comparison
-        .combined
-        .as_ref()
-        .filter(|c| c.decision == Decision::Regressed)
-        .map(|c| {
-            let title = format!("goldgate: {} regressed", CasesCombined::NAME);
-            let message = format!(
-                "{}: {}",
-                gate::combined_regressed_words(),
-                c.evidence.describe(Unit::PercentagePoints)
-            );
-            annotation(severity, None, 0, &title, &message)
-        });
-    tripped.chain(combined).collect()
-}
-
-/// One annotation per decision the gate left open (`inconclusive`, `not enough runs`): on the
-/// case's line, or for a metric on the run as a whole. Open decisions do not fail the run
-/// (unless `--fail-on-inconclusive`, when `severity` is an error), so they must not go unseen.
-fn open_decisions(
-    comparison: &Comparison,
-    severity: Severity,
-    path: &dyn Fn(&str) -> String,
-) -> Vec<String> {
-    let metrics = comparison.undecided_metrics().map(|m| {
-        let title = format!("goldgate: {} {}", m.threshold.metric(), m.decision.name());
-        let message = format!(
-            "{} looks worse than its limit ({}) against the baseline, but the runs could not \
-             tell it from noise: {}",
-            m.threshold.metric(),
-            m.threshold.name(),
-            evidence(m)
-        );
-        annotation(severity, None, 0, &title, &message)
-    });
+    let report = summary.report;
+    let Some(comparison) = &report.gate else {
+        return findings.collect();
+    };
+    let open = severity(report.policy.fail_on_regress && report.policy.fail_on_inconclusive);
     let cases = comparison.undecided.iter().map(|flip| {
         let title = format!("goldgate: {} {}", flip.id, flip.decision.name());
         let message = format!(
@@ -203,31 +133,9 @@ fn open_decisions(
             flip.evidence_words().unwrap_or_default()
         );
         let file = PathBuf::from(path(&flip.file));
-        annotation(severity, Some(&file), flip.line, &title, &message)
+        annotation(open, Some(&file), flip.line, &title, &message)
     });
-    let combined = comparison
-        .combined
-        .as_ref()
-        .filter(|c| c.decision.is_undecided())
-        .map(|c| {
-            let title = format!("goldgate: {} {}", CasesCombined::NAME, c.decision.name());
-            let message = format!(
-                "the cases together lean worse than the baseline, but the runs could not tell \
-                 it from noise: {}",
-                c.evidence.describe(Unit::PercentagePoints)
-            );
-            annotation(severity, None, 0, &title, &message)
-        });
-    metrics.chain(combined).chain(cases).collect()
-}
-
-/// A metric's evidence in words, or nothing when the report has none.
-fn evidence(delta: &MetricDelta) -> String {
-    delta
-        .evidence
-        .as_ref()
-        .map(|e| e.describe(delta.threshold.unit()))
-        .unwrap_or_default()
+    findings.chain(cases).collect()
 }
 
 fn annotation(

@@ -229,6 +229,16 @@ fn assert_every_sink_says(summary: &Summary, shape: &str) {
         (summary.report.cases.iter())
             .any(|c| c.status == Status::Error && a.contains(&format!("goldgate%3A {} ", c.id)))
     };
+    // A reader that counts JUnit failures sees one in a run that fails, whatever failed it.
+    let root = out
+        .junit
+        .lines()
+        .find(|l| l.starts_with("<testsuites"))
+        .unwrap();
+    let counted = !root.contains(" failures=\"0\"") || !root.contains(" errors=\"0\"");
+    if summary.exit == Exit::Failure {
+        assert!(counted, "{shape}: {root}");
+    }
     let mut red = out.annotations.iter().filter(|a| a.starts_with("::error"));
     match summary.exit {
         Exit::Success => assert!(red.all(|a| errored(&a)), "{shape}: {:?}", out.annotations),

@@ -55,6 +55,7 @@ use quick_junit::{
 };
 
 use crate::report::console::{case_details, escape, shown_run};
+use crate::report::summary::RunFinding;
 use crate::report::{Standing, Summary};
 use crate::results::{CaseResult, CheckCategory, Report, Status, millis};
 
@@ -95,6 +96,7 @@ pub fn build(summary: &Summary, options: &Options) -> JunitReport {
         ));
         suite.time = Some(suite.time.unwrap_or_default() + time(case.duration));
     }
+    suites.extend(run_failures_suite(summary, options));
     // A reader that counts failures cannot tell a failure the gate excused from one that
     // failed the run: every suite carries the verdict the exit code stands for.
     for suite in &mut suites {
@@ -156,6 +158,33 @@ fn incomplete_suite(report: &Report) -> TestSuite {
     let mut suite = TestSuite::new("goldgate");
     suite.add_test_case(TestCase::new("run incomplete", status));
     suite
+}
+
+/// One `goldgate` suite with a failed testcase per finding that fails the run with no case
+/// to point at ([`Summary::run_findings`]: a floor, a tripped threshold): a reader that counts
+/// failures must not read a red run as `failures="0"`. None when nothing of the kind fails it.
+fn run_failures_suite(summary: &Summary, options: &Options) -> Option<TestSuite> {
+    let failures: Vec<RunFinding> = (summary.run_findings().into_iter())
+        .filter(|f| f.blocks)
+        .collect();
+    if failures.is_empty() {
+        return None;
+    }
+    let mut suite = TestSuite::new("goldgate");
+    for finding in failures {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status
+            .set_type(finding.kind.name())
+            .set_message(finding.message.as_str());
+        let mut test = TestCase::new(finding.title.as_str(), status);
+        test.set_classname("goldgate").set_time(Duration::ZERO);
+        if let (true, Some((file, line))) = (options.locations, &finding.place) {
+            test.extra.insert("file".into(), file.as_str().into());
+            test.extra.insert("line".into(), line.to_string().into());
+        }
+        suite.add_test_case(test);
+    }
+    Some(suite)
 }
 
 /// The XML of [`build`], valid for the schemas as the module doc says.

@@ -3,8 +3,10 @@
 //! none re-derives the verdict, its severity, the counts or whether a failing case blocks: so
 //! no two outputs can disagree, and none can disagree with the exit code.
 
+mod findings;
 mod metric;
 
+pub use findings::{FindingKind, RunFinding};
 pub use metric::{MetricStanding, RowTone};
 
 use std::fmt::{self, Write as _};

@@ -385,9 +385,7 @@ fn in_a_repository_goldgate_init_made_an_agent_change_plays_every_golden() {
     assert!(ids.is_empty(), "{ids:?}");
     common::assert_contains(
         &said,
-        &[
-            "0 of 1 goldens selected: none changed since main; README.md matches affects_nothing",
-        ],
+        &["0 of 1 goldens selected: none changed since main; README.md matches affects_nothing"],
     );
     // One golden changed (and the docs): that golden plays.
     let golden = root.join("evals/goldens/example.yaml");

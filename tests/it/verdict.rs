@@ -112,6 +112,16 @@ fn a_fivefold_slowdown_on_five_turns_is_red_with_a_one_run_baseline() {
     let out = run(dir.path(), addr, GATED).exits(1);
     out.says(&["p95 latency"]);
     assert_eq!(report(dir.path())["verdict"], "regressed");
+    // Every case passed: JUnit counts the tripped threshold as the run's failure.
+    let junit = fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    common::assert_contains(
+        &junit,
+        &[
+            "<testsuites name=\"goldgate\" tests=\"6\" failures=\"1\"",
+            "<testcase name=\"p95 latency regressed\" classname=\"goldgate\"",
+            "type=\"regression\"",
+        ],
+    );
     // The regression has no golden line to fail on: the run's annotation names it, red as the
     // exit code is; an advisory gate's (without --fail-on-regress) is a warning, as its exit 0.
     let actions = run_in_actions(dir.path(), addr, GATED);
