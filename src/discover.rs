@@ -206,6 +206,7 @@ pub fn discover(targets: &[PathBuf], rules: &Rules) -> Result<Discovered, Discov
             }
         }
     }
+    let overlooked = found.not_found(overlooked);
     Ok(Discovered {
         found: found.into_sorted(),
         overlooked,
@@ -260,6 +261,16 @@ impl FoundSet {
         if self.canonical.insert(canonical) {
             self.by_path.insert(path.to_path_buf(), hint);
         }
+    }
+
+    /// The `overlooked` files that were not found after all (a file named on the command line
+    /// beside its folder), each once however many paths reached it.
+    fn not_found(&self, overlooked: Vec<Overlooked>) -> Vec<Overlooked> {
+        let mut seen = self.canonical.clone();
+        overlooked
+            .into_iter()
+            .filter(|o| seen.insert(fs::canonicalize(&o.path).unwrap_or_else(|_| o.path.clone())))
+            .collect()
     }
 
     fn into_sorted(self) -> Vec<Found> {
@@ -391,6 +402,34 @@ mod tests {
         let found = discover(&targets, &Rules::default()).unwrap().found;
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, evals.join("goldens/orders.yaml"));
+    }
+
+    #[test]
+    fn a_golden_out_of_place_is_overlooked_once_and_never_when_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("evals/goldens")).unwrap();
+        fs::write(root.join("evals/goldens/a.yaml"), "conversations: []\n").unwrap();
+        fs::write(
+            root.join("evals/refunds.yaml"),
+            "# refunds\nconversations:\n",
+        )
+        .unwrap();
+        fs::write(root.join("evals/ci.yaml"), "on: push\n").unwrap();
+        let evals = root.join("evals");
+        let refunds = evals.join("refunds.yaml");
+        let overlooked = |targets: &[PathBuf]| {
+            let found = discover(targets, &Rules::default()).unwrap();
+            (found.overlooked.iter())
+                .map(|o| (o.path.clone(), o.line))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(overlooked(std::slice::from_ref(&evals)), [(refunds.clone(), 2)]);
+        // Reached twice, said once.
+        assert_eq!(overlooked(&[evals.clone(), evals.join(".")]).len(), 1);
+        // Named, it is read: nothing is overlooked, whichever path comes first.
+        assert!(overlooked(&[evals.clone(), refunds.clone()]).is_empty());
+        assert!(overlooked(&[refunds, evals]).is_empty());
     }
 
     #[test]

@@ -17,6 +17,10 @@ use crate::yaml::{self, MAX_FILE_BYTES, Node};
 #[derive(Debug, Default)]
 pub struct Suite {
     pub files: Vec<LoadedFile>,
+    /// Files discovery passed by that look like goldens ([`overlooked`]): their warnings only.
+    /// Kept apart from `files`, which are the suite: a change to one of these is a change to
+    /// a file goldgate does not play, not to a golden.
+    pub overlooked: Vec<LoadedFile>,
 }
 
 impl Suite {
@@ -29,9 +33,14 @@ impl Suite {
         self.files.iter().flat_map(|f| &f.floors)
     }
 
+    /// The files with something to say: the suite's, then the overlooked.
+    pub fn reported(&self) -> impl Iterator<Item = &LoadedFile> {
+        self.files.iter().chain(&self.overlooked)
+    }
+
     /// Drops the warnings under `codes` (goldgate.yaml's `lint.allow`); errors stay.
     pub fn allow(&mut self, codes: &[crate::diagnostic::Code]) {
-        for file in &mut self.files {
+        for file in self.files.iter_mut().chain(&mut self.overlooked) {
             file.diagnostics
                 .retain(|d| d.severity == Severity::Error || !codes.contains(&d.code));
         }
@@ -42,8 +51,7 @@ impl Suite {
     }
 
     fn count(&self, severity: Severity) -> usize {
-        self.files
-            .iter()
+        self.reported()
             .flat_map(|f| &f.diagnostics)
             .filter(|d| d.severity == severity)
             .count()

@@ -94,9 +94,7 @@ pub fn discover_and_load(paths: &[PathBuf]) -> Result<Suite, LoadError> {
         });
     }
     let mut suite = load::load(&discovered.found)?;
-    suite
-        .files
-        .extend(discovered.overlooked.iter().map(load::overlooked));
+    suite.overlooked = discovered.overlooked.iter().map(load::overlooked).collect();
     suite.name_for_reports(&std::env::current_dir().map_err(LoadError::Cwd)?);
     Ok(suite)
 }

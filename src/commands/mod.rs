@@ -141,7 +141,7 @@ fn load_goldens_from(
         return Ok(Err(Refusal {
             reason,
             details: String::new(),
-            problems: (suite.files.iter())
+            problems: (suite.reported())
                 .flat_map(|f| f.diagnostics.iter().cloned())
                 .collect(),
         }));

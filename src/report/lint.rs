@@ -12,7 +12,7 @@ use crate::report::annotations::Annotation;
 
 /// `file:line: error [CODE] field: message (hint)`, one per line, in file order.
 pub fn write_human(suite: &Suite, out: &mut impl Write) -> io::Result<()> {
-    for diagnostic in suite.files.iter().flat_map(|f| &f.diagnostics) {
+    for diagnostic in suite.reported().flat_map(|f| &f.diagnostics) {
         writeln!(out, "{diagnostic}")?;
     }
     Ok(())
@@ -37,7 +37,7 @@ pub fn write_github(
     path: &dyn Fn(&Path) -> String,
     out: &mut impl Write,
 ) -> io::Result<()> {
-    let problems = suite.files.iter().flat_map(|f| &f.diagnostics);
+    let problems = suite.reported().flat_map(|f| &f.diagnostics);
     for command in annotations(problems, path) {
         writeln!(out, "{command}")?;
     }
@@ -108,8 +108,7 @@ struct JsonDiagnostic<'a> {
 /// The whole result as one JSON document.
 pub fn write_json(suite: &Suite, out: &mut impl Write) -> io::Result<()> {
     let files = suite
-        .files
-        .iter()
+        .reported()
         .map(|f| JsonFile {
             path: f.path.display().to_string(),
             format: f.format.map(|fmt| fmt.name()),

@@ -131,8 +131,24 @@ fn goldens_out_of_place_are_named_not_skipped_silently() {
         "move it under a `goldens/` folder or name it `*.golden.yaml`",
     ]);
     common::assert_lacks(&out.stdout, &["ci.yaml", "data.csv"]);
+    // What was checked is the suite: the two files out of place are not among its files.
+    out.warns(&["checked 1 file, 1 case: 0 errors, 2 warnings"]);
     let listed = common::Outcome::of(common::command_in(root).args(["list", "evals"])).exits(0);
     listed.warns(&["evals/refunds.yaml:4: warning [G114]"]);
+    // Not a golden of the suite: a change to it is a change goldgate cannot place, which
+    // plays every golden, never a golden's change.
+    common::git_init(root);
+    common::git(root, &["add", "-A"]);
+    common::git(root, &["commit", "-q", "-m", "main"]);
+    std::fs::write(
+        root.join("evals/refunds.yaml"),
+        format!("# Refunds, edited\n{GOOD_GOLDEN}"),
+    )
+    .unwrap();
+    let changed = ["list", "--changed-since", "HEAD", "evals"];
+    common::Outcome::of(common::command_in(root).args(changed))
+        .exits(0)
+        .warns(&["all 1 goldens selected: evals/refunds.yaml changed since HEAD"]);
     // With no golden where goldgate looks, the run cannot go on, and says what it passed by.
     std::fs::remove_dir_all(root.join("evals/goldens")).unwrap();
     let ran = common::Outcome::of(common::command_in(root).args([
