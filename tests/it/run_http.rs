@@ -352,6 +352,11 @@ fn a_url_without_a_scheme_from_the_flag_or_its_variable_is_refused_naming_it() {
         ]);
         common::assert_lacks(&outcome.stderr, &["agent.http.url", "did not start"]);
     }
+    // A password, `#` and `?` in it included, is never quoted.
+    let secret = "user:s3cr#t?x@127.0.0.1:8080/turn";
+    let refused = common::goldgate(dir.path(), &["run", "--agent-url", secret, "goldens"]).exits(2);
+    refused.warns(&["--agent-url `…@127.0.0.1:8080/turn` has no scheme"]);
+    common::assert_lacks(&refused.stderr, &["s3cr", "user:"]);
 }
 
 /// A call of the expected tool with other arguments is the expected call gone wrong: one

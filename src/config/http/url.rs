@@ -52,7 +52,8 @@ impl UrlError {
 pub fn check_url(written: &str) -> Result<(), UrlError> {
     let text = written.trim();
     match text.find("${") {
-        Some(0) => Ok(()),
+        // In the scheme or right after it (`http${S}://`): only the expanded URL can tell.
+        Some(at) if at <= split_scheme(text).0.len() => Ok(()),
         Some(_) => check_scheme(text),
         None => parse_url(text).map(drop),
     }
@@ -113,15 +114,17 @@ fn check_scheme(text: &str) -> Result<(), UrlError> {
 /// credentials (where tokens hide) replaced with `…`, as the agent's description drops them.
 pub fn shown(written: &str) -> String {
     let text = written.trim();
-    let (text, cut) = match text.find(['?', '#']) {
-        Some(end) => (&text[..end], "…"),
-        None => (text, ""),
-    };
+    // Credentials first, on the whole text: a password may hold `?` or `#`, which would cut
+    // the authority short and quote the password's start.
     let start = text.find("://").map_or(0, |i| i + 3);
     let authority = text[start..].split('/').next().unwrap_or_default();
-    match authority.rfind('@') {
-        Some(at) => format!("{}…{}{cut}", &text[..start], &text[start + at..]),
-        None => format!("{text}{cut}"),
+    let text = match authority.rfind('@') {
+        Some(at) => format!("{}…{}", &text[..start], &text[start + at..]),
+        None => text.to_owned(),
+    };
+    match text.find(['?', '#']) {
+        Some(end) => format!("{}…", &text[..end]),
+        None => text,
     }
 }
 
@@ -213,6 +216,29 @@ mod tests {
         );
         assert_eq!(shown("ws://a:b@host/x#frag"), "ws://…@host/x…");
         assert_eq!(shown("localhost:8080/turn"), "localhost:8080/turn");
+        // A password holding `?` or `#` is hidden whole.
+        assert_eq!(
+            shown("agent:s3cr?t@127.0.0.1:8080/turn"),
+            "…@127.0.0.1:8080/turn"
+        );
+        assert_eq!(
+            shown("http://user:ab#cd@127.0.0.1:9/turn"),
+            "http://…@127.0.0.1:9/turn"
+        );
+        assert_eq!(
+            shown("http://127.0.0.1:9/turn?e=a@b"),
+            "http://127.0.0.1:9/turn…"
+        );
+    }
+
+    #[test]
+    fn a_variable_in_the_scheme_is_left_to_the_expanded_url() {
+        for written in [
+            "http${S}://127.0.0.1:8080/turn",
+            "${SCHEME}://127.0.0.1:8080/turn",
+        ] {
+            assert_eq!(check_url(written), Ok(()), "{written}");
+        }
     }
 
     #[test]
