@@ -97,8 +97,10 @@ pub fn publish(publish: &Publish, annotations: &mut dyn Write) -> anyhow::Result
     let body = markdown::render(summary, &place.options(&path));
     let mut commands = Vec::new();
     if place.context.actions {
-        commands = annotate::failing_checks(summary, &path);
-        commands.extend(annotate::run_findings(summary, &path));
+        // What failed the run as a whole first: GitHub shows ten annotations of a kind, and
+        // ten failed checks must not hide a floor or a tripped threshold.
+        commands = annotate::run_findings(summary, &path);
+        commands.extend(annotate::failing_checks(summary, &path));
     }
     let outputs = Outputs::of(summary, publish.report_path);
     place.deliver(&body, outputs, commands, annotations)
