@@ -424,7 +424,10 @@ mod tests {
                 .map(|o| (o.path.clone(), o.line))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(overlooked(std::slice::from_ref(&evals)), [(refunds.clone(), 2)]);
+        assert_eq!(
+            overlooked(std::slice::from_ref(&evals)),
+            [(refunds.clone(), 2)]
+        );
         // Reached twice, said once.
         assert_eq!(overlooked(&[evals.clone(), evals.join(".")]).len(), 1);
         // Named, it is read: nothing is overlooked, whichever path comes first.

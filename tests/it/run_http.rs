@@ -327,6 +327,18 @@ fn a_base_url_without_a_scheme_is_a_lint_error_at_its_line() {
     common::goldgate(dir.path(), &["lint", "goldens"])
         .exits(1)
         .says(&["goldgate.yaml:4: error [G101] agent.ces.base_url: `127.0.0.1:9` has no scheme"]);
+    // From a variable, it is checked once expanded, and what the variable held is not quoted.
+    let config = "agent:\n  openai: { model: gpt-4o-mini, base_url: \"${LLM_BASE}\" }\n";
+    common::write(dir.path(), "goldgate.yaml", config);
+    let ran = common::Outcome::of(
+        common::command_in(dir.path())
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("LLM_BASE", "localhost:11434/v1")
+            .args(["run", "goldens"]),
+    )
+    .exits(2);
+    ran.warns(&["agent.openai.base_url, its `${VAR}`s expanded, has no scheme"]);
+    common::assert_lacks(&format!("{}{}", ran.stdout, ran.stderr), &["11434"]);
 }
 
 /// `--agent-url 127.0.0.1:8080/turn` said "agent.http.url: not a URL" in every case, naming
