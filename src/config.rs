@@ -18,6 +18,8 @@ pub mod quarantine;
 pub mod thresholds;
 pub mod tools;
 
+pub use http::expanded_base_url;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -535,19 +537,6 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         Ok(duration) => Ok(duration),
         Err(_) => Err(format!("`{text}` is out of range")),
     }
-}
-
-/// A configured `base_url` with `${VAR}` expanded; `field` names it in errors.
-pub fn expanded_base_url(base_url: Option<&str>, field: &str) -> Result<Option<String>, String> {
-    let Some(written) = base_url else {
-        return Ok(None);
-    };
-    let url = expand_env(written).map_err(|e| format!("{field}.base_url: {e}"))?;
-    // Checked as written when the config loaded; what is left is in what `${VAR}` held, which
-    // may be a secret: the error does not quote it.
-    http::parse_url(&url)
-        .map_err(|e| format!("{field}.base_url, its `${{VAR}}`s expanded, {e}"))?;
-    Ok(Some(url))
 }
 
 /// Expands `${VAR}` from the environment. A variable that is not set is an error naming it

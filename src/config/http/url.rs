@@ -86,6 +86,18 @@ pub fn optional_url(
     Some(url)
 }
 
+/// A configured `base_url` with `${VAR}` expanded; `field` names it in errors.
+pub fn expanded_base_url(base_url: Option<&str>, field: &str) -> Result<Option<String>, String> {
+    let Some(written) = base_url else {
+        return Ok(None);
+    };
+    let url = crate::config::expand_env(written).map_err(|e| format!("{field}.base_url: {e}"))?;
+    // Checked as written when the config loaded; what is left is in what `${VAR}` held, which
+    // may be a secret: the error does not quote it.
+    parse_url(&url).map_err(|e| format!("{field}.base_url, its `${{VAR}}`s expanded, {e}"))?;
+    Ok(Some(url))
+}
+
 /// A whole URL (`${VAR}`s expanded), parsed.
 pub fn parse_url(text: &str) -> Result<Url, UrlError> {
     check_scheme(text.trim())?;
