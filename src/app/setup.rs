@@ -29,7 +29,7 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, String> {
 /// The config file as `goldgate lint` checks it, with its problems: every error `run` would
 /// refuse it for, and a warning for each quarantine entry past its date. `None` when there is
 /// no config to check (none given, no `./goldgate.yaml`).
-pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
+pub fn lint_config(path: Option<&Path>, suite: &Suite) -> Option<crate::formats::LoadedFile> {
     let default = PathBuf::from(config::DEFAULT_FILE);
     let path = path.or_else(|| default.is_file().then_some(default.as_path()))?;
     let file: std::sync::Arc<Path> = std::sync::Arc::from(path);
@@ -50,6 +50,23 @@ pub fn lint_config(path: Option<&Path>) -> Option<crate::formats::LoadedFile> {
                     )
                     .field("quarantine")
                     .hint("fix the case, or give the entry a later `expires` with a reason");
+            }
+            let cases: Vec<(String, &str)> = (suite.files.iter())
+                .flat_map(|f| &f.cases)
+                .map(|case| {
+                    let file = case.location.file.to_string_lossy();
+                    (crate::shard::key(&file, &case.id), case.id.as_str())
+                })
+                .collect();
+            for entry in config::quarantine::naming_none(&config.quarantine, &cases) {
+                diags
+                    .at(Position::new(entry.line, 1))
+                    .warning(
+                        Code::G112,
+                        format!("the quarantine entry `{}` names no case of the goldens checked", entry.case),
+                    )
+                    .field("quarantine")
+                    .hint("name a case as `file#id` (the file as reports name it) or by its id; a case of goldens not checked here is not counted");
             }
             diags.items
         }

@@ -29,9 +29,8 @@ pub fn run(args: &LintArgs) -> anyhow::Result<Exit> {
     }
     // goldgate.yaml is checked beside the goldens: a broken quarantine or threshold would
     // otherwise surface only when a run refuses it.
-    suite
-        .files
-        .extend(goldgate::app::setup::lint_config(args.config.path()));
+    let config = goldgate::app::setup::lint_config(args.config.path(), &suite);
+    suite.files.extend(config);
     let mut out = super::stdout();
     match format {
         LintFormat::Human => lint::write_human(&suite, &mut out)?,

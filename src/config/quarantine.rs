@@ -58,11 +58,26 @@ impl Named {
     }
 
     fn names(&self, case: &CaseResult) -> bool {
+        self.names_case(&case.key(), &case.id)
+    }
+
+    /// Names the case whose key ([`crate::shard::key`]) and id are these.
+    fn names_case(&self, case_key: &str, case_id: &str) -> bool {
         match self {
-            Named::Key(key) => case.key() == *key,
-            Named::Id(id) => case.id == *id,
+            Named::Key(key) => case_key == key,
+            Named::Id(id) => case_id == id,
         }
     }
+}
+
+/// The entries that name none of `cases` (each its key and id): `lint` warns of them, as a run
+/// does of those that name no case it played.
+pub fn naming_none<'a>(entries: &'a [Entry], cases: &[(String, &str)]) -> Vec<&'a Entry> {
+    let names_one = |entry: &&Entry| {
+        let named = Named::of(&entry.case);
+        cases.iter().any(|(key, id)| named.names_case(key, id))
+    };
+    entries.iter().filter(|e| !names_one(e)).collect()
 }
 
 /// A calendar day, `YYYY-MM-DD`.

@@ -284,6 +284,34 @@ fn plain_scalars_the_loaders_read_differently_are_warned_about() {
 /// E006 warns about tool calls with nothing to mock them, which an agent running its own
 /// tools never needs: `lint.allow` in goldgate.yaml silences it in `lint` and in what `run`
 /// and `list` print, while an unknown code in it is a config error.
+/// A quarantine entry with a typo would leave its case blocking unnoticed until a run: lint
+/// names the entries that match no case it checked, by key or by id.
+#[test]
+fn a_quarantine_entry_that_names_no_case_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = format!("conversations:\n{}", common::order_conversation("lookup"));
+    write(dir.path(), "goldens/orders.yaml", &golden);
+    let entry = |case: &str| {
+        format!(
+            "  - case: {case}\n    owner: \"@maria\"\n    reason: INC-1\n    expires: 2999-12-31\n"
+        )
+    };
+    let config = format!(
+        "lint: {{ allow: [E006] }}\nquarantine:\n{}{}{}",
+        entry("goldens/orders.yaml#lookup"),
+        entry("refund"),
+        entry("goldens/orders.yaml#lookpu"),
+    );
+    write(dir.path(), "goldgate.yaml", &config);
+    let out = common::goldgate(dir.path(), &["lint", "goldens"]).exits(0);
+    let names_none = "names no case of the goldens checked";
+    out.says(&[
+        &format!("goldgate.yaml:7: warning [G112] quarantine: the quarantine entry `refund` {names_none}"),
+        &format!("goldgate.yaml:11: warning [G112] quarantine: the quarantine entry `goldens/orders.yaml#lookpu` {names_none}"),
+    ]);
+    out.warns(&["0 errors, 2 warnings"]);
+}
+
 #[test]
 fn a_warning_allowed_in_the_config_is_not_printed() {
     let dir = tempfile::tempdir().unwrap();
