@@ -154,9 +154,12 @@ fn incomplete_suite(report: &Report) -> TestSuite {
     };
     let message = format!("goldgate: run incomplete: {why}; {not_run} cases not run");
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-    status.set_message(message.as_str());
+    status.set_type("incomplete").set_message(message.as_str());
+    let mut test = TestCase::new("run incomplete", status);
+    // Surefire's schema wants both: a classname to group it, a time (nothing of it ran).
+    test.set_classname("goldgate").set_time(Duration::ZERO);
     let mut suite = TestSuite::new("goldgate");
-    suite.add_test_case(TestCase::new("run incomplete", status));
+    suite.add_test_case(test);
     suite
 }
 

@@ -313,6 +313,16 @@ fn repeated_run() -> Junit {
     Junit::run(&cases, false, &["--repeat", "3", "--min-pass", "2"])
 }
 
+/// [`plain_run`] under a floor it does not meet (goldgate.yaml's `floors:`): the run's own
+/// failure, a testcase of the `goldgate` suite, beside the cases'.
+fn below_floor_run() -> Junit {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("goldgate.yaml");
+    fs::write(&config, "floors:\n  min_pass_rate: 0.9\n").unwrap();
+    let config = config.to_string_lossy().into_owned();
+    Junit::run(&["happy", "wrong_argument"], true, &["--config", &config])
+}
+
 /// A run whose golden does not load (a misspelt `turns`): its exit code and its JUnit, with
 /// and without `--junit-strict`.
 fn not_run() -> (Option<i32>, String, String) {
@@ -347,7 +357,9 @@ fn not_run() -> (Option<i32>, String, String) {
 #[test]
 #[ignore = "needs xmllint: run with --ignored (.ci/run does)"]
 fn every_run_validates_against_both_schemas() {
-    for run in [plain_run(), run_with_errors(), repeated_run()] {
+    let below_floor = below_floor_run();
+    common::assert_contains(&below_floor.xml, &["<testcase name=\"floor not met\""]);
+    for run in [plain_run(), run_with_errors(), repeated_run(), below_floor] {
         assert_valid(&without_locations(&run.xml));
         assert_valid(&run.strict);
     }
