@@ -117,8 +117,8 @@ pub fn run_findings(summary: &Summary, path: &dyn Fn(&str) -> String) -> Vec<Str
         let file = (finding.place.as_ref()).map(|(file, _)| PathBuf::from(path(file)));
         let line = finding.place.as_ref().map_or(0, |(_, line)| *line);
         let title = format!("goldgate: {}", finding.title);
-        let blocks = severity(finding.blocks);
-        annotation(blocks, file.as_deref(), line, &title, &finding.message)
+        let level = severity(finding.blocks);
+        annotation(level, file.as_deref(), line, &title, &finding.message)
     });
     let report = summary.report;
     let Some(comparison) = &report.gate else {
