@@ -53,10 +53,7 @@ pub fn lint_config(path: Option<&Path>, suite: &Suite) -> Option<crate::formats:
             }
             let cases: Vec<(String, &str)> = (suite.files.iter())
                 .flat_map(|f| &f.cases)
-                .map(|case| {
-                    let file = case.location.file.to_string_lossy();
-                    (crate::shard::key(&file, &case.id), case.id.as_str())
-                })
+                .map(|case| (crate::shard::case_key(case), case.id.as_str()))
                 .collect();
             for entry in config::quarantine::naming_none(&config.quarantine, &cases) {
                 diags
