@@ -15,7 +15,7 @@ use super::http::HttpAgent;
 use super::http::templated::Templated;
 use super::llm::LlmAgent;
 use super::replay::ReplayAgent;
-use crate::config::http::{HttpTemplate, TextTemplate, parse_url};
+use crate::config::http::{HttpTemplate, TextTemplate, parse_expanded};
 use crate::config::{AgentConfig, Endpoint, LlmAgentConfig, expand_env, expanded_base_url};
 use crate::llm::LlmClient;
 use crate::llm::client::Patience;
@@ -135,17 +135,7 @@ fn http_agent(
         .map(|_| TextTemplate::compile(&url))
         .transpose()
         .map_err(|e| format!("agent.http.url: {e}"))?;
-    // Checked as written when it was given; what is left to find is in what `${VAR}` held,
-    // which may be a secret: the error does not quote it.
-    let parsed = parse_url(&url).map_err(|e| {
-        let hint = e.hint(None).map_or(String::new(), |h| format!("; {h}"));
-        let field = if written.contains("${") {
-            "agent.http.url, its `${VAR}`s expanded,"
-        } else {
-            "agent.http.url"
-        };
-        format!("{field} {e}{hint}")
-    })?;
+    let parsed = parse_expanded(written, &url, "agent.http.url")?;
     let mut map = HeaderMap::new();
     let mut templated_headers = Vec::new();
     for (name, value) in headers {

@@ -20,7 +20,8 @@ pub use response::{EventRule, Response, ResponsePaths};
 use template::json_text;
 pub use template::{JsonTemplate, Piece, Placeholder, TemplateError, TextTemplate};
 pub use url::{
-    UrlError, check_url, expanded_base_url, optional_url, parse_url, report_unaskable, shown,
+    UrlError, check_url, expanded_base_url, optional_url, parse_expanded, parse_url,
+    report_unaskable, shown,
 };
 
 /// The request body of a template agent.

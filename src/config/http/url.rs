@@ -91,11 +91,25 @@ pub fn expanded_base_url(base_url: Option<&str>, field: &str) -> Result<Option<S
     let Some(written) = base_url else {
         return Ok(None);
     };
-    let url = crate::config::expand_env(written).map_err(|e| format!("{field}.base_url: {e}"))?;
-    // Checked as written when the config loaded; what is left is in what `${VAR}` held, which
-    // may be a secret: the error does not quote it.
-    parse_url(&url).map_err(|e| format!("{field}.base_url, its `${{VAR}}`s expanded, {e}"))?;
+    let field = format!("{field}.base_url");
+    let url = crate::config::expand_env(written).map_err(|e| format!("{field}: {e}"))?;
+    parse_expanded(written, &url, &field)?;
     Ok(Some(url))
+}
+
+/// `url`, `written`'s `${VAR}`s expanded, parsed; `field` names it in the error. It was checked
+/// as written when it was read: what is left to find is in what a `${VAR}` held, which may be a
+/// secret, so the error does not quote it.
+pub fn parse_expanded(written: &str, url: &str, field: &str) -> Result<Url, String> {
+    parse_url(url).map_err(|e| {
+        let hint = e.hint(None).map_or(String::new(), |h| format!("; {h}"));
+        let field = if written.contains("${") {
+            format!("{field}, its `${{VAR}}`s expanded,")
+        } else {
+            field.to_owned()
+        };
+        format!("{field} {e}{hint}")
+    })
 }
 
 /// A whole URL (`${VAR}`s expanded), parsed.
