@@ -87,16 +87,10 @@ fn write_body(comparison: &Comparison, out: &mut impl Write) -> io::Result<()> {
             metric_line(delta)
         )?;
         if let Some(evidence) = delta
-            .evidence
-            .as_ref()
+            .evidence_words()
             .filter(|_| delta.decision != Decision::Clear)
         {
-            writeln!(
-                out,
-                "{:<width$}  {}",
-                "",
-                evidence.describe(delta.threshold.unit())
-            )?;
+            writeln!(out, "{:<width$}  {evidence}", "")?;
         }
     }
     if let Some(combined) = &comparison.combined {

@@ -39,12 +39,9 @@ pub(super) fn change(delta: &MetricDelta) -> String {
 pub(super) fn gate(delta: &MetricDelta) -> String {
     let standing = MetricStanding::of(delta);
     let evidence = delta
-        .evidence
-        .as_ref()
+        .evidence_words()
         .filter(|_| delta.decision != Decision::Clear)
-        .map_or_else(String::new, |e| {
-            format!(" ({})", escape::prose(&e.describe(delta.threshold.unit())))
-        });
+        .map_or_else(String::new, |e| format!(" ({})", escape::prose(&e)));
     let limit = Unit::amount(delta.threshold.unit(), delta.limit);
     let words = match standing {
         MetricStanding::Regressed => format!("regressed, beyond {limit}"),

@@ -5,7 +5,7 @@
 
 use super::Summary;
 use crate::report::gate;
-use crate::results::{CasesCombined, Decision, MetricDelta, Unit};
+use crate::results::{CasesCombined, Decision, Unit};
 
 /// One finding about the run as a whole.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,7 +76,7 @@ impl Summary<'_> {
                     "{}: worse than its limit beyond noise, against {}. {}",
                     gate::tripped_words(m),
                     comparison.baseline,
-                    evidence(m)
+                    m.evidence_words().unwrap_or_default()
                 )
                 .trim_end()
                 .to_owned(),
@@ -108,7 +108,7 @@ impl Summary<'_> {
                  not tell it from noise: {}",
                 m.threshold.metric(),
                 m.threshold.name(),
-                evidence(m)
+                m.evidence_words().unwrap_or_default()
             ),
             blocks: regress && inconclusive,
             place: None,
@@ -130,13 +130,4 @@ impl Summary<'_> {
         );
         findings
     }
-}
-
-/// A metric's evidence in words, or nothing when the report has none.
-fn evidence(delta: &MetricDelta) -> String {
-    delta
-        .evidence
-        .as_ref()
-        .map(|e| e.describe(delta.threshold.unit()))
-        .unwrap_or_default()
 }

@@ -348,6 +348,11 @@ impl MetricDelta {
         })
     }
 
+    /// The evidence for people, in the threshold's unit: `p = 0.0040 (adjusted 0.012); …`.
+    pub fn evidence_words(&self) -> Option<String> {
+        (self.evidence.as_ref()).map(|e| e.describe(self.threshold.unit()))
+    }
+
     /// The measured change is worse than the limit, whatever the tests say.
     pub fn measured_beyond_limit(&self) -> bool {
         self.change.is_some_and(|c| beyond(c, self.limit))
