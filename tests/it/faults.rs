@@ -196,12 +196,7 @@ fn http_invalid_utf8_is_a_protocol_error() {
     let error = http_fault(
         |stream| {
             let body = b"{\"messages\":[{\"text\":\"caf\xe9 \xff\xfe\"}]}";
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                body.len()
-            );
-            write_all(&stream, head.as_bytes());
-            write_all(&stream, body);
+            write_reply(&stream, "application/json", body);
         },
         "5s",
         20,
@@ -219,12 +214,7 @@ fn http_a_reply_that_is_not_the_protocol_is_quoted_with_its_content_type() {
     let error = http_fault(
         |stream| {
             let body = "<html><title>Sign in to the proxy</title></html>";
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n",
-                body.len()
-            );
-            write_all(&stream, head.as_bytes());
-            write_all(&stream, body.as_bytes());
+            write_reply(&stream, "text/html; charset=utf-8", body.as_bytes());
         },
         "5s",
         20,

@@ -119,6 +119,16 @@ pub fn write_all(mut stream: &std::net::TcpStream, bytes: &[u8]) -> bool {
         .is_ok()
 }
 
+/// A whole 200 reply of `content_type` holding `body`.
+pub fn write_reply(stream: &std::net::TcpStream, content_type: &str, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    write_all(stream, head.as_bytes());
+    write_all(stream, body);
+}
+
 /// Reads the pids an agent wrote into `dir/pids`, waiting for the file.
 #[cfg(unix)]
 pub fn pids_in(dir: &Path) -> Vec<u32> {
